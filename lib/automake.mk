@@ -1,0 +1,37 @@
+# libflowdp: the classifier core.
+#
+# All objects go into the convenience library lib/libflowdp-core.la, which the
+# unit tests link directly (they reach fdp__ internals); lib/libflowdp.la
+# wraps it as the installed library and exports only FDP_API symbols
+# (-fvisibility=hidden).  Code for newer instruction sets lives in its own
+# files, each built in its own convenience library with its own flags, so
+# nothing else is compiled for more than baseline x86-64.
+
+lib_LTLIBRARIES += lib/libflowdp.la
+noinst_LTLIBRARIES += lib/libflowdp-core.la
+
+FDP_LIB_CFLAGS = $(AM_CFLAGS) $(FDP_VISIBILITY_CFLAGS) $(LIBCRYPTO_CFLAGS)
+
+lib_libflowdp_core_la_CFLAGS = $(FDP_LIB_CFLAGS)
+lib_libflowdp_core_la_SOURCES = \
+	lib/cpu.c \
+	lib/cpu.h \
+	lib/hash.c \
+	lib/hash.h \
+	lib/hash-private.h \
+	lib/util.h
+lib_libflowdp_core_la_LIBADD = $(LIBCRYPTO_LIBS)
+
+if FDP_HAVE_SSE42
+noinst_LTLIBRARIES += lib/libflowdp-sse42.la
+lib_libflowdp_sse42_la_CFLAGS = $(FDP_LIB_CFLAGS) -msse4.2 -mpclmul
+lib_libflowdp_sse42_la_SOURCES = lib/hash-sse42.c
+lib_libflowdp_core_la_LIBADD += lib/libflowdp-sse42.la
+endif
+
+lib_libflowdp_la_SOURCES =
+lib_libflowdp_la_LIBADD = lib/libflowdp-core.la
+lib_libflowdp_la_LDFLAGS = $(AM_LDFLAGS) -version-info $(FLOWDP_LT_VERSION) -no-undefined
+
+EXTRA_DIST += lib/flowdp.pc.in
+DISTCLEANFILES += lib/flowdp.pc
