@@ -1,0 +1,501 @@
+/*
+ * Flow hashing: CRC32C, jhash2, SipHash-1-3, and their run-time dispatch.
+ *
+ * What it is for
+ * ==============
+ * Every tuple-space subtable hashes the words of a flow key that its mask
+ * touches and uses the low bits of the result as a bucket index.  The hash
+ * runs once per subtable visited per packet, so it must be fast on short
+ * keys (a 5-tuple mask touches three or four words), and it must spread
+ * structured keys (addresses that differ in their last bits) evenly.
+ *
+ * Design
+ * ======
+ * 1. CRC32C with the SSE4.2 crc32q instruction eats 8 bytes per instruction
+ *    at a latency of 3 cycles and a throughput of 1 per cycle.  Keys of at
+ *    least 3 * FDP_CRC_LANE_MIN words are split into three lanes computed
+ *    side by side and joined with two carry-less multiplications
+ *    (lib/hash-sse42.c explains the algebra).  The portable fallback,
+ *    fdp__crc32c_sw(), is slicing-by-8 and gives the same value.
+ *
+ * 2. A raw CRC is a linear map of the key: its low bits are XORs of fixed
+ *    key bits, so keys that differ only in some bits can land in only a few
+ *    buckets.  Every flow hash therefore ends with fdp__fmix32(), whose
+ *    multiplications make each output bit depend on every input bit.
+ *
+ * 3. Where the CPU lacks the CRC32 instruction, the fast hash is jhash2
+ *    (lookup3's hashword, as the Linux kernel's jhash2) over the key as
+ *    32-bit words: a software CRC costs more than jhash2's 36 operations
+ *    per 12 bytes.
+ *
+ * 4. CRC is affine over GF(2): crc(b, x ^ y) = crc(b, x) ^ crc(0, y), so if
+ *    crc(0, d) == 0 then x and x ^ d collide under every basis and every
+ *    finaliser.  Such d are easy to build (append the raw CRC of a prefix as
+ *    a final word), so an attacker who picks addresses and ports can make
+ *    any number of keys with one hash value.  fdp_hash_keyed() is
+ *    SipHash-1-3 under a random 128-bit key: a pseudo-random function whose
+ *    collisions cannot be found without the key.  Tables keep the fast hash
+ *    and rehash with the keyed one when a probe grows past its bound.
+ *
+ * Dispatch
+ * ========
+ * fdp__hash_impls[] has one row per instruction-set level, best first, each
+ * with a probe of the CPU and a table of functions.  The first row the CPU
+ * supports and FLOWDP_CPU allows is chosen once, on the first call; the
+ * public functions jump through pointers that start at a resolver and are
+ * replaced by the chosen functions (the pattern of an ifunc).  Tests and the
+ * benchmark walk the table to run every row on the same inputs.
+ *
+ * Invariants
+ * ==========
+ * - fdp_hash_crc32c() gives the same value on every level and every
+ *   endianness: words are read by value, low byte first.
+ * - fdp_crc32c() is the standard CRC-32C; the raw register functions
+ *   (no inversions) are what the flow hash is built from.
+ *
+ * Thread-safety: all functions are pure or idempotent; selection uses
+ * pthread_once and atomic pointer stores, so any thread may call any
+ * function at any time.
+ *
+ * Worked example
+ * ==============
+ * The key {0x0a000001c0a80001, 0x0000000600500050} (nw_src 192.168.0.1,
+ * nw_dst 10.0.0.1; tp_src 80, tp_dst 80, nw_proto 6) with basis
+ * 0x12345678:
+ *   raw CRC32C register after word 0:   0x15d89406
+ *   raw CRC32C register after word 1:   0x0efb8652
+ *   fdp_hash_crc32c() = fmix32 of that: 0xcd2bca1b
+ *   fdp_hash_jhash2():                  0x0290a93c
+ * and SipHash-1-3 under the key {0, 0} gives 0x2f67a10d (folded).  The unit
+ * test "worked_example" checks these numbers.
+ *
+ * References
+ * ==========
+ * - G. Castagnoli, S. Braeuer, M. Herrmann, "Optimization of cyclic
+ *   redundancy-check codes with 24 and 32 parity bits", IEEE Trans. Comm.,
+ *   1993; RFC 3720 appendix B.4 (CRC32C test vectors).
+ * - Intel, "Fast CRC Computation for iSCSI Polynomial Using CRC32
+ *   Instruction", 2011 (three-lane interleaving).
+ * - B. Jenkins, lookup3.c, 2006; Linux include/linux/jhash.h.
+ * - J.-P. Aumasson, D. J. Bernstein, "SipHash: a fast short-input PRF",
+ *   INDOCRYPT 2012.
+ */
+#include <config.h>
+
+#include "hash-private.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include <openssl/rand.h>
+
+#include "util.h"
+
+/* ---------------------------------------------------------------------- */
+/* Tables computed when the library loads.                                 */
+
+/* Slicing-by-8 tables: crc_table[k][b] is the register after feeding byte
+ * b followed by k zero bytes into a zero register. */
+static uint32_t crc_table[8][256];
+
+uint32_t fdp__crc32c_shift_k[2 * FDP_CRC_LANE_MAX + 1];
+
+/* Multiplies a bit-reflected polynomial by x modulo the CRC32C polynomial. */
+static uint32_t
+crc_mulx(uint32_t v)
+{
+    return (v >> 1) ^ ((v & 1) ? FDP_CRC32C_POLY : 0);
+}
+
+__attribute__((constructor)) static void
+hash_tables_init(void)
+{
+    for (uint32_t b = 0; b < 256; b++) {
+        uint32_t crc = b;
+        for (int i = 0; i < 8; i++) {
+            crc = crc_mulx(crc);
+        }
+        crc_table[0][b] = crc;
+    }
+    for (int k = 1; k < 8; k++) {
+        for (uint32_t b = 0; b < 256; b++) {
+            uint32_t prev = crc_table[k - 1][b];
+            crc_table[k][b] = (prev >> 8) ^ crc_table[0][prev & 0xff];
+        }
+    }
+
+    /* x^0 is bit 31 in the reflected representation. */
+    uint32_t xpow = 0x80000000u;
+    unsigned int exp = 0;
+    for (unsigned int w = 1; w < FDP_ARRAY_SIZE(fdp__crc32c_shift_k); w++) {
+        for (; exp < 64 * w - 33; exp++) {
+            xpow = crc_mulx(xpow);
+        }
+        fdp__crc32c_shift_k[w] = xpow;
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* CRC32C in software.                                                     */
+
+static uint32_t
+crc_sw_word(uint32_t crc, uint64_t word)
+{
+    uint64_t x = word ^ crc;
+
+    return crc_table[7][x & 0xff] ^ crc_table[6][(x >> 8) & 0xff]
+           ^ crc_table[5][(x >> 16) & 0xff] ^ crc_table[4][(x >> 24) & 0xff]
+           ^ crc_table[3][(x >> 32) & 0xff] ^ crc_table[2][(x >> 40) & 0xff]
+           ^ crc_table[1][(x >> 48) & 0xff] ^ crc_table[0][x >> 56];
+}
+
+static uint64_t
+load_le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+
+    for (int i = 7; i >= 0; i--) {
+        v = (v << 8) | p[i];
+    }
+    return v;
+}
+
+uint32_t
+fdp__crc32c_sw(uint32_t crc, const void *data, size_t size)
+{
+    const uint8_t *p = data;
+
+    for (; size >= 8; p += 8, size -= 8) {
+        crc = crc_sw_word(crc, load_le64(p));
+    }
+    for (; size; p++, size--) {
+        crc = (crc >> 8) ^ crc_table[0][(crc ^ *p) & 0xff];
+    }
+    return crc;
+}
+
+uint32_t
+fdp__hash_crc32c_sw(const uint64_t *words, size_t n_words, uint32_t basis)
+{
+    uint32_t crc = basis;
+
+    for (size_t i = 0; i < n_words; i++) {
+        crc = crc_sw_word(crc, words[i]);
+    }
+    return fdp__fmix32(crc);
+}
+
+/* ---------------------------------------------------------------------- */
+/* jhash2.                                                                 */
+
+/* lookup3's starting constant: an arbitrary value, the same as the
+ * kernel's JHASH_INITVAL. */
+#define JHASH_INITVAL 0xdeadbeefu
+
+/* lookup3's mix() and final(): the rotation counts were chosen by Jenkins
+ * for avalanche; see lookup3.c. */
+#define JHASH_MIX(a, b, c)                              \
+    do {                                                \
+        a -= c; a ^= fdp__rol32(c, 4);  c += b;         \
+        b -= a; b ^= fdp__rol32(a, 6);  a += c;         \
+        c -= b; c ^= fdp__rol32(b, 8);  b += a;         \
+        a -= c; a ^= fdp__rol32(c, 16); c += b;         \
+        b -= a; b ^= fdp__rol32(a, 19); a += c;         \
+        c -= b; c ^= fdp__rol32(b, 4);  b += a;         \
+    } while (0)
+
+#define JHASH_FINAL(a, b, c)                            \
+    do {                                                \
+        c ^= b; c -= fdp__rol32(b, 14);                 \
+        a ^= c; a -= fdp__rol32(c, 11);                 \
+        b ^= a; b -= fdp__rol32(a, 25);                 \
+        c ^= b; c -= fdp__rol32(b, 16);                 \
+        a ^= c; a -= fdp__rol32(c, 4);                  \
+        b ^= a; b -= fdp__rol32(a, 14);                 \
+        c ^= b; c -= fdp__rol32(b, 24);                 \
+    } while (0)
+
+/* Loads the 32-bit word at 'p' in little-endian byte order. */
+static inline uint32_t
+load_le32(const uint8_t *p)
+{
+    uint32_t v;
+
+    memcpy(&v, p, sizeof v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return v;
+}
+
+/* jhash2 over 64-bit words, reading each as its low then its high half so
+ * that the value does not depend on byte order: the Linux kernel's
+ * jhash2(k, 2 * n_words, basis) over those halves, then mixed.  On a
+ * little-endian machine the halves are simply the words' memory read as
+ * 32-bit words (with memcpy, which keeps strict aliasing). */
+uint32_t
+fdp_hash_jhash2(const uint64_t *words, size_t n_words, uint32_t basis)
+{
+    const uint8_t *k = (const uint8_t *) words;
+    size_t length = 2 * n_words;        /* In 32-bit words. */
+    uint32_t a, b, c;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define HALF(i) ((uint32_t) (words[(i) / 2] >> (((i) & 1) * 32)))
+#else
+#define HALF(i) load_le32(k + 4 * (i))
+#endif
+    a = b = c = JHASH_INITVAL + ((uint32_t) length << 2) + basis;
+    size_t i = 0;
+    for (; length - i > 3; i += 3) {
+        a += HALF(i);
+        b += HALF(i + 1);
+        c += HALF(i + 2);
+        JHASH_MIX(a, b, c);
+    }
+    switch (length - i) {
+    case 3:
+        c += HALF(i + 2);
+        /* fall through */
+    case 2:
+        b += HALF(i + 1);
+        /* fall through */
+    case 1:
+        a += HALF(i);
+        JHASH_FINAL(a, b, c);
+        break;
+    default:
+        break;
+    }
+#undef HALF
+    return fdp__fmix32(c);
+}
+
+/* ---------------------------------------------------------------------- */
+/* SipHash.                                                                */
+
+#define SIPROUND(v0, v1, v2, v3)                                        \
+    do {                                                                \
+        v0 += v1; v1 = fdp__rol64(v1, 13); v1 ^= v0;                    \
+        v0 = fdp__rol64(v0, 32);                                        \
+        v2 += v3; v3 = fdp__rol64(v3, 16); v3 ^= v2;                    \
+        v0 += v3; v3 = fdp__rol64(v3, 21); v3 ^= v0;                    \
+        v2 += v1; v1 = fdp__rol64(v1, 17); v1 ^= v2;                    \
+        v2 = fdp__rol64(v2, 32);                                        \
+    } while (0)
+
+/* SipHash's initial state: "somepseudorandomlygeneratedbytes" in ASCII. */
+#define SIP_INIT0 0x736f6d6570736575ull
+#define SIP_INIT1 0x646f72616e646f6dull
+#define SIP_INIT2 0x6c7967656e657261ull
+#define SIP_INIT3 0x7465646279746573ull
+
+struct sip_state {
+    uint64_t v0, v1, v2, v3;
+};
+
+static void
+sip_init(struct sip_state *s, const struct fdp_hash_key *key)
+{
+    s->v0 = SIP_INIT0 ^ key->k0;
+    s->v1 = SIP_INIT1 ^ key->k1;
+    s->v2 = SIP_INIT2 ^ key->k0;
+    s->v3 = SIP_INIT3 ^ key->k1;
+}
+
+static void
+sip_block(struct sip_state *s, unsigned int c_rounds, uint64_t m)
+{
+    s->v3 ^= m;
+    for (unsigned int i = 0; i < c_rounds; i++) {
+        SIPROUND(s->v0, s->v1, s->v2, s->v3);
+    }
+    s->v0 ^= m;
+}
+
+static uint64_t
+sip_finish(struct sip_state *s, unsigned int d_rounds)
+{
+    s->v2 ^= 0xff;
+    for (unsigned int i = 0; i < d_rounds; i++) {
+        SIPROUND(s->v0, s->v1, s->v2, s->v3);
+    }
+    return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
+}
+
+uint64_t
+fdp__siphash(unsigned int c_rounds, unsigned int d_rounds,
+             const struct fdp_hash_key *key, const void *data, size_t size)
+{
+    const uint8_t *p = data;
+    struct sip_state s;
+    uint64_t last = (uint64_t) size << 56;
+
+    sip_init(&s, key);
+    for (; size >= 8; p += 8, size -= 8) {
+        sip_block(&s, c_rounds, load_le64(p));
+    }
+    for (size_t i = 0; i < size; i++) {
+        last |= (uint64_t) p[i] << (8 * i);
+    }
+    sip_block(&s, c_rounds, last);
+    return sip_finish(&s, d_rounds);
+}
+
+uint32_t
+fdp_hash_keyed(const uint64_t *words, size_t n_words,
+               const struct fdp_hash_key *key)
+{
+    struct sip_state s;
+
+    /* The same value as fdp__siphash(1, 3, key, bytes, 8 * n_words) over
+     * the words' little-endian bytes; reading words directly saves the
+     * byte loop.  The length byte wraps at 256 bytes, as SipHash's does. */
+    sip_init(&s, key);
+    for (size_t i = 0; i < n_words; i++) {
+        sip_block(&s, 1, words[i]);
+    }
+    sip_block(&s, 1, (uint64_t) (8 * n_words) << 56);
+    uint64_t h = sip_finish(&s, 3);
+    return (uint32_t) (h ^ (h >> 32));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Dispatch.                                                               */
+
+static bool
+probe_sse42(void)
+{
+    return fdp__cpu_supports(FDP_CPU_SSE42);
+}
+
+static bool
+probe_generic(void)
+{
+    return true;
+}
+
+const struct fdp__hash_impl fdp__hash_impls[] = {
+#ifdef FDP_HAVE_SSE42
+    { "sse42", FDP_CPU_SSE42, probe_sse42,
+      { fdp__crc32c_sse42, fdp__hash_crc32c_sse42, fdp__hash_crc32c_sse42,
+        "crc32c" } },
+#endif
+    { "generic", FDP_CPU_GENERIC, probe_generic,
+      { fdp__crc32c_sw, fdp__hash_crc32c_sw, fdp_hash_jhash2, "jhash2" } },
+};
+const size_t fdp__hash_n_impls = FDP_ARRAY_SIZE(fdp__hash_impls);
+
+static pthread_once_t select_once = PTHREAD_ONCE_INIT;
+static const struct fdp__hash_impl *selected;
+
+static uint32_t resolve_crc32c(uint32_t, const void *, size_t);
+static uint32_t resolve_hash_crc32c(const uint64_t *, size_t, uint32_t);
+static uint32_t resolve_hash_fast(const uint64_t *, size_t, uint32_t);
+
+/* Jump pointers: each starts at its resolver, which selects the
+ * implementation and replaces the pointer, so that later calls cost one
+ * indirect call. */
+static uint32_t (*crc32c_fn)(uint32_t, const void *, size_t) = resolve_crc32c;
+static uint32_t (*hash_crc32c_fn)(const uint64_t *, size_t, uint32_t)
+    = resolve_hash_crc32c;
+static uint32_t (*hash_fast_fn)(const uint64_t *, size_t, uint32_t)
+    = resolve_hash_fast;
+
+static void
+select_impl(void)
+{
+    fdp_cpu_init();
+    for (size_t i = 0; i < fdp__hash_n_impls; i++) {
+        const struct fdp__hash_impl *impl = &fdp__hash_impls[i];
+        if (impl->probe() && fdp__cpu_allows(impl->level)) {
+            selected = impl;
+            break;
+        }
+    }
+    __atomic_store_n(&crc32c_fn, selected->funcs.crc32c, __ATOMIC_RELEASE);
+    __atomic_store_n(&hash_crc32c_fn, selected->funcs.hash_crc32c,
+                     __ATOMIC_RELEASE);
+    __atomic_store_n(&hash_fast_fn, selected->funcs.hash_fast,
+                     __ATOMIC_RELEASE);
+}
+
+const struct fdp__hash_impl *
+fdp__hash_selected(void)
+{
+    pthread_once(&select_once, select_impl);
+    return selected;
+}
+
+static uint32_t
+resolve_crc32c(uint32_t crc, const void *data, size_t size)
+{
+    return fdp__hash_selected()->funcs.crc32c(crc, data, size);
+}
+
+static uint32_t
+resolve_hash_crc32c(const uint64_t *words, size_t n_words, uint32_t basis)
+{
+    return fdp__hash_selected()->funcs.hash_crc32c(words, n_words, basis);
+}
+
+static uint32_t
+resolve_hash_fast(const uint64_t *words, size_t n_words, uint32_t basis)
+{
+    return fdp__hash_selected()->funcs.hash_fast(words, n_words, basis);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Public functions.                                                       */
+
+uint32_t
+fdp_crc32c(uint32_t crc, const void *data, size_t size)
+{
+    return ~__atomic_load_n(&crc32c_fn, __ATOMIC_ACQUIRE)(~crc, data, size);
+}
+
+uint32_t
+fdp_hash_crc32c(const uint64_t *words, size_t n_words, uint32_t basis)
+{
+    return __atomic_load_n(&hash_crc32c_fn, __ATOMIC_ACQUIRE)(words, n_words,
+                                                              basis);
+}
+
+uint32_t
+fdp_hash_fast(const uint64_t *words, size_t n_words, uint32_t basis)
+{
+    return __atomic_load_n(&hash_fast_fn, __ATOMIC_ACQUIRE)(words, n_words,
+                                                            basis);
+}
+
+const char *
+fdp_hash_fast_name(void)
+{
+    return fdp__hash_selected()->funcs.fast_name;
+}
+
+int
+fdp_hash_random_basis(uint32_t *basis)
+{
+    uint32_t b;
+
+    if (RAND_bytes((unsigned char *) &b, sizeof b) != 1) {
+        return EIO;
+    }
+    *basis = b;
+    return 0;
+}
+
+int
+fdp_hash_random_key(struct fdp_hash_key *key)
+{
+    uint64_t k[2];
+
+    if (RAND_bytes((unsigned char *) k, sizeof k) != 1) {
+        return EIO;
+    }
+    key->k0 = k[0];
+    key->k1 = k[1];
+    return 0;
+}
