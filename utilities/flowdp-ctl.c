@@ -1,0 +1,200 @@
+/*
+ * flowdp-ctl: the flowdp command-line tool.
+ *
+ * This first version has the offline commands that need no daemon:
+ *   cpu                       the CPU level detected and in use
+ *   hash [OPTIONS] WORD...    the flow hashes of a key of 64-bit words
+ * Errors go to stderr as "flowdp-ctl: <message>" with a non-zero exit.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flowdp/flowdp.h"
+
+/* Largest key the hash command takes: the flow key is at most 16 words
+ * (DESIGN.md, "Flow key"); longer inputs are for flowdp-bench. */
+#define MAX_WORDS 16
+
+static const char *program_name = "flowdp-ctl";
+
+static void __attribute__((format(printf, 1, 2), noreturn))
+fatal(const char *format, ...)
+{
+    va_list args;
+
+    fprintf(stderr, "%s: ", program_name);
+    va_start(args, format);
+    vfprintf(stderr, format, args);
+    va_end(args);
+    fputc('\n', stderr);
+    exit(EXIT_FAILURE);
+}
+
+static void
+usage(void)
+{
+    printf("%s: flowdp control and inspection tool\n"
+           "usage: %s [OPTIONS] COMMAND [ARG...]\n"
+           "\n"
+           "Offline commands:\n"
+           "  cpu                      show the CPU level detected and in use\n"
+           "  hash [--basis=N] [--key=K0:K1] WORD...\n"
+           "                           hash a key of 64-bit WORDs with every\n"
+           "                           flow hash (CRC32C, jhash2, keyed)\n"
+           "\n"
+           "Options:\n"
+           "  -h, --help               display this help and exit\n"
+           "  -V, --version            display version information and exit\n"
+           "\n"
+           "Environment: FLOWDP_CPU=generic|sse42|avx2 forces a CPU level.\n",
+           program_name, program_name);
+}
+
+/* Parses 'arg' as an unsigned number (decimal, 0x hex or 0 octal) of at
+ * most 'max'; 'what' names it in the error message. */
+static uint64_t
+parse_u64(const char *arg, uint64_t max, const char *what)
+{
+    char *end;
+
+    if (!*arg || *arg == '-' || *arg == '+' || *arg == ' ') {
+        fatal("%s: \"%s\" is not an unsigned number", what, arg);
+    }
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 0);
+    if (*end) {
+        fatal("%s: \"%s\" is not an unsigned number (bad character '%c' "
+              "at column %td)", what, arg, *end, end - arg + 1);
+    }
+    if (errno == ERANGE || v > max) {
+        fatal("%s: \"%s\" is out of range (maximum %#" PRIx64 ")",
+              what, arg, max);
+    }
+    return v;
+}
+
+static void
+cmd_cpu(int argc, char *argv[])
+{
+    if (argc != 1) {
+        fatal("cpu: takes no arguments");
+    }
+    printf("detected: %s\n", fdp_cpu_level_name(fdp_cpu_detected()));
+    printf("in use:   %s\n", fdp_cpu_level_name(fdp_cpu_level()));
+    printf("fast hash: %s\n", fdp_hash_fast_name());
+}
+
+static void
+cmd_hash(int argc, char *argv[])
+{
+    static const struct option long_options[] = {
+        { "basis", required_argument, NULL, 'b' },
+        { "key", required_argument, NULL, 'k' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct fdp_hash_key key = { 0, 0 };
+    uint32_t basis = 0;
+    int c;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+", long_options, NULL)) != -1) {
+        switch (c) {
+        case 'b':
+            basis = (uint32_t) parse_u64(optarg, UINT32_MAX, "hash: --basis");
+            break;
+        case 'k': {
+            char *colon = strchr(optarg, ':');
+            if (!colon) {
+                fatal("hash: --key=%s: expected K0:K1 (two 64-bit numbers)",
+                      optarg);
+            }
+            *colon = '\0';
+            key.k0 = parse_u64(optarg, UINT64_MAX, "hash: --key K0");
+            key.k1 = parse_u64(colon + 1, UINT64_MAX, "hash: --key K1");
+            break;
+        }
+        default:
+            fatal("hash: unknown option (see --help)");
+        }
+    }
+
+    size_t n_words = (size_t) (argc - optind);
+    if (n_words == 0) {
+        fatal("hash: at least one 64-bit WORD is required");
+    }
+    if (n_words > MAX_WORDS) {
+        fatal("hash: %zu words given, at most %d", n_words, MAX_WORDS);
+    }
+    uint64_t words[MAX_WORDS];
+    for (size_t i = 0; i < n_words; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "hash: word %zu", i + 1);
+        words[i] = parse_u64(argv[optind + i], UINT64_MAX, what);
+    }
+
+    printf("key: %zu word%s, basis 0x%08" PRIx32 "\n", n_words,
+           n_words == 1 ? "" : "s", basis);
+    printf("crc32c 0x%08" PRIx32 "\n",
+           fdp_hash_crc32c(words, n_words, basis));
+    printf("jhash2 0x%08" PRIx32 "\n",
+           fdp_hash_jhash2(words, n_words, basis));
+    printf("keyed  0x%08" PRIx32 "\n", fdp_hash_keyed(words, n_words, &key));
+    printf("fast   %s\n", fdp_hash_fast_name());
+}
+
+struct command {
+    const char *name;
+    void (*run)(int argc, char *argv[]);
+};
+
+static const struct command commands[] = {
+    { "cpu", cmd_cpu },
+    { "hash", cmd_hash },
+};
+
+int
+main(int argc, char *argv[])
+{
+    static const struct option long_options[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+
+    while ((c = getopt_long(argc, argv, "+hV", long_options, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage();
+            return EXIT_SUCCESS;
+        case 'V':
+            printf("flowdp-ctl (flowdp) %s\n", PACKAGE_VERSION);
+            return EXIT_SUCCESS;
+        default:
+            fatal("unknown option (see --help)");
+        }
+    }
+    if (fdp_cpu_init()) {
+        fatal("%s", fdp_cpu_strerror());
+    }
+    if (optind >= argc) {
+        fatal("missing command name (see --help)");
+    }
+
+    const char *name = argv[optind];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (!strcmp(name, commands[i].name)) {
+            commands[i].run(argc - optind, argv + optind);
+            return EXIT_SUCCESS;
+        }
+    }
+    fatal("unknown command '%s' (see --help)", name);
+}
