@@ -1,0 +1,67 @@
+# Tests: Check unit tests (tests/unit/test-<module>.c, one program per
+# module, run by automake's test harness) and the GNU autotest suite
+# (tests/testsuite.at, run from check-local).  "make check" runs both.
+
+# ---- Check unit tests ----
+check_LTLIBRARIES = tests/unit/libunit.la
+tests_unit_libunit_la_SOURCES = tests/unit/unit.c tests/unit/unit.h
+tests_unit_libunit_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+
+UNIT_TESTS = \
+	tests/unit/test-cpu \
+	tests/unit/test-hash
+check_PROGRAMS += $(UNIT_TESTS)
+TESTS += $(UNIT_TESTS)
+
+UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+UNIT_LDADD = tests/unit/libunit.la lib/libflowdp-core.la $(CHECK_LIBS)
+
+tests_unit_test_cpu_SOURCES = tests/unit/test-cpu.c
+tests_unit_test_cpu_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_cpu_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_hash_SOURCES = tests/unit/test-hash.c
+tests_unit_test_hash_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_hash_LDADD = $(UNIT_LDADD)
+
+# ---- Autotest suite ----
+TESTSUITE_AT = \
+	tests/testsuite.at \
+	tests/ctl.at \
+	tests/bench.at
+TESTSUITE = $(srcdir)/tests/testsuite
+AUTOTEST_PATH = utilities
+EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4
+DISTCLEANFILES += tests/atconfig tests/atlocal
+
+AUTOM4TE = autom4te
+AUTOTEST = $(AUTOM4TE) -l autotest
+
+$(srcdir)/tests/package.m4: $(top_srcdir)/configure.ac
+	$(AM_V_GEN){ \
+	  echo '# Signature of the current package.'; \
+	  echo 'm4_define([AT_PACKAGE_NAME],      [$(PACKAGE_NAME)])'; \
+	  echo 'm4_define([AT_PACKAGE_TARNAME],   [$(PACKAGE_TARNAME)])'; \
+	  echo 'm4_define([AT_PACKAGE_VERSION],   [$(PACKAGE_VERSION)])'; \
+	  echo 'm4_define([AT_PACKAGE_STRING],    [$(PACKAGE_STRING)])'; \
+	  echo 'm4_define([AT_PACKAGE_BUGREPORT], [$(PACKAGE_BUGREPORT)])'; \
+	} > $@.tmp && mv $@.tmp $@
+
+$(TESTSUITE): $(srcdir)/tests/package.m4 $(TESTSUITE_AT)
+	$(AM_V_GEN)$(AUTOTEST) -I $(srcdir)/tests -o $@.tmp $@.at && mv $@.tmp $@
+
+check-local: tests/atconfig tests/atlocal $(TESTSUITE)
+	$(SHELL) '$(TESTSUITE)' -C tests AUTOTEST_PATH='$(AUTOTEST_PATH)' $(TESTSUITEFLAGS)
+
+clean-local:
+	test ! -f '$(TESTSUITE)' || $(SHELL) '$(TESTSUITE)' -C tests --clean
+
+# ---- Public headers compile on their own (STYLE.md) ----
+check-local: check-headers
+check-headers:
+	$(AM_V_at)for h in $(flowdpinclude_HEADERS); do \
+	  echo "#include <flowdp/$${h##*/}>" \
+	    | $(CC) -x c -std=c11 -Wall -Wextra -Werror -fsyntax-only \
+	      -I$(top_srcdir)/include - || { echo "$$h does not compile alone"; exit 1; }; \
+	done
+.PHONY: check-headers

@@ -1,0 +1,77 @@
+/*
+ * Helpers shared by the Check unit tests.
+ */
+#include <config.h>
+
+#include "unit.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Default seed: fixed, so that runs are reproducible unless asked. */
+#define UNIT_DEFAULT_SEED UINT64_C(20261130)
+
+/* Seconds a test case may take; sanitizer builds run several times slower
+ * than Check's default of 4 s allows. */
+#define UNIT_TIMEOUT 120
+
+uint64_t
+unit_seed(void)
+{
+    static uint64_t seed;
+    static int done;
+
+    if (!done) {
+        const char *env = getenv("FLOWDP_TEST_SEED");
+        seed = env ? strtoull(env, NULL, 0) : UNIT_DEFAULT_SEED;
+        done = 1;
+    }
+    return seed;
+}
+
+void
+unit_rng_init(struct unit_rng *rng, uint64_t salt)
+{
+    rng->state = unit_seed() ^ (salt * 0x9e3779b97f4a7c15ull);
+}
+
+uint64_t
+unit_rng_next(struct unit_rng *rng)
+{
+    uint64_t z = (rng->state += 0x9e3779b97f4a7c15ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint32_t
+unit_rng_below(struct unit_rng *rng, uint32_t bound)
+{
+    return (uint32_t) ((unit_rng_next(rng) >> 32) * bound >> 32);
+}
+
+TCase *
+unit_tcase(Suite *suite, const char *name)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_set_timeout(tc, UNIT_TIMEOUT);
+    suite_add_tcase(suite, tc);
+    return tc;
+}
+
+int
+unit_run(Suite *suite)
+{
+    SRunner *sr = srunner_create(suite);
+
+    printf("Random seed: %" PRIu64 " (set FLOWDP_TEST_SEED to replay)\n",
+           unit_seed());
+    fflush(stdout);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
