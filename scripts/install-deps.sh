@@ -1,0 +1,28 @@
+#!/bin/sh
+# Installs everything flowdp needs to build, test and run on Debian 12, as
+# root, from Debian's own packages.  Does nothing when all are present.
+set -eu
+
+PACKAGES="gcc make autoconf automake libtool pkg-config
+          check libssl-dev liburcu-dev libpcap-dev libjansson-dev"
+
+missing=
+for pkg in $PACKAGES; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null \
+         | grep -q 'install ok installed'; then
+        missing="$missing $pkg"
+    fi
+done
+if [ -z "$missing" ]; then
+    exit 0
+fi
+
+if [ "$(id -u)" != 0 ]; then
+    echo "install-deps.sh: missing packages:$missing; run as root to install them" >&2
+    exit 1
+fi
+echo "install-deps.sh: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,103 @@
+#!/bin/bash
+# Installs dependencies and runs the whole test suite: a -Werror build with
+# "make check" at the best CPU level and again with FLOWDP_CPU=generic, an
+# ASan + UBSan build with "make check", and "make distcheck".  Ends with
+# the line "N passed, N failed" totalling every Check and autotest result,
+# and exits non-zero if anything failed.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+passed=0
+failed=0
+skipped=0
+status=0
+
+# Adds the Check and autotest results found in build directory $1.
+tally() {
+    local dir=$1 n
+    local found=0
+    for log in "$dir"/tests/unit/*.log; do
+        [ -f "$log" ] || continue
+        # Check's summary: "100%: Checks: 13, Failures: 0, Errors: 0".
+        read -r c f e < <(sed -n 's/.*Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' "$log" | tail -1)
+        if [ -z "${c:-}" ]; then
+            echo "test.sh: $log has no Check summary: counted as a failure"
+            failed=$((failed + 1))
+            continue
+        fi
+        found=1
+        passed=$((passed + c - f - e))
+        failed=$((failed + f + e))
+    done
+    if [ -f "$dir/tests/testsuite.log" ]; then
+        found=1
+        n=$(grep -cE '^[0-9]+\. .*: ok ' "$dir/tests/testsuite.log")
+        passed=$((passed + n))
+        n=$(grep -cE '^[0-9]+\. .*: (FAILED|UNEXPECTED PASS)' "$dir/tests/testsuite.log")
+        failed=$((failed + n))
+        n=$(grep -cE '^[0-9]+\. .*: skipped' "$dir/tests/testsuite.log")
+        skipped=$((skipped + n))
+    fi
+    if [ "$found" = 0 ]; then
+        echo "test.sh: no test results in $dir: counted as a failure"
+        failed=$((failed + 1))
+    fi
+}
+
+# Runs "make check" in build directory $1 and tallies its results.
+check() {
+    local dir=$1
+    shift
+    rm -f "$dir"/tests/unit/*.log "$dir/tests/testsuite.log"
+    if ! (cd "$dir" && env "$@" make -k check TESTSUITEFLAGS=-j2); then
+        status=1
+    fi
+    tally "$dir"
+}
+
+section() {
+    printf '\n======== %s ========\n' "$*"
+}
+
+section "dependencies"
+scripts/install-deps.sh || exit 1
+./bootstrap || exit 1
+
+section "build: -Werror"
+if scripts/build.sh _build --enable-Werror; then
+    section "make check"
+    check _build
+    section "make check with FLOWDP_CPU=generic"
+    check _build FLOWDP_CPU=generic
+else
+    status=1
+    failed=$((failed + 1))
+fi
+
+section "build: ASan + UBSan"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+if scripts/build.sh _build-asan --enable-sanitizers --enable-Werror; then
+    section "make check (sanitizers)"
+    check _build-asan
+else
+    status=1
+    failed=$((failed + 1))
+fi
+unset ASAN_OPTIONS UBSAN_OPTIONS
+
+section "make distcheck"
+if ! (cd _build && make distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-Werror TESTSUITEFLAGS=-j2 >distcheck.log 2>&1); then
+    tail -50 _build/distcheck.log
+    echo "test.sh: make distcheck failed"
+    status=1
+    failed=$((failed + 1))
+else
+    grep -A3 'archives ready for distribution' _build/distcheck.log
+fi
+
+section "summary"
+[ "$failed" = 0 ] || status=1
+echo "$passed passed, $failed failed, $skipped skipped"
+exit $status
