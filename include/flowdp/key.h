@@ -1,0 +1,111 @@
+/*
+ * flowdp: the flow key and its fields.
+ *
+ * A flow key is a fixed array of FDP_KEY_WORDS 64-bit words that holds the
+ * header fields of one packet.  Its layout is part of the API, because
+ * hashing and masking work on words: fields are placed so that common
+ * masks touch few words (the 5-tuple lives in words 0 and 1):
+ *
+ *   word  bits 63..48   47..32      31..16     15..8      7..0
+ *   0     nw_src (arp_spa) ........ nw_dst (arp_tpa) ...........
+ *   1     tp_src        tp_dst      dl_type    nw_proto   nw_tos|nw_ecn
+ *         (icmp_type)   (icmp_code)            (arp_op)
+ *   2     in_port       vlan_tci    pkt_mark ......................
+ *   3     dl_src .............................. nw_ttl     ip_frag
+ *   4     dl_dst .............................. tcp_flags ..........
+ *   5     ipv6_label (low 20 bits of 63..32)     (unused)
+ *   6-7   ipv6_src (word 6 holds the high 64 bits)
+ *   8-9   ipv6_dst
+ *   10    arp_sha ............................. (unused)
+ *   11    arp_tha ............................. (unused)
+ *
+ * As in Open vSwitch, fields that never occur together share storage: the
+ * ICMP type and code live in tp_src and tp_dst, the ARP opcode in
+ * nw_proto, the ARP protocol addresses in nw_src and nw_dst.  Unused bits
+ * are always zero.  Values are numbers in host order (a MAC address is the
+ * 48-bit number whose most significant byte is the first on the wire).
+ *
+ * Thread-safety: all functions are pure and may be called from any thread.
+ */
+#ifndef FLOWDP_KEY_H
+#define FLOWDP_KEY_H 1
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <flowdp/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FDP_KEY_WORDS 12
+
+struct fdp_key {
+    uint64_t w[FDP_KEY_WORDS];
+};
+
+/* The fields, by their Open vSwitch names.  dl_vlan and dl_vlan_pcp are
+ * views of vlan_tci; nw_ecn shares nw_tos's byte. */
+enum fdp_field {
+    FDP_F_IN_PORT,
+    FDP_F_PKT_MARK,
+    FDP_F_DL_SRC,
+    FDP_F_DL_DST,
+    FDP_F_DL_TYPE,
+    FDP_F_VLAN_TCI,
+    FDP_F_DL_VLAN,
+    FDP_F_DL_VLAN_PCP,
+    FDP_F_NW_SRC,
+    FDP_F_NW_DST,
+    FDP_F_IPV6_SRC,
+    FDP_F_IPV6_DST,
+    FDP_F_IPV6_LABEL,
+    FDP_F_NW_PROTO,
+    FDP_F_NW_TOS,
+    FDP_F_NW_ECN,
+    FDP_F_NW_TTL,
+    FDP_F_IP_FRAG,
+    FDP_F_TP_SRC,
+    FDP_F_TP_DST,
+    FDP_F_TCP_FLAGS,
+    FDP_F_ICMP_TYPE,
+    FDP_F_ICMP_CODE,
+    FDP_F_ARP_OP,
+    FDP_F_ARP_SPA,
+    FDP_F_ARP_TPA,
+    FDP_F_ARP_SHA,
+    FDP_F_ARP_THA,
+    FDP_N_FIELDS
+};
+
+/* A field value of up to 128 bits. */
+struct fdp_value {
+    uint64_t hi;
+    uint64_t lo;
+};
+
+/* ip_frag bits, as in Open vSwitch. */
+#define FDP_FRAG_ANY 0x1        /* Set for every fragment. */
+#define FDP_FRAG_LATER 0x2      /* Set for fragments after the first. */
+
+/* The field's Open vSwitch name ("tp_dst"), or NULL if out of range. */
+FDP_API const char *fdp_field_name(enum fdp_field);
+
+/* Looks a field up by name or alias ("tcp_dst" finds FDP_F_TP_DST).
+ * Returns true and sets '*field' if found. */
+FDP_API bool fdp_field_from_name(const char *name, enum fdp_field *field);
+
+/* The field's width in bits (the largest value is 2^width - 1, except for
+ * fields with a smaller range such as icmp_type). */
+FDP_API unsigned int fdp_field_width(enum fdp_field);
+
+/* Reads or writes one field of a key.  fdp_key_set() ignores value bits
+ * beyond the field's width. */
+FDP_API struct fdp_value fdp_key_get(const struct fdp_key *, enum fdp_field);
+FDP_API void fdp_key_set(struct fdp_key *, enum fdp_field, struct fdp_value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLOWDP_KEY_H */

@@ -1,0 +1,170 @@
+/*
+ * Action lists.
+ *
+ * The encoding is a packed sequence of records, each an 8-byte header
+ * (struct fdp__action) followed, for set-field actions, by the value in
+ * one or two words.  An output action is 8 bytes, a MAC or IPv4 rewrite
+ * 16, an IPv6 rewrite 24: a typical flow's actions fit in one cache line,
+ * and the datapath walks them front to back without pointer chasing.
+ */
+#include <config.h>
+
+#include "actions.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct fdp__action *
+fdp__actions_first(const struct fdp_actions *acts)
+{
+    return acts && acts->n_words
+           ? (const struct fdp__action *) &acts->words[0] : NULL;
+}
+
+const struct fdp__action *
+fdp__actions_next(const struct fdp_actions *acts, const struct fdp__action *a)
+{
+    const uint64_t *w = (const uint64_t *) a + a->n_words;
+
+    return w < acts->words + acts->n_words
+           ? (const struct fdp__action *) w : NULL;
+}
+
+fdp_u128
+fdp__action_value(const struct fdp__action *a)
+{
+    const uint64_t *w = (const uint64_t *) a + 1;
+
+    return a->n_words == 3 ? ((fdp_u128) w[0] << 64) | w[1] : w[0];
+}
+
+void
+fdp__actions_builder_init(struct fdp__actions_builder *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+static uint64_t *
+builder_reserve(struct fdp__actions_builder *b, uint32_t n)
+{
+    if (b->error) {
+        return NULL;
+    }
+    if (b->n_words + n > b->alloc) {
+        uint32_t alloc = b->alloc ? 2 * b->alloc : 8;
+        while (alloc < b->n_words + n) {
+            alloc *= 2;
+        }
+        uint64_t *words = realloc(b->words, alloc * sizeof *words);
+        if (!words) {
+            b->error = ENOMEM;
+            return NULL;
+        }
+        b->words = words;
+        b->alloc = alloc;
+    }
+    uint64_t *p = &b->words[b->n_words];
+    memset(p, 0, n * sizeof *p);
+    b->n_words += n;
+    b->n_actions++;
+    return p;
+}
+
+void
+fdp__actions_add(struct fdp__actions_builder *b, enum fdp_action_type type,
+                 uint32_t arg)
+{
+    struct fdp__action *a = (struct fdp__action *) builder_reserve(b, 1);
+
+    if (a) {
+        a->type = (uint8_t) type;
+        a->n_words = 1;
+        a->arg = arg;
+    }
+}
+
+void
+fdp__actions_add_set_field(struct fdp__actions_builder *b, enum fdp_field f,
+                           fdp_u128 value, uint8_t flags)
+{
+    uint8_t n = fdp__field(f)->n_bits > 64 ? 3 : 2;
+    uint64_t *w = builder_reserve(b, n);
+
+    if (w) {
+        struct fdp__action *a = (struct fdp__action *) w;
+        a->type = FDP_ACT_SET_FIELD;
+        a->n_words = n;
+        a->field = (uint8_t) f;
+        a->flags = flags;
+        if (n == 3) {
+            w[1] = (uint64_t) (value >> 64);
+            w[2] = (uint64_t) value;
+        } else {
+            w[1] = (uint64_t) value;
+        }
+    }
+}
+
+struct fdp_actions *
+fdp__actions_finish(struct fdp__actions_builder *b)
+{
+    struct fdp_actions *acts = NULL;
+
+    if (!b->error) {
+        acts = malloc(sizeof *acts + b->n_words * sizeof(uint64_t));
+        if (acts) {
+            acts->n_words = b->n_words;
+            acts->n_actions = b->n_actions;
+            if (b->n_words) {
+                memcpy(acts->words, b->words, b->n_words * sizeof(uint64_t));
+            }
+        }
+    }
+    fdp__actions_builder_destroy(b);
+    return acts;
+}
+
+void
+fdp__actions_builder_destroy(struct fdp__actions_builder *b)
+{
+    free(b->words);
+    fdp__actions_builder_init(b);
+}
+
+void
+fdp_actions_destroy(struct fdp_actions *acts)
+{
+    free(acts);
+}
+
+struct fdp_actions *
+fdp_actions_clone(const struct fdp_actions *acts)
+{
+    size_t size = fdp_actions_size(acts);
+    struct fdp_actions *copy = malloc(size);
+
+    if (copy) {
+        memcpy(copy, acts, size);
+    }
+    return copy;
+}
+
+bool
+fdp_actions_equal(const struct fdp_actions *a, const struct fdp_actions *b)
+{
+    return a->n_words == b->n_words
+           && !memcmp(a->words, b->words, a->n_words * sizeof(uint64_t));
+}
+
+size_t
+fdp_actions_count(const struct fdp_actions *acts)
+{
+    return acts->n_actions;
+}
+
+size_t
+fdp_actions_size(const struct fdp_actions *acts)
+{
+    return sizeof *acts + acts->n_words * sizeof(uint64_t);
+}

@@ -1,0 +1,64 @@
+/*
+ * Action lists: the encoding, a builder and an iterator (internal).
+ */
+#ifndef FDP_ACTIONS_INTERNAL_H
+#define FDP_ACTIONS_INTERNAL_H 1
+
+#include <assert.h>
+#include <stdint.h>
+
+#include "field.h"
+#include "flowdp/actions.h"
+
+/* One action record: this header, then 'n_words' - 1 more 64-bit words.
+ * Only FDP_ACT_SET_FIELD has a payload: the value, one word for fields of
+ * up to 64 bits, two (high word first) for IPv6 addresses. */
+struct fdp__action {
+    uint8_t type;       /* enum fdp_action_type */
+    uint8_t n_words;    /* Record length in 64-bit words, this one too. */
+    uint8_t field;      /* FDP_ACT_SET_FIELD: enum fdp_field */
+    uint8_t flags;      /* FDP__ACT_* */
+    uint32_t arg;       /* Port, max_len, VID, PCP or ethertype. */
+};
+
+static_assert(sizeof(struct fdp__action) == 8, "a record header is 8 bytes");
+
+/* FDP_ACT_SET_FIELD spelling: mod_xxx:V (OpenFlow 1.0 / NXM) rather than
+ * set_field:V->F.  Both execute the same way. */
+#define FDP__ACT_MOD 0x1
+
+struct fdp_actions {
+    uint32_t n_words;   /* Words in 'words'. */
+    uint32_t n_actions;
+    uint64_t words[];
+};
+
+/* Iteration: for (a = fdp__actions_first(acts); a; a = fdp__actions_next(
+ * acts, a)). */
+const struct fdp__action *fdp__actions_first(const struct fdp_actions *);
+const struct fdp__action *fdp__actions_next(const struct fdp_actions *,
+                                            const struct fdp__action *);
+
+/* The value of a FDP_ACT_SET_FIELD record. */
+fdp_u128 fdp__action_value(const struct fdp__action *);
+
+/* A growing action list. */
+struct fdp__actions_builder {
+    uint64_t *words;
+    uint32_t n_words;
+    uint32_t alloc;
+    uint32_t n_actions;
+    int error;          /* Sticky ENOMEM. */
+};
+
+void fdp__actions_builder_init(struct fdp__actions_builder *);
+void fdp__actions_add(struct fdp__actions_builder *, enum fdp_action_type,
+                      uint32_t arg);
+void fdp__actions_add_set_field(struct fdp__actions_builder *,
+                                enum fdp_field, fdp_u128 value,
+                                uint8_t flags);
+/* Returns the list and resets the builder; NULL if out of memory. */
+struct fdp_actions *fdp__actions_finish(struct fdp__actions_builder *);
+void fdp__actions_builder_destroy(struct fdp__actions_builder *);
+
+#endif /* FDP_ACTIONS_INTERNAL_H */

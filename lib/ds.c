@@ -1,0 +1,108 @@
+/*
+ * A growable string for formatting (internal).
+ */
+#include <config.h>
+
+#include "ds.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool
+ds_reserve(struct fdp__ds *ds, size_t extra)
+{
+    if (ds->failed) {
+        return false;
+    }
+    if (ds->len + extra + 1 > ds->alloc) {
+        size_t alloc = ds->alloc ? ds->alloc : 64;
+        while (alloc < ds->len + extra + 1) {
+            alloc *= 2;
+        }
+        char *s = realloc(ds->s, alloc);
+        if (!s) {
+            ds->failed = true;
+            return false;
+        }
+        ds->s = s;
+        ds->alloc = alloc;
+    }
+    return true;
+}
+
+void
+fdp__ds_put(struct fdp__ds *ds, const char *s)
+{
+    size_t n = strlen(s);
+
+    if (ds_reserve(ds, n)) {
+        memcpy(ds->s + ds->len, s, n + 1);
+        ds->len += n;
+    }
+}
+
+void
+fdp__ds_putc(struct fdp__ds *ds, char c)
+{
+    if (ds_reserve(ds, 1)) {
+        ds->s[ds->len++] = c;
+        ds->s[ds->len] = '\0';
+    }
+}
+
+void
+fdp__ds_printf(struct fdp__ds *ds, const char *format, ...)
+{
+    va_list args;
+    char buf[128];
+
+    va_start(args, format);
+    int n = vsnprintf(buf, sizeof buf, format, args);
+    va_end(args);
+    if (n < 0) {
+        ds->failed = true;
+    } else if ((size_t) n < sizeof buf) {
+        fdp__ds_put(ds, buf);
+    } else if (ds_reserve(ds, (size_t) n)) {
+        va_start(args, format);
+        vsnprintf(ds->s + ds->len, (size_t) n + 1, format, args);
+        va_end(args);
+        ds->len += (size_t) n;
+    }
+}
+
+void
+fdp__ds_chomp(struct fdp__ds *ds, char c)
+{
+    if (ds->len && ds->s[ds->len - 1] == c) {
+        ds->s[--ds->len] = '\0';
+    }
+}
+
+const char *
+fdp__ds_cstr(const struct fdp__ds *ds)
+{
+    return ds->s ? ds->s : "";
+}
+
+char *
+fdp__ds_steal(struct fdp__ds *ds)
+{
+    char *s = NULL;
+
+    if (!ds->failed) {
+        s = ds->s ? ds->s : strdup("");
+        ds->s = NULL;
+    }
+    fdp__ds_destroy(ds);
+    return s;
+}
+
+void
+fdp__ds_destroy(struct fdp__ds *ds)
+{
+    free(ds->s);
+    *ds = (struct fdp__ds) FDP__DS_INIT;
+}

@@ -1,0 +1,38 @@
+/*
+ * A growable string for formatting (internal).
+ *
+ * Allocation failure is sticky: the string stops growing, fdp__ds_failed()
+ * turns true and fdp__ds_steal() returns NULL, so formatters need not
+ * check every append and still return ENOMEM.
+ */
+#ifndef FDP_DS_H
+#define FDP_DS_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct fdp__ds {
+    char *s;            /* NUL-terminated, or NULL while empty. */
+    size_t len;         /* Bytes before the NUL. */
+    size_t alloc;       /* Bytes allocated. */
+    bool failed;        /* An allocation failed. */
+};
+
+#define FDP__DS_INIT { NULL, 0, 0, false }
+
+void fdp__ds_put(struct fdp__ds *, const char *);
+void fdp__ds_putc(struct fdp__ds *, char);
+void fdp__ds_printf(struct fdp__ds *, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+void fdp__ds_chomp(struct fdp__ds *, char);
+const char *fdp__ds_cstr(const struct fdp__ds *);
+char *fdp__ds_steal(struct fdp__ds *);
+void fdp__ds_destroy(struct fdp__ds *);
+
+static inline bool
+fdp__ds_failed(const struct fdp__ds *ds)
+{
+    return ds->failed;
+}
+
+#endif /* FDP_DS_H */

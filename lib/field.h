@@ -1,0 +1,129 @@
+/*
+ * Field metadata: the one table that drives parsing, formatting, masking
+ * and validation of every field (lib/key.c).
+ */
+#ifndef FDP_FIELD_H
+#define FDP_FIELD_H 1
+
+#include <stdbool.h>
+#include <assert.h>
+#include <stdint.h>
+
+#include "flowdp/key.h"
+
+typedef unsigned __int128 fdp_u128;
+
+/* What a field requires of the rest of the match, as Open vSwitch's
+ * prerequisites: dl_type (and nw_proto) must be matched exactly to one of
+ * the listed values. */
+enum fdp__prereq {
+    FDP__P_NONE,
+    FDP__P_IP_ANY,      /* dl_type 0x0800 or 0x86dd */
+    FDP__P_IPV4,        /* dl_type 0x0800 */
+    FDP__P_IPV6,        /* dl_type 0x86dd */
+    FDP__P_ARP,         /* dl_type 0x0806 or 0x8035 */
+    FDP__P_L4,          /* IP, nw_proto 6, 17 or 132 */
+    FDP__P_TCP,         /* IP, nw_proto 6 */
+    FDP__P_ICMP_ANY,    /* IPv4 with nw_proto 1, or IPv6 with 58 */
+    FDP__P_VLAN,        /* nothing: dl_vlan and dl_vlan_pcp imply a tag */
+};
+
+/* How a value is written and read. */
+enum fdp__syntax {
+    FDP__S_DEC,         /* Decimal (hex accepted); printed decimal. */
+    FDP__S_HEX,         /* Printed 0x%x ("pkt_mark=0x5"; 0 as "0"). */
+    FDP__S_HEX4,        /* Printed 0x%04x (dl_type, vlan_tci). */
+    FDP__S_HEX5,        /* Printed 0x%05x (ipv6_label). */
+    FDP__S_PORT,        /* OpenFlow port: number or LOCAL, CONTROLLER... */
+    FDP__S_MAC,         /* xx:xx:xx:xx:xx:xx */
+    FDP__S_IPV4,        /* dotted quad; masks as /N or dotted */
+    FDP__S_IPV6,        /* RFC 4291 text; masks as /N or address */
+    FDP__S_TOS,         /* DSCP as the TOS byte: low 2 bits zero */
+    FDP__S_FRAG,        /* no, yes, first, later, not_later */
+    FDP__S_TCP_FLAGS,   /* number[/mask] or +syn-ack... */
+    FDP__S_VLAN_VID,    /* 0..4095, or 0xffff for "no tag" */
+};
+
+enum {
+    FDP__F_MASKABLE = 1 << 0,   /* Accepts value/mask. */
+    FDP__F_RANGE = 1 << 1,      /* Accepts LO-HI. */
+};
+
+struct fdp__field {
+    const char *name;
+    const char *aliases[4];     /* NULL-terminated. */
+    uint8_t word;               /* Key word (the high word of 128 bits). */
+    uint8_t shift;              /* Position of the field's LSB in 'word'. */
+    uint8_t n_bits;             /* Width in the key. */
+    uint8_t flags;              /* FDP__F_*. */
+    enum fdp__prereq prereq;
+    enum fdp__syntax syntax;
+    fdp_u128 max;               /* Largest value. */
+};
+
+extern const struct fdp__field fdp__fields[FDP_N_FIELDS];
+
+static inline const struct fdp__field *
+fdp__field(enum fdp_field id)
+{
+    return &fdp__fields[id];
+}
+
+/* All-ones of 'n_bits' bits (n_bits <= 128). */
+static inline fdp_u128
+fdp__ones(unsigned int n_bits)
+{
+    return n_bits >= 128 ? ~(fdp_u128) 0 : ((fdp_u128) 1 << n_bits) - 1;
+}
+
+/* The field's bits of 'key', as a number. */
+fdp_u128 fdp__key_get(const struct fdp_key *key, enum fdp_field);
+
+/* Replaces the field's bits of 'key' by 'value' (truncated to the width). */
+void fdp__key_set(struct fdp_key *key, enum fdp_field, fdp_u128 value);
+
+/* ORs the field's bits of 'value' into 'key' without clearing first. */
+void fdp__key_or(struct fdp_key *key, enum fdp_field, fdp_u128 value);
+
+static inline struct fdp_value
+fdp__to_value(fdp_u128 v)
+{
+    return (struct fdp_value) { (uint64_t) (v >> 64), (uint64_t) v };
+}
+
+static inline fdp_u128
+fdp__from_value(struct fdp_value v)
+{
+    return ((fdp_u128) v.hi << 64) | v.lo;
+}
+
+/* Well-known values. */
+#define FDP_ETH_TYPE_IP 0x0800
+#define FDP_ETH_TYPE_ARP 0x0806
+#define FDP_ETH_TYPE_RARP 0x8035
+#define FDP_ETH_TYPE_IPV6 0x86dd
+#define FDP_ETH_TYPE_MPLS 0x8847
+#define FDP_ETH_TYPE_MPLS_MCAST 0x8848
+#define FDP_IPPROTO_ICMP 1
+#define FDP_IPPROTO_TCP 6
+#define FDP_IPPROTO_UDP 17
+#define FDP_IPPROTO_ICMPV6 58
+#define FDP_IPPROTO_SCTP 132
+#define FDP_VLAN_CFI 0x1000
+#define FDP_VLAN_VID_MASK 0x0fff
+#define FDP_VLAN_PCP_MASK 0xe000
+
+/* OpenFlow 1.0 port numbers with names (OpenFlow 1.0, "ofp_port"). */
+#define FDP_PORT_MAX 0xff00         /* Largest physical port + 1. */
+#define FDP_PORT_IN_PORT 0xfff8
+#define FDP_PORT_CONTROLLER 0xfffd
+#define FDP_PORT_LOCAL 0xfffe
+#define FDP_PORT_NONE 0xffff
+
+/* Port name for a reserved port number, or NULL. */
+const char *fdp__port_name(uint32_t port);
+
+/* Parses a reserved port name (case-insensitive); true if it is one. */
+bool fdp__port_from_name(const char *name, uint32_t *port);
+
+#endif /* FDP_FIELD_H */

@@ -1,0 +1,426 @@
+/*
+ * Matches: value/mask per bit and ranges per field.
+ *
+ * A match is three keys: 'value' and 'mask' give, bit by bit, what a
+ * packet's key must hold (as an Open vSwitch megaflow does), and for the
+ * fields listed in 'range_fields', 'value' and 'hi' hold the bounds of a
+ * range of values.  Masked bits are tested a word at a time; each range
+ * field costs one extraction and two comparisons.
+ *
+ * Normalisation keeps one representation per set of packets selected the
+ * same way: bits outside the mask are zero, and ranges that are a single
+ * value, an aligned power-of-two block (a prefix) or the whole field become
+ * value/mask.  So equality of matches is equality of their bytes, which is
+ * what flow identity (match + priority) in the table relies on.
+ */
+#include <config.h>
+
+#include "match.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void
+fdp__match_init(struct fdp_match *m)
+{
+    memset(m, 0, sizeof *m);
+}
+
+/* Sets '*bits' to a key whose 1-bits are those of field 'f'. */
+static void
+field_bits(enum fdp_field f, struct fdp_key *bits)
+{
+    memset(bits, 0, sizeof *bits);
+    fdp__key_set(bits, f, fdp__ones(fdp__field(f)->n_bits));
+}
+
+static bool
+fields_overlap(enum fdp_field a, enum fdp_field b)
+{
+    struct fdp_key ka, kb;
+
+    field_bits(a, &ka);
+    field_bits(b, &kb);
+    for (int i = 0; i < FDP_KEY_WORDS; i++) {
+        if (ka.w[i] & kb.w[i]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Forgets everything 'm' says about the bits of 'f'. */
+static void
+clear_field(struct fdp_match *m, enum fdp_field f)
+{
+    fdp__key_set(&m->value, f, 0);
+    fdp__key_set(&m->mask, f, 0);
+    fdp__key_set(&m->hi, f, 0);
+    m->range_fields &= ~(UINT32_C(1) << f);
+}
+
+/* Returns EBUSY if a range on a field other than 'f' shares its bits. */
+static int
+check_range_overlap(const struct fdp_match *m, enum fdp_field f)
+{
+    for (uint32_t map = m->range_fields; map; map &= map - 1) {
+        enum fdp_field r = (enum fdp_field) __builtin_ctz(map);
+        if (r != f && fields_overlap(r, f)) {
+            return EBUSY;
+        }
+    }
+    return 0;
+}
+
+int
+fdp__match_set_masked(struct fdp_match *m, enum fdp_field f,
+                      fdp_u128 value, fdp_u128 mask)
+{
+    if ((unsigned int) f >= FDP_N_FIELDS) {
+        return EINVAL;
+    }
+    fdp_u128 ones = fdp__ones(fdp__field(f)->n_bits);
+    if ((value & ~ones) || (mask & ~ones)) {
+        return EINVAL;
+    }
+    int error = check_range_overlap(m, f);
+    if (error) {
+        return error;
+    }
+    clear_field(m, f);
+    fdp__key_set(&m->mask, f, mask);
+    fdp__key_set(&m->value, f, value & mask);
+    return 0;
+}
+
+bool
+fdp__range_to_prefix(fdp_u128 lo, fdp_u128 hi, unsigned int n_bits,
+                     fdp_u128 *mask)
+{
+    fdp_u128 ones = fdp__ones(n_bits);
+    fdp_u128 host = lo ^ hi;            /* Must be 0...01...1. */
+
+    if ((host & (host + 1)) || (lo & host) || (hi & host) != host) {
+        return false;
+    }
+    *mask = ones & ~host;
+    return true;
+}
+
+int
+fdp__match_set_range(struct fdp_match *m, enum fdp_field f,
+                     fdp_u128 lo, fdp_u128 hi)
+{
+    if ((unsigned int) f >= FDP_N_FIELDS) {
+        return EINVAL;
+    }
+    const struct fdp__field *field = fdp__field(f);
+    if (!(field->flags & FDP__F_RANGE) || lo > hi || hi > field->max) {
+        return EINVAL;
+    }
+
+    fdp_u128 mask;
+    if (lo == 0 && hi == field->max) {
+        /* The whole field matches anything.  (For a field narrower than
+         * its storage, such as icmp_type in tp_src's 16 bits, the packets
+         * that carry the field never hold more than 'max'.) */
+        return fdp__match_set_masked(m, f, 0, 0);
+    }
+    /* A prefix block becomes value/mask, except on fields whose syntax
+     * takes no mask (nw_ttl=0-7 stays a range, as it can be written). */
+    if (fdp__range_to_prefix(lo, hi, field->n_bits, &mask)
+        && (lo == hi || (field->flags & FDP__F_MASKABLE))) {
+        return fdp__match_set_masked(m, f, lo, mask);
+    }
+
+    int error = check_range_overlap(m, f);
+    if (error) {
+        return error;
+    }
+    clear_field(m, f);
+    fdp__key_set(&m->value, f, lo);
+    fdp__key_set(&m->hi, f, hi);
+    m->range_fields |= UINT32_C(1) << f;
+    return 0;
+}
+
+bool
+fdp__match_is_dl_type(const struct fdp_match *m, uint16_t dl_type)
+{
+    return fdp__match_dl_type(m) == dl_type;
+}
+
+int
+fdp__match_dl_type(const struct fdp_match *m)
+{
+    return (fdp__match_get_mask(m, FDP_F_DL_TYPE) == 0xffff
+            && !fdp__match_has_range(m, FDP_F_DL_TYPE))
+           ? (int) fdp__match_get_value(m, FDP_F_DL_TYPE) : -1;
+}
+
+int
+fdp__match_nw_proto(const struct fdp_match *m)
+{
+    return (fdp__match_get_mask(m, FDP_F_NW_PROTO) == 0xff
+            && !fdp__match_has_range(m, FDP_F_NW_PROTO))
+           ? (int) fdp__match_get_value(m, FDP_F_NW_PROTO) : -1;
+}
+
+bool
+fdp__match_meets(const struct fdp_match *m, enum fdp__prereq p)
+{
+    int dl_type = fdp__match_dl_type(m);
+    bool ip = dl_type == FDP_ETH_TYPE_IP || dl_type == FDP_ETH_TYPE_IPV6;
+    int proto = ip ? fdp__match_nw_proto(m) : -1;
+
+    switch (p) {
+    case FDP__P_NONE:
+    case FDP__P_VLAN:
+        return true;
+    case FDP__P_IP_ANY:
+        return ip;
+    case FDP__P_IPV4:
+        return dl_type == FDP_ETH_TYPE_IP;
+    case FDP__P_IPV6:
+        return dl_type == FDP_ETH_TYPE_IPV6;
+    case FDP__P_ARP:
+        return dl_type == FDP_ETH_TYPE_ARP || dl_type == FDP_ETH_TYPE_RARP;
+    case FDP__P_L4:
+        return proto == FDP_IPPROTO_TCP || proto == FDP_IPPROTO_UDP
+               || proto == FDP_IPPROTO_SCTP;
+    case FDP__P_TCP:
+        return proto == FDP_IPPROTO_TCP;
+    case FDP__P_ICMP_ANY:
+        return (dl_type == FDP_ETH_TYPE_IP && proto == FDP_IPPROTO_ICMP)
+               || (dl_type == FDP_ETH_TYPE_IPV6
+                   && proto == FDP_IPPROTO_ICMPV6);
+    }
+    return false;
+}
+
+static bool
+matches(const struct fdp_match *m, const struct fdp_key *key)
+{
+    for (int i = 0; i < FDP_KEY_WORDS; i++) {
+        if ((key->w[i] ^ m->value.w[i]) & m->mask.w[i]) {
+            return false;
+        }
+    }
+    for (uint32_t map = m->range_fields; map; map &= map - 1) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctz(map);
+        fdp_u128 x = fdp__key_get(key, f);
+        if (x < fdp__key_get(&m->value, f) || x > fdp__key_get(&m->hi, f)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The smallest x >= lo with (x & mask) == value, where value & ~mask == 0
+ * and all values fit in 'n_bits'; false if there is none. */
+static bool
+next_matching(fdp_u128 lo, fdp_u128 mask, fdp_u128 value,
+              unsigned int n_bits, fdp_u128 *x)
+{
+    fdp_u128 diff = (lo ^ value) & mask;
+
+    if (!diff) {
+        *x = lo;
+        return true;
+    }
+    int j = 127 - (diff >> 64 ? __builtin_clzll((uint64_t) (diff >> 64))
+                              : 64 + __builtin_clzll((uint64_t) diff));
+    fdp_u128 below = fdp__ones((unsigned int) j);
+    if (!((lo >> j) & 1)) {
+        /* lo has 0 where value needs 1: set it, lowest bits minimal. */
+        *x = (lo & ~fdp__ones((unsigned int) j + 1))
+             | ((fdp_u128) 1 << j) | (value & below);
+        return true;
+    }
+    /* lo has 1 where value needs 0: carry into the lowest free 0 bit
+     * above j. */
+    for (unsigned int k = (unsigned int) j + 1; k < n_bits; k++) {
+        if (!((mask >> k) & 1) && !((lo >> k) & 1)) {
+            *x = (lo & ~fdp__ones(k + 1)) | ((fdp_u128) 1 << k)
+                 | (value & fdp__ones(k));
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The interval of values field 'f' can take under 'm', and whether every
+ * value in it is allowed (false for a non-prefix mask). */
+static void
+field_bounds(const struct fdp_match *m, enum fdp_field f,
+             fdp_u128 *lo, fdp_u128 *hi)
+{
+    if (fdp__match_has_range(m, f)) {
+        *lo = fdp__key_get(&m->value, f);
+        *hi = fdp__key_get(&m->hi, f);
+    } else {
+        fdp_u128 mask = fdp__key_get(&m->mask, f);
+        fdp_u128 ones = fdp__ones(fdp__field(f)->n_bits);
+        *lo = fdp__key_get(&m->value, f);
+        *hi = *lo | (ones & ~mask);
+    }
+}
+
+static bool
+covers(const struct fdp_match *outer, const struct fdp_match *inner)
+{
+    /* Bits that 'inner' fixes: its mask, plus the high bits that are
+     * constant across each of its ranges (all bits above the highest bit
+     * in which lo and hi differ). */
+    struct fdp_key fixed = inner->mask;
+    struct fdp_key fixed_value = inner->value;
+    for (uint32_t map = inner->range_fields; map; map &= map - 1) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctz(map);
+        fdp_u128 lo = fdp__key_get(&inner->value, f);
+        fdp_u128 d = lo ^ fdp__key_get(&inner->hi, f);
+        fdp_u128 varying = d;
+        for (unsigned int s = 1; s < 128; s <<= 1) {
+            varying |= varying >> s;
+        }
+        fdp_u128 constant = fdp__ones(fdp__field(f)->n_bits) & ~varying;
+        fdp__key_or(&fixed, f, constant);   /* 'value' holds lo's bits. */
+    }
+    for (int i = 0; i < FDP_KEY_WORDS; i++) {
+        if (outer->mask.w[i] & ~fixed.w[i]) {
+            return false;
+        }
+        if ((outer->value.w[i] ^ fixed_value.w[i]) & outer->mask.w[i]) {
+            return false;
+        }
+    }
+
+    /* Each range of 'outer' must contain all of inner's values. */
+    for (uint32_t map = outer->range_fields; map; map &= map - 1) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctz(map);
+        fdp_u128 lo, hi;
+        field_bounds(inner, f, &lo, &hi);
+        if (lo < fdp__key_get(&outer->value, f)
+            || hi > fdp__key_get(&outer->hi, f)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool
+intersects(const struct fdp_match *a, const struct fdp_match *b)
+{
+    for (int i = 0; i < FDP_KEY_WORDS; i++) {
+        if ((a->value.w[i] ^ b->value.w[i]) & a->mask.w[i] & b->mask.w[i]) {
+            return false;
+        }
+    }
+    for (int side = 0; side < 2; side++) {
+        const struct fdp_match *r = side ? b : a;   /* Has the range. */
+        const struct fdp_match *o = side ? a : b;   /* The other. */
+        for (uint32_t map = r->range_fields; map; map &= map - 1) {
+            enum fdp_field f = (enum fdp_field) __builtin_ctz(map);
+            fdp_u128 lo = fdp__key_get(&r->value, f);
+            fdp_u128 hi = fdp__key_get(&r->hi, f);
+            if (fdp__match_has_range(o, f)) {
+                if (lo < fdp__key_get(&o->value, f)) {
+                    lo = fdp__key_get(&o->value, f);
+                }
+                if (hi > fdp__key_get(&o->hi, f)) {
+                    hi = fdp__key_get(&o->hi, f);
+                }
+                if (lo > hi) {
+                    return false;
+                }
+                continue;
+            }
+            /* Ranges on different fields that share bits (dl_vlan and
+             * vlan_tci) are not compared: answer "may intersect". */
+            fdp_u128 x;
+            if (!next_matching(lo, fdp__key_get(&o->mask, f),
+                               fdp__key_get(&o->value, f),
+                               fdp__field(f)->n_bits, &x) || x > hi) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Public functions.                                                       */
+
+struct fdp_match *
+fdp_match_create(void)
+{
+    return calloc(1, sizeof(struct fdp_match));
+}
+
+struct fdp_match *
+fdp_match_clone(const struct fdp_match *match)
+{
+    struct fdp_match *m = malloc(sizeof *m);
+
+    if (m) {
+        *m = *match;
+    }
+    return m;
+}
+
+void
+fdp_match_destroy(struct fdp_match *match)
+{
+    free(match);
+}
+
+int
+fdp_match_set_masked(struct fdp_match *m, enum fdp_field f,
+                     struct fdp_value value, struct fdp_value mask)
+{
+    return fdp__match_set_masked(m, f, fdp__from_value(value),
+                                 fdp__from_value(mask));
+}
+
+int
+fdp_match_set_range(struct fdp_match *m, enum fdp_field f,
+                    struct fdp_value lo, struct fdp_value hi)
+{
+    return fdp__match_set_range(m, f, fdp__from_value(lo),
+                                fdp__from_value(hi));
+}
+
+bool
+fdp_match_matches(const struct fdp_match *m, const struct fdp_key *key)
+{
+    return matches(m, key);
+}
+
+bool
+fdp_match_equal(const struct fdp_match *a, const struct fdp_match *b)
+{
+    return !memcmp(&a->value, &b->value, sizeof a->value)
+           && !memcmp(&a->mask, &b->mask, sizeof a->mask)
+           && !memcmp(&a->hi, &b->hi, sizeof a->hi)
+           && a->range_fields == b->range_fields;
+}
+
+bool
+fdp_match_is_masked(const struct fdp_match *m)
+{
+    return !m->range_fields;
+}
+
+bool
+fdp_match_covers(const struct fdp_match *outer, const struct fdp_match *inner)
+{
+    return covers(outer, inner);
+}
+
+bool
+fdp_match_intersects(const struct fdp_match *a, const struct fdp_match *b)
+{
+    return intersects(a, b);
+}
