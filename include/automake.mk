@@ -2,6 +2,10 @@
 flowdpincludedir = $(includedir)/flowdp
 flowdpinclude_HEADERS = \
 	include/flowdp/common.h \
+	include/flowdp/actions.h \
 	include/flowdp/cpu.h \
+	include/flowdp/flow.h \
 	include/flowdp/flowdp.h \
-	include/flowdp/hash.h
+	include/flowdp/hash.h \
+	include/flowdp/key.h \
+	include/flowdp/match.h

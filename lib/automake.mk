@@ -14,11 +14,22 @@ FDP_LIB_CFLAGS = $(AM_CFLAGS) $(FDP_VISIBILITY_CFLAGS) $(LIBCRYPTO_CFLAGS)
 
 lib_libflowdp_core_la_CFLAGS = $(FDP_LIB_CFLAGS)
 lib_libflowdp_core_la_SOURCES = \
+	lib/actions.c \
+	lib/actions.h \
 	lib/cpu.c \
 	lib/cpu.h \
 	lib/hash.c \
 	lib/hash.h \
 	lib/hash-private.h \
+	lib/ds.c \
+	lib/ds.h \
+	lib/field.h \
+	lib/flow-format.c \
+	lib/flow-parse.c \
+	lib/flow-text.h \
+	lib/key.c \
+	lib/match.c \
+	lib/match.h \
 	lib/util.h
 lib_libflowdp_core_la_LIBADD = $(LIBCRYPTO_LIBS)
 

@@ -4,8 +4,12 @@
 #ifndef FLOWDP_FLOWDP_H
 #define FLOWDP_FLOWDP_H 1
 
+#include <flowdp/actions.h>
 #include <flowdp/common.h>
 #include <flowdp/cpu.h>
+#include <flowdp/flow.h>
 #include <flowdp/hash.h>
+#include <flowdp/key.h>
+#include <flowdp/match.h>
 
 #endif /* FLOWDP_FLOWDP_H */

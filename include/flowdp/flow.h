@@ -1,0 +1,83 @@
+/*
+ * flowdp: flows and their text syntax.
+ *
+ * A flow is a match with a priority, an action list and OpenFlow's
+ * bookkeeping (table, cookie, timeouts).  Its text form is ovs-ofctl's:
+ *
+ *   [table=N,][priority=N,][cookie=0xN,][idle_timeout=N,][hard_timeout=N,]
+ *   MATCH,actions=ACTIONS
+ *
+ * with, beyond ovs-ofctl, ranges FIELD=LO-HI on integer, IPv4, IPv6 and
+ * MAC fields.  Formatting is canonical and prints what ovs-ofctl prints
+ * for the same flow (field order, normalised masks, shorthands such as
+ * "tcp" for dl_type=0x0800,nw_proto=6).
+ *
+ * Thread-safety: all functions may run concurrently on different flows.
+ */
+#ifndef FLOWDP_FLOW_H
+#define FLOWDP_FLOW_H 1
+
+#include <stdint.h>
+#include <flowdp/actions.h>
+#include <flowdp/common.h>
+#include <flowdp/match.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* OpenFlow's default priority: not printed. */
+#define FDP_DEFAULT_PRIORITY 32768
+
+/* A parsed flow.  The spec owns 'match' and 'actions'. */
+struct fdp_flow_spec {
+    struct fdp_match *match;
+    struct fdp_actions *actions;    /* NULL if parsed with
+                                     * FDP_PARSE_MATCH_ONLY. */
+    uint64_t cookie;
+    uint16_t priority;
+    uint16_t idle_timeout;          /* Seconds; 0 = none. */
+    uint16_t hard_timeout;          /* Seconds; 0 = none. */
+    uint8_t table_id;
+};
+
+/* fdp_flow_parse() flags. */
+enum {
+    /* The text is a match with optional table/priority/cookie (as
+     * del-flows and dump-flows take): "actions=" is an error. */
+    FDP_PARSE_MATCH_ONLY = 1 << 0,
+};
+
+/* Parses one flow from 'text'.  On success returns 0 and fills 'flow',
+ * which the caller frees with fdp_flow_spec_destroy().  On failure returns
+ * EINVAL (bad text) or ENOMEM, leaves 'flow' empty, and, if 'errorp' is
+ * nonnull, stores in '*errorp' a message the caller must free(), naming
+ * the column and the offending token:
+ *   "column 17: tp_dst: 99999 is out of range (0..65535)". */
+FDP_API int fdp_flow_parse(const char *text, unsigned int flags,
+                           struct fdp_flow_spec *flow, char **errorp);
+
+/* Frees what 'flow' owns (not 'flow' itself).  Accepts an empty spec. */
+FDP_API void fdp_flow_spec_destroy(struct fdp_flow_spec *flow);
+
+/* Returns the canonical text of 'flow' in the form of ovs-ofctl
+ * dump-flows --no-stats:
+ *   [cookie=0xN, ][table=N, ][idle_timeout=N, ][hard_timeout=N, ]MATCH
+ *   actions=ACTIONS
+ * where MATCH starts with "priority=N," unless the priority is the
+ * default.  The caller frees the string; NULL if out of memory. */
+FDP_API char *fdp_flow_format(const struct fdp_flow_spec *flow);
+
+/* The canonical text of a match (with "priority=N," first unless
+ * 'priority' is FDP_DEFAULT_PRIORITY), or of an action list (whose field
+ * names depend on 'match', e.g. set_field to udp_src).  The caller frees
+ * the string; NULL if out of memory. */
+FDP_API char *fdp_match_format(const struct fdp_match *match, int priority);
+FDP_API char *fdp_actions_format(const struct fdp_actions *actions,
+                                 const struct fdp_match *match);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLOWDP_FLOW_H */

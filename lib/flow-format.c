@@ -1,0 +1,558 @@
+/*
+ * Formatting flows as ovs-ofctl prints them.
+ *
+ * The match is printed in the order of Open vSwitch's match_format():
+ * priority, pkt_mark, the protocol shorthand, in_port, VLAN, Ethernet
+ * addresses and type, network addresses (IPv6, ARP or IPv4 names chosen by
+ * dl_type), nw_proto or arp_op, ARP hardware addresses, TOS, ECN, TTL,
+ * fragments, then ICMP type/code or transport ports, then TCP flags.  Each
+ * field is printed by its syntax from the field table (lib/key.c); ranges,
+ * flowdp's extension, print as "field=LO-HI" where the field would be.
+ *
+ * Actions use ovs-ofctl's OpenFlow 1.0/NXM spelling (output:2,
+ * CONTROLLER:65535, IN_PORT, mod_nw_src:...), except for push_vlan,
+ * mod_nw_ttl and set_field, which only exist from OpenFlow 1.1 on and are
+ * printed as ovs-ofctl prints them under OpenFlow 1.3 (set_field with OXM
+ * field names: ip_src, tcp_dst, eth_src...).
+ */
+#include <config.h>
+
+#include "flow-text.h"
+
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actions.h"
+#include "flowdp/flow.h"
+#include "util.h"
+
+const char *const fdp__tcp_flag_names[12] = {
+    "fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr", "ns",
+    "[200]", "[400]", "[800]",
+};
+
+static void
+format_mac(struct fdp__ds *ds, uint64_t mac)
+{
+    fdp__ds_printf(ds, "%02x:%02x:%02x:%02x:%02x:%02x",
+                   (unsigned int) (mac >> 40) & 0xff,
+                   (unsigned int) (mac >> 32) & 0xff,
+                   (unsigned int) (mac >> 24) & 0xff,
+                   (unsigned int) (mac >> 16) & 0xff,
+                   (unsigned int) (mac >> 8) & 0xff,
+                   (unsigned int) mac & 0xff);
+}
+
+static void
+format_ipv4(struct fdp__ds *ds, uint32_t ip)
+{
+    fdp__ds_printf(ds, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 0xff,
+                   (ip >> 8) & 0xff, ip & 0xff);
+}
+
+static void
+format_ipv6(struct fdp__ds *ds, fdp_u128 ip)
+{
+    uint8_t bytes[16];
+    char buf[INET6_ADDRSTRLEN];
+
+    for (int i = 0; i < 16; i++) {
+        bytes[i] = (uint8_t) (ip >> (8 * (15 - i)));
+    }
+    fdp__ds_put(ds, inet_ntop(AF_INET6, bytes, buf, sizeof buf));
+}
+
+/* If 'mask' over 'n_bits' is a prefix mask, returns its length, else -1. */
+static int
+prefix_len(fdp_u128 mask, unsigned int n_bits)
+{
+    fdp_u128 host = ~mask & fdp__ones(n_bits);
+
+    if (host & (host + 1)) {
+        return -1;
+    }
+    int len = (int) n_bits;
+    for (; host; host >>= 1) {
+        len--;
+    }
+    return len;
+}
+
+void
+fdp__format_value(struct fdp__ds *ds, enum fdp_field f, fdp_u128 v)
+{
+    const struct fdp__field *field = fdp__field(f);
+
+    switch (field->syntax) {
+    case FDP__S_DEC:
+    case FDP__S_VLAN_VID:
+    case FDP__S_FRAG:
+        fdp__ds_printf(ds, "%" PRIu64, (uint64_t) v);
+        break;
+    case FDP__S_HEX:
+        fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
+        break;
+    case FDP__S_HEX4:
+        fdp__ds_printf(ds, "0x%04" PRIx64, (uint64_t) v);
+        break;
+    case FDP__S_HEX5:
+        fdp__ds_printf(ds, "0x%05" PRIx64, (uint64_t) v);
+        break;
+    case FDP__S_TCP_FLAGS:
+        fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
+        break;
+    case FDP__S_PORT: {
+        const char *name = fdp__port_name((uint32_t) v);
+        if (name) {
+            fdp__ds_put(ds, name);
+        } else {
+            fdp__ds_printf(ds, "%" PRIu64, (uint64_t) v);
+        }
+        break;
+    }
+    case FDP__S_MAC:
+        format_mac(ds, (uint64_t) v);
+        break;
+    case FDP__S_IPV4:
+        format_ipv4(ds, (uint32_t) v);
+        break;
+    case FDP__S_IPV6:
+        format_ipv6(ds, v);
+        break;
+    case FDP__S_TOS:
+        fdp__ds_printf(ds, "%" PRIu64, (uint64_t) v << 2);
+        break;
+    }
+}
+
+/* Appends "/MASK" in the syntax of field 'f' (not called for full masks). */
+static void
+format_mask(struct fdp__ds *ds, enum fdp_field f, fdp_u128 mask)
+{
+    const struct fdp__field *field = fdp__field(f);
+
+    fdp__ds_putc(ds, '/');
+    switch (field->syntax) {
+    case FDP__S_IPV4:
+    case FDP__S_IPV6: {
+        int len = prefix_len(mask, field->n_bits);
+        if (len >= 0) {
+            fdp__ds_printf(ds, "%d", len);
+        } else {
+            fdp__format_value(ds, f, mask);
+        }
+        break;
+    }
+    case FDP__S_DEC:
+        fdp__ds_printf(ds, "0x%" PRIx64, (uint64_t) mask);
+        break;
+    default:
+        fdp__format_value(ds, f, mask);
+        break;
+    }
+}
+
+static void
+format_tcp_flags(struct fdp__ds *ds, uint32_t value, uint32_t mask)
+{
+    if (mask == 0xfff) {
+        if (!value) {
+            fdp__ds_putc(ds, '0');
+        }
+        for (int i = 0; i < 12; i++) {
+            if (value & (1u << i)) {
+                fdp__ds_put(ds, fdp__tcp_flag_names[i]);
+                value &= ~(1u << i);
+                if (value) {
+                    fdp__ds_putc(ds, '|');
+                }
+            }
+        }
+    } else {
+        for (int i = 0; i < 12; i++) {
+            if (mask & (1u << i)) {
+                fdp__ds_putc(ds, value & (1u << i) ? '+' : '-');
+                fdp__ds_put(ds, fdp__tcp_flag_names[i]);
+            }
+        }
+    }
+}
+
+static void
+format_frag(struct fdp__ds *ds, unsigned int value, unsigned int mask)
+{
+    static const char *const names[4][4] = {
+        /* Indexed by mask, then value. */
+        [FDP_FRAG_ANY] = { "no", "yes", "no", "yes" },
+        [FDP_FRAG_LATER] = { "not_later", "not_later", "later", "later" },
+        [FDP_FRAG_ANY | FDP_FRAG_LATER] = { "no", "first", "<error>",
+                                            "later" },
+    };
+    fdp__ds_put(ds, names[mask][value]);
+}
+
+void
+fdp__format_field(struct fdp__ds *ds, const struct fdp_match *m,
+                  enum fdp_field f, const char *name)
+{
+    const struct fdp__field *field = fdp__field(f);
+    fdp_u128 value = fdp__match_get_value(m, f);
+
+    if (fdp__match_has_range(m, f)) {
+        fdp__ds_printf(ds, "%s=", name);
+        fdp__format_value(ds, f, value);
+        fdp__ds_putc(ds, '-');
+        fdp__format_value(ds, f, fdp__key_get(&m->hi, f));
+        fdp__ds_putc(ds, ',');
+        return;
+    }
+
+    fdp_u128 mask = fdp__match_get_mask(m, f);
+    if (!mask) {
+        return;
+    }
+    fdp__ds_printf(ds, "%s=", name);
+    if (field->syntax == FDP__S_TCP_FLAGS) {
+        format_tcp_flags(ds, (uint32_t) value, (uint32_t) mask);
+    } else if (field->syntax == FDP__S_FRAG) {
+        format_frag(ds, (unsigned int) value, (unsigned int) mask);
+    } else if (mask == fdp__ones(field->n_bits)) {
+        fdp__format_value(ds, f, value);
+    } else {
+        /* A masked number prints in hex, as ovs-ofctl does. */
+        if (field->syntax == FDP__S_DEC) {
+            fdp__ds_printf(ds, "0x%" PRIx64, (uint64_t) value);
+        } else {
+            fdp__format_value(ds, f, value);
+        }
+        format_mask(ds, f, mask);
+    }
+    fdp__ds_putc(ds, ',');
+}
+
+/* ---------------------------------------------------------------------- */
+/* Matches.                                                                */
+
+static bool
+field_present(const struct fdp_match *m, enum fdp_field f)
+{
+    return fdp__match_get_mask(m, f) || fdp__match_has_range(m, f);
+}
+
+/* The shorthand for dl_type and nw_proto, as ovs-ofctl 3.1 picks it (it
+ * has no "igmp": IGMP prints as ip,nw_proto=2).
+ * Sets '*skip_proto' if the shorthand also says nw_proto. */
+static const char *
+shorthand(const struct fdp_match *m, bool *skip_proto)
+{
+    static const struct {
+        uint16_t dl_type;
+        int nw_proto;           /* -1: any. */
+        const char *name;
+    } names[] = {
+        { FDP_ETH_TYPE_IP, FDP_IPPROTO_ICMP, "icmp" },
+        { FDP_ETH_TYPE_IP, FDP_IPPROTO_TCP, "tcp" },
+        { FDP_ETH_TYPE_IP, FDP_IPPROTO_UDP, "udp" },
+        { FDP_ETH_TYPE_IP, FDP_IPPROTO_SCTP, "sctp" },
+        { FDP_ETH_TYPE_IP, -1, "ip" },
+        { FDP_ETH_TYPE_IPV6, FDP_IPPROTO_ICMPV6, "icmp6" },
+        { FDP_ETH_TYPE_IPV6, FDP_IPPROTO_TCP, "tcp6" },
+        { FDP_ETH_TYPE_IPV6, FDP_IPPROTO_UDP, "udp6" },
+        { FDP_ETH_TYPE_IPV6, FDP_IPPROTO_SCTP, "sctp6" },
+        { FDP_ETH_TYPE_IPV6, -1, "ipv6" },
+        { FDP_ETH_TYPE_ARP, -1, "arp" },
+        { FDP_ETH_TYPE_RARP, -1, "rarp" },
+        { FDP_ETH_TYPE_MPLS, -1, "mpls" },
+        { FDP_ETH_TYPE_MPLS_MCAST, -1, "mplsm" },
+    };
+    int dl_type = fdp__match_dl_type(m);
+    int proto = fdp__match_nw_proto(m);
+
+    *skip_proto = false;
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(names); i++) {
+        if (names[i].dl_type == dl_type
+            && (names[i].nw_proto < 0 || names[i].nw_proto == proto)) {
+            *skip_proto = names[i].nw_proto >= 0;
+            return names[i].name;
+        }
+    }
+    return NULL;
+}
+
+static void
+format_vlan(struct fdp__ds *ds, const struct fdp_match *m)
+{
+    uint32_t mask = (uint32_t) fdp__match_get_mask(m, FDP_F_VLAN_TCI);
+    uint32_t tci = (uint32_t) fdp__match_get_value(m, FDP_F_VLAN_TCI);
+    uint32_t vid_mask = mask & FDP_VLAN_VID_MASK;
+    uint32_t pcp_mask = mask & FDP_VLAN_PCP_MASK;
+    bool vid_range = fdp__match_has_range(m, FDP_F_DL_VLAN);
+    bool pcp_range = fdp__match_has_range(m, FDP_F_DL_VLAN_PCP);
+
+    if (fdp__match_has_range(m, FDP_F_VLAN_TCI)) {
+        fdp__format_field(ds, m, FDP_F_VLAN_TCI, "vlan_tci");
+    } else if ((mask & FDP_VLAN_CFI) && (tci & FDP_VLAN_CFI)
+               && (!vid_mask || vid_mask == FDP_VLAN_VID_MASK)
+               && (!pcp_mask || pcp_mask == FDP_VLAN_PCP_MASK)
+               && (vid_mask || pcp_mask || vid_range || pcp_range)) {
+        if (vid_mask || vid_range) {
+            fdp__format_field(ds, m, FDP_F_DL_VLAN, "dl_vlan");
+        }
+        if (pcp_mask || pcp_range) {
+            fdp__format_field(ds, m, FDP_F_DL_VLAN_PCP, "dl_vlan_pcp");
+        }
+        return;
+    } else if (mask) {
+        fdp__format_field(ds, m, FDP_F_VLAN_TCI, "vlan_tci");
+    }
+    /* Ranges on the views that the tci text above did not cover. */
+    if (vid_range) {
+        fdp__format_field(ds, m, FDP_F_DL_VLAN, "dl_vlan");
+    }
+    if (pcp_range) {
+        fdp__format_field(ds, m, FDP_F_DL_VLAN_PCP, "dl_vlan_pcp");
+    }
+}
+
+static void
+format_match(struct fdp__ds *ds, const struct fdp_match *m, int priority)
+{
+    int dl_type = fdp__match_dl_type(m);
+    int proto = fdp__match_nw_proto(m);
+    bool is_arp = dl_type == FDP_ETH_TYPE_ARP || dl_type == FDP_ETH_TYPE_RARP;
+    bool skip_proto;
+    const char *sh = shorthand(m, &skip_proto);
+
+    if (priority != FDP_DEFAULT_PRIORITY) {
+        fdp__ds_printf(ds, "priority=%d,", priority);
+    }
+    fdp__format_field(ds, m, FDP_F_PKT_MARK, "pkt_mark");
+    if (sh) {
+        fdp__ds_printf(ds, "%s,", sh);
+    }
+    fdp__format_field(ds, m, FDP_F_IN_PORT, "in_port");
+    format_vlan(ds, m);
+    fdp__format_field(ds, m, FDP_F_DL_SRC, "dl_src");
+    fdp__format_field(ds, m, FDP_F_DL_DST, "dl_dst");
+    if (!sh) {
+        fdp__format_field(ds, m, FDP_F_DL_TYPE, "dl_type");
+    }
+    if (dl_type == FDP_ETH_TYPE_IPV6) {
+        fdp__format_field(ds, m, FDP_F_IPV6_SRC, "ipv6_src");
+        fdp__format_field(ds, m, FDP_F_IPV6_DST, "ipv6_dst");
+        fdp__format_field(ds, m, FDP_F_IPV6_LABEL, "ipv6_label");
+    } else if (is_arp) {
+        fdp__format_field(ds, m, FDP_F_ARP_SPA, "arp_spa");
+        fdp__format_field(ds, m, FDP_F_ARP_TPA, "arp_tpa");
+    } else {
+        fdp__format_field(ds, m, FDP_F_NW_SRC, "nw_src");
+        fdp__format_field(ds, m, FDP_F_NW_DST, "nw_dst");
+    }
+    if (!skip_proto) {
+        fdp__format_field(ds, m, is_arp ? FDP_F_ARP_OP : FDP_F_NW_PROTO,
+                          is_arp ? "arp_op" : "nw_proto");
+    }
+    if (is_arp) {
+        fdp__format_field(ds, m, FDP_F_ARP_SHA, "arp_sha");
+        fdp__format_field(ds, m, FDP_F_ARP_THA, "arp_tha");
+    }
+    fdp__format_field(ds, m, FDP_F_NW_TOS, "nw_tos");
+    fdp__format_field(ds, m, FDP_F_NW_ECN, "nw_ecn");
+    fdp__format_field(ds, m, FDP_F_NW_TTL, "nw_ttl");
+    fdp__format_field(ds, m, FDP_F_IP_FRAG, "nw_frag");
+    if ((dl_type == FDP_ETH_TYPE_IP && proto == FDP_IPPROTO_ICMP)
+        || (dl_type == FDP_ETH_TYPE_IPV6 && proto == FDP_IPPROTO_ICMPV6)) {
+        fdp__format_field(ds, m, FDP_F_ICMP_TYPE, "icmp_type");
+        fdp__format_field(ds, m, FDP_F_ICMP_CODE, "icmp_code");
+    } else {
+        fdp__format_field(ds, m, FDP_F_TP_SRC, "tp_src");
+        fdp__format_field(ds, m, FDP_F_TP_DST, "tp_dst");
+    }
+    if ((dl_type == FDP_ETH_TYPE_IP || dl_type == FDP_ETH_TYPE_IPV6)
+        && proto == FDP_IPPROTO_TCP && field_present(m, FDP_F_TCP_FLAGS)) {
+        fdp__format_field(ds, m, FDP_F_TCP_FLAGS, "tcp_flags");
+    }
+    fdp__ds_chomp(ds, ',');
+}
+
+char *
+fdp_match_format(const struct fdp_match *m, int priority)
+{
+    struct fdp__ds ds = FDP__DS_INIT;
+
+    format_match(&ds, m, priority);
+    return fdp__ds_steal(&ds);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Actions.                                                                */
+
+/* The OpenFlow 1.3 (OXM) name ovs-ofctl prints for set_field on 'f'. */
+static const char *
+oxm_name(enum fdp_field f, const struct fdp_match *m)
+{
+    int proto = fdp__match_nw_proto(m);
+    bool v6 = fdp__match_dl_type(m) == FDP_ETH_TYPE_IPV6;
+
+    switch (f) {
+    case FDP_F_DL_SRC:
+        return "eth_src";
+    case FDP_F_DL_DST:
+        return "eth_dst";
+    case FDP_F_NW_SRC:
+        return "ip_src";
+    case FDP_F_NW_DST:
+        return "ip_dst";
+    case FDP_F_TP_SRC:
+        return proto == FDP_IPPROTO_UDP ? "udp_src"
+               : proto == FDP_IPPROTO_SCTP ? "sctp_src" : "tcp_src";
+    case FDP_F_TP_DST:
+        return proto == FDP_IPPROTO_UDP ? "udp_dst"
+               : proto == FDP_IPPROTO_SCTP ? "sctp_dst" : "tcp_dst";
+    case FDP_F_ICMP_TYPE:
+        return v6 ? "icmpv6_type" : "icmp_type";
+    case FDP_F_ICMP_CODE:
+        return v6 ? "icmpv6_code" : "icmp_code";
+    default:
+        return fdp__field(f)->name;
+    }
+}
+
+/* The mod_xxx spelling of a set-field action, or NULL if it has none. */
+static const char *
+mod_name(enum fdp_field f)
+{
+    switch (f) {
+    case FDP_F_DL_SRC:
+        return "mod_dl_src";
+    case FDP_F_DL_DST:
+        return "mod_dl_dst";
+    case FDP_F_NW_SRC:
+        return "mod_nw_src";
+    case FDP_F_NW_DST:
+        return "mod_nw_dst";
+    case FDP_F_NW_TOS:
+        return "mod_nw_tos";
+    case FDP_F_NW_TTL:
+        return "mod_nw_ttl";
+    case FDP_F_TP_SRC:
+        return "mod_tp_src";
+    case FDP_F_TP_DST:
+        return "mod_tp_dst";
+    default:
+        return NULL;
+    }
+}
+
+static void
+format_set_field_value(struct fdp__ds *ds, enum fdp_field f, fdp_u128 v)
+{
+    /* ovs-ofctl prints ipv6_label in set_field as plain hex. */
+    if (f == FDP_F_IPV6_LABEL) {
+        fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
+    } else {
+        fdp__format_value(ds, f, v);
+    }
+}
+
+static void
+format_actions(struct fdp__ds *ds, const struct fdp_actions *acts,
+               const struct fdp_match *m)
+{
+    const struct fdp__action *a = fdp__actions_first(acts);
+
+    if (!a) {
+        fdp__ds_put(ds, "drop");
+        return;
+    }
+    for (; a; a = fdp__actions_next(acts, a)) {
+        switch ((enum fdp_action_type) a->type) {
+        case FDP_ACT_OUTPUT:
+            fdp__ds_printf(ds, "output:%" PRIu32, a->arg);
+            break;
+        case FDP_ACT_IN_PORT:
+            fdp__ds_put(ds, "IN_PORT");
+            break;
+        case FDP_ACT_CONTROLLER:
+            fdp__ds_printf(ds, "CONTROLLER:%" PRIu32, a->arg);
+            break;
+        case FDP_ACT_SET_VLAN_VID:
+            fdp__ds_printf(ds, "mod_vlan_vid:%" PRIu32, a->arg);
+            break;
+        case FDP_ACT_SET_VLAN_PCP:
+            fdp__ds_printf(ds, "mod_vlan_pcp:%" PRIu32, a->arg);
+            break;
+        case FDP_ACT_STRIP_VLAN:
+            fdp__ds_put(ds, "strip_vlan");
+            break;
+        case FDP_ACT_PUSH_VLAN:
+            fdp__ds_printf(ds, "push_vlan:0x%04" PRIx32, a->arg);
+            break;
+        case FDP_ACT_DEC_TTL:
+            fdp__ds_put(ds, "dec_ttl");
+            break;
+        case FDP_ACT_SET_FIELD: {
+            enum fdp_field f = (enum fdp_field) a->field;
+            fdp_u128 v = fdp__action_value(a);
+            if ((a->flags & FDP__ACT_MOD) && mod_name(f)) {
+                fdp__ds_printf(ds, "%s:", mod_name(f));
+                fdp__format_value(ds, f, v);
+            } else {
+                fdp__ds_put(ds, "set_field:");
+                format_set_field_value(ds, f, v);
+                fdp__ds_printf(ds, "->%s", oxm_name(f, m));
+            }
+            break;
+        }
+        case FDP_N_ACTION_TYPES:
+            break;
+        }
+        fdp__ds_putc(ds, ',');
+    }
+    fdp__ds_chomp(ds, ',');
+}
+
+char *
+fdp_actions_format(const struct fdp_actions *acts, const struct fdp_match *m)
+{
+    struct fdp__ds ds = FDP__DS_INIT;
+
+    format_actions(&ds, acts, m);
+    return fdp__ds_steal(&ds);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Flows.                                                                  */
+
+char *
+fdp_flow_format(const struct fdp_flow_spec *flow)
+{
+    struct fdp__ds ds = FDP__DS_INIT;
+
+    if (flow->cookie) {
+        fdp__ds_printf(&ds, "cookie=%#" PRIx64 ", ", flow->cookie);
+    }
+    if (flow->table_id) {
+        fdp__ds_printf(&ds, "table=%u, ", flow->table_id);
+    }
+    if (flow->idle_timeout) {
+        fdp__ds_printf(&ds, "idle_timeout=%u, ", flow->idle_timeout);
+    }
+    if (flow->hard_timeout) {
+        fdp__ds_printf(&ds, "hard_timeout=%u, ", flow->hard_timeout);
+    }
+    size_t before = ds.len;
+    format_match(&ds, flow->match, flow->priority);
+    if (ds.len > before) {
+        fdp__ds_putc(&ds, ' ');
+    }
+    if (flow->actions) {
+        fdp__ds_put(&ds, "actions=");
+        format_actions(&ds, flow->actions, flow->match);
+    } else {
+        fdp__ds_chomp(&ds, ' ');
+    }
+    return fdp__ds_steal(&ds);
+}

@@ -1,0 +1,1235 @@
+/*
+ * Parsing flows in ovs-ofctl syntax.
+ *
+ * A flow line is a list of tokens separated by commas or white space:
+ * flow attributes (table, priority, cookie, idle_timeout, hard_timeout),
+ * protocol shorthands (tcp, ipv6, ...), FIELD=VALUE[/MASK] or FIELD=LO-HI
+ * assignments, and finally "actions=" followed by the action list, which
+ * runs to the end of the line.
+ *
+ * Where ovs-ofctl quietly repairs a flow, flowdp refuses it with a message
+ * naming the column and the token: a field given twice with different
+ * values, a field whose prerequisites the match lacks (tp_dst without
+ * tcp/udp/sctp), a mask on a field that takes none, bits outside a field's
+ * width, ECN bits in nw_tos, a range whose low end is above its high end,
+ * an action inconsistent with the match.  Nothing is silently dropped.
+ *
+ * Values are parsed by the syntax the field table gives each field
+ * (lib/key.c), so adding a field needs no change here.
+ */
+#include <config.h>
+
+#include "flow-text.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "actions.h"
+#include "flowdp/flow.h"
+#include "util.h"
+
+/* Longest flow text accepted, in bytes: far above any real flow, low
+ * enough that a hostile line cannot make the parser allocate much. */
+#define MAX_FLOW_LEN 65536
+
+struct parser {
+    const char *line;           /* The whole text, for columns. */
+    char *buf;                  /* Modifiable copy of 'line'. */
+    char **errorp;
+    struct fdp_match *match;
+    /* Column (1-based) where each field was set, 0 if not. */
+    int field_col[FDP_N_FIELDS];
+    /* Where dl_type and nw_proto got their values, for conflicts with
+     * shorthands. */
+    const char *field_token[FDP_N_FIELDS];
+    /* The name the user wrote for what is being applied now. */
+    const char *cur_name;
+};
+
+static int __attribute__((format(printf, 3, 4)))
+parse_error(struct parser *p, const char *at, const char *format, ...)
+{
+    if (p->errorp && !*p->errorp) {
+        char msg[512];
+        va_list args;
+        va_start(args, format);
+        vsnprintf(msg, sizeof msg, format, args);
+        va_end(args);
+
+        char *s = NULL;
+        long col = (long) (at - p->buf) + 1;
+        if (asprintf(&s, "column %ld: %s", col, msg) < 0) {
+            s = NULL;
+        }
+        *p->errorp = s;
+    }
+    return EINVAL;
+}
+
+static int
+col_of(const struct parser *p, const char *at)
+{
+    return (int) (at - p->buf) + 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Numbers and addresses.                                                  */
+
+/* Parses all of 's' as an unsigned number the way ovs-ofctl (strtoull
+ * with base 0) does: hex after 0x, octal after a leading 0, else decimal.
+ * Returns false if it is not one or exceeds 'max'. */
+static bool
+str_to_u128(const char *s, fdp_u128 max, fdp_u128 *value, bool *overflow)
+{
+    fdp_u128 v = 0;
+    int base = 10;
+
+    *overflow = false;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+    } else if (s[0] == '0' && s[1]) {
+        base = 8;
+    }
+    if (!*s) {
+        return false;
+    }
+    for (; *s; s++) {
+        int d;
+        if (isdigit((unsigned char) *s) && *s - '0' < base) {
+            d = *s - '0';
+        } else if (base == 16 && isxdigit((unsigned char) *s)) {
+            d = tolower((unsigned char) *s) - 'a' + 10;
+        } else {
+            return false;
+        }
+        if (v > (max - (fdp_u128) d) / (fdp_u128) base) {
+            *overflow = true;
+            return false;
+        }
+        v = v * base + d;
+    }
+    *value = v;
+    return true;
+}
+
+static bool
+parse_mac(const char *s, fdp_u128 *mac)
+{
+    uint64_t v = 0;
+
+    for (int i = 0; i < 6; i++) {
+        int digits = 0;
+        unsigned int byte = 0;
+        for (; isxdigit((unsigned char) *s) && digits < 2; s++, digits++) {
+            byte = byte * 16 + (unsigned int) (isdigit((unsigned char) *s)
+                                               ? *s - '0'
+                                               : tolower((unsigned char) *s)
+                                                 - 'a' + 10);
+        }
+        if (!digits || (i < 5 ? *s++ != ':' : *s != '\0')) {
+            return false;
+        }
+        v = (v << 8) | byte;
+    }
+    *mac = v;
+    return true;
+}
+
+static bool
+parse_ipv4(const char *s, fdp_u128 *ip)
+{
+    struct in_addr a;
+
+    if (inet_pton(AF_INET, s, &a) != 1) {
+        return false;
+    }
+    *ip = ntohl(a.s_addr);
+    return true;
+}
+
+static bool
+parse_ipv6(const char *s, fdp_u128 *ip)
+{
+    uint8_t b[16];
+
+    if (inet_pton(AF_INET6, s, b) != 1) {
+        return false;
+    }
+    fdp_u128 v = 0;
+    for (int i = 0; i < 16; i++) {
+        v = (v << 8) | b[i];
+    }
+    *ip = v;
+    return true;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Field values.                                                           */
+
+/* A parsed field constraint. */
+struct constraint {
+    bool is_range;
+    fdp_u128 value;     /* Or the low end of a range. */
+    fdp_u128 mask;      /* Unused for ranges. */
+    fdp_u128 hi;        /* High end of a range. */
+};
+
+static const char *
+syntax_hint(const struct fdp__field *f)
+{
+    switch (f->syntax) {
+    case FDP__S_MAC:
+        return "an Ethernet address";
+    case FDP__S_IPV4:
+        return "an IPv4 address";
+    case FDP__S_IPV6:
+        return "an IPv6 address";
+    case FDP__S_PORT:
+        return "a port number or name";
+    default:
+        return "a number";
+    }
+}
+
+/* Parses one value (no mask, no range) of field 'f' from 's' at 'at'. */
+static int
+parse_one_value(struct parser *p, enum fdp_field f, const char *s,
+                const char *at, fdp_u128 *value)
+{
+    const struct fdp__field *field = fdp__field(f);
+    bool overflow = false;
+    bool ok;
+
+    switch (field->syntax) {
+    case FDP__S_MAC:
+        ok = parse_mac(s, value);
+        break;
+    case FDP__S_IPV4:
+        ok = parse_ipv4(s, value);
+        break;
+    case FDP__S_IPV6:
+        ok = parse_ipv6(s, value);
+        break;
+    case FDP__S_PORT: {
+        uint32_t port;
+        if (fdp__port_from_name(s, &port)) {
+            *value = port;
+            return 0;
+        }
+        ok = str_to_u128(s, field->max, value, &overflow);
+        break;
+    }
+    case FDP__S_TOS: {
+        ok = str_to_u128(s, 255, value, &overflow);
+        if (ok && (*value & 3)) {
+            return parse_error(p, at, "%s: %s has ECN bits set (the low 2 "
+                               "bits must be 0; match them with nw_ecn)",
+                               field->name, s);
+        }
+        if (ok) {
+            *value >>= 2;
+            return 0;
+        }
+        if (overflow) {
+            return parse_error(p, at, "%s: %s is out of range (0..252)",
+                               field->name, s);
+        }
+        break;
+    }
+    default:
+        ok = str_to_u128(s, field->max, value, &overflow);
+        break;
+    }
+    if (ok) {
+        return 0;
+    }
+    if (overflow) {
+        return parse_error(p, at, "%s: %s is out of range (0..%" PRIu64 ")",
+                           field->name, s, (uint64_t) field->max);
+    }
+    return parse_error(p, at, "%s: \"%s\" is not %s", field->name, s,
+                       syntax_hint(field));
+}
+
+/* Parses a mask for field 'f': a number or address of the field's syntax,
+ * or for IP addresses a prefix length "/N". */
+static int
+parse_mask(struct parser *p, enum fdp_field f, const char *s, const char *at,
+           fdp_u128 *mask)
+{
+    const struct fdp__field *field = fdp__field(f);
+
+    if ((field->syntax == FDP__S_IPV4 || field->syntax == FDP__S_IPV6)
+        && !strchr(s, '.') && !strchr(s, ':')) {
+        fdp_u128 len;
+        bool overflow;
+        if (!str_to_u128(s, field->n_bits, &len, &overflow)) {
+            return parse_error(p, at, "%s: \"/%s\" is not a prefix length "
+                               "(0..%u) or a mask", field->name, s,
+                               field->n_bits);
+        }
+        *mask = len ? fdp__ones(field->n_bits)
+                      & ~fdp__ones(field->n_bits - (unsigned int) len) : 0;
+        return 0;
+    }
+    int error = parse_one_value(p, f, s, at, mask);
+    if (!error && (*mask & ~fdp__ones(field->n_bits))) {
+        return parse_error(p, at, "%s: mask %s is wider than the field",
+                           field->name, s);
+    }
+    return error;
+}
+
+static int
+parse_tcp_flags(struct parser *p, const char *s, const char *at,
+                struct constraint *c)
+{
+    c->value = c->mask = 0;
+    /* "syn|ack" and "[200]|fin" list the flags that are set. */
+    bool pipes = isalpha((unsigned char) *s) || *s == '[';
+    if (*s != '+' && *s != '-' && !pipes) {
+        return -1;              /* Numeric: the caller parses it. */
+    }
+    while (*s) {
+        char sign = pipes ? '+' : *s++;
+        if (sign != '+' && sign != '-') {
+            return parse_error(p, at, "tcp_flags: expected '+' or '-' "
+                               "before a flag name in \"%s\"", s - 1);
+        }
+        size_t n = strcspn(s, pipes ? "|" : "+-");
+        int bit = -1;
+        for (int i = 0; i < 12; i++) {
+            if (strlen(fdp__tcp_flag_names[i]) == n
+                && !strncasecmp(s, fdp__tcp_flag_names[i], n)) {
+                bit = i;
+            }
+        }
+        if (bit < 0) {
+            return parse_error(p, at, "tcp_flags: unknown flag \"%.*s\" "
+                               "(known: fin syn rst psh ack urg ece cwr ns "
+                               "[200] [400] [800])", (int) n, s);
+        }
+        if (c->mask & (1u << bit)) {
+            return parse_error(p, at, "tcp_flags: flag %s given twice",
+                               fdp__tcp_flag_names[bit]);
+        }
+        c->mask |= 1u << bit;
+        if (sign == '+') {
+            c->value |= 1u << bit;
+        }
+        s += n;
+        if (pipes && *s == '|') {
+            s++;
+            if (!*s) {
+                return parse_error(p, at, "tcp_flags: flag name expected "
+                                   "after '|'");
+            }
+        }
+    }
+    if (pipes) {
+        c->mask = 0xfff;
+    }
+    return 0;
+}
+
+static int
+parse_frag(struct parser *p, const char *s, const char *at,
+           struct constraint *c)
+{
+    static const struct {
+        const char *name;
+        unsigned int value, mask;
+    } names[] = {
+        { "no", 0, FDP_FRAG_ANY },
+        { "yes", FDP_FRAG_ANY, FDP_FRAG_ANY },
+        { "first", FDP_FRAG_ANY, FDP_FRAG_ANY | FDP_FRAG_LATER },
+        { "later", FDP_FRAG_ANY | FDP_FRAG_LATER,
+          FDP_FRAG_ANY | FDP_FRAG_LATER },
+        { "not_later", 0, FDP_FRAG_LATER },
+    };
+
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(names); i++) {
+        if (!strcmp(s, names[i].name)) {
+            c->value = names[i].value;
+            c->mask = names[i].mask;
+            return 0;
+        }
+    }
+    return parse_error(p, at, "ip_frag: \"%s\" is not one of no, yes, "
+                       "first, later, not_later", s);
+}
+
+/* Where a range's '-' is in 's', or NULL.  IPv4, IPv6, MAC and numbers
+ * contain no '-' of their own. */
+static char *
+range_dash(char *s)
+{
+    return strchr(s, '-');
+}
+
+/* Parses the value text 's' (at column 'at') of field 'f'. */
+static int
+parse_constraint(struct parser *p, enum fdp_field f, char *s, const char *at,
+                 struct constraint *c)
+{
+    const struct fdp__field *field = fdp__field(f);
+    int error;
+
+    memset(c, 0, sizeof *c);
+    if (!*s) {
+        return parse_error(p, at, "%s: missing value", field->name);
+    }
+    if (field->syntax == FDP__S_FRAG) {
+        return parse_frag(p, s, at, c);
+    }
+    if (field->syntax == FDP__S_TCP_FLAGS) {
+        error = parse_tcp_flags(p, s, at, c);
+        if (error >= 0) {
+            return error;
+        }
+    }
+
+    char *dash = range_dash(s);
+    char *slash = strchr(s, '/');
+    if (dash && slash) {
+        return parse_error(p, at, "%s: a value takes a mask or a range, "
+                           "not both", field->name);
+    }
+    if (dash) {
+        if (!(field->flags & FDP__F_RANGE)) {
+            return parse_error(p, at, "%s: takes no range", field->name);
+        }
+        *dash = '\0';
+        error = parse_one_value(p, f, s, at, &c->value);
+        if (!error) {
+            error = parse_one_value(p, f, dash + 1, at, &c->hi);
+        }
+        if (error) {
+            return error;
+        }
+        if (c->value > c->hi) {
+            *dash = '-';
+            return parse_error(p, at, "%s: range %s is empty (low end above "
+                               "high end)", field->name, s);
+        }
+        c->is_range = true;
+        return 0;
+    }
+    if (slash) {
+        *slash = '\0';
+        error = parse_one_value(p, f, s, at, &c->value);
+        if (!error) {
+            error = parse_mask(p, f, slash + 1, at, &c->mask);
+        }
+        /* A field that takes no mask still takes an all-ones one, as in
+         * ovs-ofctl (icmp_type=3/0xff). */
+        if (!error && !(field->flags & FDP__F_MASKABLE)) {
+            if (c->mask != fdp__ones(field->n_bits) && c->mask != field->max) {
+                return parse_error(p, at, "%s: takes no mask", field->name);
+            }
+            c->mask = fdp__ones(field->n_bits);
+        }
+        if (!error) {
+            c->value &= c->mask;
+        }
+        return error;
+    }
+    error = parse_one_value(p, f, s, at, &c->value);
+    c->mask = fdp__ones(field->n_bits);
+    return error;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Applying constraints.                                                   */
+
+/* Returns a field set earlier whose bits overlap 'f', or -1. */
+static int
+earlier_overlapping(const struct parser *p, enum fdp_field f)
+{
+    struct fdp_key a, b;
+
+    memset(&a, 0, sizeof a);
+    fdp__key_set(&a, f, fdp__ones(fdp__field(f)->n_bits));
+    for (int g = 0; g < FDP_N_FIELDS; g++) {
+        if (!p->field_col[g]) {
+            continue;
+        }
+        memset(&b, 0, sizeof b);
+        fdp__key_set(&b, (enum fdp_field) g,
+                     fdp__ones(fdp__field(g)->n_bits));
+        for (int i = 0; i < FDP_KEY_WORDS; i++) {
+            if (a.w[i] & b.w[i]) {
+                return g;
+            }
+        }
+    }
+    return -1;
+}
+
+static int
+conflict(struct parser *p, enum fdp_field f, const char *at)
+{
+    int g = earlier_overlapping(p, f);
+    const char *name = p->cur_name ? p->cur_name : fdp__field(f)->name;
+
+    if (g < 0) {
+        return parse_error(p, at, "%s: conflicts with an earlier field",
+                           name);
+    }
+    return parse_error(p, at, "%s: conflicts with %s at column %d", name,
+                       p->field_token[g], p->field_col[g]);
+}
+
+/* Adds value/mask on field 'f' to the match, checking that bits it
+ * shares with earlier fields agree. */
+static int
+apply_masked(struct parser *p, enum fdp_field f, fdp_u128 value,
+             fdp_u128 mask, const char *at)
+{
+    struct fdp_match *m = p->match;
+
+    for (uint32_t map = m->range_fields; map; map &= map - 1) {
+        enum fdp_field r = (enum fdp_field) __builtin_ctz(map);
+        struct fdp_key a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        fdp__key_set(&a, f, mask);
+        fdp__key_set(&b, r, fdp__ones(fdp__field(r)->n_bits));
+        for (int i = 0; i < FDP_KEY_WORDS; i++) {
+            if (a.w[i] & b.w[i]) {
+                return conflict(p, f, at);
+            }
+        }
+    }
+
+    fdp_u128 old_mask = fdp__match_get_mask(m, f);
+    fdp_u128 old_value = fdp__match_get_value(m, f);
+    if ((old_value ^ value) & old_mask & mask) {
+        return conflict(p, f, at);
+    }
+    /* Add the bits without touching the rest of the field's storage: a
+     * range on dl_vlan and the tag bit set by dl_vlan_pcp share vlan_tci. */
+    fdp__key_or(&m->mask, f, mask);
+    fdp__key_or(&m->value, f, value & mask);
+    return 0;
+}
+
+static int
+apply_range(struct parser *p, enum fdp_field f, fdp_u128 lo, fdp_u128 hi,
+            const char *at)
+{
+    struct fdp_match *m = p->match;
+
+    if (fdp__match_get_mask(m, f) || earlier_overlapping(p, f) >= 0) {
+        if (fdp__match_has_range(m, f)
+            && fdp__key_get(&m->value, f) == lo
+            && fdp__key_get(&m->hi, f) == hi) {
+            return 0;
+        }
+        return conflict(p, f, at);
+    }
+    int error = fdp__match_set_range(m, f, lo, hi);
+    return error == EBUSY ? conflict(p, f, at) : error;
+}
+
+/* Applies 'c' to field 'f'.  dl_vlan and dl_vlan_pcp imply an 802.1Q tag
+ * (the CFI bit of vlan_tci), and dl_vlan=0xffff means "no tag". */
+static int
+apply_constraint(struct parser *p, enum fdp_field f,
+                 const struct constraint *c, const char *at)
+{
+    int error;
+
+    if (f == FDP_F_DL_VLAN || f == FDP_F_DL_VLAN_PCP) {
+        if (f == FDP_F_DL_VLAN && !c->is_range && c->value == 0xffff) {
+            return apply_masked(p, FDP_F_VLAN_TCI, 0, 0xffff, at);
+        }
+        error = apply_masked(p, FDP_F_VLAN_TCI, FDP_VLAN_CFI, FDP_VLAN_CFI,
+                             at);
+        if (error) {
+            return error;
+        }
+    }
+    if (c->is_range) {
+        return apply_range(p, f, c->value, c->hi, at);
+    }
+    return apply_masked(p, f, c->value, c->mask, at);
+}
+
+/* Parses and applies "name=value" for field 'f'. */
+static int
+parse_field(struct parser *p, enum fdp_field f, char *value, const char *at,
+            const char *token)
+{
+    struct constraint c;
+    const struct fdp__field *field = fdp__field(f);
+
+    /* dl_vlan accepts 0xffff (no tag) beyond its 12 bits. */
+    if (f == FDP_F_DL_VLAN) {
+        fdp_u128 v;
+        bool overflow;
+        if (str_to_u128(value, 0xffff, &v, &overflow) && v == 0xffff) {
+            c = (struct constraint) { .value = 0xffff };
+            goto apply;
+        }
+    }
+    int error = parse_constraint(p, f, value, at, &c);
+    if (error) {
+        return error;
+    }
+    if (c.is_range && f == FDP_F_DL_VLAN && c.hi > field->max) {
+        return parse_error(p, at, "dl_vlan: range ends above 4095");
+    }
+
+apply:
+    error = apply_constraint(p, f, &c, at);
+    if (!error && !p->field_col[f]) {
+        p->field_col[f] = col_of(p, at);
+        p->field_token[f] = token;
+    }
+    return error;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Shorthands and flow attributes.                                         */
+
+static const struct {
+    const char *name;
+    uint16_t dl_type;
+    int nw_proto;               /* -1 if the shorthand leaves it open. */
+} shorthands[] = {
+    { "ip", FDP_ETH_TYPE_IP, -1 },
+    { "ipv6", FDP_ETH_TYPE_IPV6, -1 },
+    { "icmp", FDP_ETH_TYPE_IP, FDP_IPPROTO_ICMP },
+    { "tcp", FDP_ETH_TYPE_IP, FDP_IPPROTO_TCP },
+    { "udp", FDP_ETH_TYPE_IP, FDP_IPPROTO_UDP },
+    { "sctp", FDP_ETH_TYPE_IP, FDP_IPPROTO_SCTP },
+    { "icmp6", FDP_ETH_TYPE_IPV6, FDP_IPPROTO_ICMPV6 },
+    { "tcp6", FDP_ETH_TYPE_IPV6, FDP_IPPROTO_TCP },
+    { "udp6", FDP_ETH_TYPE_IPV6, FDP_IPPROTO_UDP },
+    { "sctp6", FDP_ETH_TYPE_IPV6, FDP_IPPROTO_SCTP },
+    { "arp", FDP_ETH_TYPE_ARP, -1 },
+    { "rarp", FDP_ETH_TYPE_RARP, -1 },
+};
+
+static int
+apply_shorthand(struct parser *p, int i, const char *at, const char *token)
+{
+    p->cur_name = shorthands[i].name;
+    int error = apply_masked(p, FDP_F_DL_TYPE, shorthands[i].dl_type, 0xffff,
+                             at);
+    if (!error && !p->field_col[FDP_F_DL_TYPE]) {
+        p->field_col[FDP_F_DL_TYPE] = col_of(p, at);
+        p->field_token[FDP_F_DL_TYPE] = token;
+    }
+    if (!error && shorthands[i].nw_proto >= 0) {
+        error = apply_masked(p, FDP_F_NW_PROTO,
+                             (fdp_u128) shorthands[i].nw_proto, 0xff, at);
+        if (!error && !p->field_col[FDP_F_NW_PROTO]) {
+            p->field_col[FDP_F_NW_PROTO] = col_of(p, at);
+            p->field_token[FDP_F_NW_PROTO] = token;
+        }
+    }
+    return error;
+}
+
+struct attr_state {
+    bool seen[5];
+};
+
+/* Flow attributes: name, largest value, where it goes. */
+enum attr { ATTR_TABLE, ATTR_PRIORITY, ATTR_COOKIE, ATTR_IDLE, ATTR_HARD };
+
+static const struct {
+    const char *name;
+    uint64_t max;
+} attrs[] = {
+    [ATTR_TABLE] = { "table", 254 },
+    [ATTR_PRIORITY] = { "priority", 65535 },
+    [ATTR_COOKIE] = { "cookie", UINT64_MAX },
+    [ATTR_IDLE] = { "idle_timeout", 65535 },
+    [ATTR_HARD] = { "hard_timeout", 65535 },
+};
+
+static int
+parse_attr(struct parser *p, enum attr a, const char *value, const char *at,
+           struct attr_state *st, struct fdp_flow_spec *flow)
+{
+    fdp_u128 v;
+    bool overflow;
+
+    if (st->seen[a]) {
+        return parse_error(p, at, "%s: given twice", attrs[a].name);
+    }
+    st->seen[a] = true;
+    if (!str_to_u128(value, attrs[a].max, &v, &overflow)) {
+        if (overflow) {
+            return parse_error(p, at, "%s: %s is out of range (0..%" PRIu64
+                               ")", attrs[a].name, value, attrs[a].max);
+        }
+        return parse_error(p, at, "%s: \"%s\" is not a number",
+                           attrs[a].name, value);
+    }
+    switch (a) {
+    case ATTR_TABLE:
+        flow->table_id = (uint8_t) v;
+        break;
+    case ATTR_PRIORITY:
+        flow->priority = (uint16_t) v;
+        break;
+    case ATTR_COOKIE:
+        flow->cookie = (uint64_t) v;
+        break;
+    case ATTR_IDLE:
+        flow->idle_timeout = (uint16_t) v;
+        break;
+    case ATTR_HARD:
+        flow->hard_timeout = (uint16_t) v;
+        break;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Prerequisites.                                                          */
+
+static const char *
+prereq_text(enum fdp__prereq prereq)
+{
+    switch (prereq) {
+    case FDP__P_IP_ANY:
+        return "ip or ipv6";
+    case FDP__P_IPV4:
+        return "ip (IPv4)";
+    case FDP__P_IPV6:
+        return "ipv6";
+    case FDP__P_ARP:
+        return "arp or rarp";
+    case FDP__P_L4:
+        return "tcp, udp or sctp (or tcp6, udp6, sctp6)";
+    case FDP__P_TCP:
+        return "tcp or tcp6";
+    case FDP__P_ICMP_ANY:
+        return "icmp or icmp6";
+    case FDP__P_NONE:
+    case FDP__P_VLAN:
+        break;
+    }
+    return "nothing";
+}
+
+/* IPv4 field names that ovs-ofctl also accepts in ARP flows for the ARP
+ * fields stored in the same bits. */
+static const struct {
+    enum fdp_field ip;
+    enum fdp_field arp;
+} arp_spellings[] = {
+    { FDP_F_NW_SRC, FDP_F_ARP_SPA },
+    { FDP_F_NW_DST, FDP_F_ARP_TPA },
+    { FDP_F_NW_PROTO, FDP_F_ARP_OP },
+};
+
+static int
+check_prereqs(struct parser *p)
+{
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(arp_spellings); i++) {
+        enum fdp_field ip = arp_spellings[i].ip;
+        enum fdp_field arp = arp_spellings[i].arp;
+        if (p->field_col[ip] && !p->field_col[arp]
+            && fdp__match_meets(p->match, FDP__P_ARP)) {
+            p->field_col[arp] = p->field_col[ip];
+            p->field_token[arp] = p->field_token[ip];
+            p->field_col[ip] = 0;
+        }
+    }
+    for (int f = 0; f < FDP_N_FIELDS; f++) {
+        enum fdp__prereq pr = fdp__field(f)->prereq;
+        if (p->field_col[f] && !fdp__match_meets(p->match, pr)) {
+            return parse_error(p, p->buf + p->field_col[f] - 1,
+                               "%s: requires %s in the match",
+                               fdp__field(f)->name, prereq_text(pr));
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Actions.                                                                */
+
+/* Fields set_field may write. */
+static bool
+settable(enum fdp_field f)
+{
+    switch (f) {
+    case FDP_F_PKT_MARK:
+    case FDP_F_DL_SRC:
+    case FDP_F_DL_DST:
+    case FDP_F_NW_SRC:
+    case FDP_F_NW_DST:
+    case FDP_F_IPV6_SRC:
+    case FDP_F_IPV6_DST:
+    case FDP_F_IPV6_LABEL:
+    case FDP_F_NW_TOS:
+    case FDP_F_NW_ECN:
+    case FDP_F_NW_TTL:
+    case FDP_F_TP_SRC:
+    case FDP_F_TP_DST:
+    case FDP_F_ICMP_TYPE:
+    case FDP_F_ICMP_CODE:
+    case FDP_F_ARP_OP:
+    case FDP_F_ARP_SPA:
+    case FDP_F_ARP_TPA:
+    case FDP_F_ARP_SHA:
+    case FDP_F_ARP_THA:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Actions spelled mod_xxx:VALUE, and the field each sets. */
+static const struct {
+    const char *name;
+    enum fdp_field field;
+} mod_actions[] = {
+    { "mod_dl_src", FDP_F_DL_SRC },
+    { "mod_dl_dst", FDP_F_DL_DST },
+    { "mod_nw_src", FDP_F_NW_SRC },
+    { "mod_nw_dst", FDP_F_NW_DST },
+    { "mod_nw_tos", FDP_F_NW_TOS },
+    { "mod_nw_ttl", FDP_F_NW_TTL },
+    { "mod_tp_src", FDP_F_TP_SRC },
+    { "mod_tp_dst", FDP_F_TP_DST },
+};
+
+static int
+require(struct parser *p, enum fdp__prereq pr, const char *action,
+        const char *at)
+{
+    if (!fdp__match_meets(p->match, pr)) {
+        return parse_error(p, at, "%s: requires %s in the match", action,
+                           prereq_text(pr));
+    }
+    return 0;
+}
+
+/* Parses a plain number argument of an action. */
+static int
+action_number(struct parser *p, const char *action, const char *arg,
+              uint64_t max, const char *at, uint32_t *out)
+{
+    fdp_u128 v;
+    bool overflow;
+
+    if (!arg || !*arg) {
+        return parse_error(p, at, "%s: missing argument", action);
+    }
+    if (!str_to_u128(arg, max, &v, &overflow)) {
+        if (overflow) {
+            return parse_error(p, at, "%s: %s is out of range (0..%" PRIu64
+                               ")", action, arg, max);
+        }
+        return parse_error(p, at, "%s: \"%s\" is not a number", action, arg);
+    }
+    *out = (uint32_t) v;
+    return 0;
+}
+
+/* Parses an output port: 1..0xfeff, or IN_PORT, CONTROLLER. */
+static int
+parse_output(struct parser *p, const char *arg, const char *at,
+             struct fdp__actions_builder *b)
+{
+    uint32_t port;
+
+    bool named = fdp__port_from_name(arg, &port);
+    if (!named) {
+        int error = action_number(p, "output", arg, 0xffff, at, &port);
+        if (error) {
+            return error;
+        }
+        named = port == FDP_PORT_IN_PORT || port == FDP_PORT_CONTROLLER;
+    }
+    if (named) {
+        if (port == FDP_PORT_IN_PORT) {
+            fdp__actions_add(b, FDP_ACT_IN_PORT, 0);
+            return 0;
+        }
+        if (port == FDP_PORT_CONTROLLER) {
+            fdp__actions_add(b, FDP_ACT_CONTROLLER, 65535);
+            return 0;
+        }
+        return parse_error(p, at, "output: port %s is not supported (use a "
+                           "port number, IN_PORT or CONTROLLER)", arg);
+    }
+    if (port == 0 || port >= FDP_PORT_MAX) {
+        return parse_error(p, at, "output: port %s is out of range "
+                           "(1..%d, IN_PORT, CONTROLLER)", arg,
+                           FDP_PORT_MAX - 1);
+    }
+    fdp__actions_add(b, FDP_ACT_OUTPUT, port);
+    return 0;
+}
+
+static int
+parse_set_field(struct parser *p, char *arg, const char *at,
+                struct fdp__actions_builder *b)
+{
+    char *arrow = arg ? strstr(arg, "->") : NULL;
+    enum fdp_field f;
+    fdp_u128 value;
+
+    if (!arrow) {
+        return parse_error(p, at, "set_field: expected VALUE->FIELD");
+    }
+    *arrow = '\0';
+    const char *name = arrow + 2;
+    if (!fdp_field_from_name(name, &f)) {
+        return parse_error(p, at, "set_field: unknown field \"%s\"", name);
+    }
+    if (!settable(f)) {
+        return parse_error(p, at, "set_field: %s is read-only",
+                           fdp__field(f)->name);
+    }
+    if (strchr(arg, '/')) {
+        return parse_error(p, at, "set_field: a masked value (\"%s\") is not "
+                           "supported", arg);
+    }
+    int error = parse_one_value(p, f, arg, at, &value);
+    if (!error) {
+        error = require(p, fdp__field(f)->prereq, "set_field", at);
+    }
+    if (!error) {
+        fdp__actions_add_set_field(b, f, value, 0);
+    }
+    return error;
+}
+
+/* Parses one action 'name[:arg]' at 'at'. */
+static int
+parse_action(struct parser *p, char *name, char *arg, const char *at,
+             struct fdp__actions_builder *b)
+{
+    uint32_t v;
+    int error;
+
+    if (isdigit((unsigned char) name[0]) && !arg) {
+        return parse_output(p, name, at, b);
+    }
+    if (!strcasecmp(name, "output")) {
+        if (!arg) {
+            return parse_error(p, at, "output: missing port");
+        }
+        return parse_output(p, arg, at, b);
+    }
+    if (!strcasecmp(name, "in_port") && !arg) {
+        fdp__actions_add(b, FDP_ACT_IN_PORT, 0);
+        return 0;
+    }
+    if (!strcasecmp(name, "controller")) {
+        v = 65535;
+        if (arg) {
+            error = action_number(p, "controller", arg, 65535, at, &v);
+            if (error) {
+                return error;
+            }
+        }
+        fdp__actions_add(b, FDP_ACT_CONTROLLER, v);
+        return 0;
+    }
+    if (!strcmp(name, "mod_vlan_vid")) {
+        error = action_number(p, name, arg, 4095, at, &v);
+        if (!error) {
+            fdp__actions_add(b, FDP_ACT_SET_VLAN_VID, v);
+        }
+        return error;
+    }
+    if (!strcmp(name, "mod_vlan_pcp")) {
+        error = action_number(p, name, arg, 7, at, &v);
+        if (!error) {
+            fdp__actions_add(b, FDP_ACT_SET_VLAN_PCP, v);
+        }
+        return error;
+    }
+    if (!strcmp(name, "strip_vlan") && !arg) {
+        fdp__actions_add(b, FDP_ACT_STRIP_VLAN, 0);
+        return 0;
+    }
+    if (!strcmp(name, "push_vlan")) {
+        error = action_number(p, name, arg, 0xffff, at, &v);
+        if (!error && v != 0x8100 && v != 0x88a8) {
+            return parse_error(p, at, "push_vlan: %s is not a VLAN "
+                               "ethertype (0x8100 or 0x88a8)", arg);
+        }
+        if (!error) {
+            fdp__actions_add(b, FDP_ACT_PUSH_VLAN, v);
+        }
+        return error;
+    }
+    if (!strcmp(name, "dec_ttl")) {
+        if (arg) {
+            return parse_error(p, at, "dec_ttl: takes no argument");
+        }
+        error = require(p, FDP__P_IP_ANY, name, at);
+        if (!error) {
+            fdp__actions_add(b, FDP_ACT_DEC_TTL, 0);
+        }
+        return error;
+    }
+    if (!strcmp(name, "set_field")) {
+        return parse_set_field(p, arg, at, b);
+    }
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(mod_actions); i++) {
+        if (!strcmp(name, mod_actions[i].name)) {
+            enum fdp_field f = mod_actions[i].field;
+            fdp_u128 value;
+            if (!arg || !*arg) {
+                return parse_error(p, at, "%s: missing argument", name);
+            }
+            error = parse_one_value(p, f, arg, at, &value);
+            if (!error) {
+                error = require(p, fdp__field(f)->prereq, name, at);
+            }
+            if (!error) {
+                fdp__actions_add_set_field(b, f, value, FDP__ACT_MOD);
+            }
+            return error;
+        }
+    }
+    return parse_error(p, at, "unknown action \"%s\"", name);
+}
+
+static int
+parse_actions(struct parser *p, char *s, struct fdp_actions **actsp)
+{
+    struct fdp__actions_builder b;
+    bool drop = false;
+    const char *drop_at = NULL;
+    int error = 0;
+
+    fdp__actions_builder_init(&b);
+    while (!error) {
+        s += strspn(s, " \t\r\n");
+        if (!*s) {
+            break;
+        }
+        char *start = s;
+        int depth = 0;
+        for (; *s && (depth || (*s != ',' && !isspace((unsigned char) *s)));
+             s++) {
+            depth += *s == '(' ? 1 : *s == ')' ? -1 : 0;
+        }
+        char *end = s;
+        s += strspn(s, " \t\r\n");
+        if (*s == ',') {
+            s++;
+            if (!*(s + strspn(s, " \t\r\n"))) {
+                error = parse_error(p, s - 1, "action expected after ','");
+                break;
+            }
+        }
+        *end = '\0';
+
+        if (!strcmp(start, "drop")) {
+            drop = true;
+            drop_at = start;
+            continue;
+        }
+        char *colon = strchr(start, ':');
+        char *arg = NULL;
+        if (colon) {
+            *colon = '\0';
+            arg = colon + 1;
+        }
+        if (strchr(start, '(')) {
+            error = parse_error(p, start, "action \"%s\": arguments in "
+                                "parentheses are not supported", start);
+            break;
+        }
+        error = parse_action(p, start, arg, start, &b);
+    }
+    if (!error && drop && b.n_actions) {
+        error = parse_error(p, drop_at, "\"drop\" must not be accompanied "
+                            "by any other action");
+    }
+    if (error) {
+        fdp__actions_builder_destroy(&b);
+        return error;
+    }
+    *actsp = fdp__actions_finish(&b);
+    return *actsp ? 0 : ENOMEM;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Flows.                                                                  */
+
+/* Finds "actions=" at the start of a token, or NULL. */
+static char *
+find_actions(char *s)
+{
+    for (char *a = strstr(s, "actions="); a; a = strstr(a + 1, "actions=")) {
+        if (a == s || strchr(", \t\r\n", a[-1])) {
+            return a;
+        }
+    }
+    return NULL;
+}
+
+static int
+parse_match_tokens(struct parser *p, char *s, struct fdp_flow_spec *flow)
+{
+    struct attr_state st = { { false } };
+
+    for (;;) {
+        s += strspn(s, ", \t\r\n");
+        if (!*s) {
+            return 0;
+        }
+        char *token = s;
+        s += strcspn(s, ", \t\r\n");
+        if (*s) {
+            *s++ = '\0';
+        }
+
+        char *eq = strchr(token, '=');
+        char *value = NULL;
+        if (eq) {
+            *eq = '\0';
+            value = eq + 1;
+        }
+
+        bool found = false;
+        for (size_t i = 0; i < FDP_ARRAY_SIZE(attrs); i++) {
+            if (!strcmp(token, attrs[i].name)) {
+                if (!value) {
+                    return parse_error(p, token, "%s: missing value", token);
+                }
+                int error = parse_attr(p, (enum attr) i, value, token, &st,
+                                       flow);
+                if (error) {
+                    return error;
+                }
+                found = true;
+            }
+        }
+        for (size_t i = 0; !found && i < FDP_ARRAY_SIZE(shorthands); i++) {
+            if (!strcmp(token, shorthands[i].name)) {
+                if (value) {
+                    return parse_error(p, token, "%s: a protocol shorthand "
+                                       "takes no value", token);
+                }
+                int error = apply_shorthand(p, (int) i, token,
+                                            shorthands[i].name);
+                if (error) {
+                    return error;
+                }
+                found = true;
+            }
+        }
+        if (found) {
+            continue;
+        }
+
+        enum fdp_field f;
+        if (!fdp_field_from_name(token, &f)) {
+            return parse_error(p, token, "unknown field or keyword \"%s\"",
+                               token);
+        }
+        if (!value) {
+            return parse_error(p, token, "%s: missing value (%s=VALUE)",
+                               token, token);
+        }
+        /* Keep the token text for conflict messages: "tp_dst=80". */
+        if (eq) {
+            *eq = '=';
+        }
+        p->cur_name = fdp__field(f)->name;
+        int error = parse_field(p, f, value, token, token);
+        if (error) {
+            return error;
+        }
+    }
+}
+
+int
+fdp_flow_parse(const char *text, unsigned int flags,
+               struct fdp_flow_spec *flow, char **errorp)
+{
+    struct parser p;
+    int error;
+
+    memset(flow, 0, sizeof *flow);
+    flow->priority = FDP_DEFAULT_PRIORITY;
+    if (errorp) {
+        *errorp = NULL;
+    }
+
+    size_t len = strlen(text);
+    memset(&p, 0, sizeof p);
+    p.line = text;
+    p.errorp = errorp;
+    if (len > MAX_FLOW_LEN) {
+        p.buf = (char *) text;
+        return parse_error(&p, text + MAX_FLOW_LEN, "flow is longer than "
+                           "%d bytes", MAX_FLOW_LEN);
+    }
+    p.buf = strdup(text);
+    p.match = fdp_match_create();
+    if (!p.buf || !p.match) {
+        error = ENOMEM;
+        goto out;
+    }
+
+    char *acts = find_actions(p.buf);
+    if (acts) {
+        if (flags & FDP_PARSE_MATCH_ONLY) {
+            error = parse_error(&p, acts, "actions are not allowed here");
+            goto out;
+        }
+        *acts = '\0';
+        acts += strlen("actions=");
+    } else if (!(flags & FDP_PARSE_MATCH_ONLY)) {
+        error = parse_error(&p, p.buf + len, "missing \"actions=\"");
+        goto out;
+    }
+
+    error = parse_match_tokens(&p, p.buf, flow);
+    if (!error) {
+        error = check_prereqs(&p);
+    }
+    if (!error && acts) {
+        error = parse_actions(&p, acts, &flow->actions);
+    }
+
+out:
+    if (error) {
+        fdp_match_destroy(p.match);
+        fdp_actions_destroy(flow->actions);
+        memset(flow, 0, sizeof *flow);
+    } else {
+        flow->match = p.match;
+    }
+    if (p.buf != text) {
+        free(p.buf);
+    }
+    return error;
+}
+
+void
+fdp_flow_spec_destroy(struct fdp_flow_spec *flow)
+{
+    if (flow) {
+        fdp_match_destroy(flow->match);
+        fdp_actions_destroy(flow->actions);
+        flow->match = NULL;
+        flow->actions = NULL;
+    }
+}
