@@ -1,7 +1,8 @@
 /*
  * flowdp-ctl: the flowdp command-line tool.
  *
- * This first version has the offline commands that need no daemon:
+ * Offline commands, which need no daemon:
+ *   parse-flows FILE|-        print each flow of FILE in canonical form
  *   cpu                       the CPU level detected and in use
  *   hash [OPTIONS] WORD...    the flow hashes of a key of 64-bit words
  * Errors go to stderr as "flowdp-ctl: <message>" with a non-zero exit.
@@ -45,6 +46,8 @@ usage(void)
            "usage: %s [OPTIONS] COMMAND [ARG...]\n"
            "\n"
            "Offline commands:\n"
+           "  parse-flows FILE|-       print each flow of FILE (- for stdin) in\n"
+           "                           canonical ovs-ofctl form\n"
            "  cpu                      show the CPU level detected and in use\n"
            "  hash [--basis=N] [--key=K0:K1] WORD...\n"
            "                           hash a key of 64-bit WORDs with every\n"
@@ -150,6 +153,78 @@ cmd_hash(int argc, char *argv[])
     printf("fast   %s\n", fdp_hash_fast_name());
 }
 
+/* Calls 'cb' for each flow line of 'name' ("-" for stdin), skipping blank
+ * lines and '#' comments.  Exits with a message naming the file, line and
+ * column on the first line that does not parse. */
+static void
+for_each_flow_line(const char *name, void (*cb)(struct fdp_flow_spec *))
+{
+    bool is_stdin = !strcmp(name, "-");
+    FILE *file = is_stdin ? stdin : fopen(name, "r");
+    const char *shown = is_stdin ? "(stdin)" : name;
+
+    if (!file) {
+        fatal("%s: %s", name, strerror(errno));
+    }
+
+    char *line = NULL;
+    size_t alloc = 0;
+    unsigned long line_no = 0;
+    ssize_t n;
+    while ((n = getline(&line, &alloc, file)) != -1) {
+        line_no++;
+        if ((size_t) n != strlen(line)) {
+            fatal("%s:%lu: line contains a NUL byte", shown, line_no);
+        }
+        line[strcspn(line, "\r\n")] = '\0';
+        const char *s = line + strspn(line, " \t");
+        if (!*s || *s == '#') {
+            continue;
+        }
+
+        struct fdp_flow_spec flow;
+        char *error;
+        int err = fdp_flow_parse(line, 0, &flow, &error);
+        if (err) {
+            fatal("%s:%lu: %s", shown, line_no,
+                  error ? error : strerror(err));
+        }
+        cb(&flow);
+        fdp_flow_spec_destroy(&flow);
+    }
+    if (ferror(file)) {
+        fatal("%s: read error: %s", name, strerror(errno));
+    }
+    free(line);
+    if (!is_stdin) {
+        fclose(file);
+    }
+}
+
+static void
+print_flow(struct fdp_flow_spec *flow)
+{
+    char *s = fdp_flow_format(flow);
+
+    if (!s) {
+        fatal("out of memory");
+    }
+    puts(s);
+    free(s);
+}
+
+static void
+cmd_parse_flows(int argc, char *argv[])
+{
+    if (argc != 2) {
+        fatal("parse-flows: expected one argument, a FILE or - for stdin");
+    }
+    for_each_flow_line(argv[1], print_flow);
+    if (fflush(stdout) || ferror(stdout)) {
+        fatal("parse-flows: write error: %s", strerror(errno));
+    }
+}
+
 struct command {
     const char *name;
     void (*run)(int argc, char *argv[]);
@@ -157,6 +232,7 @@ struct command {
 
 static const struct command commands[] = {
     { "cpu", cmd_cpu },
+    { "parse-flows", cmd_parse_flows },
     { "hash", cmd_hash },
 };
 
