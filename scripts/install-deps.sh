@@ -3,8 +3,11 @@
 # root, from Debian's own packages.  Does nothing when all are present.
 set -eu
 
+# python3 and openvswitch-common (ovs-ofctl) run the flow-syntax tests, which
+# compare flowdp-ctl's output with ovs-ofctl's.
 PACKAGES="gcc make autoconf automake libtool pkg-config
-          check libssl-dev liburcu-dev libpcap-dev libjansson-dev"
+          check libssl-dev liburcu-dev libpcap-dev libjansson-dev
+          python3 openvswitch-common"
 
 missing=
 for pkg in $PACKAGES; do

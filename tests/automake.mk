@@ -9,7 +9,9 @@ tests_unit_libunit_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 UNIT_TESTS = \
 	tests/unit/test-cpu \
-	tests/unit/test-hash
+	tests/unit/test-flow \
+	tests/unit/test-hash \
+	tests/unit/test-match
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -20,6 +22,14 @@ tests_unit_test_cpu_SOURCES = tests/unit/test-cpu.c
 tests_unit_test_cpu_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cpu_LDADD = $(UNIT_LDADD)
 
+tests_unit_test_flow_SOURCES = tests/unit/test-flow.c
+tests_unit_test_flow_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_flow_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_match_SOURCES = tests/unit/test-match.c
+tests_unit_test_match_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_match_LDADD = $(UNIT_LDADD)
+
 tests_unit_test_hash_SOURCES = tests/unit/test-hash.c
 tests_unit_test_hash_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hash_LDADD = $(UNIT_LDADD)
@@ -28,10 +38,12 @@ tests_unit_test_hash_LDADD = $(UNIT_LDADD)
 TESTSUITE_AT = \
 	tests/testsuite.at \
 	tests/ctl.at \
+	tests/flow-syntax.at \
 	tests/bench.at
 TESTSUITE = $(srcdir)/tests/testsuite
 AUTOTEST_PATH = utilities
-EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4
+EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
+	tests/flowgen.py tests/ofctl-compare.py
 DISTCLEANFILES += tests/atconfig tests/atlocal
 
 AUTOM4TE = autom4te

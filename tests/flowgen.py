@@ -1,0 +1,766 @@
+#!/usr/bin/env python3
+"""Random flow generator for the flowdp / ovs-ofctl differential test.
+
+    flowgen.py --seed N --count N --set {nxm,of13}
+
+prints COUNT flows, one per line, in "ovs-ofctl add-flow" syntax.  The
+output depends only on the seed, the count and the set.  Every flow is
+accepted by "ovs-ofctl parse-flows" (with "-O OpenFlow13" for the of13 set)
+and obeys flowdp's stricter rules:
+
+  * no field is given twice (aliases count as the same field), at most one
+    shorthand, and a shorthand never appears together with dl_type, nor a
+    protocol shorthand (tcp, udp6, ...) together with nw_proto;
+  * every match field has its prerequisites in the match;
+  * every action is consistent with the match, in OVS's sense too:
+    strip_vlan only while the flow has a VLAN header, at most two VLAN
+    headers after push_vlan, and no L4 field or L4 action together with
+    ip_frag=later (ovs-ofctl accepts those but cannot decode them);
+  * masks only on fields that OVS lets be masked, and no mask or value has
+    bits outside the field's width (arp_op stays below 256: OVS keeps
+    only its low 8 bits).
+
+The nxm set uses OpenFlow 1.0 / Nicira actions (mod_nw_src:..., strip_vlan,
+...), which ovs-ofctl prints under its default protocol selection (NXM).
+The of13 set uses OpenFlow 1.3 actions (set_field, push_vlan, mod_nw_ttl)
+and only match forms that ovs-ofctl prints the same way under NXM and
+OpenFlow 1.3 (for example it avoids dl_vlan=0xffff, which OpenFlow 1.3
+prints as vlan_tci=0x0000/0x1fff instead of vlan_tci=0x0000).
+"""
+
+import argparse
+import random
+import sys
+
+ETH_IP = 0x0800
+ETH_ARP = 0x0806
+ETH_IPV6 = 0x86DD
+
+# Ethertypes that ovs-ofctl prints as a shorthand or that have special
+# meaning; the generic "dl_type=X" class avoids them.
+SPECIAL_ETHERTYPES = {ETH_IP, ETH_ARP, ETH_IPV6, 0x8035, 0x8847, 0x8848,
+                      0x8100, 0x88A8, 0x9100, 0x894F}
+
+TCP, UDP, SCTP, ICMP, ICMP6 = 6, 17, 132, 1, 58
+
+# Flow classes: name -> (dl_type, nw_proto or None, shorthand or None).
+CLASSES = {
+    "any":   (None, None, None),
+    "l2":    (None, None, None),       # dl_type=<generic ethertype>
+    "ip":    (ETH_IP, None, "ip"),
+    "ipx":   (ETH_IP, None, None),     # ip with a non-shorthand nw_proto
+    "tcp":   (ETH_IP, TCP, "tcp"),
+    "udp":   (ETH_IP, UDP, "udp"),
+    "sctp":  (ETH_IP, SCTP, "sctp"),
+    "icmp":  (ETH_IP, ICMP, "icmp"),
+    "ipv6":  (ETH_IPV6, None, "ipv6"),
+    "ipv6x": (ETH_IPV6, None, None),
+    "tcp6":  (ETH_IPV6, TCP, "tcp6"),
+    "udp6":  (ETH_IPV6, UDP, "udp6"),
+    "sctp6": (ETH_IPV6, SCTP, "sctp6"),
+    "icmp6": (ETH_IPV6, ICMP6, "icmp6"),
+    "arp":   (ETH_ARP, None, "arp"),
+}
+
+CLASS_WEIGHTS = [
+    ("any", 8), ("l2", 3), ("ip", 6), ("ipx", 3), ("tcp", 9), ("udp", 7),
+    ("sctp", 4), ("icmp", 5), ("ipv6", 6), ("ipv6x", 2), ("tcp6", 6),
+    ("udp6", 5), ("sctp6", 3), ("icmp6", 5), ("arp", 6),
+]
+
+TCP_FLAG_NAMES = ["fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr",
+                  "ns"]
+
+FRAG_NAMES = ["no", "yes", "first", "later", "not_later"]
+
+IN_PORT_NAMES = ["LOCAL", "CONTROLLER", "NORMAL", "FLOOD", "ALL", "TABLE",
+                 "IN_PORT", "local", "controller", "Local"]
+
+
+class Gen:
+    def __init__(self, rng, fset):
+        self.r = rng
+        self.fset = fset
+
+    # ---- small helpers ---------------------------------------------------
+
+    def chance(self, p):
+        return self.r.random() < p
+
+    def pick(self, seq):
+        return self.r.choice(seq)
+
+    def weighted(self, pairs):
+        total = sum(w for _, w in pairs)
+        x = self.r.uniform(0, total)
+        for item, w in pairs:
+            x -= w
+            if x <= 0:
+                return item
+        return pairs[-1][0]
+
+    def hexdigits(self, text):
+        """Randomly upper-case some hex digits."""
+        if self.chance(0.7):
+            return text
+        if self.chance(0.5):
+            return text.upper()
+        return "".join(c.upper() if self.chance(0.5) else c for c in text)
+
+    def num(self, v, bits=32, dec_only=False):
+        """Spell a non-negative integer in decimal or hex."""
+        if dec_only:
+            return str(v)
+        k = self.r.random()
+        if k < 0.45:
+            return str(v)
+        if k < 0.85:
+            return "0x" + self.hexdigits("%x" % v)
+        # zero-padded to the field width
+        width = max(1, (bits + 3) // 4)
+        return "0x" + self.hexdigits("%0*x" % (width, v))
+
+    def int_value(self, bits, maxv=None):
+        if maxv is None:
+            maxv = (1 << bits) - 1
+        k = self.r.random()
+        if k < 0.12:
+            return 0
+        if k < 0.24:
+            return maxv
+        if k < 0.40:
+            return self.r.randint(0, min(maxv, 255))
+        return self.r.randint(0, maxv)
+
+    def int_mask(self, bits):
+        full = (1 << bits) - 1
+        k = self.r.random()
+        if k < 0.12:
+            return full
+        if k < 0.20:
+            return 0
+        if k < 0.45:                    # high-order prefix
+            n = self.r.randint(1, bits)
+            return (full << (bits - n)) & full
+        if k < 0.60:                    # low-order bits
+            n = self.r.randint(1, bits)
+            return (1 << n) - 1
+        if k < 0.70:                    # single bit
+            return 1 << self.r.randrange(bits)
+        return self.r.randint(0, full)
+
+    def masked_int(self, bits, maxv=None, mask_p=0.4):
+        """value or value/mask; the value often has bits outside the mask."""
+        v = self.int_value(bits, maxv)
+        if not self.chance(mask_p):
+            return self.num(v, bits)
+        m = self.int_mask(bits)
+        if maxv is not None:
+            m &= maxv
+        return "%s/%s" % (self.num(v, bits), self.num(m, bits))
+
+    # ---- Ethernet ---------------------------------------------------------
+
+    def mac_bytes(self):
+        k = self.r.random()
+        if k < 0.08:
+            return [0] * 6
+        if k < 0.14:
+            return [0xFF] * 6
+        if k < 0.22:
+            return [0x01, 0x00, 0x5E, self.r.randrange(128),
+                    self.r.randrange(256), self.r.randrange(256)]
+        return [self.r.randrange(256) for _ in range(6)]
+
+    def mac_text(self, b):
+        text = ":".join("%02x" % x for x in b)
+        k = self.r.random()
+        if k < 0.5:
+            return text
+        if k < 0.75:
+            return text.upper()
+        return "".join(c.upper() if self.chance(0.5) else c for c in text)
+
+    def mac_mask(self):
+        k = self.r.random()
+        if k < 0.15:
+            return [0xFF] * 6
+        if k < 0.25:
+            return [0] * 6
+        if k < 0.40:
+            return [0x01, 0, 0, 0, 0, 0]
+        if k < 0.50:
+            return [0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
+        if k < 0.70:
+            n = self.r.randint(1, 48)
+            v = ((1 << 48) - 1) ^ ((1 << (48 - n)) - 1)
+            return list(v.to_bytes(6, "big"))
+        return [self.r.randrange(256) for _ in range(6)]
+
+    def mac(self, mask_p=0.35):
+        text = self.mac_text(self.mac_bytes())
+        if self.chance(mask_p):
+            text += "/" + self.mac_text(self.mac_mask())
+        return text
+
+    # ---- IPv4 -------------------------------------------------------------
+
+    def ip4_int(self):
+        k = self.r.random()
+        if k < 0.06:
+            return 0
+        if k < 0.12:
+            return 0xFFFFFFFF
+        if k < 0.35:
+            return (10 << 24) | self.r.randrange(1 << 24)
+        if k < 0.45:
+            return (192 << 24) | (168 << 16) | self.r.randrange(1 << 16)
+        return self.r.randrange(1 << 32)
+
+    @staticmethod
+    def ip4_text(v):
+        return "%d.%d.%d.%d" % (v >> 24, (v >> 16) & 255, (v >> 8) & 255,
+                                v & 255)
+
+    def ip4(self, mask_p=0.5):
+        text = self.ip4_text(self.ip4_int())
+        if not self.chance(mask_p):
+            return text
+        k = self.r.random()
+        if k < 0.35:
+            return "%s/%d" % (text, self.r.randint(0, 32))
+        if k < 0.55:                    # dotted contiguous
+            n = self.r.randint(0, 32)
+            m = (0xFFFFFFFF << (32 - n)) & 0xFFFFFFFF
+            return "%s/%s" % (text, self.ip4_text(m))
+        if k < 0.65:
+            return "%s/%s" % (text, self.pick(["255.255.255.255", "0.0.0.0",
+                                               "255.255.0.0"]))
+        if k < 0.75:
+            return "%s/%s" % (text, self.pick(["255.0.255.0", "0.255.0.255",
+                                               "255.255.0.255",
+                                               "0.0.0.255"]))
+        return "%s/%s" % (text, self.ip4_text(self.r.randrange(1 << 32)))
+
+    # ---- IPv6 -------------------------------------------------------------
+
+    def ip6_words(self):
+        r = self.r
+        k = r.random()
+        if k < 0.05:
+            return [0] * 8
+        if k < 0.10:
+            return [0] * 7 + [1]
+        if k < 0.16:                    # IPv4-mapped
+            return [0] * 5 + [0xFFFF, r.randrange(1 << 16),
+                              r.randrange(1 << 16)]
+        if k < 0.20:                    # IPv4-compatible (::a.b.c.d)
+            return [0] * 6 + [r.randrange(1 << 16), r.randrange(1 << 16)]
+        if k < 0.24:                    # low bits only
+            return [0] * 7 + [r.randrange(2, 1 << 16)]
+        if k < 0.32:
+            return [0xFE80, 0, 0, 0] + [r.randrange(1 << 16)
+                                        for _ in range(4)]
+        if k < 0.42:
+            return [0x2001, 0x0DB8] + [r.randrange(1 << 16) if self.chance(
+                0.4) else 0 for _ in range(6)]
+        if k < 0.47:
+            return [0xFFFF] * 8
+        # random words with random zero runs
+        words = [r.randrange(1 << 16) for _ in range(8)]
+        for _ in range(r.randint(0, 3)):
+            start = r.randrange(8)
+            length = r.randint(1, 4)
+            for i in range(start, min(8, start + length)):
+                words[i] = 0
+        return words
+
+    def ip6_text(self, words):
+        r = self.r
+        k = r.random()
+        if k < 0.15:                    # fully expanded with leading zeros
+            text = ":".join("%04x" % w for w in words)
+        elif k < 0.30:                  # expanded, no leading zeros
+            text = ":".join("%x" % w for w in words)
+        else:                           # compress one zero run (any run)
+            runs = []
+            i = 0
+            while i < 8:
+                if words[i] == 0:
+                    j = i
+                    while j < 8 and words[j] == 0:
+                        j += 1
+                    runs.append((i, j))
+                    i = j
+                else:
+                    i += 1
+            dotted = (self.chance(0.3) and words[6:] != [0, 0]
+                      and words[:5] == [0] * 5)
+            if dotted or self.chance(0.05):
+                tail = "%d.%d.%d.%d" % (words[6] >> 8, words[6] & 255,
+                                        words[7] >> 8, words[7] & 255)
+                head = words[:6]
+                hruns = [(a, min(b, 6)) for a, b in runs if a < 6]
+                if hruns:
+                    a, b = (max(hruns, key=lambda ab: ab[1] - ab[0])
+                            if self.chance(0.7) else r.choice(hruns))
+                    left = ":".join("%x" % w for w in head[:a])
+                    right = ":".join("%x" % w for w in head[b:])
+                    text = left + "::" + right
+                    text += tail if b == 6 else ":" + tail
+                else:
+                    text = ":".join("%x" % w for w in head) + ":" + tail
+            elif runs:
+                if self.chance(0.7):
+                    a, b = max(runs, key=lambda ab: ab[1] - ab[0])
+                else:
+                    a, b = r.choice(runs)
+                left = ":".join("%x" % w for w in words[:a])
+                right = ":".join("%x" % w for w in words[b:])
+                text = left + "::" + right
+            else:
+                text = ":".join("%x" % w for w in words)
+        return self.hexdigits(text)
+
+    def ip6_mask_words(self):
+        k = self.r.random()
+        if k < 0.5:
+            n = self.r.randint(0, 128)
+            v = ((1 << 128) - 1) ^ ((1 << (128 - n)) - 1)
+        elif k < 0.6:
+            v = (1 << 128) - 1
+        elif k < 0.65:
+            v = 0
+        elif k < 0.8:                   # non-contiguous, word-structured
+            v = 0
+            for i in range(8):
+                if self.chance(0.5):
+                    v |= 0xFFFF << (16 * i)
+        else:
+            v = self.r.randrange(1 << 128)
+        return [(v >> (16 * (7 - i))) & 0xFFFF for i in range(8)]
+
+    def ip6(self, mask_p=0.5):
+        text = self.ip6_text(self.ip6_words())
+        if not self.chance(mask_p):
+            return text
+        if self.chance(0.5):
+            return "%s/%d" % (text, self.r.randint(0, 128))
+        # ovs-ofctl reads a mask that starts with a decimal digit as a
+        # prefix length ("/1::3" and "/0:0::3" are errors), so only masks
+        # spelled with a leading hex letter or "::" can be used.
+        words = self.ip6_mask_words()
+        for _ in range(8):
+            mask = self.ip6_text(words)
+            if not mask[0].isdigit():
+                return "%s/%s" % (text, mask)
+        return "%s/%d" % (text, self.r.randint(0, 128))
+
+    # ---- match fields -----------------------------------------------------
+
+    def frag(self):
+        name = self.pick(FRAG_NAMES)
+        self.frag_later = name == "later"
+        return name
+
+    def tcp_flags(self):
+        if self.chance(0.5):
+            names = self.r.sample(TCP_FLAG_NAMES,
+                                  self.r.randint(1, len(TCP_FLAG_NAMES)))
+            return "".join(self.pick("+-") + n for n in names)
+        v = self.int_value(12)
+        k = self.r.random()
+        if k < 0.3:
+            return self.num(v, 12)
+        if k < 0.4:
+            return "%s/%s" % (self.num(v, 12), self.num(0xFFF, 12))
+        return "%s/%s" % (self.num(v, 12), self.num(self.int_mask(12), 12))
+
+    def vlan_fields(self):
+        """Zero or more (canonical key, text) items for the VLAN header."""
+        r = self.r
+        k = r.random()
+        out = []
+        self.vlan_present = False
+        dl_vlan = lambda v: ("dl_vlan", "dl_vlan=" + self.num(v, 12))
+        pcp_name = lambda: self.pick(["dl_vlan_pcp", "dl_vlan_pcp",
+                                      "vlan_pcp"])
+        if k < 0.55:
+            return out
+        if k < 0.80:
+            self.vlan_present = True
+        if k < 0.68:
+            out.append(dl_vlan(self.int_value(12)))
+        elif k < 0.74:
+            out.append(("dl_vlan_pcp", "%s=%d" % (pcp_name(),
+                                                  r.randrange(8))))
+        elif k < 0.80:
+            out.append(dl_vlan(self.int_value(12)))
+            out.append(("dl_vlan_pcp", "%s=%s" % (pcp_name(),
+                                                  self.num(r.randrange(8),
+                                                           3))))
+        elif k < 0.83 and self.fset == "nxm":
+            # OFP_VLAN_NONE: match packets without a VLAN header
+            out.append(("dl_vlan", "dl_vlan=" + self.pick(["0xffff",
+                                                           "65535"])))
+        elif self.fset == "nxm":
+            # arbitrary TCI value/mask
+            v = self.int_value(16)
+            if self.chance(0.3):
+                self.vlan_present = bool(v & 0x1000)
+                out.append(("vlan_tci", "vlan_tci=" + self.num(v, 16)))
+            else:
+                m = self.int_mask(16)
+                self.vlan_present = bool(v & m & 0x1000)
+                out.append(("vlan_tci", "vlan_tci=%s/%s" % (
+                    self.num(v, 16), self.num(m, 16))))
+        else:
+            # TCI forms that OpenFlow 1.3 can carry unchanged: "no VLAN"
+            # via the CFI bit alone, or a present VLAN (CFI set in value
+            # and mask) with the PCP either fully or not at all masked.
+            if self.chance(0.2):
+                out.append(("vlan_tci", "vlan_tci=%s/%s" % (
+                    self.num(self.pick([0, 0x0FFF & r.randrange(1 << 16)]),
+                             16), self.num(0x1000, 16))))
+            else:
+                v = r.randrange(1 << 16) | 0x1000
+                m = 0x1000 | (self.int_mask(12) & 0x0FFF)
+                if self.chance(0.5):
+                    m |= 0xE000
+                self.vlan_present = True
+                if self.chance(0.2) and m == 0xFFFF:
+                    text = self.num(v, 16)
+                else:
+                    text = "%s/%s" % (self.num(v, 16), self.num(m, 16))
+                out.append(("vlan_tci", "vlan_tci=" + text))
+        return out
+
+    def class_items(self, cls):
+        """(canonical key, text) items that establish dl_type/nw_proto."""
+        dl_type, nw_proto, short = CLASSES[cls]
+        r = self.r
+        dl_name = lambda: self.pick(["dl_type", "dl_type", "eth_type"])
+        proto_name = lambda: self.pick(["nw_proto", "nw_proto", "ip_proto"])
+        if cls == "any":
+            return []
+        if cls == "l2":
+            while True:
+                t = r.randint(0x0600, 0xFFFF)
+                if t not in SPECIAL_ETHERTYPES:
+                    break
+            t = self.pick([t, t, 0x88CC, 0x88E5, 0x88F7, 0x9000, 0xFFFF,
+                           0x0600])
+            return [("dl_type", "%s=%s" % (dl_name(), self.num(t, 16)))]
+        if cls in ("ipx", "ipv6x"):
+            excl = {TCP, UDP, SCTP, ICMP if cls == "ipx" else ICMP6}
+            while True:
+                p = self.pick([0, 255, 47, 50, 51, 89, 2, 4, 41, 58, 1,
+                               r.randrange(256)])
+                if p not in excl:
+                    break
+            base = ETH_IP if cls == "ipx" else ETH_IPV6
+            items = [("nw_proto", "%s=%s" % (proto_name(), self.num(p, 8)))]
+            if self.chance(0.5):
+                items.append(("shorthand", "ip" if cls == "ipx" else "ipv6"))
+            else:
+                items.append(("dl_type", "%s=%s" % (dl_name(),
+                                                    self.num(base, 16))))
+            return items
+        k = r.random()
+        if k < 0.65 or dl_type is None:
+            return [("shorthand", short)]
+        if nw_proto is None:
+            return [("dl_type", "%s=%s" % (dl_name(), self.num(dl_type, 16)))]
+        items = [("nw_proto", "%s=%s" % (proto_name(),
+                                          self.num(nw_proto, 8)))]
+        if k < 0.8:
+            items.append(("shorthand", "ip" if dl_type == ETH_IP else "ipv6"))
+        else:
+            items.append(("dl_type", "%s=%s" % (dl_name(),
+                                                self.num(dl_type, 16))))
+        return items
+
+    def match_items(self, cls):
+        dl_type, nw_proto, _ = CLASSES[cls]
+        r = self.r
+        items = list(self.class_items(cls))
+        cand = []          # (probability, key, function returning text)
+
+        def port():
+            if self.chance(0.15):
+                return self.pick(IN_PORT_NAMES)
+            return str(self.pick([1, 2, 3, 65279, r.randint(1, 65279),
+                                  r.randint(1, 64)]))
+
+        cand.append((0.25, "in_port", lambda: "in_port=" + port()))
+        cand.append((0.15, "pkt_mark",
+                     lambda: "pkt_mark=" + self.masked_int(32)))
+        cand.append((0.25, "dl_src", lambda: "%s=%s" % (
+            self.pick(["dl_src", "eth_src"]), self.mac())))
+        cand.append((0.25, "dl_dst", lambda: "%s=%s" % (
+            self.pick(["dl_dst", "eth_dst"]), self.mac())))
+        ipv4 = dl_type == ETH_IP
+        ipv6 = dl_type == ETH_IPV6
+        if ipv4:
+            cand.append((0.45, "nw_src", lambda: "%s=%s" % (
+                self.pick(["nw_src", "ip_src"]), self.ip4())))
+            cand.append((0.45, "nw_dst", lambda: "%s=%s" % (
+                self.pick(["nw_dst", "ip_dst"]), self.ip4())))
+        if ipv6:
+            cand.append((0.45, "ipv6_src", lambda: "ipv6_src=" + self.ip6()))
+            cand.append((0.45, "ipv6_dst", lambda: "ipv6_dst=" + self.ip6()))
+            cand.append((0.25, "ipv6_label", lambda: "ipv6_label=" +
+                         self.masked_int(20)))
+        if ipv4 or ipv6:
+            cand.append((0.2, "nw_tos", lambda: "nw_tos=" + self.num(
+                self.pick([0, 252, r.randrange(64) * 4]), 8)))
+            cand.append((0.2, "nw_ecn", lambda: "%s=%s" % (
+                self.pick(["nw_ecn", "ip_ecn"]), self.num(r.randrange(4), 2))))
+            cand.append((0.2, "nw_ttl", lambda: "nw_ttl=" + self.num(
+                self.int_value(8), 8)))
+            cand.append((0.2, "ip_frag", lambda: "%s=%s" % (
+                self.pick(["ip_frag", "nw_frag"]), self.frag())))
+        if nw_proto in (TCP, UDP, SCTP):
+            alias = {TCP: "tcp", UDP: "udp", SCTP: "sctp"}[nw_proto]
+            for d in ("src", "dst"):
+                cand.append((0.45, "tp_" + d, (lambda d=d: "%s=%s" % (
+                    self.pick(["tp_" + d, alias + "_" + d]),
+                    self.masked_int(16)))))
+        if nw_proto == TCP:
+            cand.append((0.35, "tcp_flags",
+                         lambda: "tcp_flags=" + self.tcp_flags()))
+        if nw_proto in (ICMP, ICMP6):
+            pfx = ["icmp"] if nw_proto == ICMP else ["icmp", "icmpv6"]
+            for what in ("type", "code"):
+                cand.append((0.45, "icmp_" + what, (
+                    lambda what=what: "%s_%s=%s" % (
+                        self.pick(pfx), what,
+                        self.num(self.int_value(8), 8)))))
+        if dl_type == ETH_ARP:
+            # arp_op is 16 bits on the wire but OVS keeps only 8 of them.
+            cand.append((0.4, "arp_op", lambda: "arp_op=" + self.num(
+                self.int_value(8), 16)))
+            cand.append((0.4, "arp_spa", lambda: "arp_spa=" + self.ip4()))
+            cand.append((0.4, "arp_tpa", lambda: "arp_tpa=" + self.ip4()))
+            cand.append((0.35, "arp_sha", lambda: "arp_sha=" + self.mac()))
+            cand.append((0.35, "arp_tha", lambda: "arp_tha=" + self.mac()))
+        self.frag_later = False
+        for p, key, fn in cand:
+            # ovs-ofctl accepts tp_src/tp_dst/tcp_flags together with
+            # ip_frag=later but cannot decode the result (later fragments
+            # carry no L4 header), so keep them apart.
+            if self.frag_later and key in ("tp_src", "tp_dst", "tcp_flags"):
+                continue
+            if self.chance(p):
+                items.append((key, fn()))
+        items.extend(self.vlan_fields())
+        return items
+
+    def meta_items(self):
+        items = []
+        if self.chance(0.35):
+            items.append(("priority", "priority=" + self.num(self.pick(
+                [0, 1, 65535, 32768, 32767, 32769,
+                 self.r.randint(0, 65535)]), 16)))
+        if self.chance(0.25):
+            c = self.pick([0, 1, (1 << 64) - 2, 0x123456789ABCDEF0,
+                           self.r.randrange(1 << 64),
+                           self.r.randrange(1 << 32)])
+            items.append(("cookie", "cookie=0x" + self.hexdigits("%x" % c)))
+        if self.chance(0.2):
+            items.append(("table", "table=%d" % self.pick(
+                [0, 1, 254, self.r.randint(0, 254)])))
+        for t in ("idle_timeout", "hard_timeout"):
+            if self.chance(0.15):
+                items.append((t, "%s=%s" % (t, self.num(self.pick(
+                    [0, 1, 65535, self.r.randint(0, 65535)]), 16))))
+        return items
+
+    # ---- actions ----------------------------------------------------------
+
+    def out_port(self):
+        return self.pick([1, 2, 3, 65279, self.r.randint(1, 65279),
+                          self.r.randint(1, 100)])
+
+    def common_action(self):
+        k = self.r.random()
+        if k < 0.45:
+            p = self.out_port()
+            return "output:%d" % p if self.chance(0.5) else str(p)
+        if k < 0.6:
+            return self.pick(["in_port", "IN_PORT"])
+        if k < 0.8:
+            name = self.pick(["controller", "CONTROLLER"])
+            if self.chance(0.4):
+                return name
+            return "%s:%d" % (name, self.pick([0, 65535, 128,
+                                               self.r.randint(0, 65535)]))
+        return None
+
+    def mod_vlan(self, action):
+        # mod_vlan_vid/mod_vlan_pcp push a VLAN header when there is none.
+        self.vlans = max(self.vlans, 1)
+        return action
+
+    def strip_vlan(self):
+        # OVS calls strip_vlan on a flow without a VLAN header inconsistent
+        # (only OpenFlow 1.0 / NXM accept it), so require one.
+        if self.vlans == 0:
+            return None
+        self.vlans -= 1
+        return "strip_vlan"
+
+    def nxm_actions(self, cls):
+        dl_type, nw_proto, _ = CLASSES[cls]
+        ipany = dl_type in (ETH_IP, ETH_IPV6)
+        cands = [
+            lambda: self.mod_vlan("mod_vlan_vid:" + self.num(
+                self.int_value(12), 12)),
+            lambda: self.mod_vlan("mod_vlan_pcp:" + self.num(
+                self.r.randrange(8), 3)),
+            lambda: self.strip_vlan(),
+            lambda: "mod_dl_src:" + self.mac(0),
+            lambda: "mod_dl_dst:" + self.mac(0),
+        ]
+        if dl_type == ETH_IP:
+            cands.append(lambda: "mod_nw_src:" + self.ip4(0))
+            cands.append(lambda: "mod_nw_dst:" + self.ip4(0))
+        if ipany:
+            cands.append(lambda: "mod_nw_tos:" + self.num(
+                self.r.randrange(64) * 4, 8))
+            cands.append(lambda: "dec_ttl")
+        if nw_proto in (TCP, UDP, SCTP) and not self.frag_later:
+            cands.append(lambda: "mod_tp_src:" + self.num(self.int_value(16),
+                                                          16))
+            cands.append(lambda: "mod_tp_dst:" + self.num(self.int_value(16),
+                                                          16))
+        return cands
+
+    def of13_set_field(self, cls):
+        dl_type, nw_proto, _ = CLASSES[cls]
+        r = self.r
+        t = []      # (target names, value function)
+        t.append((["dl_src", "eth_src"], lambda: self.mac(0)))
+        t.append((["dl_dst", "eth_dst"], lambda: self.mac(0)))
+        t.append((["pkt_mark"], lambda: self.num(self.int_value(32), 32)))
+        if dl_type == ETH_IP:
+            t.append((["nw_src", "ip_src"], lambda: self.ip4(0)))
+            t.append((["nw_dst", "ip_dst"], lambda: self.ip4(0)))
+        if dl_type == ETH_IPV6:
+            t.append((["ipv6_src"], lambda: self.ip6(0)))
+            t.append((["ipv6_dst"], lambda: self.ip6(0)))
+            t.append((["ipv6_label"], lambda: self.num(self.int_value(20),
+                                                       20)))
+        if dl_type in (ETH_IP, ETH_IPV6):
+            t.append((["nw_tos"], lambda: self.num(r.randrange(64) * 4, 8)))
+            t.append((["nw_ecn", "ip_ecn"], lambda: self.num(r.randrange(4),
+                                                             2)))
+            t.append((["nw_ttl"], lambda: self.num(self.int_value(8), 8)))
+        if nw_proto == TCP and not self.frag_later:
+            t.append((["tp_src", "tcp_src"], lambda: self.num(
+                self.int_value(16), 16)))
+            t.append((["tp_dst", "tcp_dst"], lambda: self.num(
+                self.int_value(16), 16)))
+        if nw_proto == UDP and not self.frag_later:
+            t.append((["udp_src"], lambda: self.num(self.int_value(16), 16)))
+            t.append((["udp_dst"], lambda: self.num(self.int_value(16), 16)))
+        if nw_proto == SCTP and not self.frag_later:
+            t.append((["sctp_src"], lambda: self.num(self.int_value(16), 16)))
+            t.append((["sctp_dst"], lambda: self.num(self.int_value(16), 16)))
+        if nw_proto == ICMP and dl_type == ETH_IP:
+            t.append((["icmp_type"], lambda: self.num(self.int_value(8), 8)))
+            t.append((["icmp_code"], lambda: self.num(self.int_value(8), 8)))
+        if nw_proto == ICMP6 and dl_type == ETH_IPV6:
+            t.append((["icmpv6_type"], lambda: self.num(self.int_value(8),
+                                                        8)))
+            t.append((["icmpv6_code"], lambda: self.num(self.int_value(8),
+                                                        8)))
+        if dl_type == ETH_ARP:
+            t.append((["arp_op"], lambda: self.num(self.int_value(8), 16)))
+            t.append((["arp_spa"], lambda: self.ip4(0)))
+            t.append((["arp_tpa"], lambda: self.ip4(0)))
+            t.append((["arp_sha"], lambda: self.mac(0)))
+            t.append((["arp_tha"], lambda: self.mac(0)))
+        names, fn = self.pick(t)
+        return "set_field:%s->%s" % (fn(), self.pick(names))
+
+    def push_vlan(self):
+        # OVS tracks at most two VLAN headers: push_vlan onto a flow that
+        # already has two is rejected (OFPBAC_BAD_TAG).
+        if self.vlans >= 2:
+            return "dec_ttl" if self.ipany else self.pick(["IN_PORT", "2"])
+        self.vlans += 1
+        return "push_vlan:" + self.pick(["0x8100", "0x88a8", "0x88A8",
+                                         "33024", "34984"])
+
+    def of13_actions(self, cls):
+        dl_type, _, _ = CLASSES[cls]
+        ipany = dl_type in (ETH_IP, ETH_IPV6)
+        cands = [
+            lambda: self.push_vlan(),
+            lambda: self.of13_set_field(cls),
+            lambda: self.of13_set_field(cls),
+            lambda: self.of13_set_field(cls),
+        ]
+        if ipany:
+            cands.append(lambda: "mod_nw_ttl:" + self.num(self.int_value(8),
+                                                          8))
+            cands.append(lambda: "dec_ttl")
+        return cands
+
+    def actions(self, cls):
+        k = self.r.random()
+        if k < 0.04:
+            return ""
+        if k < 0.08:
+            return "drop"
+        self.vlans = 1 if self.vlan_present else 0
+        self.ipany = CLASSES[cls][0] in (ETH_IP, ETH_IPV6)
+        specific = (self.nxm_actions(cls) if self.fset == "nxm"
+                    else self.of13_actions(cls))
+        n = self.r.randint(1, 6)
+        acts = []
+        while len(acts) < n:
+            if self.chance(0.4):
+                a = self.common_action()
+                if a is None:
+                    continue
+            else:
+                a = self.pick(specific)()
+                if a is None:
+                    continue
+            acts.append(a)
+        return ",".join(acts)
+
+    # ---- whole flow -------------------------------------------------------
+
+    def flow(self):
+        cls = self.weighted(CLASS_WEIGHTS)
+        items = self.match_items(cls) + self.meta_items()
+        keys = [k for k, _ in items]
+        assert len(keys) == len(set(keys)), items
+        self.r.shuffle(items)
+        parts = [text for _, text in items]
+        parts.append("actions=" + self.actions(cls))
+        return ",".join(parts)
+
+
+def flows(seed, count, fset):
+    """The COUNT flows of set FSET ("nxm" or "of13") for SEED, as a list."""
+    # Seed from (seed, set) so that the two sets differ for the same seed.
+    gen = Gen(random.Random("flowgen:%d:%s" % (seed, fset)), fset)
+    return [gen.flow() for _ in range(count)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--set", choices=["nxm", "of13"], default="nxm")
+    args = ap.parse_args()
+    sys.stdout.write("".join(f + "\n" for f in flows(args.seed, args.count,
+                                                       args.set)))
+
+
+if __name__ == "__main__":
+    main()
