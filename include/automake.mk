@@ -8,4 +8,5 @@ flowdpinclude_HEADERS = \
 	include/flowdp/flowdp.h \
 	include/flowdp/hash.h \
 	include/flowdp/key.h \
-	include/flowdp/match.h
+	include/flowdp/match.h \
+	include/flowdp/table.h

@@ -10,7 +10,7 @@
 lib_LTLIBRARIES += lib/libflowdp.la
 noinst_LTLIBRARIES += lib/libflowdp-core.la
 
-FDP_LIB_CFLAGS = $(AM_CFLAGS) $(FDP_VISIBILITY_CFLAGS) $(LIBCRYPTO_CFLAGS)
+FDP_LIB_CFLAGS = $(AM_CFLAGS) $(FDP_VISIBILITY_CFLAGS) $(LIBCRYPTO_CFLAGS) $(URCU_CFLAGS)
 
 lib_libflowdp_core_la_CFLAGS = $(FDP_LIB_CFLAGS)
 lib_libflowdp_core_la_SOURCES = \
@@ -30,8 +30,13 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/key.c \
 	lib/match.c \
 	lib/match.h \
+	lib/rcu.c \
+	lib/rcu.h \
+	lib/table.c \
+	lib/tss.c \
+	lib/tss.h \
 	lib/util.h
-lib_libflowdp_core_la_LIBADD = $(LIBCRYPTO_LIBS)
+lib_libflowdp_core_la_LIBADD = $(LIBCRYPTO_LIBS) $(URCU_LIBS)
 
 if FDP_HAVE_SSE42
 noinst_LTLIBRARIES += lib/libflowdp-sse42.la

@@ -10,6 +10,10 @@
 
 #define FDP_ARRAY_SIZE(a) (sizeof (a) / sizeof (a)[0])
 
+/* The struct of type TYPE whose member MEMBER is at POINTER. */
+#define CONTAINER_OF(POINTER, TYPE, MEMBER) \
+    ((TYPE *) (void *) ((char *) (POINTER) - offsetof(TYPE, MEMBER)))
+
 #if defined(__GNUC__) || defined(__clang__)
 #define FDP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define FDP_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -11,5 +11,6 @@
 #include <flowdp/hash.h>
 #include <flowdp/key.h>
 #include <flowdp/match.h>
+#include <flowdp/table.h>
 
 #endif /* FLOWDP_FLOWDP_H */

@@ -1,0 +1,174 @@
+/*
+ * flowdp: the flow table.
+ *
+ * A table holds flows (a match, a priority, actions and OpenFlow
+ * bookkeeping) and finds, for a packet's key, the flow with the highest
+ * priority whose match the key satisfies; among flows of equal priority
+ * that both match, the one added first.  Masked matches live in
+ * tuple-space subtables (lib/tss.c), matches with ranges in pipapo
+ * sub-tables; lookups walk both in one priority order.
+ *
+ * Thread-safety
+ * =============
+ * Modifiers (insert, modify, remove, begin/commit/abort, run, destroy):
+ * any thread; they serialise on the table's mutex.  A transaction
+ * (fdp_table_begin() .. commit or abort) belongs to the thread that began
+ * it and holds the mutex until it ends.
+ *
+ * Lookups (lookup, lookup_batch, for_each, stats): RCU protected, may run
+ * concurrently with each other and with modifiers, never block and never
+ * allocate.  A rule pointer they return stays valid until the caller's
+ * fdp_table_read_unlock(); the caller must hold fdp_table_read_lock()
+ * across the lookup and every use of the result.  A lookup sees each
+ * transaction entirely or not at all.
+ */
+#ifndef FLOWDP_TABLE_H
+#define FLOWDP_TABLE_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <flowdp/actions.h>
+#include <flowdp/common.h>
+#include <flowdp/flow.h>
+#include <flowdp/key.h>
+#include <flowdp/match.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct fdp_table;
+struct fdp_rule;
+
+/* Largest batch for fdp_table_lookup_batch(). */
+#define FDP_TABLE_BATCH_MAX 64
+
+/* Creates an empty table in '*tablep'.  Returns 0, ENOMEM, or EIO if the
+ * random generator failed to provide the hash seeds. */
+FDP_API int fdp_table_create(struct fdp_table **tablep);
+
+/* Destroys 'table' and its rules.  No lookup may be running on it.
+ * Accepts NULL. */
+FDP_API void fdp_table_destroy(struct fdp_table *table);
+
+/* ---- Modifiers ---- */
+
+/* fdp_table_insert() flags. */
+enum {
+    FDP_TABLE_NO_REPLACE = 1 << 0,  /* EEXIST instead of replacing. */
+};
+
+/* Adds the flow 'spec' (copied; the caller keeps 'spec').  A flow with the
+ * same match and priority has its actions and bookkeeping replaced and
+ * keeps its statistics, unless 'flags' has FDP_TABLE_NO_REPLACE.  Returns
+ * 0, or:
+ *   EINVAL   'spec' has no match or no actions;
+ *   EEXIST   FDP_TABLE_NO_REPLACE and the flow exists;
+ *   ENOTSUP  the match has ranges and this build has no pipapo sub-tables;
+ *   ENOMEM. */
+FDP_API int fdp_table_insert(struct fdp_table *table,
+                             const struct fdp_flow_spec *spec,
+                             unsigned int flags);
+
+/* Which flows a modify or remove applies to. */
+struct fdp_table_filter {
+    const struct fdp_match *match;  /* NULL: all flows. */
+    bool strict;            /* Same match and priority, not covered by. */
+    uint16_t priority;      /* For strict. */
+    uint64_t cookie;        /* Flows with (cookie & cookie_mask) equal... */
+    uint64_t cookie_mask;   /* ...to (this cookie & mask); 0: any. */
+};
+
+/* Replaces the actions of every flow the filter selects by 'actions'
+ * (copied), keeping their statistics, as ovs-ofctl mod-flows does.  Stores
+ * the number of flows changed in '*n' (if nonnull).  Returns 0 or ENOMEM
+ * (then nothing changed). */
+FDP_API int fdp_table_modify(struct fdp_table *table,
+                             const struct fdp_table_filter *filter,
+                             const struct fdp_actions *actions, size_t *n);
+
+/* Removes every flow the filter selects, as ovs-ofctl del-flows does.
+ * Stores the number removed in '*n' (if nonnull).  Returns 0 or ENOMEM. */
+FDP_API int fdp_table_remove(struct fdp_table *table,
+                             const struct fdp_table_filter *filter,
+                             size_t *n);
+
+/* Transactions: changes between begin and commit become visible to
+ * lookups all at once; abort undoes them.  begin returns 0, or EBUSY if
+ * the calling thread already has a transaction open on 'table'.  commit
+ * returns 0. */
+FDP_API int fdp_table_begin(struct fdp_table *table);
+FDP_API int fdp_table_commit(struct fdp_table *table);
+FDP_API void fdp_table_abort(struct fdp_table *table);
+
+/* Periodic upkeep (call every second or so): re-ranks equal-priority
+ * subtables by their hits and tightens priority bounds. */
+FDP_API void fdp_table_run(struct fdp_table *table);
+
+/* ---- Lookups ---- */
+
+/* RCU read-side section (liburcu, bulletproof flavour: any thread may call
+ * these without registering). */
+FDP_API void fdp_table_read_lock(void);
+FDP_API void fdp_table_read_unlock(void);
+
+/* The best flow for 'key', or NULL. */
+FDP_API const struct fdp_rule *fdp_table_lookup(struct fdp_table *table,
+                                                const struct fdp_key *key);
+
+/* Looks up 'n' (at most FDP_TABLE_BATCH_MAX) keys: rules[i] is the best
+ * flow for keys[i], or NULL. */
+FDP_API void fdp_table_lookup_batch(struct fdp_table *table,
+                                    const struct fdp_key *const keys[],
+                                    size_t n, const struct fdp_rule *rules[]);
+
+/* Calls 'cb' for each flow, in no particular order, with the flows as
+ * they were at one instant.  Stops early if 'cb' returns false. */
+FDP_API void fdp_table_for_each(struct fdp_table *table,
+                                bool (*cb)(const struct fdp_rule *,
+                                           void *aux),
+                                void *aux);
+
+struct fdp_table_stats {
+    uint64_t n_flows;           /* Flows in the table. */
+    uint64_t n_masks;           /* Tuple-space subtables. */
+    uint64_t n_pipapo_rules;    /* Flows in pipapo sub-tables. */
+    uint64_t n_lookups;
+    uint64_t n_hits;
+    uint64_t n_misses;
+    uint64_t n_subtables_visited;   /* Summed over lookups. */
+    uint64_t n_keyed_subtables;     /* Subtables using the keyed hash. */
+    uint64_t memory_bytes;
+};
+
+FDP_API void fdp_table_get_stats(const struct fdp_table *table,
+                                 struct fdp_table_stats *stats);
+
+/* ---- Rules ---- */
+
+/* A rule's flow: match, priority, cookie, table, timeouts and actions.
+ * The spec's pointers belong to the rule. */
+FDP_API void fdp_rule_get_spec(const struct fdp_rule *rule,
+                               struct fdp_flow_spec *spec);
+
+/* Statistics, updated by the datapath without locks. */
+struct fdp_rule_stats {
+    uint64_t n_packets;
+    uint64_t n_bytes;
+    int64_t used_ms;            /* Monotonic ms of the last packet; 0 never. */
+    int64_t created_ms;         /* Monotonic ms when added. */
+};
+
+FDP_API void fdp_rule_get_stats(const struct fdp_rule *rule,
+                                struct fdp_rule_stats *stats);
+
+/* Counts one packet of 'n_bytes' bytes at monotonic time 'now_ms'. */
+FDP_API void fdp_rule_account(const struct fdp_rule *rule, uint64_t n_bytes,
+                              int64_t now_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLOWDP_TABLE_H */

@@ -1,0 +1,985 @@
+/*
+ * The flow table.
+ *
+ * What it is for
+ * ==============
+ * fdp_table answers "which flow does this packet hit?" for the datapath,
+ * at line rate, while the control plane adds and removes flows.  It
+ * combines tuple-space subtables (lib/tss.c), walked in priority order,
+ * with versioned rules that make every change atomic.
+ *
+ * Design
+ * ======
+ * Priority walk.  The published view is an array of subtables sorted by
+ * the best rule each may hold: max_priority descending, and among equal
+ * max_priority by hits descending (re-ranked by fdp_table_run(), as the
+ * Linux datapath sorts its masks by use).  A lookup keeps the best rule
+ * found; it stops at the first subtable whose max_priority is below the
+ * best rule's priority (no later subtable can win), and skips a subtable
+ * of equal max_priority whose earliest rule at that priority (min_seq) was
+ * added after the best rule, because ties go to the flow added first.
+ *
+ * Versions (as Open vSwitch's classifier versions rules).  The table has a
+ * version number; each rule is visible to lookups at versions
+ * [add_version, remove_version).  A change made at version N = current + 1
+ * is invisible until commit stores N, with one release store: so a
+ * transaction of 100,000 flows is one publication, and a lookup that
+ * loaded the version sees each flow before or after the change, never a
+ * mixture.  Replacing a flow's actions inserts a new version of the rule
+ * (same match, priority and sequence number, same statistics object) and
+ * removes the old one at the same version.  After the version store the
+ * writer waits for a grace period (lookups that loaded the old version
+ * still need the removed rules), unlinks removed rules, and frees them
+ * after another grace period.
+ * abort unlinks what the transaction added and clears remove_version on
+ * what it removed: lookups never saw either.
+ *
+ * Invariants
+ * ==========
+ * - At any version, at most one visible rule has a given (match,
+ *   priority).
+ * - Every rule the writer knows is linked in the subtable of its mask;
+ *   every subtable with rules is in the view.
+ * - view order: max_priority non-increasing.
+ *
+ * Thread-safety
+ * =============
+ * See table.h: modifiers serialise on 'mutex'; lookups run lock-free in an
+ * RCU read-side section; reclamation goes through fdp__rcu_defer().
+ *
+ * Worked example
+ * ==============
+ * Flows A "priority=10,tcp,tp_dst=80" (seq 0) and B
+ * "priority=20,tcp,nw_src=10.0.0.0/8" (seq 1) make two subtables: S_B
+ * (max_priority 20) then S_A (10).  A packet from 10.1.1.1 to port 80
+ * probes S_B first and finds B (20); S_A's max_priority 10 < 20 stops the
+ * walk: one probe saved.  Adding C "priority=20,tcp,tp_dst=80" (seq 2)
+ * raises S_A to 20; the same packet now probes S_B, finds B (20, seq 1),
+ * and skips S_A because its min_seq at priority 20 is 2 > 1: B was added
+ * first and wins the tie.
+ *
+ * References: V. Srinivasan, S. Suri, G. Varghese, "Packet classification
+ * using tuple space search", SIGCOMM 1999; B. Pfaff et al., "The Design
+ * and Implementation of Open vSwitch", NSDI 2015; P. McKenney, "RCU
+ * usage in the Linux kernel", 2019.
+ */
+#include <config.h>
+
+#include "flowdp/table.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "actions.h"
+#include "rcu.h"
+#include "tss.h"
+#include "util.h"
+
+struct tss_view {
+    size_t n;
+    struct rcu_head rcu;
+    struct tss_subtable *subtables[];
+};
+
+struct fdp_table {
+    /* Read by lookups. */
+    uint64_t version;                   /* Published with release. */
+    struct tss_view *view;              /* RCU. */
+
+    /* Lookup statistics, on their own cache line. */
+    uint64_t n_lookups __attribute__((aligned(64)));
+    uint64_t n_hits;
+    uint64_t n_visited;
+
+    /* Writer state, under 'mutex'. */
+    pthread_mutex_t mutex __attribute__((aligned(64)));
+    uint32_t basis;
+    struct tss_subtable **subtables;    /* All subtables, any order. */
+    size_t n_subtables, alloc_subtables;
+    uint64_t next_seq;
+    uint64_t n_flows;                   /* Visible at 'version'. */
+    uint64_t rule_memory;               /* Atomic: freed on RCU thread. */
+    bool view_dirty;
+
+    /* The open transaction. */
+    bool in_txn;
+    pthread_t txn_owner;
+    struct fdp_rule *txn_added;         /* Linked by txn_next. */
+    struct fdp_rule **txn_removed;      /* Array. */
+    size_t n_txn_removed, alloc_txn_removed;
+    int64_t txn_flows_delta;
+};
+
+static int64_t
+now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Rules.                                                                  */
+
+static void
+rule_free(struct fdp_table *table, struct fdp_rule *rule)
+{
+    if (rule->owns_stats) {
+        free(rule->stats);
+    }
+    if (table) {
+        __atomic_fetch_sub(&table->rule_memory, sizeof *rule
+                           + fdp_actions_size(rule->actions),
+                           __ATOMIC_RELAXED);
+    }
+    fdp_actions_destroy(rule->actions);
+    free(rule);
+}
+
+/* Deferred frees carry the table for memory accounting in a small
+ * wrapper: the rule's own rcu_head is the hook, and 'subtable' is unused
+ * once the rule is unlinked, so it is reused to point back to the table. */
+static void
+rule_free_cb(struct rcu_head *head)
+{
+    FDP_RCU_TSAN_ACQUIRE();
+    struct fdp_rule *rule = CONTAINER_OF(head, struct fdp_rule, rcu);
+    rule_free((struct fdp_table *) (void *) rule->txn_next, rule);
+    /* fdp_table_destroy() acquires after its barrier. */
+    FDP_RCU_TSAN_RELEASE();
+}
+
+static void
+rule_free_deferred(struct fdp_table *table, struct fdp_rule *rule)
+{
+    rule->txn_next = (struct fdp_rule *) (void *) table;
+    fdp__rcu_defer(&rule->rcu, rule_free_cb);
+}
+
+static struct fdp_rule *
+rule_create(struct fdp_table *table, const struct fdp_match *match,
+            uint16_t priority, const struct fdp_actions *actions)
+{
+    struct fdp_rule *rule = calloc(1, sizeof *rule);
+
+    if (!rule) {
+        return NULL;
+    }
+    rule->actions = fdp_actions_clone(actions);
+    if (!rule->actions) {
+        free(rule);
+        return NULL;
+    }
+    rule->match = *match;
+    rule->priority = priority;
+    rule->remove_version = FDP_VERSION_NEVER;
+    __atomic_fetch_add(&table->rule_memory, sizeof *rule
+                       + fdp_actions_size(rule->actions), __ATOMIC_RELAXED);
+    return rule;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Subtables and the view.                                                 */
+
+static struct tss_subtable *
+find_subtable(const struct fdp_table *table, const struct fdp_key *mask)
+{
+    for (size_t i = 0; i < table->n_subtables; i++) {
+        if (!memcmp(&table->subtables[i]->mask, mask, sizeof *mask)) {
+            return table->subtables[i];
+        }
+    }
+    return NULL;
+}
+
+static struct tss_subtable *
+get_subtable(struct fdp_table *table, const struct fdp_key *mask)
+{
+    struct tss_subtable *st = find_subtable(table, mask);
+
+    if (st) {
+        return st;
+    }
+    if (table->n_subtables == table->alloc_subtables) {
+        size_t alloc = table->alloc_subtables ? 2 * table->alloc_subtables
+                                              : 16;
+        struct tss_subtable **p = realloc(table->subtables,
+                                          alloc * sizeof *p);
+        if (!p) {
+            return NULL;
+        }
+        table->subtables = p;
+        table->alloc_subtables = alloc;
+    }
+    st = fdp__tss_create(mask, table->basis);
+    if (st) {
+        table->subtables[table->n_subtables++] = st;
+        table->view_dirty = true;
+    }
+    return st;
+}
+
+static int
+compare_subtables(const void *a_, const void *b_)
+{
+    const struct tss_subtable *a = *(const struct tss_subtable *const *) a_;
+    const struct tss_subtable *b = *(const struct tss_subtable *const *) b_;
+    uint64_t ha = __atomic_load_n(&a->hits, __ATOMIC_RELAXED);
+    uint64_t hb = __atomic_load_n(&b->hits, __ATOMIC_RELAXED);
+
+    if (a->max_priority != b->max_priority) {
+        return a->max_priority > b->max_priority ? -1 : 1;
+    }
+    /* Hits since the last ranking: recent use, not all-time use. */
+    ha -= a->hits_at_rank;
+    hb -= b->hits_at_rank;
+    return ha > hb ? -1 : ha < hb;
+}
+
+static void
+free_view_cb(struct rcu_head *head)
+{
+    FDP_RCU_TSAN_ACQUIRE();
+    free(CONTAINER_OF(head, struct tss_view, rcu));
+}
+
+/* Publishes a view of the subtables that have rules, sorted.  Returns 0
+ * or ENOMEM (then the old view stays, which is still correct if it
+ * includes every subtable with visible rules: callers publish before
+ * adding rules to new subtables is committed). */
+static int
+publish_view(struct fdp_table *table)
+{
+    struct tss_view *view = malloc(sizeof *view + table->n_subtables
+                                                  * sizeof view->subtables[0]);
+    if (!view) {
+        return ENOMEM;
+    }
+    view->n = 0;
+    for (size_t i = 0; i < table->n_subtables; i++) {
+        if (table->subtables[i]->n_rules) {
+            view->subtables[view->n++] = table->subtables[i];
+        }
+    }
+    qsort(view->subtables, view->n, sizeof view->subtables[0],
+          compare_subtables);
+    for (size_t i = 0; i < view->n; i++) {
+        struct tss_subtable *st = view->subtables[i];
+        st->hits_at_rank = __atomic_load_n(&st->hits, __ATOMIC_RELAXED);
+    }
+
+    struct tss_view *old = table->view;
+    FDP_RCU_SET(table->view, view);
+    if (old) {
+        fdp__rcu_defer(&old->rcu, free_view_cb);
+    }
+    table->view_dirty = false;
+    return 0;
+}
+
+/* Frees subtables left without rules (after their rules were unlinked):
+ * publishes a view without them, then frees them after a grace period. */
+static void
+reap_subtables(struct fdp_table *table)
+{
+    bool any = false;
+
+    for (size_t i = 0; i < table->n_subtables; i++) {
+        any |= !table->subtables[i]->n_rules;
+    }
+    /* The view omits empty subtables; if it cannot be published, keep them
+     * (empty, harmless) until a later change succeeds. */
+    if ((!any && !table->view_dirty) || publish_view(table)) {
+        return;
+    }
+
+    size_t n = 0;
+    for (size_t i = 0; i < table->n_subtables; i++) {
+        struct tss_subtable *st = table->subtables[i];
+        if (st->n_rules) {
+            table->subtables[n++] = st;
+        } else {
+            fdp__tss_destroy_deferred(st);
+        }
+    }
+    table->n_subtables = n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Transactions.                                                           */
+
+static bool
+txn_is_mine(const struct fdp_table *table)
+{
+    return table->in_txn && pthread_equal(table->txn_owner, pthread_self());
+}
+
+static void
+txn_start(struct fdp_table *table)
+{
+    pthread_mutex_lock(&table->mutex);
+    table->in_txn = true;
+    table->txn_owner = pthread_self();
+    table->txn_added = NULL;
+    table->n_txn_removed = 0;
+    table->txn_flows_delta = 0;
+}
+
+static uint64_t
+txn_version(const struct fdp_table *table)
+{
+    return table->version + 1;
+}
+
+/* Marks 'rule' removed at the transaction's version. */
+static int
+txn_remove(struct fdp_table *table, struct fdp_rule *rule)
+{
+    if (table->n_txn_removed == table->alloc_txn_removed) {
+        size_t alloc = table->alloc_txn_removed
+                       ? 2 * table->alloc_txn_removed : 64;
+        struct fdp_rule **p = realloc(table->txn_removed, alloc * sizeof *p);
+        if (!p) {
+            return ENOMEM;
+        }
+        table->txn_removed = p;
+        table->alloc_txn_removed = alloc;
+    }
+    table->txn_removed[table->n_txn_removed++] = rule;
+    __atomic_store_n(&rule->remove_version, txn_version(table),
+                     __ATOMIC_RELAXED);
+    table->txn_flows_delta--;
+    return 0;
+}
+
+static void
+txn_finish(struct fdp_table *table)
+{
+    table->in_txn = false;
+    table->txn_added = NULL;
+    table->n_txn_removed = 0;
+    pthread_mutex_unlock(&table->mutex);
+}
+
+static void txn_abort(struct fdp_table *);
+
+static int
+txn_commit(struct fdp_table *table)
+{
+    uint64_t version = txn_version(table);
+
+    /* New subtables must be in the view before their rules become
+     * visible; if the view cannot be built, nothing becomes visible. */
+    if (table->view_dirty && publish_view(table)) {
+        txn_abort(table);
+        return ENOMEM;
+    }
+    __atomic_store_n(&table->version, version, __ATOMIC_RELEASE);
+    table->n_flows += table->txn_flows_delta;
+
+    /* Removed rules are invisible from 'version' on, but a lookup that
+     * loaded the previous version may still need them: wait until every
+     * such lookup has finished, then unlink them, and free them once no
+     * lookup can still be walking past them.  (Adds need no wait: a rule
+     * is linked before its version is published.) */
+    if (table->n_txn_removed) {
+        fdp__rcu_synchronize();
+    }
+    for (size_t i = 0; i < table->n_txn_removed; i++) {
+        struct fdp_rule *rule = table->txn_removed[i];
+        fdp__tss_unlink(rule->subtable, rule);
+        rule_free_deferred(table, rule);
+    }
+    reap_subtables(table);
+    txn_finish(table);
+    return 0;
+}
+
+static void
+txn_abort(struct fdp_table *table)
+{
+    uint64_t version = txn_version(table);
+
+    /* Rules removed by the transaction come back, with their statistics,
+     * unless the transaction also added them. */
+    for (size_t i = 0; i < table->n_txn_removed; i++) {
+        struct fdp_rule *rule = table->txn_removed[i];
+        if (rule->add_version != version) {
+            __atomic_store_n(&rule->remove_version, FDP_VERSION_NEVER,
+                             __ATOMIC_RELAXED);
+            rule->owns_stats = true;
+        }
+    }
+    for (struct fdp_rule *rule = table->txn_added, *next; rule; rule = next) {
+        next = rule->txn_next;
+        /* Statistics a rule created die with it (its successors in this
+         * transaction go too); inherited ones stay with the restored
+         * rule. */
+        rule->owns_stats = !rule->stats_shared;
+        fdp__tss_unlink(rule->subtable, rule);
+        rule_free_deferred(table, rule);
+    }
+    reap_subtables(table);
+    txn_finish(table);
+}
+
+int
+fdp_table_begin(struct fdp_table *table)
+{
+    if (txn_is_mine(table)) {
+        return EBUSY;
+    }
+    txn_start(table);
+    return 0;
+}
+
+int
+fdp_table_commit(struct fdp_table *table)
+{
+    return txn_is_mine(table) ? txn_commit(table) : 0;
+}
+
+void
+fdp_table_abort(struct fdp_table *table)
+{
+    if (txn_is_mine(table)) {
+        txn_abort(table);
+    }
+}
+
+/* Starts an implicit transaction for a single change unless the caller
+ * has one open; returns true if it did. */
+static bool
+auto_begin(struct fdp_table *table)
+{
+    if (txn_is_mine(table)) {
+        return false;
+    }
+    txn_start(table);
+    return true;
+}
+
+static int
+auto_end(struct fdp_table *table, bool started, int error)
+{
+    if (started) {
+        if (error) {
+            txn_abort(table);
+        } else {
+            error = txn_commit(table);
+        }
+    }
+    return error;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Modifiers.                                                              */
+
+/* Links a new rule for (match, priority, actions) at the transaction's
+ * version, as a new version of 'old' if nonnull. */
+static int
+add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
+         const struct fdp_match *match, uint16_t priority,
+         const struct fdp_actions *actions, struct fdp_rule *old)
+{
+    struct fdp_rule *rule = rule_create(table, match, priority, actions);
+
+    if (!rule) {
+        return ENOMEM;
+    }
+    if (old) {
+        rule->seq = old->seq;
+        rule->cookie = spec ? spec->cookie : old->cookie;
+        rule->table_id = spec ? spec->table_id : old->table_id;
+        rule->idle_timeout = spec ? spec->idle_timeout : old->idle_timeout;
+        rule->hard_timeout = spec ? spec->hard_timeout : old->hard_timeout;
+        rule->stats = old->stats;
+        rule->stats_shared = true;
+    } else {
+        rule->seq = table->next_seq++;
+        rule->cookie = spec->cookie;
+        rule->table_id = spec->table_id;
+        rule->idle_timeout = spec->idle_timeout;
+        rule->hard_timeout = spec->hard_timeout;
+        rule->stats = calloc(1, sizeof *rule->stats);
+        if (!rule->stats) {
+            rule_free(table, rule);
+            return ENOMEM;
+        }
+        rule->stats->created_ms = now_ms();
+    }
+    rule->add_version = txn_version(table);
+
+    struct tss_subtable *st = get_subtable(table, &match->mask);
+    int error = st ? fdp__tss_insert(st, rule) : ENOMEM;
+    if (!error && old) {
+        error = txn_remove(table, old);
+        if (error) {
+            fdp__tss_unlink(st, rule);
+        }
+    }
+    if (error) {
+        if (old) {
+            rule->owns_stats = false;
+        }
+        rule_free(table, rule);
+        return error;
+    }
+
+    /* The new version takes over the statistics. */
+    if (old) {
+        old->owns_stats = false;
+        rule->owns_stats = true;
+    } else {
+        rule->owns_stats = true;
+    }
+    rule->txn_next = table->txn_added;
+    table->txn_added = rule;
+    table->txn_flows_delta++;
+    table->view_dirty = true;
+    return 0;
+}
+
+static struct fdp_rule *
+find_exact(struct fdp_table *table, const struct fdp_match *match,
+           uint16_t priority)
+{
+    struct tss_subtable *st = find_subtable(table, &match->mask);
+
+    return st ? fdp__tss_find_exact(st, match, priority,
+                                    txn_version(table)) : NULL;
+}
+
+int
+fdp_table_insert(struct fdp_table *table, const struct fdp_flow_spec *spec,
+                 unsigned int flags)
+{
+    if (!spec->match || !spec->actions) {
+        return EINVAL;
+    }
+    if (!fdp_match_is_masked(spec->match)) {
+        return ENOTSUP;
+    }
+
+    bool started = auto_begin(table);
+    struct fdp_rule *old = find_exact(table, spec->match, spec->priority);
+    int error;
+    if (old && (flags & FDP_TABLE_NO_REPLACE)) {
+        error = EEXIST;
+    } else {
+        error = add_rule(table, spec, spec->match,
+                         spec->priority, spec->actions, old);
+    }
+    return auto_end(table, started, error);
+}
+
+static bool
+filter_selects(const struct fdp_table_filter *filter,
+               const struct fdp_rule *rule)
+{
+    if ((rule->cookie ^ filter->cookie) & filter->cookie_mask) {
+        return false;
+    }
+    if (filter->strict) {
+        return rule->priority == filter->priority
+               && fdp_match_equal(filter->match, &rule->match);
+    }
+    return !filter->match || fdp_match_covers(filter->match, &rule->match);
+}
+
+/* Collects the rules visible in the transaction that 'filter' selects
+ * into a new array in '*rulesp'.  Returns 0 or ENOMEM. */
+static int
+select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
+             struct fdp_rule ***rulesp, size_t *n)
+{
+    uint64_t version = txn_version(table);
+    struct fdp_rule **rules = NULL;
+    size_t alloc = 0;
+
+    *n = 0;
+    if (filter->strict && filter->match) {
+        struct fdp_rule *r = find_exact(table, filter->match,
+                                        filter->priority);
+        if (r && filter_selects(filter, r)) {
+            rules = malloc(sizeof *rules);
+            if (!rules) {
+                return ENOMEM;
+            }
+            rules[(*n)++] = r;
+        }
+        *rulesp = rules;
+        return 0;
+    }
+    for (size_t i = 0; i < table->n_subtables; i++) {
+        struct tss_buckets *b = table->subtables[i]->buckets;
+        for (uint32_t j = 0; j <= b->n_mask; j++) {
+            for (struct tss_group *g = b->heads[j]; g; g = g->next) {
+                for (struct fdp_rule *r = g->rules; r; r = r->next) {
+                    if (!fdp__rule_visible(r, version)
+                        || !filter_selects(filter, r)) {
+                        continue;
+                    }
+                    if (*n == alloc) {
+                        alloc = alloc ? 2 * alloc : 64;
+                        struct fdp_rule **p = realloc(rules,
+                                                      alloc * sizeof *p);
+                        if (!p) {
+                            free(rules);
+                            return ENOMEM;
+                        }
+                        rules = p;
+                    }
+                    rules[(*n)++] = r;
+                }
+            }
+        }
+    }
+    *rulesp = rules;
+    return 0;
+}
+
+int
+fdp_table_modify(struct fdp_table *table,
+                 const struct fdp_table_filter *filter,
+                 const struct fdp_actions *actions, size_t *np)
+{
+    bool started = auto_begin(table);
+    struct fdp_rule **rules;
+    size_t n;
+    int error = select_rules(table, filter, &rules, &n);
+
+    for (size_t i = 0; !error && i < n; i++) {
+        error = add_rule(table, NULL, &rules[i]->match, rules[i]->priority,
+                         actions, rules[i]);
+    }
+    free(rules);
+    if (np) {
+        *np = error ? 0 : n;
+    }
+    return auto_end(table, started, error);
+}
+
+int
+fdp_table_remove(struct fdp_table *table,
+                 const struct fdp_table_filter *filter, size_t *np)
+{
+    bool started = auto_begin(table);
+    struct fdp_rule **rules;
+    size_t n;
+    int error = select_rules(table, filter, &rules, &n);
+
+    for (size_t i = 0; !error && i < n; i++) {
+        error = txn_remove(table, rules[i]);
+    }
+    free(rules);
+    if (np) {
+        *np = error ? 0 : n;
+    }
+    return auto_end(table, started, error);
+}
+
+void
+fdp_table_run(struct fdp_table *table)
+{
+    bool locked = !txn_is_mine(table);
+
+    if (locked) {
+        pthread_mutex_lock(&table->mutex);
+    }
+    /* Tighten bounds left stale by removals, then re-rank. */
+    for (size_t i = 0; i < table->n_subtables; i++) {
+        struct tss_subtable *st = table->subtables[i];
+        int max = -1;
+        uint64_t min_seq = UINT64_MAX;
+        struct tss_buckets *b = st->buckets;
+        for (uint32_t j = 0; j <= b->n_mask; j++) {
+            for (struct tss_group *g = b->heads[j]; g; g = g->next) {
+                for (struct fdp_rule *r = g->rules; r; r = r->next) {
+                    if (r->priority > max) {
+                        max = r->priority;
+                        min_seq = r->seq;
+                    } else if (r->priority == max && r->seq < min_seq) {
+                        min_seq = r->seq;
+                    }
+                }
+            }
+        }
+        __atomic_store_n(&st->max_priority, max, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->min_seq, min_seq, __ATOMIC_RELAXED);
+    }
+    publish_view(table);
+    if (locked) {
+        pthread_mutex_unlock(&table->mutex);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Lookups.                                                                */
+
+void
+fdp_table_read_lock(void)
+{
+    fdp__rcu_read_lock();
+}
+
+void
+fdp_table_read_unlock(void)
+{
+    fdp__rcu_read_unlock();
+}
+
+static bool
+beats(const struct fdp_rule *a, const struct fdp_rule *b)
+{
+    return !b || a->priority > b->priority
+           || (a->priority == b->priority && a->seq < b->seq);
+}
+
+static void
+count_hit(struct tss_subtable *st)
+{
+    /* Lossy on purpose: a plain increment, no locked instruction.  The
+     * count only ranks subtables. */
+    __atomic_store_n(&st->hits, __atomic_load_n(&st->hits, __ATOMIC_RELAXED)
+                                + 1, __ATOMIC_RELAXED);
+}
+
+const struct fdp_rule *
+fdp_table_lookup(struct fdp_table *table, const struct fdp_key *key)
+{
+    const struct fdp_rule *rule;
+
+    fdp_table_lookup_batch(table, &key, 1, &rule);
+    return rule;
+}
+
+void
+fdp_table_lookup_batch(struct fdp_table *table,
+                       const struct fdp_key *const keys[], size_t n,
+                       const struct fdp_rule *rules[])
+{
+    uint32_t hashes[FDP_TABLE_BATCH_MAX];
+    uint64_t words[FDP_TABLE_BATCH_MAX][FDP_KEY_WORDS];
+    uint64_t done = 0, visited = 0, hits = 0;
+
+    if (n > FDP_TABLE_BATCH_MAX) {
+        n = FDP_TABLE_BATCH_MAX;
+    }
+    uint64_t all = n == 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
+    fdp__rcu_read_lock();
+    uint64_t version = __atomic_load_n(&table->version, __ATOMIC_ACQUIRE);
+    const struct tss_view *view = FDP_RCU_GET(table->view);
+
+    for (size_t i = 0; i < n; i++) {
+        rules[i] = NULL;
+    }
+    for (size_t s = 0; view && s < view->n && done != all; s++) {
+        struct tss_subtable *st = view->subtables[s];
+        int max_priority = __atomic_load_n(&st->max_priority,
+                                           __ATOMIC_RELAXED);
+        uint64_t min_seq = __atomic_load_n(&st->min_seq, __ATOMIC_RELAXED);
+        uint64_t probe = 0;
+
+        /* Phase 1: which keys can this subtable still improve? */
+        for (size_t i = 0; i < n; i++) {
+            const struct fdp_rule *best = rules[i];
+            if (done & (UINT64_C(1) << i)) {
+                continue;
+            }
+            if (best && best->priority > max_priority) {
+                done |= UINT64_C(1) << i;   /* Nothing later can win. */
+            } else if (!best || best->priority < max_priority
+                       || min_seq < best->seq) {
+                probe |= UINT64_C(1) << i;
+            }
+        }
+        if (!probe) {
+            continue;
+        }
+
+        /* Phase 2: hash every key to probe, then probe, so that the
+         * bucket loads of different keys overlap. */
+        const struct tss_buckets *b = FDP_RCU_GET(st->buckets);
+        for (uint64_t m = probe; m; m &= m - 1) {
+            size_t i = (size_t) __builtin_ctzll(m);
+            hashes[i] = fdp__tss_hash(st, b, keys[i], words[i]);
+            __builtin_prefetch(&b->heads[hashes[i] & b->n_mask]);
+        }
+        for (uint64_t m = probe; m; m &= m - 1) {
+            size_t i = (size_t) __builtin_ctzll(m);
+            const struct fdp_rule *r = fdp__tss_lookup(st, b, words[i],
+                                                       hashes[i], version);
+            visited++;
+            if (r && beats(r, rules[i])) {
+                rules[i] = r;
+                count_hit(st);
+            }
+        }
+    }
+    fdp__rcu_read_unlock();
+
+    for (size_t i = 0; i < n; i++) {
+        hits += rules[i] != NULL;
+    }
+    __atomic_fetch_add(&table->n_lookups, n, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&table->n_hits, hits, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&table->n_visited, visited, __ATOMIC_RELAXED);
+}
+
+void
+fdp_table_for_each(struct fdp_table *table,
+                   bool (*cb)(const struct fdp_rule *, void *aux), void *aux)
+{
+    fdp__rcu_read_lock();
+    uint64_t version = __atomic_load_n(&table->version, __ATOMIC_ACQUIRE);
+    const struct tss_view *view = FDP_RCU_GET(table->view);
+
+    for (size_t s = 0; view && s < view->n; s++) {
+        const struct tss_buckets *b = FDP_RCU_GET(view->subtables[s]->buckets);
+        for (uint32_t j = 0; j <= b->n_mask; j++) {
+            for (const struct tss_group *g = FDP_RCU_GET(b->heads[j]); g;
+                 g = FDP_RCU_GET(g->next)) {
+                for (const struct fdp_rule *r = FDP_RCU_GET(g->rules); r;
+                     r = FDP_RCU_GET(r->next)) {
+                    if (fdp__rule_visible(r, version) && !cb(r, aux)) {
+                        fdp__rcu_read_unlock();
+                        return;
+                    }
+                }
+            }
+        }
+    }
+    fdp__rcu_read_unlock();
+}
+
+void
+fdp_table_get_stats(const struct fdp_table *table,
+                    struct fdp_table_stats *stats)
+{
+    struct fdp_table *t = (struct fdp_table *) table;
+
+    bool locked = !txn_is_mine(t);
+
+    memset(stats, 0, sizeof *stats);
+    if (locked) {
+        pthread_mutex_lock(&t->mutex);
+    }
+    stats->n_flows = t->n_flows;
+    stats->n_masks = t->n_subtables;
+    stats->memory_bytes = sizeof *t
+                          + t->alloc_subtables * sizeof *t->subtables
+                          + __atomic_load_n(&t->rule_memory,
+                                            __ATOMIC_RELAXED);
+    for (size_t i = 0; i < t->n_subtables; i++) {
+        stats->memory_bytes += fdp__tss_memory(t->subtables[i]);
+        stats->n_keyed_subtables += t->subtables[i]->buckets->keyed;
+    }
+    if (locked) {
+        pthread_mutex_unlock(&t->mutex);
+    }
+    stats->n_lookups = __atomic_load_n(&t->n_lookups, __ATOMIC_RELAXED);
+    stats->n_hits = __atomic_load_n(&t->n_hits, __ATOMIC_RELAXED);
+    stats->n_misses = stats->n_lookups - stats->n_hits;
+    stats->n_subtables_visited = __atomic_load_n(&t->n_visited,
+                                                 __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Rules.                                                                  */
+
+void
+fdp_rule_get_spec(const struct fdp_rule *rule, struct fdp_flow_spec *spec)
+{
+    spec->match = (struct fdp_match *) &rule->match;
+    spec->actions = FDP_RCU_GET(((struct fdp_rule *) rule)->actions);
+    spec->cookie = rule->cookie;
+    spec->priority = rule->priority;
+    spec->idle_timeout = rule->idle_timeout;
+    spec->hard_timeout = rule->hard_timeout;
+    spec->table_id = rule->table_id;
+}
+
+void
+fdp_rule_get_stats(const struct fdp_rule *rule, struct fdp_rule_stats *stats)
+{
+    const struct fdp_rule_stats *s = rule->stats;
+
+    stats->n_packets = __atomic_load_n(&s->n_packets, __ATOMIC_RELAXED);
+    stats->n_bytes = __atomic_load_n(&s->n_bytes, __ATOMIC_RELAXED);
+    stats->used_ms = __atomic_load_n(&s->used_ms, __ATOMIC_RELAXED);
+    stats->created_ms = s->created_ms;
+}
+
+void
+fdp_rule_account(const struct fdp_rule *rule, uint64_t n_bytes,
+                 int64_t now)
+{
+    struct fdp_rule_stats *s = rule->stats;
+
+    __atomic_fetch_add(&s->n_packets, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->n_bytes, n_bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->used_ms, now, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Creation and destruction.                                               */
+
+int
+fdp_table_create(struct fdp_table **tablep)
+{
+    struct fdp_table *table = aligned_alloc(64, sizeof *table);
+    int error;
+
+    *tablep = NULL;
+    if (!table) {
+        return ENOMEM;
+    }
+    memset(table, 0, sizeof *table);
+    error = fdp_hash_random_basis(&table->basis);
+    if (error) {
+        free(table);
+        return error;
+    }
+    pthread_mutex_init(&table->mutex, NULL);
+    table->view = calloc(1, sizeof *table->view);
+    if (!table->view) {
+        free(table);
+        return ENOMEM;
+    }
+    *tablep = table;
+    return 0;
+}
+
+void
+fdp_table_destroy(struct fdp_table *table)
+{
+    if (!table) {
+        return;
+    }
+    /* Let deferred frees that reference the table finish first. */
+    fdp__rcu_barrier();
+    FDP_RCU_TSAN_ACQUIRE();
+    for (size_t i = 0; i < table->n_subtables; i++) {
+        struct tss_subtable *st = table->subtables[i];
+        struct tss_buckets *b = st->buckets;
+        for (uint32_t j = 0; j <= b->n_mask; j++) {
+            for (struct tss_group *g = b->heads[j]; g; g = g->next) {
+                for (struct fdp_rule *r = g->rules, *next; r; r = next) {
+                    next = r->next;
+                    rule_free(NULL, r);
+                }
+            }
+        }
+        fdp__tss_destroy_now(st);
+    }
+    free(table->subtables);
+    free(table->txn_removed);
+    free(table->view);
+    pthread_mutex_destroy(&table->mutex);
+    free(table);
+}
