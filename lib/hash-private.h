@@ -41,6 +41,13 @@ extern const size_t fdp__hash_n_impls;
 /* The row chosen for this process. */
 const struct fdp__hash_impl *fdp__hash_selected(void);
 
+/* For benchmarks only: makes fdp_hash_fast() compute "crc32c" or
+ * "jhash2" from now on.  Tables hash with fdp_hash_fast() on every probe,
+ * so call it only while no table exists.  Returns 0, or ENOTSUP if this
+ * CPU or build cannot run the named hash in hardware (crc32c), EINVAL for
+ * an unknown name. */
+int fdp__hash_set_fast(const char *name);
+
 /* Portable implementations (lib/hash.c). */
 uint32_t fdp__crc32c_sw(uint32_t crc, const void *data, size_t size);
 uint32_t fdp__hash_crc32c_sw(const uint64_t *words, size_t n_words,
@@ -48,6 +55,14 @@ uint32_t fdp__hash_crc32c_sw(const uint64_t *words, size_t n_words,
 uint64_t fdp__siphash(unsigned int c_rounds, unsigned int d_rounds,
                       const struct fdp_hash_key *key,
                       const void *data, size_t size);
+
+/* Hash flooding, for tests and benchmarks: stores in 'diffs' up to
+ * 'max' linearly independent differences d (each 'n_words' words, at
+ * most 16) that only flip bits set in 'controlled' and have raw
+ * CRC32C(0, d) == 0.  XORing any combination of them into a key leaves
+ * fdp_hash_crc32c() unchanged under every basis.  Returns how many. */
+size_t fdp__crc32c_null_space(size_t n_words, const uint64_t *controlled,
+                              uint64_t (*diffs)[16], size_t max);
 
 /* SSE4.2 + CLMUL implementations (lib/hash-sse42.c). */
 uint32_t fdp__crc32c_sse42(uint32_t crc, const void *data, size_t size);

@@ -85,6 +85,7 @@
 #include "hash-private.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -184,6 +185,72 @@ fdp__hash_crc32c_sw(const uint64_t *words, size_t n_words, uint32_t basis)
         crc = crc_sw_word(crc, words[i]);
     }
     return fdp__fmix32(crc);
+}
+
+size_t
+fdp__crc32c_null_space(size_t n_words, const uint64_t *controlled,
+                       uint64_t (*diffs)[16], size_t max)
+{
+    /* Gaussian elimination over GF(2): each controlled bit b contributes
+     * the column crc(0, e_b); rows of the augmented matrix [crc | bits]
+     * that reduce to crc 0 are differences with zero CRC. */
+    struct row {
+        uint32_t crc;
+        uint64_t bits[16];
+    };
+    size_t n_rows = 0;
+    struct row *rows = malloc(16 * 64 * sizeof *rows);
+    size_t n_found = 0;
+
+    if (!rows || n_words > 16) {
+        free(rows);
+        return 0;
+    }
+    for (size_t w = 0; w < n_words; w++) {
+        for (int b = 0; b < 64; b++) {
+            if (!((controlled[w] >> b) & 1)) {
+                continue;
+            }
+            struct row *r = &rows[n_rows++];
+            memset(r->bits, 0, sizeof r->bits);
+            r->bits[w] = UINT64_C(1) << b;
+            r->crc = fdp__crc32c_sw(0, NULL, 0);
+            for (size_t i = 0; i < n_words; i++) {
+                r->crc = crc_sw_word(r->crc, r->bits[i]);
+            }
+        }
+    }
+    /* Reduce: for each CRC bit, pick a pivot row and clear that bit from
+     * every later row. */
+    size_t pivot = 0;
+    for (int bit = 31; bit >= 0 && pivot < n_rows; bit--) {
+        size_t p = pivot;
+        while (p < n_rows && !((rows[p].crc >> bit) & 1)) {
+            p++;
+        }
+        if (p == n_rows) {
+            continue;
+        }
+        struct row tmp = rows[p];
+        rows[p] = rows[pivot];
+        rows[pivot] = tmp;
+        for (size_t i = pivot + 1; i < n_rows; i++) {
+            if ((rows[i].crc >> bit) & 1) {
+                rows[i].crc ^= rows[pivot].crc;
+                for (size_t w = 0; w < n_words; w++) {
+                    rows[i].bits[w] ^= rows[pivot].bits[w];
+                }
+            }
+        }
+        pivot++;
+    }
+    for (size_t i = pivot; i < n_rows && n_found < max; i++) {
+        if (!rows[i].crc) {
+            memcpy(diffs[n_found++], rows[i].bits, sizeof rows[i].bits);
+        }
+    }
+    free(rows);
+    return n_found;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -469,10 +536,38 @@ fdp_hash_fast(const uint64_t *words, size_t n_words, uint32_t basis)
                                                             basis);
 }
 
+static const char *fast_name_override;
+
 const char *
 fdp_hash_fast_name(void)
 {
-    return fdp__hash_selected()->funcs.fast_name;
+    const char *name = __atomic_load_n(&fast_name_override, __ATOMIC_ACQUIRE);
+
+    return name ? name : fdp__hash_selected()->funcs.fast_name;
+}
+
+int
+fdp__hash_set_fast(const char *name)
+{
+    fdp__hash_selected();
+    for (size_t i = 0; i < fdp__hash_n_impls; i++) {
+        const struct fdp__hash_impl *impl = &fdp__hash_impls[i];
+        if (!strcmp(name, "crc32c") && !strcmp(impl->funcs.fast_name, name)) {
+            if (!impl->probe()) {
+                return ENOTSUP;
+            }
+            __atomic_store_n(&hash_fast_fn, impl->funcs.hash_fast,
+                             __ATOMIC_RELEASE);
+            __atomic_store_n(&fast_name_override, "crc32c", __ATOMIC_RELEASE);
+            return 0;
+        }
+    }
+    if (!strcmp(name, "jhash2")) {
+        __atomic_store_n(&hash_fast_fn, fdp_hash_jhash2, __ATOMIC_RELEASE);
+        __atomic_store_n(&fast_name_override, "jhash2", __ATOMIC_RELEASE);
+        return 0;
+    }
+    return strcmp(name, "crc32c") ? EINVAL : ENOTSUP;
 }
 
 int
