@@ -1233,3 +1233,44 @@ fdp_flow_spec_destroy(struct fdp_flow_spec *flow)
         flow->actions = NULL;
     }
 }
+
+int
+fdp_packet_parse(const char *text, struct fdp_key *key, char **errorp)
+{
+    struct fdp_flow_spec flow;
+    int error = fdp_flow_parse(text, FDP_PARSE_MATCH_ONLY, &flow, errorp);
+
+    if (error) {
+        return error;
+    }
+    const struct fdp_match *m = flow.match;
+    char problem[128] = "";
+    if (flow.priority != FDP_DEFAULT_PRIORITY || flow.cookie
+        || flow.table_id || flow.idle_timeout || flow.hard_timeout) {
+        snprintf(problem, sizeof problem, "a packet takes no priority, "
+                 "cookie, table or timeouts");
+    } else if (m->range_fields) {
+        snprintf(problem, sizeof problem, "a packet's fields take exact "
+                 "values, not ranges");
+    }
+    /* Masks written with '/' (the implicit ones of dl_vlan, dl_vlan_pcp
+     * and ip_frag names leave the other bits zero, which is exact). */
+    for (int f = 0; f < FDP_N_FIELDS && !problem[0]; f++) {
+        fdp_u128 mask = fdp__match_get_mask(m, f);
+        if (mask && mask != fdp__ones(fdp__field(f)->n_bits)
+            && f != FDP_F_VLAN_TCI && f != FDP_F_IP_FRAG) {
+            snprintf(problem, sizeof problem, "%s: a packet's fields take "
+                     "exact values, not masks", fdp__field(f)->name);
+        }
+    }
+    if (problem[0]) {
+        if (errorp) {
+            *errorp = strdup(problem);
+        }
+        fdp_flow_spec_destroy(&flow);
+        return EINVAL;
+    }
+    *key = m->value;
+    fdp_flow_spec_destroy(&flow);
+    return 0;
+}

@@ -3,6 +3,7 @@
  *
  * Offline commands, which need no daemon:
  *   parse-flows FILE|-        print each flow of FILE in canonical form
+ *   classify FLOWS PACKETS    the flow each packet hits
  *   cpu                       the CPU level detected and in use
  *   hash [OPTIONS] WORD...    the flow hashes of a key of 64-bit words
  * Errors go to stderr as "flowdp-ctl: <message>" with a non-zero exit.
@@ -48,6 +49,10 @@ usage(void)
            "Offline commands:\n"
            "  parse-flows FILE|-       print each flow of FILE (- for stdin) in\n"
            "                           canonical ovs-ofctl form\n"
+           "  classify [--linear] FLOWS-FILE PACKETS-FILE\n"
+           "                           print the cookie of the flow each packet\n"
+           "                           hits (0xN), or miss; --linear scans every\n"
+           "                           flow instead of using the table\n"
            "  cpu                      show the CPU level detected and in use\n"
            "  hash [--basis=N] [--key=K0:K1] WORD...\n"
            "                           hash a key of 64-bit WORDs with every\n"
@@ -225,12 +230,190 @@ cmd_parse_flows(int argc, char *argv[])
     }
 }
 
+/* classify: the flows, kept both in a table and in a list for --linear. */
+struct classifier {
+    struct fdp_table *table;
+    struct fdp_flow_spec *flows;
+    size_t n_flows, alloc_flows;
+    uint64_t next_seq;
+};
+
+static struct classifier *the_classifier;
+
+static void
+add_to_classifier(struct fdp_flow_spec *flow)
+{
+    struct classifier *c = the_classifier;
+    int error = fdp_table_insert(c->table, flow, 0);
+
+    if (error == ENOTSUP) {
+        char *s = fdp_flow_format(flow);
+        fatal("classify: %s: ranges need pipapo sub-tables, which this "
+              "build lacks", s ? s : "flow");
+    } else if (error) {
+        fatal("classify: inserting a flow: %s", strerror(error));
+    }
+    /* Keep the flow for --linear; a re-added flow replaces the old one in
+     * place, as in the table. */
+    for (size_t i = 0; i < c->n_flows; i++) {
+        if (c->flows[i].priority == flow->priority
+            && fdp_match_equal(c->flows[i].match, flow->match)) {
+            fdp_flow_spec_destroy(&c->flows[i]);
+            c->flows[i] = *flow;
+            flow->match = NULL;
+            flow->actions = NULL;
+            return;
+        }
+    }
+    if (c->n_flows == c->alloc_flows) {
+        c->alloc_flows = c->alloc_flows ? 2 * c->alloc_flows : 64;
+        c->flows = realloc(c->flows, c->alloc_flows * sizeof *c->flows);
+        if (!c->flows) {
+            fatal("out of memory");
+        }
+    }
+    c->flows[c->n_flows++] = *flow;
+    flow->match = NULL;
+    flow->actions = NULL;
+}
+
+/* The reference: the first flow, in order added, of the highest priority
+ * among those that match. */
+static const struct fdp_flow_spec *
+classify_linear(const struct classifier *c, const struct fdp_key *key)
+{
+    const struct fdp_flow_spec *best = NULL;
+
+    for (size_t i = 0; i < c->n_flows; i++) {
+        const struct fdp_flow_spec *f = &c->flows[i];
+        if ((!best || f->priority > best->priority)
+            && fdp_match_matches(f->match, key)) {
+            best = f;
+        }
+    }
+    return best;
+}
+
+static void
+print_result(bool hit, uint64_t cookie)
+{
+    if (hit) {
+        printf("%#" PRIx64 "\n", cookie);
+    } else {
+        puts("miss");
+    }
+}
+
+static void
+classify_batch(const struct classifier *c, bool linear,
+               const struct fdp_key *keys, size_t n)
+{
+    if (linear) {
+        for (size_t i = 0; i < n; i++) {
+            const struct fdp_flow_spec *f = classify_linear(c, &keys[i]);
+            print_result(f != NULL, f ? f->cookie : 0);
+        }
+        return;
+    }
+
+    const struct fdp_key *kp[FDP_TABLE_BATCH_MAX];
+    const struct fdp_rule *rules[FDP_TABLE_BATCH_MAX];
+    for (size_t i = 0; i < n; i++) {
+        kp[i] = &keys[i];
+    }
+    fdp_table_read_lock();
+    fdp_table_lookup_batch(c->table, kp, n, rules);
+    for (size_t i = 0; i < n; i++) {
+        struct fdp_flow_spec spec = { .cookie = 0 };
+        if (rules[i]) {
+            fdp_rule_get_spec(rules[i], &spec);
+        }
+        print_result(rules[i] != NULL, spec.cookie);
+    }
+    fdp_table_read_unlock();
+}
+
+static void
+cmd_classify(int argc, char *argv[])
+{
+    bool linear = false;
+
+    if (argc > 1 && !strcmp(argv[1], "--linear")) {
+        linear = true;
+        argc--;
+        argv++;
+    }
+    if (argc != 3) {
+        fatal("classify: expected FLOWS-FILE PACKETS-FILE");
+    }
+
+    struct classifier c = { .table = NULL };
+    int error = fdp_table_create(&c.table);
+    if (error) {
+        fatal("classify: creating the table: %s", strerror(error));
+    }
+    the_classifier = &c;
+    fdp_table_begin(c.table);
+    for_each_flow_line(argv[1], add_to_classifier);
+    error = fdp_table_commit(c.table);
+    if (error) {
+        fatal("classify: %s: %s", argv[1], strerror(error));
+    }
+
+    bool is_stdin = !strcmp(argv[2], "-");
+    FILE *file = is_stdin ? stdin : fopen(argv[2], "r");
+    const char *shown = is_stdin ? "(stdin)" : argv[2];
+    if (!file) {
+        fatal("%s: %s", argv[2], strerror(errno));
+    }
+    struct fdp_key keys[FDP_TABLE_BATCH_MAX];
+    size_t n = 0;
+    char *line = NULL;
+    size_t alloc = 0;
+    unsigned long line_no = 0;
+    ssize_t len;
+    while ((len = getline(&line, &alloc, file)) != -1) {
+        line_no++;
+        if ((size_t) len != strlen(line)) {
+            fatal("%s:%lu: line contains a NUL byte", shown, line_no);
+        }
+        line[strcspn(line, "\r\n")] = '\0';
+        const char *s = line + strspn(line, " \t");
+        if (!*s || *s == '#') {
+            continue;
+        }
+        char *msg;
+        error = fdp_packet_parse(line, &keys[n], &msg);
+        if (error) {
+            fatal("%s:%lu: %s", shown, line_no, msg ? msg : strerror(error));
+        }
+        if (++n == FDP_TABLE_BATCH_MAX) {
+            classify_batch(&c, linear, keys, n);
+            n = 0;
+        }
+    }
+    classify_batch(&c, linear, keys, n);
+    free(line);
+    if (!is_stdin) {
+        fclose(file);
+    }
+    if (fflush(stdout) || ferror(stdout)) {
+        fatal("classify: write error: %s", strerror(errno));
+    }
+    for (size_t i = 0; i < c.n_flows; i++) {
+        fdp_flow_spec_destroy(&c.flows[i]);
+    }
+    free(c.flows);
+    fdp_table_destroy(c.table);
+}
+
 struct command {
     const char *name;
     void (*run)(int argc, char *argv[]);
 };
 
 static const struct command commands[] = {
+    { "classify", cmd_classify },
     { "cpu", cmd_cpu },
     { "parse-flows", cmd_parse_flows },
     { "hash", cmd_hash },

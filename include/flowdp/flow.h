@@ -57,6 +57,14 @@ enum {
 FDP_API int fdp_flow_parse(const char *text, unsigned int flags,
                            struct fdp_flow_spec *flow, char **errorp);
 
+/* Parses a packet written as exact field assignments in the flow syntax
+ * ("in_port=3,tcp,nw_src=10.0.0.1,tp_dst=80"; shorthands allowed,
+ * prerequisites required, masks, ranges and flow attributes refused) into
+ * 'key'; fields not given are zero.  Returns 0, EINVAL with a message in
+ * '*errorp' as fdp_flow_parse(), or ENOMEM. */
+FDP_API int fdp_packet_parse(const char *text, struct fdp_key *key,
+                             char **errorp);
+
 /* Frees what 'flow' owns (not 'flow' itself).  Accepts an empty spec. */
 FDP_API void fdp_flow_spec_destroy(struct fdp_flow_spec *flow);
 
