@@ -8,4 +8,4 @@ utilities_flowdp_bench_SOURCES = utilities/flowdp-bench.c
 # The benchmark links the core statically: it times internal variants
 # (each SIMD implementation) that the installed library does not export.
 utilities_flowdp_bench_LDADD = lib/libflowdp-core.la $(JANSSON_LIBS)
-utilities_flowdp_bench_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+utilities_flowdp_bench_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(URCU_CFLAGS)

@@ -13,6 +13,13 @@
  *   hash   ns per flow hash of 16..512-byte keys for each implementation:
  *          tput-N hashes independent keys (throughput), lat-N feeds each
  *          hash into the next key (latency).
+ *   tss    ns per lookup (batches of 32 through fdp_table_lookup_batch)
+ *          in tables of FLOWS flows over MASKS masks: FLOWSxMASKS packets
+ *          that hit (all flows one priority), -prio (every flow its own
+ *          priority), -miss (packets that hit nothing); flood-65536 and
+ *          random-65536: 2^16 exact 5-tuples that all collide under CRC32C
+ *          versus 2^16 random ones.  impl is the fast hash (crc32c,
+ *          jhash2).
  */
 #include <config.h>
 
@@ -30,6 +37,8 @@
 
 #include "flowdp/flowdp.h"
 #include "lib/hash-private.h"
+#include "lib/actions.h"
+#include "lib/match.h"
 #include "lib/util.h"
 
 static const char *program_name = "flowdp-bench";
@@ -272,6 +281,258 @@ suite_hash(void)
 }
 
 /* ---------------------------------------------------------------------- */
+/* tss suite.                                                              */
+
+#define TSS_BATCH 32
+#define TSS_N_PACKETS 4096          /* Distinct packets per case. */
+
+struct tss_bench {
+    struct fdp_table *table;
+    struct fdp_key *packets;
+    const struct fdp_key *batches[TSS_N_PACKETS];
+};
+
+static uint64_t
+tss_lookups(void *arg, uint64_t n)
+{
+    struct tss_bench *tb = arg;
+    const struct fdp_rule *rules[TSS_BATCH];
+    uint64_t sum = 0;
+
+    fdp_table_read_lock();
+    for (uint64_t i = 0; i < n; i += TSS_BATCH) {
+        size_t off = (size_t) (i % TSS_N_PACKETS);
+        fdp_table_lookup_batch(tb->table, &tb->batches[off], TSS_BATCH, rules);
+        sum += rules[0] != NULL;
+    }
+    fdp_table_read_unlock();
+    return sum;
+}
+
+/* A random mask over the 5-tuple: each field wildcarded, exact, or a
+ * prefix (addresses) / arbitrary mask (ports). */
+static void
+random_5tuple_mask(uint64_t *seed, struct fdp_match *m)
+{
+    static const enum fdp_field fields[] = {
+        FDP_F_NW_SRC, FDP_F_NW_DST, FDP_F_TP_SRC, FDP_F_TP_DST,
+    };
+    fdp__match_init(m);
+    fdp__match_set_masked(m, FDP_F_DL_TYPE, 0x0800, 0xffff);
+    fdp__match_set_masked(m, FDP_F_NW_PROTO, 6, 0xff);
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(fields); i++) {
+        unsigned int bits = fdp_field_width(fields[i]);
+        uint64_t r = rnd64(seed);
+        fdp_u128 mask;
+        switch (r % 3) {
+        case 0:
+            mask = 0;
+            break;
+        case 1:
+            mask = fdp__ones(bits);
+            break;
+        default:
+            mask = fdp__ones(bits) & ~fdp__ones((unsigned int) (r >> 8)
+                                                % bits);
+            break;
+        }
+        fdp__match_set_masked(m, fields[i], 0, mask);
+    }
+}
+
+/* Builds a table of 'n_flows' flows over 'n_masks' masks and packets that
+ * hit them (or, with 'miss', packets that hit none). */
+static void
+tss_build(struct tss_bench *tb, size_t n_flows, size_t n_masks, bool prio,
+          bool miss)
+{
+    uint64_t seed = 0x1234567 + n_flows * 31 + n_masks;
+    struct fdp_match *masks = malloc(n_masks * sizeof *masks);
+    struct fdp_match *flows = malloc(n_flows * sizeof *flows);
+
+    if (fdp_table_create(&tb->table) || !masks || !flows) {
+        fatal("out of memory");
+    }
+    /* Distinct masks. */
+    for (size_t i = 0; i < n_masks; i++) {
+        bool dup;
+        do {
+            random_5tuple_mask(&seed, &masks[i]);
+            fdp__match_set_masked(&masks[i], FDP_F_IN_PORT, 0,
+                                  i >= 256 ? 0xffff : 0);
+            dup = false;
+            for (size_t j = 0; j < i && !dup; j++) {
+                dup = !memcmp(&masks[j].mask, &masks[i].mask,
+                              sizeof masks[i].mask);
+            }
+        } while (dup);
+    }
+    struct fdp__actions_builder b;
+    fdp__actions_builder_init(&b);
+    fdp__actions_add(&b, FDP_ACT_OUTPUT, 1);
+    struct fdp_actions *acts = fdp__actions_finish(&b);
+
+    fdp_table_begin(tb->table);
+    for (size_t i = 0; i < n_flows; i++) {
+        struct fdp_match *m = &flows[i];
+        *m = masks[i % n_masks];
+        for (int w = 0; w < FDP_KEY_WORDS; w++) {
+            uint64_t v = rnd64(&seed);
+            if (w == 1) {
+                v = (v & ~0xffffff00ull) | 0x08000600ull;
+            }
+            m->value.w[w] = v & m->mask.w[w];
+        }
+        struct fdp_flow_spec spec = {
+            .match = m, .actions = acts, .cookie = i,
+            .priority = prio ? (uint16_t) (i % 65536) : 100,
+        };
+        if (fdp_table_insert(tb->table, &spec, 0)) {
+            fatal("insert failed");
+        }
+    }
+    fdp_table_commit(tb->table);
+    fdp_table_run(tb->table);
+    fdp_actions_destroy(acts);
+
+    tb->packets = malloc(TSS_N_PACKETS * sizeof *tb->packets);
+    for (size_t i = 0; i < TSS_N_PACKETS; i++) {
+        struct fdp_key *k = &tb->packets[i];
+        const struct fdp_match *m = &flows[rnd64(&seed) % n_flows];
+        for (int w = 0; w < FDP_KEY_WORDS; w++) {
+            k->w[w] = (rnd64(&seed) & ~m->mask.w[w]) | m->value.w[w];
+        }
+        if (miss) {
+            fdp__key_set(k, FDP_F_NW_PROTO, 17);    /* Every flow is TCP. */
+        }
+        tb->batches[i] = k;
+    }
+    free(masks);
+    free(flows);
+}
+
+static void
+tss_destroy(struct tss_bench *tb)
+{
+    fdp_table_destroy(tb->table);
+    free(tb->packets);
+}
+
+/* 2^16 exact TCP 5-tuples, colliding under CRC32C or random. */
+static void
+tss_build_flood(struct tss_bench *tb, bool flood)
+{
+    enum { N = 65536 };
+    const uint64_t controlled[2] = { 0xffffffff00000000ull,
+                                     0xffffffff00000000ull };
+    uint64_t diffs[32][16];
+    uint64_t seed = 99;
+    size_t n_diffs = fdp__crc32c_null_space(2, controlled, diffs, 32);
+    struct fdp_match *flows = malloc(N * sizeof *flows);
+
+    if (n_diffs < 16 || !flows || fdp_table_create(&tb->table)) {
+        fatal("cannot build the flooding workload");
+    }
+    struct fdp__actions_builder b;
+    fdp__actions_builder_init(&b);
+    fdp__actions_add(&b, FDP_ACT_OUTPUT, 1);
+    struct fdp_actions *acts = fdp__actions_finish(&b);
+    fdp_table_begin(tb->table);
+    for (size_t k = 0; k < N; k++) {
+        uint64_t w0 = 0x0a0000010a000002ull, w1 = 0;
+        if (flood) {
+            for (int d = 0; d < 16; d++) {
+                if ((k >> d) & 1) {
+                    w0 ^= diffs[d][0];
+                    w1 ^= diffs[d][1];
+                }
+            }
+        } else {
+            w0 = rnd64(&seed);
+            w1 = rnd64(&seed);
+        }
+        struct fdp_match *m = &flows[k];
+        fdp__match_init(m);
+        fdp__match_set_masked(m, FDP_F_DL_TYPE, 0x0800, 0xffff);
+        fdp__match_set_masked(m, FDP_F_NW_PROTO, 6, 0xff);
+        fdp__match_set_masked(m, FDP_F_NW_SRC, w0 >> 32, 0xffffffff);
+        fdp__match_set_masked(m, FDP_F_NW_DST, (uint32_t) w0, 0xffffffff);
+        fdp__match_set_masked(m, FDP_F_TP_SRC, w1 >> 48, 0xffff);
+        fdp__match_set_masked(m, FDP_F_TP_DST, (w1 >> 32) & 0xffff, 0xffff);
+        struct fdp_flow_spec spec = { .match = m, .actions = acts,
+                                      .priority = 1 };
+        if (fdp_table_insert(tb->table, &spec, FDP_TABLE_NO_REPLACE)) {
+            fatal("insert failed");
+        }
+    }
+    fdp_table_commit(tb->table);
+    fdp_actions_destroy(acts);
+    tb->packets = malloc(TSS_N_PACKETS * sizeof *tb->packets);
+    for (size_t i = 0; i < TSS_N_PACKETS; i++) {
+        tb->packets[i] = flows[rnd64(&seed) % N].value;
+        tb->batches[i] = &tb->packets[i];
+    }
+    free(flows);
+}
+
+static void
+suite_tss(void)
+{
+    static const struct {
+        size_t flows, masks;
+    } shapes[] = {
+        { 1000, 1 }, { 1000, 10 }, { 1000, 100 }, { 1000, 1000 },
+        { 10000, 100 },
+    };
+    static const char *const hashes[] = { "crc32c", "jhash2" };
+
+    report_header("tss");
+    for (size_t h = 0; h < FDP_ARRAY_SIZE(hashes); h++) {
+        if (fdp__hash_set_fast(hashes[h])) {
+            continue;           /* No hardware CRC here. */
+        }
+        for (size_t s = 0; s < FDP_ARRAY_SIZE(shapes); s++) {
+            for (int variant = 0; variant < 3; variant++) {
+                static const char *const suffix[] = { "", "-prio", "-miss" };
+                struct tss_bench tb;
+                char case_name[48];
+                tss_build(&tb, shapes[s].flows, shapes[s].masks,
+                          variant == 1, variant == 2);
+                snprintf(case_name, sizeof case_name, "%zux%zu%s",
+                         shapes[s].flows, shapes[s].masks, suffix[variant]);
+                struct fdp_table_stats st;
+                fdp_table_get_stats(tb.table, &st);
+                struct result r = {
+                    .suite = "tss", .case_name = case_name,
+                    .impl = hashes[h], .entries = st.n_flows,
+                    .ns_per_op = measure(tss_lookups, &tb),
+                    .bytes = st.memory_bytes,
+                };
+                report(&r);
+                tss_destroy(&tb);
+            }
+        }
+        for (int flood = 1; flood >= 0; flood--) {
+            struct tss_bench tb;
+            tss_build_flood(&tb, flood);
+            struct fdp_table_stats st;
+            fdp_table_get_stats(tb.table, &st);
+            struct result r = {
+                .suite = "tss", .case_name = flood ? "flood-65536"
+                                                   : "random-65536",
+                .impl = hashes[h], .entries = st.n_flows,
+                .ns_per_op = measure(tss_lookups, &tb),
+                .bytes = st.memory_bytes,
+            };
+            report(&r);
+            tss_destroy(&tb);
+        }
+    }
+    fdp__hash_set_fast(strcmp(fdp__hash_selected()->funcs.fast_name,
+                              "crc32c") ? "jhash2" : "crc32c");
+}
+
+/* ---------------------------------------------------------------------- */
 
 struct suite {
     const char *name;
@@ -280,6 +541,7 @@ struct suite {
 
 static const struct suite suites[] = {
     { "hash", suite_hash },
+    { "tss", suite_tss },
 };
 
 static void
