@@ -1,7 +1,8 @@
 #!/bin/bash
 # Installs dependencies and runs the whole test suite: a -Werror build with
 # "make check" at the best CPU level and again with FLOWDP_CPU=generic, an
-# ASan + UBSan build with "make check", and "make distcheck".  Ends with
+# ASan + UBSan build with "make check", the table's concurrency tests under
+# ThreadSanitizer, and "make distcheck".  Ends with
 # the line "N passed, N failed" totalling every Check and autotest result,
 # and exits non-zero if anything failed.
 set -uo pipefail
@@ -86,6 +87,24 @@ else
     failed=$((failed + 1))
 fi
 unset ASAN_OPTIONS UBSAN_OPTIONS
+
+section "build: ThreadSanitizer (concurrent lookups during updates)"
+# Only the table's unit test runs multi-threaded code; it runs alone under
+# TSan, with tests/tsan.supp silencing liburcu's own uninstrumented
+# synchronisation (flowdp's RCU ordering is annotated, not suppressed).
+if scripts/build.sh _build-tsan --enable-sanitizers=thread --enable-Werror \
+   && (cd _build-tsan && make tests/unit/test-table); then
+    mkdir -p _build-tsan/tsan-results/tests/unit
+    if ! (cd _build-tsan && TSAN_OPTIONS="suppressions=$top/tests/tsan.supp halt_on_error=1" \
+          ./tests/unit/test-table) > _build-tsan/tsan-results/tests/unit/test-table.log 2>&1; then
+        status=1
+    fi
+    cat _build-tsan/tsan-results/tests/unit/test-table.log
+    tally _build-tsan/tsan-results
+else
+    status=1
+    failed=$((failed + 1))
+fi
 
 section "make distcheck"
 if ! (cd _build && make distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-Werror TESTSUITEFLAGS=-j2 >distcheck.log 2>&1); then

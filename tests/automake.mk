@@ -11,12 +11,13 @@ UNIT_TESTS = \
 	tests/unit/test-cpu \
 	tests/unit/test-flow \
 	tests/unit/test-hash \
-	tests/unit/test-match
+	tests/unit/test-match \
+	tests/unit/test-table
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
 UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-UNIT_LDADD = tests/unit/libunit.la lib/libflowdp-core.la $(CHECK_LIBS)
+UNIT_LDADD = tests/unit/libunit.la lib/libflowdp-core.la $(CHECK_LIBS) -lpthread
 
 tests_unit_test_cpu_SOURCES = tests/unit/test-cpu.c
 tests_unit_test_cpu_CFLAGS = $(UNIT_CFLAGS)
@@ -30,6 +31,10 @@ tests_unit_test_match_SOURCES = tests/unit/test-match.c
 tests_unit_test_match_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_match_LDADD = $(UNIT_LDADD)
 
+tests_unit_test_table_SOURCES = tests/unit/test-table.c
+tests_unit_test_table_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_table_LDADD = $(UNIT_LDADD)
+
 tests_unit_test_hash_SOURCES = tests/unit/test-hash.c
 tests_unit_test_hash_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hash_LDADD = $(UNIT_LDADD)
@@ -39,11 +44,13 @@ TESTSUITE_AT = \
 	tests/testsuite.at \
 	tests/ctl.at \
 	tests/flow-syntax.at \
+	tests/classify.at \
 	tests/bench.at
 TESTSUITE = $(srcdir)/tests/testsuite
 AUTOTEST_PATH = utilities
 EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
-	tests/flowgen.py tests/ofctl-compare.py
+	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
+	tests/tsan.supp
 DISTCLEANFILES += tests/atconfig tests/atlocal
 
 AUTOM4TE = autom4te

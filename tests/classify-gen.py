@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Random workloads for "flowdp-ctl classify": flows and packets.
+
+usage: classify-gen.py --seed N --flows N --packets N --masks N FLOWS PACKETS
+
+Flows mix exact 5-tuples, prefixes and arbitrary masks over TCP/UDP
+5-tuples and in_port, drawn from at most --masks distinct masks, with
+priorities from a small set so that ties are common.  Half the packets are
+aimed inside a random flow.  The expected answers come from
+"flowdp-ctl classify --linear" (a scan of every flow), not from here.
+"""
+
+import argparse
+import random
+
+
+def ip(v):
+    return "%d.%d.%d.%d" % (v >> 24, (v >> 16) & 255, (v >> 8) & 255, v & 255)
+
+
+FIELDS = [  # name, width, formatter
+    ("nw_src", 32, ip),
+    ("nw_dst", 32, ip),
+    ("tp_src", 16, str),
+    ("tp_dst", 16, str),
+    ("in_port", 16, str),
+]
+
+
+def make_mask(rng, kind, width):
+    full = (1 << width) - 1
+    if kind == "exact":
+        return full
+    if kind == "prefix":
+        n = rng.randint(0, width)
+        return full ^ ((1 << (width - n)) - 1)
+    if kind == "none":
+        return 0
+    return rng.getrandbits(width)
+
+
+def masks(rng, n):
+    out = []
+    for _ in range(n):
+        proto = rng.choice(["tcp", "udp"])
+        m = {}
+        while sum(1 for v in m.values() if v) < 2:
+            for name, width, _ in FIELDS:
+                kind = rng.choice(["exact", "exact", "prefix", "none",
+                                   "arbitrary"])
+                if name == "in_port" and kind in ("prefix", "arbitrary"):
+                    kind = "exact"      # in_port takes no mask.
+                m[name] = make_mask(rng, kind, width)
+        out.append((proto, m))
+    return out
+
+
+def small(rng, width):
+    # Few distinct values, so that flows overlap and packets hit them.
+    v = rng.randrange(4)
+    return (v * 0x01010101 | rng.randrange(4)) & ((1 << width) - 1)
+
+
+def flow_text(rng, proto, m, values, priority, cookie):
+    parts = ["priority=%d" % priority, "cookie=%#x" % cookie, proto]
+    for name, width, fmt in FIELDS:
+        mask = m[name]
+        if not mask:
+            continue
+        value = values[name] & mask
+        full = (1 << width) - 1
+        if mask == full:
+            parts.append("%s=%s" % (name, fmt(value)))
+        elif name.startswith("nw_"):
+            parts.append("%s=%s/%s" % (name, ip(value), ip(mask)))
+        else:
+            parts.append("%s=%#x/%#x" % (name, value, mask))
+    return ",".join(parts) + ",actions=drop"
+
+
+def packet_text(proto, values):
+    return ",".join([proto] + ["%s=%s" % (name, fmt(values[name]))
+                               for name, _, fmt in FIELDS])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--flows", type=int, required=True)
+    ap.add_argument("--packets", type=int, required=True)
+    ap.add_argument("--masks", type=int, required=True)
+    ap.add_argument("flows_file")
+    ap.add_argument("packets_file")
+    args = ap.parse_args()
+
+    rng = random.Random(args.seed)
+    mask_list = masks(rng, args.masks)
+    flows = []
+    with open(args.flows_file, "w") as f:
+        for cookie in range(1, args.flows + 1):
+            proto, m = rng.choice(mask_list)
+            values = {name: small(rng, width) for name, width, _ in FIELDS}
+            priority = rng.choice(list(range(0, 100, 10)) + [32768])
+            flows.append((proto, m, values))
+            f.write(flow_text(rng, proto, m, values, priority, cookie) + "\n")
+    with open(args.packets_file, "w") as f:
+        for _ in range(args.packets):
+            proto = rng.choice(["tcp", "udp"])
+            values = {name: small(rng, width) for name, width, _ in FIELDS}
+            if flows and rng.random() < 0.5:
+                fproto, m, fvalues = rng.choice(flows)
+                proto = fproto
+                for name, _, _ in FIELDS:
+                    values[name] = ((values[name] & ~m[name])
+                                    | (fvalues[name] & m[name]))
+            f.write(packet_text(proto, values) + "\n")
+
+
+if __name__ == "__main__":
+    main()

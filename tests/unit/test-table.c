@@ -1,0 +1,811 @@
+/*
+ * Unit tests for lib/table.c and lib/tss.c.
+ *
+ * The differential test pits the table against a linear reference
+ * classifier (a list scanned for the best match) through thousands of
+ * interleaved inserts, replaces, modifies, removes, transactions and batch
+ * lookups on random tables.  Other tests cover hash flooding, failed bulk
+ * changes and concurrent lookups during churn (also run under TSan).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/actions.h"
+#include "lib/hash-private.h"
+#include "lib/tss.h"
+#include "lib/util.h"
+#include "flowdp/table.h"
+#include "unit.h"
+
+/* ---------------------------------------------------------------------- */
+/* The reference classifier.                                               */
+
+struct ref_flow {
+    struct fdp_match match;
+    uint16_t priority;
+    uint64_t seq;
+    uint64_t cookie;
+    bool live;
+};
+
+struct ref {
+    struct ref_flow *flows;
+    size_t n, alloc;
+    uint64_t next_seq;
+};
+
+static struct ref_flow *
+ref_find(struct ref *ref, const struct fdp_match *m, uint16_t priority)
+{
+    for (size_t i = 0; i < ref->n; i++) {
+        struct ref_flow *f = &ref->flows[i];
+        if (f->live && f->priority == priority
+            && fdp_match_equal(&f->match, m)) {
+            return f;
+        }
+    }
+    return NULL;
+}
+
+static void
+ref_insert(struct ref *ref, const struct fdp_match *m, uint16_t priority,
+           uint64_t cookie)
+{
+    struct ref_flow *f = ref_find(ref, m, priority);
+
+    if (f) {
+        f->cookie = cookie;     /* Replace: keeps its place (seq). */
+        return;
+    }
+    if (ref->n == ref->alloc) {
+        ref->alloc = ref->alloc ? 2 * ref->alloc : 64;
+        ref->flows = realloc(ref->flows, ref->alloc * sizeof *ref->flows);
+    }
+    ref->flows[ref->n++] = (struct ref_flow) {
+        .match = *m, .priority = priority, .seq = ref->next_seq++,
+        .cookie = cookie, .live = true,
+    };
+}
+
+static const struct ref_flow *
+ref_lookup(const struct ref *ref, const struct fdp_key *key)
+{
+    const struct ref_flow *best = NULL;
+
+    for (size_t i = 0; i < ref->n; i++) {
+        const struct ref_flow *f = &ref->flows[i];
+        if (f->live && fdp_match_matches(&f->match, key)
+            && (!best || f->priority > best->priority
+                || (f->priority == best->priority && f->seq < best->seq))) {
+            best = f;
+        }
+    }
+    return best;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Random flows and packets.                                               */
+
+/* Masks to draw from: exact 5-tuples, prefixes, arbitrary masks, and a
+ * few per-test random ones to reach hundreds of distinct masks. */
+static void
+random_mask(struct unit_rng *rng, struct fdp_match *m, unsigned int n_masks)
+{
+    /* A mask is a function of its number, so that 'n_masks' bounds the
+     * number of distinct masks. */
+    unsigned int id = unit_rng_below(rng, n_masks);
+    struct unit_rng mrng = { .state = id * 0x9e3779b97f4a7c15ull + 1 };
+
+    fdp__match_init(m);
+    fdp__match_set_masked(m, FDP_F_DL_TYPE, 0x0800, 0xffff);
+    fdp__match_set_masked(m, FDP_F_NW_PROTO, 6, 0xff);
+    switch (id % 4) {
+    case 0:     /* Exact 5-tuple. */
+        fdp__match_set_masked(m, FDP_F_NW_SRC, 0, 0xffffffff);
+        fdp__match_set_masked(m, FDP_F_NW_DST, 0, 0xffffffff);
+        fdp__match_set_masked(m, FDP_F_TP_SRC, 0, 0xffff);
+        fdp__match_set_masked(m, FDP_F_TP_DST, 0, 0xffff);
+        break;
+    case 1:     /* Prefixes. */
+        fdp__match_set_masked(m, FDP_F_NW_SRC, 0,
+                              (uint32_t) (0xffffffffull
+                                          << unit_rng_below(&mrng, 33)));
+        fdp__match_set_masked(m, FDP_F_NW_DST, 0,
+                              (uint32_t) (0xffffffffull
+                                          << unit_rng_below(&mrng, 33)));
+        break;
+    case 2:     /* Arbitrary masks on ports and addresses. */
+        fdp__match_set_masked(m, FDP_F_TP_DST, 0,
+                              unit_rng_below(&mrng, 0x10000));
+        fdp__match_set_masked(m, FDP_F_NW_SRC, 0,
+                              (uint32_t) unit_rng_next(&mrng) & 0xff0000ff);
+        break;
+    default:    /* Other fields. */
+        fdp__match_set_masked(m, FDP_F_IN_PORT, 0,
+                              unit_rng_below(&mrng, 2) ? 0xffff : 0);
+        fdp__match_set_masked(m, FDP_F_PKT_MARK, 0,
+                              (uint32_t) unit_rng_next(&mrng));
+        fdp__match_set_masked(m, FDP_F_TP_SRC, 0,
+                              unit_rng_below(&mrng, 0x10000));
+        break;
+    }
+}
+
+/* Small value ranges so that flows overlap and packets hit them. */
+static uint64_t
+small_value(struct unit_rng *rng)
+{
+    return unit_rng_below(rng, 4);
+}
+
+static void
+random_flow(struct unit_rng *rng, struct fdp_match *m, unsigned int n_masks)
+{
+    random_mask(rng, m, n_masks);
+    static const enum fdp_field fields[] = {
+        FDP_F_NW_SRC, FDP_F_NW_DST, FDP_F_TP_SRC, FDP_F_TP_DST,
+        FDP_F_IN_PORT, FDP_F_PKT_MARK,
+    };
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(fields); i++) {
+        fdp_u128 mask = fdp__match_get_mask(m, fields[i]);
+        if (mask) {
+            fdp_u128 v = (small_value(rng) * 0x01010101u) | small_value(rng);
+            fdp__match_set_masked(m, fields[i], v & mask, mask);
+        }
+    }
+}
+
+static void
+random_packet(struct unit_rng *rng, const struct ref *ref,
+              struct fdp_key *key)
+{
+    memset(key, 0, sizeof *key);
+    fdp__key_set(key, FDP_F_DL_TYPE, 0x0800);
+    fdp__key_set(key, FDP_F_NW_PROTO, 6);
+    static const enum fdp_field fields[] = {
+        FDP_F_NW_SRC, FDP_F_NW_DST, FDP_F_TP_SRC, FDP_F_TP_DST,
+        FDP_F_IN_PORT, FDP_F_PKT_MARK,
+    };
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(fields); i++) {
+        fdp__key_set(key, fields[i],
+                     (small_value(rng) * 0x01010101u) | small_value(rng));
+    }
+    /* Half the packets are aimed inside a flow. */
+    if (ref->n && unit_rng_below(rng, 2)) {
+        const struct ref_flow *f = &ref->flows[unit_rng_below(rng, ref->n)];
+        for (int w = 0; w < FDP_KEY_WORDS; w++) {
+            key->w[w] = (key->w[w] & ~f->match.mask.w[w]) | f->match.value.w[w];
+        }
+    }
+}
+
+static struct fdp_actions *
+output_action(uint32_t port)
+{
+    struct fdp__actions_builder b;
+
+    fdp__actions_builder_init(&b);
+    fdp__actions_add(&b, FDP_ACT_OUTPUT, port);
+    return fdp__actions_finish(&b);
+}
+
+static int
+table_insert(struct fdp_table *t, const struct fdp_match *m,
+             uint16_t priority, uint64_t cookie, unsigned int flags)
+{
+    struct fdp_flow_spec spec = {
+        .match = (struct fdp_match *) m, .priority = priority,
+        .cookie = cookie, .actions = output_action(1),
+    };
+    int error = fdp_table_insert(t, &spec, flags);
+    fdp_actions_destroy(spec.actions);
+    return error;
+}
+
+/* Checks 64 random packets against the reference with one batch lookup
+ * and a few single lookups. */
+static void
+check_lookups(struct unit_rng *rng, struct fdp_table *t,
+              const struct ref *ref, int round)
+{
+    struct fdp_key keys[FDP_TABLE_BATCH_MAX];
+    const struct fdp_key *kp[FDP_TABLE_BATCH_MAX];
+    const struct fdp_rule *rules[FDP_TABLE_BATCH_MAX];
+    size_t n = 1 + unit_rng_below(rng, FDP_TABLE_BATCH_MAX);
+
+    for (size_t i = 0; i < n; i++) {
+        random_packet(rng, ref, &keys[i]);
+        kp[i] = &keys[i];
+    }
+    fdp_table_read_lock();
+    fdp_table_lookup_batch(t, kp, n, rules);
+    for (size_t i = 0; i < n; i++) {
+        const struct ref_flow *want = ref_lookup(ref, &keys[i]);
+        struct fdp_flow_spec got;
+        if (rules[i]) {
+            fdp_rule_get_spec(rules[i], &got);
+        }
+        ck_assert_msg(!want == !rules[i]
+                      && (!want || (want->cookie == got.cookie
+                                    && want->priority == got.priority)),
+                      "round %d key %zu: table %s %#llx, reference %s %#llx "
+                      "(seed %llu)", round, i, rules[i] ? "hit" : "miss",
+                      rules[i] ? (unsigned long long) got.cookie : 0ull,
+                      want ? "hit" : "miss",
+                      want ? (unsigned long long) want->cookie : 0ull,
+                      (unsigned long long) unit_seed());
+        if (i < 4) {
+            ck_assert(fdp_table_lookup(t, &keys[i]) == rules[i]);
+        }
+    }
+    fdp_table_read_unlock();
+}
+
+/* One random change to both the table and the reference. */
+static void
+random_change(struct unit_rng *rng, struct fdp_table *t, struct ref *ref,
+              unsigned int n_masks, uint64_t *next_cookie)
+{
+    struct fdp_match m;
+    unsigned int op = unit_rng_below(rng, 10);
+
+    if (op < 5 || !ref->n) {
+        /* Insert, sometimes re-inserting an existing flow (replace). */
+        uint16_t priority = (uint16_t) unit_rng_below(rng, 4) * 10;
+        if (ref->n && unit_rng_below(rng, 4) == 0) {
+            const struct ref_flow *f = &ref->flows[unit_rng_below(rng,
+                                                                  ref->n)];
+            m = f->match;
+            priority = f->priority;
+        } else {
+            random_flow(rng, &m, n_masks);
+        }
+        uint64_t cookie = (*next_cookie)++;
+        ck_assert_int_eq(table_insert(t, &m, priority, cookie, 0), 0);
+        ref_insert(ref, &m, priority, cookie);
+    } else if (op < 7) {
+        /* Strict remove of an existing flow, or of one that is not. */
+        const struct ref_flow *f = &ref->flows[unit_rng_below(rng, ref->n)];
+        struct fdp_table_filter filter = {
+            .match = &f->match, .strict = true, .priority = f->priority,
+        };
+        /* A removed entry may share its match with a live one. */
+        struct ref_flow *live = ref_find(ref, &f->match, f->priority);
+        size_t n, expected = live != NULL;
+        ck_assert_int_eq(fdp_table_remove(t, &filter, &n), 0);
+        ck_assert_uint_eq(n, expected);
+        if (live) {
+            live->live = false;
+        }
+    } else if (op < 8) {
+        /* Non-strict remove with a cookie filter. */
+        random_flow(rng, &m, n_masks);
+        uint64_t cookie_mask = unit_rng_below(rng, 2) ? 1 : 0;
+        uint64_t cookie = unit_rng_below(rng, 2);
+        struct fdp_table_filter filter = {
+            .match = &m, .cookie = cookie, .cookie_mask = cookie_mask,
+        };
+        size_t n, expected = 0;
+        for (size_t i = 0; i < ref->n; i++) {
+            struct ref_flow *f = &ref->flows[i];
+            if (f->live && fdp_match_covers(&m, &f->match)
+                && !((f->cookie ^ cookie) & cookie_mask)) {
+                f->live = false;
+                expected++;
+            }
+        }
+        ck_assert_int_eq(fdp_table_remove(t, &filter, &n), 0);
+        ck_assert_uint_eq(n, expected);
+    } else {
+        /* Non-strict modify: actions change, flows and cookies stay. */
+        random_flow(rng, &m, n_masks);
+        struct fdp_table_filter filter = { .match = &m };
+        struct fdp_actions *acts = output_action(2);
+        size_t n, expected = 0;
+        for (size_t i = 0; i < ref->n; i++) {
+            expected += ref->flows[i].live
+                        && fdp_match_covers(&m, &ref->flows[i].match);
+        }
+        ck_assert_int_eq(fdp_table_modify(t, &filter, acts, &n), 0);
+        ck_assert_uint_eq(n, expected);
+        fdp_actions_destroy(acts);
+    }
+}
+
+static void
+differential(unsigned int n_masks, int rounds, uint64_t salt)
+{
+    struct unit_rng rng;
+    struct fdp_table *t;
+    struct ref ref = { NULL, 0, 0, 0 };
+    uint64_t next_cookie = 1;
+
+    unit_rng_init(&rng, salt);
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    for (int round = 0; round < rounds; round++) {
+        int n_changes = 1 + (int) unit_rng_below(&rng, 8);
+        bool txn = unit_rng_below(&rng, 4) == 0;
+        bool abort_it = txn && unit_rng_below(&rng, 3) == 0;
+        struct ref saved = ref;
+
+        if (abort_it) {
+            saved.flows = malloc(ref.alloc * sizeof *ref.flows + 1);
+            memcpy(saved.flows, ref.flows, ref.n * sizeof *ref.flows);
+        }
+        if (txn) {
+            ck_assert_int_eq(fdp_table_begin(t), 0);
+            ck_assert_int_eq(fdp_table_begin(t), EBUSY);
+        }
+        for (int i = 0; i < n_changes; i++) {
+            random_change(&rng, t, &ref, n_masks, &next_cookie);
+        }
+        if (abort_it) {
+            fdp_table_abort(t);
+            free(ref.flows);
+            ref = saved;
+        } else if (txn) {
+            ck_assert_int_eq(fdp_table_commit(t), 0);
+        }
+        check_lookups(&rng, t, &ref, round);
+        if (round % 64 == 0) {
+            fdp_table_run(t);
+        }
+    }
+
+    size_t live = 0;
+    for (size_t i = 0; i < ref.n; i++) {
+        live += ref.flows[i].live;
+    }
+    struct fdp_table_stats stats;
+    fdp_table_get_stats(t, &stats);
+    ck_assert_uint_eq(stats.n_flows, live);
+    ck_assert(stats.n_masks <= n_masks);
+    ck_assert_uint_eq(stats.n_lookups, stats.n_hits + stats.n_misses);
+    ck_assert(stats.memory_bytes > 0);
+    fdp_table_destroy(t);
+    free(ref.flows);
+}
+
+START_TEST(differential_few_masks)
+{
+    differential(4, 3000, 30);
+}
+END_TEST
+
+START_TEST(differential_many_masks)
+{
+    differential(300, 3000, 31);
+}
+END_TEST
+
+/* A large table: 5000 flows in one transaction, then lookups. */
+START_TEST(differential_large)
+{
+    struct unit_rng rng;
+    struct fdp_table *t;
+    struct ref ref = { NULL, 0, 0, 0 };
+
+    unit_rng_init(&rng, 32);
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    ck_assert_int_eq(fdp_table_begin(t), 0);
+    for (uint64_t i = 0; i < 5000; i++) {
+        struct fdp_match m;
+        random_flow(&rng, &m, 200);
+        uint16_t priority = (uint16_t) unit_rng_below(&rng, 8);
+        ck_assert_int_eq(table_insert(t, &m, priority, i + 1, 0), 0);
+        ref_insert(&ref, &m, priority, i + 1);
+    }
+    ck_assert_int_eq(fdp_table_commit(t), 0);
+    for (int round = 0; round < 50; round++) {
+        check_lookups(&rng, t, &ref, round);
+    }
+    fdp_table_destroy(t);
+    free(ref.flows);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
+
+static bool
+collect_cb(const struct fdp_rule *rule, void *aux)
+{
+    struct fdp_flow_spec spec;
+    char **out = aux;
+    char *s;
+
+    fdp_rule_get_spec(rule, &spec);
+    s = fdp_flow_format(&spec);
+    size_t len = *out ? strlen(*out) : 0;
+    *out = realloc(*out, len + strlen(s) + 2);
+    strcpy(*out + len, s);
+    strcat(*out, "\n");
+    free(s);
+    return true;
+}
+
+static int
+compare_lines(const void *a, const void *b)
+{
+    return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* A sorted dump, to compare table contents. */
+static char *
+dump(struct fdp_table *t)
+{
+    char *s = NULL;
+
+    fdp_table_for_each(t, collect_cb, &s);
+    if (!s) {
+        return strdup("");
+    }
+    /* Sort lines. */
+    size_t total = strlen(s);
+    size_t n = 0;
+    for (char *p = s; *p; p++) {
+        n += *p == '\n';
+    }
+    char **lines = malloc(n * sizeof *lines);
+    char *save;
+    size_t i = 0;
+    for (char *l = strtok_r(s, "\n", &save); l; l = strtok_r(NULL, "\n",
+                                                               &save)) {
+        lines[i++] = l;
+    }
+    qsort(lines, n, sizeof *lines, compare_lines);
+    char *out = calloc(1, total + n + 2);
+    for (i = 0; i < n; i++) {
+        strcat(out, lines[i]);
+        strcat(out, "\n");
+    }
+    free(lines);
+    free(s);
+    return out;
+}
+
+static int
+insert_text(struct fdp_table *t, const char *text, unsigned int flags)
+{
+    struct fdp_flow_spec spec;
+    char *error;
+
+    ck_assert_msg(!fdp_flow_parse(text, 0, &spec, &error), "%s", error);
+    int err = fdp_table_insert(t, &spec, flags);
+    fdp_flow_spec_destroy(&spec);
+    return err;
+}
+
+START_TEST(failed_bulk_change_leaves_table_unchanged)
+{
+    struct fdp_table *t;
+
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    ck_assert_int_eq(insert_text(t, "priority=5,tcp,tp_dst=80,actions=1", 0),
+                     0);
+    ck_assert_int_eq(insert_text(t, "ip,nw_src=10.0.0.0/8,actions=2", 0), 0);
+    char *before = dump(t);
+
+    /* A batch that adds, replaces and removes, then fails on a
+     * duplicate. */
+    ck_assert_int_eq(fdp_table_begin(t), 0);
+    ck_assert_int_eq(insert_text(t, "udp,tp_dst=53,actions=3", 0), 0);
+    ck_assert_int_eq(insert_text(t, "priority=5,tcp,tp_dst=80,actions=9",
+                                 0), 0);
+    struct fdp_table_filter all = { NULL, false, 0, 0, 0 };
+    size_t n;
+    ck_assert_int_eq(fdp_table_remove(t, &all, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(insert_text(t, "udp,tp_dst=53,actions=4", 0), 0);
+    ck_assert_int_eq(insert_text(t, "udp,tp_dst=53,actions=5",
+                                 FDP_TABLE_NO_REPLACE), EEXIST);
+    fdp_table_abort(t);
+
+    char *after = dump(t);
+    ck_assert_str_eq(before, after);
+    struct fdp_table_stats stats;
+    fdp_table_get_stats(t, &stats);
+    ck_assert_uint_eq(stats.n_flows, 2);
+    ck_assert_uint_eq(stats.n_masks, 2);
+    free(before);
+    free(after);
+
+    /* Replace keeps statistics. */
+    struct fdp_key key;
+    memset(&key, 0, sizeof key);
+    fdp__key_set(&key, FDP_F_DL_TYPE, 0x0800);
+    fdp__key_set(&key, FDP_F_NW_PROTO, 6);
+    fdp__key_set(&key, FDP_F_TP_DST, 80);
+    fdp_table_read_lock();
+    const struct fdp_rule *r = fdp_table_lookup(t, &key);
+    ck_assert_ptr_nonnull(r);
+    fdp_rule_account(r, 100, 1);
+    fdp_table_read_unlock();
+    ck_assert_int_eq(insert_text(t, "priority=5,tcp,tp_dst=80,actions=7", 0),
+                     0);
+    fdp_table_read_lock();
+    r = fdp_table_lookup(t, &key);
+    struct fdp_rule_stats rs;
+    fdp_rule_get_stats(r, &rs);
+    ck_assert_uint_eq(rs.n_packets, 1);
+    ck_assert_uint_eq(rs.n_bytes, 100);
+    struct fdp_flow_spec spec;
+    fdp_rule_get_spec(r, &spec);
+    char *text = fdp_actions_format(spec.actions, spec.match);
+    ck_assert_str_eq(text, "output:7");
+    free(text);
+    fdp_table_read_unlock();
+    ck_assert_int_eq(insert_text(t, "priority=5,tcp,tp_dst=80,actions=8",
+                                 FDP_TABLE_NO_REPLACE), EEXIST);
+
+    /* Ranges are for pipapo sub-tables (a later change). */
+    ck_assert_int_eq(insert_text(t, "tcp,tp_dst=1000-2000,actions=1", 0),
+                     ENOTSUP);
+    fdp_table_destroy(t);
+}
+END_TEST
+
+START_TEST(equal_priority_first_added_wins)
+{
+    struct fdp_table *t;
+    struct fdp_key key;
+
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    /* B overlaps A at equal priority and was added later. */
+    ck_assert_int_eq(insert_text(t, "cookie=0xa,tcp,tp_dst=80,actions=1", 0),
+                     0);
+    ck_assert_int_eq(insert_text(t, "cookie=0xb,tcp,nw_src=10.0.0.0/8,"
+                                 "actions=2", 0), 0);
+    memset(&key, 0, sizeof key);
+    fdp__key_set(&key, FDP_F_DL_TYPE, 0x0800);
+    fdp__key_set(&key, FDP_F_NW_PROTO, 6);
+    fdp__key_set(&key, FDP_F_NW_SRC, 0x0a010101);
+    fdp__key_set(&key, FDP_F_TP_DST, 80);
+    for (int i = 0; i < 3; i++) {
+        fdp_table_read_lock();
+        const struct fdp_rule *r = fdp_table_lookup(t, &key);
+        struct fdp_flow_spec spec;
+        fdp_rule_get_spec(r, &spec);
+        ck_assert_uint_eq(spec.cookie, 0xa);
+        fdp_table_read_unlock();
+        /* However the subtables are ranked. */
+        fdp_table_run(t);
+    }
+    fdp_table_destroy(t);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
+/* Hash flooding.                                                          */
+
+/* Builds 'n' (a power of 2 up to 2^20) TCP flows that collide under
+ * CRC32C in the table's exact 5-tuple subtable: the attacker picks
+ * nw_src, tp_src and tp_dst. */
+static size_t
+colliding_flows(struct fdp_match *flows, size_t n)
+{
+    /* The subtable hashes words 0 and 1; the attacker controls nw_src
+     * (word 0, bits 63..32) and the ports (word 1, bits 63..32). */
+    const uint64_t controlled[2] = { 0xffffffff00000000ull,
+                                     0xffffffff00000000ull };
+    uint64_t diffs[32][16];
+    size_t n_diffs = fdp__crc32c_null_space(2, controlled, diffs, 32);
+    size_t bits = 0;
+
+    while ((UINT64_C(1) << bits) < n) {
+        bits++;
+    }
+    ck_assert(n_diffs >= bits);
+    for (size_t k = 0; k < n; k++) {
+        struct fdp_match *m = &flows[k];
+        fdp__match_init(m);
+        uint64_t w0 = 0x0a0000010a000002ull, w1 = 0;
+        for (size_t d = 0; d < bits; d++) {
+            if ((k >> d) & 1) {
+                w0 ^= diffs[d][0];
+                w1 ^= diffs[d][1];
+            }
+        }
+        fdp__match_set_masked(m, FDP_F_DL_TYPE, 0x0800, 0xffff);
+        fdp__match_set_masked(m, FDP_F_NW_PROTO, 6, 0xff);
+        fdp__match_set_masked(m, FDP_F_NW_SRC, w0 >> 32, 0xffffffff);
+        fdp__match_set_masked(m, FDP_F_NW_DST, (uint32_t) w0, 0xffffffff);
+        fdp__match_set_masked(m, FDP_F_TP_SRC, w1 >> 48, 0xffff);
+        fdp__match_set_masked(m, FDP_F_TP_DST, (w1 >> 32) & 0xffff, 0xffff);
+    }
+    return n;
+}
+
+START_TEST(hash_flooding)
+{
+    enum { N = 4096 };
+    struct fdp_match *flows = malloc(N * sizeof *flows);
+    struct fdp_table *t;
+
+    colliding_flows(flows, N);
+    /* They really collide: one CRC32C hash for all. */
+    uint32_t h0 = 0;
+    for (size_t k = 0; k < N; k++) {
+        uint64_t words[2] = { flows[k].value.w[0], flows[k].value.w[1] };
+        uint32_t h = fdp_hash_crc32c(words, 2, 12345);
+        if (k == 0) {
+            h0 = h;
+        }
+        ck_assert_uint_eq(h, h0);
+    }
+
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    for (size_t k = 0; k < N; k++) {
+        ck_assert_int_eq(table_insert(t, &flows[k], 1, k + 1, 0), 0);
+    }
+    struct fdp_table_stats stats;
+    fdp_table_get_stats(t, &stats);
+    ck_assert_uint_eq(stats.n_flows, N);
+    ck_assert_uint_eq(stats.n_masks, 1);
+    if (!strcmp(fdp_hash_fast_name(), "crc32c")) {
+        /* The subtable noticed the flood and switched hash. */
+        ck_assert_uint_eq(stats.n_keyed_subtables, 1);
+    }
+    fdp_table_read_lock();
+    for (size_t k = 0; k < N; k++) {
+        const struct fdp_rule *r = fdp_table_lookup(t, &flows[k].value);
+        ck_assert_ptr_nonnull(r);
+        struct fdp_flow_spec spec;
+        fdp_rule_get_spec(r, &spec);
+        ck_assert_uint_eq(spec.cookie, k + 1);
+    }
+    fdp_table_read_unlock();
+    fdp_table_destroy(t);
+    free(flows);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
+/* Concurrency.                                                            */
+
+enum { N_STABLE = 64, N_READERS = 2 };
+
+struct conc {
+    struct fdp_table *table;
+    struct fdp_key keys[N_STABLE];
+    volatile bool stop;
+    uint64_t lookups;
+};
+
+static void *
+reader_main(void *conc_)
+{
+    struct conc *c = conc_;
+    uint64_t n = 0;
+
+    while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+        const struct fdp_key *kp[N_STABLE];
+        const struct fdp_rule *rules[N_STABLE];
+        for (int i = 0; i < N_STABLE; i++) {
+            kp[i] = &c->keys[i];
+        }
+        fdp_table_read_lock();
+        fdp_table_lookup_batch(c->table, kp, N_STABLE, rules);
+        for (int i = 0; i < N_STABLE; i++) {
+            /* The stable flow for key i always wins: cookie i + 1. */
+            struct fdp_flow_spec spec;
+            if (!rules[i]) {
+                fdp_table_read_unlock();
+                fprintf(stderr, "key %d: miss\n", i);
+                return (void *) 1;
+            }
+            fdp_rule_get_spec(rules[i], &spec);
+            if (spec.cookie != (uint64_t) i + 1
+                || fdp_actions_count(spec.actions) != 1) {
+                fprintf(stderr, "key %d: cookie %llu priority %u\n", i,
+                        (unsigned long long) spec.cookie, spec.priority);
+                fdp_table_read_unlock();
+                return (void *) 1;
+            }
+        }
+        fdp_table_read_unlock();
+        n++;
+    }
+    __atomic_fetch_add(&c->lookups, n, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+START_TEST(concurrent_lookups_during_churn)
+{
+    struct conc c;
+    struct unit_rng rng;
+    pthread_t readers[N_READERS];
+
+    memset(&c, 0, sizeof c);
+    unit_rng_init(&rng, 33);
+    ck_assert_int_eq(fdp_table_create(&c.table), 0);
+
+    /* Stable flows: exact 5-tuples at priority 1000, cookie i + 1. */
+    for (int i = 0; i < N_STABLE; i++) {
+        struct fdp_match m;
+        fdp__match_init(&m);
+        fdp__match_set_masked(&m, FDP_F_DL_TYPE, 0x0800, 0xffff);
+        fdp__match_set_masked(&m, FDP_F_NW_PROTO, 6, 0xff);
+        fdp__match_set_masked(&m, FDP_F_NW_SRC, 0x0a000000 + i, 0xffffffff);
+        fdp__match_set_masked(&m, FDP_F_TP_DST, 80, 0xffff);
+        c.keys[i] = m.value;
+        ck_assert_int_eq(table_insert(c.table, &m, 1000, i + 1, 0), 0);
+    }
+    for (int i = 0; i < N_READERS; i++) {
+        pthread_create(&readers[i], NULL, reader_main, &c);
+    }
+
+    /* Churn: lower-priority flows that overlap the stable ones come and
+     * go in transactions and one by one; the stable flows' actions are
+     * replaced (same cookie); subtables appear and disappear. */
+    for (int round = 0; round < 400; round++) {
+        struct fdp_match m;
+        bool txn = round % 3 == 0;
+        if (txn) {
+            fdp_table_begin(c.table);
+        }
+        for (int j = 0; j < 20; j++) {
+            random_flow(&rng, &m, 40);
+            table_insert(c.table, &m, (uint16_t) unit_rng_below(&rng, 999),
+                         1000 + round, 0);
+        }
+        int i = (int) unit_rng_below(&rng, N_STABLE);
+        struct fdp_match sm;
+        fdp__match_init(&sm);
+        fdp__match_set_masked(&sm, FDP_F_DL_TYPE, 0x0800, 0xffff);
+        fdp__match_set_masked(&sm, FDP_F_NW_PROTO, 6, 0xff);
+        fdp__match_set_masked(&sm, FDP_F_NW_SRC, 0x0a000000 + i, 0xffffffff);
+        fdp__match_set_masked(&sm, FDP_F_TP_DST, 80, 0xffff);
+        ck_assert_int_eq(table_insert(c.table, &sm, 1000, i + 1, 0), 0);
+        if (txn && round % 2) {
+            fdp_table_abort(c.table);
+        } else if (txn) {
+            fdp_table_commit(c.table);
+        }
+        if (round % 5 == 4) {
+            /* Remove every churn flow: cookies 1000 and up, selected by
+             * cookie bits 10..15 (the stable cookies are 1..64). */
+            struct fdp_table_filter churn = { NULL, false, 0, 1024, 0xfc00 };
+            size_t n;
+            ck_assert_int_eq(fdp_table_remove(c.table, &churn, &n), 0);
+        }
+        if (round % 50 == 0) {
+            fdp_table_run(c.table);
+        }
+        fdp_table_read_lock();
+        for (int k = 0; k < N_STABLE; k++) {
+            const struct fdp_rule *r = fdp_table_lookup(c.table, &c.keys[k]);
+            ck_assert_msg(r != NULL, "round %d: key %d misses", round, k);
+        }
+        fdp_table_read_unlock();
+    }
+    __atomic_store_n(&c.stop, true, __ATOMIC_RELAXED);
+    for (int i = 0; i < N_READERS; i++) {
+        void *ret;
+        pthread_join(readers[i], &ret);
+        ck_assert_msg(ret == NULL, "reader %d saw a wrong answer", i);
+    }
+    ck_assert(c.lookups > 0);
+    fdp_table_destroy(c.table);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("table");
+    TCase *tc = unit_tcase(s, "table");
+
+    tcase_add_test(tc, differential_few_masks);
+    tcase_add_test(tc, differential_many_masks);
+    tcase_add_test(tc, differential_large);
+    tcase_add_test(tc, failed_bulk_change_leaves_table_unchanged);
+    tcase_add_test(tc, equal_priority_first_added_wins);
+    tcase_add_test(tc, hash_flooding);
+    tcase_add_test(tc, concurrent_lookups_during_churn);
+    return unit_run(s);
+}
