@@ -30,6 +30,8 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/key.c \
 	lib/match.c \
 	lib/match.h \
+	lib/pipapo.c \
+	lib/pipapo.h \
 	lib/rcu.c \
 	lib/rcu.h \
 	lib/table.c \
@@ -43,6 +45,13 @@ noinst_LTLIBRARIES += lib/libflowdp-sse42.la
 lib_libflowdp_sse42_la_CFLAGS = $(FDP_LIB_CFLAGS) -msse4.2 -mpclmul
 lib_libflowdp_sse42_la_SOURCES = lib/hash-sse42.c
 lib_libflowdp_core_la_LIBADD += lib/libflowdp-sse42.la
+endif
+
+if FDP_HAVE_AVX2
+noinst_LTLIBRARIES += lib/libflowdp-avx2.la
+lib_libflowdp_avx2_la_CFLAGS = $(FDP_LIB_CFLAGS) -mavx2
+lib_libflowdp_avx2_la_SOURCES = lib/pipapo-avx2.c
+lib_libflowdp_core_la_LIBADD += lib/libflowdp-avx2.la
 endif
 
 lib_libflowdp_la_SOURCES =

@@ -1,0 +1,138 @@
+/*
+ * Pipapo sub-tables (internal): see lib/pipapo.c.
+ */
+#ifndef FDP_PIPAPO_H
+#define FDP_PIPAPO_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu.h"
+#include "field.h"
+#include "rcu.h"
+
+struct fdp_match;
+struct fdp_rule;
+
+/* Largest number of fields in one sub-table. */
+#define PIPAPO_MAX_FIELDS FDP_N_FIELDS
+
+/* One field of a built snapshot. */
+struct pipapo_field {
+    enum fdp_field id;
+    uint8_t n_bits;             /* Width, rounded up to a group multiple. */
+    uint8_t group_bits;         /* 4 or 8. */
+    uint8_t n_groups;
+    uint32_t n_rules;           /* Field rules (after expansion). */
+    uint32_t bsize;             /* Words per bitmap row, a multiple of 4. */
+    uint64_t *lt;               /* [n_groups][1 << group_bits][bsize]. */
+    bool identity;              /* mt maps rule i to next field's rule i
+                                 * (no range expanded here or there):
+                                 * the result carries over unchanged. */
+    struct pipapo_map {
+        uint32_t to;            /* First rule in the next field (or the
+                                 * element, in the last field)... */
+        uint32_t n;             /* ...and how many. */
+    } *mt;
+};
+
+/* An immutable, RCU-published lookup structure for a set of rules. */
+struct pipapo_snapshot {
+    unsigned int n_fields;
+    uint32_t bsize_max;         /* Largest bsize: scratch bitmap size. */
+    uint32_t n_elems;
+    struct fdp_rule **elems;    /* In priority order. */
+    uint64_t memory;            /* Bytes. */
+    struct rcu_head rcu;
+    struct pipapo_field fields[];
+};
+
+/* The writer's side of a sub-table: its fields and its rules in priority
+ * order, from which snapshots are built. */
+struct pipapo {
+    unsigned int n_fields;
+    enum fdp_field field_ids[PIPAPO_MAX_FIELDS];
+    uint32_t field_set;         /* Bit i: field i is one of them. */
+    bool overflow;              /* Holds masked flows moved out of tuple
+                                 * space (lib/table.c). */
+
+    struct pipapo_snapshot *snap;   /* RCU. */
+    bool dirty;                 /* 'rules' changed since 'snap'. */
+    bool wide_groups;           /* 8-bit groups (else 4-bit). */
+
+    struct fdp_rule **rules;    /* Best first: priority desc, seq asc. */
+    uint32_t n_rules, alloc_rules;
+
+    int max_priority;           /* Bounds, as in tss_subtable. */
+    uint64_t min_seq;
+    uint64_t hits __attribute__((aligned(64)));
+    uint64_t hits_at_rank;
+};
+
+/* The fields a match uses: those with a mask or a range.  Returns a
+ * bitmap of enum fdp_field. */
+uint32_t fdp__pipapo_fields_of(const struct fdp_match *);
+
+struct pipapo *fdp__pipapo_create(uint32_t field_set);
+
+/* Widens the sub-table's field set to include 'field_set' (for the
+ * overflow sub-table, whose rules use different fields: a field a rule
+ * does not use is a wildcard).  The next publish rebuilds. */
+void fdp__pipapo_add_fields(struct pipapo *, uint32_t field_set);
+void fdp__pipapo_destroy_now(struct pipapo *);
+void fdp__pipapo_destroy_deferred(struct pipapo *);
+
+/* Adds or removes 'rule' in the writer's list (snapshot rebuilt by
+ * fdp__pipapo_publish()).  Returns 0 or ENOMEM. */
+int fdp__pipapo_add(struct pipapo *, struct fdp_rule *);
+void fdp__pipapo_remove(struct pipapo *, struct fdp_rule *);
+
+/* Rebuilds the snapshot from the rules if they changed and publishes it.
+ * Returns 0 or ENOMEM (then the old snapshot stays). */
+int fdp__pipapo_publish(struct pipapo *);
+
+/* The first rule, in priority order, that matches 'key' and is visible at
+ * 'version', or NULL. */
+const struct fdp_rule *fdp__pipapo_lookup(const struct pipapo_snapshot *,
+                                          const struct fdp_key *key,
+                                          uint64_t version);
+
+/* The same with the generic bitmap code, whatever the CPU. */
+const struct fdp_rule *fdp__pipapo_lookup_generic(
+    const struct pipapo_snapshot *, const struct fdp_key *key,
+    uint64_t version);
+
+/* Builds a snapshot of 'rules' (n, best first) over 'fields' with 8-bit
+ * groups if 'wide', else 4-bit; for tests and benchmarks.  NULL if out of
+ * memory. */
+struct pipapo_snapshot *fdp__pipapo_build(const enum fdp_field *fields,
+                                          unsigned int n_fields,
+                                          struct fdp_rule **rules, uint32_t n,
+                                          bool wide);
+void fdp__pipapo_snapshot_free(struct pipapo_snapshot *);
+
+/* ANDs into 'res' (bsize words) the 'n_rows' rows, and 'res' itself if
+ * 'with_res'; returns true if any bit of the result is set.
+ * Implementations: generic and AVX2 (lib/pipapo-avx2.c). */
+typedef bool fdp__pipapo_and_fn(uint64_t *res, const uint64_t *const *rows,
+                                unsigned int n_rows, uint32_t bsize,
+                                bool with_res);
+fdp__pipapo_and_fn fdp__pipapo_and_generic;
+fdp__pipapo_and_fn fdp__pipapo_and_avx2;
+
+/* The implementation table (name, level, probe, function), best first. */
+struct fdp__pipapo_impl {
+    const char *name;
+    enum fdp_cpu_level level;
+    fdp__pipapo_and_fn *and_rows;
+};
+extern const struct fdp__pipapo_impl fdp__pipapo_impls[];
+extern const size_t fdp__pipapo_n_impls;
+
+/* Lookup with a given implementation (tests and benchmarks). */
+const struct fdp_rule *fdp__pipapo_lookup_with(
+    const struct pipapo_snapshot *, const struct fdp_key *key,
+    uint64_t version, fdp__pipapo_and_fn *and_rows);
+
+#endif /* FDP_PIPAPO_H */
