@@ -74,14 +74,21 @@
 #include <time.h>
 
 #include "actions.h"
+#include "pipapo.h"
 #include "rcu.h"
 #include "tss.h"
 #include "util.h"
 
+/* One sub-table in the priority walk: tuple-space or pipapo. */
+struct view_entry {
+    struct tss_subtable *tss;
+    struct pipapo *pp;
+};
+
 struct tss_view {
     size_t n;
     struct rcu_head rcu;
-    struct tss_subtable *subtables[];
+    struct view_entry e[];
 };
 
 struct fdp_table {
@@ -99,6 +106,9 @@ struct fdp_table {
     uint32_t basis;
     struct tss_subtable **subtables;    /* All subtables, any order. */
     size_t n_subtables, alloc_subtables;
+    struct pipapo **pipapos;            /* All pipapo sub-tables. */
+    size_t n_pipapos, alloc_pipapos;
+    size_t max_masks;                   /* Tuple-space mask budget. */
     uint64_t next_seq;
     uint64_t n_flows;                   /* Visible at 'version'. */
     uint64_t rule_memory;               /* Atomic: freed on RCU thread. */
@@ -224,19 +234,32 @@ get_subtable(struct fdp_table *table, const struct fdp_key *mask)
 }
 
 static int
-compare_subtables(const void *a_, const void *b_)
+entry_max_priority(const struct view_entry *e)
 {
-    const struct tss_subtable *a = *(const struct tss_subtable *const *) a_;
-    const struct tss_subtable *b = *(const struct tss_subtable *const *) b_;
-    uint64_t ha = __atomic_load_n(&a->hits, __ATOMIC_RELAXED);
-    uint64_t hb = __atomic_load_n(&b->hits, __ATOMIC_RELAXED);
+    return e->tss ? e->tss->max_priority : e->pp->max_priority;
+}
 
-    if (a->max_priority != b->max_priority) {
-        return a->max_priority > b->max_priority ? -1 : 1;
+static uint64_t
+entry_recent_hits(const struct view_entry *e)
+{
+    return e->tss
+           ? __atomic_load_n(&e->tss->hits, __ATOMIC_RELAXED)
+             - e->tss->hits_at_rank
+           : __atomic_load_n(&e->pp->hits, __ATOMIC_RELAXED)
+             - e->pp->hits_at_rank;
+}
+
+static int
+compare_entries(const void *a_, const void *b_)
+{
+    const struct view_entry *a = a_, *b = b_;
+    int pa = entry_max_priority(a), pb = entry_max_priority(b);
+
+    if (pa != pb) {
+        return pa > pb ? -1 : 1;
     }
     /* Hits since the last ranking: recent use, not all-time use. */
-    ha -= a->hits_at_rank;
-    hb -= b->hits_at_rank;
+    uint64_t ha = entry_recent_hits(a), hb = entry_recent_hits(b);
     return ha > hb ? -1 : ha < hb;
 }
 
@@ -247,29 +270,47 @@ free_view_cb(struct rcu_head *head)
     free(CONTAINER_OF(head, struct tss_view, rcu));
 }
 
-/* Publishes a view of the subtables that have rules, sorted.  Returns 0
- * or ENOMEM (then the old view stays, which is still correct if it
- * includes every subtable with visible rules: callers publish before
- * adding rules to new subtables is committed). */
+/* Publishes a view of the sub-tables that have rules, sorted, after
+ * publishing the snapshots of pipapo sub-tables whose rules changed.
+ * Returns 0 or ENOMEM (then the old view stays). */
 static int
 publish_view(struct fdp_table *table)
 {
-    struct tss_view *view = malloc(sizeof *view + table->n_subtables
-                                                  * sizeof view->subtables[0]);
+    for (size_t i = 0; i < table->n_pipapos; i++) {
+        if (fdp__pipapo_publish(table->pipapos[i])) {
+            return ENOMEM;
+        }
+    }
+
+    struct tss_view *view = malloc(sizeof *view + (table->n_subtables
+                                                   + table->n_pipapos)
+                                                  * sizeof view->e[0]);
     if (!view) {
         return ENOMEM;
     }
     view->n = 0;
     for (size_t i = 0; i < table->n_subtables; i++) {
         if (table->subtables[i]->n_rules) {
-            view->subtables[view->n++] = table->subtables[i];
+            view->e[view->n++] = (struct view_entry) { table->subtables[i],
+                                                       NULL };
         }
     }
-    qsort(view->subtables, view->n, sizeof view->subtables[0],
-          compare_subtables);
+    for (size_t i = 0; i < table->n_pipapos; i++) {
+        if (table->pipapos[i]->n_rules) {
+            view->e[view->n++] = (struct view_entry) { NULL,
+                                                       table->pipapos[i] };
+        }
+    }
+    qsort(view->e, view->n, sizeof view->e[0], compare_entries);
     for (size_t i = 0; i < view->n; i++) {
-        struct tss_subtable *st = view->subtables[i];
-        st->hits_at_rank = __atomic_load_n(&st->hits, __ATOMIC_RELAXED);
+        struct view_entry *e = &view->e[i];
+        if (e->tss) {
+            e->tss->hits_at_rank = __atomic_load_n(&e->tss->hits,
+                                                   __ATOMIC_RELAXED);
+        } else {
+            e->pp->hits_at_rank = __atomic_load_n(&e->pp->hits,
+                                                  __ATOMIC_RELAXED);
+        }
     }
 
     struct tss_view *old = table->view;
@@ -291,7 +332,11 @@ reap_subtables(struct fdp_table *table)
     for (size_t i = 0; i < table->n_subtables; i++) {
         any |= !table->subtables[i]->n_rules;
     }
-    /* The view omits empty subtables; if it cannot be published, keep them
+    for (size_t i = 0; i < table->n_pipapos; i++) {
+        any |= !table->pipapos[i]->n_rules;
+        any |= table->pipapos[i]->dirty;
+    }
+    /* The view omits empty sub-tables; if it cannot be published, keep them
      * (empty, harmless) until a later change succeeds. */
     if ((!any && !table->view_dirty) || publish_view(table)) {
         return;
@@ -307,6 +352,58 @@ reap_subtables(struct fdp_table *table)
         }
     }
     table->n_subtables = n;
+    n = 0;
+    for (size_t i = 0; i < table->n_pipapos; i++) {
+        struct pipapo *p = table->pipapos[i];
+        if (p->n_rules) {
+            table->pipapos[n++] = p;
+        } else {
+            fdp__pipapo_destroy_deferred(p);
+        }
+    }
+    table->n_pipapos = n;
+}
+
+/* The pipapo sub-table for rules with ranges over 'field_set', or with
+ * 'overflow' the one for masked flows moved out of tuple space. */
+static struct pipapo *
+get_pipapo(struct fdp_table *table, uint32_t field_set, bool overflow)
+{
+    for (size_t i = 0; i < table->n_pipapos; i++) {
+        struct pipapo *p = table->pipapos[i];
+        if (overflow ? p->overflow : (!p->overflow
+                                      && p->field_set == field_set)) {
+            fdp__pipapo_add_fields(p, field_set);
+            return p;
+        }
+    }
+    if (table->n_pipapos == table->alloc_pipapos) {
+        size_t alloc = table->alloc_pipapos ? 2 * table->alloc_pipapos : 8;
+        struct pipapo **p = realloc(table->pipapos, alloc * sizeof *p);
+        if (!p) {
+            return NULL;
+        }
+        table->pipapos = p;
+        table->alloc_pipapos = alloc;
+    }
+    struct pipapo *pp = fdp__pipapo_create(field_set);
+    if (pp) {
+        pp->overflow = overflow;
+        table->pipapos[table->n_pipapos++] = pp;
+        table->view_dirty = true;
+    }
+    return pp;
+}
+
+/* Takes 'rule' out of its sub-table (tuple-space or pipapo). */
+static void
+unlink_rule(struct fdp_rule *rule)
+{
+    if (rule->pipapo) {
+        fdp__pipapo_remove(rule->pipapo, rule);
+    } else {
+        fdp__tss_unlink(rule->subtable, rule);
+    }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -390,9 +487,18 @@ txn_commit(struct fdp_table *table)
         fdp__rcu_synchronize();
     }
     for (size_t i = 0; i < table->n_txn_removed; i++) {
+        unlink_rule(table->txn_removed[i]);
+    }
+    /* Pipapo snapshots that still hold removed rules must be rebuilt
+     * before the rules can be freed. */
+    bool republished = !publish_view(table);
+    for (size_t i = 0; i < table->n_txn_removed; i++) {
         struct fdp_rule *rule = table->txn_removed[i];
-        fdp__tss_unlink(rule->subtable, rule);
-        rule_free_deferred(table, rule);
+        if (republished || !rule->pipapo) {
+            rule_free_deferred(table, rule);
+        }
+        /* Else: out of memory rebuilding; the rule stays allocated (and
+         * invisible) rather than be freed under a live snapshot. */
     }
     reap_subtables(table);
     txn_finish(table);
@@ -403,6 +509,7 @@ static void
 txn_abort(struct fdp_table *table)
 {
     uint64_t version = txn_version(table);
+    struct fdp_rule *aborted_pipapo = NULL;
 
     /* Rules removed by the transaction come back, with their statistics,
      * unless the transaction also added them. */
@@ -420,7 +527,21 @@ txn_abort(struct fdp_table *table)
          * transaction go too); inherited ones stay with the restored
          * rule. */
         rule->owns_stats = !rule->stats_shared;
-        fdp__tss_unlink(rule->subtable, rule);
+        unlink_rule(rule);
+        if (!rule->pipapo) {
+            rule_free_deferred(table, rule);
+        } else {
+            rule->txn_next = NULL;
+            rule->group = (void *) aborted_pipapo;
+            aborted_pipapo = rule;
+        }
+    }
+    /* Aborted pipapo rules were never in a published snapshot (snapshots
+     * are rebuilt at commit), so they can go at once after the view. */
+    publish_view(table);
+    while (aborted_pipapo) {
+        struct fdp_rule *rule = aborted_pipapo;
+        aborted_pipapo = (struct fdp_rule *) (void *) rule->group;
         rule_free_deferred(table, rule);
     }
     reap_subtables(table);
@@ -514,12 +635,30 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
     }
     rule->add_version = txn_version(table);
 
-    struct tss_subtable *st = get_subtable(table, &match->mask);
-    int error = st ? fdp__tss_insert(st, rule) : ENOMEM;
+    int error;
+    bool to_tss = fdp_match_is_masked(match);
+    if (to_tss && table->max_masks && !find_subtable(table, &match->mask)
+        && table->n_subtables >= 2 * table->max_masks) {
+        /* Past twice the mask budget new masks go straight to the
+         * overflow sub-table: an attacker who makes masks faster than
+         * fdp_table_run() trims them cannot grow the walk. */
+        to_tss = false;
+    }
+    if (to_tss) {
+        struct tss_subtable *st = get_subtable(table, &match->mask);
+        error = st ? fdp__tss_insert(st, rule) : ENOMEM;
+    } else {
+        struct pipapo *pp = get_pipapo(table, fdp__pipapo_fields_of(match),
+                                       fdp_match_is_masked(match));
+        error = pp ? fdp__pipapo_add(pp, rule) : ENOMEM;
+        if (!error) {
+            rule->pipapo = pp;
+        }
+    }
     if (!error && old) {
         error = txn_remove(table, old);
         if (error) {
-            fdp__tss_unlink(st, rule);
+            unlink_rule(rule);
         }
     }
     if (error) {
@@ -548,10 +687,32 @@ static struct fdp_rule *
 find_exact(struct fdp_table *table, const struct fdp_match *match,
            uint16_t priority)
 {
-    struct tss_subtable *st = find_subtable(table, &match->mask);
-
-    return st ? fdp__tss_find_exact(st, match, priority,
-                                    txn_version(table)) : NULL;
+    bool masked = fdp_match_is_masked(match);
+    if (masked) {
+        struct tss_subtable *st = find_subtable(table, &match->mask);
+        struct fdp_rule *r = st ? fdp__tss_find_exact(st, match, priority,
+                                                      txn_version(table))
+                                : NULL;
+        if (r) {
+            return r;
+        }
+    }
+    uint32_t fields = fdp__pipapo_fields_of(match);
+    for (size_t i = 0; i < table->n_pipapos; i++) {
+        struct pipapo *p = table->pipapos[i];
+        if (masked ? !p->overflow : p->overflow || p->field_set != fields) {
+            continue;
+        }
+        for (uint32_t j = 0; j < p->n_rules; j++) {
+            struct fdp_rule *r = p->rules[j];
+            if (r->priority == priority
+                && fdp__rule_visible(r, txn_version(table))
+                && fdp_match_equal(&r->match, match)) {
+                return r;
+            }
+        }
+    }
+    return NULL;
 }
 
 int
@@ -561,10 +722,6 @@ fdp_table_insert(struct fdp_table *table, const struct fdp_flow_spec *spec,
     if (!spec->match || !spec->actions) {
         return EINVAL;
     }
-    if (!fdp_match_is_masked(spec->match)) {
-        return ENOTSUP;
-    }
-
     bool started = auto_begin(table);
     struct fdp_rule *old = find_exact(table, spec->match, spec->priority);
     int error;
@@ -639,6 +796,25 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
             }
         }
     }
+    for (size_t i = 0; i < table->n_pipapos; i++) {
+        struct pipapo *p = table->pipapos[i];
+        for (uint32_t j = 0; j < p->n_rules; j++) {
+            struct fdp_rule *r = p->rules[j];
+            if (!fdp__rule_visible(r, version) || !filter_selects(filter, r)) {
+                continue;
+            }
+            if (*n == alloc) {
+                alloc = alloc ? 2 * alloc : 64;
+                struct fdp_rule **q = realloc(rules, alloc * sizeof *q);
+                if (!q) {
+                    free(rules);
+                    return ENOMEM;
+                }
+                rules = q;
+            }
+            rules[(*n)++] = r;
+        }
+    }
     *rulesp = rules;
     return 0;
 }
@@ -683,6 +859,102 @@ fdp_table_remove(struct fdp_table *table,
     return auto_end(table, started, error);
 }
 
+static int
+compare_by_hits(const void *a_, const void *b_)
+{
+    const struct tss_subtable *a = *(const struct tss_subtable *const *) a_;
+    const struct tss_subtable *b = *(const struct tss_subtable *const *) b_;
+    uint64_t ha = __atomic_load_n(&a->hits, __ATOMIC_RELAXED) - a->hits_at_rank;
+    uint64_t hb = __atomic_load_n(&b->hits, __ATOMIC_RELAXED) - b->hits_at_rank;
+
+    return ha < hb ? -1 : ha > hb;
+}
+
+/* Moves the flows of the least-hit subtables into the overflow pipapo
+ * sub-table until at most 'max_masks' subtables remain.  The rules stay
+ * the same objects: they are reachable through both structures until the
+ * pipapo snapshot is published, then leave tuple space. */
+static void
+trim_masks(struct fdp_table *table)
+{
+    if (!table->max_masks || table->n_subtables <= table->max_masks) {
+        return;
+    }
+    size_t n_move = table->n_subtables - table->max_masks;
+    struct tss_subtable **order = malloc(table->n_subtables * sizeof *order);
+    struct pipapo *pp = get_pipapo(table, 0, true);
+    if (!order || !pp) {
+        free(order);
+        return;
+    }
+    memcpy(order, table->subtables, table->n_subtables * sizeof *order);
+    qsort(order, table->n_subtables, sizeof *order, compare_by_hits);
+
+    for (size_t i = 0; i < n_move; i++) {
+        struct tss_buckets *b = order[i]->buckets;
+        for (uint32_t j = 0; j <= b->n_mask; j++) {
+            for (struct tss_group *g = b->heads[j]; g; g = g->next) {
+                for (struct fdp_rule *r = g->rules; r; r = r->next) {
+                    fdp__pipapo_add_fields(pp, fdp__pipapo_fields_of(
+                                                   &r->match));
+                    if (fdp__pipapo_add(pp, r)) {
+                        goto undo;
+                    }
+                    r->pipapo = pp;
+                }
+            }
+        }
+    }
+    if (publish_view(table)) {
+        goto undo;
+    }
+    /* Lookups that started from now on find the moved rules in pipapo too;
+     * wait for the ones that started before (their view or their pipapo
+     * snapshot may not have them), then leave tuple space. */
+    fdp__rcu_synchronize();
+    for (size_t i = 0; i < n_move; i++) {
+        struct tss_subtable *st = order[i];
+        while (st->n_rules) {
+            struct tss_buckets *b = st->buckets;
+            struct fdp_rule *r = NULL;
+            for (uint32_t j = 0; j <= b->n_mask && !r; j++) {
+                if (b->heads[j]) {
+                    r = b->heads[j]->rules;
+                }
+            }
+            fdp__tss_unlink(st, r);
+            r->subtable = NULL;
+        }
+    }
+    reap_subtables(table);
+    free(order);
+    return;
+
+undo:
+    for (size_t i = 0; i < n_move; i++) {
+        struct tss_buckets *b = order[i]->buckets;
+        for (uint32_t j = 0; j <= b->n_mask; j++) {
+            for (struct tss_group *g = b->heads[j]; g; g = g->next) {
+                for (struct fdp_rule *r = g->rules; r; r = r->next) {
+                    if (r->pipapo) {
+                        fdp__pipapo_remove(pp, r);
+                        r->pipapo = NULL;
+                    }
+                }
+            }
+        }
+    }
+    free(order);
+}
+
+void
+fdp_table_set_max_masks(struct fdp_table *table, size_t max_masks)
+{
+    pthread_mutex_lock(&table->mutex);
+    table->max_masks = max_masks;
+    pthread_mutex_unlock(&table->mutex);
+}
+
 void
 fdp_table_run(struct fdp_table *table)
 {
@@ -711,6 +983,23 @@ fdp_table_run(struct fdp_table *table)
         }
         __atomic_store_n(&st->max_priority, max, __ATOMIC_RELAXED);
         __atomic_store_n(&st->min_seq, min_seq, __ATOMIC_RELAXED);
+    }
+    trim_masks(table);
+    for (size_t i = 0; i < table->n_pipapos; i++) {
+        struct pipapo *p = table->pipapos[i];
+        int max = -1;
+        uint64_t min_seq = UINT64_MAX;
+        for (uint32_t j = 0; j < p->n_rules; j++) {
+            const struct fdp_rule *r = p->rules[j];
+            if (r->priority > max) {
+                max = r->priority;
+                min_seq = r->seq;
+            } else if (r->priority == max && r->seq < min_seq) {
+                min_seq = r->seq;
+            }
+        }
+        __atomic_store_n(&p->max_priority, max, __ATOMIC_RELAXED);
+        __atomic_store_n(&p->min_seq, min_seq, __ATOMIC_RELAXED);
     }
     publish_view(table);
     if (locked) {
@@ -741,12 +1030,12 @@ beats(const struct fdp_rule *a, const struct fdp_rule *b)
 }
 
 static void
-count_hit(struct tss_subtable *st)
+count_hit(uint64_t *hits)
 {
     /* Lossy on purpose: a plain increment, no locked instruction.  The
-     * count only ranks subtables. */
-    __atomic_store_n(&st->hits, __atomic_load_n(&st->hits, __ATOMIC_RELAXED)
-                                + 1, __ATOMIC_RELAXED);
+     * count only ranks sub-tables. */
+    __atomic_store_n(hits, __atomic_load_n(hits, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELAXED);
 }
 
 const struct fdp_rule *
@@ -779,13 +1068,16 @@ fdp_table_lookup_batch(struct fdp_table *table,
         rules[i] = NULL;
     }
     for (size_t s = 0; view && s < view->n && done != all; s++) {
-        struct tss_subtable *st = view->subtables[s];
-        int max_priority = __atomic_load_n(&st->max_priority,
+        const struct view_entry *e = &view->e[s];
+        int max_priority = __atomic_load_n(e->tss ? &e->tss->max_priority
+                                                  : &e->pp->max_priority,
                                            __ATOMIC_RELAXED);
-        uint64_t min_seq = __atomic_load_n(&st->min_seq, __ATOMIC_RELAXED);
+        uint64_t min_seq = __atomic_load_n(e->tss ? &e->tss->min_seq
+                                                  : &e->pp->min_seq,
+                                           __ATOMIC_RELAXED);
         uint64_t probe = 0;
 
-        /* Phase 1: which keys can this subtable still improve? */
+        /* Phase 1: which keys can this sub-table still improve? */
         for (size_t i = 0; i < n; i++) {
             const struct fdp_rule *best = rules[i];
             if (done & (UINT64_C(1) << i)) {
@@ -802,8 +1094,25 @@ fdp_table_lookup_batch(struct fdp_table *table,
             continue;
         }
 
-        /* Phase 2: hash every key to probe, then probe, so that the
-         * bucket loads of different keys overlap. */
+        if (e->pp) {
+            /* Pipapo: a few table loads and bitmap ANDs per field. */
+            const struct pipapo_snapshot *snap = FDP_RCU_GET(e->pp->snap);
+            for (uint64_t m = probe; m; m &= m - 1) {
+                size_t i = (size_t) __builtin_ctzll(m);
+                const struct fdp_rule *r = fdp__pipapo_lookup(snap, keys[i],
+                                                              version);
+                visited++;
+                if (r && beats(r, rules[i])) {
+                    rules[i] = r;
+                    count_hit(&e->pp->hits);
+                }
+            }
+            continue;
+        }
+
+        /* Phase 2 (tuple space): hash every key to probe, then probe, so
+         * that the bucket loads of different keys overlap. */
+        struct tss_subtable *st = e->tss;
         const struct tss_buckets *b = FDP_RCU_GET(st->buckets);
         for (uint64_t m = probe; m; m &= m - 1) {
             size_t i = (size_t) __builtin_ctzll(m);
@@ -817,7 +1126,7 @@ fdp_table_lookup_batch(struct fdp_table *table,
             visited++;
             if (r && beats(r, rules[i])) {
                 rules[i] = r;
-                count_hit(st);
+                count_hit(&st->hits);
             }
         }
     }
@@ -840,7 +1149,19 @@ fdp_table_for_each(struct fdp_table *table,
     const struct tss_view *view = FDP_RCU_GET(table->view);
 
     for (size_t s = 0; view && s < view->n; s++) {
-        const struct tss_buckets *b = FDP_RCU_GET(view->subtables[s]->buckets);
+        const struct view_entry *e = &view->e[s];
+        if (e->pp) {
+            const struct pipapo_snapshot *snap = FDP_RCU_GET(e->pp->snap);
+            for (uint32_t i = 0; snap && i < snap->n_elems; i++) {
+                if (fdp__rule_visible(snap->elems[i], version)
+                    && !cb(snap->elems[i], aux)) {
+                    fdp__rcu_read_unlock();
+                    return;
+                }
+            }
+            continue;
+        }
+        const struct tss_buckets *b = FDP_RCU_GET(e->tss->buckets);
         for (uint32_t j = 0; j <= b->n_mask; j++) {
             for (const struct tss_group *g = FDP_RCU_GET(b->heads[j]); g;
                  g = FDP_RCU_GET(g->next)) {
@@ -878,6 +1199,14 @@ fdp_table_get_stats(const struct fdp_table *table,
     for (size_t i = 0; i < t->n_subtables; i++) {
         stats->memory_bytes += fdp__tss_memory(t->subtables[i]);
         stats->n_keyed_subtables += t->subtables[i]->buckets->keyed;
+    }
+    stats->memory_bytes += t->alloc_pipapos * sizeof *t->pipapos;
+    for (size_t i = 0; i < t->n_pipapos; i++) {
+        const struct pipapo *p = t->pipapos[i];
+        stats->n_pipapo_rules += p->n_rules;
+        stats->n_pipapo_tables++;
+        stats->memory_bytes += sizeof *p + p->alloc_rules * sizeof *p->rules
+                               + (p->snap ? p->snap->memory : 0);
     }
     if (locked) {
         pthread_mutex_unlock(&t->mutex);
@@ -946,6 +1275,7 @@ fdp_table_create(struct fdp_table **tablep)
         return error;
     }
     pthread_mutex_init(&table->mutex, NULL);
+    table->max_masks = FDP_TABLE_DEFAULT_MAX_MASKS;
     table->view = calloc(1, sizeof *table->view);
     if (!table->view) {
         free(table);
@@ -977,6 +1307,14 @@ fdp_table_destroy(struct fdp_table *table)
         }
         fdp__tss_destroy_now(st);
     }
+    for (size_t i = 0; i < table->n_pipapos; i++) {
+        struct pipapo *p = table->pipapos[i];
+        for (uint32_t j = 0; j < p->n_rules; j++) {
+            rule_free(NULL, p->rules[j]);
+        }
+        fdp__pipapo_destroy_now(p);
+    }
+    free(table->pipapos);
     free(table->subtables);
     free(table->txn_removed);
     free(table->view);

@@ -36,7 +36,8 @@ struct fdp_rule {
 
     struct fdp_rule *next;              /* RCU: next in group, best first. */
     struct tss_group *group;            /* Writer only. */
-    struct tss_subtable *subtable;      /* Writer only. */
+    struct tss_subtable *subtable;      /* Writer only (NULL in pipapo). */
+    struct pipapo *pipapo;              /* Writer only (NULL in tss). */
     struct fdp_rule *txn_next;          /* Writer only: transaction log. */
     struct rcu_head rcu;
 };

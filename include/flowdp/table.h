@@ -65,7 +65,6 @@ enum {
  * 0, or:
  *   EINVAL   'spec' has no match or no actions;
  *   EEXIST   FDP_TABLE_NO_REPLACE and the flow exists;
- *   ENOTSUP  the match has ranges and this build has no pipapo sub-tables;
  *   ENOMEM. */
 FDP_API int fdp_table_insert(struct fdp_table *table,
                              const struct fdp_flow_spec *spec,
@@ -103,8 +102,19 @@ FDP_API int fdp_table_commit(struct fdp_table *table);
 FDP_API void fdp_table_abort(struct fdp_table *table);
 
 /* Periodic upkeep (call every second or so): re-ranks equal-priority
- * subtables by their hits and tightens priority bounds. */
+ * sub-tables by their hits, tightens priority bounds, and when there are
+ * more than the mask budget of tuple-space subtables, moves the flows of
+ * the least-hit ones into a pipapo sub-table, whose cost does not grow
+ * with the number of masks (the Tuple Space Explosion defence).  New
+ * masks past twice the budget go to pipapo at once. */
 FDP_API void fdp_table_run(struct fdp_table *table);
+
+/* The default mask budget: measured, see docs/PERFORMANCE.md. */
+#define FDP_TABLE_DEFAULT_MAX_MASKS 8
+
+/* Sets the mask budget; 0 turns the defence off (tuple space only). */
+FDP_API void fdp_table_set_max_masks(struct fdp_table *table,
+                                     size_t max_masks);
 
 /* ---- Lookups ---- */
 
@@ -133,6 +143,7 @@ FDP_API void fdp_table_for_each(struct fdp_table *table,
 struct fdp_table_stats {
     uint64_t n_flows;           /* Flows in the table. */
     uint64_t n_masks;           /* Tuple-space subtables. */
+    uint64_t n_pipapo_tables;   /* Pipapo sub-tables. */
     uint64_t n_pipapo_rules;    /* Flows in pipapo sub-tables. */
     uint64_t n_lookups;
     uint64_t n_hits;
