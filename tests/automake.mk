@@ -12,11 +12,14 @@ UNIT_TESTS = \
 	tests/unit/test-flow \
 	tests/unit/test-hash \
 	tests/unit/test-match \
+	tests/unit/test-pipapo \
 	tests/unit/test-table
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
 UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+# The ClassBench rule sets live beside the checkout, in the shared data.
+AM_TESTS_ENVIRONMENT = FLOWDP_CLASSBENCH_DIR='$(abs_top_srcdir)/../shared/data/classbench'; export FLOWDP_CLASSBENCH_DIR;
 UNIT_LDADD = tests/unit/libunit.la lib/libflowdp-core.la $(CHECK_LIBS) -lpthread
 
 tests_unit_test_cpu_SOURCES = tests/unit/test-cpu.c
@@ -30,6 +33,10 @@ tests_unit_test_flow_LDADD = $(UNIT_LDADD)
 tests_unit_test_match_SOURCES = tests/unit/test-match.c
 tests_unit_test_match_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_match_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_pipapo_SOURCES = tests/unit/test-pipapo.c
+tests_unit_test_pipapo_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_pipapo_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_table_SOURCES = tests/unit/test-table.c
 tests_unit_test_table_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)

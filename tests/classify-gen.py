@@ -3,8 +3,8 @@
 
 usage: classify-gen.py --seed N --flows N --packets N --masks N FLOWS PACKETS
 
-Flows mix exact 5-tuples, prefixes and arbitrary masks over TCP/UDP
-5-tuples and in_port, drawn from at most --masks distinct masks, with
+Flows mix exact 5-tuples, prefixes and arbitrary masks (and, with
+--ranges, FIELD=LO-HI ranges) over TCP/UDP 5-tuples and in_port, drawn from at most --masks distinct masks, with
 priorities from a small set so that ties are common.  Half the packets are
 aimed inside a random flow.  The expected answers come from
 "flowdp-ctl classify --linear" (a scan of every flow), not from here.
@@ -61,7 +61,7 @@ def small(rng, width):
     return (v * 0x01010101 | rng.randrange(4)) & ((1 << width) - 1)
 
 
-def flow_text(rng, proto, m, values, priority, cookie):
+def flow_text(rng, proto, m, values, priority, cookie, ranges):
     parts = ["priority=%d" % priority, "cookie=%#x" % cookie, proto]
     for name, width, fmt in FIELDS:
         mask = m[name]
@@ -69,7 +69,11 @@ def flow_text(rng, proto, m, values, priority, cookie):
             continue
         value = values[name] & mask
         full = (1 << width) - 1
-        if mask == full:
+        if ranges and rng.random() < 0.3:
+            lo = max(0, values[name] - rng.randrange(3))
+            hi = min(full, values[name] + rng.randrange(300))
+            parts.append("%s=%s-%s" % (name, fmt(lo), fmt(hi)))
+        elif mask == full:
             parts.append("%s=%s" % (name, fmt(value)))
         elif name.startswith("nw_"):
             parts.append("%s=%s/%s" % (name, ip(value), ip(mask)))
@@ -89,6 +93,8 @@ def main():
     ap.add_argument("--flows", type=int, required=True)
     ap.add_argument("--packets", type=int, required=True)
     ap.add_argument("--masks", type=int, required=True)
+    ap.add_argument("--ranges", action="store_true",
+                    help="also write FIELD=LO-HI ranges (pipapo)")
     ap.add_argument("flows_file")
     ap.add_argument("packets_file")
     args = ap.parse_args()
@@ -102,7 +108,8 @@ def main():
             values = {name: small(rng, width) for name, width, _ in FIELDS}
             priority = rng.choice(list(range(0, 100, 10)) + [32768])
             flows.append((proto, m, values))
-            f.write(flow_text(rng, proto, m, values, priority, cookie) + "\n")
+            f.write(flow_text(rng, proto, m, values, priority, cookie,
+                              args.ranges) + "\n")
     with open(args.packets_file, "w") as f:
         for _ in range(args.packets):
             proto = rng.choice(["tcp", "udp"])

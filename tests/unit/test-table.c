@@ -143,6 +143,9 @@ small_value(struct unit_rng *rng)
     return unit_rng_below(rng, 4);
 }
 
+/* Flows draw ranges too when set (tests of mixed tables). */
+static bool with_ranges;
+
 static void
 random_flow(struct unit_rng *rng, struct fdp_match *m, unsigned int n_masks)
 {
@@ -155,7 +158,15 @@ random_flow(struct unit_rng *rng, struct fdp_match *m, unsigned int n_masks)
         fdp_u128 mask = fdp__match_get_mask(m, fields[i]);
         if (mask) {
             fdp_u128 v = (small_value(rng) * 0x01010101u) | small_value(rng);
-            fdp__match_set_masked(m, fields[i], v & mask, mask);
+            if (with_ranges && fields[i] != FDP_F_PKT_MARK
+                && unit_rng_below(rng, 3) == 0) {
+                /* A range around the value (pipapo). */
+                fdp_u128 lo = v > 5 ? v - unit_rng_below(rng, 5) : v;
+                fdp__match_set_range(m, fields[i], lo,
+                                     v + unit_rng_below(rng, 300));
+            } else {
+                fdp__match_set_masked(m, fields[i], v & mask, mask);
+            }
         }
     }
 }
@@ -179,7 +190,16 @@ random_packet(struct unit_rng *rng, const struct ref *ref,
     if (ref->n && unit_rng_below(rng, 2)) {
         const struct ref_flow *f = &ref->flows[unit_rng_below(rng, ref->n)];
         for (int w = 0; w < FDP_KEY_WORDS; w++) {
-            key->w[w] = (key->w[w] & ~f->match.mask.w[w]) | f->match.value.w[w];
+            key->w[w] = (key->w[w] & ~f->match.mask.w[w])
+                        | (f->match.value.w[w] & f->match.mask.w[w]);
+        }
+        for (uint32_t map = f->match.range_fields; map; map &= map - 1) {
+            enum fdp_field fld = (enum fdp_field) __builtin_ctz(map);
+            fdp_u128 lo = fdp__key_get(&f->match.value, fld);
+            fdp_u128 hi = fdp__key_get(&f->match.hi, fld);
+            fdp__key_set(key, fld, lo + unit_rng_below(rng,
+                                                       (uint32_t) (hi - lo)
+                                                       + 2));
         }
     }
 }
@@ -379,7 +399,25 @@ END_TEST
 
 START_TEST(differential_many_masks)
 {
-    differential(300, 3000, 31);
+    differential(300, 1500, 31);
+}
+END_TEST
+
+/* Exact, masked and ranged flows together; 300 masks, so fdp_table_run()
+ * also moves the least-hit masks into pipapo. */
+START_TEST(differential_mixed_ranges)
+{
+    with_ranges = true;
+    differential(300, 1000, 34);
+    with_ranges = false;
+}
+END_TEST
+
+START_TEST(differential_mixed_few_masks)
+{
+    with_ranges = true;
+    differential(40, 600, 35);
+    with_ranges = false;
 }
 END_TEST
 
@@ -542,9 +580,12 @@ START_TEST(failed_bulk_change_leaves_table_unchanged)
     ck_assert_int_eq(insert_text(t, "priority=5,tcp,tp_dst=80,actions=8",
                                  FDP_TABLE_NO_REPLACE), EEXIST);
 
-    /* Ranges are for pipapo sub-tables (a later change). */
+    /* Ranges go to a pipapo sub-table. */
     ck_assert_int_eq(insert_text(t, "tcp,tp_dst=1000-2000,actions=1", 0),
-                     ENOTSUP);
+                     0);
+    fdp_table_get_stats(t, &stats);
+    ck_assert_uint_eq(stats.n_pipapo_rules, 1);
+    ck_assert_uint_eq(stats.n_pipapo_tables, 1);
     fdp_table_destroy(t);
 }
 END_TEST
@@ -794,6 +835,154 @@ START_TEST(concurrent_lookups_during_churn)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------- */
+/* ClassBench.                                                             */
+
+static bool
+parse_classbench_rule(const char *line, struct fdp_match *m)
+{
+    unsigned int s[4], slen, d[4], dlen, splo, sphi, dplo, dphi, proto, pmask;
+
+    if (sscanf(line, "@%u.%u.%u.%u/%u %u.%u.%u.%u/%u %u : %u %u : %u "
+               "%x/%x", &s[0], &s[1], &s[2], &s[3], &slen, &d[0], &d[1],
+               &d[2], &d[3], &dlen, &splo, &sphi, &dplo, &dphi, &proto,
+               &pmask) != 16) {
+        return false;
+    }
+    uint32_t src = s[0] << 24 | s[1] << 16 | s[2] << 8 | s[3];
+    uint32_t dst = d[0] << 24 | d[1] << 16 | d[2] << 8 | d[3];
+    uint32_t smask = slen ? (uint32_t) (0xffffffffull << (32 - slen)) : 0;
+    uint32_t dmask = dlen ? (uint32_t) (0xffffffffull << (32 - dlen)) : 0;
+    fdp__match_init(m);
+    fdp__match_set_masked(m, FDP_F_DL_TYPE, 0x0800, 0xffff);
+    fdp__match_set_masked(m, FDP_F_NW_SRC, src & smask, smask);
+    fdp__match_set_masked(m, FDP_F_NW_DST, dst & dmask, dmask);
+    fdp__match_set_range(m, FDP_F_TP_SRC, splo, sphi);
+    fdp__match_set_range(m, FDP_F_TP_DST, dplo, dphi);
+    fdp__match_set_masked(m, FDP_F_NW_PROTO, proto & pmask, pmask);
+    return true;
+}
+
+static void
+classbench_key(struct fdp_key *key, uint32_t src, uint32_t dst,
+               uint32_t sport, uint32_t dport, uint32_t proto)
+{
+    memset(key, 0, sizeof *key);
+    fdp__key_set(key, FDP_F_DL_TYPE, 0x0800);
+    fdp__key_set(key, FDP_F_NW_SRC, src);
+    fdp__key_set(key, FDP_F_NW_DST, dst);
+    fdp__key_set(key, FDP_F_TP_SRC, sport);
+    fdp__key_set(key, FDP_F_TP_DST, dport);
+    fdp__key_set(key, FDP_F_NW_PROTO, proto);
+}
+
+/* The ClassBench rule sets (file order is priority order) against the
+ * reference, on their traces and on headers drawn inside each rule. */
+START_TEST(classbench)
+{
+    static const char *const sets[] = { "acl_1k", "fw_1k", "ipc_1k" };
+    const char *dir = getenv("FLOWDP_CLASSBENCH_DIR");
+    char path[4096];
+
+    if (!dir) {
+        printf("classbench: FLOWDP_CLASSBENCH_DIR unset, skipped\n");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, sets[_i]);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        printf("classbench: %s missing, skipped\n", path);
+        return;
+    }
+
+    struct unit_rng rng;
+    struct fdp_table *t;
+    struct ref ref = { NULL, 0, 0, 0 };
+    char line[512];
+    unit_rng_init(&rng, 70 + (uint64_t) _i);
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    ck_assert_int_eq(fdp_table_begin(t), 0);
+    size_t n_rules = 0;
+    struct fdp_match *rules = malloc(20000 * sizeof *rules);
+    while (fgets(line, sizeof line, f) && n_rules < 20000) {
+        ck_assert_msg(parse_classbench_rule(line, &rules[n_rules]),
+                      "%s: bad rule \"%s\"", path, line);
+        uint16_t priority = (uint16_t) (60000 - n_rules);
+        ck_assert_int_eq(table_insert(t, &rules[n_rules], priority,
+                                      n_rules + 1, 0), 0);
+        ref_insert(&ref, &rules[n_rules], priority, n_rules + 1);
+        n_rules++;
+    }
+    fclose(f);
+    ck_assert_int_eq(fdp_table_commit(t), 0);
+    fdp_table_run(t);
+
+    /* The trace. */
+    snprintf(path, sizeof path, "%s/%s_trace", dir, sets[_i]);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n_trace = 0;
+    fdp_table_read_lock();
+    while (fgets(line, sizeof line, f)) {
+        unsigned long src, dst, sport, dport, proto;
+        if (sscanf(line, "%lu %lu %lu %lu %lu", &src, &dst, &sport, &dport,
+                   &proto) != 5) {
+            continue;
+        }
+        struct fdp_key key;
+        classbench_key(&key, (uint32_t) src, (uint32_t) dst,
+                       (uint32_t) sport, (uint32_t) dport, (uint32_t) proto);
+        const struct ref_flow *want = ref_lookup(&ref, &key);
+        const struct fdp_rule *got = fdp_table_lookup(t, &key);
+        struct fdp_flow_spec spec = { .cookie = 0 };
+        if (got) {
+            fdp_rule_get_spec(got, &spec);
+        }
+        ck_assert_msg(!want == !got && (!want || want->cookie == spec.cookie),
+                      "%s line %zu: table %llu, reference %llu", path,
+                      n_trace + 1, (unsigned long long) spec.cookie,
+                      want ? (unsigned long long) want->cookie : 0ull);
+        n_trace++;
+    }
+    fclose(f);
+
+    /* Headers inside every rule. */
+    for (size_t i = 0; i < n_rules; i++) {
+        const struct fdp_match *m = &rules[i];
+        struct fdp_key key;
+        classbench_key(&key, 0, 0, 0, 0, 0);
+        static const enum fdp_field fields[] = {
+            FDP_F_NW_SRC, FDP_F_NW_DST, FDP_F_TP_SRC, FDP_F_TP_DST,
+            FDP_F_NW_PROTO,
+        };
+        for (size_t j = 0; j < FDP_ARRAY_SIZE(fields); j++) {
+            fdp_u128 v = fdp__key_get(&m->value, fields[j]);
+            if (fdp__match_has_range(m, fields[j])) {
+                fdp_u128 hi = fdp__key_get(&m->hi, fields[j]);
+                v += unit_rng_below(&rng, (uint32_t) (hi - v) + 1);
+            } else {
+                fdp_u128 mask = fdp__key_get(&m->mask, fields[j]);
+                v |= (fdp_u128) unit_rng_next(&rng)
+                     & ~mask & fdp__ones(fdp__field(fields[j])->n_bits);
+            }
+            fdp__key_set(&key, fields[j], v);
+        }
+        const struct ref_flow *want = ref_lookup(&ref, &key);
+        const struct fdp_rule *got = fdp_table_lookup(t, &key);
+        ck_assert_ptr_nonnull(want);
+        ck_assert_ptr_nonnull(got);
+        struct fdp_flow_spec spec;
+        fdp_rule_get_spec(got, &spec);
+        ck_assert_uint_eq(spec.cookie, want->cookie);
+    }
+    fdp_table_read_unlock();
+    ck_assert(n_trace > 1000);
+    fdp_table_destroy(t);
+    free(rules);
+    free(ref.flows);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -802,10 +991,13 @@ main(void)
 
     tcase_add_test(tc, differential_few_masks);
     tcase_add_test(tc, differential_many_masks);
+    tcase_add_test(tc, differential_mixed_ranges);
+    tcase_add_test(tc, differential_mixed_few_masks);
     tcase_add_test(tc, differential_large);
     tcase_add_test(tc, failed_bulk_change_leaves_table_unchanged);
     tcase_add_test(tc, equal_priority_first_added_wins);
     tcase_add_test(tc, hash_flooding);
     tcase_add_test(tc, concurrent_lookups_during_churn);
+    tcase_add_loop_test(tc, classbench, 0, 3);
     return unit_run(s);
 }

@@ -1,0 +1,449 @@
+/*
+ * Unit tests for lib/pipapo.c and lib/pipapo-avx2.c.
+ *
+ * Every test compares each implementation (generic, and AVX2 where the
+ * CPU has it), with 8-bit and with 4-bit groups, against a linear scan of
+ * the same rules, on the set types of the kernel's nft_concat_range.sh
+ * selftest and on regressions named after bugs the kernel's pipapo had.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/match.h"
+#include "lib/pipapo.h"
+#include "lib/tss.h"
+#include "lib/util.h"
+#include "unit.h"
+
+/* The selftest's set types, as flowdp fields. */
+static const struct set_type {
+    const char *name;
+    enum fdp_field fields[5];
+    unsigned int n;
+} set_types[] = {
+    { "net,port", { FDP_F_NW_DST, FDP_F_TP_DST }, 2 },
+    { "port,net", { FDP_F_TP_DST, FDP_F_NW_DST }, 2 },
+    { "net6,port", { FDP_F_IPV6_DST, FDP_F_TP_DST }, 2 },
+    { "port,proto", { FDP_F_TP_DST, FDP_F_NW_PROTO }, 2 },
+    { "net6,port,mac", { FDP_F_IPV6_DST, FDP_F_TP_DST, FDP_F_DL_SRC }, 3 },
+    { "net6,port,mac,proto", { FDP_F_IPV6_DST, FDP_F_TP_DST, FDP_F_DL_SRC,
+                               FDP_F_NW_PROTO }, 4 },
+    { "net,mac", { FDP_F_NW_DST, FDP_F_DL_SRC }, 2 },
+    { "mac,net", { FDP_F_DL_SRC, FDP_F_NW_DST }, 2 },
+    { "net,port,net", { FDP_F_NW_SRC, FDP_F_TP_DST, FDP_F_NW_DST }, 3 },
+    { "net6,port,net6,port", { FDP_F_IPV6_SRC, FDP_F_TP_SRC, FDP_F_IPV6_DST,
+                               FDP_F_TP_DST }, 4 },
+    { "net,port,mac,proto,net", { FDP_F_NW_SRC, FDP_F_TP_DST, FDP_F_DL_SRC,
+                                  FDP_F_NW_PROTO, FDP_F_NW_DST }, 5 },
+};
+
+static fdp_u128
+rand_bits(struct unit_rng *rng, unsigned int n_bits)
+{
+    fdp_u128 v = ((fdp_u128) unit_rng_next(rng) << 64) | unit_rng_next(rng);
+    return v & fdp__ones(n_bits);
+}
+
+/* Values drawn near a few centres so that rules overlap. */
+static fdp_u128
+near_value(struct unit_rng *rng, unsigned int n_bits)
+{
+    fdp_u128 centre = (fdp_u128) unit_rng_below(rng, 3) << (n_bits - 2);
+    return (centre + unit_rng_below(rng, 200)) & fdp__ones(n_bits);
+}
+
+static struct fdp_rule *
+new_rule(uint16_t priority, uint64_t seq)
+{
+    struct fdp_rule *r = calloc(1, sizeof *r);
+
+    fdp__match_init(&r->match);
+    r->priority = priority;
+    r->seq = seq;
+    r->remove_version = FDP_VERSION_NEVER;
+    return r;
+}
+
+/* A random constraint on 'f': a range (often a two-value one, as the
+ * selftest uses), a prefix, an arbitrary mask, or exact. */
+static void
+random_constraint(struct unit_rng *rng, struct fdp_match *m, enum fdp_field f,
+                  bool two_value)
+{
+    unsigned int n = fdp__field(f)->n_bits;
+    fdp_u128 lo = near_value(rng, n);
+
+    if (two_value) {
+        fdp_u128 hi = lo == fdp__ones(n) ? lo : lo + 1;
+        ck_assert_int_eq(fdp__match_set_range(m, f, lo, hi), 0);
+        return;
+    }
+    switch (unit_rng_below(rng, 4)) {
+    case 0: {
+        fdp_u128 hi = lo + unit_rng_below(rng, 300);
+        hi = hi > fdp__ones(n) ? fdp__ones(n) : hi;
+        ck_assert_int_eq(fdp__match_set_range(m, f, lo, hi), 0);
+        break;
+    }
+    case 1: {
+        unsigned int len = unit_rng_below(rng, n + 1);
+        fdp_u128 mask = fdp__ones(n) & ~fdp__ones(n - len);
+        ck_assert_int_eq(fdp__match_set_masked(m, f, lo & mask, mask), 0);
+        break;
+    }
+    case 2: {
+        fdp_u128 mask = rand_bits(rng, n);
+        ck_assert_int_eq(fdp__match_set_masked(m, f, lo & mask, mask), 0);
+        break;
+    }
+    default:
+        ck_assert_int_eq(fdp__match_set_masked(m, f, lo, fdp__ones(n)), 0);
+        break;
+    }
+}
+
+static int
+compare_rules(const void *a_, const void *b_)
+{
+    const struct fdp_rule *a = *(const struct fdp_rule *const *) a_;
+    const struct fdp_rule *b = *(const struct fdp_rule *const *) b_;
+
+    if (a->priority != b->priority) {
+        return a->priority > b->priority ? -1 : 1;
+    }
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static const struct fdp_rule *
+reference(struct fdp_rule **rules, uint32_t n, const struct fdp_key *key)
+{
+    for (uint32_t i = 0; i < n; i++) {     /* Sorted best first. */
+        if (fdp_match_matches(&rules[i]->match, key)) {
+            return rules[i];
+        }
+    }
+    return NULL;
+}
+
+/* Probes: random keys, keys inside rules, and the first, last, one-before
+ * and one-past values of every range, the other fields inside the rule. */
+static size_t
+make_probes(struct unit_rng *rng, const struct set_type *t,
+            struct fdp_rule **rules, uint32_t n, struct fdp_key *keys,
+            size_t max)
+{
+    size_t k = 0;
+
+    for (uint32_t i = 0; i < n && k + 4 * t->n + 2 <= max; i++) {
+        const struct fdp_match *m = &rules[i]->match;
+        struct fdp_key inside;
+        memset(&inside, 0, sizeof inside);
+        for (unsigned int j = 0; j < t->n; j++) {
+            enum fdp_field f = t->fields[j];
+            fdp_u128 v = fdp__key_get(&m->value, f);
+            fdp_u128 mask = fdp__key_get(&m->mask, f);
+            if (!fdp__match_has_range(m, f)) {
+                v = (v & mask) | (rand_bits(rng, fdp__field(f)->n_bits)
+                                  & ~mask);
+            }
+            fdp__key_set(&inside, f, v);
+        }
+        keys[k++] = inside;
+        for (unsigned int j = 0; j < t->n; j++) {
+            enum fdp_field f = t->fields[j];
+            if (!fdp__match_has_range(m, f)) {
+                continue;
+            }
+            fdp_u128 lo = fdp__key_get(&m->value, f);
+            fdp_u128 hi = fdp__key_get(&m->hi, f);
+            fdp_u128 probes[4] = { lo, hi, hi + 1, lo - 1 };
+            for (int p = 0; p < 4; p++) {
+                keys[k] = inside;
+                fdp__key_set(&keys[k], f, probes[p]);
+                k++;
+            }
+        }
+        if (unit_rng_below(rng, 2)) {
+            memset(&keys[k], 0, sizeof keys[k]);
+            for (unsigned int j = 0; j < t->n; j++) {
+                fdp__key_set(&keys[k], t->fields[j],
+                             near_value(rng,
+                                        fdp__field(t->fields[j])->n_bits));
+            }
+            k++;
+        }
+    }
+    return k;
+}
+
+/* Checks every implementation and group width against the reference. */
+static void
+check_snapshots(const struct set_type *t, struct fdp_rule **rules,
+                uint32_t n, const struct fdp_key *keys, size_t n_keys,
+                const char *what)
+{
+    for (int wide = 0; wide < 2; wide++) {
+        struct pipapo_snapshot *snap = fdp__pipapo_build(t->fields, t->n,
+                                                         rules, n, wide);
+        ck_assert_ptr_nonnull(snap);
+        for (size_t impl = 0; impl < fdp__pipapo_n_impls; impl++) {
+            const struct fdp__pipapo_impl *pi = &fdp__pipapo_impls[impl];
+            if (!fdp__cpu_supports(pi->level)) {
+                continue;
+            }
+            for (size_t k = 0; k < n_keys; k++) {
+                const struct fdp_rule *want = reference(rules, n, &keys[k]);
+                const struct fdp_rule *got
+                    = fdp__pipapo_lookup_with(snap, &keys[k], 0,
+                                              pi->and_rows);
+                ck_assert_msg(got == want, "%s %s, %d-bit groups, impl %s, "
+                              "probe %zu: got rule %lld, want %lld "
+                              "(seed %llu)", t->name, what, wide ? 8 : 4,
+                              pi->name, k,
+                              got ? (long long) got->seq : -1LL,
+                              want ? (long long) want->seq : -1LL,
+                              (unsigned long long) unit_seed());
+            }
+        }
+        fdp__pipapo_snapshot_free(snap);
+    }
+}
+
+static void
+run_set_type(const struct set_type *t, uint32_t n, bool two_value,
+             uint64_t salt)
+{
+    struct unit_rng rng;
+    struct fdp_rule **rules = malloc(n * sizeof *rules);
+    size_t max_keys = 4000;
+    struct fdp_key *keys = malloc(max_keys * sizeof *keys);
+
+    unit_rng_init(&rng, salt);
+    for (uint32_t i = 0; i < n; i++) {
+        rules[i] = new_rule((uint16_t) unit_rng_below(&rng, 4), i);
+        for (unsigned int j = 0; j < t->n; j++) {
+            random_constraint(&rng, &rules[i]->match, t->fields[j],
+                              two_value);
+        }
+    }
+    qsort(rules, n, sizeof *rules, compare_rules);
+    size_t n_keys = make_probes(&rng, t, rules, n, keys, max_keys);
+    check_snapshots(t, rules, n, keys, n_keys, "all");
+
+    /* Delete every third rule, then check again. */
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i % 3 == 2) {
+            free(rules[i]);
+        } else {
+            rules[m++] = rules[i];
+        }
+    }
+    check_snapshots(t, rules, m, keys, n_keys, "after deletions");
+    for (uint32_t i = 0; i < m; i++) {
+        free(rules[i]);
+    }
+    free(rules);
+    free(keys);
+}
+
+START_TEST(selftest_set_types)
+{
+    const struct set_type *t = &set_types[_i];
+
+    run_set_type(t, 300, false, 40 + (uint64_t) _i);
+}
+END_TEST
+
+/* Enough two-value entries that 8-bit tables pass PIPAPO_WIDE_MAX, as the
+ * kernel's correctness_large (16385 entries) forces 4-bit groups. */
+START_TEST(selftest_large)
+{
+    run_set_type(&set_types[2], 3000, true, 60);    /* net6,port */
+    run_set_type(&set_types[10], 3000, true, 61);   /* 5 fields */
+}
+END_TEST
+
+/* The writer's sub-table picks 4-bit groups once 8-bit tables would be
+ * too large, and goes back below half the threshold. */
+START_TEST(group_width_switches)
+{
+    struct unit_rng rng;
+    uint32_t fields = (UINT32_C(1) << FDP_F_IPV6_DST)
+                      | (UINT32_C(1) << FDP_F_TP_DST);
+    struct pipapo *p = fdp__pipapo_create(fields);
+    enum { N = 3000 };
+    struct fdp_rule *rules[N];
+
+    unit_rng_init(&rng, 62);
+    for (uint32_t i = 0; i < N; i++) {
+        rules[i] = new_rule(1, i);
+        random_constraint(&rng, &rules[i]->match, FDP_F_IPV6_DST, true);
+        random_constraint(&rng, &rules[i]->match, FDP_F_TP_DST, true);
+        ck_assert_int_eq(fdp__pipapo_add(p, rules[i]), 0);
+    }
+    ck_assert_int_eq(fdp__pipapo_publish(p), 0);
+    ck_assert(!p->wide_groups);
+    ck_assert_uint_eq(p->snap->fields[0].group_bits, 4);
+    for (uint32_t i = 0; i < N - 100; i++) {
+        fdp__pipapo_remove(p, rules[i]);
+    }
+    ck_assert_int_eq(fdp__pipapo_publish(p), 0);
+    ck_assert(p->wide_groups);
+    ck_assert_uint_eq(p->snap->fields[0].group_bits, 8);
+    fdp__pipapo_destroy_now(p);
+    for (uint32_t i = 0; i < N; i++) {
+        free(rules[i]);
+    }
+}
+END_TEST
+
+/* Kernel bug: one AVX2 variant ignored an IPv6 byte, so
+ * fe80:dead:01ff:: matched an entry for fe80:dead:01fe::. */
+START_TEST(avx2_mismatch)
+{
+    enum fdp_field fields[2] = { FDP_F_IPV6_DST, FDP_F_TP_DST };
+    struct fdp_rule *r = new_rule(1, 0);
+    fdp_u128 entry = (fdp_u128) 0xfe80dead01fe0000ull << 64;
+    fdp_u128 probe = (fdp_u128) 0xfe80dead01ff0000ull << 64;
+
+    fdp__match_set_masked(&r->match, FDP_F_IPV6_DST, entry, ~(fdp_u128) 0);
+    fdp__match_set_range(&r->match, FDP_F_TP_DST, 20, 30);
+    for (int wide = 0; wide < 2; wide++) {
+        struct pipapo_snapshot *snap = fdp__pipapo_build(fields, 2, &r, 1,
+                                                         wide);
+        for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
+            const struct fdp__pipapo_impl *pi = &fdp__pipapo_impls[i];
+            if (!fdp__cpu_supports(pi->level)) {
+                continue;
+            }
+            struct fdp_key key;
+            memset(&key, 0, sizeof key);
+            fdp__key_set(&key, FDP_F_TP_DST, 25);
+            /* Every single-byte difference of the address misses. */
+            for (int byte = 0; byte < 16; byte++) {
+                fdp__key_set(&key, FDP_F_IPV6_DST,
+                             entry ^ ((fdp_u128) 1 << (8 * byte)));
+                ck_assert_ptr_null(fdp__pipapo_lookup_with(snap, &key, 0,
+                                                           pi->and_rows));
+            }
+            fdp__key_set(&key, FDP_F_IPV6_DST, probe);
+            ck_assert_ptr_null(fdp__pipapo_lookup_with(snap, &key, 0,
+                                                       pi->and_rows));
+            fdp__key_set(&key, FDP_F_IPV6_DST, entry);
+            ck_assert(fdp__pipapo_lookup_with(snap, &key, 0, pi->and_rows)
+                      == r);
+        }
+        fdp__pipapo_snapshot_free(snap);
+    }
+    free(r);
+}
+END_TEST
+
+/* Kernel bugs: the first field's result must be fully initialised even
+ * when field 0 is narrower (fewer field rules, smaller bitmaps) than a
+ * later field, and a lookup that returns early must not leave bits that
+ * the next lookup reads. */
+START_TEST(narrow_first_field_and_stale_bits)
+{
+    enum { N = 200 };
+    enum fdp_field fields[2] = { FDP_F_NW_PROTO, FDP_F_IPV6_DST };
+    struct fdp_rule *rules[N];
+    struct unit_rng rng;
+
+    unit_rng_init(&rng, 63);
+    for (int i = 0; i < N; i++) {
+        /* One proto value for all; wide IPv6 ranges: many field rules in
+         * field 1, few in field 0. */
+        rules[i] = new_rule(1, (uint64_t) i);
+        fdp__match_set_masked(&rules[i]->match, FDP_F_NW_PROTO, 6, 0xff);
+        fdp_u128 lo = (fdp_u128) (i * 1000 + 3) << 64;
+        fdp__match_set_range(&rules[i]->match, FDP_F_IPV6_DST, lo,
+                             lo + ((fdp_u128) 1 << 70) + 12345);
+    }
+    for (int wide = 0; wide < 2; wide++) {
+        struct pipapo_snapshot *snap = fdp__pipapo_build(fields, 2, rules, N,
+                                                         wide);
+        ck_assert(snap->fields[0].bsize < snap->fields[1].bsize);
+        for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
+            const struct fdp__pipapo_impl *pi = &fdp__pipapo_impls[i];
+            if (!fdp__cpu_supports(pi->level)) {
+                continue;
+            }
+            for (int k = 0; k < 2000; k++) {
+                struct fdp_key key;
+                memset(&key, 0, sizeof key);
+                /* Alternate: early miss in field 0, then a real probe. */
+                fdp__key_set(&key, FDP_F_NW_PROTO, k % 2 ? 6 : 17);
+                fdp__key_set(&key, FDP_F_IPV6_DST,
+                             rand_bits(&rng, 80) << 48);
+                ck_assert(fdp__pipapo_lookup_with(snap, &key, 0,
+                                                  pi->and_rows)
+                          == reference(rules, N, &key));
+            }
+        }
+        fdp__pipapo_snapshot_free(snap);
+    }
+    for (int i = 0; i < N; i++) {
+        free(rules[i]);
+    }
+}
+END_TEST
+
+/* Kernel bug: overlap checks compared only part of the key.  Here: rules
+ * that differ only in the last byte of a field, or only in the last
+ * field, stay distinct; and deleting rules one by one (the kernel had an
+ * out-of-bounds read there) keeps every lookup right. */
+START_TEST(full_key_and_deletion)
+{
+    enum { N = 64 };
+    enum fdp_field fields[3] = { FDP_F_IPV6_SRC, FDP_F_TP_SRC,
+                                 FDP_F_DL_DST };
+    struct fdp_rule *rules[N];
+
+    for (int i = 0; i < N; i++) {
+        rules[i] = new_rule((uint16_t) (N - i), (uint64_t) i);
+        fdp__match_set_masked(&rules[i]->match, FDP_F_IPV6_SRC,
+                              (fdp_u128) 0x20010db8 << 96 | (unsigned) i % 8,
+                              ~(fdp_u128) 0);
+        fdp__match_set_range(&rules[i]->match, FDP_F_TP_SRC, 1000, 2000);
+        fdp__match_set_masked(&rules[i]->match, FDP_F_DL_DST, i / 8,
+                              fdp__ones(48));
+    }
+    for (int n = N; n > 0; n--) {
+        struct pipapo_snapshot *snap = fdp__pipapo_build(fields, 3, rules,
+                                                         (uint32_t) n, true);
+        for (int i = 0; i < N; i++) {
+            struct fdp_key key;
+            memset(&key, 0, sizeof key);
+            fdp__key_set(&key, FDP_F_IPV6_SRC,
+                         (fdp_u128) 0x20010db8 << 96 | (unsigned) i % 8);
+            fdp__key_set(&key, FDP_F_TP_SRC, 1500);
+            fdp__key_set(&key, FDP_F_DL_DST, i / 8);
+            ck_assert(fdp__pipapo_lookup(snap, &key, 0)
+                      == reference(rules, (uint32_t) n, &key));
+        }
+        fdp__pipapo_snapshot_free(snap);
+        free(rules[n - 1]);
+    }
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("pipapo");
+    TCase *tc = unit_tcase(s, "pipapo");
+
+    tcase_add_loop_test(tc, selftest_set_types, 0,
+                        (int) FDP_ARRAY_SIZE(set_types));
+    tcase_add_test(tc, selftest_large);
+    tcase_add_test(tc, group_width_switches);
+    tcase_add_test(tc, avx2_mismatch);
+    tcase_add_test(tc, narrow_first_field_and_stale_bits);
+    tcase_add_test(tc, full_key_and_deletion);
+    return unit_run(s);
+}
