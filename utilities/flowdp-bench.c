@@ -20,6 +20,13 @@
  *          random-65536: 2^16 exact 5-tuples that all collide under CRC32C
  *          versus 2^16 random ones.  impl is the fast hash (crc32c,
  *          jhash2).
+ *   pipapo the performance workloads of the kernel's nft_concat_range.sh,
+ *          built as that script builds them (entries + 1 two-value ranges
+ *          of consecutive values per field; proto a single value), looked
+ *          up with each implementation (generic, avx2): case TYPE probes
+ *          the last entry, TYPE-random random entries; TYPE-insert is the
+ *          build rate (ns per entry, all entries in one snapshot).  bytes
+ *          is the snapshot's memory.
  */
 #include <config.h>
 
@@ -39,12 +46,15 @@
 #include "lib/hash-private.h"
 #include "lib/actions.h"
 #include "lib/match.h"
+#include "lib/pipapo.h"
+#include "lib/tss.h"
 #include "lib/util.h"
 
 static const char *program_name = "flowdp-bench";
 
 static bool json_output;
 static bool quick;
+static long max_masks = -1;         /* --max-masks; -1: the default. */
 
 static void __attribute__((format(printf, 1, 2), noreturn))
 fatal(const char *format, ...)
@@ -353,6 +363,9 @@ tss_build(struct tss_bench *tb, size_t n_flows, size_t n_masks, bool prio,
     if (fdp_table_create(&tb->table) || !masks || !flows) {
         fatal("out of memory");
     }
+    if (max_masks >= 0) {
+        fdp_table_set_max_masks(tb->table, (size_t) max_masks);
+    }
     /* Distinct masks. */
     for (size_t i = 0; i < n_masks; i++) {
         bool dup;
@@ -533,6 +546,215 @@ suite_tss(void)
 }
 
 /* ---------------------------------------------------------------------- */
+/* pipapo suite.                                                           */
+
+enum perf_fmt { PF_ADDR4, PF_ADDR6, PF_MAC, PF_PORT, PF_PROTO };
+
+static const struct perf_type {
+    const char *name;
+    enum perf_fmt fmt[4];
+    unsigned int n;
+    unsigned int first;         /* 'start' of the selftest. */
+    unsigned int entries;
+} perf_types[] = {
+    { "net,port", { PF_ADDR4, PF_PORT }, 2, 1, 1000 },
+    { "port,net", { PF_PORT, PF_ADDR4 }, 2, 1, 100 },
+    { "net6,port", { PF_ADDR6, PF_PORT }, 2, 10, 1000 },
+    { "port,proto", { PF_PORT, PF_PROTO }, 2, 1, 30000 },
+    { "net6,port,mac", { PF_ADDR6, PF_PORT, PF_MAC }, 3, 10, 10 },
+    { "net6,port,mac,proto", { PF_ADDR6, PF_PORT, PF_MAC, PF_PROTO }, 4, 10,
+      1000 },
+    { "net,mac", { PF_ADDR4, PF_MAC }, 2, 1, 1000 },
+};
+
+static enum fdp_field
+perf_field(enum perf_fmt f)
+{
+    switch (f) {
+    case PF_ADDR4:
+        return FDP_F_NW_DST;
+    case PF_ADDR6:
+        return FDP_F_IPV6_DST;
+    case PF_MAC:
+        return FDP_F_DL_SRC;
+    case PF_PORT:
+        return FDP_F_TP_DST;
+    case PF_PROTO:
+    default:
+        return FDP_F_NW_PROTO;
+    }
+}
+
+/* The selftest's formatters, as numbers. */
+static fdp_u128
+perf_value(enum perf_fmt f, uint64_t n)
+{
+    switch (f) {
+    case PF_ADDR4:
+        return (n + (UINT64_C(10) << 24) + 5) & 0xffffffff;
+    case PF_ADDR6:
+        return ((fdp_u128) 0x20010db8 << 96) | (n & 0xffffffff);
+    case PF_MAC:
+        return (UINT64_C(0x0001) << 32) | (n & 0xffffffff);
+    case PF_PORT:
+        return n % 65534 + 1;
+    case PF_PROTO:
+    default:
+        return 17;
+    }
+}
+
+struct pipapo_bench {
+    struct pipapo_snapshot *snap;
+    fdp__pipapo_and_fn *and_rows;
+    struct fdp_key keys[1024];
+    size_t n_keys;
+};
+
+static uint64_t
+pipapo_lookups(void *arg, uint64_t n)
+{
+    struct pipapo_bench *pb = arg;
+    uint64_t sum = 0;
+
+    for (uint64_t i = 0; i < n; i++) {
+        sum += fdp__pipapo_lookup_with(pb->snap, &pb->keys[i % pb->n_keys],
+                                       0, pb->and_rows) != NULL;
+    }
+    return sum;
+}
+
+struct pipapo_build_arg {
+    const enum fdp_field *fields;
+    unsigned int n_fields;
+    struct fdp_rule **rules;
+    uint32_t n;
+};
+
+static uint64_t
+pipapo_builds(void *arg_, uint64_t n)
+{
+    struct pipapo_build_arg *a = arg_;
+
+    for (uint64_t i = 0; i < n; i++) {
+        fdp__pipapo_snapshot_free(fdp__pipapo_build(a->fields, a->n_fields,
+                                                    a->rules, a->n, true));
+    }
+    return n;
+}
+
+/* ns per entry for building a snapshot of all entries. */
+static uint64_t
+pipapo_build_once(void *arg, uint64_t n)
+{
+    return pipapo_builds(arg, (n + 63) / 64);
+}
+
+static void
+suite_pipapo(void)
+{
+    report_header("pipapo");
+    for (size_t t = 0; t < FDP_ARRAY_SIZE(perf_types); t++) {
+        const struct perf_type *pt = &perf_types[t];
+        enum fdp_field fields[4];
+        uint32_t n = pt->entries + 1;
+        struct fdp_rule **rules = malloc(n * sizeof *rules);
+        uint64_t *starts = malloc(n * sizeof *starts);
+
+        for (unsigned int f = 0; f < pt->n; f++) {
+            fields[f] = perf_field(pt->fmt[f]);
+        }
+        /* The selftest's loop: entries + 1 ranges [start, start + 1]. */
+        uint64_t start = pt->first, end = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            end = start + 1;
+            if (end / 65534 > start / 65534) {
+                start = end;
+                end = end + 1;
+            }
+            struct fdp_rule *r = calloc(1, sizeof *r);
+            fdp__match_init(&r->match);
+            r->seq = i;
+            r->remove_version = FDP_VERSION_NEVER;
+            for (unsigned int f = 0; f < pt->n; f++) {
+                if (pt->fmt[f] == PF_PROTO) {
+                    fdp__match_set_masked(&r->match, fields[f], 17, 0xff);
+                } else {
+                    fdp__match_set_range(&r->match, fields[f],
+                                         perf_value(pt->fmt[f], start),
+                                         perf_value(pt->fmt[f], end));
+                }
+            }
+            rules[i] = r;
+            starts[i] = start;
+            start = end + 1;
+        }
+
+        struct pipapo_bench *pb = malloc(sizeof *pb);
+        pb->snap = fdp__pipapo_build(fields, pt->n, rules, n, n < 5000);
+        if (!pb->snap) {
+            fatal("out of memory");
+        }
+        for (size_t impl = 0; impl < fdp__pipapo_n_impls; impl++) {
+            const struct fdp__pipapo_impl *pi = &fdp__pipapo_impls[impl];
+            if (!fdp__cpu_supports(pi->level)
+                || !fdp__cpu_allows(pi->level)) {
+                continue;
+            }
+            pb->and_rows = pi->and_rows;
+            for (int random = 0; random < 2; random++) {
+                uint64_t seed = 7;
+                pb->n_keys = random ? FDP_ARRAY_SIZE(pb->keys) : 1;
+                for (size_t k = 0; k < pb->n_keys; k++) {
+                    /* The selftest probes end - 1 of the last entry. */
+                    uint64_t v = random ? starts[rnd64(&seed) % n]
+                                        : end - 1;
+                    memset(&pb->keys[k], 0, sizeof pb->keys[k]);
+                    for (unsigned int f = 0; f < pt->n; f++) {
+                        fdp__key_set(&pb->keys[k], fields[f],
+                                     perf_value(pt->fmt[f], v));
+                    }
+                }
+                if (!fdp__pipapo_lookup_with(pb->snap, &pb->keys[0], 0,
+                                             pb->and_rows)) {
+                    fatal("pipapo %s: the probe misses", pt->name);
+                }
+                char case_name[48];
+                snprintf(case_name, sizeof case_name, "%s%s", pt->name,
+                         random ? "-random" : "");
+                struct result r = {
+                    .suite = "pipapo", .case_name = case_name,
+                    .impl = pi->name, .entries = n,
+                    .ns_per_op = measure(pipapo_lookups, pb),
+                    .bytes = pb->snap->memory,
+                };
+                report(&r);
+            }
+        }
+
+        struct pipapo_build_arg ba = { fields, pt->n, rules, n };
+        char case_name[48];
+        snprintf(case_name, sizeof case_name, "%s-insert", pt->name);
+        double ns_per_build_per_64 = measure(pipapo_build_once, &ba);
+        struct result r = {
+            .suite = "pipapo", .case_name = case_name, .impl = "build",
+            .entries = n,
+            .ns_per_op = ns_per_build_per_64 * 64 / n,
+            .bytes = pb->snap->memory,
+        };
+        report(&r);
+
+        fdp__pipapo_snapshot_free(pb->snap);
+        free(pb);
+        for (uint32_t i = 0; i < n; i++) {
+            free(rules[i]);
+        }
+        free(rules);
+        free(starts);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
 
 struct suite {
     const char *name;
@@ -542,6 +764,7 @@ struct suite {
 static const struct suite suites[] = {
     { "hash", suite_hash },
     { "tss", suite_tss },
+    { "pipapo", suite_pipapo },
 };
 
 static void
@@ -556,6 +779,8 @@ usage(void)
     printf("\n"
            "  --json    one JSON object per result\n"
            "  --quick   short runs (a smoke test; figures are noisier)\n"
+           "  --max-masks N  tss: tuple-space mask budget (0: no pipapo\n"
+           "            overflow; default: the library's)\n"
            "Environment: FLOWDP_CPU=generic|sse42|avx2 forces a CPU level.\n");
 }
 
@@ -565,6 +790,7 @@ main(int argc, char *argv[])
     static const struct option long_options[] = {
         { "json", no_argument, NULL, 'j' },
         { "quick", no_argument, NULL, 'q' },
+        { "max-masks", required_argument, NULL, 'm' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -578,6 +804,14 @@ main(int argc, char *argv[])
         case 'q':
             quick = true;
             break;
+        case 'm': {
+            char *end;
+            max_masks = strtol(optarg, &end, 10);
+            if (*end || max_masks < 0) {
+                fatal("--max-masks: \"%s\" is not a count", optarg);
+            }
+            break;
+        }
         case 'h':
             usage();
             return EXIT_SUCCESS;
