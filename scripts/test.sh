@@ -89,13 +89,14 @@ fi
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
 section "build: ThreadSanitizer (concurrent lookups during updates)"
-# Only the table's unit test runs multi-threaded code; it runs alone under
-# TSan, with tests/tsan.supp silencing liburcu's own uninstrumented
+# Only the table's concurrency test runs multi-threaded code; it runs alone
+# under TSan, with tests/tsan.supp silencing liburcu's own uninstrumented
 # synchronisation (flowdp's RCU ordering is annotated, not suppressed).
 if scripts/build.sh _build-tsan --enable-sanitizers=thread --enable-Werror \
    && (cd _build-tsan && make tests/unit/test-table); then
     mkdir -p _build-tsan/tsan-results/tests/unit
-    if ! (cd _build-tsan && TSAN_OPTIONS="suppressions=$top/tests/tsan.supp halt_on_error=1" \
+    if ! (cd _build-tsan && CK_RUN_CASE=concurrency \
+          TSAN_OPTIONS="suppressions=$top/tests/tsan.supp halt_on_error=1" \
           ./tests/unit/test-table) > _build-tsan/tsan-results/tests/unit/test-table.log 2>&1; then
         status=1
     fi

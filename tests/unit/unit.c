@@ -14,7 +14,7 @@
 
 /* Seconds a test case may take; sanitizer builds run several times slower
  * than Check's default of 4 s allows. */
-#define UNIT_TIMEOUT 120
+#define UNIT_TIMEOUT 300
 
 uint64_t
 unit_seed(void)
