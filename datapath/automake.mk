@@ -1,4 +1,5 @@
-# The fast path: packet parsing, exact-match cache, batch processing, action
-# execution and ports.  Its sources join lib/libflowdp-core.la as they land
-# (see DESIGN.md, "Layers and data flow"); datapath/ may include lib/ but
-# lib/ never includes datapath/.
+# The fast path: packet parsing (and, as they land, the exact-match cache,
+# batch processing, action execution and ports).  Its objects join
+# lib/libflowdp-core.la; datapath/ may include lib/, never the reverse.
+lib_libflowdp_core_la_SOURCES += \
+	datapath/extract.c

@@ -4,6 +4,7 @@ flowdpinclude_HEADERS = \
 	include/flowdp/common.h \
 	include/flowdp/actions.h \
 	include/flowdp/cpu.h \
+	include/flowdp/datapath.h \
 	include/flowdp/flow.h \
 	include/flowdp/flowdp.h \
 	include/flowdp/hash.h \

@@ -9,6 +9,7 @@ tests_unit_libunit_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 UNIT_TESTS = \
 	tests/unit/test-cpu \
+	tests/unit/test-extract \
 	tests/unit/test-flow \
 	tests/unit/test-hash \
 	tests/unit/test-match \
@@ -25,6 +26,10 @@ UNIT_LDADD = tests/unit/libunit.la lib/libflowdp-core.la $(CHECK_LIBS) -lpthread
 tests_unit_test_cpu_SOURCES = tests/unit/test-cpu.c
 tests_unit_test_cpu_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_cpu_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_extract_SOURCES = tests/unit/test-extract.c
+tests_unit_test_extract_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_extract_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_flow_SOURCES = tests/unit/test-flow.c
 tests_unit_test_flow_CFLAGS = $(UNIT_CFLAGS)

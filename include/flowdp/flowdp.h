@@ -7,6 +7,7 @@
 #include <flowdp/actions.h>
 #include <flowdp/common.h>
 #include <flowdp/cpu.h>
+#include <flowdp/datapath.h>
 #include <flowdp/flow.h>
 #include <flowdp/hash.h>
 #include <flowdp/key.h>
