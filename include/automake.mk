@@ -10,4 +10,5 @@ flowdpinclude_HEADERS = \
 	include/flowdp/hash.h \
 	include/flowdp/key.h \
 	include/flowdp/match.h \
+	include/flowdp/ring.h \
 	include/flowdp/table.h

@@ -81,6 +81,7 @@
 #include "pipapo.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -567,9 +568,18 @@ get_and(void)
 }
 
 /* Per-thread scratch bitmaps, grown on demand (so a thread allocates only
- * the first time it meets a larger sub-table). */
+ * the first time it meets a larger sub-table) and freed when the thread
+ * exits, through a pthread key's destructor. */
 static __thread uint64_t *scratch;
 static __thread uint32_t scratch_words;
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void
+scratch_key_init(void)
+{
+    pthread_key_create(&scratch_key, free);
+}
 
 static uint64_t *
 get_scratch(uint32_t words)
@@ -582,6 +592,8 @@ get_scratch(uint32_t words)
         free(scratch);
         scratch = p;
         scratch_words = words;
+        pthread_once(&scratch_once, scratch_key_init);
+        pthread_setspecific(scratch_key, p);
     }
     return scratch;
 }

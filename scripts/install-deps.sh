@@ -4,10 +4,11 @@
 set -eu
 
 # python3 and openvswitch-common (ovs-ofctl) run the flow-syntax tests, which
-# compare flowdp-ctl's output with ovs-ofctl's.
+# compare flowdp-ctl's output with ovs-ofctl's; clang and libclang-rt-14-dev
+# build the libFuzzer targets.
 PACKAGES="gcc make autoconf automake libtool pkg-config
           check libssl-dev liburcu-dev libpcap-dev libjansson-dev
-          python3 openvswitch-common"
+          python3 openvswitch-common clang libclang-rt-14-dev"
 
 missing=
 for pkg in $PACKAGES; do

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Installs dependencies and runs the whole test suite: a -Werror build with
 # "make check" at the best CPU level and again with FLOWDP_CPU=generic, an
-# ASan + UBSan build with "make check", the table's concurrency tests under
-# ThreadSanitizer, and "make distcheck".  Ends with
+# ASan + UBSan build with "make check", the fuzz targets (scripts/fuzz.sh),
+# the table's concurrency tests under ThreadSanitizer, and "make
+# distcheck".  Ends with
 # the line "N passed, N failed" totalling every Check and autotest result,
 # and exits non-zero if anything failed.
 set -uo pipefail
@@ -87,6 +88,16 @@ else
     failed=$((failed + 1))
 fi
 unset ASAN_OPTIONS UBSAN_OPTIONS
+
+section "fuzzing: libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-30} s per target"
+if fuzz_out=$(scripts/fuzz.sh); then
+    :
+else
+    status=1
+fi
+echo "$fuzz_out"
+passed=$((passed + $(grep -c ': ok' <<<"$fuzz_out")))
+failed=$((failed + $(grep -c ': FAILED' <<<"$fuzz_out")))
 
 section "build: ThreadSanitizer (concurrent lookups during updates)"
 # Only the table's concurrency test runs multi-threaded code; it runs alone

@@ -14,6 +14,7 @@ UNIT_TESTS = \
 	tests/unit/test-hash \
 	tests/unit/test-match \
 	tests/unit/test-pipapo \
+	tests/unit/test-ring \
 	tests/unit/test-table
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -43,6 +44,10 @@ tests_unit_test_pipapo_SOURCES = tests/unit/test-pipapo.c
 tests_unit_test_pipapo_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_pipapo_LDADD = $(UNIT_LDADD)
 
+tests_unit_test_ring_SOURCES = tests/unit/test-ring.c
+tests_unit_test_ring_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ring_LDADD = $(UNIT_LDADD)
+
 tests_unit_test_table_SOURCES = tests/unit/test-table.c
 tests_unit_test_table_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_table_LDADD = $(UNIT_LDADD)
@@ -62,7 +67,7 @@ TESTSUITE = $(srcdir)/tests/testsuite
 AUTOTEST_PATH = utilities
 EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
-	tests/tsan.supp
+	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c
 DISTCLEANFILES += tests/atconfig tests/atlocal
 
 AUTOM4TE = autom4te
