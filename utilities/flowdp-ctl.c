@@ -158,11 +158,14 @@ cmd_hash(int argc, char *argv[])
     printf("fast   %s\n", fdp_hash_fast_name());
 }
 
-/* Calls 'cb' for each flow line of 'name' ("-" for stdin), skipping blank
- * lines and '#' comments.  Exits with a message naming the file, line and
- * column on the first line that does not parse. */
+/* Calls 'cb' with each line of 'name' ("-" for stdin), newline removed,
+ * skipping blank lines and '#' comments; 'shown' is the name to use in
+ * messages.  Exits with a message on read errors and NUL bytes. */
 static void
-for_each_flow_line(const char *name, void (*cb)(struct fdp_flow_spec *))
+for_each_line(const char *name,
+              void (*cb)(const char *shown, unsigned long line_no,
+                         char *line, void *aux),
+              void *aux)
 {
     bool is_stdin = !strcmp(name, "-");
     FILE *file = is_stdin ? stdin : fopen(name, "r");
@@ -183,19 +186,9 @@ for_each_flow_line(const char *name, void (*cb)(struct fdp_flow_spec *))
         }
         line[strcspn(line, "\r\n")] = '\0';
         const char *s = line + strspn(line, " \t");
-        if (!*s || *s == '#') {
-            continue;
+        if (*s && *s != '#') {
+            cb(shown, line_no, line, aux);
         }
-
-        struct fdp_flow_spec flow;
-        char *error;
-        int err = fdp_flow_parse(line, 0, &flow, &error);
-        if (err) {
-            fatal("%s:%lu: %s", shown, line_no,
-                  error ? error : strerror(err));
-        }
-        cb(&flow);
-        fdp_flow_spec_destroy(&flow);
     }
     if (ferror(file)) {
         fatal("%s: read error: %s", name, strerror(errno));
@@ -204,6 +197,31 @@ for_each_flow_line(const char *name, void (*cb)(struct fdp_flow_spec *))
     if (!is_stdin) {
         fclose(file);
     }
+}
+
+static void
+flow_line(const char *shown, unsigned long line_no, char *line, void *cb_)
+{
+    void (*cb)(struct fdp_flow_spec *) = *(void (**)(struct fdp_flow_spec *))
+                                         cb_;
+    struct fdp_flow_spec flow;
+    char *error;
+    int err = fdp_flow_parse(line, 0, &flow, &error);
+
+    if (err) {
+        fatal("%s:%lu: %s", shown, line_no, error ? error : strerror(err));
+    }
+    cb(&flow);
+    fdp_flow_spec_destroy(&flow);
+}
+
+/* Calls 'cb' for each flow of 'name' ("-" for stdin).  Exits with a
+ * message naming the file, line and column on the first line that does
+ * not parse. */
+static void
+for_each_flow_line(const char *name, void (*cb)(struct fdp_flow_spec *))
+{
+    for_each_line(name, flow_line, &cb);
 }
 
 static void
@@ -333,6 +351,30 @@ classify_batch(const struct classifier *c, bool linear,
     fdp_table_read_unlock();
 }
 
+/* Packets read so far and not yet classified. */
+struct packet_batch {
+    struct classifier *c;
+    bool linear;
+    size_t n;
+    struct fdp_key keys[FDP_TABLE_BATCH_MAX];
+};
+
+static void
+packet_line(const char *shown, unsigned long line_no, char *line, void *b_)
+{
+    struct packet_batch *b = b_;
+    char *msg;
+    int error = fdp_packet_parse(line, &b->keys[b->n], &msg);
+
+    if (error) {
+        fatal("%s:%lu: %s", shown, line_no, msg ? msg : strerror(error));
+    }
+    if (++b->n == FDP_TABLE_BATCH_MAX) {
+        classify_batch(b->c, b->linear, b->keys, b->n);
+        b->n = 0;
+    }
+}
+
 static void
 cmd_classify(int argc, char *argv[])
 {
@@ -360,43 +402,9 @@ cmd_classify(int argc, char *argv[])
         fatal("classify: %s: %s", argv[1], strerror(error));
     }
 
-    bool is_stdin = !strcmp(argv[2], "-");
-    FILE *file = is_stdin ? stdin : fopen(argv[2], "r");
-    const char *shown = is_stdin ? "(stdin)" : argv[2];
-    if (!file) {
-        fatal("%s: %s", argv[2], strerror(errno));
-    }
-    struct fdp_key keys[FDP_TABLE_BATCH_MAX];
-    size_t n = 0;
-    char *line = NULL;
-    size_t alloc = 0;
-    unsigned long line_no = 0;
-    ssize_t len;
-    while ((len = getline(&line, &alloc, file)) != -1) {
-        line_no++;
-        if ((size_t) len != strlen(line)) {
-            fatal("%s:%lu: line contains a NUL byte", shown, line_no);
-        }
-        line[strcspn(line, "\r\n")] = '\0';
-        const char *s = line + strspn(line, " \t");
-        if (!*s || *s == '#') {
-            continue;
-        }
-        char *msg;
-        error = fdp_packet_parse(line, &keys[n], &msg);
-        if (error) {
-            fatal("%s:%lu: %s", shown, line_no, msg ? msg : strerror(error));
-        }
-        if (++n == FDP_TABLE_BATCH_MAX) {
-            classify_batch(&c, linear, keys, n);
-            n = 0;
-        }
-    }
-    classify_batch(&c, linear, keys, n);
-    free(line);
-    if (!is_stdin) {
-        fclose(file);
-    }
+    struct packet_batch batch = { .c = &c, .linear = linear, .n = 0 };
+    for_each_line(argv[2], packet_line, &batch);
+    classify_batch(&c, linear, batch.keys, batch.n);
     if (fflush(stdout) || ferror(stdout)) {
         fatal("classify: write error: %s", strerror(errno));
     }
