@@ -1,11 +1,44 @@
-#!/bin/sh
-# The main job: installs dependencies, builds flowdp and shows what it does.
+#!/bin/bash
+# The main job: installs dependencies, builds flowdp and shows what it does
+# (until the daemon lands: flow parsing, classification with masks and
+# ranges, hashing and the hash benchmark).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
 "$top/scripts/build.sh" _build --enable-Werror >/dev/null
 ctl="$top/_build/utilities/flowdp-ctl"
 bench="$top/_build/utilities/flowdp-bench"
+
+demo=$(mktemp -d)
+trap 'rm -rf "$demo"' EXIT
+cat > "$demo/flows.txt" <<'FLOWS'
+# ovs-ofctl syntax, plus ranges (pipapo sub-tables)
+cookie=0x1,priority=100,tcp,nw_dst=10.0.0.0/8,tp_dst=80,actions=output:2
+cookie=0x2,priority=200,tcp,nw_src=10.1.2.3/8,tp_dst=1000-2000,actions=mod_nw_tos:8,3
+cookie=0x3,priority=10,ip,actions=controller
+cookie=0x4,priority=300,ipv6,ipv6_src=2001:db8::1-2001:db8::ff,actions=drop
+FLOWS
+cat > "$demo/packets.txt" <<'PACKETS'
+in_port=1,tcp,nw_src=192.168.1.1,nw_dst=10.2.3.4,tp_src=40000,tp_dst=80
+in_port=1,tcp,nw_src=10.9.9.9,nw_dst=10.2.3.4,tp_src=40000,tp_dst=1500
+in_port=1,udp,nw_src=10.9.9.9,nw_dst=172.16.0.1,tp_src=53,tp_dst=53
+in_port=1,ipv6,ipv6_src=2001:db8::42
+in_port=1,arp
+PACKETS
+
+echo "== Flows, as written =="
+grep -v '^#' "$demo/flows.txt"
+echo
+echo "== flowdp-ctl parse-flows: the canonical form ovs-ofctl prints =="
+"$ctl" parse-flows "$demo/flows.txt"
+echo
+echo "== flowdp-ctl classify: the cookie of the flow each packet hits =="
+paste -d ' ' "$demo/packets.txt" <("$ctl" classify "$demo/flows.txt" "$demo/packets.txt") \
+    | sed 's/ \([^ ]*\)$/  ->  \1/'
+echo
+echo "== A bad flow gets the column and the reason =="
+echo 'priority=5,tcp,tp_dst=99999,actions=drop' | "$ctl" parse-flows - || true
+echo
 
 echo "== CPU level (FLOWDP_CPU=generic|sse42|avx2 overrides) =="
 "$ctl" cpu
