@@ -150,15 +150,12 @@ rule_free(struct fdp_table *table, struct fdp_rule *rule)
     free(rule);
 }
 
-/* Deferred frees carry the table for memory accounting in a small
- * wrapper: the rule's own rcu_head is the hook, and 'subtable' is unused
- * once the rule is unlinked, so it is reused to point back to the table. */
 static void
 rule_free_cb(struct rcu_head *head)
 {
     FDP_RCU_TSAN_ACQUIRE();
     struct fdp_rule *rule = CONTAINER_OF(head, struct fdp_rule, rcu);
-    rule_free((struct fdp_table *) (void *) rule->txn_next, rule);
+    rule_free(rule->table, rule);
     /* fdp_table_destroy() acquires after its barrier. */
     FDP_RCU_TSAN_RELEASE();
 }
@@ -166,7 +163,7 @@ rule_free_cb(struct rcu_head *head)
 static void
 rule_free_deferred(struct fdp_table *table, struct fdp_rule *rule)
 {
-    rule->txn_next = (struct fdp_rule *) (void *) table;
+    rule->table = table;
     fdp__rcu_defer(&rule->rcu, rule_free_cb);
 }
 
@@ -531,8 +528,7 @@ txn_abort(struct fdp_table *table)
         if (!rule->pipapo) {
             rule_free_deferred(table, rule);
         } else {
-            rule->txn_next = NULL;
-            rule->group = (void *) aborted_pipapo;
+            rule->txn_next = aborted_pipapo;
             aborted_pipapo = rule;
         }
     }
@@ -541,7 +537,7 @@ txn_abort(struct fdp_table *table)
     publish_view(table);
     while (aborted_pipapo) {
         struct fdp_rule *rule = aborted_pipapo;
-        aborted_pipapo = (struct fdp_rule *) (void *) rule->group;
+        aborted_pipapo = rule->txn_next;
         rule_free_deferred(table, rule);
     }
     reap_subtables(table);

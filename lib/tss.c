@@ -64,6 +64,8 @@
 
 #include "tss.h"
 
+#include "hash-private.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -455,4 +457,50 @@ unsigned int
 fdp__tss_longest_chain(const struct tss_subtable *st)
 {
     return longest_chain(st->buckets);
+}
+
+void
+fdp__tss_5tuple_match(struct fdp_match *m, uint64_t w0, uint64_t w1)
+{
+    fdp__match_init(m);
+    fdp__match_set_masked(m, FDP_F_DL_TYPE, FDP_ETH_TYPE_IP, 0xffff);
+    fdp__match_set_masked(m, FDP_F_NW_PROTO, FDP_IPPROTO_TCP, 0xff);
+    fdp__match_set_masked(m, FDP_F_NW_SRC, w0 >> 32, 0xffffffff);
+    fdp__match_set_masked(m, FDP_F_NW_DST, (uint32_t) w0, 0xffffffff);
+    fdp__match_set_masked(m, FDP_F_TP_SRC, w1 >> 48, 0xffff);
+    fdp__match_set_masked(m, FDP_F_TP_DST, (w1 >> 32) & 0xffff, 0xffff);
+}
+
+int
+fdp__tss_flood_flows(struct fdp_match *flows, size_t n)
+{
+    /* The exact 5-tuple subtable hashes words 0 and 1; the attacker
+     * controls nw_src (word 0, bits 63..32) and the ports (word 1, bits
+     * 63..32).  Every XOR combination of the CRC's null-space vectors
+     * over those bits keeps the hash. */
+    const uint64_t controlled[2] = { 0xffffffff00000000ull,
+                                     0xffffffff00000000ull };
+    uint64_t diffs[32][16];
+    size_t bits = 0;
+
+    if (!n || (n & (n - 1)) || n > ((size_t) 1 << 30)) {
+        return EINVAL;
+    }
+    while (((size_t) 1 << bits) < n) {
+        bits++;
+    }
+    if (fdp__crc32c_null_space(2, controlled, diffs, 32) < bits) {
+        return EINVAL;
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint64_t w0 = 0x0a0000010a000002ull, w1 = 0;
+        for (size_t d = 0; d < bits; d++) {
+            if ((k >> d) & 1) {
+                w0 ^= diffs[d][0];
+                w1 ^= diffs[d][1];
+            }
+        }
+        fdp__tss_5tuple_match(&flows[k], w0, w1);
+    }
+    return 0;
 }

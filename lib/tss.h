@@ -39,6 +39,9 @@ struct fdp_rule {
     struct tss_subtable *subtable;      /* Writer only (NULL in pipapo). */
     struct pipapo *pipapo;              /* Writer only (NULL in tss). */
     struct fdp_rule *txn_next;          /* Writer only: transaction log. */
+    struct fdp_table *table;            /* For memory accounting when the
+                                         * rule is freed after a grace
+                                         * period. */
     struct rcu_head rcu;
 };
 
@@ -131,6 +134,17 @@ const struct fdp_rule *fdp__tss_lookup(const struct tss_subtable *,
                                        const struct tss_buckets *,
                                        const uint64_t *words, uint32_t hash,
                                        uint64_t version);
+
+/* Sets 'm' to the exact TCP 5-tuple whose subtable words are 'w0' (word 0:
+ * nw_src in the high half, nw_dst in the low half) and 'w1' (word 1: the
+ * ports in the high half; dl_type and nw_proto are added). */
+void fdp__tss_5tuple_match(struct fdp_match *m, uint64_t w0, uint64_t w1);
+
+/* Hash flooding, for tests and benchmarks: fills 'flows' with 'n' (a power
+ * of 2, at most 2^30) exact TCP 5-tuples that an attacker who picks nw_src
+ * and the ports can send, all with the same CRC32C hash in their subtable
+ * under every basis.  Returns 0, or EINVAL if 'n' is not such a count. */
+int fdp__tss_flood_flows(struct fdp_match *flows, size_t n);
 
 /* The longest bucket chain, in groups (writer only; for tests). */
 unsigned int fdp__tss_longest_chain(const struct tss_subtable *);

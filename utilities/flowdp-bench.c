@@ -43,6 +43,7 @@
 #include <jansson.h>
 
 #include "flowdp/flowdp.h"
+#include "utilities/tool.h"
 #include "lib/hash-private.h"
 #include "lib/actions.h"
 #include "lib/match.h"
@@ -50,24 +51,11 @@
 #include "lib/tss.h"
 #include "lib/util.h"
 
-static const char *program_name = "flowdp-bench";
+const char *program_name = "flowdp-bench";
 
 static bool json_output;
 static bool quick;
 static long max_masks = -1;         /* --max-masks; -1: the default. */
-
-static void __attribute__((format(printf, 1, 2), noreturn))
-fatal(const char *format, ...)
-{
-    va_list args;
-
-    fprintf(stderr, "%s: ", program_name);
-    va_start(args, format);
-    vfprintf(stderr, format, args);
-    va_end(args);
-    fputc('\n', stderr);
-    exit(EXIT_FAILURE);
-}
 
 /* ---------------------------------------------------------------------- */
 /* Timing and reporting.                                                   */
@@ -436,15 +424,16 @@ static void
 tss_build_flood(struct tss_bench *tb, bool flood)
 {
     enum { N = 65536 };
-    const uint64_t controlled[2] = { 0xffffffff00000000ull,
-                                     0xffffffff00000000ull };
-    uint64_t diffs[32][16];
     uint64_t seed = 99;
-    size_t n_diffs = fdp__crc32c_null_space(2, controlled, diffs, 32);
     struct fdp_match *flows = malloc(N * sizeof *flows);
 
-    if (n_diffs < 16 || !flows || fdp_table_create(&tb->table)) {
+    if (!flows || fdp_table_create(&tb->table)
+        || (flood && fdp__tss_flood_flows(flows, N))) {
         fatal("cannot build the flooding workload");
+    }
+    for (size_t k = 0; !flood && k < N; k++) {
+        uint64_t w0 = rnd64(&seed);
+        fdp__tss_5tuple_match(&flows[k], w0, rnd64(&seed));
     }
     struct fdp__actions_builder b;
     fdp__actions_builder_init(&b);
@@ -452,27 +441,7 @@ tss_build_flood(struct tss_bench *tb, bool flood)
     struct fdp_actions *acts = fdp__actions_finish(&b);
     fdp_table_begin(tb->table);
     for (size_t k = 0; k < N; k++) {
-        uint64_t w0 = 0x0a0000010a000002ull, w1 = 0;
-        if (flood) {
-            for (int d = 0; d < 16; d++) {
-                if ((k >> d) & 1) {
-                    w0 ^= diffs[d][0];
-                    w1 ^= diffs[d][1];
-                }
-            }
-        } else {
-            w0 = rnd64(&seed);
-            w1 = rnd64(&seed);
-        }
-        struct fdp_match *m = &flows[k];
-        fdp__match_init(m);
-        fdp__match_set_masked(m, FDP_F_DL_TYPE, 0x0800, 0xffff);
-        fdp__match_set_masked(m, FDP_F_NW_PROTO, 6, 0xff);
-        fdp__match_set_masked(m, FDP_F_NW_SRC, w0 >> 32, 0xffffffff);
-        fdp__match_set_masked(m, FDP_F_NW_DST, (uint32_t) w0, 0xffffffff);
-        fdp__match_set_masked(m, FDP_F_TP_SRC, w1 >> 48, 0xffff);
-        fdp__match_set_masked(m, FDP_F_TP_DST, (w1 >> 32) & 0xffff, 0xffff);
-        struct fdp_flow_spec spec = { .match = m, .actions = acts,
+        struct fdp_flow_spec spec = { .match = &flows[k], .actions = acts,
                                       .priority = 1 };
         if (fdp_table_insert(tb->table, &spec, FDP_TABLE_NO_REPLACE)) {
             fatal("insert failed");

@@ -20,25 +20,13 @@
 #include <string.h>
 
 #include "flowdp/flowdp.h"
+#include "utilities/tool.h"
 
 /* Largest key the hash command takes: the flow key is at most 16 words
  * (DESIGN.md, "Flow key"); longer inputs are for flowdp-bench. */
 #define MAX_WORDS 16
 
-static const char *program_name = "flowdp-ctl";
-
-static void __attribute__((format(printf, 1, 2), noreturn))
-fatal(const char *format, ...)
-{
-    va_list args;
-
-    fprintf(stderr, "%s: ", program_name);
-    va_start(args, format);
-    vfprintf(stderr, format, args);
-    va_end(args);
-    fputc('\n', stderr);
-    exit(EXIT_FAILURE);
-}
+const char *program_name = "flowdp-ctl";
 
 static void
 usage(void)

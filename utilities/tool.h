@@ -1,0 +1,14 @@
+/*
+ * Helpers shared by the flowdp programs.
+ */
+#ifndef FDP_TOOL_H
+#define FDP_TOOL_H 1
+
+/* The program's name for messages; each program defines it. */
+extern const char *program_name;
+
+/* Prints "PROGRAM: MESSAGE" to stderr and exits with status 1. */
+void fatal(const char *format, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+
+#endif /* FDP_TOOL_H */
