@@ -748,6 +748,14 @@ check_prereqs(struct parser *p)
             p->field_col[arp] = p->field_col[ip];
             p->field_token[arp] = p->field_token[ip];
             p->field_col[ip] = 0;
+            if (fdp__match_has_range(p->match, ip)) {
+                /* A range is kept under its field's name: move it, so
+                 * that the ARP field (and its formatting) carries it. */
+                fdp_u128 lo = fdp__match_get_value(p->match, ip);
+                fdp_u128 hi = fdp__key_get(&p->match->hi, ip);
+                fdp__match_set_masked(p->match, ip, 0, 0);
+                fdp__match_set_range(p->match, arp, lo, hi);
+            }
         }
     }
     for (int f = 0; f < FDP_N_FIELDS; f++) {

@@ -1,13 +1,18 @@
 #!/bin/bash
 # Builds the libFuzzer targets (tests/fuzz/) with clang, ASan and UBSan,
-# and runs each for FUZZ_SECONDS seconds (default 30).  Needs a configured
-# build in _build for config.h.  Prints one line per target:
+# and runs each for FUZZ_SECONDS seconds (default 30) from seed FUZZ_SEED
+# (default 1, so that a CI run is repeatable; FUZZ_SEED=0 lets libFuzzer
+# pick one), starting from the checked-in inputs of
+# tests/fuzz/corpus/TARGET/ (past crashes and samples: add every crash
+# found there).  Needs a configured build in _build for config.h.  Prints
+# one line per target:
 #   fuzz: NAME: ok (N runs)   or   fuzz: NAME: FAILED
 # and exits non-zero if any target fails.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 seconds=${FUZZ_SECONDS:-30}
+seed=${FUZZ_SEED:-1}
 out=_build-fuzz
 mkdir -p "$out"
 
@@ -44,10 +49,11 @@ for target in tests/fuzz/fuzz-*.c; do
         continue
     fi
     mkdir -p "$out/$name.corpus"
-    if "$out/$name" -max_total_time="$seconds" -max_len=4096 \
-            "$out/$name.corpus" > "$out/$name.log" 2>&1; then
+    if "$out/$name" -max_total_time="$seconds" -max_len=4096 -seed="$seed" \
+            "$out/$name.corpus" "tests/fuzz/corpus/$name" \
+            > "$out/$name.log" 2>&1; then
         runs=$(grep -o 'Done [0-9]* runs' "$out/$name.log" | tail -1)
-        echo "fuzz: $name: ok (${runs#Done })"
+        echo "fuzz: $name: ok (${runs#Done }, seed $seed)"
     else
         tail -30 "$out/$name.log"
         echo "fuzz: $name: FAILED"

@@ -67,7 +67,8 @@ TESTSUITE = $(srcdir)/tests/testsuite
 AUTOTEST_PATH = utilities
 EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
-	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c
+	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \
+	tests/fuzz/corpus
 DISTCLEANFILES += tests/atconfig tests/atlocal
 
 AUTOM4TE = autom4te
