@@ -122,6 +122,12 @@ fdp_ring_reserve(struct fdp_ring *r, uint32_t n, uint32_t *idx)
 }
 
 void
+fdp_ring_cancel(struct fdp_ring *r, uint32_t n)
+{
+    r->prod_head -= n;
+}
+
+void
 fdp_ring_submit(struct fdp_ring *r, uint32_t n)
 {
     uint32_t p = __atomic_load_n(&r->producer, __ATOMIC_RELAXED);

@@ -10,7 +10,8 @@
 lib_LTLIBRARIES += lib/libflowdp.la
 noinst_LTLIBRARIES += lib/libflowdp-core.la
 
-FDP_LIB_CFLAGS = $(AM_CFLAGS) $(FDP_VISIBILITY_CFLAGS) $(LIBCRYPTO_CFLAGS) $(URCU_CFLAGS)
+FDP_LIB_CFLAGS = $(AM_CFLAGS) $(FDP_VISIBILITY_CFLAGS) $(LIBCRYPTO_CFLAGS) $(URCU_CFLAGS) \
+	$(PCAP_CFLAGS)
 
 lib_libflowdp_core_la_CFLAGS = $(FDP_LIB_CFLAGS)
 lib_libflowdp_core_la_SOURCES = \
@@ -38,7 +39,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/tss.c \
 	lib/tss.h \
 	lib/util.h
-lib_libflowdp_core_la_LIBADD = $(LIBCRYPTO_LIBS) $(URCU_LIBS)
+lib_libflowdp_core_la_LIBADD = $(LIBCRYPTO_LIBS) $(URCU_LIBS) $(PCAP_LIBS)
 
 if FDP_HAVE_SSE42
 noinst_LTLIBRARIES += lib/libflowdp-sse42.la

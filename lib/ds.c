@@ -106,3 +106,15 @@ fdp__ds_destroy(struct fdp__ds *ds)
     free(ds->s);
     *ds = (struct fdp__ds) FDP__DS_INIT;
 }
+
+char *
+fdp__xasprintf(const char *format, ...)
+{
+    va_list args;
+    char *s;
+
+    va_start(args, format);
+    int n = vasprintf(&s, format, args);
+    va_end(args);
+    return n < 0 ? NULL : s;
+}

@@ -29,6 +29,11 @@ const char *fdp__ds_cstr(const struct fdp__ds *);
 char *fdp__ds_steal(struct fdp__ds *);
 void fdp__ds_destroy(struct fdp__ds *);
 
+/* A new formatted string (the caller frees it), or NULL if out of
+ * memory. */
+char *fdp__xasprintf(const char *format, ...)
+    __attribute__((format(printf, 1, 2)));
+
 static inline bool
 fdp__ds_failed(const struct fdp__ds *ds)
 {

@@ -26,6 +26,7 @@
 
 #include "actions.h"
 #include "flowdp/flow.h"
+#include "flowdp/table.h"
 #include "util.h"
 
 const char *const fdp__tcp_flag_names[12] = {
@@ -526,6 +527,63 @@ fdp_actions_format(const struct fdp_actions *acts, const struct fdp_match *m)
 /* ---------------------------------------------------------------------- */
 /* Flows.                                                                  */
 
+/* "MATCH actions=ACTIONS", or "MATCH" alone for a flow without actions
+ * (a match given to del-flows). */
+static void
+format_match_actions(struct fdp__ds *ds, const struct fdp_flow_spec *flow)
+{
+    size_t before = ds->len;
+
+    format_match(ds, flow->match, flow->priority);
+    if (ds->len > before) {
+        fdp__ds_putc(ds, ' ');
+    }
+    if (flow->actions) {
+        fdp__ds_put(ds, "actions=");
+        format_actions(ds, flow->actions, flow->match);
+    } else {
+        fdp__ds_chomp(ds, ' ');
+    }
+}
+
+/* Seconds with millisecond precision, as ovs-ofctl: "12s", "12.345s". */
+static void
+format_duration(struct fdp__ds *ds, int64_t ms)
+{
+    if (ms < 0) {
+        ms = 0;
+    }
+    if (ms % 1000) {
+        fdp__ds_printf(ds, "%" PRId64 ".%03ds", ms / 1000, (int) (ms % 1000));
+    } else {
+        fdp__ds_printf(ds, "%" PRId64 "s", ms / 1000);
+    }
+}
+
+char *
+fdp_flow_format_stats(const struct fdp_flow_spec *flow,
+                      const struct fdp_rule_stats *stats, int64_t now_ms)
+{
+    struct fdp__ds ds = FDP__DS_INIT;
+    int64_t last = stats->used_ms ? stats->used_ms : stats->created_ms;
+
+    fdp__ds_printf(&ds, " cookie=%#" PRIx64 ", duration=", flow->cookie);
+    format_duration(&ds, now_ms - stats->created_ms);
+    fdp__ds_printf(&ds, ", table=%u, n_packets=%" PRIu64 ", n_bytes=%"
+                   PRIu64 ", ", flow->table_id, stats->n_packets,
+                   stats->n_bytes);
+    if (flow->idle_timeout) {
+        fdp__ds_printf(&ds, "idle_timeout=%u, ", flow->idle_timeout);
+    }
+    if (flow->hard_timeout) {
+        fdp__ds_printf(&ds, "hard_timeout=%u, ", flow->hard_timeout);
+    }
+    fdp__ds_printf(&ds, "idle_age=%" PRId64 ", ",
+                   now_ms > last ? (now_ms - last) / 1000 : 0);
+    format_match_actions(&ds, flow);
+    return fdp__ds_steal(&ds);
+}
+
 char *
 fdp_flow_format(const struct fdp_flow_spec *flow)
 {
@@ -543,16 +601,6 @@ fdp_flow_format(const struct fdp_flow_spec *flow)
     if (flow->hard_timeout) {
         fdp__ds_printf(&ds, "hard_timeout=%u, ", flow->hard_timeout);
     }
-    size_t before = ds.len;
-    format_match(&ds, flow->match, flow->priority);
-    if (ds.len > before) {
-        fdp__ds_putc(&ds, ' ');
-    }
-    if (flow->actions) {
-        fdp__ds_put(&ds, "actions=");
-        format_actions(&ds, flow->actions, flow->match);
-    } else {
-        fdp__ds_chomp(&ds, ' ');
-    }
+    format_match_actions(&ds, flow);
     return fdp__ds_steal(&ds);
 }

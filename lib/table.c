@@ -1244,11 +1244,24 @@ void
 fdp_rule_account(const struct fdp_rule *rule, uint64_t n_bytes,
                  int64_t now)
 {
+    fdp__rule_account_n(rule, 1, n_bytes, now);
+}
+
+void
+fdp__rule_account_n(const struct fdp_rule *rule, uint64_t n_packets,
+                    uint64_t n_bytes, int64_t now)
+{
     struct fdp_rule_stats *s = rule->stats;
 
-    __atomic_fetch_add(&s->n_packets, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->n_packets, n_packets, __ATOMIC_RELAXED);
     __atomic_fetch_add(&s->n_bytes, n_bytes, __ATOMIC_RELAXED);
     __atomic_store_n(&s->used_ms, now, __ATOMIC_RELAXED);
+}
+
+uint64_t
+fdp_table_version(const struct fdp_table *table)
+{
+    return __atomic_load_n(&table->version, __ATOMIC_ACQUIRE);
 }
 
 /* ---------------------------------------------------------------------- */

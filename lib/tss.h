@@ -47,6 +47,18 @@ struct fdp_rule {
 
 #define FDP_VERSION_NEVER UINT64_MAX
 
+/* The rule's actions, for the datapath (RCU: valid in the read-side
+ * section that found the rule). */
+static inline const struct fdp_actions *
+fdp__rule_actions(const struct fdp_rule *rule)
+{
+    return __atomic_load_n(&rule->actions, __ATOMIC_CONSUME);
+}
+
+/* fdp_rule_account() for 'n_packets' packets at once. */
+void fdp__rule_account_n(const struct fdp_rule *, uint64_t n_packets,
+                         uint64_t n_bytes, int64_t now_ms);
+
 static inline bool
 fdp__rule_visible(const struct fdp_rule *rule, uint64_t version)
 {

@@ -9,6 +9,8 @@ tests_unit_libunit_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 UNIT_TESTS = \
 	tests/unit/test-cpu \
+	tests/unit/test-dp \
+	tests/unit/test-execute \
 	tests/unit/test-extract \
 	tests/unit/test-flow \
 	tests/unit/test-hash \
@@ -23,6 +25,14 @@ UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 # The ClassBench rule sets live beside the checkout, in the shared data.
 AM_TESTS_ENVIRONMENT = FLOWDP_CLASSBENCH_DIR='$(abs_top_srcdir)/../shared/data/classbench'; export FLOWDP_CLASSBENCH_DIR;
 UNIT_LDADD = tests/unit/libunit.la lib/libflowdp-core.la $(CHECK_LIBS) -lpthread
+
+tests_unit_test_dp_SOURCES = tests/unit/test-dp.c
+tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_dp_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_execute_SOURCES = tests/unit/test-execute.c
+tests_unit_test_execute_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_execute_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_cpu_SOURCES = tests/unit/test-cpu.c
 tests_unit_test_cpu_CFLAGS = $(UNIT_CFLAGS)

@@ -2,7 +2,8 @@
 bin_PROGRAMS += utilities/flowdp-ctl utilities/flowdp-bench
 
 utilities_flowdp_ctl_SOURCES = utilities/flowdp-ctl.c utilities/tool.c utilities/tool.h
-utilities_flowdp_ctl_LDADD = lib/libflowdp.la
+utilities_flowdp_ctl_LDADD = lib/libflowdp.la $(PCAP_LIBS)
+utilities_flowdp_ctl_CFLAGS = $(AM_CFLAGS) $(PCAP_CFLAGS)
 
 utilities_flowdp_bench_SOURCES = utilities/flowdp-bench.c utilities/tool.c \
 	utilities/tool.h

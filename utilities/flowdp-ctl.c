@@ -3,7 +3,9 @@
  *
  * Offline commands, which need no daemon:
  *   parse-flows FILE|-        print each flow of FILE in canonical form
- *   classify FLOWS PACKETS    the flow each packet hits
+ *   classify FLOWS PACKETS    the flow each packet hits (PACKETS: text
+ *                             lines, or --pcap FILE)
+ *   run FLOWS --port N=SPEC   forward captures through the datapath
  *   cpu                       the CPU level detected and in use
  *   hash [OPTIONS] WORD...    the flow hashes of a key of 64-bit words
  * Errors go to stderr as "flowdp-ctl: <message>" with a non-zero exit.
@@ -18,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pcap/pcap.h>
+#include <time.h>
 
 #include "flowdp/flowdp.h"
 #include "utilities/tool.h"
@@ -38,9 +42,17 @@ usage(void)
            "  parse-flows FILE|-       print each flow of FILE (- for stdin) in\n"
            "                           canonical ovs-ofctl form\n"
            "  classify [--linear] FLOWS-FILE PACKETS-FILE\n"
+           "  classify [--linear] [--in-port=N] FLOWS-FILE --pcap PCAP-FILE\n"
            "                           print the cookie of the flow each packet\n"
            "                           hits (0xN), or miss; --linear scans every\n"
            "                           flow instead of using the table\n"
+           "  run [--no-emc] [--emc-insert-inv-prob=N] [--timing] FLOWS-FILE\n"
+           "      --port N=TYPE:ARGS...\n"
+           "                           forward packets through a datapath with\n"
+           "                           those flows and ports until every rx\n"
+           "                           capture is read; print port counters and\n"
+           "                           flows with statistics.  Ports:\n"
+           "                           pcap:rx=IN.pcap[,loop=K][,tx=OUT.pcap]\n"
            "  cpu                      show the CPU level detected and in use\n"
            "  hash [--basis=N] [--key=K0:K1] WORD...\n"
            "                           hash a key of 64-bit WORDs with every\n"
@@ -100,7 +112,7 @@ cmd_hash(int argc, char *argv[])
     uint32_t basis = 0;
     int c;
 
-    optind = 1;
+    optind = 0;
     while ((c = getopt_long(argc, argv, "+", long_options, NULL)) != -1) {
         switch (c) {
         case 'b':
@@ -363,44 +375,366 @@ packet_line(const char *shown, unsigned long line_no, char *line, void *b_)
     }
 }
 
+/* Classifies each packet of the capture 'path', received on 'in_port'. */
+static void
+classify_pcap(struct classifier *c, bool linear, const char *path,
+              uint32_t in_port)
+{
+    char errbuf[PCAP_ERRBUF_SIZE] = "";
+    pcap_t *pcap = pcap_open_offline(path, errbuf);
+    struct packet_batch batch = { .c = c, .linear = linear, .n = 0 };
+    struct pcap_pkthdr *hdr;
+    const u_char *data;
+    int r;
+
+    if (!pcap) {
+        fatal("classify: %s: %s", path, errbuf);
+    }
+    if (pcap_datalink(pcap) != DLT_EN10MB) {
+        fatal("classify: %s: link type %d is not Ethernet", path,
+              pcap_datalink(pcap));
+    }
+    while ((r = pcap_next_ex(pcap, &hdr, &data)) == 1) {
+        fdp_packet_extract(data, hdr->caplen, in_port, &batch.keys[batch.n],
+                           NULL);
+        if (++batch.n == FDP_TABLE_BATCH_MAX) {
+            classify_batch(c, linear, batch.keys, batch.n);
+            batch.n = 0;
+        }
+    }
+    classify_batch(c, linear, batch.keys, batch.n);
+    if (r == PCAP_ERROR) {
+        fatal("classify: %s: %s", path, pcap_geterr(pcap));
+    }
+    pcap_close(pcap);
+}
+
+/* Reads FLOWS-FILE into a new classifier (table and list). */
+static void
+load_classifier(struct classifier *c, const char *command, const char *path)
+{
+    int error = fdp_table_create(&c->table);
+
+    if (error) {
+        fatal("%s: creating the table: %s", command, strerror(error));
+    }
+    the_classifier = c;
+    fdp_table_begin(c->table);
+    for_each_flow_line(path, add_to_classifier);
+    error = fdp_table_commit(c->table);
+    if (error) {
+        fatal("%s: %s: %s", command, path, strerror(error));
+    }
+}
+
+static void
+destroy_classifier(struct classifier *c)
+{
+    for (size_t i = 0; i < c->n_flows; i++) {
+        fdp_flow_spec_destroy(&c->flows[i]);
+    }
+    free(c->flows);
+    fdp_table_destroy(c->table);
+}
+
 static void
 cmd_classify(int argc, char *argv[])
 {
+    static const struct option options[] = {
+        { "linear", no_argument, NULL, 'l' },
+        { "pcap", required_argument, NULL, 'p' },
+        { "in-port", required_argument, NULL, 'i' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *pcap_path = NULL;
+    uint32_t in_port = 0;
     bool linear = false;
+    int opt;
 
-    if (argc > 1 && !strcmp(argv[1], "--linear")) {
-        linear = true;
-        argc--;
-        argv++;
+    optind = 0;
+    while ((opt = getopt_long(argc, argv, "+", options, NULL)) != -1) {
+        switch (opt) {
+        case 'l':
+            linear = true;
+            break;
+        case 'p':
+            pcap_path = optarg;
+            break;
+        case 'i':
+            in_port = (uint32_t) parse_u64(optarg, 0xffff, "--in-port");
+            break;
+        default:
+            fatal("classify: bad option (see --help)");
+        }
     }
-    if (argc != 3) {
-        fatal("classify: expected FLOWS-FILE PACKETS-FILE");
+    argc -= optind;
+    argv += optind;
+    if (pcap_path ? argc != 1 : argc != 2) {
+        fatal("classify: expected FLOWS-FILE and PACKETS-FILE or "
+              "--pcap PCAP-FILE");
+    }
+    if (in_port && !pcap_path) {
+        fatal("classify: --in-port applies to --pcap (text packets give "
+              "in_port=N)");
     }
 
     struct classifier c = { .table = NULL };
-    int error = fdp_table_create(&c.table);
-    if (error) {
-        fatal("classify: creating the table: %s", strerror(error));
+    load_classifier(&c, "classify", argv[0]);
+    if (pcap_path) {
+        classify_pcap(&c, linear, pcap_path, in_port);
+    } else {
+        struct packet_batch batch = { .c = &c, .linear = linear, .n = 0 };
+        for_each_line(argv[1], packet_line, &batch);
+        classify_batch(&c, linear, batch.keys, batch.n);
     }
-    the_classifier = &c;
-    fdp_table_begin(c.table);
-    for_each_flow_line(argv[1], add_to_classifier);
-    error = fdp_table_commit(c.table);
-    if (error) {
-        fatal("classify: %s: %s", argv[1], strerror(error));
-    }
-
-    struct packet_batch batch = { .c = &c, .linear = linear, .n = 0 };
-    for_each_line(argv[2], packet_line, &batch);
-    classify_batch(&c, linear, batch.keys, batch.n);
     if (fflush(stdout) || ferror(stdout)) {
         fatal("classify: write error: %s", strerror(errno));
     }
-    for (size_t i = 0; i < c.n_flows; i++) {
-        fdp_flow_spec_destroy(&c.flows[i]);
+    destroy_classifier(&c);
+}
+
+/* ---------------------------------------------------------------------- */
+/* run                                                                     */
+
+static int64_t
+monotonic_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static double
+monotonic_sec(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One flow of a dump: its text and how it sorts. */
+struct dumped_flow {
+    int priority;
+    char *text;
+};
+
+struct dump {
+    struct dumped_flow *flows;
+    size_t n, alloc;
+    int64_t now_ms;
+};
+
+static bool
+collect_flow(const struct fdp_rule *rule, void *dump_)
+{
+    struct dump *d = dump_;
+    struct fdp_flow_spec spec;
+    struct fdp_rule_stats stats;
+
+    fdp_rule_get_spec(rule, &spec);
+    fdp_rule_get_stats(rule, &stats);
+    if (d->n == d->alloc) {
+        d->alloc = d->alloc ? 2 * d->alloc : 64;
+        d->flows = realloc(d->flows, d->alloc * sizeof *d->flows);
+        if (!d->flows) {
+            fatal("out of memory");
+        }
     }
-    free(c.flows);
-    fdp_table_destroy(c.table);
+    char *text = fdp_flow_format_stats(&spec, &stats, d->now_ms);
+    if (!text) {
+        fatal("out of memory");
+    }
+    d->flows[d->n++] = (struct dumped_flow) { spec.priority, text };
+    return true;
+}
+
+static int
+compare_dumped(const void *a_, const void *b_)
+{
+    const struct dumped_flow *a = a_, *b = b_;
+
+    return a->priority != b->priority ? (a->priority < b->priority ? 1 : -1)
+                                      : strcmp(a->text, b->text);
+}
+
+/* Prints every flow of 'table' with statistics, highest priority first
+ * (then in text order, so that the output is repeatable). */
+static void
+dump_flows_with_stats(struct fdp_table *table)
+{
+    struct dump d = { .now_ms = monotonic_ms() };
+
+    fdp_table_read_lock();
+    fdp_table_for_each(table, collect_flow, &d);
+    fdp_table_read_unlock();
+    qsort(d.flows, d.n, sizeof *d.flows, compare_dumped);
+    for (size_t i = 0; i < d.n; i++) {
+        puts(d.flows[i].text);
+        free(d.flows[i].text);
+    }
+    free(d.flows);
+}
+
+/* Adds the port given as "N=TYPE:ARGS" to 'dp'. */
+static void
+add_port_arg(struct fdp_dp *dp, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    char *number, *msg = NULL;
+
+    if (!eq) {
+        fatal("run: --port %s: expected N=TYPE:ARGS", arg);
+    }
+    number = strndup(arg, (size_t) (eq - arg));
+    if (!number) {
+        fatal("out of memory");
+    }
+    uint32_t port_no = (uint32_t) parse_u64(number, 0xfeff, "--port");
+    free(number);
+    if (!strncmp(eq + 1, "ring", 4) && (!eq[5] || eq[5] == ':')) {
+        fatal("run: --port %s: a ring port needs a peer in the same "
+              "process; run replays captures (pcap:...)", arg);
+    }
+    int error = fdp_dp_port_add(dp, port_no, eq + 1, &msg);
+    if (error) {
+        fatal("run: --port %s: %s", arg, msg ? msg : strerror(error));
+    }
+}
+
+/* Prints the counters of every port, as ovs-ofctl dump-ports; returns
+ * true if some port reported an error. */
+static bool
+print_ports(struct fdp_dp *dp)
+{
+    uint32_t ports[256];
+    size_t n = fdp_dp_port_list(dp, ports, 256);
+    bool any_error = false;
+
+    for (size_t i = 0; i < n && i < 256; i++) {
+        struct fdp_port_stats s;
+        char error[256];
+        fdp_dp_port_get_stats(dp, ports[i], &s, NULL);
+        printf("  port %2" PRIu32 ": rx pkts=%" PRIu64 ", bytes=%" PRIu64
+               ", drop=%" PRIu64 ", errs=%" PRIu64 "\n"
+               "           tx pkts=%" PRIu64 ", bytes=%" PRIu64
+               ", drop=%" PRIu64 "\n", ports[i], s.rx_packets, s.rx_bytes,
+               s.rx_dropped, s.rx_errors, s.tx_packets, s.tx_bytes,
+               s.tx_dropped);
+        fdp_dp_port_get_error(dp, ports[i], error, sizeof error);
+        if (error[0]) {
+            fprintf(stderr, "%s: port %" PRIu32 ": %s\n", program_name,
+                    ports[i], error);
+            any_error = true;
+        }
+    }
+    return any_error;
+}
+
+static void
+cmd_run(int argc, char *argv[])
+{
+    static const struct option options[] = {
+        { "port", required_argument, NULL, 'p' },
+        { "no-emc", no_argument, NULL, 'n' },
+        { "emc-insert-inv-prob", required_argument, NULL, 'e' },
+        { "timing", no_argument, NULL, 't' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct fdp_dp_options dp_options;
+    const char **port_args = calloc((size_t) argc, sizeof *port_args);
+    size_t n_ports = 0;
+    bool timing = false;
+    int opt;
+
+    if (!port_args) {
+        fatal("out of memory");
+    }
+    fdp_dp_options_init(&dp_options);
+    optind = 0;
+    while ((opt = getopt_long(argc, argv, "+", options, NULL)) != -1) {
+        switch (opt) {
+        case 'p':
+            port_args[n_ports++] = optarg;
+            break;
+        case 'n':
+            dp_options.emc_insert_inv_prob = 0;
+            break;
+        case 'e':
+            dp_options.emc_insert_inv_prob
+                = (uint32_t) parse_u64(optarg, UINT32_MAX,
+                                       "--emc-insert-inv-prob");
+            break;
+        case 't':
+            timing = true;
+            break;
+        default:
+            fatal("run: bad option (see --help)");
+        }
+    }
+    /* Options may also follow the flows file. */
+    const char *flows_path = optind < argc ? argv[optind++] : NULL;
+    while ((opt = getopt_long(argc, argv, "+", options, NULL)) != -1) {
+        if (opt != 'p') {
+            fatal("run: put options other than --port before FLOWS-FILE");
+        }
+        port_args[n_ports++] = optarg;
+    }
+    if (!flows_path || optind != argc) {
+        fatal("run: expected FLOWS-FILE and --port N=TYPE:ARGS options");
+    }
+    if (!n_ports) {
+        fatal("run: no ports (give --port N=pcap:rx=IN.pcap,...)");
+    }
+
+    struct classifier c = { .table = NULL };
+    load_classifier(&c, "run", flows_path);
+
+    struct fdp_dp *dp;
+    int error = fdp_dp_create(c.table, &dp_options, &dp);
+    if (error) {
+        fatal("run: creating the datapath: %s", strerror(error));
+    }
+    for (size_t i = 0; i < n_ports; i++) {
+        add_port_arg(dp, port_args[i]);
+    }
+    free(port_args);
+
+    struct fdp_dp_pmd *pmd;
+    error = fdp_dp_pmd_create(dp, 0, &pmd);
+    if (error) {
+        fatal("run: %s", strerror(error));
+    }
+    double start = monotonic_sec();
+    bool exhausted = false;
+    uint64_t n_packets = 0;
+    while (!exhausted) {
+        n_packets += fdp_dp_pmd_poll(pmd, &exhausted);
+    }
+    double elapsed = monotonic_sec() - start;
+    fdp_dp_pmd_destroy(pmd);
+
+    struct fdp_dp_stats st;
+    fdp_dp_get_stats(dp, &st);
+    bool port_error = print_ports(dp);
+    printf("  datapath: packets=%" PRIu64 ", emc_hits=%" PRIu64
+           ", table_hits=%" PRIu64 ", missed=%" PRIu64 ", ttl_expired=%"
+           PRIu64 "\n", st.n_packets, st.n_emc_hits, st.n_table_hits,
+           st.n_missed, st.n_ttl_expired);
+    if (timing) {
+        printf("  time: %.3f s, %.0f packets/s\n", elapsed,
+               elapsed > 0 ? (double) n_packets / elapsed : 0.0);
+    }
+    dump_flows_with_stats(c.table);
+    fdp_dp_destroy(dp);         /* Closes (completes) the tx captures. */
+    destroy_classifier(&c);
+    if (fflush(stdout) || ferror(stdout)) {
+        fatal("run: write error: %s", strerror(errno));
+    }
+    if (port_error) {
+        exit(EXIT_FAILURE);
+    }
 }
 
 struct command {
@@ -413,6 +747,7 @@ static const struct command commands[] = {
     { "cpu", cmd_cpu },
     { "parse-flows", cmd_parse_flows },
     { "hash", cmd_hash },
+    { "run", cmd_run },
 };
 
 int

@@ -1,15 +1,53 @@
 /*
  * flowdp: the datapath.
  *
- * Packet parsing turns the bytes of an Ethernet frame into a flow key
- * (key.h), as Open vSwitch's flow_extract() does.  The batch pipeline,
- * ports and actions build on it.
+ * Packets in, packets out.  A datapath (struct fdp_dp) owns ports and a
+ * pool of packet buffers, and forwards packets through a flow table
+ * (table.h) that the caller owns and changes as it likes:
  *
- * Thread-safety: fdp_packet_extract() is pure; call it from any thread.
+ *   port rx -> extract -> exact-match cache -> fdp_table_lookup_batch()
+ *           -> actions -> port tx
+ *
+ * in batches of up to FDP_DP_BATCH packets.  Packet processing runs in
+ * poll-mode threads (struct fdp_dp_pmd), each with its own exact-match
+ * cache; control (ports, statistics) runs on any other thread.
+ *
+ * Packet parsing (fdp_packet_extract()) turns the bytes of an Ethernet
+ * frame into a flow key (key.h), as Open vSwitch's flow_extract() does.
+ *
+ * Buffers.  As with an AF_XDP UMEM, a datapath has one area of fixed-size
+ * frames; a descriptor's 'addr' is the offset of a packet's first byte in
+ * it.  Each frame belongs to exactly one party at a time: the datapath's
+ * free pool, a port's rings, or the peer on the other side of a ring
+ * port.  Frames keep FDP_DP_HEADROOM bytes in front of the packet for
+ * pushed VLAN tags.
+ *
+ * Ports.  A port has an OpenFlow port number (1..0xfeff, what in_port
+ * matches and output names) and a back end given as TYPE[:ARGS]:
+ *   ring[:size=N]                 in-process descriptor rings (ring.h),
+ *                                 N a power of two (default 1024).
+ *   pcap:rx=FILE[,tx=FILE]        libpcap capture files: rx reads an
+ *   pcap:tx=FILE                  Ethernet capture (then is exhausted),
+ *                                 tx writes one (microsecond stamps;
+ *                                 a packet keeps the time it was read).
+ * A ring port's peer (the "NIC" side, in the embedding program) takes free
+ * frames from the fill ring, writes packets into them and submits them on
+ * the rx ring; it takes sent packets from the tx ring and gives the frames
+ * back on the completion ring, exactly as AF_XDP's user space does with
+ * the kernel, with the roles of the two sides swapped.
+ *
+ * Thread-safety
+ * =============
+ * fdp_packet_extract() is pure; call it from any thread.
+ * Control (create, destroy, port add/del, set_upcall, pmd create/destroy,
+ * stats): any thread, serialised on the datapath's mutex; ports are
+ * published under RCU, so adding or removing one never stops a pmd.
+ * fdp_dp_pmd_poll(): one thread per pmd; pmds run concurrently.
  */
 #ifndef FLOWDP_DATAPATH_H
 #define FLOWDP_DATAPATH_H 1
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <flowdp/common.h>
@@ -38,6 +76,165 @@ struct fdp_packet_layout {
 FDP_API void fdp_packet_extract(const void *data, size_t size,
                                 uint32_t in_port, struct fdp_key *key,
                                 struct fdp_packet_layout *layout);
+
+/* ---- Datapaths ---- */
+
+struct fdp_dp;
+struct fdp_dp_pmd;
+struct fdp_ring;
+struct fdp_rule;
+struct fdp_table;
+
+/* Packets per batch. */
+#define FDP_DP_BATCH 32
+
+/* Bytes of each frame in front of a received packet: room for pushing
+ * VLAN tags (4 bytes each) without copying. */
+#define FDP_DP_HEADROOM 256
+
+struct fdp_dp_options {
+    uint32_t n_frames;          /* Frames in the buffer area (default
+                                 * 16384). */
+    uint32_t frame_size;        /* Bytes per frame, a power of two from
+                                 * 2048 to 65536 (default 2048): the
+                                 * largest packet is frame_size -
+                                 * FDP_DP_HEADROOM. */
+    uint32_t emc_insert_inv_prob;   /* A lookup result enters the
+                                 * exact-match cache with probability
+                                 * 1/N (default 100, as Open vSwitch); 1
+                                 * always; 0 turns the cache off. */
+    uint32_t n_pmds;            /* Poll-mode threads that will share the
+                                 * ports (default 1). */
+};
+
+/* Sets 'options' to the defaults. */
+FDP_API void fdp_dp_options_init(struct fdp_dp_options *options);
+
+/* Creates a datapath that forwards with 'table' (which the caller keeps
+ * and must destroy after the datapath).  'options' may be NULL for the
+ * defaults.  Returns 0, EINVAL for a bad option, or ENOMEM. */
+FDP_API int fdp_dp_create(struct fdp_table *table,
+                          const struct fdp_dp_options *options,
+                          struct fdp_dp **dpp);
+
+/* Destroys 'dp': closes its ports (flushing tx captures).  No pmd of it
+ * may be polling.  Accepts NULL. */
+FDP_API void fdp_dp_destroy(struct fdp_dp *dp);
+
+/* ---- Ports ---- */
+
+/* Adds port 'port_no' (1..0xfeff) with back end 'spec' (see above).
+ * Returns 0; EINVAL for a bad number or spec; EEXIST if the number is
+ * taken; an errno from opening a file; ENOMEM.  On failure, if 'errorp'
+ * is nonnull, '*errorp' gets a message naming what was wrong, which the
+ * caller frees. */
+FDP_API int fdp_dp_port_add(struct fdp_dp *dp, uint32_t port_no,
+                            const char *spec, char **errorp);
+
+/* Removes port 'port_no', after every pmd has stopped using it; a pcap tx
+ * capture is complete when this returns.  Returns 0 or ENOENT. */
+FDP_API int fdp_dp_port_del(struct fdp_dp *dp, uint32_t port_no);
+
+/* Fills 'port_nos' with up to 'max' port numbers in increasing order and
+ * returns how many ports there are. */
+FDP_API size_t fdp_dp_port_list(struct fdp_dp *dp, uint32_t *port_nos,
+                                size_t max);
+
+struct fdp_port_stats {
+    uint64_t rx_packets, rx_bytes;
+    uint64_t rx_dropped;        /* Received, then sent nowhere: no flow,
+                                 * drop actions, TTL expired. */
+    uint64_t rx_errors;         /* Unreadable: too big for a frame,
+                                 * capture errors. */
+    uint64_t tx_packets, tx_bytes;
+    uint64_t tx_dropped;        /* Not sent: ring full, no free frame. */
+};
+
+/* Statistics and back-end spec of port 'port_no'.  The spec string is
+ * the port's own and lives as long as the port.  Returns 0 or ENOENT. */
+FDP_API int fdp_dp_port_get_stats(struct fdp_dp *dp, uint32_t port_no,
+                                  struct fdp_port_stats *stats,
+                                  const char **specp);
+
+/* The last error of port 'port_no''s back end (a capture that could not
+ * be read or written, a descriptor the peer got wrong), or "" if none:
+ * copied into 'buf' of 'size' bytes.  Returns 0 or ENOENT. */
+FDP_API int fdp_dp_port_get_error(struct fdp_dp *dp, uint32_t port_no,
+                                  char *buf, size_t size);
+
+/* The rings a ring port's peer drives, and the buffer area. */
+struct fdp_port_rings {
+    void *umem;                 /* Frame area: descriptor addrs are
+                                 * offsets in it. */
+    uint64_t umem_size;
+    uint32_t frame_size;
+    struct fdp_ring *fill;      /* Free frames for the peer to fill. */
+    struct fdp_ring *rx;        /* Packets from the peer. */
+    struct fdp_ring *tx;        /* Packets for the peer. */
+    struct fdp_ring *completion;    /* Frames the peer is done with. */
+};
+
+/* Fills 'rings' for ring port 'port_no'.  Returns 0, ENOENT, or EINVAL if
+ * the port is not a ring port.  The rings live as long as the port. */
+FDP_API int fdp_dp_port_rings(struct fdp_dp *dp, uint32_t port_no,
+                              struct fdp_port_rings *rings);
+
+/* ---- Upcalls ---- */
+
+enum fdp_upcall_reason {
+    FDP_UPCALL_MISS,            /* No flow matched. */
+    FDP_UPCALL_ACTION,          /* The controller action. */
+};
+
+struct fdp_upcall {
+    enum fdp_upcall_reason reason;
+    uint32_t in_port;
+    const void *data;           /* The packet (at most max_len bytes for */
+    size_t size;                /* the controller action). */
+    const struct fdp_key *key;  /* As extracted on arrival. */
+};
+
+/* Called on a pmd thread, in an RCU read-side section, for each packet
+ * that misses the table (which the datapath then drops) or meets a
+ * controller action.  The callback must copy what it keeps and must not
+ * block; it may change the table.  Without a callback, misses are
+ * dropped and counted. */
+typedef void fdp_dp_upcall_cb(void *aux, const struct fdp_upcall *upcall);
+
+FDP_API void fdp_dp_set_upcall(struct fdp_dp *dp, fdp_dp_upcall_cb *cb,
+                               void *aux);
+
+/* ---- Poll-mode threads ---- */
+
+/* Creates pmd number 'id' (0 .. n_pmds - 1) of 'dp'; it polls the rx of
+ * every port whose position in order of addition is 'id' modulo n_pmds.
+ * Returns 0, EINVAL or ENOMEM. */
+FDP_API int fdp_dp_pmd_create(struct fdp_dp *dp, unsigned int id,
+                              struct fdp_dp_pmd **pmdp);
+
+/* Destroys 'pmd' (not polling any more); its counters stay in the
+ * datapath's statistics.  Accepts NULL. */
+FDP_API void fdp_dp_pmd_destroy(struct fdp_dp_pmd *pmd);
+
+/* Polls each of the pmd's ports once: receives up to FDP_DP_BATCH
+ * packets per port, forwards them, transmits, recycles completed frames.
+ * Returns the number of packets received; sets '*exhausted' (if nonnull)
+ * to true if every rx port it polls is at its end (a capture read to the
+ * end) and there was nothing to do. */
+FDP_API size_t fdp_dp_pmd_poll(struct fdp_dp_pmd *pmd, bool *exhausted);
+
+struct fdp_dp_stats {
+    uint64_t n_packets;         /* Received on all ports. */
+    uint64_t n_emc_hits;        /* Found in an exact-match cache. */
+    uint64_t n_table_hits;      /* Found by a table lookup. */
+    uint64_t n_missed;          /* No flow. */
+    uint64_t n_upcalls;         /* Given to the upcall callback. */
+    uint64_t n_ttl_expired;     /* Dropped by dec_ttl. */
+    uint64_t n_no_room;         /* Dropped: no headroom for a tag. */
+    uint64_t n_frames_free;     /* Frames in the free pool now. */
+};
+
+FDP_API void fdp_dp_get_stats(struct fdp_dp *dp, struct fdp_dp_stats *stats);
 
 #ifdef __cplusplus
 }

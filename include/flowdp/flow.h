@@ -76,6 +76,17 @@ FDP_API void fdp_flow_spec_destroy(struct fdp_flow_spec *flow);
  * default.  The caller frees the string; NULL if out of memory. */
 FDP_API char *fdp_flow_format(const struct fdp_flow_spec *flow);
 
+struct fdp_rule_stats;
+
+/* Returns the line ovs-ofctl dump-flows prints for 'flow' with statistics
+ * 'stats' at monotonic time 'now_ms' (CLOCK_MONOTONIC, milliseconds):
+ *   " cookie=0x5, duration=12.345s, table=0, n_packets=10, n_bytes=640,
+ *   [idle_timeout=N, ][hard_timeout=N, ]idle_age=3, MATCH actions=..."
+ * (one line).  The caller frees the string; NULL if out of memory. */
+FDP_API char *fdp_flow_format_stats(const struct fdp_flow_spec *flow,
+                                    const struct fdp_rule_stats *stats,
+                                    int64_t now_ms);
+
 /* The canonical text of a match (with "priority=N," first unless
  * 'priority' is FDP_DEFAULT_PRIORITY), or of an action list (whose field
  * names depend on 'match', e.g. set_field to udp_src).  The caller frees

@@ -58,6 +58,10 @@ FDP_API uint32_t fdp_ring_size(const struct fdp_ring *ring);
 FDP_API uint32_t fdp_ring_reserve(struct fdp_ring *ring, uint32_t n,
                                   uint32_t *idx);
 
+/* Gives back the last 'n' slots reserved and not submitted (as libxdp's
+ * xsk_ring_prod__cancel()). */
+FDP_API void fdp_ring_cancel(struct fdp_ring *ring, uint32_t n);
+
 /* Makes the next 'n' reserved slots visible to the consumer. */
 FDP_API void fdp_ring_submit(struct fdp_ring *ring, uint32_t n);
 

@@ -133,6 +133,13 @@ FDP_API void fdp_table_lookup_batch(struct fdp_table *table,
                                     const struct fdp_key *const keys[],
                                     size_t n, const struct fdp_rule *rules[]);
 
+/* The table's version: it changes (grows) with every change to the flows
+ * lookups see (each commit), and only then.  A cache of lookup results
+ * made at one version, such as the datapath's exact-match cache, is valid
+ * while the version stays the same; its rule pointers are safe within the
+ * read-side section in which the caller loaded the matching version. */
+FDP_API uint64_t fdp_table_version(const struct fdp_table *table);
+
 /* Calls 'cb' for each flow, in no particular order, with the flows as
  * they were at one instant.  Stops early if 'cb' returns false. */
 FDP_API void fdp_table_for_each(struct fdp_table *table,

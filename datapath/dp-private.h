@@ -1,0 +1,121 @@
+/*
+ * Datapath internals shared by dp.c and the port back ends (port.c).
+ */
+#ifndef FDP_DP_PRIVATE_H
+#define FDP_DP_PRIVATE_H 1
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "flowdp/datapath.h"
+#include "flowdp/ring.h"
+
+/* Each frame starts with this metadata; the packet follows at
+ * FDP_DP_HEADROOM, and pushed tags may grow into the bytes between. */
+struct fdp__frame_meta {
+    int64_t ts_usec;            /* Receive time, microseconds since the
+                                 * epoch (pcap's clock). */
+};
+#define FDP__FRAME_META_SIZE 64     /* One cache line, for alignment. */
+static_assert(sizeof(struct fdp__frame_meta) <= FDP__FRAME_META_SIZE,
+              "frame metadata fits its reserved space");
+
+/* The free frames of a datapath: a stack of frame offsets. */
+struct fdp__pool {
+    pthread_mutex_t mutex;
+    uint64_t *frames;
+    uint32_t n;
+};
+
+/* A thread's private stock of free frames, refilled from and spilled to
+ * the pool a half at a time so that the mutex is taken once per many
+ * frames. */
+#define FDP__CACHE_SIZE 256
+struct fdp__frame_cache {
+    struct fdp__pool *pool;
+    uint32_t n;
+    uint64_t frames[FDP__CACHE_SIZE];
+};
+
+void fdp__cache_init(struct fdp__frame_cache *, struct fdp__pool *);
+/* A free frame's offset, or UINT64_MAX if none is left. */
+uint64_t fdp__cache_get(struct fdp__frame_cache *);
+/* Frees the frame holding offset 'addr' (any offset within it). */
+void fdp__cache_put(struct fdp__frame_cache *, uint64_t addr);
+/* Gives every cached frame back to the pool. */
+void fdp__cache_flush(struct fdp__frame_cache *);
+
+/* A port: the generic part, embedded in each back end's struct. */
+struct fdp__port {
+    const struct fdp__port_class *class;
+    struct fdp_dp *dp;
+    uint32_t port_no;
+    uint32_t rank;              /* Order of addition: which pmd polls. */
+    char *spec;
+    bool rx_eof;                /* Polling pmd only. */
+    pthread_mutex_t tx_mutex;   /* Serialises tx from several pmds. */
+    struct fdp_port_stats stats;    /* Relaxed atomics. */
+    char error[160];            /* The back end's last error, or "". */
+};
+
+/* Records a back-end error message for fdp_dp_port_get_error(). */
+void fdp__port_set_error(struct fdp__port *, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+struct fdp__port_class {
+    const char *type;
+
+    /* Opens a port from the text after "TYPE:" (NULL if none). */
+    int (*open)(struct fdp_dp *, const char *args, struct fdp__port **,
+                char **errorp);
+
+    /* Closes the port: no pmd uses it any more; frames it holds go back
+     * to the pool. */
+    void (*close)(struct fdp__port *);
+
+    /* Receives up to 'n' packets into 'descs' (frames from 'cache' or
+     * from the port's own rings); returns how many.  Sets '*eof' if no
+     * packet will ever come again.  Polling pmd only. */
+    uint32_t (*rx)(struct fdp__port *, struct fdp__frame_cache *,
+                   struct fdp_desc *descs, uint32_t n, bool *eof);
+
+    /* Sends 'n' packets, taking every frame; returns how many were sent
+     * (the first ones; the rest were dropped and their frames freed to
+     * 'cache').  Under tx_mutex. */
+    uint32_t (*tx)(struct fdp__port *, struct fdp__frame_cache *,
+                   const struct fdp_desc *descs, uint32_t n);
+
+    /* Housekeeping after a poll (completed frames back to the pool,
+     * fresh ones to the peer).  Polling pmd only; may be NULL. */
+    void (*recycle)(struct fdp__port *, struct fdp__frame_cache *);
+
+    /* Ring ports only: the peer's view. */
+    void (*rings)(struct fdp__port *, struct fdp_port_rings *);
+};
+
+extern const struct fdp__port_class fdp__ring_port_class;
+extern const struct fdp__port_class fdp__pcap_port_class;
+
+/* What the back ends need from the datapath. */
+uint8_t *fdp__dp_umem(const struct fdp_dp *, uint64_t *size);
+/* Per frame: the number of the ring port whose peer holds it, or 0. */
+uint32_t *fdp__dp_frame_owner(const struct fdp_dp *);
+uint32_t fdp__dp_frame_size(const struct fdp_dp *);
+struct fdp__pool *fdp__dp_pool(struct fdp_dp *);
+
+/* Relaxed counter updates. */
+static inline void
+fdp__count(uint64_t *counter, uint64_t n)
+{
+    __atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t
+fdp__read_count(const uint64_t *counter)
+{
+    return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
+#endif /* FDP_DP_PRIVATE_H */

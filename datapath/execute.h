@@ -1,0 +1,63 @@
+/*
+ * Action execution on packet bytes (internal to the datapath).
+ */
+#ifndef FDP_EXECUTE_H
+#define FDP_EXECUTE_H 1
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "flowdp/actions.h"
+#include "flowdp/datapath.h"
+#include "flowdp/key.h"
+
+/* A packet being processed: its bytes, where its layers start (from
+ * fdp_packet_extract(), kept current as tags are pushed and popped) and
+ * its key as extracted (not updated by set-field actions: the key only
+ * says which headers exist, and no action changes that). */
+struct fdp__pkt {
+    uint8_t *data;
+    uint32_t size;
+    uint32_t headroom;          /* Writable bytes before 'data'. */
+    struct fdp_packet_layout layout;
+    struct fdp_key key;
+};
+
+/* Where the executor sends packets. */
+struct fdp__exec_ops {
+    /* Sends 'pkt' to 'port' (an OpenFlow port number, never the input
+     * port).  If 'steal' is true the packet's buffer becomes the callee's
+     * (it was the last action); otherwise the callee copies what it needs
+     * and the executor goes on modifying the packet. */
+    void (*output)(void *aux, struct fdp__pkt *pkt, uint32_t port,
+                   bool steal);
+    /* A copy of up to 'max_len' bytes of 'pkt' goes to the controller
+     * (the upcall); the packet goes on. */
+    void (*controller)(void *aux, const struct fdp__pkt *pkt,
+                       uint32_t max_len);
+};
+
+/* Why execution ended. */
+enum fdp__exec_result {
+    FDP__EXEC_DONE,             /* All actions ran. */
+    FDP__EXEC_STOLEN,           /* The last action took the packet. */
+    FDP__EXEC_TTL_EXPIRED,      /* dec_ttl at TTL <= 1: drop. */
+    FDP__EXEC_NO_ROOM,          /* No headroom to push another tag. */
+};
+
+/* Applies 'actions' to 'pkt', received on 'in_port', in order. */
+enum fdp__exec_result fdp__execute(const struct fdp_actions *actions,
+                                   struct fdp__pkt *pkt, uint32_t in_port,
+                                   const struct fdp__exec_ops *ops,
+                                   void *aux);
+
+/* The Internet checksum (RFC 1071) of 'size' bytes at 'data', folded and
+ * complemented, starting from the partial sum 'sum'; for tests and for
+ * the executor's full recomputations.  Returns the value to store, in
+ * network byte order as a number (byte 0 is the high byte). */
+uint16_t fdp__csum(uint32_t sum, const void *data, size_t size);
+
+/* The partial (unfolded) one's-complement sum of 'size' bytes. */
+uint32_t fdp__csum_add(uint32_t sum, const void *data, size_t size);
+
+#endif /* FDP_EXECUTE_H */

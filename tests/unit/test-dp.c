@@ -1,0 +1,572 @@
+/*
+ * Unit tests for datapath/dp.c and datapath/port.c, through ring ports
+ * whose peer (the "NIC" side) the test plays.
+ *
+ * - Random packets through random flows reach exactly the ports a linear
+ *   scan of the flows says, with the exact-match cache on (inserting
+ *   always, or 1 in 100) and off; flow and port counters agree.
+ * - A table change retires cached results at once (the EMC is keyed by
+ *   the table version).
+ * - Misses go to the upcall callback; without one they are dropped and
+ *   counted.
+ * - Frames are conserved: after traffic, every frame is back in the pool
+ *   or in the peer's hands; a descriptor the peer forged is refused.
+ * - A pmd thread forwards while another thread changes flows and ports.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flowdp/flowdp.h"
+#include "unit.h"
+
+#define N_DSTS 64
+
+/* A UDP/IPv4 packet to 10.0.0.'dst' from port 'sport'. */
+static size_t
+make_packet(uint8_t *p, unsigned int dst, uint16_t sport)
+{
+    static const uint8_t head[] = {
+        0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0x08, 0x00,      /* Ethernet */
+        0x45, 0, 0, 36, 0, 0, 0, 0, 64, 17, 0, 0,            /* IPv4 */
+        10, 0, 0, 1, 10, 0, 0, 0,
+        0, 0, 0, 53, 0, 16, 0, 0,                            /* UDP */
+    };
+    memcpy(p, head, sizeof head);
+    p[33] = (uint8_t) dst;
+    p[34] = (uint8_t) (sport >> 8);
+    p[35] = (uint8_t) sport;
+    memset(p + sizeof head, 0xab, 8);
+    return sizeof head + 8;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The peer.                                                               */
+
+/* Puts a packet on the port's rx ring in a frame from the fill ring;
+ * false if the fill ring is empty. */
+static bool
+peer_send(const struct fdp_port_rings *r, const uint8_t *pkt, size_t len)
+{
+    uint32_t fidx, ridx;
+
+    if (!fdp_ring_peek(r->fill, 1, &fidx)) {
+        return false;
+    }
+    struct fdp_desc d = *fdp_ring_slot(r->fill, fidx);
+    fdp_ring_release(r->fill, 1);
+    ck_assert_uint_ge(d.len, len);
+    memcpy((uint8_t *) r->umem + d.addr, pkt, len);
+    d.len = (uint32_t) len;
+    ck_assert_uint_eq(fdp_ring_reserve(r->rx, 1, &ridx), 1);
+    *fdp_ring_slot(r->rx, ridx) = d;
+    fdp_ring_submit(r->rx, 1);
+    return true;
+}
+
+/* Takes every packet from the tx ring, returns the frames, and counts
+ * them per 10.0.0.X destination in 'per_dst' (if nonnull). */
+static size_t
+peer_drain(const struct fdp_port_rings *r, uint64_t *per_dst)
+{
+    uint32_t idx, cidx;
+    uint32_t n = fdp_ring_peek(r->tx, UINT32_MAX, &idx);
+
+    for (uint32_t i = 0; i < n; i++) {
+        struct fdp_desc d = *fdp_ring_slot(r->tx, idx + i);
+        const uint8_t *p = (const uint8_t *) r->umem + d.addr;
+        if (per_dst) {
+            per_dst[p[33] % N_DSTS]++;
+        }
+        ck_assert_uint_eq(fdp_ring_reserve(r->completion, 1, &cidx), 1);
+        *fdp_ring_slot(r->completion, cidx) = d;
+        fdp_ring_submit(r->completion, 1);
+    }
+    fdp_ring_release(r->tx, n);
+    return n;
+}
+
+static void
+add_flow(struct fdp_table *t, const char *text)
+{
+    struct fdp_flow_spec spec;
+    char *error = NULL;
+
+    ck_assert_msg(!fdp_flow_parse(text, 0, &spec, &error), "%s: %s", text,
+                  error);
+    ck_assert_int_eq(fdp_table_insert(t, &spec, 0), 0);
+    fdp_flow_spec_destroy(&spec);
+}
+
+struct rig {
+    struct fdp_table *table;
+    struct fdp_dp *dp;
+    struct fdp_dp_pmd *pmd;
+    struct fdp_port_rings ports[4];     /* Ports 1..3 at [1..3]. */
+};
+
+static void
+rig_create(struct rig *rig, uint32_t emc_inv_prob, uint32_t n_frames)
+{
+    struct fdp_dp_options o;
+
+    memset(rig, 0, sizeof *rig);
+    ck_assert_int_eq(fdp_table_create(&rig->table), 0);
+    fdp_dp_options_init(&o);
+    o.emc_insert_inv_prob = emc_inv_prob;
+    if (n_frames) {
+        o.n_frames = n_frames;
+    }
+    ck_assert_int_eq(fdp_dp_create(rig->table, &o, &rig->dp), 0);
+    for (uint32_t p = 1; p <= 3; p++) {
+        char *error = NULL;
+        ck_assert_int_eq(fdp_dp_port_add(rig->dp, p, "ring:size=256",
+                                         &error), 0);
+        ck_assert_int_eq(fdp_dp_port_rings(rig->dp, p, &rig->ports[p]), 0);
+    }
+    ck_assert_int_eq(fdp_dp_pmd_create(rig->dp, 0, &rig->pmd), 0);
+}
+
+static void
+rig_destroy(struct rig *rig)
+{
+    fdp_dp_pmd_destroy(rig->pmd);
+    fdp_dp_destroy(rig->dp);
+    fdp_table_destroy(rig->table);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Tests.                                                                  */
+
+/* Flows: destination d goes to port 2 if d is even, port 3 if d % 3 == 0
+ * at a higher priority (so 6 goes to 3), both for d % 5 == 0 at the top
+ * (output:2,output:3), nothing for d == 7 (a miss), drop for d == 11. */
+static void
+random_traffic(uint32_t emc_inv_prob)
+{
+    struct rig rig;
+    struct unit_rng r;
+    uint64_t sent[N_DSTS] = { 0 }, got2[N_DSTS] = { 0 }, got3[N_DSTS] = { 0 };
+    uint8_t pkt[128];
+    char flow[128];
+
+    unit_rng_init(&r, emc_inv_prob);
+    rig_create(&rig, emc_inv_prob, 0);
+    fdp_table_begin(rig.table);
+    for (unsigned int d = 0; d < N_DSTS; d++) {
+        if (d == 7) {
+            continue;
+        }
+        if (d == 11) {
+            snprintf(flow, sizeof flow, "priority=50,udp,nw_dst=10.0.0.%u,"
+                     "actions=drop", d);
+        } else if (d % 5 == 0) {
+            snprintf(flow, sizeof flow, "priority=30,udp,nw_dst=10.0.0.%u,"
+                     "actions=output:2,output:3", d);
+        } else if (d % 3 == 0) {
+            snprintf(flow, sizeof flow, "priority=20,ip,nw_dst=10.0.0.%u,"
+                     "actions=output:3", d);
+        } else {
+            snprintf(flow, sizeof flow, "priority=10,udp,nw_dst=10.0.0.%u,"
+                     "actions=output:2", d);
+        }
+        add_flow(rig.table, flow);
+    }
+    ck_assert_int_eq(fdp_table_commit(rig.table), 0);
+
+    size_t total = 0;
+    for (int round = 0; round < 2000; round++) {
+        size_t burst = 1 + unit_rng_below(&r, 40);
+        for (size_t i = 0; i < burst; i++) {
+            /* Few destinations, many repeats: the EMC has work. */
+            unsigned int d = unit_rng_below(&r, N_DSTS);
+            size_t len = make_packet(pkt, d, (uint16_t) unit_rng_below(&r,
+                                                                       4));
+            if (!peer_send(&rig.ports[1], pkt, len)) {
+                break;
+            }
+            sent[d]++;
+            total++;
+        }
+        fdp_dp_pmd_poll(rig.pmd, NULL);
+        peer_drain(&rig.ports[2], got2);
+        peer_drain(&rig.ports[3], got3);
+    }
+    for (int i = 0; i < 3; i++) {
+        fdp_dp_pmd_poll(rig.pmd, NULL);
+        peer_drain(&rig.ports[2], got2);
+        peer_drain(&rig.ports[3], got3);
+    }
+
+    uint64_t want2 = 0, want3 = 0, want_drop = 0;
+    for (unsigned int d = 0; d < N_DSTS; d++) {
+        bool to2 = d != 7 && d != 11 && (d % 5 == 0 || d % 3 != 0);
+        bool to3 = d != 7 && d != 11 && (d % 5 == 0 || d % 3 == 0);
+        ck_assert_msg(got2[d] == (to2 ? sent[d] : 0) && got3[d] == (to3
+                      ? sent[d] : 0), "dst %u: sent %" PRIu64 ", port 2 got %"
+                      PRIu64 ", port 3 got %" PRIu64, d, sent[d], got2[d],
+                      got3[d]);
+        want2 += to2 ? sent[d] : 0;
+        want3 += to3 ? sent[d] : 0;
+        want_drop += to2 || to3 ? 0 : sent[d];
+    }
+
+    struct fdp_port_stats ps;
+    ck_assert_int_eq(fdp_dp_port_get_stats(rig.dp, 1, &ps, NULL), 0);
+    ck_assert_uint_eq(ps.rx_packets, total);
+    ck_assert_uint_eq(ps.rx_dropped, want_drop);
+    ck_assert_uint_eq(ps.rx_bytes, total * 50);
+    ck_assert_int_eq(fdp_dp_port_get_stats(rig.dp, 2, &ps, NULL), 0);
+    ck_assert_uint_eq(ps.tx_packets, want2);
+    ck_assert_uint_eq(ps.tx_dropped, 0);
+    ck_assert_int_eq(fdp_dp_port_get_stats(rig.dp, 3, &ps, NULL), 0);
+    ck_assert_uint_eq(ps.tx_packets, want3);
+
+    struct fdp_dp_stats st;
+    fdp_dp_get_stats(rig.dp, &st);
+    ck_assert_uint_eq(st.n_packets, total);
+    ck_assert_uint_eq(st.n_missed, sent[7]);
+    ck_assert_uint_eq(st.n_emc_hits + st.n_table_hits + st.n_missed, total);
+    if (emc_inv_prob == 0) {
+        ck_assert_uint_eq(st.n_emc_hits, 0);
+    } else {
+        ck_assert_uint_gt(st.n_emc_hits, total / 2);
+    }
+
+    /* Flow statistics: each flow counted exactly its packets. */
+    for (unsigned int d = 0; d < N_DSTS; d++) {
+        struct fdp_key key;
+        make_packet(pkt, d, 0);
+        fdp_packet_extract(pkt, 50, 1, &key, NULL);
+        fdp_table_read_lock();
+        const struct fdp_rule *rule = fdp_table_lookup(rig.table, &key);
+        if (rule) {
+            struct fdp_rule_stats rs;
+            fdp_rule_get_stats(rule, &rs);
+            ck_assert_uint_eq(rs.n_packets, sent[d]);
+            ck_assert_uint_eq(rs.n_bytes, sent[d] * 50);
+        } else {
+            ck_assert_uint_eq(d, 7);
+        }
+        fdp_table_read_unlock();
+    }
+    rig_destroy(&rig);
+}
+
+START_TEST(traffic_emc_off)
+{
+    random_traffic(0);
+}
+END_TEST
+
+START_TEST(traffic_emc_always)
+{
+    random_traffic(1);
+}
+END_TEST
+
+START_TEST(traffic_emc_default)
+{
+    random_traffic(100);
+}
+END_TEST
+
+/* Regression: a cached result must not outlive a table change. */
+START_TEST(emc_follows_table_changes)
+{
+    struct rig rig;
+    uint8_t pkt[128];
+    uint64_t got2[N_DSTS] = { 0 }, got3[N_DSTS] = { 0 };
+    size_t len = make_packet(pkt, 9, 0);
+
+    rig_create(&rig, 1, 0);
+    add_flow(rig.table, "priority=10,udp,actions=output:2");
+    for (int i = 0; i < 10; i++) {
+        ck_assert(peer_send(&rig.ports[1], pkt, len));
+        fdp_dp_pmd_poll(rig.pmd, NULL);
+    }
+    peer_drain(&rig.ports[2], got2);
+    ck_assert_uint_eq(got2[9], 10);
+
+    /* A better flow arrives: the next packet must take it. */
+    add_flow(rig.table, "priority=20,udp,nw_dst=10.0.0.9,actions=output:3");
+    ck_assert(peer_send(&rig.ports[1], pkt, len));
+    fdp_dp_pmd_poll(rig.pmd, NULL);
+    peer_drain(&rig.ports[3], got3);
+    ck_assert_uint_eq(got3[9], 1);
+
+    /* It goes away: back to port 2. */
+    struct fdp_flow_spec spec;
+    ck_assert_int_eq(fdp_flow_parse("priority=20,udp,nw_dst=10.0.0.9",
+                                    FDP_PARSE_MATCH_ONLY, &spec, NULL), 0);
+    struct fdp_table_filter filter = {
+        .match = spec.match, .strict = true, .priority = 20,
+    };
+    ck_assert_int_eq(fdp_table_remove(rig.table, &filter, NULL), 0);
+    fdp_flow_spec_destroy(&spec);
+    ck_assert(peer_send(&rig.ports[1], pkt, len));
+    fdp_dp_pmd_poll(rig.pmd, NULL);
+    peer_drain(&rig.ports[2], got2);
+    ck_assert_uint_eq(got2[9], 11);
+    rig_destroy(&rig);
+}
+END_TEST
+
+struct upcalls {
+    size_t n_miss, n_action;
+    uint32_t last_in_port;
+    size_t last_size;
+};
+
+static void
+count_upcall(void *aux, const struct fdp_upcall *up)
+{
+    struct upcalls *u = aux;
+
+    if (up->reason == FDP_UPCALL_MISS) {
+        u->n_miss++;
+    } else {
+        u->n_action++;
+    }
+    u->last_in_port = up->in_port;
+    u->last_size = up->size;
+}
+
+START_TEST(upcalls)
+{
+    struct rig rig;
+    struct upcalls u = { 0 };
+    uint8_t pkt[128];
+    uint64_t got2[N_DSTS] = { 0 };
+
+    rig_create(&rig, 100, 0);
+    add_flow(rig.table, "udp,nw_dst=10.0.0.1,actions=controller:20,"
+             "output:2");
+    size_t len = make_packet(pkt, 1, 0);
+    ck_assert(peer_send(&rig.ports[1], pkt, len));
+    len = make_packet(pkt, 2, 0);
+    ck_assert(peer_send(&rig.ports[1], pkt, len));
+    fdp_dp_pmd_poll(rig.pmd, NULL);         /* No callback: counted. */
+    fdp_dp_set_upcall(rig.dp, count_upcall, &u);
+    ck_assert(peer_send(&rig.ports[1], pkt, len));
+    len = make_packet(pkt, 1, 0);
+    ck_assert(peer_send(&rig.ports[1], pkt, len));
+    fdp_dp_pmd_poll(rig.pmd, NULL);
+    ck_assert_uint_eq(u.n_miss, 1);
+    ck_assert_uint_eq(u.n_action, 1);
+    ck_assert_uint_eq(u.last_size, 20);     /* controller:20 */
+    ck_assert_uint_eq(u.last_in_port, 1);
+    peer_drain(&rig.ports[2], got2);
+    ck_assert_uint_eq(got2[1], 2);          /* The controller action went
+                                             * on to output:2. */
+    struct fdp_dp_stats st;
+    fdp_dp_get_stats(rig.dp, &st);
+    ck_assert_uint_eq(st.n_missed, 2);
+    ck_assert_uint_eq(st.n_upcalls, 2);
+    rig_destroy(&rig);
+}
+END_TEST
+
+/* Frames are never lost or doubly owned, whatever the peer does. */
+START_TEST(frames_conserved)
+{
+    struct rig rig;
+    uint8_t pkt[128];
+    struct fdp_dp_stats st;
+    enum { N_FRAMES = 2048 };
+
+    rig_create(&rig, 100, N_FRAMES);
+    add_flow(rig.table, "udp,actions=output:2,output:3,output:2");
+    size_t len = make_packet(pkt, 3, 0);
+    for (int round = 0; round < 200; round++) {
+        for (int i = 0; i < 20; i++) {
+            peer_send(&rig.ports[1], pkt, len);
+        }
+        fdp_dp_pmd_poll(rig.pmd, NULL);
+        if (round % 20 == 19) {             /* Let tx rings fill up. */
+            peer_drain(&rig.ports[2], NULL);
+            peer_drain(&rig.ports[3], NULL);
+        }
+    }
+    struct fdp_port_stats ps;
+    fdp_dp_port_get_stats(rig.dp, 2, &ps, NULL);
+    ck_assert_uint_gt(ps.tx_dropped, 0);    /* The full ring was hit. */
+
+    /* Forged descriptors: a frame the peer does not hold (the last one,
+     * still in the pool), an address outside the area, a length past the
+     * frame's end. */
+    uint32_t idx, fs = rig.ports[1].frame_size;
+    uint32_t fidx;
+    ck_assert_uint_eq(fdp_ring_peek(rig.ports[1].fill, 1, &fidx), 1);
+    uint64_t held = fdp_ring_slot(rig.ports[1].fill, fidx)->addr;
+    fdp_ring_release(rig.ports[1].fill, 1);
+    const struct fdp_desc forged[] = {
+        { .addr = (uint64_t) (N_FRAMES - 1) * fs + FDP_DP_HEADROOM,
+          .len = 60 },
+        { .addr = (uint64_t) N_FRAMES * fs + FDP_DP_HEADROOM, .len = 60 },
+        { .addr = held, .len = fs },
+        { .addr = held - held % fs, .len = 60 },   /* Over the metadata. */
+    };
+    ck_assert_uint_eq(fdp_ring_reserve(rig.ports[1].rx, 4, &idx), 4);
+    for (uint32_t i = 0; i < 4; i++) {
+        *fdp_ring_slot(rig.ports[1].rx, idx + i) = forged[i];
+    }
+    fdp_ring_submit(rig.ports[1].rx, 4);
+    fdp_dp_pmd_poll(rig.pmd, NULL);
+    fdp_dp_port_get_stats(rig.dp, 1, &ps, NULL);
+    ck_assert_uint_eq(ps.rx_errors, 4);
+    char error[200];
+    fdp_dp_port_get_error(rig.dp, 1, error, sizeof error);
+    ck_assert_msg(strstr(error, "bad descriptor"), "%s", error);
+
+    /* Deleting the ports takes back what their peers hold; then every
+     * frame is free (the pmd's cache goes back when it is destroyed). */
+    fdp_dp_pmd_destroy(rig.pmd);
+    rig.pmd = NULL;
+    for (uint32_t p = 1; p <= 3; p++) {
+        ck_assert_int_eq(fdp_dp_port_del(rig.dp, p), 0);
+    }
+    ck_assert_int_eq(fdp_dp_port_del(rig.dp, 1), ENOENT);
+    fdp_dp_get_stats(rig.dp, &st);
+    ck_assert_uint_eq(st.n_frames_free, N_FRAMES);
+    rig_destroy(&rig);
+}
+END_TEST
+
+START_TEST(bad_ports)
+{
+    struct fdp_table *t;
+    struct fdp_dp *dp;
+    char *error = NULL;
+    struct fdp_dp_options o;
+
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    fdp_dp_options_init(&o);
+    o.frame_size = 3000;
+    ck_assert_int_eq(fdp_dp_create(t, &o, &dp), EINVAL);
+    ck_assert_int_eq(fdp_dp_create(t, NULL, &dp), 0);
+
+    static const struct {
+        uint32_t port;
+        const char *spec;
+        int error;
+        const char *msg;
+    } cases[] = {
+        { 0, "ring", EINVAL, "port numbers are 1 to" },
+        { 0xff00, "ring", EINVAL, "port numbers are 1 to" },
+        { 1, "tap:x", EINVAL, "\"tap\" is not a port type" },
+        { 1, "ring:size=3", EINVAL, "not a power of two" },
+        { 1, "ring:sz=4", EINVAL, "unknown option \"sz\"" },
+        { 1, "ring:size", EINVAL, "is not KEY=VALUE" },
+        { 1, "pcap", EINVAL, "needs rx=FILE" },
+        { 1, "pcap:rx=/nonexistent/x.pcap", ENOENT, "/nonexistent/x.pcap" },
+        { 1, "pcap:rx=a,tx=a", EINVAL, "same file" },
+        { 1, "pcap:tx=/nonexistent/dir/y.pcap", ENOENT, "y.pcap" },
+        { 1, "pcap:tx=/dev/null,loop=2", EINVAL, "loop=2" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        error = NULL;
+        int e = fdp_dp_port_add(dp, cases[i].port, cases[i].spec, &error);
+        ck_assert_msg(e == cases[i].error, "%s: %d", cases[i].spec, e);
+        ck_assert_msg(error && strstr(error, cases[i].msg), "%s: %s",
+                      cases[i].spec, error ? error : "(no message)");
+        free(error);
+    }
+    ck_assert_int_eq(fdp_dp_port_add(dp, 7, "ring", NULL), 0);
+    ck_assert_int_eq(fdp_dp_port_add(dp, 7, "ring", NULL), EEXIST);
+    struct fdp_port_rings rings;
+    ck_assert_int_eq(fdp_dp_port_rings(dp, 8, &rings), ENOENT);
+    ck_assert_int_eq(fdp_dp_port_add(dp, 8, "pcap:tx=/dev/null", NULL), 0);
+    ck_assert_int_eq(fdp_dp_port_rings(dp, 8, &rings), EINVAL);
+    uint32_t list[4];
+    ck_assert_uint_eq(fdp_dp_port_list(dp, list, 4), 2);
+    ck_assert_uint_eq(list[0], 7);
+    ck_assert_uint_eq(list[1], 8);
+    fdp_dp_destroy(dp);
+    fdp_table_destroy(t);
+}
+END_TEST
+
+/* A pmd thread forwards (playing its own peer) while the main thread
+ * replaces flows and adds and removes a port: nothing crashes, nothing is
+ * lost, and under ThreadSanitizer nothing races. */
+struct pmd_thread {
+    struct rig *rig;
+    bool stop;
+    uint64_t n_sent, n_got;
+};
+
+static void *
+pmd_main(void *t_)
+{
+    struct pmd_thread *t = t_;
+    struct rig *rig = t->rig;
+    uint8_t pkt[128];
+    uint64_t got[N_DSTS];
+
+    while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+        for (int i = 0; i < 16; i++) {
+            size_t len = make_packet(pkt, (unsigned int) (t->n_sent % 4), 0);
+            t->n_sent += peer_send(&rig->ports[1], pkt, len);
+        }
+        fdp_dp_pmd_poll(rig->pmd, NULL);
+        t->n_got += peer_drain(&rig->ports[2], got);
+    }
+    for (int i = 0; i < 4; i++) {
+        fdp_dp_pmd_poll(rig->pmd, NULL);
+        t->n_got += peer_drain(&rig->ports[2], got);
+    }
+    return NULL;
+}
+
+START_TEST(concurrent_control)
+{
+    struct rig rig;
+    struct pmd_thread t = { .rig = &rig };
+    pthread_t thread;
+
+    rig_create(&rig, 1, 0);
+    add_flow(rig.table, "priority=1,actions=output:2");
+    ck_assert_int_eq(pthread_create(&thread, NULL, pmd_main, &t), 0);
+    for (int i = 0; i < 300; i++) {
+        char flow[100];
+        snprintf(flow, sizeof flow, "priority=%d,udp,nw_dst=10.0.0.%d,"
+                 "actions=mod_tp_dst:%d,output:2", 10 + i % 7, i % 4, i);
+        add_flow(rig.table, flow);
+        if (i % 50 == 0) {
+            ck_assert_int_eq(fdp_dp_port_add(rig.dp, 9, "pcap:tx=/dev/null",
+                                             NULL), 0);
+            ck_assert_int_eq(fdp_dp_port_del(rig.dp, 9), 0);
+        }
+    }
+    __atomic_store_n(&t.stop, true, __ATOMIC_RELEASE);
+    pthread_join(thread, NULL);
+    ck_assert_uint_gt(t.n_sent, 0);
+    ck_assert_uint_eq(t.n_got, t.n_sent);   /* Every packet hits a flow
+                                             * that outputs to port 2. */
+    rig_destroy(&rig);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("dp");
+    TCase *tc = unit_tcase(s, "dp");
+
+    tcase_add_test(tc, traffic_emc_off);
+    tcase_add_test(tc, traffic_emc_always);
+    tcase_add_test(tc, traffic_emc_default);
+    tcase_add_test(tc, emc_follows_table_changes);
+    tcase_add_test(tc, upcalls);
+    tcase_add_test(tc, frames_conserved);
+    tcase_add_test(tc, bad_ports);
+    TCase *cc = unit_tcase(s, "concurrency");
+    tcase_add_test(cc, concurrent_control);
+    return unit_run(s);
+}
