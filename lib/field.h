@@ -76,14 +76,51 @@ fdp__ones(unsigned int n_bits)
     return n_bits >= 128 ? ~(fdp_u128) 0 : ((fdp_u128) 1 << n_bits) - 1;
 }
 
+/* Field access, inline: the datapath's packet parser sets a dozen fields
+ * per packet.  128-bit fields take two whole words (high word first). */
+
 /* The field's bits of 'key', as a number. */
-fdp_u128 fdp__key_get(const struct fdp_key *key, enum fdp_field);
+static inline fdp_u128
+fdp__key_get(const struct fdp_key *key, enum fdp_field id)
+{
+    const struct fdp__field *f = &fdp__fields[id];
+
+    if (f->n_bits == 128) {
+        return ((fdp_u128) key->w[f->word] << 64) | key->w[f->word + 1];
+    }
+    return (key->w[f->word] >> f->shift) & (uint64_t) fdp__ones(f->n_bits);
+}
 
 /* Replaces the field's bits of 'key' by 'value' (truncated to the width). */
-void fdp__key_set(struct fdp_key *key, enum fdp_field, fdp_u128 value);
+static inline void
+fdp__key_set(struct fdp_key *key, enum fdp_field id, fdp_u128 value)
+{
+    const struct fdp__field *f = &fdp__fields[id];
+
+    if (f->n_bits == 128) {
+        key->w[f->word] = (uint64_t) (value >> 64);
+        key->w[f->word + 1] = (uint64_t) value;
+    } else {
+        uint64_t m = (uint64_t) fdp__ones(f->n_bits) << f->shift;
+        key->w[f->word] = (key->w[f->word] & ~m)
+                          | (((uint64_t) value << f->shift) & m);
+    }
+}
 
 /* ORs the field's bits of 'value' into 'key' without clearing first. */
-void fdp__key_or(struct fdp_key *key, enum fdp_field, fdp_u128 value);
+static inline void
+fdp__key_or(struct fdp_key *key, enum fdp_field id, fdp_u128 value)
+{
+    const struct fdp__field *f = &fdp__fields[id];
+
+    if (f->n_bits == 128) {
+        key->w[f->word] |= (uint64_t) (value >> 64);
+        key->w[f->word + 1] |= (uint64_t) value;
+    } else {
+        uint64_t m = (uint64_t) fdp__ones(f->n_bits) << f->shift;
+        key->w[f->word] |= ((uint64_t) value << f->shift) & m;
+    }
+}
 
 static inline struct fdp_value
 fdp__to_value(fdp_u128 v)

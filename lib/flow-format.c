@@ -436,6 +436,8 @@ mod_name(enum fdp_field f)
         return "mod_nw_dst";
     case FDP_F_NW_TOS:
         return "mod_nw_tos";
+    case FDP_F_NW_ECN:
+        return "mod_nw_ecn";        /* As ovs-ofctl prints it for OF1.1+. */
     case FDP_F_NW_TTL:
         return "mod_nw_ttl";
     case FDP_F_TP_SRC:
@@ -567,7 +569,7 @@ fdp_flow_format_stats(const struct fdp_flow_spec *flow,
     struct fdp__ds ds = FDP__DS_INIT;
     int64_t last = stats->used_ms ? stats->used_ms : stats->created_ms;
 
-    fdp__ds_printf(&ds, " cookie=%#" PRIx64 ", duration=", flow->cookie);
+    fdp__ds_printf(&ds, " cookie=0x%" PRIx64 ", duration=", flow->cookie);
     format_duration(&ds, now_ms - stats->created_ms);
     fdp__ds_printf(&ds, ", table=%u, n_packets=%" PRIu64 ", n_bytes=%"
                    PRIu64 ", ", flow->table_id, stats->n_packets,

@@ -813,6 +813,7 @@ static const struct {
     { "mod_nw_src", FDP_F_NW_SRC },
     { "mod_nw_dst", FDP_F_NW_DST },
     { "mod_nw_tos", FDP_F_NW_TOS },
+    { "mod_nw_ecn", FDP_F_NW_ECN },
     { "mod_nw_ttl", FDP_F_NW_TTL },
     { "mod_tp_src", FDP_F_TP_SRC },
     { "mod_tp_dst", FDP_F_TP_DST },

@@ -115,46 +115,6 @@ fdp_field_width(enum fdp_field id)
     return (unsigned int) id < FDP_N_FIELDS ? fdp__fields[id].n_bits : 0;
 }
 
-fdp_u128
-fdp__key_get(const struct fdp_key *key, enum fdp_field id)
-{
-    const struct fdp__field *f = &fdp__fields[id];
-
-    if (f->n_bits == 128) {
-        return ((fdp_u128) key->w[f->word] << 64) | key->w[f->word + 1];
-    }
-    return (key->w[f->word] >> f->shift) & (uint64_t) fdp__ones(f->n_bits);
-}
-
-void
-fdp__key_set(struct fdp_key *key, enum fdp_field id, fdp_u128 value)
-{
-    const struct fdp__field *f = &fdp__fields[id];
-
-    if (f->n_bits == 128) {
-        key->w[f->word] = (uint64_t) (value >> 64);
-        key->w[f->word + 1] = (uint64_t) value;
-    } else {
-        uint64_t m = (uint64_t) fdp__ones(f->n_bits) << f->shift;
-        key->w[f->word] = (key->w[f->word] & ~m)
-                          | (((uint64_t) value << f->shift) & m);
-    }
-}
-
-void
-fdp__key_or(struct fdp_key *key, enum fdp_field id, fdp_u128 value)
-{
-    const struct fdp__field *f = &fdp__fields[id];
-
-    if (f->n_bits == 128) {
-        key->w[f->word] |= (uint64_t) (value >> 64);
-        key->w[f->word + 1] |= (uint64_t) value;
-    } else {
-        uint64_t m = (uint64_t) fdp__ones(f->n_bits) << f->shift;
-        key->w[f->word] |= ((uint64_t) value << f->shift) & m;
-    }
-}
-
 struct fdp_value
 fdp_key_get(const struct fdp_key *key, enum fdp_field id)
 {

@@ -99,19 +99,22 @@ echo "$fuzz_out"
 passed=$((passed + $(grep -c ': ok' <<<"$fuzz_out")))
 failed=$((failed + $(grep -c ': FAILED' <<<"$fuzz_out")))
 
-section "build: ThreadSanitizer (concurrent lookups during updates)"
-# Only the table's concurrency test runs multi-threaded code; it runs alone
-# under TSan, with tests/tsan.supp silencing liburcu's own uninstrumented
-# synchronisation (flowdp's RCU ordering is annotated, not suppressed).
+section "build: ThreadSanitizer (concurrent lookups, forwarding, control)"
+# The multi-threaded tests (the table's readers during updates; a pmd
+# forwarding while flows and ports change) run alone under TSan, with
+# tests/tsan.supp silencing liburcu's own uninstrumented synchronisation
+# (flowdp's RCU ordering is annotated, not suppressed).
 if scripts/build.sh _build-tsan --enable-sanitizers=thread --enable-Werror \
-   && (cd _build-tsan && make tests/unit/test-table); then
+   && (cd _build-tsan && make tests/unit/test-table tests/unit/test-dp); then
     mkdir -p _build-tsan/tsan-results/tests/unit
-    if ! (cd _build-tsan && CK_RUN_CASE=concurrency \
-          TSAN_OPTIONS="suppressions=$top/tests/tsan.supp halt_on_error=1" \
-          ./tests/unit/test-table) > _build-tsan/tsan-results/tests/unit/test-table.log 2>&1; then
-        status=1
-    fi
-    cat _build-tsan/tsan-results/tests/unit/test-table.log
+    for t in test-table test-dp; do
+        if ! (cd _build-tsan && CK_RUN_CASE=concurrency \
+              TSAN_OPTIONS="suppressions=$top/tests/tsan.supp halt_on_error=1" \
+              ./tests/unit/$t) > _build-tsan/tsan-results/tests/unit/$t.log 2>&1; then
+            status=1
+        fi
+        cat _build-tsan/tsan-results/tests/unit/$t.log
+    done
     tally _build-tsan/tsan-results
 else
     status=1

@@ -452,7 +452,7 @@ cmd_classify(int argc, char *argv[])
     int opt;
 
     optind = 0;
-    while ((opt = getopt_long(argc, argv, "+", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
         switch (opt) {
         case 'l':
             linear = true;
@@ -517,6 +517,7 @@ monotonic_sec(void)
 /* One flow of a dump: its text and how it sorts. */
 struct dumped_flow {
     int priority;
+    char *key;                  /* The match's text. */
     char *text;
 };
 
@@ -543,10 +544,11 @@ collect_flow(const struct fdp_rule *rule, void *dump_)
         }
     }
     char *text = fdp_flow_format_stats(&spec, &stats, d->now_ms);
-    if (!text) {
+    char *key = fdp_match_format(spec.match, spec.priority);
+    if (!text || !key) {
         fatal("out of memory");
     }
-    d->flows[d->n++] = (struct dumped_flow) { spec.priority, text };
+    d->flows[d->n++] = (struct dumped_flow) { spec.priority, key, text };
     return true;
 }
 
@@ -556,11 +558,12 @@ compare_dumped(const void *a_, const void *b_)
     const struct dumped_flow *a = a_, *b = b_;
 
     return a->priority != b->priority ? (a->priority < b->priority ? 1 : -1)
-                                      : strcmp(a->text, b->text);
+                                      : strcmp(a->key, b->key);
 }
 
 /* Prints every flow of 'table' with statistics, highest priority first
- * (then in text order, so that the output is repeatable). */
+ * (then in the order of their matches' text, so that the output is
+ * repeatable). */
 static void
 dump_flows_with_stats(struct fdp_table *table)
 {
@@ -573,6 +576,7 @@ dump_flows_with_stats(struct fdp_table *table)
     for (size_t i = 0; i < d.n; i++) {
         puts(d.flows[i].text);
         free(d.flows[i].text);
+        free(d.flows[i].key);
     }
     free(d.flows);
 }
@@ -653,7 +657,7 @@ cmd_run(int argc, char *argv[])
     }
     fdp_dp_options_init(&dp_options);
     optind = 0;
-    while ((opt = getopt_long(argc, argv, "+", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
         switch (opt) {
         case 'p':
             port_args[n_ports++] = optarg;
@@ -673,17 +677,10 @@ cmd_run(int argc, char *argv[])
             fatal("run: bad option (see --help)");
         }
     }
-    /* Options may also follow the flows file. */
-    const char *flows_path = optind < argc ? argv[optind++] : NULL;
-    while ((opt = getopt_long(argc, argv, "+", options, NULL)) != -1) {
-        if (opt != 'p') {
-            fatal("run: put options other than --port before FLOWS-FILE");
-        }
-        port_args[n_ports++] = optarg;
-    }
-    if (!flows_path || optind != argc) {
+    if (optind != argc - 1) {
         fatal("run: expected FLOWS-FILE and --port N=TYPE:ARGS options");
     }
+    const char *flows_path = argv[optind];
     if (!n_ports) {
         fatal("run: no ports (give --port N=pcap:rx=IN.pcap,...)");
     }
@@ -709,8 +706,15 @@ cmd_run(int argc, char *argv[])
     double start = monotonic_sec();
     bool exhausted = false;
     uint64_t n_packets = 0;
-    while (!exhausted) {
+    double upkeep = start;
+    for (unsigned int polls = 0; !exhausted; polls++) {
         n_packets += fdp_dp_pmd_poll(pmd, &exhausted);
+        /* The table's periodic upkeep (re-ranking, the Tuple Space
+         * Explosion defence), once a second as a switch would run it. */
+        if (!(polls % 1024) && monotonic_sec() - upkeep >= 1.0) {
+            fdp_table_run(c.table);
+            upkeep = monotonic_sec();
+        }
     }
     double elapsed = monotonic_sec() - start;
     fdp_dp_pmd_destroy(pmd);

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,7 +236,10 @@ random_traffic(uint32_t emc_inv_prob)
     if (emc_inv_prob == 0) {
         ck_assert_uint_eq(st.n_emc_hits, 0);
     } else {
-        ck_assert_uint_gt(st.n_emc_hits, total / 2);
+        /* Inserting 1 in 100, the cache still serves a good share of
+         * this traffic of few, repeated keys. */
+        ck_assert_uint_gt(st.n_emc_hits, emc_inv_prob == 1 ? total * 9 / 10
+                                                             : total / 4);
     }
 
     /* Flow statistics: each flow counted exactly its packets. */
@@ -498,6 +502,7 @@ END_TEST
 struct pmd_thread {
     struct rig *rig;
     bool stop;
+    uint64_t n_loops;           /* Atomic: the main thread waits on it. */
     uint64_t n_sent, n_got;
 };
 
@@ -516,6 +521,7 @@ pmd_main(void *t_)
         }
         fdp_dp_pmd_poll(rig->pmd, NULL);
         t->n_got += peer_drain(&rig->ports[2], got);
+        __atomic_fetch_add(&t->n_loops, 1, __ATOMIC_RELEASE);
     }
     for (int i = 0; i < 4; i++) {
         fdp_dp_pmd_poll(rig->pmd, NULL);
@@ -535,6 +541,10 @@ START_TEST(concurrent_control)
     ck_assert_int_eq(pthread_create(&thread, NULL, pmd_main, &t), 0);
     for (int i = 0; i < 300; i++) {
         char flow[100];
+        /* Let the pmd run between changes, whatever the scheduler. */
+        while (__atomic_load_n(&t.n_loops, __ATOMIC_ACQUIRE) < (uint64_t) i) {
+            sched_yield();
+        }
         snprintf(flow, sizeof flow, "priority=%d,udp,nw_dst=10.0.0.%d,"
                  "actions=mod_tp_dst:%d,output:2", 10 + i % 7, i % 4, i);
         add_flow(rig.table, flow);

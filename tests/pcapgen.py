@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""Capture files for the datapath tests (tests/datapath.at).
+
+  pcapgen.py scenario DIR     writes DIR/in.pcap and, for each port the
+                              flows of the "every action" scenario send
+                              to, DIR/expect-N.pcap: the packets the
+                              actions must produce, built from scratch
+                              (every checksum computed in full), never by
+                              editing the input
+  pcapgen.py many FILE N      N 64-byte UDP packets to 1000 destinations
+  pcapgen.py compare A B      compare two captures packet by packet
+  pcapgen.py show FILE        one line of hex per packet
+
+Only the standard library: no scapy on a fresh Debian machine.
+"""
+
+import struct
+import sys
+
+# ---------------------------------------------------------------------------
+# pcap files (microsecond, Ethernet), as libpcap writes them.
+
+PCAP_MAGIC = 0xA1B2C3D4
+
+
+def write_pcap(path, packets):
+    """packets: list of (timestamp_usec, bytes)."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("=IHHiIII", PCAP_MAGIC, 2, 4, 0, 0, 65535, 1))
+        for ts, data in packets:
+            f.write(struct.pack("=IIII", ts // 1000000, ts % 1000000,
+                                len(data), len(data)))
+            f.write(data)
+
+
+def read_pcap(path):
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise SystemExit("%s: %s" % (path, e.strerror))
+    if len(raw) < 24:
+        raise SystemExit("%s: too short for a pcap file" % path)
+    magic = struct.unpack("=I", raw[:4])[0]
+    if magic != PCAP_MAGIC:
+        raise SystemExit("%s: not a microsecond pcap file in host order"
+                         % path)
+    packets = []
+    off = 24
+    while off < len(raw):
+        sec, usec, caplen, _ = struct.unpack("=IIII", raw[off:off + 16])
+        off += 16
+        packets.append((sec * 1000000 + usec, raw[off:off + caplen]))
+        off += caplen
+    return packets
+
+
+# ---------------------------------------------------------------------------
+# Packet building.
+
+def mac(s):
+    return bytes(int(x, 16) for x in s.split(":"))
+
+
+def ip4(s):
+    return bytes(int(x) for x in s.split("."))
+
+
+def ip6(s):
+    head, _, tail = s.partition("::")
+    h = [int(x, 16) for x in head.split(":") if x]
+    t = [int(x, 16) for x in tail.split(":") if x]
+    words = h + [0] * (8 - len(h) - len(t)) + t
+    return struct.pack("!8H", *words)
+
+
+def csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return ~crc & 0xFFFFFFFF
+
+
+def eth(dst, src, ethertype, payload, tags=()):
+    """tags: (tpid, tci) pairs, outer first."""
+    out = mac(dst) + mac(src)
+    for tpid, tci in tags:
+        out += struct.pack("!HH", tpid, tci)
+    return out + struct.pack("!H", ethertype) + payload
+
+
+def l4_segment(proto, sport, dport, payload, pseudo, udp_csum=True,
+               icmp=None):
+    """A transport segment with its checksum; 'pseudo' is the pseudo-header
+    sum's bytes (src + dst addresses), or None for ICMPv4."""
+    if proto == 6:
+        hdr = struct.pack("!HHIIBBHHH", sport, dport, 1, 0, 0x50, 0x18,
+                          8192, 0, 0)
+        seg = hdr + payload
+        c = csum(pseudo + struct.pack("!BBH", 0, 6, len(seg)) + seg)
+        return seg[:16] + struct.pack("!H", c) + seg[18:]
+    if proto == 17:
+        seg = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+        if not udp_csum:
+            return seg
+        c = csum(pseudo + struct.pack("!BBH", 0, 17, len(seg)) + seg) or 0xFFFF
+        return seg[:6] + struct.pack("!H", c) + seg[8:]
+    if proto == 132:
+        seg = struct.pack("!HHII", sport, dport, 0x1234, 0) + payload
+        c = crc32c(seg)
+        return seg[:8] + struct.pack("<I", c) + seg[12:]
+    if proto in (1, 58):
+        typ, code = icmp
+        seg = struct.pack("!BBHHH", typ, code, 0, 7, 1) + payload
+        if proto == 1:
+            c = csum(seg)
+        else:
+            c = csum(pseudo + struct.pack("!IxxxB", len(seg), 58) + seg)
+        return seg[:2] + struct.pack("!H", c) + seg[4:]
+    raise ValueError(proto)
+
+
+def ipv4(src, dst, proto, l4, tos=0, ttl=64, ident=1, frag=0, options=b""):
+    ihl = 5 + len(options) // 4
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, tos, 4 * ihl + len(l4),
+                      ident, frag, ttl, proto, 0, ip4(src), ip4(dst)) + options
+    c = csum(hdr)
+    return hdr[:10] + struct.pack("!H", c) + hdr[12:] + l4
+
+
+def ipv4_l4(src, dst, proto, sport=0, dport=0, payload=b"", udp_csum=True,
+            icmp=None, **kw):
+    pseudo = None if proto == 1 else ip4(src) + ip4(dst)
+    seg = l4_segment(proto, sport, dport, payload, pseudo, udp_csum, icmp)
+    return ipv4(src, dst, proto, seg, **kw)
+
+
+def ipv6_l4(src, dst, proto, sport=0, dport=0, payload=b"", tclass=0,
+            label=0, hlim=64, icmp=None):
+    seg = l4_segment(proto, sport, dport, payload, ip6(src) + ip6(dst),
+                     icmp=icmp)
+    hdr = struct.pack("!IHBB16s16s", 6 << 28 | tclass << 20 | label,
+                      len(seg), proto, hlim, ip6(src), ip6(dst))
+    return hdr + seg
+
+
+def arp(op, sha, spa, tha, tpa):
+    return struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, op, mac(sha),
+                       ip4(spa), mac(tha), ip4(tpa))
+
+
+# ---------------------------------------------------------------------------
+# The "every action" scenario.  Port 1 reads in.pcap (and writes back what
+# in_port sends); the flows are in tests/datapath.at.
+
+A = "00:00:00:00:00:01"
+B = "00:00:00:00:00:02"
+PAY = b"flowdp payload!"
+
+
+def scenario(outdir):
+    inputs = []
+    expect = {1: [], 2: [], 3: []}
+    ts = [1700000000 * 1000000]
+
+    def rx(pkt, *outs):
+        """A packet on port 1 and what each port must transmit for it."""
+        ts[0] += 1000
+        inputs.append((ts[0], pkt))
+        for port, out in outs:
+            expect[port].append((ts[0], out))
+
+    # 1. TCP: mod_nw_src, mod_tp_src, dec_ttl, output:2.
+    rx(eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.2", 6, 1234, 80, PAY)),
+       (2, eth(B, A, 0x0800, ipv4_l4("192.168.1.1", "10.0.0.2", 6, 4321,
+                                      80, PAY, ttl=63))))
+    # 2. UDP with ECN bits: mod_nw_dst, mod_tp_dst, mod_nw_tos (keeps ECN),
+    #    output to two ports.
+    out = eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.9.9.9", 17, 5000, 5353,
+                                    PAY, tos=41))
+    rx(eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.3", 17, 5000, 53, PAY,
+                                 tos=0x01)),
+       (2, out), (3, out))
+    # 3. UDP without a checksum: stays without one.
+    rx(eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.4", 17, 7, 7, PAY,
+                                 udp_csum=False)),
+       (2, eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.4", 17, 7, 9, PAY,
+                                     udp_csum=False))))
+    # 4. ICMP: mod_vlan_vid pushes a tag, output:2, strip_vlan,
+    #    mod_nw_ttl, output:3 (each output sends the packet so far).
+    echo = dict(icmp=(8, 0), payload=PAY)
+    rx(eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.5", 1, **echo)),
+       (2, eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.5", 1, **echo),
+               tags=[(0x8100, 100)])),
+       (3, eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.5", 1, ttl=7,
+                                     **echo))))
+    # 5. Tagged (PCP 5, VID 10): mod_vlan_pcp, push_vlan:0x88a8 (copies
+    #    the TCI), mod_vlan_vid on the new outer tag, output:2.
+    rx(eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.6", 6, 1, 2, PAY),
+           tags=[(0x8100, 5 << 13 | 10)]),
+       (2, eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.6", 6, 1, 2, PAY),
+               tags=[(0x88A8, 2 << 13 | 200), (0x8100, 2 << 13 | 10)])))
+    # 6. Flow 1 again with TTL 1: dec_ttl drops it.
+    rx(eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.2", 6, 1234, 80, PAY,
+                                 ttl=1)))
+    # 7. TCP over IPv6: set_field ipv6_src, mod_tp_dst, ipv6_label,
+    #    dec_ttl, mod_nw_ecn, output:2.
+    rx(eth(B, A, 0x86DD, ipv6_l4("2001:db8::1", "2001:db8::2", 6, 999, 80,
+                                 PAY, tclass=0x20)),
+       (2, eth(B, A, 0x86DD, ipv6_l4("2001:db8::99", "2001:db8::2", 6, 999,
+                                     8080, PAY, tclass=0x23, label=0x12345,
+                                     hlim=63))))
+    # 8. ICMPv6 echo request: set_field icmp_type, ipv6_dst, output:3.
+    rx(eth(B, A, 0x86DD, ipv6_l4("2001:db8::1", "2001:db8::2", 58,
+                                 icmp=(128, 0), payload=PAY)),
+       (3, eth(B, A, 0x86DD, ipv6_l4("2001:db8::1", "2001:db8::77", 58,
+                                     icmp=(129, 0), payload=PAY))))
+    # 9. ARP request answered back through in_port.
+    rx(eth("ff:ff:ff:ff:ff:ff", A, 0x0806,
+           arp(1, A, "10.0.0.1", "00:00:00:00:00:00", "10.1.1.1")),
+       (1, eth("ff:ff:ff:ff:ff:ff", "00:00:00:00:00:aa", 0x0806,
+               arp(2, "00:11:22:33:44:55", "10.1.1.1", "00:00:00:00:00:00",
+                   "10.1.1.1"))))
+    # 10. SCTP: mod_tp_dst and mod_nw_dst (CRC32C recomputed).
+    rx(eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.8", 132, 10, 20, PAY)),
+       (2, eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.88", 132, 10, 7777,
+                                     PAY))))
+    # 11. A miss (LLDP): dropped.
+    rx(eth("01:80:c2:00:00:0e", A, 0x88CC, b"\x02\x07\x04" + bytes(40)))
+    # 12. actions=drop.
+    rx(eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.9", 17, 1, 1, PAY)))
+    # 13. controller, then output:3 (no controller here: the packet goes
+    #     on).
+    p13 = eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.10", 17, 1, 1, PAY))
+    rx(p13, (3, p13))
+    # 14. A later fragment: mod_tp_dst has no header to change; mod_nw_dst
+    #     still applies.  IPv4 options are kept.
+    frag = dict(frag=0x2000 | 100, options=b"\x01\x01\x01\x00")
+    rx(eth(B, A, 0x0800, ipv4("10.0.0.1", "10.0.0.11", 17, PAY, **frag)),
+       (2, eth(B, A, 0x0800, ipv4("10.0.0.1", "10.0.0.12", 17, PAY, **frag))))
+    # 15. mod_dl_src/mod_dl_dst and output:2 on a QinQ frame, then output
+    #     to the input port (dropped: OpenFlow needs in_port for that).
+    qinq = [(0x88A8, 3000), (0x8100, 20)]
+    rx(eth(B, A, 0x0800, ipv4_l4("10.0.0.1", "10.0.0.13", 17, 1, 2, PAY),
+           tags=qinq),
+       (2, eth("00:00:00:00:00:bb", "00:00:00:00:00:cc", 0x0800,
+               ipv4_l4("10.0.0.1", "10.0.0.13", 17, 1, 2, PAY), tags=qinq)))
+
+    write_pcap("%s/in.pcap" % outdir, inputs)
+    for port, pkts in expect.items():
+        write_pcap("%s/expect-%d.pcap" % (outdir, port), pkts)
+
+
+def many(path, count):
+    """'count' 64-byte UDP packets (60 bytes + FCS on the wire) to
+    10.0.X.Y, 1000 destinations in turn."""
+    pkts = []
+    for i in range(count):
+        d = i % 1000
+        dst = "10.0.%d.%d" % (d // 250, d % 250)
+        udp = ipv4_l4("10.1.0.1", dst, 17, 1000 + i % 7, 5000, bytes(18))
+        pkts.append((1700000000 * 1000000 + i, eth(B, A, 0x0800, udp)))
+    write_pcap(path, pkts)
+
+
+def compare(a, b):
+    pa, pb = read_pcap(a), read_pcap(b)
+    bad = 0
+    for i in range(max(len(pa), len(pb))):
+        if i >= len(pa) or i >= len(pb):
+            print("packet %d: only in %s" % (i + 1, a if i < len(pa) else b))
+            bad += 1
+        elif pa[i] != pb[i]:
+            print("packet %d differs:\n  %s: %s\n  %s: %s"
+                  % (i + 1, a, pa[i][1].hex(), b, pb[i][1].hex()))
+            bad += 1
+    if bad:
+        print("%s and %s: %d of %d packets differ"
+              % (a, b, bad, max(len(pa), len(pb))))
+        return 1
+    print("%s and %s: %d packets, identical" % (a, b, len(pa)))
+    return 0
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) == 2 and args[0] == "scenario":
+        scenario(args[1])
+    elif len(args) == 3 and args[0] == "many":
+        many(args[1], int(args[2]))
+    elif len(args) == 3 and args[0] == "compare":
+        return compare(args[1], args[2])
+    elif len(args) == 2 and args[0] == "show":
+        for ts, data in read_pcap(args[1]):
+            print(ts, data.hex())
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
