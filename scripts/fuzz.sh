@@ -23,8 +23,8 @@ fi
 [ -f _build/config.h ] || { echo "fuzz: run scripts/build.sh first"; exit 1; }
 
 cflags="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
-        -I$top/include -I$top -I$top/_build $(pkg-config --cflags liburcu-bp)"
-libs="$(pkg-config --libs libcrypto liburcu-bp) -lpthread"
+        -I$top/include -I$top -I$top/_build $(pkg-config --cflags liburcu-bp libpcap)"
+libs="$(pkg-config --libs libcrypto liburcu-bp libpcap) -lpthread"
 objs=()
 for src in lib/*.c datapath/*.c; do
     extra=

@@ -82,7 +82,6 @@ FDP_API void fdp_packet_extract(const void *data, size_t size,
 struct fdp_dp;
 struct fdp_dp_pmd;
 struct fdp_ring;
-struct fdp_rule;
 struct fdp_table;
 
 /* Packets per batch. */
