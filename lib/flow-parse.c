@@ -51,6 +51,7 @@ struct parser {
     const char *field_token[FDP_N_FIELDS];
     /* The name the user wrote for what is being applied now. */
     const char *cur_name;
+    unsigned int flags;         /* FDP_PARSE_*. */
 };
 
 static int __attribute__((format(printf, 3, 4)))
@@ -670,6 +671,23 @@ parse_attr(struct parser *p, enum attr a, const char *value, const char *at,
         return parse_error(p, at, "%s: given twice", attrs[a].name);
     }
     st->seen[a] = true;
+    char *slash = a == ATTR_COOKIE ? strchr(value, '/') : NULL;
+    if (slash) {
+        fdp_u128 mask;
+        if (!(p->flags & FDP_PARSE_COOKIE_MASK)) {
+            return parse_error(p, at, "cookie: a mask selects flows to "
+                               "modify, delete or dump; a new flow takes a "
+                               "plain cookie");
+        }
+        *slash = '\0';
+        if (!strcmp(slash + 1, "-1")) {
+            mask = UINT64_MAX;
+        } else if (!str_to_u128(slash + 1, UINT64_MAX, &mask, &overflow)) {
+            return parse_error(p, at, "cookie: mask \"%s\" is not a 64-bit "
+                               "number", slash + 1);
+        }
+        flow->cookie_mask = (uint64_t) mask;
+    }
     if (!str_to_u128(value, attrs[a].max, &v, &overflow)) {
         if (overflow) {
             return parse_error(p, at, "%s: %s is out of range (0..%" PRIu64
@@ -1185,6 +1203,7 @@ fdp_flow_parse(const char *text, unsigned int flags,
     memset(&p, 0, sizeof p);
     p.line = text;
     p.errorp = errorp;
+    p.flags = flags;
     if (len > MAX_FLOW_LEN) {
         p.buf = (char *) text;
         return parse_error(&p, text + MAX_FLOW_LEN, "flow is longer than "

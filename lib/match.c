@@ -424,3 +424,15 @@ fdp_match_intersects(const struct fdp_match *a, const struct fdp_match *b)
 {
     return intersects(a, b);
 }
+
+bool
+fdp_match_get(const struct fdp_match *m, enum fdp_field f,
+              struct fdp_value *value)
+{
+    if ((unsigned int) f >= FDP_N_FIELDS
+        || (!fdp__match_get_mask(m, f) && !fdp__match_has_range(m, f))) {
+        return false;
+    }
+    *value = fdp__to_value(fdp__match_get_value(m, f));
+    return true;
+}

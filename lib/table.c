@@ -1259,6 +1259,12 @@ fdp__rule_account_n(const struct fdp_rule *rule, uint64_t n_packets,
 }
 
 uint64_t
+fdp_rule_get_seq(const struct fdp_rule *rule)
+{
+    return rule->seq;
+}
+
+uint64_t
 fdp_table_version(const struct fdp_table *table)
 {
     return __atomic_load_n(&table->version, __ATOMIC_ACQUIRE);

@@ -1,9 +1,28 @@
 # Programs.
 bin_PROGRAMS += utilities/flowdp-ctl utilities/flowdp-bench
+sbin_PROGRAMS += utilities/flowdpd
 
-utilities_flowdp_ctl_SOURCES = utilities/flowdp-ctl.c utilities/tool.c utilities/tool.h
-utilities_flowdp_ctl_LDADD = lib/libflowdp.la $(PCAP_LIBS)
-utilities_flowdp_ctl_CFLAGS = $(AM_CFLAGS) $(PCAP_CFLAGS)
+# Where flowdpd puts its socket and pidfile unless FLOWDP_RUNDIR says.
+FDP_RUNDIR_CPPFLAGS = -DFDP_RUNDIR='"$(localstatedir)/run/flowdp"'
+
+# The control channel (JSON-RPC over unix sockets and mutual TLS), shared
+# by the daemon and the CLI.
+RPC_SOURCES = utilities/rpc.c utilities/rpc.h
+RPC_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(LIBSSL_CFLAGS)
+RPC_LIBS = $(JANSSON_LIBS) $(LIBSSL_LIBS) $(LIBCRYPTO_LIBS)
+
+utilities_flowdp_ctl_SOURCES = utilities/flowdp-ctl.c utilities/ctl.h \
+	utilities/ctl-daemon.c utilities/tool.c utilities/tool.h $(RPC_SOURCES)
+utilities_flowdp_ctl_LDADD = lib/libflowdp.la $(PCAP_LIBS) $(RPC_LIBS)
+utilities_flowdp_ctl_CPPFLAGS = $(AM_CPPFLAGS) $(FDP_RUNDIR_CPPFLAGS)
+utilities_flowdp_ctl_CFLAGS = $(RPC_CFLAGS) $(PCAP_CFLAGS)
+
+utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/tool.c \
+	utilities/tool.h utilities/journal.c utilities/journal.h \
+	$(RPC_SOURCES)
+utilities_flowdpd_LDADD = lib/libflowdp.la $(RPC_LIBS) -lpthread
+utilities_flowdpd_CPPFLAGS = $(AM_CPPFLAGS) $(FDP_RUNDIR_CPPFLAGS)
+utilities_flowdpd_CFLAGS = $(RPC_CFLAGS)
 
 utilities_flowdp_bench_SOURCES = utilities/flowdp-bench.c utilities/tool.c \
 	utilities/tool.h
@@ -11,3 +30,5 @@ utilities_flowdp_bench_SOURCES = utilities/flowdp-bench.c utilities/tool.c \
 # (each SIMD implementation) that the installed library does not export.
 utilities_flowdp_bench_LDADD = lib/libflowdp-core.la $(JANSSON_LIBS)
 utilities_flowdp_bench_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(URCU_CFLAGS)
+
+dist_man_MANS = utilities/flowdpd.8 utilities/flowdp-ctl.8

@@ -1,6 +1,10 @@
 /*
  * flowdp-ctl: the flowdp command-line tool.
  *
+ * Commands for flowdpd (see utilities/ctl-daemon.c): add-flow, add-flows,
+ * mod-flows, del-flows, dump-flows, replace-flows, diff-flows,
+ * dump-tables, show, add-port, del-port, trace.
+ *
  * Offline commands, which need no daemon:
  *   parse-flows FILE|-        print each flow of FILE in canonical form
  *   classify FLOWS PACKETS    the flow each packet hits (PACKETS: text
@@ -24,6 +28,7 @@
 #include <time.h>
 
 #include "flowdp/flowdp.h"
+#include "utilities/ctl.h"
 #include "utilities/tool.h"
 
 /* Largest key the hash command takes: the flow key is at most 16 words
@@ -37,6 +42,28 @@ usage(void)
 {
     printf("%s: flowdp control and inspection tool\n"
            "usage: %s [OPTIONS] COMMAND [ARG...]\n"
+           "\n"
+           "Commands for flowdpd:\n"
+           "  add-flow FLOW            add (or replace) one flow\n"
+           "  add-flows FILE|-         add the flows of FILE, all or none\n"
+           "  mod-flows [--strict] FLOW\n"
+           "                           new actions for the flows FLOW's match\n"
+           "                           covers (--strict: that match and\n"
+           "                           priority); cookie=V/MASK selects\n"
+           "  del-flows [--strict] [MATCH]\n"
+           "                           delete the flows MATCH covers (all)\n"
+           "  dump-flows [--no-stats] [--sort[=FIELD]|--rsort[=FIELD]]\n"
+           "             [--strict] [MATCH]\n"
+           "                           print flows as ovs-ofctl dump-flows\n"
+           "  replace-flows FILE|-     make the table hold exactly FILE's\n"
+           "                           flows (unchanged ones keep counters)\n"
+           "  diff-flows A B           differences of two flow sources: files,\n"
+           "                           or - for the daemon (exit 2 if any)\n"
+           "  dump-tables              table counters: lookups, masks, pipapo\n"
+           "  show                     ports and their counters\n"
+           "  add-port PORT TYPE:ARGS  add a port (ring, pcap:...)\n"
+           "  del-port PORT            remove a port\n"
+           "  trace PACKET             the flow a packet hits, and its actions\n"
            "\n"
            "Offline commands:\n"
            "  parse-flows FILE|-       print each flow of FILE (- for stdin) in\n"
@@ -59,6 +86,12 @@ usage(void)
            "                           flow hash (CRC32C, jhash2, keyed)\n"
            "\n"
            "Options:\n"
+           "  --remote=unix:PATH|ssl:HOST:PORT\n"
+           "                           the daemon (default\n"
+           "                           unix:$FLOWDP_RUNDIR/flowdpd.sock)\n"
+           "  --private-key=FILE --certificate=FILE --ca-cert=FILE\n"
+           "                           this client's TLS identity, and the CA\n"
+           "                           the daemon's certificate must come from\n"
            "  -h, --help               display this help and exit\n"
            "  -V, --version            display version information and exit\n"
            "\n"
@@ -68,7 +101,7 @@ usage(void)
 
 /* Parses 'arg' as an unsigned number (decimal, 0x hex or 0 octal) of at
  * most 'max'; 'what' names it in the error message. */
-static uint64_t
+uint64_t
 parse_u64(const char *arg, uint64_t max, const char *what)
 {
     char *end;
@@ -161,7 +194,7 @@ cmd_hash(int argc, char *argv[])
 /* Calls 'cb' with each line of 'name' ("-" for stdin), newline removed,
  * skipping blank lines and '#' comments; 'shown' is the name to use in
  * messages.  Exits with a message on read errors and NUL bytes. */
-static void
+void
 for_each_line(const char *name,
               void (*cb)(const char *shown, unsigned long line_no,
                          char *line, void *aux),
@@ -752,20 +785,50 @@ static const struct command commands[] = {
     { "parse-flows", cmd_parse_flows },
     { "hash", cmd_hash },
     { "run", cmd_run },
+    { "add-flow", cmd_add_flow },
+    { "add-flows", cmd_add_flows },
+    { "mod-flows", cmd_mod_flows },
+    { "del-flows", cmd_del_flows },
+    { "dump-flows", cmd_dump_flows },
+    { "replace-flows", cmd_replace_flows },
+    { "diff-flows", cmd_diff_flows },
+    { "dump-tables", cmd_dump_tables },
+    { "show", cmd_show },
+    { "add-port", cmd_add_port },
+    { "del-port", cmd_del_port },
+    { "trace", cmd_trace },
 };
 
 int
 main(int argc, char *argv[])
 {
+    enum { OPT_REMOTE = 256, OPT_KEY, OPT_CERT, OPT_CA };
     static const struct option long_options[] = {
+        { "remote", required_argument, NULL, OPT_REMOTE },
+        { "private-key", required_argument, NULL, OPT_KEY },
+        { "certificate", required_argument, NULL, OPT_CERT },
+        { "ca-cert", required_argument, NULL, OPT_CA },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
+    char *default_remote = NULL;
     int c;
 
     while ((c = getopt_long(argc, argv, "+hV", long_options, NULL)) != -1) {
         switch (c) {
+        case OPT_REMOTE:
+            ctl_remote = optarg;
+            break;
+        case OPT_KEY:
+            ctl_tls.private_key = optarg;
+            break;
+        case OPT_CERT:
+            ctl_tls.certificate = optarg;
+            break;
+        case OPT_CA:
+            ctl_tls.ca_cert = optarg;
+            break;
         case 'h':
             usage();
             return EXIT_SUCCESS;
@@ -782,11 +845,20 @@ main(int argc, char *argv[])
     if (optind >= argc) {
         fatal("missing command name (see --help)");
     }
+    if (!ctl_remote) {
+        const char *dir = getenv("FLOWDP_RUNDIR");
+        if (asprintf(&default_remote, "unix:%s/flowdpd.sock",
+                     dir && *dir ? dir : FDP_RUNDIR) < 0) {
+            fatal("out of memory");
+        }
+        ctl_remote = default_remote;
+    }
 
     const char *name = argv[optind];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (!strcmp(name, commands[i].name)) {
             commands[i].run(argc - optind, argv + optind);
+            free(default_remote);
             return EXIT_SUCCESS;
         }
     }

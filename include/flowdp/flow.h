@@ -35,6 +35,9 @@ struct fdp_flow_spec {
     struct fdp_actions *actions;    /* NULL if parsed with
                                      * FDP_PARSE_MATCH_ONLY. */
     uint64_t cookie;
+    uint64_t cookie_mask;           /* "cookie=V/MASK", only with
+                                     * FDP_PARSE_COOKIE_MASK: which cookie
+                                     * bits select flows; 0 = none. */
     uint16_t priority;
     uint16_t idle_timeout;          /* Seconds; 0 = none. */
     uint16_t hard_timeout;          /* Seconds; 0 = none. */
@@ -46,6 +49,9 @@ enum {
     /* The text is a match with optional table/priority/cookie (as
      * del-flows and dump-flows take): "actions=" is an error. */
     FDP_PARSE_MATCH_ONLY = 1 << 0,
+    /* "cookie=VALUE/MASK" selects flows (mod-flows, del-flows,
+     * dump-flows); without this flag a cookie mask is an error. */
+    FDP_PARSE_COOKIE_MASK = 1 << 1,
 };
 
 /* Parses one flow from 'text'.  On success returns 0 and fills 'flow',

@@ -67,6 +67,12 @@ FDP_API bool fdp_match_equal(const struct fdp_match *a,
 /* True if 'match' uses no ranges: tuple-space search can hold it. */
 FDP_API bool fdp_match_is_masked(const struct fdp_match *match);
 
+/* If 'match' constrains field 'f' (some bit matched, or a range), stores
+ * the value it matches, with wildcarded bits zero (a range's low bound),
+ * in '*value' and returns true; otherwise returns false. */
+FDP_API bool fdp_match_get(const struct fdp_match *match, enum fdp_field f,
+                           struct fdp_value *value);
+
 /* True if every packet that matches 'inner' also matches 'outer' (the test
  * of a non-strict delete or modify). */
 FDP_API bool fdp_match_covers(const struct fdp_match *outer,

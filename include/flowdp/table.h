@@ -170,6 +170,12 @@ FDP_API void fdp_table_get_stats(const struct fdp_table *table,
 FDP_API void fdp_rule_get_spec(const struct fdp_rule *rule,
                                struct fdp_flow_spec *spec);
 
+/* The rule's insertion sequence number: among overlapping flows of equal
+ * priority the one with the lowest wins.  Replacing a flow's actions keeps
+ * it.  (A program that saves and restores a table adds flows back in this
+ * order.) */
+FDP_API uint64_t fdp_rule_get_seq(const struct fdp_rule *rule);
+
 /* Statistics, updated by the datapath without locks. */
 struct fdp_rule_stats {
     uint64_t n_packets;

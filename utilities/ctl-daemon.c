@@ -1,0 +1,574 @@
+/*
+ * flowdp-ctl commands that talk to flowdpd over the control channel
+ * (utilities/rpc.h).  Flows are checked here first, so that a mistake is
+ * reported with its file, line and column before anything is sent; the
+ * daemon checks them again (it trusts no client).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flowdp/flowdp.h"
+#include "utilities/ctl.h"
+#include "utilities/tool.h"
+
+const char *ctl_remote;
+struct rpc_tls ctl_tls;
+
+/* Sends one request and returns its result; exits with the daemon's
+ * message on failure. */
+static json_t *
+call(const char *command, const char *method, json_t *params)
+{
+    struct rpc_conn *conn;
+    char *msg = NULL;
+    json_t *result;
+    int error = rpc_connect(ctl_remote, &ctl_tls, &conn, &msg);
+
+    if (error) {
+        fatal("%s: %s", command, msg ? msg : strerror(error));
+    }
+    error = rpc_call(conn, method, params, &result, &msg);
+    rpc_close(conn);
+    if (error) {
+        fatal("%s: %s", command, msg ? msg : strerror(error));
+    }
+    return result;
+}
+
+static void
+flush_stdout(const char *command)
+{
+    if (fflush(stdout) || ferror(stdout)) {
+        fatal("%s: write error: %s", command, strerror(errno));
+    }
+}
+
+/* Checks 'text' as a flow (with 'flags'), exiting with 'where' and the
+ * parser's message if it is not one. */
+static void
+check_flow(const char *where, const char *text, unsigned int flags)
+{
+    struct fdp_flow_spec spec;
+    char *msg = NULL;
+    int error = fdp_flow_parse(text, flags, &spec, &msg);
+
+    if (error) {
+        fatal("%s: %s", where, msg ? msg : strerror(error));
+    }
+    fdp_flow_spec_destroy(&spec);
+}
+
+/* A file of flows as a JSON array of their lines, each checked. */
+struct file_flows {
+    const char *command;
+    json_t *flows;
+};
+
+static void
+file_flow_line(const char *shown, unsigned long line_no, char *line,
+               void *ff_)
+{
+    struct file_flows *ff = ff_;
+    char where[512];
+
+    snprintf(where, sizeof where, "%s: %s:%lu", ff->command, shown, line_no);
+    check_flow(where, line, 0);
+    json_array_append_new(ff->flows, json_string(line));
+}
+
+static json_t *
+read_flows(const char *command, const char *path)
+{
+    struct file_flows ff = { command, json_array() };
+
+    if (!ff.flows) {
+        fatal("out of memory");
+    }
+    for_each_line(path, file_flow_line, &ff);
+    return ff.flows;
+}
+
+/* Parses "[--strict]" and returns the index of the first other
+ * argument. */
+static int
+strict_option(int argc, char *argv[], bool *strict)
+{
+    int i = 1;
+
+    *strict = false;
+    if (i < argc && !strcmp(argv[i], "--strict")) {
+        *strict = true;
+        i++;
+    }
+    return i;
+}
+
+void
+cmd_add_flow(int argc, char *argv[])
+{
+    if (argc != 2) {
+        fatal("add-flow: expected one FLOW");
+    }
+    check_flow("add-flow", argv[1], 0);
+    json_decref(call("add-flow", "add-flows",
+                     json_pack("{s:[s]}", "flows", argv[1])));
+}
+
+void
+cmd_add_flows(int argc, char *argv[])
+{
+    if (argc != 2) {
+        fatal("add-flows: expected FILE (or - for stdin)");
+    }
+    json_t *flows = read_flows("add-flows", argv[1]);
+    json_decref(call("add-flows", "add-flows",
+                     json_pack("{s:o}", "flows", flows)));
+}
+
+void
+cmd_mod_flows(int argc, char *argv[])
+{
+    bool strict;
+    int i = strict_option(argc, argv, &strict);
+
+    if (argc - i != 1) {
+        fatal("mod-flows: expected [--strict] FLOW");
+    }
+    check_flow("mod-flows", argv[i], FDP_PARSE_COOKIE_MASK);
+    json_decref(call("mod-flows", "mod-flows",
+                     json_pack("{s:s, s:b}", "flow", argv[i], "strict",
+                               strict)));
+}
+
+void
+cmd_del_flows(int argc, char *argv[])
+{
+    bool strict;
+    int i = strict_option(argc, argv, &strict);
+
+    if (argc - i > 1) {
+        fatal("del-flows: expected [--strict] [MATCH]");
+    }
+    const char *match = argc - i == 1 ? argv[i] : "";
+    check_flow("del-flows", match,
+               FDP_PARSE_MATCH_ONLY | FDP_PARSE_COOKIE_MASK);
+    json_decref(call("del-flows", "del-flows",
+                     json_pack("{s:s, s:b}", "match", match, "strict",
+                               strict)));
+}
+
+void
+cmd_replace_flows(int argc, char *argv[])
+{
+    if (argc != 2) {
+        fatal("replace-flows: expected FILE (or - for stdin)");
+    }
+    json_t *flows = read_flows("replace-flows", argv[1]);
+    json_decref(call("replace-flows", "replace-flows",
+                     json_pack("{s:o}", "flows", flows)));
+}
+
+/* ---------------------------------------------------------------------- */
+/* dump-flows                                                              */
+
+/* One sort key: a field (or priority), ascending or descending. */
+struct sort_key {
+    bool priority;
+    enum fdp_field field;
+    bool descending;
+};
+
+struct dumped {
+    json_t *item;               /* Borrowed from the reply. */
+    struct fdp_flow_spec spec;
+};
+
+static struct sort_key sort_keys[16];
+static size_t n_sort_keys;
+
+static int
+compare_u128(struct fdp_value a, struct fdp_value b)
+{
+    return a.hi != b.hi ? (a.hi < b.hi ? -1 : 1)
+                        : a.lo != b.lo ? (a.lo < b.lo ? -1 : 1) : 0;
+}
+
+/* As ovs-ofctl: a flow that does not match a sort field comes after every
+ * flow that does, in either direction; wildcarded bits count as zero. */
+static int
+compare_dumped(const void *a_, const void *b_)
+{
+    const struct dumped *a = a_, *b = b_;
+
+    for (size_t i = 0; i < n_sort_keys; i++) {
+        const struct sort_key *k = &sort_keys[i];
+        int c;
+        if (k->priority) {
+            c = a->spec.priority < b->spec.priority ? -1
+                : a->spec.priority > b->spec.priority;
+        } else {
+            struct fdp_value va, vb;
+            bool ha = fdp_match_get(a->spec.match, k->field, &va);
+            bool hb = fdp_match_get(b->spec.match, k->field, &vb);
+            if (ha != hb) {
+                return ha ? -1 : 1;
+            }
+            c = ha ? compare_u128(va, vb) : 0;
+        }
+        if (c) {
+            return k->descending ? -c : c;
+        }
+    }
+    /* Equal keys: by text, so that a sorted dump is repeatable. */
+    return strcmp(json_string_value(json_object_get(a->item, "flow")),
+                  json_string_value(json_object_get(b->item, "flow")));
+}
+
+static void
+add_sort_key(const char *arg, bool descending)
+{
+    struct sort_key k = { .descending = descending };
+
+    if (n_sort_keys == sizeof sort_keys / sizeof sort_keys[0]) {
+        fatal("dump-flows: too many sort keys");
+    }
+    if (!arg || !strcmp(arg, "priority")) {
+        k.priority = true;
+    } else if (!fdp_field_from_name(arg, &k.field)) {
+        fatal("dump-flows: --%s=%s: not a field name or \"priority\"",
+              descending ? "rsort" : "sort", arg);
+    }
+    sort_keys[n_sort_keys++] = k;
+}
+
+void
+cmd_dump_flows(int argc, char *argv[])
+{
+    static const struct option options[] = {
+        { "no-stats", no_argument, NULL, 'n' },
+        { "sort", optional_argument, NULL, 's' },
+        { "rsort", optional_argument, NULL, 'r' },
+        { "strict", no_argument, NULL, 't' },
+        { NULL, 0, NULL, 0 },
+    };
+    bool no_stats = false, strict = false;
+    int opt;
+
+    optind = 0;
+    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        switch (opt) {
+        case 'n':
+            no_stats = true;
+            break;
+        case 's':
+        case 'r':
+            add_sort_key(optarg, opt == 'r');
+            break;
+        case 't':
+            strict = true;
+            break;
+        default:
+            fatal("dump-flows: bad option (see --help)");
+        }
+    }
+    if (argc - optind > 1) {
+        fatal("dump-flows: expected at most one MATCH");
+    }
+    json_t *params = json_pack("{s:b}", "strict", strict);
+    if (optind < argc) {
+        check_flow("dump-flows", argv[optind],
+                   FDP_PARSE_MATCH_ONLY | FDP_PARSE_COOKIE_MASK);
+        json_object_set_new(params, "match", json_string(argv[optind]));
+    }
+    json_t *r = call("dump-flows", "dump-flows", params);
+    json_t *flows = json_object_get(r, "flows");
+    size_t n = json_array_size(flows);
+    struct dumped *d = calloc(n ? n : 1, sizeof *d);
+    if (!d) {
+        fatal("out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        d[i].item = json_array_get(flows, i);
+        const char *text = json_string_value(json_object_get(d[i].item,
+                                                             "flow"));
+        if (!text || fdp_flow_parse(text, 0, &d[i].spec, NULL)) {
+            fatal("dump-flows: the daemon sent a flow that does not parse");
+        }
+    }
+    if (n_sort_keys) {
+        qsort(d, n, sizeof *d, compare_dumped);
+    }
+    for (size_t i = 0; i < n; i++) {
+        puts(json_string_value(json_object_get(d[i].item,
+                                               no_stats ? "flow" : "line")));
+        fdp_flow_spec_destroy(&d[i].spec);
+    }
+    free(d);
+    json_decref(r);
+    flush_stdout("dump-flows");
+}
+
+/* ---------------------------------------------------------------------- */
+/* diff-flows                                                              */
+
+/* The flows of a source: a file, or the daemon for "-", in canonical
+ * form. */
+struct source {
+    char **texts;
+    struct fdp_flow_spec *specs;
+    size_t n, alloc;
+};
+
+static void
+source_add(struct source *src, const char *text)
+{
+    if (src->n == src->alloc) {
+        src->alloc = src->alloc ? 2 * src->alloc : 64;
+        src->texts = realloc(src->texts, src->alloc * sizeof *src->texts);
+        src->specs = realloc(src->specs, src->alloc * sizeof *src->specs);
+        if (!src->texts || !src->specs) {
+            fatal("out of memory");
+        }
+    }
+    struct fdp_flow_spec *spec = &src->specs[src->n];
+    if (fdp_flow_parse(text, 0, spec, NULL)) {
+        fatal("diff-flows: the daemon sent a flow that does not parse");
+    }
+    src->texts[src->n] = fdp_flow_format(spec);
+    if (!src->texts[src->n]) {
+        fatal("out of memory");
+    }
+    src->n++;
+}
+
+static void
+load_source(const char *arg, struct source *src)
+{
+    json_t *flows;
+    json_t *r = NULL;
+
+    if (!strcmp(arg, "-")) {
+        r = call("diff-flows", "dump-flows", json_object());
+        flows = json_object_get(r, "flows");
+        for (size_t i = 0; i < json_array_size(flows); i++) {
+            source_add(src, json_string_value(
+                           json_object_get(json_array_get(flows, i), "flow")));
+        }
+    } else {
+        flows = read_flows("diff-flows", arg);
+        for (size_t i = 0; i < json_array_size(flows); i++) {
+            source_add(src, json_string_value(json_array_get(flows, i)));
+        }
+        json_decref(flows);
+    }
+    json_decref(r);
+}
+
+/* The flow of 'src' with the same match and priority as 'spec', or -1. */
+static long
+source_find(const struct source *src, const struct fdp_flow_spec *spec)
+{
+    for (size_t i = 0; i < src->n; i++) {
+        if (src->specs[i].priority == spec->priority
+            && fdp_match_equal(src->specs[i].match, spec->match)) {
+            return (long) i;
+        }
+    }
+    return -1;
+}
+
+struct diff_line {
+    const char *key;            /* Sorts the output. */
+    char sign;
+    const char *text;
+};
+
+static int
+compare_diff_lines(const void *a_, const void *b_)
+{
+    const struct diff_line *a = a_, *b = b_;
+    int c = strcmp(a->key, b->key);
+
+    return c ? c : (a->sign == '-' ? -1 : b->sign == '-');
+}
+
+void
+cmd_diff_flows(int argc, char *argv[])
+{
+    struct source a = { NULL, NULL, 0, 0 }, b = { NULL, NULL, 0, 0 };
+
+    if (argc != 3) {
+        fatal("diff-flows: expected SOURCE1 SOURCE2 (files, or - for the "
+              "daemon)");
+    }
+    load_source(argv[1], &a);
+    load_source(argv[2], &b);
+
+    struct diff_line *lines = calloc(a.n + b.n + 1, sizeof *lines);
+    size_t n = 0;
+    if (!lines) {
+        fatal("out of memory");
+    }
+    for (size_t i = 0; i < a.n; i++) {
+        long j = source_find(&b, &a.specs[i]);
+        if (j < 0 || strcmp(a.texts[i], b.texts[j])) {
+            lines[n++] = (struct diff_line) { a.texts[i], '-', a.texts[i] };
+        }
+        if (j >= 0 && strcmp(a.texts[i], b.texts[j])) {
+            lines[n++] = (struct diff_line) { a.texts[i], '+', b.texts[j] };
+        }
+    }
+    for (size_t j = 0; j < b.n; j++) {
+        if (source_find(&a, &b.specs[j]) < 0) {
+            lines[n++] = (struct diff_line) { b.texts[j], '+', b.texts[j] };
+        }
+    }
+    qsort(lines, n, sizeof *lines, compare_diff_lines);
+    for (size_t i = 0; i < n; i++) {
+        printf("%c%s\n", lines[i].sign, lines[i].text);
+    }
+    flush_stdout("diff-flows");
+    free(lines);
+    struct source *srcs[] = { &a, &b };
+    for (size_t s = 0; s < 2; s++) {
+        for (size_t i = 0; i < srcs[s]->n; i++) {
+            free(srcs[s]->texts[i]);
+            fdp_flow_spec_destroy(&srcs[s]->specs[i]);
+        }
+        free(srcs[s]->texts);
+        free(srcs[s]->specs);
+    }
+    /* As ovs-ofctl diff-flows: 2 when the sources differ. */
+    exit(n ? 2 : 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Tables, ports, trace.                                                   */
+
+static uint64_t
+get_u64(const json_t *o, const char *key)
+{
+    return (uint64_t) json_integer_value(json_object_get(o, key));
+}
+
+void
+cmd_dump_tables(int argc, char *argv[])
+{
+    (void) argv;
+    if (argc != 1) {
+        fatal("dump-tables: takes no arguments");
+    }
+    json_t *r = call("dump-tables", "dump-tables", json_object());
+    uint64_t flows = get_u64(r, "flows"), pp = get_u64(r, "pipapo_flows");
+    uint64_t lookups = get_u64(r, "lookups");
+    printf("  table 0: active=%" PRIu64 ", lookups=%" PRIu64 ", matched=%"
+           PRIu64 ", missed=%" PRIu64 "\n", flows, lookups,
+           get_u64(r, "hits"), get_u64(r, "misses"));
+    printf("           tuple space: %" PRIu64 " flows in %" PRIu64
+           " masks (%" PRIu64 " on the keyed hash); pipapo: %" PRIu64
+           " flows in %" PRIu64 " sub-tables\n", flows - pp,
+           get_u64(r, "masks"), get_u64(r, "keyed_masks"), pp,
+           get_u64(r, "pipapo_tables"));
+    printf("           masks visited per lookup=%.2f, memory=%" PRIu64
+           " bytes\n",
+           lookups ? (double) get_u64(r, "masks_visited") / lookups : 0.0,
+           get_u64(r, "memory"));
+    json_decref(r);
+    flush_stdout("dump-tables");
+}
+
+void
+cmd_show(int argc, char *argv[])
+{
+    (void) argv;
+    if (argc != 1) {
+        fatal("show: takes no arguments");
+    }
+    json_t *r = call("show", "show", json_object());
+    json_t *ports = json_object_get(r, "ports");
+    printf("flowdpd: %zu port%s, flow table %s\n", json_array_size(ports),
+           json_array_size(ports) == 1 ? "" : "s",
+           json_is_true(json_object_get(r, "durable")) ? "durable (--db)"
+                                                       : "in memory");
+    for (size_t i = 0; i < json_array_size(ports); i++) {
+        json_t *p = json_array_get(ports, i);
+        const char *error = json_string_value(json_object_get(p, "error"));
+        printf("  port %2" PRIu64 ": %s\n", get_u64(p, "port"),
+               json_string_value(json_object_get(p, "spec")));
+        printf("           rx pkts=%" PRIu64 ", bytes=%" PRIu64 ", drop=%"
+               PRIu64 ", errs=%" PRIu64 "\n", get_u64(p, "rx_packets"),
+               get_u64(p, "rx_bytes"), get_u64(p, "rx_dropped"),
+               get_u64(p, "rx_errors"));
+        printf("           tx pkts=%" PRIu64 ", bytes=%" PRIu64 ", drop=%"
+               PRIu64 "\n", get_u64(p, "tx_packets"), get_u64(p, "tx_bytes"),
+               get_u64(p, "tx_dropped"));
+        if (error && *error) {
+            printf("           error: %s\n", error);
+        }
+    }
+    printf("  datapath: packets=%" PRIu64 ", emc_hits=%" PRIu64
+           ", table_hits=%" PRIu64 ", missed=%" PRIu64 ", ttl_expired=%"
+           PRIu64 "\n", get_u64(r, "packets"), get_u64(r, "emc_hits"),
+           get_u64(r, "table_hits"), get_u64(r, "missed"),
+           get_u64(r, "ttl_expired"));
+    json_decref(r);
+    flush_stdout("show");
+}
+
+void
+cmd_add_port(int argc, char *argv[])
+{
+    if (argc != 3) {
+        fatal("add-port: expected PORT TYPE:ARGS");
+    }
+    uint32_t port = (uint32_t) parse_u64(argv[1], 0xfeff, "add-port");
+    json_decref(call("add-port", "add-port",
+                     json_pack("{s:i, s:s}", "port", (int) port, "spec",
+                               argv[2])));
+}
+
+void
+cmd_del_port(int argc, char *argv[])
+{
+    if (argc != 2) {
+        fatal("del-port: expected PORT");
+    }
+    uint32_t port = (uint32_t) parse_u64(argv[1], 0xfeff, "del-port");
+    json_decref(call("del-port", "del-port",
+                     json_pack("{s:i}", "port", (int) port)));
+}
+
+void
+cmd_trace(int argc, char *argv[])
+{
+    struct fdp_key key;
+    char *msg = NULL;
+
+    if (argc != 2) {
+        fatal("trace: expected a PACKET (exact fields, e.g. "
+              "in_port=1,tcp,nw_dst=10.0.0.1,tp_dst=80)");
+    }
+    int error = fdp_packet_parse(argv[1], &key, &msg);
+    if (error) {
+        fatal("trace: %s", msg ? msg : strerror(error));
+    }
+    json_t *r = call("trace", "trace", json_pack("{s:s}", "packet",
+                                                 argv[1]));
+    const char *flow = json_string_value(json_object_get(r, "flow"));
+    printf("Packet: %s\n", argv[1]);
+    if (flow) {
+        printf("Flow: %s\nActions: %s\n", flow,
+               json_string_value(json_object_get(r, "actions")));
+    } else {
+        printf("No flow matches: the packet is dropped (a table miss).\n");
+    }
+    json_decref(r);
+    flush_stdout("trace");
+}

@@ -1,0 +1,41 @@
+/*
+ * flowdp-ctl's parts: the offline commands (flowdp-ctl.c) and the
+ * commands that talk to flowdpd (ctl-daemon.c).
+ */
+#ifndef FDP_CTL_H
+#define FDP_CTL_H 1
+
+#include <stdint.h>
+
+#include "utilities/rpc.h"
+
+/* Parses 'arg' as an unsigned number of at most 'max'; exits with a
+ * message naming 'what' if it is not one. */
+uint64_t parse_u64(const char *arg, uint64_t max, const char *what);
+
+/* Calls 'cb' with each line of 'name' ("-" for stdin) that is not blank
+ * or a '#' comment; exits with a message on read errors. */
+void for_each_line(const char *name,
+                   void (*cb)(const char *shown, unsigned long line_no,
+                              char *line, void *aux),
+                   void *aux);
+
+/* Where the daemon is, from the global options. */
+extern const char *ctl_remote;
+extern struct rpc_tls ctl_tls;
+
+/* The commands that need flowdpd. */
+void cmd_add_flow(int argc, char *argv[]);
+void cmd_add_flows(int argc, char *argv[]);
+void cmd_mod_flows(int argc, char *argv[]);
+void cmd_del_flows(int argc, char *argv[]);
+void cmd_dump_flows(int argc, char *argv[]);
+void cmd_replace_flows(int argc, char *argv[]);
+void cmd_diff_flows(int argc, char *argv[]);
+void cmd_dump_tables(int argc, char *argv[]);
+void cmd_show(int argc, char *argv[]);
+void cmd_add_port(int argc, char *argv[]);
+void cmd_del_port(int argc, char *argv[]);
+void cmd_trace(int argc, char *argv[]);
+
+#endif /* FDP_CTL_H */

@@ -1,0 +1,1482 @@
+/*
+ * flowdpd: the flowdp daemon.
+ *
+ * Owns one datapath: a flow table and ports.  A poll-mode thread forwards
+ * packets; the main thread serves JSON-RPC requests (utilities/rpc.h) from
+ * any number of clients over a unix socket and, if asked, mutual TLS, and
+ * does the upkeep: the table's periodic run, idle and hard timeouts, and
+ * (with --db) the journal that makes the flow table survive restarts.
+ *
+ * Every change to the flows is one JSON "operation" (add, mod, del,
+ * replace, expire).  A request is turned into an operation, applied to a
+ * table transaction, written to the journal and synced, and only then
+ * committed and acknowledged.  Restarting replays the journal through the
+ * same code, so the table comes back exactly: same flows, same order of
+ * insertion (which decides ties between equal priorities).
+ *
+ * Methods (params -> result):
+ *   add-flows    {flows:[TEXT]}                     -> {n}
+ *   mod-flows    {flow:TEXT, strict:BOOL}            -> {n}
+ *   del-flows    {match:TEXT?, strict:BOOL}          -> {n}
+ *   replace-flows {flows:[TEXT]}                    -> {added, removed}
+ *   dump-flows   {match:TEXT?, strict:BOOL}          -> {flows:[{...}]}
+ *   dump-tables  {}                                  -> {...counters}
+ *   show         {}                                  -> {ports:[...], ...}
+ *   add-port     {port:N, spec:TEXT}                 -> {}
+ *   del-port     {port:N}                            -> {}
+ *   trace        {packet:TEXT}                       -> {flow?, actions}
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flowdp/flowdp.h"
+#include "utilities/journal.h"
+#include "utilities/rpc.h"
+#include "utilities/tool.h"
+
+const char *program_name = "flowdpd";
+
+#define DEFAULT_MAX_REQUEST (64u << 20)
+#define MAX_LISTENERS 8
+#define MAX_PORTS 1024
+/* Compact the journal once it has grown by this much past its last
+ * snapshot (and at least doubled). */
+#define COMPACT_MIN_GROWTH (16u << 20)
+
+/* ---------------------------------------------------------------------- */
+/* Logging.                                                                */
+
+enum log_level { L_ERR, L_WARN, L_INFO, L_DBG };
+static const char *const level_names[] = { "err", "warn", "info", "dbg" };
+static enum log_level log_threshold = L_INFO;
+static FILE *log_stream;
+
+static void vlog(enum log_level, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+vlog(enum log_level level, const char *format, ...)
+{
+    struct timespec ts;
+    struct tm tm;
+    char when[32];
+    va_list args;
+
+    if (level > log_threshold) {
+        return;
+    }
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    FILE *f = log_stream ? log_stream : stderr;
+    fprintf(f, "%s.%03ldZ|%s|", when, ts.tv_nsec / 1000000,
+            level_names[level]);
+    va_start(args, format);
+    vfprintf(f, format, args);
+    va_end(args);
+    fputc('\n', f);
+    fflush(f);
+}
+
+/* ---------------------------------------------------------------------- */
+/* State.                                                                  */
+
+struct server {
+    struct fdp_table *table;
+    struct fdp_dp *dp;
+    struct fdp_dp_pmd *pmd;
+    pthread_t pmd_thread;
+    bool pmd_stop;              /* Atomic. */
+
+    struct journal *journal;    /* NULL without --db. */
+    bool replaying;
+    size_t compact_growth;      /* Compact after this many new bytes. */
+
+    struct rpc_listener *listeners[MAX_LISTENERS];
+    size_t n_listeners;
+    struct rpc_conn **conns;
+    size_t n_conns, alloc_conns;
+    size_t max_request;
+};
+
+static int signal_pipe[2] = { -1, -1 };
+
+static int64_t
+monotonic_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The packet thread.                                                      */
+
+static void *
+pmd_main(void *s_)
+{
+    struct server *s = s_;
+    unsigned int idle = 0;
+
+    while (!__atomic_load_n(&s->pmd_stop, __ATOMIC_ACQUIRE)) {
+        if (fdp_dp_pmd_poll(s->pmd, NULL)) {
+            idle = 0;
+        } else if (++idle > 64) {
+            /* Nothing for a while: nap 50 us rather than spin, so that a
+             * small machine keeps a core for control and other work. */
+            struct timespec nap = { 0, 50 * 1000 };
+            nanosleep(&nap, NULL);
+        }
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Flow operations: the only way flows change.                             */
+
+struct op_result {
+    size_t n;                   /* Flows added, changed or removed. */
+    size_t n_removed;           /* replace-flows: removed. */
+    int code;                   /* RPC error code on failure. */
+    char *msg;                  /* Error message on failure. */
+};
+
+static int
+op_fail(struct op_result *r, int code, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+op_fail(struct op_result *r, int code, const char *format, ...)
+{
+    va_list args;
+
+    va_start(args, format);
+    if (vasprintf(&r->msg, format, args) < 0) {
+        r->msg = NULL;
+    }
+    va_end(args);
+    r->code = code;
+    return EINVAL;
+}
+
+/* Parses element 'i' of the string array 'flows' named 'what'. */
+static int
+parse_nth(const json_t *flows, size_t i, unsigned int flags,
+          struct fdp_flow_spec *spec, struct op_result *r)
+{
+    const char *text = json_string_value(json_array_get(flows, i));
+    char *msg = NULL;
+
+    if (!text) {
+        return op_fail(r, RPC_INVALID_PARAMS, "flows[%zu]: not a string", i);
+    }
+    int error = fdp_flow_parse(text, flags, spec, &msg);
+    if (error) {
+        op_fail(r, RPC_INVALID_PARAMS, "flows[%zu]: %s", i,
+                msg ? msg : strerror(error));
+        free(msg);
+        return error;
+    }
+    return 0;
+}
+
+static int
+insert_flow(struct server *s, const struct fdp_flow_spec *spec,
+            struct op_result *r, size_t i)
+{
+    int error = fdp_table_insert(s->table, spec, 0);
+
+    if (error) {
+        return op_fail(r, RPC_FAILED, "flows[%zu]: %s", i,
+                       error == ENOTSUP ? "ranges need pipapo sub-tables"
+                       : strerror(error));
+    }
+    return 0;
+}
+
+static int
+op_add(struct server *s, const json_t *op, struct op_result *r)
+{
+    const json_t *flows = json_object_get(op, "flows");
+
+    if (!json_is_array(flows)) {
+        return op_fail(r, RPC_INVALID_PARAMS, "\"flows\": expected an "
+                       "array of flow strings");
+    }
+    for (size_t i = 0; i < json_array_size(flows); i++) {
+        struct fdp_flow_spec spec;
+        int error = parse_nth(flows, i, 0, &spec, r);
+        if (!error) {
+            error = insert_flow(s, &spec, r, i);
+            fdp_flow_spec_destroy(&spec);
+        }
+        if (error) {
+            return error;
+        }
+        r->n++;
+    }
+    return 0;
+}
+
+/* A filter from "match" (or "flow") text with cookie/mask; 'spec' keeps
+ * the parsed flow, which the caller destroys. */
+static int
+parse_filter(const json_t *op, const char *key, unsigned int flags,
+             struct fdp_flow_spec *spec, struct fdp_table_filter *filter,
+             struct op_result *r)
+{
+    const json_t *text = json_object_get(op, key);
+    const json_t *strict = json_object_get(op, "strict");
+    char *msg = NULL;
+
+    memset(spec, 0, sizeof *spec);
+    memset(filter, 0, sizeof *filter);
+    if (text && !json_is_null(text) && !json_is_string(text)) {
+        return op_fail(r, RPC_INVALID_PARAMS, "\"%s\": expected a string",
+                       key);
+    }
+    if (strict && !json_is_boolean(strict)) {
+        return op_fail(r, RPC_INVALID_PARAMS, "\"strict\": expected true "
+                       "or false");
+    }
+    int error = fdp_flow_parse(json_is_string(text) ? json_string_value(text)
+                               : "", flags | FDP_PARSE_COOKIE_MASK, spec,
+                               &msg);
+    if (error) {
+        op_fail(r, RPC_INVALID_PARAMS, "%s: %s", key,
+                msg ? msg : strerror(error));
+        free(msg);
+        return error;
+    }
+    filter->match = spec->match;
+    filter->strict = json_is_true(strict);
+    filter->priority = spec->priority;
+    filter->cookie = spec->cookie;
+    filter->cookie_mask = spec->cookie_mask;
+    return 0;
+}
+
+static int
+op_mod(struct server *s, const json_t *op, struct op_result *r)
+{
+    struct fdp_flow_spec spec;
+    struct fdp_table_filter filter;
+    int error = parse_filter(op, "flow", 0, &spec, &filter, r);
+
+    if (!error) {
+        error = fdp_table_modify(s->table, &filter, spec.actions, &r->n);
+        if (error) {
+            op_fail(r, RPC_FAILED, "%s", strerror(error));
+        }
+    }
+    fdp_flow_spec_destroy(&spec);
+    return error;
+}
+
+static int
+op_del(struct server *s, const json_t *op, struct op_result *r)
+{
+    struct fdp_flow_spec spec;
+    struct fdp_table_filter filter;
+    int error = parse_filter(op, "match", FDP_PARSE_MATCH_ONLY, &spec,
+                             &filter, r);
+
+    if (!error) {
+        error = fdp_table_remove(s->table, &filter, &r->n);
+        if (error) {
+            op_fail(r, RPC_FAILED, "%s", strerror(error));
+        }
+    }
+    fdp_flow_spec_destroy(&spec);
+    return error;
+}
+
+/* Strict deletes of each flow of 'flows' (match texts with priority). */
+static int
+op_expire(struct server *s, const json_t *op, struct op_result *r)
+{
+    const json_t *flows = json_object_get(op, "flows");
+
+    if (!json_is_array(flows)) {
+        return op_fail(r, RPC_INVALID_PARAMS, "\"flows\": expected an "
+                       "array");
+    }
+    for (size_t i = 0; i < json_array_size(flows); i++) {
+        struct fdp_flow_spec spec;
+        size_t n;
+        int error = parse_nth(flows, i, FDP_PARSE_MATCH_ONLY, &spec, r);
+        if (error) {
+            return error;
+        }
+        struct fdp_table_filter filter = {
+            .match = spec.match, .strict = true, .priority = spec.priority,
+        };
+        error = fdp_table_remove(s->table, &filter, &n);
+        fdp_flow_spec_destroy(&spec);
+        if (error) {
+            return op_fail(r, RPC_FAILED, "%s", strerror(error));
+        }
+        r->n += n;
+    }
+    return 0;
+}
+
+/* The flows of the table: match and priority of each, for replace. */
+struct flow_list {
+    struct fdp_flow_spec *specs;    /* Pointers owned by the rules. */
+    size_t n, alloc;
+};
+
+static bool
+collect_spec(const struct fdp_rule *rule, void *list_)
+{
+    struct flow_list *list = list_;
+
+    if (list->n == list->alloc) {
+        size_t alloc = list->alloc ? 2 * list->alloc : 256;
+        struct fdp_flow_spec *p = realloc(list->specs,
+                                          alloc * sizeof *p);
+        if (!p) {
+            return false;
+        }
+        list->specs = p;
+        list->alloc = alloc;
+    }
+    fdp_rule_get_spec(rule, &list->specs[list->n++]);
+    return true;
+}
+
+/* Makes the table hold exactly 'flows': flows not in it are removed,
+ * the others added or replaced (an unchanged flow keeps its statistics
+ * and its place in insertion order). */
+static int
+op_replace(struct server *s, const json_t *op, struct op_result *r)
+{
+    const json_t *flows = json_object_get(op, "flows");
+    struct fdp_flow_spec *specs;
+    size_t n = json_array_size(flows);
+    int error = 0;
+
+    if (!json_is_array(flows)) {
+        return op_fail(r, RPC_INVALID_PARAMS, "\"flows\": expected an "
+                       "array of flow strings");
+    }
+    specs = calloc(n ? n : 1, sizeof *specs);
+    if (!specs) {
+        return op_fail(r, RPC_FAILED, "out of memory");
+    }
+    size_t parsed = 0;
+    for (; parsed < n && !error; parsed++) {
+        error = parse_nth(flows, parsed, 0, &specs[parsed], r);
+    }
+    if (error) {
+        parsed--;
+    }
+
+    /* Remove what the new set lacks (the table as published: the
+     * transaction has changed nothing yet). */
+    struct flow_list old = { NULL, 0, 0 };
+    if (!error) {
+        fdp_table_read_lock();
+        fdp_table_for_each(s->table, collect_spec, &old);
+        fdp_table_read_unlock();
+    }
+    for (size_t i = 0; !error && i < old.n; i++) {
+        bool keep = false;
+        for (size_t j = 0; j < n && !keep; j++) {
+            keep = specs[j].priority == old.specs[i].priority
+                   && fdp_match_equal(specs[j].match, old.specs[i].match);
+        }
+        if (!keep) {
+            struct fdp_table_filter filter = {
+                .match = old.specs[i].match, .strict = true,
+                .priority = old.specs[i].priority,
+            };
+            size_t k;
+            error = fdp_table_remove(s->table, &filter, &k);
+            r->n_removed += k;
+            if (error) {
+                op_fail(r, RPC_FAILED, "%s", strerror(error));
+            }
+        }
+    }
+    /* Add the rest, leaving identical flows alone. */
+    for (size_t j = 0; !error && j < n; j++) {
+        bool same = false;
+        for (size_t i = 0; i < old.n && !same; i++) {
+            const struct fdp_flow_spec *o = &old.specs[i];
+            same = o->priority == specs[j].priority
+                   && fdp_match_equal(o->match, specs[j].match)
+                   && fdp_actions_equal(o->actions, specs[j].actions)
+                   && o->cookie == specs[j].cookie
+                   && o->idle_timeout == specs[j].idle_timeout
+                   && o->hard_timeout == specs[j].hard_timeout
+                   && o->table_id == specs[j].table_id;
+        }
+        if (!same) {
+            error = insert_flow(s, &specs[j], r, j);
+            r->n++;
+        }
+    }
+    free(old.specs);
+    for (size_t j = 0; j < parsed; j++) {
+        fdp_flow_spec_destroy(&specs[j]);
+    }
+    free(specs);
+    return error;
+}
+
+static const struct {
+    const char *name;
+    int (*apply)(struct server *, const json_t *op, struct op_result *);
+} op_kinds[] = {
+    { "add", op_add },
+    { "mod", op_mod },
+    { "del", op_del },
+    { "replace", op_replace },
+    { "expire", op_expire },
+};
+
+static json_t *snapshot_op(struct server *);
+
+/* Compacts the journal when it has grown enough. */
+static void
+maybe_compact(struct server *s)
+{
+    size_t size = journal_size(s->journal);
+    size_t base = journal_base_size(s->journal);
+
+    if (size < base + s->compact_growth || size < 2 * base) {
+        return;
+    }
+    json_t *snap = snapshot_op(s);
+    char *msg = NULL;
+    if (snap && !journal_compact(s->journal, snap, &msg)) {
+        vlog(L_INFO, "journal compacted: %zu bytes -> %zu", size,
+             journal_size(s->journal));
+    } else {
+        vlog(L_WARN, "%s", msg ? msg : "journal compaction: out of memory");
+    }
+    free(msg);
+    json_decref(snap);
+}
+
+/* Applies 'op' in one transaction; with a journal (and not replaying it)
+ * the op is on disk before the transaction commits.  Returns 0 or an
+ * errno value with r->code and r->msg set. */
+static int
+apply_op(struct server *s, const json_t *op, struct op_result *r)
+{
+    const char *kind = json_string_value(json_object_get(op, "op"));
+    int error;
+
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < sizeof op_kinds / sizeof op_kinds[0]; i++) {
+        if (kind && !strcmp(kind, op_kinds[i].name)) {
+            error = fdp_table_begin(s->table);
+            if (error) {
+                return op_fail(r, RPC_FAILED, "%s", strerror(error));
+            }
+            error = op_kinds[i].apply(s, op, r);
+            if (!error && s->journal && !s->replaying) {
+                char *msg = NULL;
+                error = journal_append(s->journal, op, &msg);
+                if (error) {
+                    vlog(L_ERR, "%s", msg ? msg : strerror(error));
+                    op_fail(r, RPC_FAILED, "not saved, so not done: %s",
+                            msg ? msg : strerror(error));
+                    free(msg);
+                }
+            }
+            if (error) {
+                fdp_table_abort(s->table);
+                return error;
+            }
+            error = fdp_table_commit(s->table);
+            if (error) {
+                return op_fail(r, RPC_FAILED, "%s", strerror(error));
+            }
+            if (s->journal && !s->replaying) {
+                maybe_compact(s);
+            }
+            return 0;
+        }
+    }
+    return op_fail(r, RPC_INVALID_PARAMS, "unknown operation \"%s\"",
+                   kind ? kind : "(none)");
+}
+
+static int
+replay_op(json_t *op, void *s_)
+{
+    struct server *s = s_;
+    struct op_result r;
+    int error = apply_op(s, op, &r);
+
+    if (error) {
+        vlog(L_ERR, "journal: %s", r.msg ? r.msg : strerror(error));
+    }
+    free(r.msg);
+    return error;
+}
+
+/* Flows by insertion order, for the snapshot. */
+struct seq_text {
+    uint64_t seq;
+    char *text;
+};
+
+struct seq_list {
+    struct seq_text *items;
+    size_t n, alloc;
+    bool failed;
+};
+
+static bool
+collect_text(const struct fdp_rule *rule, void *list_)
+{
+    struct seq_list *l = list_;
+    struct fdp_flow_spec spec;
+
+    if (l->n == l->alloc) {
+        size_t alloc = l->alloc ? 2 * l->alloc : 256;
+        struct seq_text *p = realloc(l->items, alloc * sizeof *p);
+        if (!p) {
+            l->failed = true;
+            return false;
+        }
+        l->items = p;
+        l->alloc = alloc;
+    }
+    fdp_rule_get_spec(rule, &spec);
+    l->items[l->n].seq = fdp_rule_get_seq(rule);
+    l->items[l->n].text = fdp_flow_format(&spec);
+    l->failed |= !l->items[l->n++].text;
+    return !l->failed;
+}
+
+static int
+compare_seq(const void *a_, const void *b_)
+{
+    const struct seq_text *a = a_, *b = b_;
+
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The whole table as one "add" operation, in insertion order. */
+static json_t *
+snapshot_op(struct server *s)
+{
+    struct seq_list l = { NULL, 0, 0, false };
+    json_t *flows = json_array();
+
+    fdp_table_read_lock();
+    fdp_table_for_each(s->table, collect_text, &l);
+    fdp_table_read_unlock();
+    qsort(l.items, l.n, sizeof *l.items, compare_seq);
+    for (size_t i = 0; i < l.n; i++) {
+        if (flows && !l.failed) {
+            json_array_append_new(flows, json_string(l.items[i].text));
+        }
+        free(l.items[i].text);
+    }
+    free(l.items);
+    if (l.failed || !flows) {
+        json_decref(flows);
+        return NULL;
+    }
+    return json_pack("{s:s, s:o}", "op", "add", "flows", flows);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Timeouts.                                                               */
+
+struct expiry {
+    int64_t now;
+    json_t *flows;
+};
+
+static bool
+check_expiry(const struct fdp_rule *rule, void *e_)
+{
+    struct expiry *e = e_;
+    struct fdp_flow_spec spec;
+    struct fdp_rule_stats st;
+
+    fdp_rule_get_spec(rule, &spec);
+    if (!spec.idle_timeout && !spec.hard_timeout) {
+        return true;
+    }
+    fdp_rule_get_stats(rule, &st);
+    int64_t last = st.used_ms > st.created_ms ? st.used_ms : st.created_ms;
+    if ((spec.hard_timeout
+         && e->now - st.created_ms >= (int64_t) spec.hard_timeout * 1000)
+        || (spec.idle_timeout
+            && e->now - last >= (int64_t) spec.idle_timeout * 1000)) {
+        char *text = fdp_match_format(spec.match, spec.priority);
+        if (text) {
+            json_array_append_new(e->flows, json_string(text));
+            free(text);
+        }
+    }
+    return true;
+}
+
+static void
+expire_flows(struct server *s)
+{
+    struct expiry e = { monotonic_ms(), json_array() };
+
+    if (!e.flows) {
+        return;
+    }
+    fdp_table_read_lock();
+    fdp_table_for_each(s->table, check_expiry, &e);
+    fdp_table_read_unlock();
+    if (json_array_size(e.flows)) {
+        json_t *op = json_pack("{s:s, s:O}", "op", "expire", "flows",
+                               e.flows);
+        struct op_result r;
+        if (op && !apply_op(s, op, &r)) {
+            vlog(L_INFO, "%zu flows expired", r.n);
+        } else {
+            vlog(L_WARN, "expiring flows: %s", r.msg ? r.msg : "failed");
+        }
+        free(r.msg);
+        json_decref(op);
+    }
+    json_decref(e.flows);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Requests.                                                               */
+
+typedef json_t *handler_fn(struct server *, const json_t *params,
+                           struct op_result *);
+
+/* add-flows, mod-flows, del-flows, replace-flows: params are the op. */
+static json_t *
+change_flows(struct server *s, const json_t *params, const char *kind,
+             struct op_result *r)
+{
+    json_t *op = json_deep_copy(params);
+
+    if (!op || !json_is_object(op)) {
+        json_decref(op);
+        op_fail(r, RPC_INVALID_PARAMS, "params: expected an object");
+        return NULL;
+    }
+    json_object_set_new(op, "op", json_string(kind));
+    int error = apply_op(s, op, r);
+    json_decref(op);
+    if (error) {
+        return NULL;
+    }
+    return !strcmp(kind, "replace")
+           ? json_pack("{s:I, s:I}", "added", (json_int_t) r->n, "removed",
+                       (json_int_t) r->n_removed)
+           : json_pack("{s:I}", "n", (json_int_t) r->n);
+}
+
+static json_t *
+h_add(struct server *s, const json_t *p, struct op_result *r)
+{
+    return change_flows(s, p, "add", r);
+}
+
+static json_t *
+h_mod(struct server *s, const json_t *p, struct op_result *r)
+{
+    return change_flows(s, p, "mod", r);
+}
+
+static json_t *
+h_del(struct server *s, const json_t *p, struct op_result *r)
+{
+    return change_flows(s, p, "del", r);
+}
+
+static json_t *
+h_replace(struct server *s, const json_t *p, struct op_result *r)
+{
+    return change_flows(s, p, "replace", r);
+}
+
+struct dump {
+    const struct fdp_table_filter *filter;
+    int64_t now;
+    json_t *flows;
+};
+
+static bool
+dump_one(const struct fdp_rule *rule, void *d_)
+{
+    struct dump *d = d_;
+    const struct fdp_table_filter *f = d->filter;
+    struct fdp_flow_spec spec;
+    struct fdp_rule_stats st;
+
+    fdp_rule_get_spec(rule, &spec);
+    if (f->match && (f->strict
+                     ? spec.priority != f->priority
+                       || !fdp_match_equal(f->match, spec.match)
+                     : !fdp_match_covers(f->match, spec.match))) {
+        return true;
+    }
+    if ((spec.cookie & f->cookie_mask) != (f->cookie & f->cookie_mask)) {
+        return true;
+    }
+    fdp_rule_get_stats(rule, &st);
+    char *text = fdp_flow_format(&spec);
+    char *line = fdp_flow_format_stats(&spec, &st, d->now);
+    if (text && line) {
+        json_array_append_new(d->flows, json_pack(
+            "{s:s, s:s, s:i, s:I, s:I, s:I}", "flow", text, "line", line,
+            "priority", spec.priority, "seq",
+            (json_int_t) fdp_rule_get_seq(rule), "n_packets",
+            (json_int_t) st.n_packets, "n_bytes", (json_int_t) st.n_bytes));
+    }
+    free(text);
+    free(line);
+    return true;
+}
+
+static json_t *
+h_dump(struct server *s, const json_t *p, struct op_result *r)
+{
+    struct fdp_flow_spec spec;
+    struct fdp_table_filter filter;
+    const json_t *m = json_object_get(p, "match");
+
+    if (parse_filter(p, "match", FDP_PARSE_MATCH_ONLY, &spec, &filter, r)) {
+        return NULL;
+    }
+    if (!m || json_is_null(m)) {
+        filter.match = NULL;    /* Everything (cookie filter aside). */
+    }
+    struct dump d = { &filter, monotonic_ms(), json_array() };
+    fdp_table_read_lock();
+    fdp_table_for_each(s->table, dump_one, &d);
+    fdp_table_read_unlock();
+    fdp_flow_spec_destroy(&spec);
+    return json_pack("{s:o}", "flows", d.flows);
+}
+
+static json_t *
+h_tables(struct server *s, const json_t *p, struct op_result *r)
+{
+    struct fdp_table_stats st;
+
+    (void) p;
+    (void) r;
+    fdp_table_get_stats(s->table, &st);
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+                     "flows", (json_int_t) st.n_flows,
+                     "masks", (json_int_t) st.n_masks,
+                     "pipapo_tables", (json_int_t) st.n_pipapo_tables,
+                     "pipapo_flows", (json_int_t) st.n_pipapo_rules,
+                     "lookups", (json_int_t) st.n_lookups,
+                     "hits", (json_int_t) st.n_hits,
+                     "misses", (json_int_t) st.n_misses,
+                     "masks_visited", (json_int_t) st.n_subtables_visited,
+                     "keyed_masks", (json_int_t) st.n_keyed_subtables,
+                     "memory", (json_int_t) st.memory_bytes);
+}
+
+static json_t *
+h_show(struct server *s, const json_t *p, struct op_result *r)
+{
+    uint32_t nos[MAX_PORTS];
+    size_t n = fdp_dp_port_list(s->dp, nos, MAX_PORTS);
+    json_t *ports = json_array();
+    struct fdp_dp_stats ds;
+
+    (void) p;
+    (void) r;
+    for (size_t i = 0; i < n && i < MAX_PORTS; i++) {
+        struct fdp_port_stats ps;
+        const char *spec = "";
+        char error[256];
+        if (fdp_dp_port_get_stats(s->dp, nos[i], &ps, &spec)) {
+            continue;           /* Removed meanwhile. */
+        }
+        fdp_dp_port_get_error(s->dp, nos[i], error, sizeof error);
+        json_array_append_new(ports, json_pack(
+            "{s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+            "port", (int) nos[i], "spec", spec, "error", error,
+            "rx_packets", (json_int_t) ps.rx_packets,
+            "rx_bytes", (json_int_t) ps.rx_bytes,
+            "rx_dropped", (json_int_t) ps.rx_dropped,
+            "rx_errors", (json_int_t) ps.rx_errors,
+            "tx_packets", (json_int_t) ps.tx_packets,
+            "tx_bytes", (json_int_t) ps.tx_bytes,
+            "tx_dropped", (json_int_t) ps.tx_dropped));
+    }
+    fdp_dp_get_stats(s->dp, &ds);
+    return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
+                     "ports", ports,
+                     "packets", (json_int_t) ds.n_packets,
+                     "emc_hits", (json_int_t) ds.n_emc_hits,
+                     "table_hits", (json_int_t) ds.n_table_hits,
+                     "missed", (json_int_t) ds.n_missed,
+                     "ttl_expired", (json_int_t) ds.n_ttl_expired,
+                     "frames_free", (json_int_t) ds.n_frames_free,
+                     "durable", s->journal != NULL);
+}
+
+static int
+port_param(const json_t *p, struct op_result *r, uint32_t *port)
+{
+    const json_t *v = json_object_get(p, "port");
+
+    if (!json_is_integer(v) || json_integer_value(v) < 1
+        || json_integer_value(v) > 0xfeff) {
+        return op_fail(r, RPC_INVALID_PARAMS, "\"port\": expected a port "
+                       "number from 1 to 65279");
+    }
+    *port = (uint32_t) json_integer_value(v);
+    return 0;
+}
+
+static json_t *
+h_add_port(struct server *s, const json_t *p, struct op_result *r)
+{
+    const char *spec = json_string_value(json_object_get(p, "spec"));
+    uint32_t port;
+    char *msg = NULL;
+
+    if (port_param(p, r, &port)) {
+        return NULL;
+    }
+    if (!spec) {
+        op_fail(r, RPC_INVALID_PARAMS, "\"spec\": expected TYPE:ARGS");
+        return NULL;
+    }
+    int error = fdp_dp_port_add(s->dp, port, spec, &msg);
+    if (error) {
+        op_fail(r, RPC_FAILED, "%s", msg ? msg : strerror(error));
+        free(msg);
+        return NULL;
+    }
+    vlog(L_INFO, "port %" PRIu32 " added: %s", port, spec);
+    return json_object();
+}
+
+static json_t *
+h_del_port(struct server *s, const json_t *p, struct op_result *r)
+{
+    uint32_t port;
+
+    if (port_param(p, r, &port)) {
+        return NULL;
+    }
+    if (fdp_dp_port_del(s->dp, port)) {
+        op_fail(r, RPC_FAILED, "port %" PRIu32 ": no such port", port);
+        return NULL;
+    }
+    vlog(L_INFO, "port %" PRIu32 " removed", port);
+    return json_object();
+}
+
+static json_t *
+h_trace(struct server *s, const json_t *p, struct op_result *r)
+{
+    const char *text = json_string_value(json_object_get(p, "packet"));
+    struct fdp_key key;
+    char *msg = NULL;
+
+    if (!text) {
+        op_fail(r, RPC_INVALID_PARAMS, "\"packet\": expected a string");
+        return NULL;
+    }
+    int error = fdp_packet_parse(text, &key, &msg);
+    if (error) {
+        op_fail(r, RPC_INVALID_PARAMS, "packet: %s",
+                msg ? msg : strerror(error));
+        free(msg);
+        return NULL;
+    }
+    json_t *result = json_object();
+    fdp_table_read_lock();
+    const struct fdp_rule *rule = fdp_table_lookup(s->table, &key);
+    if (rule) {
+        struct fdp_flow_spec spec;
+        struct fdp_rule_stats st;
+        fdp_rule_get_spec(rule, &spec);
+        fdp_rule_get_stats(rule, &st);
+        char *line = fdp_flow_format(&spec);
+        char *acts = fdp_actions_format(spec.actions, spec.match);
+        json_object_set_new(result, "flow", json_string(line ? line : ""));
+        json_object_set_new(result, "actions",
+                            json_string(acts ? acts : ""));
+        free(line);
+        free(acts);
+    }
+    fdp_table_read_unlock();
+    return result;
+}
+
+static const struct {
+    const char *method;
+    handler_fn *fn;
+} handlers[] = {
+    { "add-flows", h_add },
+    { "mod-flows", h_mod },
+    { "del-flows", h_del },
+    { "replace-flows", h_replace },
+    { "dump-flows", h_dump },
+    { "dump-tables", h_tables },
+    { "show", h_show },
+    { "add-port", h_add_port },
+    { "del-port", h_del_port },
+    { "trace", h_trace },
+};
+
+static void
+handle_request(struct rpc_conn *c, json_t *req, void *s_)
+{
+    struct server *s = s_;
+    const char *method = json_string_value(json_object_get(req, "method"));
+    json_t *params = json_object_get(req, "params");
+
+    if (params && !json_is_object(params)) {
+        rpc_reply_error(c, req, RPC_INVALID_PARAMS,
+                        "params: expected an object");
+        return;
+    }
+    for (size_t i = 0; i < sizeof handlers / sizeof handlers[0]; i++) {
+        if (!strcmp(method, handlers[i].method)) {
+            struct op_result r = { 0 };
+            json_t *empty = params ? NULL : json_object();
+            json_t *result = handlers[i].fn(s, params ? params : empty, &r);
+            json_decref(empty);
+            if (result) {
+                rpc_reply(c, req, result);
+            } else {
+                rpc_reply_error(c, req, r.code ? r.code : RPC_FAILED, "%s",
+                                r.msg ? r.msg : "out of memory");
+                vlog(L_DBG, "%s: %s: %s", rpc_conn_name(c), method,
+                     r.msg ? r.msg : "failed");
+            }
+            free(r.msg);
+            return;
+        }
+    }
+    rpc_reply_error(c, req, RPC_METHOD_NOT_FOUND, "unknown method \"%s\"",
+                    method);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The control loop.                                                       */
+
+static void
+add_conn(struct server *s, struct rpc_conn *c)
+{
+    if (s->n_conns == s->alloc_conns) {
+        size_t alloc = s->alloc_conns ? 2 * s->alloc_conns : 16;
+        struct rpc_conn **p = realloc(s->conns, alloc * sizeof *p);
+        if (!p) {
+            vlog(L_WARN, "out of memory: refusing %s", rpc_conn_name(c));
+            rpc_close(c);
+            return;
+        }
+        s->conns = p;
+        s->alloc_conns = alloc;
+    }
+    s->conns[s->n_conns++] = c;
+    vlog(L_DBG, "%s: connected", rpc_conn_name(c));
+}
+
+static void
+serve(struct server *s)
+{
+    int64_t next_tick = monotonic_ms() + 1000;
+
+    for (;;) {
+        size_t n_fds = 1 + s->n_listeners + s->n_conns;
+        struct pollfd *fds = calloc(n_fds, sizeof *fds);
+        if (!fds) {
+            vlog(L_ERR, "out of memory");
+            sleep(1);
+            continue;
+        }
+        fds[0] = (struct pollfd) { .fd = signal_pipe[0], .events = POLLIN };
+        for (size_t i = 0; i < s->n_listeners; i++) {
+            fds[1 + i] = (struct pollfd) {
+                .fd = rpc_listener_fd(s->listeners[i]), .events = POLLIN,
+            };
+        }
+        size_t base = 1 + s->n_listeners;
+        for (size_t i = 0; i < s->n_conns; i++) {
+            fds[base + i] = (struct pollfd) {
+                .fd = rpc_conn_fd(s->conns[i]),
+                .events = rpc_conn_events(s->conns[i]),
+            };
+        }
+        int64_t wait = next_tick - monotonic_ms();
+        int r = poll(fds, n_fds, wait < 0 ? 0 : (int) wait);
+        if (r < 0 && errno != EINTR) {
+            vlog(L_ERR, "poll: %s", strerror(errno));
+        }
+        if (fds[0].revents) {
+            int sig = 0;
+            if (read(signal_pipe[0], &sig, sizeof sig) > 0) {
+                vlog(L_INFO, "signal %d: exiting", sig);
+            }
+            free(fds);
+            return;
+        }
+        /* Clients first (their fds are indexed by the current array),
+         * then new connections. */
+        for (size_t i = s->n_conns; i-- > 0; ) {
+            struct rpc_conn *c = s->conns[i];
+            if (!fds[base + i].revents) {
+                continue;
+            }
+            int error = rpc_conn_run(c, s->max_request, handle_request, s);
+            if (error) {
+                vlog(L_DBG, "%s: %s", rpc_conn_name(c),
+                     error == EOF ? "closed" : error == EPROTO
+                     ? "TLS handshake or protocol error" : strerror(error));
+                if (error == EPROTO) {
+                    vlog(L_WARN, "%s: refused (TLS handshake failed: no or "
+                         "untrusted client certificate?)", rpc_conn_name(c));
+                }
+                rpc_close(c);
+                s->conns[i] = s->conns[--s->n_conns];
+            }
+        }
+        for (size_t i = 0; i < s->n_listeners; i++) {
+            if (fds[1 + i].revents) {
+                struct rpc_conn *c;
+                while (!rpc_accept(s->listeners[i], &c)) {
+                    add_conn(s, c);
+                }
+            }
+        }
+        free(fds);
+        if (monotonic_ms() >= next_tick) {
+            fdp_table_run(s->table);
+            expire_flows(s);
+            next_tick = monotonic_ms() + 1000;
+        }
+    }
+}
+
+static void
+on_signal(int sig)
+{
+    int saved = errno;
+    ssize_t n = write(signal_pipe[1], &sig, sizeof sig);
+
+    (void) n;
+    errno = saved;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Start-up.                                                               */
+
+static void
+usage(void)
+{
+    printf("%s: the flowdp datapath daemon\n"
+           "usage: %s [OPTIONS]\n"
+           "\n"
+           "Control:\n"
+           "  --unix=PATH              listen on a unix socket (mode 0600;\n"
+           "                           default $FLOWDP_RUNDIR/flowdpd.sock)\n"
+           "  --listen=ssl:ADDR:PORT   also listen with mutual TLS\n"
+           "  --private-key=FILE --certificate=FILE --ca-cert=FILE\n"
+           "                           TLS identity and the CA clients'\n"
+           "                           certificates must be signed by\n"
+           "  --max-request=BYTES      largest request (default %u)\n"
+           "Datapath:\n"
+           "  --port=N=TYPE:ARGS       a port (ring[:size=N],\n"
+           "                           pcap:rx=FILE[,loop=K][,tx=FILE]);\n"
+           "                           repeatable\n"
+           "  --no-emc                 no exact-match cache\n"
+           "  --db=FILE                keep the flow table in FILE: every\n"
+           "                           acknowledged change is on disk first,\n"
+           "                           and the table is restored on start\n"
+           "  --db-compact=BYTES       rewrite the journal as a snapshot once\n"
+           "                           it grew by BYTES (default %u) and\n"
+           "                           doubled\n"
+           "Daemon:\n"
+           "  --detach                 run in the background once ready\n"
+           "  --pidfile[=FILE]         write the pid (default\n"
+           "                           $FLOWDP_RUNDIR/flowdpd.pid)\n"
+           "  --log-file=FILE          log there instead of stderr\n"
+           "  -v, --verbose[=LEVEL]    log level: err, warn, info (default),\n"
+           "                           dbg; -v alone means dbg\n"
+           "  -h, --help, -V, --version\n",
+           program_name, program_name, DEFAULT_MAX_REQUEST,
+           COMPACT_MIN_GROWTH);
+}
+
+static const char *
+rundir(void)
+{
+    const char *d = getenv("FLOWDP_RUNDIR");
+
+    return d && *d ? d : FDP_RUNDIR;
+}
+
+static char *
+default_path(const char *file)
+{
+    char *p;
+
+    if (asprintf(&p, "%s/%s", rundir(), file) < 0) {
+        fatal("out of memory");
+    }
+    return p;
+}
+
+/* mkdir -p 'path' (mode 0700 for what it creates). */
+static void
+make_dirs(const char *path)
+{
+    char *copy = strdup(path);
+
+    if (!copy) {
+        fatal("out of memory");
+    }
+    for (char *p = copy + 1; ; p++) {
+        if (*p == '/' || !*p) {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(copy, 0700) && errno != EEXIST) {
+                fatal("%s: %s", copy, strerror(errno));
+            }
+            *p = c;
+            if (!c) {
+                break;
+            }
+        }
+    }
+    free(copy);
+}
+
+/* Forks: the parent waits until the child says it is ready (a byte on
+ * the pipe) and exits 0, or exits 1 if the child dies first. */
+static int
+detach(void)
+{
+    int fds[2];
+
+    if (pipe(fds)) {
+        fatal("--detach: pipe: %s", strerror(errno));
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        fatal("--detach: fork: %s", strerror(errno));
+    }
+    if (pid > 0) {
+        char c;
+        close(fds[1]);
+        exit(read(fds[0], &c, 1) == 1 ? EXIT_SUCCESS : EXIT_FAILURE);
+    }
+    close(fds[0]);
+    setsid();
+    return fds[1];
+}
+
+static void
+write_pidfile(const char *path)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f || fprintf(f, "%ld\n", (long) getpid()) < 0 || fclose(f)) {
+        fatal("--pidfile: %s: %s", path, strerror(errno));
+    }
+}
+
+int
+main(int argc, char *argv[])
+{
+    enum {
+        OPT_UNIX = 256, OPT_LISTEN, OPT_KEY, OPT_CERT, OPT_CA, OPT_PORT,
+        OPT_DB, OPT_DETACH, OPT_PIDFILE, OPT_LOG, OPT_NO_EMC, OPT_MAX_REQ,
+        OPT_DB_COMPACT,
+    };
+    static const struct option options[] = {
+        { "unix", required_argument, NULL, OPT_UNIX },
+        { "listen", required_argument, NULL, OPT_LISTEN },
+        { "private-key", required_argument, NULL, OPT_KEY },
+        { "certificate", required_argument, NULL, OPT_CERT },
+        { "ca-cert", required_argument, NULL, OPT_CA },
+        { "port", required_argument, NULL, OPT_PORT },
+        { "db", required_argument, NULL, OPT_DB },
+        { "db-compact", required_argument, NULL, OPT_DB_COMPACT },
+        { "detach", no_argument, NULL, OPT_DETACH },
+        { "pidfile", optional_argument, NULL, OPT_PIDFILE },
+        { "log-file", required_argument, NULL, OPT_LOG },
+        { "no-emc", no_argument, NULL, OPT_NO_EMC },
+        { "max-request", required_argument, NULL, OPT_MAX_REQ },
+        { "verbose", optional_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct server s = {
+        .max_request = DEFAULT_MAX_REQUEST,
+        .compact_growth = COMPACT_MIN_GROWTH,
+    };
+    struct rpc_tls tls = { NULL, NULL, NULL };
+    const char *unix_path = NULL, *db = NULL, *log_file = NULL;
+    const char *listen_specs[MAX_LISTENERS];
+    const char *port_specs[MAX_PORTS];
+    size_t n_listen = 0, n_ports = 0;
+    char *pidfile = NULL;
+    bool detach_flag = false;
+    struct fdp_dp_options dpo;
+    int opt;
+
+    fdp_dp_options_init(&dpo);
+    while ((opt = getopt_long(argc, argv, "hVv::", options, NULL)) != -1) {
+        switch (opt) {
+        case OPT_UNIX:
+            unix_path = optarg;
+            break;
+        case OPT_LISTEN:
+            if (n_listen == MAX_LISTENERS - 1) {
+                fatal("--listen: at most %d", MAX_LISTENERS - 1);
+            }
+            listen_specs[n_listen++] = optarg;
+            break;
+        case OPT_KEY:
+            tls.private_key = optarg;
+            break;
+        case OPT_CERT:
+            tls.certificate = optarg;
+            break;
+        case OPT_CA:
+            tls.ca_cert = optarg;
+            break;
+        case OPT_PORT:
+            if (n_ports == MAX_PORTS) {
+                fatal("--port: at most %d", MAX_PORTS);
+            }
+            port_specs[n_ports++] = optarg;
+            break;
+        case OPT_DB:
+            db = optarg;
+            break;
+        case OPT_DB_COMPACT: {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (errno || *end || !v) {
+                fatal("--db-compact: \"%s\": expected a number of bytes",
+                      optarg);
+            }
+            s.compact_growth = (size_t) v;
+            break;
+        }
+        case OPT_DETACH:
+            detach_flag = true;
+            break;
+        case OPT_PIDFILE:
+            pidfile = optarg ? strdup(optarg) : default_path("flowdpd.pid");
+            break;
+        case OPT_LOG:
+            log_file = optarg;
+            break;
+        case OPT_NO_EMC:
+            dpo.emc_insert_inv_prob = 0;
+            break;
+        case OPT_MAX_REQ: {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (errno || *end || v < 1024 || v > (1ull << 31)) {
+                fatal("--max-request: \"%s\": expected bytes from 1024 to "
+                      "2147483648", optarg);
+            }
+            s.max_request = (size_t) v;
+            break;
+        }
+        case 'v':
+            log_threshold = L_DBG;
+            if (optarg) {
+                size_t i;
+                for (i = 0; i < 4 && strcmp(optarg, level_names[i]); i++) {
+                    continue;
+                }
+                if (i == 4) {
+                    fatal("--verbose: \"%s\": levels are err, warn, info, "
+                          "dbg", optarg);
+                }
+                log_threshold = (enum log_level) i;
+            }
+            break;
+        case 'h':
+            usage();
+            return EXIT_SUCCESS;
+        case 'V':
+            printf("flowdpd (flowdp) %s\n", PACKAGE_VERSION);
+            return EXIT_SUCCESS;
+        default:
+            fatal("unknown option (see --help)");
+        }
+    }
+    if (optind < argc) {
+        fatal("unexpected argument \"%s\" (see --help)", argv[optind]);
+    }
+    if (fdp_cpu_init()) {
+        fatal("%s", fdp_cpu_strerror());
+    }
+    if (log_file && !(log_stream = fopen(log_file, "a"))) {
+        fatal("--log-file: %s: %s", log_file, strerror(errno));
+    }
+
+    /* Fork before any thread exists (liburcu's call_rcu worker starts
+     * with the first deferred free, during journal replay): a forked
+     * child has no threads but the caller.  The parent waits until the
+     * child is ready, so errors below still reach the terminal. */
+    int ready_fd = -1;
+    if (detach_flag) {
+        ready_fd = detach();
+    }
+
+    /* The table, restored from the journal, and the datapath. */
+    int error = fdp_table_create(&s.table);
+    if (error) {
+        fatal("creating the table: %s", strerror(error));
+    }
+    if (db) {
+        char *msg = NULL, *warning = NULL;
+        s.replaying = true;
+        error = journal_open(db, replay_op, &s, &s.journal, &msg, &warning);
+        s.replaying = false;
+        if (error) {
+            fatal("--db: %s", msg ? msg : strerror(error));
+        }
+        if (warning) {
+            vlog(L_WARN, "%s", warning);
+            free(warning);
+        }
+        struct fdp_table_stats st;
+        fdp_table_get_stats(s.table, &st);
+        vlog(L_INFO, "%s: %" PRIu64 " flows restored", db, st.n_flows);
+    }
+    error = fdp_dp_create(s.table, &dpo, &s.dp);
+    if (error) {
+        fatal("creating the datapath: %s", strerror(error));
+    }
+    for (size_t i = 0; i < n_ports; i++) {
+        const char *eq = strchr(port_specs[i], '=');
+        char *end, *msg = NULL;
+        unsigned long no = strtoul(port_specs[i], &end, 10);
+        if (!eq || end != eq) {
+            fatal("--port %s: expected N=TYPE:ARGS", port_specs[i]);
+        }
+        error = fdp_dp_port_add(s.dp, (uint32_t) no, eq + 1, &msg);
+        if (error) {
+            fatal("--port %s: %s", port_specs[i], msg ? msg
+                                                      : strerror(error));
+        }
+    }
+
+    /* Control sockets. */
+    char *default_unix = NULL;
+    if (!unix_path) {
+        unix_path = default_unix = default_path("flowdpd.sock");
+        make_dirs(rundir());
+    }
+    char *unix_spec;
+    if (asprintf(&unix_spec, "unix:%s", unix_path) < 0) {
+        fatal("out of memory");
+    }
+    listen_specs[n_listen++] = unix_spec;
+    for (size_t i = 0; i < n_listen; i++) {
+        char *msg = NULL;
+        error = rpc_listen(listen_specs[i], &tls, &s.listeners[i], &msg);
+        if (error) {
+            fatal("%s", msg ? msg : strerror(error));
+        }
+        s.n_listeners++;
+        vlog(L_INFO, "listening on %s", rpc_listener_name(s.listeners[i]));
+    }
+
+    if (pidfile) {
+        write_pidfile(pidfile);
+    }
+    if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK)) {
+        fatal("pipe: %s", strerror(errno));
+    }
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    error = fdp_dp_pmd_create(s.dp, 0, &s.pmd);
+    if (error || pthread_create(&s.pmd_thread, NULL, pmd_main, &s)) {
+        fatal("starting the packet thread: %s", strerror(error ? error
+                                                                : errno));
+    }
+    vlog(L_INFO, "flowdpd %s started (pid %ld)", PACKAGE_VERSION,
+         (long) getpid());
+    if (ready_fd >= 0) {
+        if (write(ready_fd, "", 1) != 1) {
+            vlog(L_WARN, "telling the parent we are ready: %s",
+                 strerror(errno));
+        }
+        close(ready_fd);
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            dup2(null, STDOUT_FILENO);
+            if (log_stream) {
+                dup2(null, STDERR_FILENO);
+            }
+            close(null);
+        }
+    }
+
+    serve(&s);
+
+    /* Clean exit: stop packets, close ports (completing captures), remove
+     * the socket and pidfile. */
+    __atomic_store_n(&s.pmd_stop, true, __ATOMIC_RELEASE);
+    pthread_join(s.pmd_thread, NULL);
+    fdp_dp_pmd_destroy(s.pmd);
+    for (size_t i = 0; i < s.n_conns; i++) {
+        rpc_close(s.conns[i]);
+    }
+    free(s.conns);
+    for (size_t i = 0; i < s.n_listeners; i++) {
+        rpc_listener_close(s.listeners[i]);
+    }
+    fdp_dp_destroy(s.dp);
+    fdp_table_destroy(s.table);
+    journal_close(s.journal);
+    if (pidfile) {
+        unlink(pidfile);
+        free(pidfile);
+    }
+    free(unix_spec);
+    free(default_unix);
+    vlog(L_INFO, "exited");
+    if (log_stream) {
+        fclose(log_stream);
+    }
+    return EXIT_SUCCESS;
+}

@@ -1,0 +1,98 @@
+/*
+ * The control channel of flowdpd and flowdp-ctl: JSON-RPC 2.0 over a unix
+ * socket or mutual TLS, one JSON object per line.
+ *
+ * Remotes are written "unix:PATH" or "ssl:HOST:PORT" (clients) and
+ * "unix:PATH" or "ssl:ADDR:PORT" (listeners; ADDR may be empty for every
+ * address).  TLS needs a private key, its certificate and a CA
+ * certificate: each side requires the other's certificate to be signed by
+ * that CA (TLS 1.2 or later).
+ *
+ * Servers run every connection non-blocking from one poll loop: a client
+ * that sends half a request, or reads no replies, holds only its own
+ * buffers.  A request longer than the server's limit, or one that is not
+ * JSON, gets an error reply and the connection is closed.
+ *
+ * Thread-safety: a connection or listener belongs to one thread.
+ */
+#ifndef FDP_RPC_H
+#define FDP_RPC_H 1
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* JSON-RPC 2.0 error codes. */
+#define RPC_PARSE_ERROR (-32700)
+#define RPC_INVALID_REQUEST (-32600)
+#define RPC_METHOD_NOT_FOUND (-32601)
+#define RPC_INVALID_PARAMS (-32602)
+#define RPC_FAILED (-32000)        /* The request was understood and
+                                     * refused: message says why. */
+
+struct rpc_tls {
+    const char *private_key;
+    const char *certificate;
+    const char *ca_cert;
+};
+
+struct rpc_conn;
+struct rpc_listener;
+
+/* ---- Clients (blocking) ---- */
+
+/* Connects to 'remote'.  Returns 0 or an errno value with a message in
+ * '*errorp' (the caller frees it). */
+int rpc_connect(const char *remote, const struct rpc_tls *,
+                struct rpc_conn **, char **errorp);
+
+/* Sends a request for 'method' with 'params' (a reference is stolen) and
+ * waits for the reply.  On success returns 0 and '*resultp' (the caller
+ * decrefs it).  A JSON-RPC error reply returns EPROTO with its message in
+ * '*errorp'; a broken connection an errno value with a message. */
+int rpc_call(struct rpc_conn *, const char *method, json_t *params,
+             json_t **resultp, char **errorp);
+
+/* Sends the raw bytes 'data' (tests of the server's input checks). */
+int rpc_send_raw(struct rpc_conn *, const void *data, size_t size);
+
+/* Reads one line and parses it as JSON: 0, EOF (closed) or an errno. */
+int rpc_recv(struct rpc_conn *, json_t **msgp, char **errorp);
+
+void rpc_close(struct rpc_conn *);
+
+/* ---- Servers (non-blocking) ---- */
+
+/* Listens on 'spec'; a unix socket gets mode 0600 and replaces a stale
+ * socket file.  Returns 0 or an errno value with a message. */
+int rpc_listen(const char *spec, const struct rpc_tls *,
+               struct rpc_listener **, char **errorp);
+int rpc_listener_fd(const struct rpc_listener *);
+const char *rpc_listener_name(const struct rpc_listener *);
+/* Accepts one pending connection: 0, EAGAIN if none, or an errno. */
+int rpc_accept(struct rpc_listener *, struct rpc_conn **);
+/* Closes the listener and removes its socket file. */
+void rpc_listener_close(struct rpc_listener *);
+
+int rpc_conn_fd(const struct rpc_conn *);
+const char *rpc_conn_name(const struct rpc_conn *);
+
+/* Does the connection's I/O: handshake, reading (requests of at most
+ * 'max_request' bytes), writing queued replies.  Each complete request is
+ * passed to 'handle', which answers with rpc_reply()/rpc_reply_error().
+ * Returns 0 to keep the connection, or EOF or an errno to close it. */
+int rpc_conn_run(struct rpc_conn *, size_t max_request,
+                 void (*handle)(struct rpc_conn *, json_t *request,
+                                void *aux),
+                 void *aux);
+
+/* What rpc_conn_run() waits for: POLLIN and/or POLLOUT. */
+short rpc_conn_events(const struct rpc_conn *);
+
+/* Queues the reply to 'request': 'result' (stolen) or an error. */
+void rpc_reply(struct rpc_conn *, const json_t *request, json_t *result);
+void rpc_reply_error(struct rpc_conn *, const json_t *request, int code,
+                     const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif /* FDP_RPC_H */
