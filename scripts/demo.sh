@@ -1,8 +1,9 @@
 #!/bin/bash
-# The main job: installs dependencies, builds flowdp and shows what it does
-# (until the daemon lands: flow parsing, classification with masks and
-# ranges, packets forwarded through the datapath from one capture to
-# others with flow statistics, hashing and the hash benchmark).
+# The main job: installs dependencies, builds flowdp, and runs it: flowdpd
+# with capture ports and a durable table, flows inserted with flowdp-ctl
+# (some with ranges), captures replayed through them, dump-flows with
+# counters, dump-tables, a restart that restores the flows; then the
+# offline tools (parse-flows, classify), the CPU level and hashing.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
@@ -12,6 +13,79 @@ bench="$top/_build/utilities/flowdp-bench"
 
 demo=$(mktemp -d)
 trap 'rm -rf "$demo"' EXIT
+echo "== flowdpd: the daemon, with a durable flow table =="
+# Everything in a temporary directory: socket, pidfile, log, journal and
+# captures.  tests/pcapgen.py writes in.pcap (15 packets of many kinds) and
+# the packets each port must send, built from scratch; many.pcap has 3000
+# 64-byte UDP packets to 1000 destinations.
+export FLOWDP_RUNDIR="$demo"
+python3 "$top/tests/pcapgen.py" scenario "$demo"
+python3 "$top/tests/pcapgen.py" many "$demo/many.pcap" 3000
+daemon="$top/_build/utilities/flowdpd"
+"$daemon" --detach --pidfile --log-file="$demo/flowdpd.log" --db="$demo/flows.db" \
+    --port=2=pcap:tx="$demo/out2.pcap" --port=3=pcap:tx="$demo/out3.pcap" \
+    --port=5=pcap:tx="$demo/ranges.pcap"
+trap '[ -f "$demo/flowdpd.pid" ] && kill "$(cat "$demo/flowdpd.pid")"; rm -rf "$demo"' EXIT
+echo "flowdpd started: $(grep -o 'listening on .*' "$demo/flowdpd.log")"
+echo
+echo "== flowdp-ctl add-flows: flows using every action kind =="
+grep -v '^#' "$top/tests/every-action.flows"
+"$ctl" add-flows "$top/tests/every-action.flows"
+echo
+echo "== flowdp-ctl add-flow: range flows (pipapo sub-tables) =="
+# (For packets from port 4, above the default priority of the others.)
+for f in "cookie=0x21,priority=40010,in_port=4,udp,nw_dst=10.0.0.0-10.0.1.199,tp_src=1000-1002,actions=output:5" \
+         "cookie=0x22,priority=40009,in_port=4,udp,nw_dst=10.0.2.7-10.0.3.11,actions=mod_tp_dst:9999,output:5" \
+         "cookie=0x23,priority=40005,in_port=4,actions=drop"; do
+    echo "$f"
+    "$ctl" add-flow "$f"
+done
+echo
+echo "== flowdp-ctl add-port: the captures start flowing =="
+"$ctl" add-port 1 "pcap:rx=$demo/in.pcap,tx=$demo/back.pcap"
+"$ctl" add-port 4 "pcap:rx=$demo/many.pcap"
+for _ in $(seq 1 100); do
+    "$ctl" show | grep -q 'rx pkts=3000,' && break
+    sleep 0.1
+done
+"$ctl" show
+echo
+echo "== flowdp-ctl dump-flows (as ovs-ofctl dump-flows prints them) =="
+"$ctl" dump-flows --rsort
+echo
+echo "== flowdp-ctl dump-tables =="
+"$ctl" dump-tables
+echo
+echo "== flowdp-ctl trace =="
+"$ctl" trace "in_port=4,udp,nw_src=10.1.0.1,nw_dst=10.0.2.9,tp_src=1000,tp_dst=5000"
+echo
+echo "== A bad flow is refused with its column; the table is unchanged =="
+"$ctl" add-flow "priority=5,tcp,tp_dst=99999,actions=drop" || true
+echo
+echo "== Stopping flowdpd (captures complete) and starting it again: the flows are back =="
+"$ctl" del-port 1 && "$ctl" del-port 2 && "$ctl" del-port 3 && "$ctl" del-port 5
+kill "$(cat "$demo/flowdpd.pid")"
+while [ -e "$demo/flowdpd.pid" ]; do sleep 0.1; done
+"$daemon" --detach --pidfile --log-file="$demo/flowdpd.log" --db="$demo/flows.db"
+grep 'flows restored' "$demo/flowdpd.log" | tail -1 | sed 's/.*|//'
+"$ctl" dump-flows --no-stats --rsort | head -3
+echo "..."
+kill "$(cat "$demo/flowdpd.pid")"
+while [ -e "$demo/flowdpd.pid" ]; do sleep 0.1; done
+echo
+echo "== The captures written equal the expected packets byte for byte =="
+for p in 2 3; do
+    python3 "$top/tests/pcapgen.py" compare "$demo/out$p.pcap" "$demo/expect-$p.pcap"
+done
+python3 "$top/tests/pcapgen.py" compare "$demo/back.pcap" "$demo/expect-1.pcap"
+if command -v tcpdump >/dev/null; then
+    echo
+    echo "== tcpdump reads port 2's capture (checksums verified) =="
+    tcpdump -nn -vv -e -r "$demo/out2.pcap" 2>/dev/null
+fi
+echo
+
+echo "== Offline: flowdp-ctl parse-flows and classify =="
 cat > "$demo/flows.txt" <<'FLOWS'
 # ovs-ofctl syntax, plus ranges (pipapo sub-tables)
 cookie=0x1,priority=100,tcp,nw_dst=10.0.0.0/8,tp_dst=80,actions=output:2
@@ -39,28 +113,6 @@ paste -d ' ' "$demo/packets.txt" <("$ctl" classify "$demo/flows.txt" "$demo/pack
 echo
 echo "== A bad flow gets the column and the reason =="
 echo 'priority=5,tcp,tp_dst=99999,actions=drop' | "$ctl" parse-flows - || true
-echo
-
-echo "== flowdp-ctl run: a capture through the datapath, every action kind =="
-# tests/pcapgen.py writes in.pcap (15 packets of many kinds) and, built from
-# scratch, the packets each port must send; the flows are the test suite's.
-python3 "$top/tests/pcapgen.py" scenario "$demo"
-grep -v '^#' "$top/tests/every-action.flows"
-echo
-(cd "$demo" && "$ctl" run "$top/tests/every-action.flows" \
-     --port 1=pcap:rx=in.pcap,tx=back.pcap \
-     --port 2=pcap:tx=out2.pcap --port 3=pcap:tx=out3.pcap)
-echo
-echo "== The captures written equal the expected packets byte for byte =="
-for p in 2 3; do
-    python3 "$top/tests/pcapgen.py" compare "$demo/out$p.pcap" "$demo/expect-$p.pcap"
-done
-python3 "$top/tests/pcapgen.py" compare "$demo/back.pcap" "$demo/expect-1.pcap"
-if command -v tcpdump >/dev/null; then
-    echo
-    echo "== tcpdump reads port 2's capture (checksums verified) =="
-    tcpdump -nn -vv -e -r "$demo/out2.pcap" 2>/dev/null
-fi
 echo
 
 echo "== CPU level (FLOWDP_CPU=generic|sse42|avx2 overrides) =="
