@@ -142,6 +142,8 @@ parse_record(const char *p, size_t left, json_t **opp, const char **why)
     return (size_t) (nl - p) + 1;
 }
 
+static int fsync_dir(const char *path);
+
 /* Moves the bytes from 'offset' on to PATH.corrupt and cuts the file. */
 static int
 set_aside(struct journal *j, const char *data, size_t offset, size_t total)
@@ -186,6 +188,13 @@ journal_open(const char *path, int (*replay)(json_t *, void *), void *aux,
     if (j->fd < 0 || fstat(j->fd, &st)) {
         error = errno;
         *errorp = xasprintf("%s: %s", path, strerror(error));
+        goto fail;
+    }
+    /* A new file's directory entry must be durable before the first
+     * acknowledged record is. */
+    if (!st.st_size && (error = fsync_dir(path)) != 0) {
+        *errorp = xasprintf("%s: syncing its directory: %s", path,
+                            strerror(error));
         goto fail;
     }
     size_t total = (size_t) st.st_size;
