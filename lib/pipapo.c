@@ -178,6 +178,23 @@ set_bit(uint64_t *bitmap, uint32_t i)
     bitmap[i / 64] |= UINT64_C(1) << (i % 64);
 }
 
+/* Sets bits first .. first + n - 1, a word at a time (a rule whose range
+ * expands to many prefixes in the next field maps to a long span). */
+static void
+set_span(uint64_t *bitmap, uint32_t first, uint32_t n)
+{
+    uint32_t end = first + n;
+
+    while (first < end) {
+        uint32_t bit = first % 64;
+        uint32_t take = end - first < 64 - bit ? end - first : 64 - bit;
+        uint64_t ones = take == 64 ? ~UINT64_C(0)
+                                   : ((UINT64_C(1) << take) - 1) << bit;
+        bitmap[first / 64] |= ones;
+        first += take;
+    }
+}
+
 void
 fdp__pipapo_snapshot_free(struct pipapo_snapshot *snap)
 {
@@ -752,9 +769,7 @@ lookup_bitmaps(const struct pipapo_snapshot *snap, const struct fdp_key *key,
         for (uint32_t w = 0; w < pf->bsize; w++) {
             for (uint64_t bits = res[w]; bits; bits &= bits - 1) {
                 uint32_t i = w * 64 + (uint32_t) __builtin_ctzll(bits);
-                for (uint32_t k = 0; k < pf->mt[i].n; k++) {
-                    set_bit(next, pf->mt[i].to + k);
-                }
+                set_span(next, pf->mt[i].to, pf->mt[i].n);
             }
         }
         uint64_t *tmp = res;

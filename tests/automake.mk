@@ -58,7 +58,8 @@ tests_unit_test_ring_SOURCES = tests/unit/test-ring.c
 tests_unit_test_ring_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_ring_LDADD = $(UNIT_LDADD)
 
-tests_unit_test_table_SOURCES = tests/unit/test-table.c
+tests_unit_test_table_SOURCES = tests/unit/test-table.c \
+	utilities/classbench.c utilities/classbench.h
 tests_unit_test_table_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_table_LDADD = $(UNIT_LDADD)
 

@@ -24,11 +24,26 @@ utilities_flowdpd_LDADD = lib/libflowdp.la $(RPC_LIBS) -lpthread
 utilities_flowdpd_CPPFLAGS = $(AM_CPPFLAGS) $(FDP_RUNDIR_CPPFLAGS)
 utilities_flowdpd_CFLAGS = $(RPC_CFLAGS)
 
-utilities_flowdp_bench_SOURCES = utilities/flowdp-bench.c utilities/tool.c \
-	utilities/tool.h
+utilities_flowdp_bench_SOURCES = utilities/flowdp-bench.c utilities/bench.h \
+	utilities/bench-table.c utilities/bench-dp.c utilities/classbench.c \
+	utilities/classbench.h utilities/tool.c utilities/tool.h
 # The benchmark links the core statically: it times internal variants
 # (each SIMD implementation) that the installed library does not export.
 utilities_flowdp_bench_LDADD = lib/libflowdp-core.la $(JANSSON_LIBS)
 utilities_flowdp_bench_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(URCU_CFLAGS)
+utilities_flowdp_bench_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DFDP_CLASSBENCH_DIR='"$(abs_top_srcdir)/../shared/data/classbench"'
+
+# The rte_acl peer compiles with DPDK's flags (which name a -march), so it
+# sits in its own convenience library.
+if HAVE_DPDK
+noinst_LTLIBRARIES += utilities/libbench-acl.la
+utilities_libbench_acl_la_SOURCES = utilities/bench-acl.c
+utilities_libbench_acl_la_CFLAGS = $(AM_CFLAGS) $(DPDK_CFLAGS) -Wno-cast-align \
+	-Wno-pedantic -Wno-strict-prototypes -Wno-missing-prototypes
+utilities_flowdp_bench_LDADD += utilities/libbench-acl.la $(DPDK_LIBS)
+else
+EXTRA_DIST += utilities/bench-acl.c
+endif
 
 dist_man_MANS = utilities/flowdpd.8 utilities/flowdp-ctl.8

@@ -1,7 +1,7 @@
 /*
  * flowdp-bench: flowdp's benchmarks.
  *
- * usage: flowdp-bench [--json] [--quick] [SUITE...]
+ * usage: flowdp-bench [--json] [--quick] [--seconds S] [--cpu N] [SUITE...]
  *
  * Each suite prints a table, or with --json one JSON object per result:
  *   {"suite","case","impl","entries","ns_per_op","mops","bytes"}
@@ -27,11 +27,17 @@
  *          the last entry, TYPE-random random entries; TYPE-insert is the
  *          build rate (ns per entry, all entries in one snapshot).  bytes
  *          is the snapshot's memory.
+ *   table  ClassBench rule sets through the whole table (bench-table.c).
+ *   peer-acl  the same through DPDK's rte_acl, with --with-dpdk
+ *          (bench-acl.c).
+ *   ring, datapath  descriptor rings and the whole datapath (bench-dp.c).
+ * Every result also carries "spread": (max - min) / median of its runs.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -43,6 +49,7 @@
 #include <jansson.h>
 
 #include "flowdp/flowdp.h"
+#include "utilities/bench.h"
 #include "utilities/tool.h"
 #include "lib/hash-private.h"
 #include "lib/actions.h"
@@ -53,14 +60,15 @@
 
 const char *program_name = "flowdp-bench";
 
-static bool json_output;
-static bool quick;
+bool json_output;
+bool quick;
+double seconds_per_case;            /* --seconds; 0: the default. */
 static long max_masks = -1;         /* --max-masks; -1: the default. */
 
 /* ---------------------------------------------------------------------- */
 /* Timing and reporting.                                                   */
 
-static double
+double
 now_ns(void)
 {
     struct timespec ts;
@@ -69,41 +77,42 @@ now_ns(void)
     return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-/* Defeats dead-code elimination of benchmark results. */
-static volatile uint64_t sink;
+volatile uint64_t sink;
 
-struct result {
-    const char *suite;
-    const char *case_name;
-    const char *impl;
-    uint64_t entries;
-    double ns_per_op;
-    uint64_t bytes;
-};
+/* The spread of the last measure(): (max - min) / median of its runs.
+ * Every report() follows the measure() it reports (or no_spread()). */
+static double last_spread;
 
-static void
+void
+no_spread(void)
+{
+    last_spread = 0;
+}
+
+void
 report_header(const char *suite)
 {
     if (!json_output) {
         printf("\n== %s (CPU level %s) ==\n", suite,
                fdp_cpu_level_name(fdp_cpu_level()));
-        printf("%-14s %-12s %10s %12s %10s %10s\n",
-               "case", "impl", "entries", "ns/op", "Mops/s", "bytes");
+        printf("%-22s %-12s %10s %12s %10s %8s %10s\n",
+               "case", "impl", "entries", "ns/op", "Mops/s", "spread",
+               "bytes");
     }
 }
 
-static void
+void
 report(const struct result *r)
 {
     double mops = r->ns_per_op > 0 ? 1e3 / r->ns_per_op : 0;
 
     if (json_output) {
-        json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:f, s:f, s:I}",
+        json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:f, s:f, s:I, s:f}",
                               "suite", r->suite, "case", r->case_name,
                               "impl", r->impl, "entries",
                               (json_int_t) r->entries, "ns_per_op",
                               r->ns_per_op, "mops", mops, "bytes",
-                              (json_int_t) r->bytes);
+                              (json_int_t) r->bytes, "spread", last_spread);
         if (!o) {
             fatal("out of memory formatting JSON");
         }
@@ -115,9 +124,9 @@ report(const struct result *r)
         free(s);
         json_decref(o);
     } else {
-        printf("%-14s %-12s %10" PRIu64 " %12.2f %10.1f %10" PRIu64 "\n",
-               r->case_name, r->impl, r->entries, r->ns_per_op, mops,
-               r->bytes);
+        printf("%-22s %-12s %10" PRIu64 " %12.2f %10.2f %7.0f%% %10" PRIu64
+               "\n", r->case_name, r->impl, r->entries, r->ns_per_op, mops,
+               100 * last_spread, r->bytes);
     }
     fflush(stdout);
 }
@@ -131,13 +140,15 @@ cmp_double(const void *a_, const void *b_)
 }
 
 /* Runs 'fn(arg, n)', which performs 'n' operations, and returns the median
- * ns per operation over several runs.  The operation count is calibrated so
- * that one run lasts about 'run_ns'. */
-static double
+ * ns per operation over several runs (and sets the spread).  The operation
+ * count is calibrated so that one run lasts about 'run_ns'; calibrating
+ * also warms caches and branch predictors. */
+double
 measure(uint64_t (*fn)(void *arg, uint64_t n), void *arg)
 {
     enum { RUNS = 5 };
-    const double run_ns = quick ? 2e6 : 20e6;
+    const double run_ns = seconds_per_case > 0 ? seconds_per_case * 1e9 / RUNS
+                          : quick ? 2e6 : 20e6;
     double samples[RUNS];
     uint64_t n = 64;
 
@@ -158,11 +169,12 @@ measure(uint64_t (*fn)(void *arg, uint64_t n), void *arg)
         samples[i] = (now_ns() - t0) / n;
     }
     qsort(samples, RUNS, sizeof samples[0], cmp_double);
+    last_spread = samples[RUNS / 2] > 0
+                  ? (samples[RUNS - 1] - samples[0]) / samples[RUNS / 2] : 0;
     return samples[RUNS / 2];
 }
 
-/* A small, fast, seedable generator (xorshift64*) for benchmark inputs. */
-static uint64_t
+uint64_t
 rnd64(uint64_t *state)
 {
     uint64_t x = *state;
@@ -734,13 +746,19 @@ static const struct suite suites[] = {
     { "hash", suite_hash },
     { "tss", suite_tss },
     { "pipapo", suite_pipapo },
+    { "table", suite_table },
+#ifdef HAVE_DPDK
+    { "peer-acl", suite_peer_acl },
+#endif
+    { "ring", suite_ring },
+    { "datapath", suite_datapath },
 };
 
 static void
 usage(void)
 {
     printf("%s: flowdp benchmarks\n"
-           "usage: %s [--json] [--quick] [SUITE...]\n"
+           "usage: %s [--json] [--quick] [--seconds S] [--cpu N] [SUITE...]\n"
            "Suites (default: all):", program_name, program_name);
     for (size_t i = 0; i < FDP_ARRAY_SIZE(suites); i++) {
         printf(" %s", suites[i].name);
@@ -748,6 +766,9 @@ usage(void)
     printf("\n"
            "  --json    one JSON object per result\n"
            "  --quick   short runs (a smoke test; figures are noisier)\n"
+           "  --seconds S  time each case for about S seconds (5 runs; the\n"
+           "            median is reported with the spread, max-min/median)\n"
+           "  --cpu N   pin the benchmark thread to CPU N\n"
            "  --max-masks N  tss: tuple-space mask budget (0: no pipapo\n"
            "            overflow; default: the library's)\n"
            "Environment: FLOWDP_CPU=generic|sse42|avx2 forces a CPU level.\n");
@@ -760,6 +781,8 @@ main(int argc, char *argv[])
         { "json", no_argument, NULL, 'j' },
         { "quick", no_argument, NULL, 'q' },
         { "max-masks", required_argument, NULL, 'm' },
+        { "seconds", required_argument, NULL, 's' },
+        { "cpu", required_argument, NULL, 'c' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -778,6 +801,29 @@ main(int argc, char *argv[])
             max_masks = strtol(optarg, &end, 10);
             if (*end || max_masks < 0) {
                 fatal("--max-masks: \"%s\" is not a count", optarg);
+            }
+            break;
+        }
+        case 's': {
+            char *end;
+            seconds_per_case = strtod(optarg, &end);
+            if (*end || !(seconds_per_case > 0 && seconds_per_case <= 3600)) {
+                fatal("--seconds: \"%s\": expected seconds from 0 to 3600",
+                      optarg);
+            }
+            break;
+        }
+        case 'c': {
+            char *end;
+            long cpu = strtol(optarg, &end, 10);
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            if (*end || cpu < 0 || cpu >= CPU_SETSIZE) {
+                fatal("--cpu: \"%s\" is not a CPU number", optarg);
+            }
+            CPU_SET(cpu, &set);
+            if (sched_setaffinity(0, sizeof set, &set)) {
+                fatal("--cpu %ld: %s", cpu, strerror(errno));
             }
             break;
         }

@@ -21,6 +21,7 @@
 #include "lib/util.h"
 #include "flowdp/table.h"
 #include "unit.h"
+#include "utilities/classbench.h"
 
 /* ---------------------------------------------------------------------- */
 /* The reference classifier.                                               */
@@ -802,44 +803,6 @@ END_TEST
 /* ---------------------------------------------------------------------- */
 /* ClassBench.                                                             */
 
-static bool
-parse_classbench_rule(const char *line, struct fdp_match *m)
-{
-    unsigned int s[4], slen, d[4], dlen, splo, sphi, dplo, dphi, proto, pmask;
-
-    if (sscanf(line, "@%u.%u.%u.%u/%u %u.%u.%u.%u/%u %u : %u %u : %u "
-               "%x/%x", &s[0], &s[1], &s[2], &s[3], &slen, &d[0], &d[1],
-               &d[2], &d[3], &dlen, &splo, &sphi, &dplo, &dphi, &proto,
-               &pmask) != 16) {
-        return false;
-    }
-    uint32_t src = s[0] << 24 | s[1] << 16 | s[2] << 8 | s[3];
-    uint32_t dst = d[0] << 24 | d[1] << 16 | d[2] << 8 | d[3];
-    uint32_t smask = slen ? (uint32_t) (0xffffffffull << (32 - slen)) : 0;
-    uint32_t dmask = dlen ? (uint32_t) (0xffffffffull << (32 - dlen)) : 0;
-    fdp__match_init(m);
-    fdp__match_set_masked(m, FDP_F_DL_TYPE, 0x0800, 0xffff);
-    fdp__match_set_masked(m, FDP_F_NW_SRC, src & smask, smask);
-    fdp__match_set_masked(m, FDP_F_NW_DST, dst & dmask, dmask);
-    fdp__match_set_range(m, FDP_F_TP_SRC, splo, sphi);
-    fdp__match_set_range(m, FDP_F_TP_DST, dplo, dphi);
-    fdp__match_set_masked(m, FDP_F_NW_PROTO, proto & pmask, pmask);
-    return true;
-}
-
-static void
-classbench_key(struct fdp_key *key, uint32_t src, uint32_t dst,
-               uint32_t sport, uint32_t dport, uint32_t proto)
-{
-    memset(key, 0, sizeof *key);
-    fdp__key_set(key, FDP_F_DL_TYPE, 0x0800);
-    fdp__key_set(key, FDP_F_NW_SRC, src);
-    fdp__key_set(key, FDP_F_NW_DST, dst);
-    fdp__key_set(key, FDP_F_TP_SRC, sport);
-    fdp__key_set(key, FDP_F_TP_DST, dport);
-    fdp__key_set(key, FDP_F_NW_PROTO, proto);
-}
-
 /* The ClassBench rule sets (file order is priority order) against the
  * reference, on their traces and on headers drawn inside each rule. */
 START_TEST(classbench)
@@ -869,7 +832,8 @@ START_TEST(classbench)
     size_t n_rules = 0;
     struct fdp_match *rules = malloc(20000 * sizeof *rules);
     while (fgets(line, sizeof line, f) && n_rules < 20000) {
-        ck_assert_msg(parse_classbench_rule(line, &rules[n_rules]),
+        fdp__match_init(&rules[n_rules]);
+        ck_assert_msg(classbench_parse_rule(line, &rules[n_rules]),
                       "%s: bad rule \"%s\"", path, line);
         uint16_t priority = (uint16_t) (60000 - n_rules);
         ck_assert_int_eq(table_insert(t, &rules[n_rules], priority,
@@ -888,14 +852,10 @@ START_TEST(classbench)
     size_t n_trace = 0;
     fdp_table_read_lock();
     while (fgets(line, sizeof line, f)) {
-        unsigned long src, dst, sport, dport, proto;
-        if (sscanf(line, "%lu %lu %lu %lu %lu", &src, &dst, &sport, &dport,
-                   &proto) != 5) {
+        struct fdp_key key;
+        if (!classbench_parse_header(line, &key)) {
             continue;
         }
-        struct fdp_key key;
-        classbench_key(&key, (uint32_t) src, (uint32_t) dst,
-                       (uint32_t) sport, (uint32_t) dport, (uint32_t) proto);
         const struct ref_flow *want = ref_lookup(&ref, &key);
         const struct fdp_rule *got = fdp_table_lookup(t, &key);
         struct fdp_flow_spec spec = { .cookie = 0 };

@@ -1,0 +1,250 @@
+/*
+ * flowdp-bench table suite: ClassBench rule sets through the whole table.
+ *
+ * For each of acl_1k, acl_10k, fw_1k, fw_10k, ipc_1k, ipc_10k (file order
+ * is priority order): the bulk build (all rules in one transaction, then
+ * fdp_table_run()), lookups of the set's trace headers in batches of 32
+ * through fdp_table_lookup_batch() and one at a time through
+ * fdp_table_lookup(), and single-rule updates on the full table (one
+ * transaction adding a rule and one removing it; ns per change).  The
+ * rule sets live in FLOWDP_CLASSBENCH_DIR (default: the shared data beside
+ * the source tree).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flowdp/flowdp.h"
+#include "utilities/bench.h"
+#include "utilities/classbench.h"
+#include "utilities/tool.h"
+
+#define MAX_RULES 20000
+#define MAX_HEADERS 100000
+#define BATCH 32
+
+struct table_bench {
+    struct fdp_table *table;
+    struct fdp_key *keys;
+    const struct fdp_key **kp;
+    size_t n_keys;
+    struct fdp_flow_spec update;    /* The rule updates add and remove. */
+};
+
+static uint64_t
+lookups_batched(void *tb_, uint64_t n)
+{
+    struct table_bench *tb = tb_;
+    const struct fdp_rule *rules[BATCH];
+    uint64_t hits = 0;
+    size_t off = 0;
+
+    fdp_table_read_lock();
+    for (uint64_t i = 0; i < n; i += BATCH) {
+        if (off + BATCH > tb->n_keys) {
+            off = 0;
+        }
+        fdp_table_lookup_batch(tb->table, &tb->kp[off], BATCH, rules);
+        hits += rules[0] != NULL;
+        off += BATCH;
+    }
+    fdp_table_read_unlock();
+    return hits;
+}
+
+static uint64_t
+lookups_single(void *tb_, uint64_t n)
+{
+    struct table_bench *tb = tb_;
+    uint64_t hits = 0;
+    size_t off = 0;
+
+    fdp_table_read_lock();
+    for (uint64_t i = 0; i < n; i++) {
+        hits += fdp_table_lookup(tb->table, &tb->keys[off]) != NULL;
+        off = off + 1 == tb->n_keys ? 0 : off + 1;
+    }
+    fdp_table_read_unlock();
+    return hits;
+}
+
+/* 'n' single-rule changes: add the update rule, remove it, ... */
+static uint64_t
+updates(void *tb_, uint64_t n)
+{
+    struct table_bench *tb = tb_;
+    struct fdp_table_filter filter = {
+        .match = tb->update.match, .strict = true,
+        .priority = tb->update.priority,
+    };
+
+    for (uint64_t i = 0; i < n; i++) {
+        int error = i & 1 ? fdp_table_remove(tb->table, &filter, NULL)
+                          : fdp_table_insert(tb->table, &tb->update, 0);
+        if (error) {
+            fatal("table: update: %s", strerror(error));
+        }
+    }
+    if (n & 1) {
+        fdp_table_remove(tb->table, &filter, NULL);
+    }
+    return n;
+}
+
+const char *
+bench_classbench_dir(void)
+{
+    const char *dir = getenv("FLOWDP_CLASSBENCH_DIR");
+
+    return dir && *dir ? dir : FDP_CLASSBENCH_DIR;
+}
+
+/* Loads set 'name' into a new table; returns the number of rules, 0 if
+ * the file is missing. */
+static size_t
+load_rules(const char *name, struct table_bench *tb, double *build_ns)
+{
+    char path[4096], line[512];
+    struct fdp_flow_spec proto;
+    size_t n = 0;
+
+    snprintf(path, sizeof path, "%s/%s", bench_classbench_dir(), name);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "%s: table: %s: %s; skipped\n", program_name, path,
+                strerror(errno));
+        return 0;
+    }
+    if (fdp_flow_parse("actions=output:1", 0, &proto, NULL)
+        || fdp_table_create(&tb->table)) {
+        fatal("table: out of memory");
+    }
+    struct fdp_match **matches = calloc(MAX_RULES, sizeof *matches);
+    if (!matches) {
+        fatal("out of memory");
+    }
+    while (n < MAX_RULES && fgets(line, sizeof line, f)) {
+        matches[n] = fdp_match_create();
+        if (!matches[n] || !classbench_parse_rule(line, matches[n])) {
+            fatal("table: %s:%zu: not a ClassBench rule", path, n + 1);
+        }
+        n++;
+    }
+    fclose(f);
+
+    /* One transaction for the whole set: first rule, highest priority. */
+    double t0 = now_ns();
+    fdp_table_begin(tb->table);
+    for (size_t i = 0; i < n; i++) {
+        struct fdp_flow_spec spec = proto;
+        spec.match = matches[i];
+        spec.priority = (uint16_t) (MAX_RULES + 100 - i);
+        spec.cookie = i;
+        if (fdp_table_insert(tb->table, &spec, 0)) {
+            fatal("table: %s: insert failed", path);
+        }
+    }
+    if (fdp_table_commit(tb->table)) {
+        fatal("table: %s: commit failed", path);
+    }
+    fdp_table_run(tb->table);
+    *build_ns = now_ns() - t0;
+
+    /* Updates add and remove a copy of the middle rule, below all. */
+    fdp_match_destroy(proto.match);
+    tb->update = proto;             /* Takes the actions. */
+    tb->update.match = fdp_match_clone(matches[n / 2]);
+    tb->update.priority = 1;
+    for (size_t i = 0; i < n; i++) {
+        fdp_match_destroy(matches[i]);
+    }
+    free(matches);
+    return n;
+}
+
+static size_t
+load_trace(const char *name, struct table_bench *tb)
+{
+    char path[4096], line[512];
+
+    snprintf(path, sizeof path, "%s/%s_trace", bench_classbench_dir(), name);
+    FILE *f = fopen(path, "r");
+    tb->keys = malloc(MAX_HEADERS * sizeof *tb->keys);
+    tb->kp = malloc(MAX_HEADERS * sizeof *tb->kp);
+    if (!tb->keys || !tb->kp) {
+        fatal("out of memory");
+    }
+    tb->n_keys = 0;
+    while (f && tb->n_keys < MAX_HEADERS && fgets(line, sizeof line, f)) {
+        if (classbench_parse_header(line, &tb->keys[tb->n_keys])) {
+            tb->kp[tb->n_keys] = &tb->keys[tb->n_keys];
+            tb->n_keys++;
+        }
+    }
+    if (f) {
+        fclose(f);
+    }
+    if (tb->n_keys < BATCH) {
+        fprintf(stderr, "%s: table: %s: no trace; skipped\n", program_name,
+                path);
+    }
+    return tb->n_keys;
+}
+
+void
+suite_table(void)
+{
+    static const char *const sets[] = {
+        "acl_1k", "acl_10k", "fw_1k", "fw_10k", "ipc_1k", "ipc_10k",
+    };
+    char name[64];
+
+    report_header("table");
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+        struct table_bench tb = { NULL, NULL, NULL, 0, { NULL } };
+        double build_ns;
+        size_t n_rules = load_rules(sets[s], &tb, &build_ns);
+        if (!n_rules) {
+            continue;
+        }
+        struct fdp_table_stats st;
+        fdp_table_get_stats(tb.table, &st);
+
+        /* The build was timed once (a whole transaction); no spread. */
+        snprintf(name, sizeof name, "%s-build", sets[s]);
+        no_spread();
+        report(&(struct result) {
+            .suite = "table", .case_name = name, .impl = "flowdp",
+            .entries = n_rules, .ns_per_op = build_ns / n_rules,
+            .bytes = st.memory_bytes,
+        });
+        if (load_trace(sets[s], &tb) >= BATCH) {
+            double ns = measure(lookups_batched, &tb);
+            report(&(struct result) {
+                .suite = "table", .case_name = sets[s], .impl = "flowdp",
+                .entries = n_rules, .ns_per_op = ns,
+                .bytes = st.memory_bytes,
+            });
+            snprintf(name, sizeof name, "%s-single", sets[s]);
+            ns = measure(lookups_single, &tb);
+            report(&(struct result) {
+                .suite = "table", .case_name = name, .impl = "flowdp",
+                .entries = n_rules, .ns_per_op = ns,
+                .bytes = st.memory_bytes,
+            });
+        }
+        snprintf(name, sizeof name, "%s-update", sets[s]);
+        double ns = measure(updates, &tb);
+        report(&(struct result) {
+            .suite = "table", .case_name = name, .impl = "flowdp",
+            .entries = n_rules, .ns_per_op = ns, .bytes = st.memory_bytes,
+        });
+        fdp_flow_spec_destroy(&tb.update);
+        fdp_table_destroy(tb.table);
+        free(tb.keys);
+        free(tb.kp);
+    }
+}

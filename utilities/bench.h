@@ -1,0 +1,52 @@
+/*
+ * flowdp-bench's shared timing and reporting (utilities/flowdp-bench.c),
+ * used by the suites in the other utilities/bench-*.c files.
+ */
+#ifndef FDP_BENCH_H
+#define FDP_BENCH_H 1
+
+#include <stdbool.h>
+#include <stdint.h>
+
+extern bool json_output;
+extern bool quick;
+extern double seconds_per_case;
+
+/* Defeats dead-code elimination of benchmark results. */
+extern volatile uint64_t sink;
+
+struct result {
+    const char *suite;
+    const char *case_name;
+    const char *impl;
+    uint64_t entries;
+    double ns_per_op;
+    uint64_t bytes;
+};
+
+double now_ns(void);
+
+/* Median ns per operation of 'fn(arg, n)' (which performs 'n'
+ * operations) over 5 calibrated runs; report() prints its spread. */
+double measure(uint64_t (*fn)(void *arg, uint64_t n), void *arg);
+
+/* For a figure timed once, not by measure(): report() prints no spread. */
+void no_spread(void);
+
+void report_header(const char *suite);
+void report(const struct result *);
+
+/* xorshift64*: a small, fast, seedable generator for inputs. */
+uint64_t rnd64(uint64_t *state);
+
+/* Where the ClassBench sets are: $FLOWDP_CLASSBENCH_DIR, or the shared
+ * data beside the source tree. */
+const char *bench_classbench_dir(void);
+
+/* The suites. */
+void suite_table(void);
+void suite_peer_acl(void);     /* Only built with DPDK. */
+void suite_ring(void);
+void suite_datapath(void);
+
+#endif /* FDP_BENCH_H */
