@@ -174,7 +174,22 @@ op_fail(struct op_result *r, int code, const char *format, ...)
     return EINVAL;
 }
 
-/* Parses element 'i' of the string array 'flows' named 'what'. */
+/* The operation's "flows", which must be an array; NULL with r set
+ * if it is not. */
+static const json_t *
+flows_param(const json_t *op, struct op_result *r)
+{
+    const json_t *flows = json_object_get(op, "flows");
+
+    if (!json_is_array(flows)) {
+        op_fail(r, RPC_INVALID_PARAMS, "\"flows\": expected an array of "
+                "flow strings");
+        return NULL;
+    }
+    return flows;
+}
+
+/* Parses element 'i' of the string array 'flows'. */
 static int
 parse_nth(const json_t *flows, size_t i, unsigned int flags,
           struct fdp_flow_spec *spec, struct op_result *r)
@@ -212,11 +227,10 @@ insert_flow(struct server *s, const struct fdp_flow_spec *spec,
 static int
 op_add(struct server *s, const json_t *op, struct op_result *r)
 {
-    const json_t *flows = json_object_get(op, "flows");
+    const json_t *flows = flows_param(op, r);
 
-    if (!json_is_array(flows)) {
-        return op_fail(r, RPC_INVALID_PARAMS, "\"flows\": expected an "
-                       "array of flow strings");
+    if (!flows) {
+        return EINVAL;
     }
     for (size_t i = 0; i < json_array_size(flows); i++) {
         struct fdp_flow_spec spec;
@@ -310,11 +324,10 @@ op_del(struct server *s, const json_t *op, struct op_result *r)
 static int
 op_expire(struct server *s, const json_t *op, struct op_result *r)
 {
-    const json_t *flows = json_object_get(op, "flows");
+    const json_t *flows = flows_param(op, r);
 
-    if (!json_is_array(flows)) {
-        return op_fail(r, RPC_INVALID_PARAMS, "\"flows\": expected an "
-                       "array");
+    if (!flows) {
+        return EINVAL;
     }
     for (size_t i = 0; i < json_array_size(flows); i++) {
         struct fdp_flow_spec spec;
@@ -367,14 +380,13 @@ collect_spec(const struct fdp_rule *rule, void *list_)
 static int
 op_replace(struct server *s, const json_t *op, struct op_result *r)
 {
-    const json_t *flows = json_object_get(op, "flows");
+    const json_t *flows = flows_param(op, r);
     struct fdp_flow_spec *specs;
     size_t n = json_array_size(flows);
     int error = 0;
 
-    if (!json_is_array(flows)) {
-        return op_fail(r, RPC_INVALID_PARAMS, "\"flows\": expected an "
-                       "array of flow strings");
+    if (!flows) {
+        return EINVAL;
     }
     specs = calloc(n ? n : 1, sizeof *specs);
     if (!specs) {

@@ -22,6 +22,7 @@
 #include <config.h>
 
 #include "utilities/journal.h"
+#include "utilities/tool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,24 +43,6 @@ struct journal {
     size_t size;                /* Bytes in the file. */
     size_t base_size;           /* Bytes after the last compaction. */
 };
-
-static char *
-xasprintf(const char *format, ...)
-    __attribute__((format(printf, 1, 2)));
-
-static char *
-xasprintf(const char *format, ...)
-{
-    va_list args;
-    char *s;
-
-    va_start(args, format);
-    if (vasprintf(&s, format, args) < 0) {
-        s = NULL;
-    }
-    va_end(args);
-    return s;
-}
 
 /* The record for 'op', or NULL if out of memory. */
 static char *

@@ -15,6 +15,7 @@
 #include <config.h>
 
 #include "utilities/rpc.h"
+#include "utilities/tool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,20 +93,6 @@ struct rpc_listener {
     char *path;                 /* Unix socket file, to remove. */
     char name[160];
 };
-
-static char *
-xasprintf(const char *format, ...)
-{
-    va_list args;
-    char *s;
-
-    va_start(args, format);
-    if (vasprintf(&s, format, args) < 0) {
-        s = NULL;
-    }
-    va_end(args);
-    return s;
-}
 
 /* OpenSSL's queued errors, as one string. */
 static const char *

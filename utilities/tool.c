@@ -21,3 +21,17 @@ fatal(const char *format, ...)
     fputc('\n', stderr);
     exit(EXIT_FAILURE);
 }
+
+char *
+xasprintf(const char *format, ...)
+{
+    va_list args;
+    char *s;
+
+    va_start(args, format);
+    if (vasprintf(&s, format, args) < 0) {
+        s = NULL;
+    }
+    va_end(args);
+    return s;
+}

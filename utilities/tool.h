@@ -11,4 +11,9 @@ extern const char *program_name;
 void fatal(const char *format, ...)
     __attribute__((format(printf, 1, 2), noreturn));
 
+/* A new formatted string (the caller frees it), or NULL if out of
+ * memory. */
+char *xasprintf(const char *format, ...)
+    __attribute__((format(printf, 1, 2)));
+
 #endif /* FDP_TOOL_H */
