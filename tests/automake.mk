@@ -81,6 +81,7 @@ AUTOTEST_PATH = utilities
 EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
+	tests/rpc-fuzz.py \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \
 	tests/fuzz/corpus
 DISTCLEANFILES += tests/atconfig tests/atlocal
