@@ -57,6 +57,7 @@ struct fdp__port {
     bool rx_eof;                /* Polling pmd only. */
     pthread_mutex_t tx_mutex;   /* Serialises tx from several pmds. */
     struct fdp_port_stats stats;    /* Relaxed atomics. */
+    pthread_mutex_t error_mutex;    /* Guards 'error' (rare: errors only). */
     char error[160];            /* The back end's last error, or "". */
 };
 

@@ -392,6 +392,7 @@ port_close(struct fdp__port *port)
 {
     free(port->spec);
     pthread_mutex_destroy(&port->tx_mutex);
+    pthread_mutex_destroy(&port->error_mutex);
     port->class->close(port);
 }
 
@@ -500,6 +501,7 @@ fdp_dp_port_add(struct fdp_dp *dp, uint32_t port_no, const char *spec,
     port->port_no = port_no;
     port->rank = dp->next_rank++;
     pthread_mutex_init(&port->tx_mutex, NULL);
+    pthread_mutex_init(&port->error_mutex, NULL);
     if (port->class->recycle) {
         /* No pmd sees the port yet: this thread may play the pmd. */
         struct fdp__frame_cache cache;
@@ -604,10 +606,10 @@ fdp_dp_port_get_error(struct fdp_dp *dp, uint32_t port_no, char *buf,
     pthread_mutex_lock(&dp->mutex);
     struct fdp__port *port = find_port(dp->ports, port_no);
     if (port && size) {
-        /* The back end writes it on a pmd; a torn message is possible
-         * while traffic flows, never an unterminated one. */
-        snprintf(buf, size, "%.*s", (int) sizeof port->error - 1,
-                 port->error);
+        /* The back end writes it on a pmd, under the port's error mutex. */
+        pthread_mutex_lock(&port->error_mutex);
+        snprintf(buf, size, "%s", port->error);
+        pthread_mutex_unlock(&port->error_mutex);
     }
     pthread_mutex_unlock(&dp->mutex);
     return port ? 0 : ENOENT;

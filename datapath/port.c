@@ -93,9 +93,11 @@ fdp__port_set_error(struct fdp__port *port, const char *format, ...)
 {
     va_list args;
 
+    pthread_mutex_lock(&port->error_mutex);
     va_start(args, format);
     vsnprintf(port->error, sizeof port->error, format, args);
     va_end(args);
+    pthread_mutex_unlock(&port->error_mutex);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -529,15 +529,6 @@ cmd_classify(int argc, char *argv[])
 /* ---------------------------------------------------------------------- */
 /* run                                                                     */
 
-static int64_t
-monotonic_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static double
 monotonic_sec(void)
 {

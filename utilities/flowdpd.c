@@ -115,15 +115,6 @@ struct server {
 
 static int signal_pipe[2] = { -1, -1 };
 
-static int64_t
-monotonic_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---------------------------------------------------------------------- */
 /* The packet thread.                                                      */
 

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 void
 fatal(const char *format, ...)
@@ -34,4 +35,13 @@ xasprintf(const char *format, ...)
     }
     va_end(args);
     return s;
+}
+
+int64_t
+monotonic_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

@@ -4,6 +4,8 @@
 #ifndef FDP_TOOL_H
 #define FDP_TOOL_H 1
 
+#include <stdint.h>
+
 /* The program's name for messages; each program defines it. */
 extern const char *program_name;
 
@@ -15,5 +17,9 @@ void fatal(const char *format, ...)
  * memory. */
 char *xasprintf(const char *format, ...)
     __attribute__((format(printf, 1, 2)));
+
+/* CLOCK_MONOTONIC in milliseconds: the clock of flow statistics
+ * (struct fdp_rule_stats). */
+int64_t monotonic_ms(void);
 
 #endif /* FDP_TOOL_H */
