@@ -86,6 +86,7 @@
 #include <time.h>
 
 #include "execute.h"
+#include "flowdp/cpu.h"
 #include "flowdp/hash.h"
 #include "flowdp/table.h"
 #include "lib/ds.h"
@@ -313,6 +314,12 @@ fdp_dp_create(struct fdp_table *table, const struct fdp_dp_options *options,
     *dpp = NULL;
     if (!table) {
         return EINVAL;
+    }
+    /* A FLOWDP_CPU the machine cannot honour is refused here rather than
+     * silently running generic code (see flowdp/cpu.h). */
+    error = fdp_cpu_init();
+    if (error) {
+        return error;
     }
     dp = calloc(1, sizeof *dp);
     if (!dp) {

@@ -111,7 +111,9 @@ FDP_API void fdp_dp_options_init(struct fdp_dp_options *options);
 
 /* Creates a datapath that forwards with 'table' (which the caller keeps
  * and must destroy after the datapath).  'options' may be NULL for the
- * defaults.  Returns 0, EINVAL for a bad option, or ENOMEM. */
+ * defaults.  Returns 0, EINVAL for a bad option or a FLOWDP_CPU that names
+ * no level, ENOTSUP for a FLOWDP_CPU level this CPU or build lacks (see
+ * fdp_cpu_init()), or ENOMEM. */
 FDP_API int fdp_dp_create(struct fdp_table *table,
                           const struct fdp_dp_options *options,
                           struct fdp_dp **dpp);

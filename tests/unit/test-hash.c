@@ -122,7 +122,7 @@ END_TEST
 START_TEST(crc32c_rfc3720)
 {
     /* RFC 3720, appendix B.4: CRC32C of 32 bytes of zeros, of ones, of
-     * incrementing and of decrementing values. */
+     * incrementing and of decrementing values, then of an iSCSI PDU. */
     uint8_t buf[32];
     struct {
         const char *what;
@@ -147,6 +147,21 @@ START_TEST(crc32c_rfc3720)
                               == vectors[v].expected, "%s with impl %s",
                               vectors[v].what, impl->name);
             }
+        }
+    }
+
+    /* The fifth example of B.4: a 48-byte iSCSI Read(10) command PDU. */
+    static const uint8_t pdu[48] = {
+        0x01, 0xc0, 0x00, 0x00, [16] = 0x14, [22] = 0x04, [27] = 0x14,
+        [31] = 0x18, [32] = 0x28, [40] = 0x02,
+    };
+    ck_assert_uint_eq(fdp_crc32c(0, pdu, sizeof pdu), 0xd9963a56);
+    for (size_t i = 0; i < fdp__hash_n_impls; i++) {
+        const struct fdp__hash_impl *impl = &fdp__hash_impls[i];
+        if (impl->probe()) {
+            ck_assert_msg(~impl->funcs.crc32c(~0u, pdu, sizeof pdu)
+                          == 0xd9963a56, "iSCSI PDU with impl %s",
+                          impl->name);
         }
     }
 }
