@@ -85,7 +85,7 @@ col_of(const struct parser *p, const char *at)
 
 /* Parses all of 's' as an unsigned number the way ovs-ofctl (strtoull
  * with base 0) does: hex after 0x, octal after a leading 0, else decimal.
- * Returns false if it is not one or exceeds 'max'. */
+ * Returns false if it is not one or exceeds 'max' (then sets '*overflow'). */
 static bool
 str_to_u128(const char *s, fdp_u128 max, fdp_u128 *value, bool *overflow)
 {
@@ -111,7 +111,10 @@ str_to_u128(const char *s, fdp_u128 max, fdp_u128 *value, bool *overflow)
         } else {
             return false;
         }
-        if (v > (max - (fdp_u128) d) / (fdp_u128) base) {
+        /* 'd' is checked first: for a field as narrow as nw_ecn a digit
+         * can exceed 'max' by itself, and 'max - d' would wrap around. */
+        if ((fdp_u128) d > max
+            || v > (max - (fdp_u128) d) / (fdp_u128) base) {
             *overflow = true;
             return false;
         }
@@ -538,7 +541,18 @@ apply_range(struct parser *p, enum fdp_field f, fdp_u128 lo, fdp_u128 hi,
         return conflict(p, f, at);
     }
     int error = fdp__match_set_range(m, f, lo, hi);
-    return error == EBUSY ? conflict(p, f, at) : error;
+    if (error == EBUSY) {
+        return conflict(p, f, at);
+    }
+    if (error) {
+        /* The values were checked against the field's range when parsed,
+         * so this is a range the match cannot hold; say which. */
+        return parse_error(p, at, "%s: range %" PRIu64 "-%" PRIu64 " is "
+                           "not valid for this field (0..%" PRIu64 ")",
+                           fdp__field(f)->name, (uint64_t) lo,
+                           (uint64_t) hi, (uint64_t) fdp__field(f)->max);
+    }
+    return 0;
 }
 
 /* Applies 'c' to field 'f'.  dl_vlan and dl_vlan_pcp imply an 802.1Q tag
@@ -906,6 +920,20 @@ parse_output(struct parser *p, const char *arg, const char *at,
     return 0;
 }
 
+/* Appends a set-field action, turning the action module's refusal of a
+ * value wider than the field into a message. */
+static int
+add_set_field(struct parser *p, struct fdp__actions_builder *b,
+              enum fdp_field f, fdp_u128 value, uint8_t flags, const char *at)
+{
+    if (fdp__actions_add_set_field(b, f, value, flags)) {
+        return parse_error(p, at, "%s: value is out of range (0..%" PRIu64
+                           ")", fdp__field(f)->name,
+                           (uint64_t) fdp__field(f)->max);
+    }
+    return 0;
+}
+
 static int
 parse_set_field(struct parser *p, char *arg, const char *at,
                 struct fdp__actions_builder *b)
@@ -935,7 +963,7 @@ parse_set_field(struct parser *p, char *arg, const char *at,
         error = require(p, fdp__field(f)->prereq, "set_field", at);
     }
     if (!error) {
-        fdp__actions_add_set_field(b, f, value, 0);
+        error = add_set_field(p, b, f, value, 0, at);
     }
     return error;
 }
@@ -1026,7 +1054,7 @@ parse_action(struct parser *p, char *name, char *arg, const char *at,
                 error = require(p, fdp__field(f)->prereq, name, at);
             }
             if (!error) {
-                fdp__actions_add_set_field(b, f, value, FDP__ACT_MOD);
+                error = add_set_field(p, b, f, value, FDP__ACT_MOD, at);
             }
             return error;
         }

@@ -552,6 +552,23 @@ START_TEST(errors)
           "column 6: icmp_code: takes no mask" },
         { "tcp,tp_dst=1-5/3,actions=drop",
           "column 5: tp_dst: a value takes a mask or a range, not both" },
+        /* Regression: a digit above a narrow field's maximum wrapped the
+         * overflow test around (nw_ecn=9 became nw_ecn=1). */
+        { "ip,nw_ecn=9,actions=drop",
+          "column 4: nw_ecn: 9 is out of range (0..3)" },
+        { "dl_vlan_pcp=9,actions=drop",
+          "column 1: dl_vlan_pcp: 9 is out of range (0..7)" },
+        { "actions=mod_vlan_pcp:8",
+          "column 9: mod_vlan_pcp: 8 is out of range (0..7)" },
+        { "ip,actions=set_field:256->nw_ecn",
+          "column 12: nw_ecn: 256 is out of range (0..3)" },
+        { "ip,actions=mod_nw_ecn:4",
+          "column 12: nw_ecn: 4 is out of range (0..3)" },
+        /* Regression: range errors had no column ("Invalid argument"). */
+        { "ip,nw_ecn=0-9,actions=drop",
+          "column 4: nw_ecn: 9 is out of range (0..3)" },
+        { "dl_vlan_pcp=0-9,actions=drop",
+          "column 1: dl_vlan_pcp: 9 is out of range (0..7)" },
     };
 
     for (size_t i = 0; i < FDP_ARRAY_SIZE(cases); i++) {
@@ -586,6 +603,28 @@ START_TEST(errors)
     ck_assert_ptr_nonnull(strstr(error, "longer than"));
     free(error);
     free(huge);
+}
+END_TEST
+
+/* Regression: the action builder took set-field values wider than the
+ * field, which the datapath would write into the neighbouring field. */
+START_TEST(set_field_out_of_range)
+{
+    struct fdp__actions_builder b;
+
+    fdp__actions_builder_init(&b);
+    for (int f = 0; f < FDP_N_FIELDS; f++) {
+        fdp_u128 max = fdp__field(f)->max;
+        ck_assert_int_eq(fdp__actions_add_set_field(&b, f, max, 0), 0);
+        if (max != ~(fdp_u128) 0) {
+            ck_assert_int_eq(fdp__actions_add_set_field(&b, f, max + 1, 0),
+                             EINVAL);
+        }
+    }
+    ck_assert_int_eq(fdp__actions_add_set_field(&b, FDP_N_FIELDS, 0, 0),
+                     EINVAL);
+    ck_assert_uint_eq(b.n_actions, FDP_N_FIELDS);
+    fdp__actions_builder_destroy(&b);
 }
 END_TEST
 
@@ -631,6 +670,7 @@ main(void)
     tcase_add_test(tc, ranges);
     tcase_add_test(tc, field_extremes);
     tcase_add_test(tc, errors);
+    tcase_add_test(tc, set_field_out_of_range);
     tcase_add_test(tc, random_garbage);
     return unit_run(s);
 }
