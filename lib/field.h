@@ -59,6 +59,10 @@ struct fdp__field {
     enum fdp__prereq prereq;
     enum fdp__syntax syntax;
     fdp_u128 max;               /* Largest value. */
+    /* For a field without FDP__F_MASKABLE, the one mask ovs-ofctl still
+     * accepts, meaning "exact": all ones over the field's OpenFlow width
+     * in bytes (nw_ecn=1/0xff, arp_op=2/0xffff).  0: no mask at all. */
+    fdp_u128 exact_mask;
 };
 
 extern const struct fdp__field fdp__fields[FDP_N_FIELDS];

@@ -292,6 +292,27 @@ parse_mask(struct parser *p, enum fdp_field f, const char *s, const char *at,
     return error;
 }
 
+/* A field that takes no mask still takes the one that means "exact", as
+ * ovs-ofctl does (icmp_type=3/0xff): all ones over the field's OpenFlow
+ * width, which is not its width in the key (nw_ecn=1/3 is refused, while
+ * nw_ecn=1/0xff is taken). */
+static int
+parse_exact_mask(struct parser *p, enum fdp_field f, const char *s,
+                 const char *at, struct constraint *c)
+{
+    const struct fdp__field *field = fdp__field(f);
+    fdp_u128 mask;
+    bool overflow;
+
+    if (!field->exact_mask
+        || !str_to_u128(s, field->exact_mask, &mask, &overflow)
+        || mask != field->exact_mask) {
+        return parse_error(p, at, "%s: takes no mask", field->name);
+    }
+    c->mask = fdp__ones(field->n_bits);
+    return 0;
+}
+
 static int
 parse_tcp_flags(struct parser *p, const char *s, const char *at,
                 struct constraint *c)
@@ -430,17 +451,13 @@ parse_constraint(struct parser *p, enum fdp_field f, char *s, const char *at,
     if (slash) {
         *slash = '\0';
         error = parse_one_value(p, f, s, at, &c->value);
-        if (!error) {
-            error = parse_mask(p, f, slash + 1, at, &c->mask);
+        if (error) {
+            return error;
         }
-        /* A field that takes no mask still takes an all-ones one, as in
-         * ovs-ofctl (icmp_type=3/0xff). */
-        if (!error && !(field->flags & FDP__F_MASKABLE)) {
-            if (c->mask != fdp__ones(field->n_bits) && c->mask != field->max) {
-                return parse_error(p, at, "%s: takes no mask", field->name);
-            }
-            c->mask = fdp__ones(field->n_bits);
+        if (!(field->flags & FDP__F_MASKABLE)) {
+            return parse_exact_mask(p, f, slash + 1, at, c);
         }
+        error = parse_mask(p, f, slash + 1, at, &c->mask);
         if (!error) {
             c->value &= c->mask;
         }

@@ -369,6 +369,17 @@ START_TEST(canonical_forms)
                     "ip actions=CONTROLLER:65535,IN_PORT");
     check_canonical("arp,nw_src=1.2.3.4,actions=drop",
                     "arp,arp_spa=1.2.3.4 actions=drop");
+    /* The one mask a maskless field takes: all ones over its OpenFlow
+     * width, as ovs-ofctl. */
+    check_canonical("dl_vlan=5/0xffff,dl_vlan_pcp=3/0xff,actions=drop",
+                    "dl_vlan=5,dl_vlan_pcp=3 actions=drop");
+    check_canonical("ip,nw_tos=16/255,nw_ecn=1/0xff,nw_ttl=5/0xff,"
+                    "actions=drop", "ip,nw_tos=16,nw_ecn=1,nw_ttl=5 "
+                    "actions=drop");
+    check_canonical("arp,arp_op=2/0xffff,actions=drop",
+                    "arp,arp_op=2 actions=drop");
+    check_canonical("icmp,icmp_type=3/0xff,actions=drop",
+                    "icmp,icmp_type=3 actions=drop");
 }
 END_TEST
 
@@ -564,6 +575,17 @@ START_TEST(errors)
           "column 12: nw_ecn: 256 is out of range (0..3)" },
         { "ip,actions=mod_nw_ecn:4",
           "column 12: nw_ecn: 4 is out of range (0..3)" },
+        /* Regression: masks on fields that take none were dropped when
+         * all ones over the key's width; ovs-ofctl refuses them. */
+        { "dl_vlan=5/0xfff,actions=drop", "column 1: dl_vlan: takes no mask" },
+        { "dl_vlan_pcp=3/7,actions=drop",
+          "column 1: dl_vlan_pcp: takes no mask" },
+        { "ip,nw_tos=16/0xfc,actions=drop", "column 4: nw_tos: takes no mask" },
+        { "ip,nw_ecn=1/3,actions=drop", "column 4: nw_ecn: takes no mask" },
+        { "arp,arp_op=2/0xff,actions=drop", "column 5: arp_op: takes no mask" },
+        { "in_port=1/0xffff,actions=drop", "column 1: in_port: takes no mask" },
+        { "dl_type=0x800/0xff,actions=drop",
+          "column 1: dl_type: takes no mask" },
         /* Regression: range errors had no column ("Invalid argument"). */
         { "ip,nw_ecn=0-9,actions=drop",
           "column 4: nw_ecn: 9 is out of range (0..3)" },
