@@ -369,6 +369,18 @@ START_TEST(canonical_forms)
                     "ip actions=CONTROLLER:65535,IN_PORT");
     check_canonical("arp,nw_src=1.2.3.4,actions=drop",
                     "arp,arp_spa=1.2.3.4 actions=drop");
+    /* Identical repeats are accepted, in either order and spelling. */
+    check_canonical("tcp,tp_dst=1024/0xfc00,tp_dst=1024-2047,actions=drop",
+                    "tcp,tp_dst=0x400/0xfc00 actions=drop");
+    check_canonical("tcp,tp_dst=1024-2047,tp_dst=1024/0xfc00,actions=drop",
+                    "tcp,tp_dst=0x400/0xfc00 actions=drop");
+    check_canonical("tcp,ip,nw_proto=6,actions=drop", "tcp actions=drop");
+    check_canonical("dl_vlan=5,dl_vlan_pcp=3,dl_vlan=5,actions=drop",
+                    "dl_vlan=5,dl_vlan_pcp=3 actions=drop");
+    check_canonical("arp,nw_src=1.2.3.4,arp_spa=1.2.3.4,actions=drop",
+                    "arp,arp_spa=1.2.3.4 actions=drop");
+    check_canonical("ip,nw_ecn=3,nw_ecn=3,actions=drop",
+                    "ip,nw_ecn=3 actions=drop");
     /* The one mask a maskless field takes: all ones over its OpenFlow
      * width, as ovs-ofctl. */
     check_canonical("dl_vlan=5/0xffff,dl_vlan_pcp=3/0xff,actions=drop",
@@ -586,6 +598,26 @@ START_TEST(errors)
         { "in_port=1/0xffff,actions=drop", "column 1: in_port: takes no mask" },
         { "dl_type=0x800/0xff,actions=drop",
           "column 1: dl_type: takes no mask" },
+        /* Regression: repeated fields were merged (ovs-ofctl keeps the
+         * last); a different constraint on claimed bits is an error, and
+         * the message quotes the whole earlier token. */
+        { "ip,nw_src=10.1.0.0/16,nw_src=10.0.0.0/8,actions=drop",
+          "column 23: nw_src: conflicts with nw_src=10.1.0.0/16 at "
+          "column 4" },
+        { "pkt_mark=0x1/0x1,pkt_mark=0x2/0x2,actions=drop",
+          "column 18: pkt_mark: conflicts with pkt_mark=0x1/0x1 at "
+          "column 1" },
+        { "tcp,tcp_flags=+syn,tcp_flags=-ack,actions=drop",
+          "column 20: tcp_flags: conflicts with tcp_flags=+syn at column 5" },
+        { "ip,ip_frag=yes,ip_frag=not_later,actions=drop",
+          "column 16: ip_frag: conflicts with ip_frag=yes at column 4" },
+        { "dl_vlan=5,vlan_tci=0x1000/0x1000,actions=drop",
+          "column 11: vlan_tci: conflicts with dl_vlan=5 at column 1" },
+        { "ip,nw_src=10.0.0.1-10.0.0.5,nw_src=10.0.0.1-10.0.0.6,actions=drop",
+          "column 29: nw_src: conflicts with nw_src=10.0.0.1-10.0.0.5 at "
+          "column 4" },
+        { "tcp,tp_src=0-65535,tp_src=80,actions=drop",
+          "column 20: tp_src: conflicts with tp_src=0-65535 at column 5" },
         /* Regression: range errors had no column ("Invalid argument"). */
         { "ip,nw_ecn=0-9,actions=drop",
           "column 4: nw_ecn: 9 is out of range (0..3)" },
