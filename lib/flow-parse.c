@@ -851,6 +851,14 @@ prereq_text(enum fdp__prereq prereq)
         return "tcp or tcp6";
     case FDP__P_ICMP_ANY:
         return "icmp or icmp6";
+    case FDP__P_UDP:
+        return "udp or udp6";
+    case FDP__P_SCTP:
+        return "sctp or sctp6";
+    case FDP__P_ICMPV4:
+        return "icmp";
+    case FDP__P_ICMPV6:
+        return "icmp6";
     case FDP__P_NONE:
     case FDP__P_VLAN:
         break;
@@ -906,52 +914,17 @@ check_prereqs(struct parser *p)
 /* ---------------------------------------------------------------------- */
 /* Actions.                                                                */
 
-/* Fields set_field may write. */
+/* True if set_field has a name for field 'f'. */
 static bool
 settable(enum fdp_field f)
 {
-    switch (f) {
-    case FDP_F_PKT_MARK:
-    case FDP_F_DL_SRC:
-    case FDP_F_DL_DST:
-    case FDP_F_NW_SRC:
-    case FDP_F_NW_DST:
-    case FDP_F_IPV6_SRC:
-    case FDP_F_IPV6_DST:
-    case FDP_F_IPV6_LABEL:
-    case FDP_F_NW_TOS:
-    case FDP_F_NW_ECN:
-    case FDP_F_NW_TTL:
-    case FDP_F_TP_SRC:
-    case FDP_F_TP_DST:
-    case FDP_F_ICMP_TYPE:
-    case FDP_F_ICMP_CODE:
-    case FDP_F_ARP_OP:
-    case FDP_F_ARP_SPA:
-    case FDP_F_ARP_TPA:
-    case FDP_F_ARP_SHA:
-    case FDP_F_ARP_THA:
-        return true;
-    default:
-        return false;
+    for (size_t i = 0; i < fdp__n_set_field_names; i++) {
+        if (fdp__set_field_names[i].field == f) {
+            return true;
+        }
     }
+    return false;
 }
-
-/* Actions spelled mod_xxx:VALUE, and the field each sets. */
-static const struct {
-    const char *name;
-    enum fdp_field field;
-} mod_actions[] = {
-    { "mod_dl_src", FDP_F_DL_SRC },
-    { "mod_dl_dst", FDP_F_DL_DST },
-    { "mod_nw_src", FDP_F_NW_SRC },
-    { "mod_nw_dst", FDP_F_NW_DST },
-    { "mod_nw_tos", FDP_F_NW_TOS },
-    { "mod_nw_ecn", FDP_F_NW_ECN },
-    { "mod_nw_ttl", FDP_F_NW_TTL },
-    { "mod_tp_src", FDP_F_TP_SRC },
-    { "mod_tp_dst", FDP_F_TP_DST },
-};
 
 static int
 require(struct parser *p, enum fdp__prereq pr, const char *action,
@@ -1049,20 +1022,21 @@ parse_set_field(struct parser *p, char *arg, const char *at,
     }
     *arrow = '\0';
     const char *name = arrow + 2;
-    if (!fdp_field_from_name(name, &f)) {
+    const struct fdp__set_field_name *sf = fdp__set_field_name_find(name);
+    if (!sf) {
+        if (fdp_field_from_name(name, &f) && !settable(f)) {
+            return parse_error(p, at, "set_field: %s is read-only", name);
+        }
         return parse_error(p, at, "set_field: unknown field \"%s\"", name);
     }
-    if (!settable(f)) {
-        return parse_error(p, at, "set_field: %s is read-only",
-                           fdp__field(f)->name);
-    }
+    f = sf->field;
     if (strchr(arg, '/')) {
         return parse_error(p, at, "set_field: a masked value (\"%s\") is not "
                            "supported", arg);
     }
     int error = parse_one_value(p, f, arg, at, &value);
     if (!error) {
-        error = require(p, fdp__field(f)->prereq, "set_field", at);
+        error = require(p, sf->prereq, name, at);
     }
     if (!error) {
         error = add_set_field(p, b, f, value, 0, at);
@@ -1144,9 +1118,10 @@ parse_action(struct parser *p, char *name, char *arg, const char *at,
     if (!strcmp(name, "set_field")) {
         return parse_set_field(p, arg, at, b);
     }
-    for (size_t i = 0; i < FDP_ARRAY_SIZE(mod_actions); i++) {
-        if (!strcmp(name, mod_actions[i].name)) {
-            enum fdp_field f = mod_actions[i].field;
+    for (size_t i = 0; i < fdp__n_mod_actions; i++) {
+        const struct fdp__mod_action *mod = &fdp__mod_actions[i];
+        if (!strcasecmp(name, mod->name)) {
+            enum fdp_field f = mod->field;
             fdp_u128 value;
             if (!arg || !*arg) {
                 return parse_error(p, at, "%s: missing argument", name);
@@ -1156,7 +1131,8 @@ parse_action(struct parser *p, char *name, char *arg, const char *at,
                 error = require(p, fdp__field(f)->prereq, name, at);
             }
             if (!error) {
-                error = add_set_field(p, b, f, value, FDP__ACT_MOD, at);
+                error = add_set_field(p, b, f, value,
+                                      mod->canonical ? FDP__ACT_MOD : 0, at);
             }
             return error;
         }

@@ -81,6 +81,69 @@ const struct fdp__field fdp__fields[FDP_N_FIELDS] = {
 #undef M
 #undef R
 
+const struct fdp__set_field_name fdp__set_field_names[] = {
+    { "pkt_mark", FDP_F_PKT_MARK, FDP__P_NONE },
+    { "eth_src", FDP_F_DL_SRC, FDP__P_NONE },
+    { "dl_src", FDP_F_DL_SRC, FDP__P_NONE },
+    { "eth_dst", FDP_F_DL_DST, FDP__P_NONE },
+    { "dl_dst", FDP_F_DL_DST, FDP__P_NONE },
+    { "ip_src", FDP_F_NW_SRC, FDP__P_IPV4 },
+    { "nw_src", FDP_F_NW_SRC, FDP__P_IPV4 },
+    { "ip_dst", FDP_F_NW_DST, FDP__P_IPV4 },
+    { "nw_dst", FDP_F_NW_DST, FDP__P_IPV4 },
+    { "ipv6_src", FDP_F_IPV6_SRC, FDP__P_IPV6 },
+    { "ipv6_dst", FDP_F_IPV6_DST, FDP__P_IPV6 },
+    { "ipv6_label", FDP_F_IPV6_LABEL, FDP__P_IPV6 },
+    { "nw_tos", FDP_F_NW_TOS, FDP__P_IP_ANY },
+    { "nw_ecn", FDP_F_NW_ECN, FDP__P_IP_ANY },
+    { "ip_ecn", FDP_F_NW_ECN, FDP__P_IP_ANY },
+    { "nw_ttl", FDP_F_NW_TTL, FDP__P_IP_ANY },
+    { "tcp_src", FDP_F_TP_SRC, FDP__P_TCP },
+    { "tp_src", FDP_F_TP_SRC, FDP__P_TCP },
+    { "udp_src", FDP_F_TP_SRC, FDP__P_UDP },
+    { "sctp_src", FDP_F_TP_SRC, FDP__P_SCTP },
+    { "tcp_dst", FDP_F_TP_DST, FDP__P_TCP },
+    { "tp_dst", FDP_F_TP_DST, FDP__P_TCP },
+    { "udp_dst", FDP_F_TP_DST, FDP__P_UDP },
+    { "sctp_dst", FDP_F_TP_DST, FDP__P_SCTP },
+    { "icmp_type", FDP_F_ICMP_TYPE, FDP__P_ICMPV4 },
+    { "icmpv6_type", FDP_F_ICMP_TYPE, FDP__P_ICMPV6 },
+    { "icmp_code", FDP_F_ICMP_CODE, FDP__P_ICMPV4 },
+    { "icmpv6_code", FDP_F_ICMP_CODE, FDP__P_ICMPV6 },
+    { "arp_op", FDP_F_ARP_OP, FDP__P_ARP },
+    { "arp_spa", FDP_F_ARP_SPA, FDP__P_ARP },
+    { "arp_tpa", FDP_F_ARP_TPA, FDP__P_ARP },
+    { "arp_sha", FDP_F_ARP_SHA, FDP__P_ARP },
+    { "arp_tha", FDP_F_ARP_THA, FDP__P_ARP },
+};
+
+const size_t fdp__n_set_field_names = FDP_ARRAY_SIZE(fdp__set_field_names);
+
+const struct fdp__mod_action fdp__mod_actions[] = {
+    { "mod_dl_src", FDP_F_DL_SRC, true },
+    { "mod_dl_dst", FDP_F_DL_DST, true },
+    { "mod_nw_src", FDP_F_NW_SRC, true },
+    { "mod_nw_dst", FDP_F_NW_DST, true },
+    { "mod_nw_tos", FDP_F_NW_TOS, true },
+    { "mod_nw_ecn", FDP_F_NW_ECN, false },
+    { "mod_nw_ttl", FDP_F_NW_TTL, true },
+    { "mod_tp_src", FDP_F_TP_SRC, true },
+    { "mod_tp_dst", FDP_F_TP_DST, true },
+};
+
+const size_t fdp__n_mod_actions = FDP_ARRAY_SIZE(fdp__mod_actions);
+
+const struct fdp__set_field_name *
+fdp__set_field_name_find(const char *name)
+{
+    for (size_t i = 0; i < fdp__n_set_field_names; i++) {
+        if (!strcmp(name, fdp__set_field_names[i].name)) {
+            return &fdp__set_field_names[i];
+        }
+    }
+    return NULL;
+}
+
 /* A 128-bit field takes two whole words; every other field fits in one. */
 static_assert(FDP_KEY_WORDS * 8 <= 128, "the key is at most 128 bytes");
 

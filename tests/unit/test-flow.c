@@ -369,6 +369,16 @@ START_TEST(canonical_forms)
                     "ip actions=CONTROLLER:65535,IN_PORT");
     check_canonical("arp,nw_src=1.2.3.4,actions=drop",
                     "arp,arp_spa=1.2.3.4 actions=drop");
+    /* set_field prints under the name of the match's protocol, and
+     * mod_nw_ecn as set_field, as ovs-ofctl -O OpenFlow13. */
+    check_canonical("udp,actions=set_field:80->udp_src,mod_tp_dst:5",
+                    "udp actions=set_field:80->udp_src,mod_tp_dst:5");
+    check_canonical("tcp,actions=set_field:80->tp_dst",
+                    "tcp actions=set_field:80->tcp_dst");
+    check_canonical("icmp6,actions=set_field:1->icmpv6_type",
+                    "icmp6 actions=set_field:1->icmpv6_type");
+    check_canonical("ip,actions=mod_nw_ecn:1,set_field:2->ip_ecn",
+                    "ip actions=set_field:1->nw_ecn,set_field:2->nw_ecn");
     /* Identical repeats are accepted, in either order and spelling. */
     check_canonical("tcp,tp_dst=1024/0xfc00,tp_dst=1024-2047,actions=drop",
                     "tcp,tp_dst=0x400/0xfc00 actions=drop");
@@ -618,6 +628,20 @@ START_TEST(errors)
           "column 4" },
         { "tcp,tp_src=0-65535,tp_src=80,actions=drop",
           "column 20: tp_src: conflicts with tp_src=0-65535 at column 5" },
+        /* Regression: set_field quietly swapped the field for the one the
+         * match allows (udp_src became tcp_src); ovs-ofctl refuses. */
+        { "tcp,actions=set_field:80->udp_src",
+          "column 13: udp_src: requires udp or udp6 in the match" },
+        { "udp,actions=set_field:80->tp_dst",
+          "column 13: tp_dst: requires tcp or tcp6 in the match" },
+        { "icmp6,actions=set_field:1->icmp_type",
+          "column 15: icmp_type: requires icmp in the match" },
+        { "icmp,actions=set_field:1->icmpv6_code",
+          "column 14: icmpv6_code: requires icmp6 in the match" },
+        { "tcp6,actions=set_field:1->sctp_src",
+          "column 14: sctp_src: requires sctp or sctp6 in the match" },
+        { "icmp,actions=set_field:1->icmpv4_type",
+          "column 14: set_field: unknown field \"icmpv4_type\"" },
         /* Regression: range errors had no column ("Invalid argument"). */
         { "ip,nw_ecn=0-9,actions=drop",
           "column 4: nw_ecn: 9 is out of range (0..3)" },
