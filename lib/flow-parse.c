@@ -1076,25 +1076,27 @@ parse_action(struct parser *p, char *name, char *arg, const char *at,
         fdp__actions_add(b, FDP_ACT_CONTROLLER, v);
         return 0;
     }
-    if (!strcmp(name, "mod_vlan_vid")) {
+    if (!strcasecmp(name, "mod_vlan_vid")) {
         error = action_number(p, name, arg, 4095, at, &v);
         if (!error) {
             fdp__actions_add(b, FDP_ACT_SET_VLAN_VID, v);
         }
         return error;
     }
-    if (!strcmp(name, "mod_vlan_pcp")) {
+    if (!strcasecmp(name, "mod_vlan_pcp")) {
         error = action_number(p, name, arg, 7, at, &v);
         if (!error) {
             fdp__actions_add(b, FDP_ACT_SET_VLAN_PCP, v);
         }
         return error;
     }
-    if (!strcmp(name, "strip_vlan") && !arg) {
+    /* pop_vlan is OpenFlow 1.1's name for strip_vlan. */
+    if ((!strcasecmp(name, "strip_vlan") || !strcasecmp(name, "pop_vlan"))
+        && !arg) {
         fdp__actions_add(b, FDP_ACT_STRIP_VLAN, 0);
         return 0;
     }
-    if (!strcmp(name, "push_vlan")) {
+    if (!strcasecmp(name, "push_vlan")) {
         error = action_number(p, name, arg, 0xffff, at, &v);
         if (!error && v != 0x8100 && v != 0x88a8) {
             return parse_error(p, at, "push_vlan: %s is not a VLAN "
@@ -1105,7 +1107,7 @@ parse_action(struct parser *p, char *name, char *arg, const char *at,
         }
         return error;
     }
-    if (!strcmp(name, "dec_ttl")) {
+    if (!strcasecmp(name, "dec_ttl")) {
         if (arg) {
             return parse_error(p, at, "dec_ttl: takes no argument");
         }
@@ -1115,7 +1117,7 @@ parse_action(struct parser *p, char *name, char *arg, const char *at,
         }
         return error;
     }
-    if (!strcmp(name, "set_field")) {
+    if (!strcasecmp(name, "set_field")) {
         return parse_set_field(p, arg, at, b);
     }
     for (size_t i = 0; i < fdp__n_mod_actions; i++) {
@@ -1140,6 +1142,50 @@ parse_action(struct parser *p, char *name, char *arg, const char *at,
     return parse_error(p, at, "unknown action \"%s\"", name);
 }
 
+/* Splits the action text 'start' into its name (left in 'start') and its
+ * argument, written "name:arg" or, for the two parenthesised forms
+ * ovs-ofctl has for these actions, "dec_ttl()" and "controller(max_len=N)".
+ * Other parenthesised arguments (dec_ttl(1), controller(reason=...)) ask
+ * for more than flowdp's actions do, so they are refused. */
+static int
+split_action(struct parser *p, char *start, char **argp)
+{
+    char *paren = strchr(start, '(');
+    char *colon = strchr(start, ':');
+
+    if (colon && (!paren || colon < paren)) {
+        *colon = '\0';
+        *argp = colon + 1;
+        return 0;
+    }
+    if (!paren) {
+        *argp = NULL;
+        return 0;
+    }
+
+    size_t len = strlen(paren);
+    if (paren[len - 1] != ')') {
+        return parse_error(p, start, "action \"%s\": missing ')'", start);
+    }
+    paren[len - 1] = '\0';
+    *paren = '\0';
+    char *inner = paren + 1;
+    static const char max_len[] = "max_len=";
+    if (!*inner) {
+        *argp = NULL;
+        return 0;
+    }
+    if (!strcasecmp(start, "controller")
+        && !strncmp(inner, max_len, sizeof max_len - 1)) {
+        *argp = inner + sizeof max_len - 1;
+        return 0;
+    }
+    *paren = '(';
+    paren[len - 1] = ')';
+    return parse_error(p, start, "action \"%s\": arguments in parentheses "
+                       "are not supported", start);
+}
+
 static int
 parse_actions(struct parser *p, char *s, struct fdp_actions **actsp)
 {
@@ -1162,32 +1208,25 @@ parse_actions(struct parser *p, char *s, struct fdp_actions **actsp)
         }
         char *end = s;
         s += strspn(s, " \t\r\n");
+        /* ovs-ofctl skips empty actions: "drop," and "1,,2" are fine. */
         if (*s == ',') {
             s++;
-            if (!*(s + strspn(s, " \t\r\n"))) {
-                error = parse_error(p, s - 1, "action expected after ','");
-                break;
-            }
         }
         *end = '\0';
+        if (start == end) {
+            continue;
+        }
 
-        if (!strcmp(start, "drop")) {
+        if (!strcasecmp(start, "drop")) {
             drop = true;
             drop_at = start;
             continue;
         }
-        char *colon = strchr(start, ':');
         char *arg = NULL;
-        if (colon) {
-            *colon = '\0';
-            arg = colon + 1;
+        error = split_action(p, start, &arg);
+        if (!error) {
+            error = parse_action(p, start, arg, start, &b);
         }
-        if (strchr(start, '(')) {
-            error = parse_error(p, start, "action \"%s\": arguments in "
-                                "parentheses are not supported", start);
-            break;
-        }
-        error = parse_action(p, start, arg, start, &b);
     }
     if (!error && drop && b.n_actions) {
         error = parse_error(p, drop_at, "\"drop\" must not be accompanied "
@@ -1319,6 +1358,14 @@ fdp_flow_parse(const char *text, unsigned int flags,
     if (!p.buf || !p.match) {
         error = ENOMEM;
         goto out;
+    }
+
+    /* As ovs-ofctl, "#" starts a comment that runs to the end of the line,
+     * after a flow too; no flow syntax uses the character. */
+    char *hash = strchr(p.buf, '#');
+    if (hash) {
+        *hash = '\0';
+        len = (size_t) (hash - p.buf);
     }
 
     char *acts = find_actions(p.buf);

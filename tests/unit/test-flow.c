@@ -379,6 +379,15 @@ START_TEST(canonical_forms)
                     "icmp6 actions=set_field:1->icmpv6_type");
     check_canonical("ip,actions=mod_nw_ecn:1,set_field:2->ip_ecn",
                     "ip actions=set_field:1->nw_ecn,set_field:2->nw_ecn");
+    /* Action spellings ovs-ofctl also takes: any case, pop_vlan,
+     * parentheses, empty actions, a trailing comment. */
+    check_canonical("ip,actions=DROP,", "ip actions=drop");
+    check_canonical("ip,actions=STRIP_VLAN,pop_vlan,DEC_TTL(),MOD_NW_TOS:4,"
+                    "SET_FIELD:5->pkt_mark,PUSH_VLAN:0x8100,Output:1,,2,"
+                    "CONTROLLER(max_len=100),controller() # comment",
+                    "ip actions=strip_vlan,strip_vlan,dec_ttl,mod_nw_tos:4,"
+                    "set_field:0x5->pkt_mark,push_vlan:0x8100,output:1,"
+                    "output:2,CONTROLLER:100,CONTROLLER:65535");
     /* Identical repeats are accepted, in either order and spelling. */
     check_canonical("tcp,tp_dst=1024/0xfc00,tp_dst=1024-2047,actions=drop",
                     "tcp,tp_dst=0x400/0xfc00 actions=drop");
@@ -569,7 +578,10 @@ START_TEST(errors)
         { "ip,actions=set_field:1->nosuch",
           "column 12: set_field: unknown field \"nosuch\"" },
         { "ip,actions=frob", "column 12: unknown action \"frob\"" },
-        { "ip,actions=output:1,", "column 20: action expected after ','" },
+        { "ip,actions=dec_ttl(1)", "column 12: action \"dec_ttl(1)\": "
+          "arguments in parentheses are not supported" },
+        { "actions=controller(max_len=5", "column 9: action "
+          "\"controller(max_len=5\": missing ')'" },
         { "ip,nw_frag=maybe,actions=drop",
           "column 4: ip_frag: \"maybe\" is not one of no, yes, first, later, "
           "not_later" },
