@@ -489,6 +489,70 @@ START_TEST(field_extremes)
                     "idle_timeout=65535, hard_timeout=65535, "
                     "priority=65535 actions=drop");
     check_canonical("priority=0,actions=drop", "priority=0 actions=drop");
+    /* The fields the first list missed; checked against ovs-ofctl 3.1. */
+    check_canonical("arp,arp_spa=255.255.255.255,arp_sha=ff:ff:ff:ff:ff:ff,"
+                    "arp_tha=00:00:00:00:00:00,arp_op=0,actions=drop",
+                    "arp,arp_spa=255.255.255.255,arp_op=0,"
+                    "arp_sha=ff:ff:ff:ff:ff:ff,arp_tha=00:00:00:00:00:00 "
+                    "actions=drop");
+    check_canonical("pkt_mark=0,in_port=65535,actions=drop",
+                    "pkt_mark=0,in_port=ANY actions=drop");
+    check_canonical("ipv6,ipv6_label=0,actions=drop",
+                    "ipv6,ipv6_label=0x00000 actions=drop");
+    check_canonical("tcp,tcp_flags=0xfff,tp_src=65535,tp_dst=0,actions=drop",
+                    "tcp,tp_src=65535,tp_dst=0,tcp_flags=fin|syn|rst|psh|"
+                    "ack|urg|ece|cwr|ns|[200]|[400]|[800] actions=drop");
+    check_canonical("icmp,icmp_code=255,icmp_type=0,actions=drop",
+                    "icmp,icmp_type=0,icmp_code=255 actions=drop");
+    check_canonical("vlan_tci=0,actions=drop", "vlan_tci=0x0000 actions=drop");
+    check_canonical("vlan_tci=0xffff,actions=drop",
+                    "dl_vlan=4095,dl_vlan_pcp=7 actions=drop");
+
+    /* One above the maximum is an error for every numeric field. */
+    static const struct {
+        const char *in;
+        const char *error;
+    } above[] = {
+        { "in_port=65536,actions=drop",
+          "column 1: in_port: 65536 is out of range (0..65535)" },
+        { "pkt_mark=0x100000000,actions=drop",
+          "column 1: pkt_mark: 0x100000000 is out of range (0..4294967295)" },
+        { "dl_type=0x10000,actions=drop",
+          "column 1: dl_type: 0x10000 is out of range (0..65535)" },
+        { "vlan_tci=0x10000,actions=drop",
+          "column 1: vlan_tci: 0x10000 is out of range (0..65535)" },
+        { "dl_vlan_pcp=8,actions=drop",
+          "column 1: dl_vlan_pcp: 8 is out of range (0..7)" },
+        { "ipv6,ipv6_label=0x100000,actions=drop",
+          "column 6: ipv6_label: 0x100000 is out of range (0..1048575)" },
+        { "ip,nw_proto=256,actions=drop",
+          "column 4: nw_proto: 256 is out of range (0..255)" },
+        { "ip,nw_tos=256,actions=drop",
+          "column 4: nw_tos: 256 is out of range (0..252)" },
+        { "ip,nw_ecn=4,actions=drop",
+          "column 4: nw_ecn: 4 is out of range (0..3)" },
+        { "ip,nw_ttl=256,actions=drop",
+          "column 4: nw_ttl: 256 is out of range (0..255)" },
+        { "tcp,tp_src=65536,actions=drop",
+          "column 5: tp_src: 65536 is out of range (0..65535)" },
+        { "tcp,tcp_flags=0x1000,actions=drop",
+          "column 5: tcp_flags: 0x1000 is out of range (0..4095)" },
+        { "icmp,icmp_type=256,actions=drop",
+          "column 6: icmp_type: 256 is out of range (0..255)" },
+        { "icmp,icmp_code=256,actions=drop",
+          "column 6: icmp_code: 256 is out of range (0..255)" },
+        { "arp,arp_op=256,actions=drop",
+          "column 5: arp_op: 256 is out of range (0..255)" },
+    };
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(above); i++) {
+        struct fdp_flow_spec flow;
+        char *error = NULL;
+        ck_assert_int_eq(fdp_flow_parse(above[i].in, 0, &flow, &error),
+                         EINVAL);
+        ck_assert_msg(error && !strcmp(error, above[i].error),
+                      "\"%s\": got \"%s\"", above[i].in, error);
+        free(error);
+    }
 }
 END_TEST
 
