@@ -84,10 +84,14 @@ fdp__actions_add(struct fdp__actions_builder *b, enum fdp_action_type type,
     }
 }
 
-void
+int
 fdp__actions_add_set_field(struct fdp__actions_builder *b, enum fdp_field f,
                            fdp_u128 value, uint8_t flags)
 {
+    if ((unsigned int) f >= FDP_N_FIELDS || value > fdp__field(f)->max) {
+        return EINVAL;
+    }
+
     uint8_t n = fdp__field(f)->n_bits > 64 ? 3 : 2;
     uint64_t *w = builder_reserve(b, n);
 
@@ -104,6 +108,7 @@ fdp__actions_add_set_field(struct fdp__actions_builder *b, enum fdp_field f,
             w[1] = (uint64_t) value;
         }
     }
+    return 0;
 }
 
 struct fdp_actions *

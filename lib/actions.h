@@ -54,9 +54,12 @@ struct fdp__actions_builder {
 void fdp__actions_builder_init(struct fdp__actions_builder *);
 void fdp__actions_add(struct fdp__actions_builder *, enum fdp_action_type,
                       uint32_t arg);
-void fdp__actions_add_set_field(struct fdp__actions_builder *,
-                                enum fdp_field, fdp_u128 value,
-                                uint8_t flags);
+/* Appends a set-field action.  Returns 0, or EINVAL (and appends nothing)
+ * if 'value' is above the field's largest value: the datapath would
+ * otherwise write bits that belong to a neighbouring field. */
+int fdp__actions_add_set_field(struct fdp__actions_builder *,
+                               enum fdp_field, fdp_u128 value,
+                               uint8_t flags);
 /* Returns the list and resets the builder; NULL if out of memory. */
 struct fdp_actions *fdp__actions_finish(struct fdp__actions_builder *);
 void fdp__actions_builder_destroy(struct fdp__actions_builder *);

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <assert.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "flowdp/key.h"
@@ -26,6 +27,10 @@ enum fdp__prereq {
     FDP__P_TCP,         /* IP, nw_proto 6 */
     FDP__P_ICMP_ANY,    /* IPv4 with nw_proto 1, or IPv6 with 58 */
     FDP__P_VLAN,        /* nothing: dl_vlan and dl_vlan_pcp imply a tag */
+    FDP__P_UDP,         /* IP, nw_proto 17 */
+    FDP__P_SCTP,        /* IP, nw_proto 132 */
+    FDP__P_ICMPV4,      /* IPv4, nw_proto 1 */
+    FDP__P_ICMPV6,      /* IPv6, nw_proto 58 */
 };
 
 /* How a value is written and read. */
@@ -59,6 +64,10 @@ struct fdp__field {
     enum fdp__prereq prereq;
     enum fdp__syntax syntax;
     fdp_u128 max;               /* Largest value. */
+    /* For a field without FDP__F_MASKABLE, the one mask ovs-ofctl still
+     * accepts, meaning "exact": all ones over the field's OpenFlow width
+     * in bytes (nw_ecn=1/0xff, arp_op=2/0xffff).  0: no mask at all. */
+    fdp_u128 exact_mask;
 };
 
 extern const struct fdp__field fdp__fields[FDP_N_FIELDS];
@@ -133,6 +142,35 @@ fdp__from_value(struct fdp_value v)
 {
     return ((fdp_u128) v.hi << 64) | v.lo;
 }
+
+/* The names set_field takes, as ovs-ofctl's OXM and legacy names.  Unlike
+ * match fields, each name has its own prerequisite: "udp_src" writes the
+ * UDP source port and needs udp, and "tp_src" is ovs-ofctl's alias for
+ * "tcp_src".  A field with no entry cannot be set.  The first name of a
+ * field whose prerequisite a match meets is the one printed. */
+struct fdp__set_field_name {
+    const char *name;
+    enum fdp_field field;
+    enum fdp__prereq prereq;
+};
+
+extern const struct fdp__set_field_name fdp__set_field_names[];
+extern const size_t fdp__n_set_field_names;
+
+/* The set_field entry for 'name', or NULL. */
+const struct fdp__set_field_name *fdp__set_field_name_find(const char *name);
+
+/* The actions spelled mod_xxx:VALUE, each setting one field.  'canonical'
+ * says whether ovs-ofctl prints the action under this name (mod_nw_ecn is
+ * printed as set_field). */
+struct fdp__mod_action {
+    const char *name;
+    enum fdp_field field;
+    bool canonical;
+};
+
+extern const struct fdp__mod_action fdp__mod_actions[];
+extern const size_t fdp__n_mod_actions;
 
 /* Well-known values. */
 #define FDP_ETH_TYPE_IP 0x0800

@@ -390,63 +390,33 @@ fdp_match_format(const struct fdp_match *m, int priority)
 /* ---------------------------------------------------------------------- */
 /* Actions.                                                                */
 
-/* The OpenFlow 1.3 (OXM) name ovs-ofctl prints for set_field on 'f'. */
+/* The OpenFlow 1.3 (OXM) name ovs-ofctl prints for set_field on 'f': the
+ * first of the field's set_field names whose prerequisite 'm' meets
+ * ("udp_dst" under udp).  The parser only builds set_field actions whose
+ * prerequisites the match meets; for others, built through the API, the
+ * field's own name is the best there is. */
 static const char *
 oxm_name(enum fdp_field f, const struct fdp_match *m)
 {
-    int proto = fdp__match_nw_proto(m);
-    bool v6 = fdp__match_dl_type(m) == FDP_ETH_TYPE_IPV6;
-
-    switch (f) {
-    case FDP_F_DL_SRC:
-        return "eth_src";
-    case FDP_F_DL_DST:
-        return "eth_dst";
-    case FDP_F_NW_SRC:
-        return "ip_src";
-    case FDP_F_NW_DST:
-        return "ip_dst";
-    case FDP_F_TP_SRC:
-        return proto == FDP_IPPROTO_UDP ? "udp_src"
-               : proto == FDP_IPPROTO_SCTP ? "sctp_src" : "tcp_src";
-    case FDP_F_TP_DST:
-        return proto == FDP_IPPROTO_UDP ? "udp_dst"
-               : proto == FDP_IPPROTO_SCTP ? "sctp_dst" : "tcp_dst";
-    case FDP_F_ICMP_TYPE:
-        return v6 ? "icmpv6_type" : "icmp_type";
-    case FDP_F_ICMP_CODE:
-        return v6 ? "icmpv6_code" : "icmp_code";
-    default:
-        return fdp__field(f)->name;
+    for (size_t i = 0; i < fdp__n_set_field_names; i++) {
+        const struct fdp__set_field_name *sf = &fdp__set_field_names[i];
+        if (sf->field == f && fdp__match_meets(m, sf->prereq)) {
+            return sf->name;
+        }
     }
+    return fdp__field(f)->name;
 }
 
-/* The mod_xxx spelling of a set-field action, or NULL if it has none. */
+/* The mod_xxx name ovs-ofctl prints for a set-field action, or NULL. */
 static const char *
 mod_name(enum fdp_field f)
 {
-    switch (f) {
-    case FDP_F_DL_SRC:
-        return "mod_dl_src";
-    case FDP_F_DL_DST:
-        return "mod_dl_dst";
-    case FDP_F_NW_SRC:
-        return "mod_nw_src";
-    case FDP_F_NW_DST:
-        return "mod_nw_dst";
-    case FDP_F_NW_TOS:
-        return "mod_nw_tos";
-    case FDP_F_NW_ECN:
-        return "mod_nw_ecn";        /* As ovs-ofctl prints it for OF1.1+. */
-    case FDP_F_NW_TTL:
-        return "mod_nw_ttl";
-    case FDP_F_TP_SRC:
-        return "mod_tp_src";
-    case FDP_F_TP_DST:
-        return "mod_tp_dst";
-    default:
-        return NULL;
+    for (size_t i = 0; i < fdp__n_mod_actions; i++) {
+        if (fdp__mod_actions[i].field == f && fdp__mod_actions[i].canonical) {
+            return fdp__mod_actions[i].name;
+        }
     }
+    return NULL;
 }
 
 static void

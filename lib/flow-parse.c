@@ -39,6 +39,34 @@
  * enough that a hostile line cannot make the parser allocate much. */
 #define MAX_FLOW_LEN 65536
 
+/* Every token's hold on the key is recorded as a "claim": the bits of the
+ * field it names (all of them, not only those its mask selects) and the
+ * constraint it puts there, normalised as the match will hold it.  A later
+ * token whose claim overlaps an earlier one is an error unless the two are
+ * the same constraint, so "pkt_mark=0x1/0x1,pkt_mark=0x2/0x2" is refused
+ * (ovs-ofctl silently keeps the last), "tcp,nw_proto=6" and a repeated
+ * "tp_dst=80" are accepted, and the answer does not depend on the order
+ * ("tp_dst=1024/0xfc00" and "tp_dst=1024-2047" are the same claim).
+ *
+ * dl_vlan and dl_vlan_pcp are views of vlan_tci that also imply a tag (the
+ * CFI bit).  That implication is a claim of its own, marked 'implied', so
+ * that the two views share the bit while an explicit vlan_tci does not.
+ *
+ * Accepted claims never overlap unless identical, and identical ones are
+ * not stored twice, so there is at most one per field plus the implied tag
+ * bit. */
+struct claim {
+    struct fdp_key bits;        /* The claimed bits. */
+    struct fdp_key value;       /* Value under 'mask', or a range's low end. */
+    struct fdp_key mask;
+    struct fdp_key hi;          /* A range's high end; zero otherwise. */
+    bool implied;               /* The tag bit that dl_vlan(_pcp) imply. */
+    int offset;                 /* Token text, as an offset into the line */
+    int len;                    /* and a length, for messages. */
+};
+
+#define MAX_CLAIMS (FDP_N_FIELDS + 1)
+
 struct parser {
     const char *line;           /* The whole text, for columns. */
     char *buf;                  /* Modifiable copy of 'line'. */
@@ -46,9 +74,9 @@ struct parser {
     struct fdp_match *match;
     /* Column (1-based) where each field was set, 0 if not. */
     int field_col[FDP_N_FIELDS];
-    /* Where dl_type and nw_proto got their values, for conflicts with
-     * shorthands. */
-    const char *field_token[FDP_N_FIELDS];
+    /* What earlier tokens constrain (see struct claim). */
+    struct claim claims[MAX_CLAIMS];
+    size_t n_claims;
     /* The name the user wrote for what is being applied now. */
     const char *cur_name;
     unsigned int flags;         /* FDP_PARSE_*. */
@@ -85,7 +113,7 @@ col_of(const struct parser *p, const char *at)
 
 /* Parses all of 's' as an unsigned number the way ovs-ofctl (strtoull
  * with base 0) does: hex after 0x, octal after a leading 0, else decimal.
- * Returns false if it is not one or exceeds 'max'. */
+ * Returns false if it is not one or exceeds 'max' (then sets '*overflow'). */
 static bool
 str_to_u128(const char *s, fdp_u128 max, fdp_u128 *value, bool *overflow)
 {
@@ -111,7 +139,10 @@ str_to_u128(const char *s, fdp_u128 max, fdp_u128 *value, bool *overflow)
         } else {
             return false;
         }
-        if (v > (max - (fdp_u128) d) / (fdp_u128) base) {
+        /* 'd' is checked first: for a field as narrow as nw_ecn a digit
+         * can exceed 'max' by itself, and 'max - d' would wrap around. */
+        if ((fdp_u128) d > max
+            || v > (max - (fdp_u128) d) / (fdp_u128) base) {
             *overflow = true;
             return false;
         }
@@ -289,6 +320,27 @@ parse_mask(struct parser *p, enum fdp_field f, const char *s, const char *at,
     return error;
 }
 
+/* A field that takes no mask still takes the one that means "exact", as
+ * ovs-ofctl does (icmp_type=3/0xff): all ones over the field's OpenFlow
+ * width, which is not its width in the key (nw_ecn=1/3 is refused, while
+ * nw_ecn=1/0xff is taken). */
+static int
+parse_exact_mask(struct parser *p, enum fdp_field f, const char *s,
+                 const char *at, struct constraint *c)
+{
+    const struct fdp__field *field = fdp__field(f);
+    fdp_u128 mask;
+    bool overflow;
+
+    if (!field->exact_mask
+        || !str_to_u128(s, field->exact_mask, &mask, &overflow)
+        || mask != field->exact_mask) {
+        return parse_error(p, at, "%s: takes no mask", field->name);
+    }
+    c->mask = fdp__ones(field->n_bits);
+    return 0;
+}
+
 static int
 parse_tcp_flags(struct parser *p, const char *s, const char *at,
                 struct constraint *c)
@@ -427,17 +479,13 @@ parse_constraint(struct parser *p, enum fdp_field f, char *s, const char *at,
     if (slash) {
         *slash = '\0';
         error = parse_one_value(p, f, s, at, &c->value);
-        if (!error) {
-            error = parse_mask(p, f, slash + 1, at, &c->mask);
+        if (error) {
+            return error;
         }
-        /* A field that takes no mask still takes an all-ones one, as in
-         * ovs-ofctl (icmp_type=3/0xff). */
-        if (!error && !(field->flags & FDP__F_MASKABLE)) {
-            if (c->mask != fdp__ones(field->n_bits) && c->mask != field->max) {
-                return parse_error(p, at, "%s: takes no mask", field->name);
-            }
-            c->mask = fdp__ones(field->n_bits);
+        if (!(field->flags & FDP__F_MASKABLE)) {
+            return parse_exact_mask(p, f, slash + 1, at, c);
         }
+        error = parse_mask(p, f, slash + 1, at, &c->mask);
         if (!error) {
             c->value &= c->mask;
         }
@@ -451,124 +499,176 @@ parse_constraint(struct parser *p, enum fdp_field f, char *s, const char *at,
 /* ---------------------------------------------------------------------- */
 /* Applying constraints.                                                   */
 
-/* Returns a field set earlier whose bits overlap 'f', or -1. */
-static int
-earlier_overlapping(const struct parser *p, enum fdp_field f)
+static bool
+keys_overlap(const struct fdp_key *a, const struct fdp_key *b)
 {
-    struct fdp_key a, b;
-
-    memset(&a, 0, sizeof a);
-    fdp__key_set(&a, f, fdp__ones(fdp__field(f)->n_bits));
-    for (int g = 0; g < FDP_N_FIELDS; g++) {
-        if (!p->field_col[g]) {
-            continue;
-        }
-        memset(&b, 0, sizeof b);
-        fdp__key_set(&b, (enum fdp_field) g,
-                     fdp__ones(fdp__field(g)->n_bits));
-        for (int i = 0; i < FDP_KEY_WORDS; i++) {
-            if (a.w[i] & b.w[i]) {
-                return g;
-            }
+    for (int i = 0; i < FDP_KEY_WORDS; i++) {
+        if (a->w[i] & b->w[i]) {
+            return true;
         }
     }
-    return -1;
+    return false;
 }
 
-static int
-conflict(struct parser *p, enum fdp_field f, const char *at)
+static bool
+claims_equal(const struct claim *a, const struct claim *b)
 {
-    int g = earlier_overlapping(p, f);
-    const char *name = p->cur_name ? p->cur_name : fdp__field(f)->name;
-
-    if (g < 0) {
-        return parse_error(p, at, "%s: conflicts with an earlier field",
-                           name);
-    }
-    return parse_error(p, at, "%s: conflicts with %s at column %d", name,
-                       p->field_token[g], p->field_col[g]);
+    return a->implied == b->implied
+           && !memcmp(&a->bits, &b->bits, sizeof a->bits)
+           && !memcmp(&a->value, &b->value, sizeof a->value)
+           && !memcmp(&a->mask, &b->mask, sizeof a->mask)
+           && !memcmp(&a->hi, &b->hi, sizeof a->hi);
 }
 
-/* Adds value/mask on field 'f' to the match, checking that bits it
- * shares with earlier fields agree. */
-static int
-apply_masked(struct parser *p, enum fdp_field f, fdp_u128 value,
-             fdp_u128 mask, const char *at)
+/* Fills 'cl' with the claim of constraint 'c' on field 'f', normalising a
+ * range as fdp__match_set_range() will store it. */
+static void
+make_claim(enum fdp_field f, const struct constraint *c, struct claim *cl)
 {
-    struct fdp_match *m = p->match;
+    const struct fdp__field *field = fdp__field(f);
+    fdp_u128 value = c->value;
+    fdp_u128 mask = c->mask;
+    fdp_u128 hi = 0;
 
-    for (uint32_t map = m->range_fields; map; map &= map - 1) {
-        enum fdp_field r = (enum fdp_field) __builtin_ctz(map);
-        struct fdp_key a, b;
-        memset(&a, 0, sizeof a);
-        memset(&b, 0, sizeof b);
-        fdp__key_set(&a, f, mask);
-        fdp__key_set(&b, r, fdp__ones(fdp__field(r)->n_bits));
-        for (int i = 0; i < FDP_KEY_WORDS; i++) {
-            if (a.w[i] & b.w[i]) {
-                return conflict(p, f, at);
-            }
+    if (c->is_range) {
+        fdp_u128 prefix;
+        if (c->value == 0 && c->hi == field->max) {
+            value = mask = 0;
+        } else if (fdp__range_to_prefix(c->value, c->hi, field->n_bits,
+                                        &prefix)
+                   && (c->value == c->hi
+                       || (field->flags & FDP__F_MASKABLE))) {
+            mask = prefix;
+        } else {
+            mask = 0;
+            hi = c->hi;
         }
     }
+    memset(cl, 0, sizeof *cl);
+    fdp__key_set(&cl->bits, f, fdp__ones(field->n_bits));
+    fdp__key_set(&cl->value, f, hi ? value : value & mask);
+    fdp__key_set(&cl->mask, f, mask);
+    fdp__key_set(&cl->hi, f, hi);
+}
 
-    fdp_u128 old_mask = fdp__match_get_mask(m, f);
-    fdp_u128 old_value = fdp__match_get_value(m, f);
-    if ((old_value ^ value) & old_mask & mask) {
-        return conflict(p, f, at);
+/* The claim that dl_vlan and dl_vlan_pcp make on the tag bit. */
+static void
+make_tag_claim(struct claim *cl)
+{
+    memset(cl, 0, sizeof *cl);
+    fdp__key_set(&cl->bits, FDP_F_VLAN_TCI, FDP_VLAN_CFI);
+    fdp__key_set(&cl->value, FDP_F_VLAN_TCI, FDP_VLAN_CFI);
+    fdp__key_set(&cl->mask, FDP_F_VLAN_TCI, FDP_VLAN_CFI);
+    cl->implied = true;
+}
+
+/* Checks the 'n' claims of the token at 'at' (spelled 'name') against the
+ * earlier ones and records those that are new.  Sets '*repeat' if every one
+ * of them repeats an earlier claim, so that the match already holds the
+ * token's constraint. */
+static int
+stake_claims(struct parser *p, struct claim *cls, size_t n, const char *at,
+             const char *name, bool *repeat)
+{
+    size_t n_new = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        bool same = false;
+        for (size_t j = 0; j < p->n_claims; j++) {
+            const struct claim *old = &p->claims[j];
+            if (!keys_overlap(&cls[i].bits, &old->bits)) {
+                continue;
+            }
+            if (!claims_equal(&cls[i], old)) {
+                return parse_error(p, at, "%s: conflicts with %.*s at column "
+                                   "%d", name, old->len,
+                                   p->line + old->offset, old->offset + 1);
+            }
+            same = true;
+        }
+        if (!same) {
+            cls[n_new++] = cls[i];
+        }
     }
-    /* Add the bits without touching the rest of the field's storage: a
-     * range on dl_vlan and the tag bit set by dl_vlan_pcp share vlan_tci. */
-    fdp__key_or(&m->mask, f, mask);
-    fdp__key_or(&m->value, f, value & mask);
+    for (size_t i = 0; i < n_new; i++) {
+        cls[i].offset = (int) (at - p->buf);
+        cls[i].len = (int) strcspn(p->line + cls[i].offset, ", \t\r\n");
+        p->claims[p->n_claims++] = cls[i];
+    }
+    *repeat = !n_new;
     return 0;
+}
+
+/* Adds value/mask on field 'f' to the match.  Only the field's bits that
+ * are in 'mask' change: dl_vlan_pcp adds the tag bit and its own bits to a
+ * vlan_tci that dl_vlan may have set, and the claims guarantee that any
+ * bits both set agree. */
+static void
+apply_masked(struct parser *p, enum fdp_field f, fdp_u128 value,
+             fdp_u128 mask)
+{
+    fdp__key_or(&p->match->mask, f, mask);
+    fdp__key_or(&p->match->value, f, value & mask);
 }
 
 static int
 apply_range(struct parser *p, enum fdp_field f, fdp_u128 lo, fdp_u128 hi,
             const char *at)
 {
-    struct fdp_match *m = p->match;
-
-    if (fdp__match_get_mask(m, f) || earlier_overlapping(p, f) >= 0) {
-        if (fdp__match_has_range(m, f)
-            && fdp__key_get(&m->value, f) == lo
-            && fdp__key_get(&m->hi, f) == hi) {
-            return 0;
-        }
-        return conflict(p, f, at);
+    if (fdp__match_set_range(p->match, f, lo, hi)) {
+        /* The values were checked against the field's range when parsed
+         * and the claims keep ranges apart, so this is a range the match
+         * cannot hold; say which. */
+        return parse_error(p, at, "%s: range %" PRIu64 "-%" PRIu64 " is "
+                           "not valid for this field (0..%" PRIu64 ")",
+                           fdp__field(f)->name, (uint64_t) lo,
+                           (uint64_t) hi, (uint64_t) fdp__field(f)->max);
     }
-    int error = fdp__match_set_range(m, f, lo, hi);
-    return error == EBUSY ? conflict(p, f, at) : error;
+    return 0;
 }
 
-/* Applies 'c' to field 'f'.  dl_vlan and dl_vlan_pcp imply an 802.1Q tag
- * (the CFI bit of vlan_tci), and dl_vlan=0xffff means "no tag". */
+/* Claims, then applies, constraint 'c' on field 'f'.  dl_vlan and
+ * dl_vlan_pcp imply an 802.1Q tag (the CFI bit of vlan_tci), and
+ * dl_vlan=0xffff means "no tag", a claim on all of vlan_tci. */
 static int
 apply_constraint(struct parser *p, enum fdp_field f,
                  const struct constraint *c, const char *at)
 {
-    int error;
+    struct claim cls[2];
+    size_t n = 0;
+    bool repeat;
 
+    if (f == FDP_F_DL_VLAN && !c->is_range && c->value == 0xffff) {
+        struct constraint none = { .value = 0, .mask = 0xffff };
+        make_claim(FDP_F_VLAN_TCI, &none, &cls[n++]);
+    } else {
+        if (f == FDP_F_DL_VLAN || f == FDP_F_DL_VLAN_PCP) {
+            make_tag_claim(&cls[n++]);
+        }
+        make_claim(f, c, &cls[n++]);
+    }
+    int error = stake_claims(p, cls, n, at, p->cur_name, &repeat);
+    if (error || repeat) {
+        return error;
+    }
+
+    if (f == FDP_F_DL_VLAN && !c->is_range && c->value == 0xffff) {
+        apply_masked(p, FDP_F_VLAN_TCI, 0, 0xffff);
+        return 0;
+    }
     if (f == FDP_F_DL_VLAN || f == FDP_F_DL_VLAN_PCP) {
-        if (f == FDP_F_DL_VLAN && !c->is_range && c->value == 0xffff) {
-            return apply_masked(p, FDP_F_VLAN_TCI, 0, 0xffff, at);
-        }
-        error = apply_masked(p, FDP_F_VLAN_TCI, FDP_VLAN_CFI, FDP_VLAN_CFI,
-                             at);
-        if (error) {
-            return error;
-        }
+        apply_masked(p, FDP_F_VLAN_TCI, FDP_VLAN_CFI, FDP_VLAN_CFI);
     }
     if (c->is_range) {
         return apply_range(p, f, c->value, c->hi, at);
     }
-    return apply_masked(p, f, c->value, c->mask, at);
+    apply_masked(p, f, c->value, c->mask);
+    return 0;
 }
 
 /* Parses and applies "name=value" for field 'f'. */
 static int
-parse_field(struct parser *p, enum fdp_field f, char *value, const char *at,
-            const char *token)
+parse_field(struct parser *p, enum fdp_field f, char *value, const char *at)
 {
     struct constraint c;
     const struct fdp__field *field = fdp__field(f);
@@ -594,7 +694,6 @@ apply:
     error = apply_constraint(p, f, &c, at);
     if (!error && !p->field_col[f]) {
         p->field_col[f] = col_of(p, at);
-        p->field_token[f] = token;
     }
     return error;
 }
@@ -621,25 +720,40 @@ static const struct {
     { "rarp", FDP_ETH_TYPE_RARP, -1 },
 };
 
+/* A shorthand claims dl_type and, for "tcp" and the like, nw_proto, so
+ * "tcp,ip" and "ip,tcp" agree and "tcp,udp" is an error. */
 static int
-apply_shorthand(struct parser *p, int i, const char *at, const char *token)
+apply_shorthand(struct parser *p, int i, const char *at)
 {
+    struct constraint type = { .value = shorthands[i].dl_type,
+                               .mask = 0xffff };
+    struct constraint proto = { .value = (fdp_u128) shorthands[i].nw_proto,
+                                .mask = 0xff };
+    bool has_proto = shorthands[i].nw_proto >= 0;
+    struct claim cls[2];
+    bool repeat;
+
     p->cur_name = shorthands[i].name;
-    int error = apply_masked(p, FDP_F_DL_TYPE, shorthands[i].dl_type, 0xffff,
-                             at);
-    if (!error && !p->field_col[FDP_F_DL_TYPE]) {
-        p->field_col[FDP_F_DL_TYPE] = col_of(p, at);
-        p->field_token[FDP_F_DL_TYPE] = token;
+    make_claim(FDP_F_DL_TYPE, &type, &cls[0]);
+    if (has_proto) {
+        make_claim(FDP_F_NW_PROTO, &proto, &cls[1]);
     }
-    if (!error && shorthands[i].nw_proto >= 0) {
-        error = apply_masked(p, FDP_F_NW_PROTO,
-                             (fdp_u128) shorthands[i].nw_proto, 0xff, at);
-        if (!error && !p->field_col[FDP_F_NW_PROTO]) {
+    int error = stake_claims(p, cls, has_proto ? 2 : 1, at, p->cur_name,
+                             &repeat);
+    if (error) {
+        return error;
+    }
+    apply_masked(p, FDP_F_DL_TYPE, type.value, type.mask);
+    if (!p->field_col[FDP_F_DL_TYPE]) {
+        p->field_col[FDP_F_DL_TYPE] = col_of(p, at);
+    }
+    if (has_proto) {
+        apply_masked(p, FDP_F_NW_PROTO, proto.value, proto.mask);
+        if (!p->field_col[FDP_F_NW_PROTO]) {
             p->field_col[FDP_F_NW_PROTO] = col_of(p, at);
-            p->field_token[FDP_F_NW_PROTO] = token;
         }
     }
-    return error;
+    return 0;
 }
 
 struct attr_state {
@@ -737,6 +851,14 @@ prereq_text(enum fdp__prereq prereq)
         return "tcp or tcp6";
     case FDP__P_ICMP_ANY:
         return "icmp or icmp6";
+    case FDP__P_UDP:
+        return "udp or udp6";
+    case FDP__P_SCTP:
+        return "sctp or sctp6";
+    case FDP__P_ICMPV4:
+        return "icmp";
+    case FDP__P_ICMPV6:
+        return "icmp6";
     case FDP__P_NONE:
     case FDP__P_VLAN:
         break;
@@ -761,10 +883,12 @@ check_prereqs(struct parser *p)
     for (size_t i = 0; i < FDP_ARRAY_SIZE(arp_spellings); i++) {
         enum fdp_field ip = arp_spellings[i].ip;
         enum fdp_field arp = arp_spellings[i].arp;
-        if (p->field_col[ip] && !p->field_col[arp]
-            && fdp__match_meets(p->match, FDP__P_ARP)) {
-            p->field_col[arp] = p->field_col[ip];
-            p->field_token[arp] = p->field_token[ip];
+        if (p->field_col[ip] && fdp__match_meets(p->match, FDP__P_ARP)) {
+            /* "arp,nw_src=X,arp_spa=X" names one field twice, which the
+             * claims accepted as a repeat. */
+            if (!p->field_col[arp]) {
+                p->field_col[arp] = p->field_col[ip];
+            }
             p->field_col[ip] = 0;
             if (fdp__match_has_range(p->match, ip)) {
                 /* A range is kept under its field's name: move it, so
@@ -790,52 +914,17 @@ check_prereqs(struct parser *p)
 /* ---------------------------------------------------------------------- */
 /* Actions.                                                                */
 
-/* Fields set_field may write. */
+/* True if set_field has a name for field 'f'. */
 static bool
 settable(enum fdp_field f)
 {
-    switch (f) {
-    case FDP_F_PKT_MARK:
-    case FDP_F_DL_SRC:
-    case FDP_F_DL_DST:
-    case FDP_F_NW_SRC:
-    case FDP_F_NW_DST:
-    case FDP_F_IPV6_SRC:
-    case FDP_F_IPV6_DST:
-    case FDP_F_IPV6_LABEL:
-    case FDP_F_NW_TOS:
-    case FDP_F_NW_ECN:
-    case FDP_F_NW_TTL:
-    case FDP_F_TP_SRC:
-    case FDP_F_TP_DST:
-    case FDP_F_ICMP_TYPE:
-    case FDP_F_ICMP_CODE:
-    case FDP_F_ARP_OP:
-    case FDP_F_ARP_SPA:
-    case FDP_F_ARP_TPA:
-    case FDP_F_ARP_SHA:
-    case FDP_F_ARP_THA:
-        return true;
-    default:
-        return false;
+    for (size_t i = 0; i < fdp__n_set_field_names; i++) {
+        if (fdp__set_field_names[i].field == f) {
+            return true;
+        }
     }
+    return false;
 }
-
-/* Actions spelled mod_xxx:VALUE, and the field each sets. */
-static const struct {
-    const char *name;
-    enum fdp_field field;
-} mod_actions[] = {
-    { "mod_dl_src", FDP_F_DL_SRC },
-    { "mod_dl_dst", FDP_F_DL_DST },
-    { "mod_nw_src", FDP_F_NW_SRC },
-    { "mod_nw_dst", FDP_F_NW_DST },
-    { "mod_nw_tos", FDP_F_NW_TOS },
-    { "mod_nw_ecn", FDP_F_NW_ECN },
-    { "mod_nw_ttl", FDP_F_NW_TTL },
-    { "mod_tp_src", FDP_F_TP_SRC },
-    { "mod_tp_dst", FDP_F_TP_DST },
-};
 
 static int
 require(struct parser *p, enum fdp__prereq pr, const char *action,
@@ -906,6 +995,20 @@ parse_output(struct parser *p, const char *arg, const char *at,
     return 0;
 }
 
+/* Appends a set-field action, turning the action module's refusal of a
+ * value wider than the field into a message. */
+static int
+add_set_field(struct parser *p, struct fdp__actions_builder *b,
+              enum fdp_field f, fdp_u128 value, uint8_t flags, const char *at)
+{
+    if (fdp__actions_add_set_field(b, f, value, flags)) {
+        return parse_error(p, at, "%s: value is out of range (0..%" PRIu64
+                           ")", fdp__field(f)->name,
+                           (uint64_t) fdp__field(f)->max);
+    }
+    return 0;
+}
+
 static int
 parse_set_field(struct parser *p, char *arg, const char *at,
                 struct fdp__actions_builder *b)
@@ -919,23 +1022,24 @@ parse_set_field(struct parser *p, char *arg, const char *at,
     }
     *arrow = '\0';
     const char *name = arrow + 2;
-    if (!fdp_field_from_name(name, &f)) {
+    const struct fdp__set_field_name *sf = fdp__set_field_name_find(name);
+    if (!sf) {
+        if (fdp_field_from_name(name, &f) && !settable(f)) {
+            return parse_error(p, at, "set_field: %s is read-only", name);
+        }
         return parse_error(p, at, "set_field: unknown field \"%s\"", name);
     }
-    if (!settable(f)) {
-        return parse_error(p, at, "set_field: %s is read-only",
-                           fdp__field(f)->name);
-    }
+    f = sf->field;
     if (strchr(arg, '/')) {
         return parse_error(p, at, "set_field: a masked value (\"%s\") is not "
                            "supported", arg);
     }
     int error = parse_one_value(p, f, arg, at, &value);
     if (!error) {
-        error = require(p, fdp__field(f)->prereq, "set_field", at);
+        error = require(p, sf->prereq, name, at);
     }
     if (!error) {
-        fdp__actions_add_set_field(b, f, value, 0);
+        error = add_set_field(p, b, f, value, 0, at);
     }
     return error;
 }
@@ -972,25 +1076,27 @@ parse_action(struct parser *p, char *name, char *arg, const char *at,
         fdp__actions_add(b, FDP_ACT_CONTROLLER, v);
         return 0;
     }
-    if (!strcmp(name, "mod_vlan_vid")) {
+    if (!strcasecmp(name, "mod_vlan_vid")) {
         error = action_number(p, name, arg, 4095, at, &v);
         if (!error) {
             fdp__actions_add(b, FDP_ACT_SET_VLAN_VID, v);
         }
         return error;
     }
-    if (!strcmp(name, "mod_vlan_pcp")) {
+    if (!strcasecmp(name, "mod_vlan_pcp")) {
         error = action_number(p, name, arg, 7, at, &v);
         if (!error) {
             fdp__actions_add(b, FDP_ACT_SET_VLAN_PCP, v);
         }
         return error;
     }
-    if (!strcmp(name, "strip_vlan") && !arg) {
+    /* pop_vlan is OpenFlow 1.1's name for strip_vlan. */
+    if ((!strcasecmp(name, "strip_vlan") || !strcasecmp(name, "pop_vlan"))
+        && !arg) {
         fdp__actions_add(b, FDP_ACT_STRIP_VLAN, 0);
         return 0;
     }
-    if (!strcmp(name, "push_vlan")) {
+    if (!strcasecmp(name, "push_vlan")) {
         error = action_number(p, name, arg, 0xffff, at, &v);
         if (!error && v != 0x8100 && v != 0x88a8) {
             return parse_error(p, at, "push_vlan: %s is not a VLAN "
@@ -1001,7 +1107,7 @@ parse_action(struct parser *p, char *name, char *arg, const char *at,
         }
         return error;
     }
-    if (!strcmp(name, "dec_ttl")) {
+    if (!strcasecmp(name, "dec_ttl")) {
         if (arg) {
             return parse_error(p, at, "dec_ttl: takes no argument");
         }
@@ -1011,12 +1117,13 @@ parse_action(struct parser *p, char *name, char *arg, const char *at,
         }
         return error;
     }
-    if (!strcmp(name, "set_field")) {
+    if (!strcasecmp(name, "set_field")) {
         return parse_set_field(p, arg, at, b);
     }
-    for (size_t i = 0; i < FDP_ARRAY_SIZE(mod_actions); i++) {
-        if (!strcmp(name, mod_actions[i].name)) {
-            enum fdp_field f = mod_actions[i].field;
+    for (size_t i = 0; i < fdp__n_mod_actions; i++) {
+        const struct fdp__mod_action *mod = &fdp__mod_actions[i];
+        if (!strcasecmp(name, mod->name)) {
+            enum fdp_field f = mod->field;
             fdp_u128 value;
             if (!arg || !*arg) {
                 return parse_error(p, at, "%s: missing argument", name);
@@ -1026,12 +1133,57 @@ parse_action(struct parser *p, char *name, char *arg, const char *at,
                 error = require(p, fdp__field(f)->prereq, name, at);
             }
             if (!error) {
-                fdp__actions_add_set_field(b, f, value, FDP__ACT_MOD);
+                error = add_set_field(p, b, f, value,
+                                      mod->canonical ? FDP__ACT_MOD : 0, at);
             }
             return error;
         }
     }
     return parse_error(p, at, "unknown action \"%s\"", name);
+}
+
+/* Splits the action text 'start' into its name (left in 'start') and its
+ * argument, written "name:arg" or, for the two parenthesised forms
+ * ovs-ofctl has for these actions, "dec_ttl()" and "controller(max_len=N)".
+ * Other parenthesised arguments (dec_ttl(1), controller(reason=...)) ask
+ * for more than flowdp's actions do, so they are refused. */
+static int
+split_action(struct parser *p, char *start, char **argp)
+{
+    char *paren = strchr(start, '(');
+    char *colon = strchr(start, ':');
+
+    if (colon && (!paren || colon < paren)) {
+        *colon = '\0';
+        *argp = colon + 1;
+        return 0;
+    }
+    if (!paren) {
+        *argp = NULL;
+        return 0;
+    }
+
+    size_t len = strlen(paren);
+    if (paren[len - 1] != ')') {
+        return parse_error(p, start, "action \"%s\": missing ')'", start);
+    }
+    paren[len - 1] = '\0';
+    *paren = '\0';
+    char *inner = paren + 1;
+    static const char max_len[] = "max_len=";
+    if (!*inner) {
+        *argp = NULL;
+        return 0;
+    }
+    if (!strcasecmp(start, "controller")
+        && !strncmp(inner, max_len, sizeof max_len - 1)) {
+        *argp = inner + sizeof max_len - 1;
+        return 0;
+    }
+    *paren = '(';
+    paren[len - 1] = ')';
+    return parse_error(p, start, "action \"%s\": arguments in parentheses "
+                       "are not supported", start);
 }
 
 static int
@@ -1056,32 +1208,25 @@ parse_actions(struct parser *p, char *s, struct fdp_actions **actsp)
         }
         char *end = s;
         s += strspn(s, " \t\r\n");
+        /* ovs-ofctl skips empty actions: "drop," and "1,,2" are fine. */
         if (*s == ',') {
             s++;
-            if (!*(s + strspn(s, " \t\r\n"))) {
-                error = parse_error(p, s - 1, "action expected after ','");
-                break;
-            }
         }
         *end = '\0';
+        if (start == end) {
+            continue;
+        }
 
-        if (!strcmp(start, "drop")) {
+        if (!strcasecmp(start, "drop")) {
             drop = true;
             drop_at = start;
             continue;
         }
-        char *colon = strchr(start, ':');
         char *arg = NULL;
-        if (colon) {
-            *colon = '\0';
-            arg = colon + 1;
+        error = split_action(p, start, &arg);
+        if (!error) {
+            error = parse_action(p, start, arg, start, &b);
         }
-        if (strchr(start, '(')) {
-            error = parse_error(p, start, "action \"%s\": arguments in "
-                                "parentheses are not supported", start);
-            break;
-        }
-        error = parse_action(p, start, arg, start, &b);
     }
     if (!error && drop && b.n_actions) {
         error = parse_error(p, drop_at, "\"drop\" must not be accompanied "
@@ -1153,8 +1298,7 @@ parse_match_tokens(struct parser *p, char *s, struct fdp_flow_spec *flow)
                     return parse_error(p, token, "%s: a protocol shorthand "
                                        "takes no value", token);
                 }
-                int error = apply_shorthand(p, (int) i, token,
-                                            shorthands[i].name);
+                int error = apply_shorthand(p, (int) i, token);
                 if (error) {
                     return error;
                 }
@@ -1179,7 +1323,7 @@ parse_match_tokens(struct parser *p, char *s, struct fdp_flow_spec *flow)
             *eq = '=';
         }
         p->cur_name = fdp__field(f)->name;
-        int error = parse_field(p, f, value, token, token);
+        int error = parse_field(p, f, value, token);
         if (error) {
             return error;
         }
@@ -1214,6 +1358,14 @@ fdp_flow_parse(const char *text, unsigned int flags,
     if (!p.buf || !p.match) {
         error = ENOMEM;
         goto out;
+    }
+
+    /* As ovs-ofctl, "#" starts a comment that runs to the end of the line,
+     * after a flow too; no flow syntax uses the character. */
+    char *hash = strchr(p.buf, '#');
+    if (hash) {
+        *hash = '\0';
+        len = (size_t) (hash - p.buf);
     }
 
     char *acts = find_actions(p.buf);

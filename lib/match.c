@@ -193,6 +193,14 @@ fdp__match_meets(const struct fdp_match *m, enum fdp__prereq p)
                || proto == FDP_IPPROTO_SCTP;
     case FDP__P_TCP:
         return proto == FDP_IPPROTO_TCP;
+    case FDP__P_UDP:
+        return proto == FDP_IPPROTO_UDP;
+    case FDP__P_SCTP:
+        return proto == FDP_IPPROTO_SCTP;
+    case FDP__P_ICMPV4:
+        return dl_type == FDP_ETH_TYPE_IP && proto == FDP_IPPROTO_ICMP;
+    case FDP__P_ICMPV6:
+        return dl_type == FDP_ETH_TYPE_IPV6 && proto == FDP_IPPROTO_ICMPV6;
     case FDP__P_ICMP_ANY:
         return (dl_type == FDP_ETH_TYPE_IP && proto == FDP_IPPROTO_ICMP)
                || (dl_type == FDP_ETH_TYPE_IPV6

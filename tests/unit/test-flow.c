@@ -369,6 +369,48 @@ START_TEST(canonical_forms)
                     "ip actions=CONTROLLER:65535,IN_PORT");
     check_canonical("arp,nw_src=1.2.3.4,actions=drop",
                     "arp,arp_spa=1.2.3.4 actions=drop");
+    /* set_field prints under the name of the match's protocol, and
+     * mod_nw_ecn as set_field, as ovs-ofctl -O OpenFlow13. */
+    check_canonical("udp,actions=set_field:80->udp_src,mod_tp_dst:5",
+                    "udp actions=set_field:80->udp_src,mod_tp_dst:5");
+    check_canonical("tcp,actions=set_field:80->tp_dst",
+                    "tcp actions=set_field:80->tcp_dst");
+    check_canonical("icmp6,actions=set_field:1->icmpv6_type",
+                    "icmp6 actions=set_field:1->icmpv6_type");
+    check_canonical("ip,actions=mod_nw_ecn:1,set_field:2->ip_ecn",
+                    "ip actions=set_field:1->nw_ecn,set_field:2->nw_ecn");
+    /* Action spellings ovs-ofctl also takes: any case, pop_vlan,
+     * parentheses, empty actions, a trailing comment. */
+    check_canonical("ip,actions=DROP,", "ip actions=drop");
+    check_canonical("ip,actions=STRIP_VLAN,pop_vlan,DEC_TTL(),MOD_NW_TOS:4,"
+                    "SET_FIELD:5->pkt_mark,PUSH_VLAN:0x8100,Output:1,,2,"
+                    "CONTROLLER(max_len=100),controller() # comment",
+                    "ip actions=strip_vlan,strip_vlan,dec_ttl,mod_nw_tos:4,"
+                    "set_field:0x5->pkt_mark,push_vlan:0x8100,output:1,"
+                    "output:2,CONTROLLER:100,CONTROLLER:65535");
+    /* Identical repeats are accepted, in either order and spelling. */
+    check_canonical("tcp,tp_dst=1024/0xfc00,tp_dst=1024-2047,actions=drop",
+                    "tcp,tp_dst=0x400/0xfc00 actions=drop");
+    check_canonical("tcp,tp_dst=1024-2047,tp_dst=1024/0xfc00,actions=drop",
+                    "tcp,tp_dst=0x400/0xfc00 actions=drop");
+    check_canonical("tcp,ip,nw_proto=6,actions=drop", "tcp actions=drop");
+    check_canonical("dl_vlan=5,dl_vlan_pcp=3,dl_vlan=5,actions=drop",
+                    "dl_vlan=5,dl_vlan_pcp=3 actions=drop");
+    check_canonical("arp,nw_src=1.2.3.4,arp_spa=1.2.3.4,actions=drop",
+                    "arp,arp_spa=1.2.3.4 actions=drop");
+    check_canonical("ip,nw_ecn=3,nw_ecn=3,actions=drop",
+                    "ip,nw_ecn=3 actions=drop");
+    /* The one mask a maskless field takes: all ones over its OpenFlow
+     * width, as ovs-ofctl. */
+    check_canonical("dl_vlan=5/0xffff,dl_vlan_pcp=3/0xff,actions=drop",
+                    "dl_vlan=5,dl_vlan_pcp=3 actions=drop");
+    check_canonical("ip,nw_tos=16/255,nw_ecn=1/0xff,nw_ttl=5/0xff,"
+                    "actions=drop", "ip,nw_tos=16,nw_ecn=1,nw_ttl=5 "
+                    "actions=drop");
+    check_canonical("arp,arp_op=2/0xffff,actions=drop",
+                    "arp,arp_op=2 actions=drop");
+    check_canonical("icmp,icmp_type=3/0xff,actions=drop",
+                    "icmp,icmp_type=3 actions=drop");
 }
 END_TEST
 
@@ -447,6 +489,70 @@ START_TEST(field_extremes)
                     "idle_timeout=65535, hard_timeout=65535, "
                     "priority=65535 actions=drop");
     check_canonical("priority=0,actions=drop", "priority=0 actions=drop");
+    /* The fields the first list missed; checked against ovs-ofctl 3.1. */
+    check_canonical("arp,arp_spa=255.255.255.255,arp_sha=ff:ff:ff:ff:ff:ff,"
+                    "arp_tha=00:00:00:00:00:00,arp_op=0,actions=drop",
+                    "arp,arp_spa=255.255.255.255,arp_op=0,"
+                    "arp_sha=ff:ff:ff:ff:ff:ff,arp_tha=00:00:00:00:00:00 "
+                    "actions=drop");
+    check_canonical("pkt_mark=0,in_port=65535,actions=drop",
+                    "pkt_mark=0,in_port=ANY actions=drop");
+    check_canonical("ipv6,ipv6_label=0,actions=drop",
+                    "ipv6,ipv6_label=0x00000 actions=drop");
+    check_canonical("tcp,tcp_flags=0xfff,tp_src=65535,tp_dst=0,actions=drop",
+                    "tcp,tp_src=65535,tp_dst=0,tcp_flags=fin|syn|rst|psh|"
+                    "ack|urg|ece|cwr|ns|[200]|[400]|[800] actions=drop");
+    check_canonical("icmp,icmp_code=255,icmp_type=0,actions=drop",
+                    "icmp,icmp_type=0,icmp_code=255 actions=drop");
+    check_canonical("vlan_tci=0,actions=drop", "vlan_tci=0x0000 actions=drop");
+    check_canonical("vlan_tci=0xffff,actions=drop",
+                    "dl_vlan=4095,dl_vlan_pcp=7 actions=drop");
+
+    /* One above the maximum is an error for every numeric field. */
+    static const struct {
+        const char *in;
+        const char *error;
+    } above[] = {
+        { "in_port=65536,actions=drop",
+          "column 1: in_port: 65536 is out of range (0..65535)" },
+        { "pkt_mark=0x100000000,actions=drop",
+          "column 1: pkt_mark: 0x100000000 is out of range (0..4294967295)" },
+        { "dl_type=0x10000,actions=drop",
+          "column 1: dl_type: 0x10000 is out of range (0..65535)" },
+        { "vlan_tci=0x10000,actions=drop",
+          "column 1: vlan_tci: 0x10000 is out of range (0..65535)" },
+        { "dl_vlan_pcp=8,actions=drop",
+          "column 1: dl_vlan_pcp: 8 is out of range (0..7)" },
+        { "ipv6,ipv6_label=0x100000,actions=drop",
+          "column 6: ipv6_label: 0x100000 is out of range (0..1048575)" },
+        { "ip,nw_proto=256,actions=drop",
+          "column 4: nw_proto: 256 is out of range (0..255)" },
+        { "ip,nw_tos=256,actions=drop",
+          "column 4: nw_tos: 256 is out of range (0..252)" },
+        { "ip,nw_ecn=4,actions=drop",
+          "column 4: nw_ecn: 4 is out of range (0..3)" },
+        { "ip,nw_ttl=256,actions=drop",
+          "column 4: nw_ttl: 256 is out of range (0..255)" },
+        { "tcp,tp_src=65536,actions=drop",
+          "column 5: tp_src: 65536 is out of range (0..65535)" },
+        { "tcp,tcp_flags=0x1000,actions=drop",
+          "column 5: tcp_flags: 0x1000 is out of range (0..4095)" },
+        { "icmp,icmp_type=256,actions=drop",
+          "column 6: icmp_type: 256 is out of range (0..255)" },
+        { "icmp,icmp_code=256,actions=drop",
+          "column 6: icmp_code: 256 is out of range (0..255)" },
+        { "arp,arp_op=256,actions=drop",
+          "column 5: arp_op: 256 is out of range (0..255)" },
+    };
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(above); i++) {
+        struct fdp_flow_spec flow;
+        char *error = NULL;
+        ck_assert_int_eq(fdp_flow_parse(above[i].in, 0, &flow, &error),
+                         EINVAL);
+        ck_assert_msg(error && !strcmp(error, above[i].error),
+                      "\"%s\": got \"%s\"", above[i].in, error);
+        free(error);
+    }
 }
 END_TEST
 
@@ -536,7 +642,10 @@ START_TEST(errors)
         { "ip,actions=set_field:1->nosuch",
           "column 12: set_field: unknown field \"nosuch\"" },
         { "ip,actions=frob", "column 12: unknown action \"frob\"" },
-        { "ip,actions=output:1,", "column 20: action expected after ','" },
+        { "ip,actions=dec_ttl(1)", "column 12: action \"dec_ttl(1)\": "
+          "arguments in parentheses are not supported" },
+        { "actions=controller(max_len=5", "column 9: action "
+          "\"controller(max_len=5\": missing ')'" },
         { "ip,nw_frag=maybe,actions=drop",
           "column 4: ip_frag: \"maybe\" is not one of no, yes, first, later, "
           "not_later" },
@@ -552,6 +661,68 @@ START_TEST(errors)
           "column 6: icmp_code: takes no mask" },
         { "tcp,tp_dst=1-5/3,actions=drop",
           "column 5: tp_dst: a value takes a mask or a range, not both" },
+        /* Regression: a digit above a narrow field's maximum wrapped the
+         * overflow test around (nw_ecn=9 became nw_ecn=1). */
+        { "ip,nw_ecn=9,actions=drop",
+          "column 4: nw_ecn: 9 is out of range (0..3)" },
+        { "dl_vlan_pcp=9,actions=drop",
+          "column 1: dl_vlan_pcp: 9 is out of range (0..7)" },
+        { "actions=mod_vlan_pcp:8",
+          "column 9: mod_vlan_pcp: 8 is out of range (0..7)" },
+        { "ip,actions=set_field:256->nw_ecn",
+          "column 12: nw_ecn: 256 is out of range (0..3)" },
+        { "ip,actions=mod_nw_ecn:4",
+          "column 12: nw_ecn: 4 is out of range (0..3)" },
+        /* Regression: masks on fields that take none were dropped when
+         * all ones over the key's width; ovs-ofctl refuses them. */
+        { "dl_vlan=5/0xfff,actions=drop", "column 1: dl_vlan: takes no mask" },
+        { "dl_vlan_pcp=3/7,actions=drop",
+          "column 1: dl_vlan_pcp: takes no mask" },
+        { "ip,nw_tos=16/0xfc,actions=drop", "column 4: nw_tos: takes no mask" },
+        { "ip,nw_ecn=1/3,actions=drop", "column 4: nw_ecn: takes no mask" },
+        { "arp,arp_op=2/0xff,actions=drop", "column 5: arp_op: takes no mask" },
+        { "in_port=1/0xffff,actions=drop", "column 1: in_port: takes no mask" },
+        { "dl_type=0x800/0xff,actions=drop",
+          "column 1: dl_type: takes no mask" },
+        /* Regression: repeated fields were merged (ovs-ofctl keeps the
+         * last); a different constraint on claimed bits is an error, and
+         * the message quotes the whole earlier token. */
+        { "ip,nw_src=10.1.0.0/16,nw_src=10.0.0.0/8,actions=drop",
+          "column 23: nw_src: conflicts with nw_src=10.1.0.0/16 at "
+          "column 4" },
+        { "pkt_mark=0x1/0x1,pkt_mark=0x2/0x2,actions=drop",
+          "column 18: pkt_mark: conflicts with pkt_mark=0x1/0x1 at "
+          "column 1" },
+        { "tcp,tcp_flags=+syn,tcp_flags=-ack,actions=drop",
+          "column 20: tcp_flags: conflicts with tcp_flags=+syn at column 5" },
+        { "ip,ip_frag=yes,ip_frag=not_later,actions=drop",
+          "column 16: ip_frag: conflicts with ip_frag=yes at column 4" },
+        { "dl_vlan=5,vlan_tci=0x1000/0x1000,actions=drop",
+          "column 11: vlan_tci: conflicts with dl_vlan=5 at column 1" },
+        { "ip,nw_src=10.0.0.1-10.0.0.5,nw_src=10.0.0.1-10.0.0.6,actions=drop",
+          "column 29: nw_src: conflicts with nw_src=10.0.0.1-10.0.0.5 at "
+          "column 4" },
+        { "tcp,tp_src=0-65535,tp_src=80,actions=drop",
+          "column 20: tp_src: conflicts with tp_src=0-65535 at column 5" },
+        /* Regression: set_field quietly swapped the field for the one the
+         * match allows (udp_src became tcp_src); ovs-ofctl refuses. */
+        { "tcp,actions=set_field:80->udp_src",
+          "column 13: udp_src: requires udp or udp6 in the match" },
+        { "udp,actions=set_field:80->tp_dst",
+          "column 13: tp_dst: requires tcp or tcp6 in the match" },
+        { "icmp6,actions=set_field:1->icmp_type",
+          "column 15: icmp_type: requires icmp in the match" },
+        { "icmp,actions=set_field:1->icmpv6_code",
+          "column 14: icmpv6_code: requires icmp6 in the match" },
+        { "tcp6,actions=set_field:1->sctp_src",
+          "column 14: sctp_src: requires sctp or sctp6 in the match" },
+        { "icmp,actions=set_field:1->icmpv4_type",
+          "column 14: set_field: unknown field \"icmpv4_type\"" },
+        /* Regression: range errors had no column ("Invalid argument"). */
+        { "ip,nw_ecn=0-9,actions=drop",
+          "column 4: nw_ecn: 9 is out of range (0..3)" },
+        { "dl_vlan_pcp=0-9,actions=drop",
+          "column 1: dl_vlan_pcp: 9 is out of range (0..7)" },
     };
 
     for (size_t i = 0; i < FDP_ARRAY_SIZE(cases); i++) {
@@ -586,6 +757,28 @@ START_TEST(errors)
     ck_assert_ptr_nonnull(strstr(error, "longer than"));
     free(error);
     free(huge);
+}
+END_TEST
+
+/* Regression: the action builder took set-field values wider than the
+ * field, which the datapath would write into the neighbouring field. */
+START_TEST(set_field_out_of_range)
+{
+    struct fdp__actions_builder b;
+
+    fdp__actions_builder_init(&b);
+    for (int f = 0; f < FDP_N_FIELDS; f++) {
+        fdp_u128 max = fdp__field(f)->max;
+        ck_assert_int_eq(fdp__actions_add_set_field(&b, f, max, 0), 0);
+        if (max != ~(fdp_u128) 0) {
+            ck_assert_int_eq(fdp__actions_add_set_field(&b, f, max + 1, 0),
+                             EINVAL);
+        }
+    }
+    ck_assert_int_eq(fdp__actions_add_set_field(&b, FDP_N_FIELDS, 0, 0),
+                     EINVAL);
+    ck_assert_uint_eq(b.n_actions, FDP_N_FIELDS);
+    fdp__actions_builder_destroy(&b);
 }
 END_TEST
 
@@ -631,6 +824,7 @@ main(void)
     tcase_add_test(tc, ranges);
     tcase_add_test(tc, field_extremes);
     tcase_add_test(tc, errors);
+    tcase_add_test(tc, set_field_out_of_range);
     tcase_add_test(tc, random_garbage);
     return unit_run(s);
 }
