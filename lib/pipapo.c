@@ -39,12 +39,16 @@
  * in the last field, in order, are the matching rules in priority order:
  * the first one visible at the lookup's version wins.
  *
- * Groups are 8 bits wide while the lookup tables stay under
- * PIPAPO_WIDE_MAX bytes (8-bit groups halve the ANDs and measured 1.4 to
- * 2.9 times faster on the kernel selftest workloads), and 4 bits wide past
- * it (16 buckets instead of 256: 16 times smaller tables); the switch back
- * happens below half that size, so that a set hovering at the threshold
- * does not flip on every change.
+ * Group width.  Each field has its own group width: 8 bits while that
+ * field's 8-bit lookup table stays under PIPAPO_LT_WIDE_MAX bytes (8-bit
+ * groups halve the ANDs and measured 1.4 to 2.9 times faster on the kernel
+ * selftest workloads), 4 bits past it (16 buckets instead of 256: 16 times
+ * smaller).  The decision is per field because table sizes differ by
+ * field: in port,proto with 30001 entries the port field expands ranges
+ * and outgrows the threshold while the one-group proto field does not, and
+ * keeps its single 8-bit row.  A field goes back to 8 bits only below half
+ * the threshold, so that a set hovering at it does not flip on every
+ * change.
  *
  * Snapshots.  The bitmaps are rebuilt from the rule list into a new,
  * immutable snapshot that is published with one pointer store and freed
@@ -89,10 +93,7 @@
 #include "tss.h"
 #include "util.h"
 
-/* Lookup tables past this size (all fields) use 4-bit groups; below half
- * of it, 8-bit groups again.  2 MiB keeps an 8-bit table within a typical
- * L2 + L3 slice on the development machine. */
-#define PIPAPO_WIDE_MAX (2u << 20)
+uint64_t fdp__pipapo_lt_wide_max = PIPAPO_LT_WIDE_MAX;
 
 /* Fields that partition the key's bits; aliases (icmp_type, arp_spa...)
  * and views (dl_vlan) share their storage. */
@@ -214,26 +215,79 @@ round_up(uint32_t x, uint32_t to)
     return (x + to - 1) / to * to;
 }
 
-/* Bytes the lookup tables of 'rules' would take with 'group_bits'-bit
- * groups. */
+/* Bytes the lookup table of a 'n_bits'-bit field with 'n_field_rules'
+ * field rules takes with 'group_bits'-bit groups. */
 static uint64_t
-lt_bytes(const enum fdp_field *fields, unsigned int n_fields,
-         const uint32_t *n_field_rules, unsigned int group_bits)
+lt_bytes(unsigned int n_bits, uint32_t n_field_rules, unsigned int group_bits)
 {
-    uint64_t total = 0;
+    uint32_t width = round_up(n_bits, group_bits);
+    uint32_t bsize = round_up((n_field_rules + 63) / 64, 4);
 
-    for (unsigned int i = 0; i < n_fields; i++) {
-        uint32_t width = round_up(fdp__field(fields[i])->n_bits, group_bits);
-        uint32_t bsize = round_up((n_field_rules[i] + 63) / 64, 4);
-        total += (uint64_t) (width / group_bits) * (1u << group_bits)
-                 * bsize * 8;
+    return (uint64_t) (width / group_bits) * (1u << group_bits) * bsize * 8;
+}
+
+/* The group width for a field with 'n_field_rules' field rules that has
+ * 'cur' now (0: none yet), with the hysteresis described under "Group
+ * width". */
+static uint8_t
+pick_group_bits(enum fdp_field f, uint32_t n_field_rules, uint8_t cur)
+{
+    uint64_t wide = lt_bytes(fdp__field(f)->n_bits, n_field_rules, 8);
+
+    if (cur == 4) {
+        return wide < fdp__pipapo_lt_wide_max / 2 ? 8 : 4;
     }
-    return total;
+    return wide > fdp__pipapo_lt_wide_max ? 4 : 8;
+}
+
+/* Counts the field rules (prefixes) of 'rules' in each field. */
+static int
+count_field_rules(const enum fdp_field *fields, unsigned int n_fields,
+                  struct fdp_rule **rules, uint32_t n, uint32_t *counts)
+{
+    struct prefix *pfx = malloc(2 * 128 * sizeof *pfx);
+
+    if (!pfx) {
+        return ENOMEM;
+    }
+    for (unsigned int f = 0; f < n_fields; f++) {
+        counts[f] = 0;
+        for (uint32_t r = 0; r < n; r++) {
+            counts[f] += (uint32_t) rule_prefixes(rules[r], fields[f], pfx);
+        }
+    }
+    free(pfx);
+    return 0;
+}
+
+int
+fdp__pipapo_choose_widths(const enum fdp_field *fields,
+                          unsigned int n_fields, struct fdp_rule **rules,
+                          uint32_t n, uint8_t *group_bits)
+{
+    uint32_t counts[PIPAPO_MAX_FIELDS];
+    int error = count_field_rules(fields, n_fields, rules, n, counts);
+
+    for (unsigned int f = 0; !error && f < n_fields; f++) {
+        group_bits[f] = pick_group_bits(fields[f], counts[f], 0);
+    }
+    return error;
 }
 
 struct pipapo_snapshot *
 fdp__pipapo_build(const enum fdp_field *fields, unsigned int n_fields,
                   struct fdp_rule **rules, uint32_t n, bool wide)
+{
+    uint8_t group_bits[PIPAPO_MAX_FIELDS];
+
+    memset(group_bits, wide ? 8 : 4, sizeof group_bits);
+    return fdp__pipapo_build_widths(fields, n_fields, rules, n, group_bits);
+}
+
+struct pipapo_snapshot *
+fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
+                         struct fdp_rule **rules, uint32_t n,
+                         const uint8_t *group_bits)
 {
     struct pipapo_snapshot *snap = calloc(1, sizeof *snap + n_fields
                                              * sizeof snap->fields[0]);
@@ -270,7 +324,7 @@ fdp__pipapo_build(const enum fdp_field *fields, unsigned int n_fields,
 
     for (unsigned int f = 0; f < n_fields; f++) {
         struct pipapo_field *pf = &snap->fields[f];
-        unsigned int gb = wide ? 8 : 4;
+        unsigned int gb = group_bits[f] == 4 ? 4 : 8;
         pf->id = fields[f];
         pf->group_bits = (uint8_t) gb;
         pf->n_bits = (uint8_t) round_up(fdp__field(fields[f])->n_bits, gb);
@@ -368,7 +422,6 @@ fdp__pipapo_create(uint32_t field_set)
     }
     p->max_priority = -1;
     p->min_seq = UINT64_MAX;
-    p->wide_groups = true;
     return p;
 }
 
@@ -498,33 +551,25 @@ fdp__pipapo_publish(struct pipapo *p)
         return 0;
     }
 
-    /* Pick the group width from the size 8-bit groups would take. */
-    uint32_t n_field_rules[PIPAPO_MAX_FIELDS] = { 0 };
-    struct prefix *pfx = malloc(2 * 128 * sizeof *pfx);
-    if (!pfx) {
+    /* Pick each field's group width from its own table size. */
+    uint32_t counts[PIPAPO_MAX_FIELDS];
+    uint8_t group_bits[PIPAPO_MAX_FIELDS];
+    if (count_field_rules(p->field_ids, p->n_fields, p->rules, p->n_rules,
+                          counts)) {
         return ENOMEM;
     }
     for (unsigned int f = 0; f < p->n_fields; f++) {
-        for (uint32_t r = 0; r < p->n_rules; r++) {
-            n_field_rules[f] += (uint32_t) rule_prefixes(p->rules[r],
-                                                         p->field_ids[f], pfx);
-        }
-    }
-    free(pfx);
-    uint64_t wide_bytes = lt_bytes(p->field_ids, p->n_fields, n_field_rules,
-                                   8);
-    if (p->wide_groups && wide_bytes > PIPAPO_WIDE_MAX) {
-        p->wide_groups = false;
-    } else if (!p->wide_groups && wide_bytes < PIPAPO_WIDE_MAX / 2) {
-        p->wide_groups = true;
+        enum fdp_field id = p->field_ids[f];
+        group_bits[f] = pick_group_bits(id, counts[f], p->group_bits[id]);
     }
 
-    struct pipapo_snapshot *snap = fdp__pipapo_build(p->field_ids,
-                                                     p->n_fields, p->rules,
-                                                     p->n_rules,
-                                                     p->wide_groups);
+    struct pipapo_snapshot *snap = fdp__pipapo_build_widths(
+        p->field_ids, p->n_fields, p->rules, p->n_rules, group_bits);
     if (!snap) {
         return ENOMEM;
+    }
+    for (unsigned int f = 0; f < p->n_fields; f++) {
+        p->group_bits[p->field_ids[f]] = group_bits[f];
     }
     struct pipapo_snapshot *old = p->snap;
     FDP_RCU_SET(p->snap, snap);
