@@ -583,16 +583,32 @@ fdp__pipapo_publish(struct pipapo *p)
 /* ---------------------------------------------------------------------- */
 /* Lookup.                                                                 */
 
-bool
-fdp__pipapo_and_generic(uint64_t *res, const uint64_t *const *rows,
-                        unsigned int n_rows, uint32_t bsize, bool with_res)
+/* Points 'rows' at the bucket row of each of 'pf''s groups for value
+ * 'v'. */
+static void
+select_rows(const struct pipapo_field *pf, fdp_u128 v, const uint64_t **rows)
 {
+    unsigned int gb = pf->group_bits;
+
+    for (unsigned int g = 0; g < pf->n_groups; g++) {
+        unsigned int shift = pf->n_bits - (g + 1) * gb;
+        uint32_t b = (uint32_t) (v >> shift) & ((1u << gb) - 1);
+        rows[g] = pf->lt + ((size_t) g << gb | b) * pf->bsize;
+    }
+}
+
+bool
+fdp__pipapo_and_generic(uint64_t *res, const struct pipapo_field *pf,
+                        fdp_u128 v, bool with_res)
+{
+    const uint64_t *rows[32];
     uint64_t any = 0;
 
-    for (uint32_t w = 0; w < bsize; w++) {
+    select_rows(pf, v, rows);
+    for (uint32_t w = 0; w < pf->bsize; w++) {
         uint64_t x = with_res ? res[w] : UINT64_MAX;
-        for (unsigned int r = 0; r < n_rows; r++) {
-            x &= rows[r][w];
+        for (unsigned int g = 0; g < pf->n_groups; g++) {
+            x &= rows[g][w];
         }
         res[w] = x;
         any |= x;
@@ -704,15 +720,9 @@ lookup_candidates(const struct pipapo_snapshot *snap,
 
     for (; f < snap->n_fields && n_cand; f++) {
         const struct pipapo_field *pf = &snap->fields[f];
-        fdp_u128 v = fdp__key_get(key, pf->id);
-        uint32_t buckets = 1u << pf->group_bits;
         const uint64_t *rows[32];
 
-        for (unsigned int g = 0; g < pf->n_groups; g++) {
-            unsigned int shift = pf->n_bits - (g + 1) * pf->group_bits;
-            uint32_t b = (uint32_t) (v >> shift) & (buckets - 1);
-            rows[g] = pf->lt + ((size_t) g * buckets + b) * pf->bsize;
-        }
+        select_rows(pf, fdp__key_get(key, pf->id), rows);
         size_t n_next = 0;
         for (size_t c = 0; c < n_cand; c++) {
             uint32_t i = cand[c];
@@ -757,22 +767,14 @@ lookup_bitmaps(const struct pipapo_snapshot *snap, const struct fdp_key *key,
         return NULL;
     }
     uint64_t *next = res + snap->bsize_max;
-    const uint64_t *rows[32];
 
     for (unsigned int f = 0; f < snap->n_fields; f++) {
         const struct pipapo_field *pf = &snap->fields[f];
-        fdp_u128 v = fdp__key_get(key, pf->id);
-        uint32_t buckets = 1u << pf->group_bits;
 
-        /* Phase 1: the buckets this packet selects, one per group. */
-        for (unsigned int g = 0; g < pf->n_groups; g++) {
-            unsigned int shift = pf->n_bits - (g + 1) * pf->group_bits;
-            uint32_t b = (uint32_t) (v >> shift) & (buckets - 1);
-            rows[g] = pf->lt + ((size_t) g * buckets + b) * pf->bsize;
-        }
-        /* Phase 2: intersect them (with the candidates from the previous
-         * field). */
-        if (!and_rows(res, rows, pf->n_groups, pf->bsize, f > 0)) {
+        /* Phases 1 and 2: the bucket row each group of the packet's value
+         * selects, intersected (with the result carried from the previous
+         * field), by the implementation's function for this shape. */
+        if (!and_rows(res, pf, fdp__key_get(key, pf->id), f > 0)) {
             return NULL;
         }
 

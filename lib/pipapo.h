@@ -140,12 +140,14 @@ int fdp__pipapo_choose_widths(const enum fdp_field *fields,
                               uint32_t n, uint8_t *group_bits);
 void fdp__pipapo_snapshot_free(struct pipapo_snapshot *);
 
-/* ANDs into 'res' (bsize words) the 'n_rows' rows, and 'res' itself if
- * 'with_res'; returns true if any bit of the result is set.
- * Implementations: generic and AVX2 (lib/pipapo-avx2.c). */
-typedef bool fdp__pipapo_and_fn(uint64_t *res, const uint64_t *const *rows,
-                                unsigned int n_rows, uint32_t bsize,
-                                bool with_res);
+/* One field's step of a lookup: selects the bucket row of each of the
+ * field's groups for the field value 'v', ANDs the rows into 'res'
+ * (pf->bsize words, 32-byte aligned) together with 'res' itself if
+ * 'with_res' (else overwriting it), and returns true if any bit of the
+ * result is set.  Implementations: generic (lib/pipapo.c) and AVX2, one
+ * function per field shape (lib/pipapo-avx2.c). */
+typedef bool fdp__pipapo_and_fn(uint64_t *res, const struct pipapo_field *pf,
+                                fdp_u128 v, bool with_res);
 fdp__pipapo_and_fn fdp__pipapo_and_generic;
 fdp__pipapo_and_fn fdp__pipapo_and_avx2;
 
