@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flowdp/table.h"
+#include "lib/actions.h"
 #include "lib/match.h"
 #include "lib/pipapo.h"
 #include "lib/tss.h"
@@ -428,48 +430,69 @@ START_TEST(avx2_mismatch)
 }
 END_TEST
 
-/* Kernel bugs: the first field's result must be fully initialised even
- * when field 0 is narrower (fewer field rules, smaller bitmaps) than a
- * later field, and a lookup that returns early must not leave bits that
- * the next lookup reads. */
-START_TEST(narrow_first_field_and_stale_bits)
+/* Checks 'snap' against the reference on 'keys' with every implementation,
+ * in the given order, so that one lookup's leftovers meet the next one. */
+static void
+check_keys_in_order(const struct pipapo_snapshot *snap,
+                    struct fdp_rule **rules, uint32_t n,
+                    const struct fdp_key *keys, size_t n_keys,
+                    const char *what)
+{
+    for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
+        const struct fdp__pipapo_impl *pi = &fdp__pipapo_impls[i];
+        if (!fdp__cpu_supports(pi->level)) {
+            continue;
+        }
+        for (size_t k = 0; k < n_keys; k++) {
+            const struct fdp_rule *want = reference(rules, n, &keys[k]);
+            const struct fdp_rule *got
+                = fdp__pipapo_lookup_with(snap, &keys[k], 0, pi->and_rows);
+            ck_assert_msg(got == want, "%s, impl %s, probe %zu: got rule "
+                          "%lld, want %lld", what, pi->name, k,
+                          got ? (long long) got->seq : -1LL,
+                          want ? (long long) want->seq : -1LL);
+        }
+    }
+}
+
+/* Kernel bug: the first field's result was initialised for the wrong
+ * length when field 0 is narrower (fewer field rules, a shorter bitmap)
+ * than a later field.  Here nw_proto has one field rule per rule while
+ * the IPv6 ranges expand to many; half the probes fall inside rules. */
+START_TEST(narrow_first_field)
 {
     enum { N = 200 };
     enum fdp_field fields[2] = { FDP_F_NW_PROTO, FDP_F_IPV6_DST };
     struct fdp_rule *rules[N];
+    struct fdp_key keys[1000];
     struct unit_rng rng;
 
     unit_rng_init(&rng, 63);
     for (int i = 0; i < N; i++) {
-        /* One proto value for all; wide IPv6 ranges: many field rules in
-         * field 1, few in field 0. */
         rules[i] = new_rule(1, (uint64_t) i);
-        fdp__match_set_masked(&rules[i]->match, FDP_F_NW_PROTO, 6, 0xff);
+        fdp__match_set_masked(&rules[i]->match, FDP_F_NW_PROTO,
+                              i % 2 ? 6 : 17, 0xff);
         fdp_u128 lo = (fdp_u128) (i * 1000 + 3) << 64;
         fdp__match_set_range(&rules[i]->match, FDP_F_IPV6_DST, lo,
                              lo + ((fdp_u128) 1 << 70) + 12345);
     }
-    for (int wide = 0; wide < 2; wide++) {
-        struct pipapo_snapshot *snap = fdp__pipapo_build(fields, 2, rules, N,
-                                                         wide);
+    for (size_t k = 0; k < FDP_ARRAY_SIZE(keys); k++) {
+        const struct fdp_match *m = &rules[unit_rng_below(&rng, N)]->match;
+        fdp_u128 lo = fdp__key_get(&m->value, FDP_F_IPV6_DST);
+        memset(&keys[k], 0, sizeof keys[k]);
+        fdp__key_set(&keys[k], FDP_F_NW_PROTO,
+                     fdp__key_get(&m->value, FDP_F_NW_PROTO));
+        fdp__key_set(&keys[k], FDP_F_IPV6_DST,
+                     k % 2 ? lo + rand_bits(&rng, 70)
+                           : rand_bits(&rng, 128));
+    }
+    for (int widths = 0; widths < 3; widths++) {
+        uint8_t gb[2] = { widths ? 8 : 4, widths == 1 ? 8 : 4 };
+        struct pipapo_snapshot *snap = fdp__pipapo_build_widths(fields, 2,
+                                                                rules, N, gb);
         ck_assert(snap->fields[0].bsize < snap->fields[1].bsize);
-        for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
-            const struct fdp__pipapo_impl *pi = &fdp__pipapo_impls[i];
-            if (!fdp__cpu_supports(pi->level)) {
-                continue;
-            }
-            for (int k = 0; k < 2000; k++) {
-                struct fdp_key key;
-                memset(&key, 0, sizeof key);
-                /* Alternate: early miss in field 0, then a real probe. */
-                fdp__key_set(&key, FDP_F_NW_PROTO, k % 2 ? 6 : 17);
-                fdp__key_set(&key, FDP_F_IPV6_DST,
-                             rand_bits(&rng, 80) << 48);
-                ck_assert(fdp__pipapo_lookup_with(snap, &key, 0,
-                                                  pi->and_rows)
-                          == reference(rules, N, &key));
-            }
-        }
+        check_keys_in_order(snap, rules, N, keys, FDP_ARRAY_SIZE(keys),
+                            "narrow first field");
         fdp__pipapo_snapshot_free(snap);
     }
     for (int i = 0; i < N; i++) {
@@ -478,42 +501,212 @@ START_TEST(narrow_first_field_and_stale_bits)
 }
 END_TEST
 
-/* Kernel bug: overlap checks compared only part of the key.  Here: rules
- * that differ only in the last byte of a field, or only in the last
- * field, stay distinct; and deleting rules one by one (the kernel had an
- * out-of-bounds read there) keeps every lookup right. */
-START_TEST(full_key_and_deletion)
+/* Kernel bug: a lookup that returned early on a match in the last field
+ * left bits in the scratch map that the next lookup took for its own.
+ * The probes alternate hit, miss in the last field only, hit, miss in the
+ * first field, so leftovers of a hit would turn the following miss into
+ * a hit.  Many rules share field 0 (the candidate list overflows, so the
+ * bitmap path runs) and also few (the candidate path runs). */
+START_TEST(stale_bits_last_field)
 {
-    enum { N = 64 };
-    enum fdp_field fields[3] = { FDP_F_IPV6_SRC, FDP_F_TP_SRC,
-                                 FDP_F_DL_DST };
+    enum { N = 300 };
+    enum fdp_field fields[3] = { FDP_F_NW_PROTO, FDP_F_NW_DST,
+                                 FDP_F_TP_DST };
     struct fdp_rule *rules[N];
+    struct fdp_key keys[1200];
+    struct unit_rng rng;
 
+    unit_rng_init(&rng, 65);
     for (int i = 0; i < N; i++) {
-        rules[i] = new_rule((uint16_t) (N - i), (uint64_t) i);
-        fdp__match_set_masked(&rules[i]->match, FDP_F_IPV6_SRC,
-                              (fdp_u128) 0x20010db8 << 96 | (unsigned) i % 8,
-                              ~(fdp_u128) 0);
-        fdp__match_set_range(&rules[i]->match, FDP_F_TP_SRC, 1000, 2000);
-        fdp__match_set_masked(&rules[i]->match, FDP_F_DL_DST, i / 8,
-                              fdp__ones(48));
+        /* Rules 0-9 have proto 17 to themselves: short candidate lists. */
+        rules[i] = new_rule((uint16_t) (i % 3), (uint64_t) i);
+        fdp__match_set_masked(&rules[i]->match, FDP_F_NW_PROTO,
+                              i < 10 ? 17 : 6, 0xff);
+        fdp__match_set_range(&rules[i]->match, FDP_F_NW_DST,
+                             0x0a000000 + i * 16, 0x0a000000 + i * 16 + 300);
+        fdp__match_set_range(&rules[i]->match, FDP_F_TP_DST,
+                             1000 + i * 100, 1000 + i * 100 + 37);
     }
-    for (int n = N; n > 0; n--) {
-        struct pipapo_snapshot *snap = fdp__pipapo_build(fields, 3, rules,
-                                                         (uint32_t) n, true);
-        for (int i = 0; i < N; i++) {
-            struct fdp_key key;
-            memset(&key, 0, sizeof key);
-            fdp__key_set(&key, FDP_F_IPV6_SRC,
-                         (fdp_u128) 0x20010db8 << 96 | (unsigned) i % 8);
-            fdp__key_set(&key, FDP_F_TP_SRC, 1500);
-            fdp__key_set(&key, FDP_F_DL_DST, i / 8);
-            ck_assert(fdp__pipapo_lookup(snap, &key, 0)
-                      == reference(rules, (uint32_t) n, &key));
+    qsort(rules, N, sizeof *rules, compare_rules);
+    for (size_t k = 0; k < FDP_ARRAY_SIZE(keys); k++) {
+        const struct fdp_match *m = &rules[unit_rng_below(&rng, N)]->match;
+        fdp_u128 dst = fdp__key_get(&m->value, FDP_F_NW_DST)
+                       + unit_rng_below(&rng, 301);
+        fdp_u128 port = fdp__key_get(&m->value, FDP_F_TP_DST)
+                        + unit_rng_below(&rng, 38);
+        fdp_u128 proto = fdp__key_get(&m->value, FDP_F_NW_PROTO);
+        if (k % 4 == 1) {
+            port = 1000 + unit_rng_below(&rng, N) * 100 + 50;  /* Gap. */
+        } else if (k % 4 == 3) {
+            proto = 1;
         }
-        fdp__pipapo_snapshot_free(snap);
-        free(rules[n - 1]);
+        memset(&keys[k], 0, sizeof keys[k]);
+        fdp__key_set(&keys[k], FDP_F_NW_PROTO, proto);
+        fdp__key_set(&keys[k], FDP_F_NW_DST, dst);
+        fdp__key_set(&keys[k], FDP_F_TP_DST, port);
+        bool hit = reference(rules, N, &keys[k]) != NULL;
+        ck_assert(hit == (k % 2 == 0));
     }
+    for (int wide = 0; wide < 2; wide++) {
+        struct pipapo_snapshot *snap = fdp__pipapo_build(fields, 3, rules, N,
+                                                         wide);
+        check_keys_in_order(snap, rules, N, keys, FDP_ARRAY_SIZE(keys),
+                            "stale bits");
+        fdp__pipapo_snapshot_free(snap);
+    }
+    for (int i = 0; i < N; i++) {
+        free(rules[i]);
+    }
+}
+END_TEST
+
+/* Kernel bug: deletion read past the end of the mapping and lookup
+ * tables.  Rules leave through the writer's real path (remove, then
+ * publish a rebuilt snapshot) from the front, the middle and the end,
+ * with both group widths, and every implementation looks up every rule's
+ * key after each step, so that ASan sees any access out of bounds. */
+START_TEST(deletion_out_of_bounds)
+{
+    enum { N = 70 };
+    uint32_t field_set = (UINT32_C(1) << FDP_F_IPV6_SRC)
+                         | (UINT32_C(1) << FDP_F_TP_SRC)
+                         | (UINT32_C(1) << FDP_F_DL_DST);
+    struct fdp_key keys[N];
+
+    for (int narrow = 0; narrow < 2; narrow++) {
+        struct pipapo *p = fdp__pipapo_create(field_set);
+        struct fdp_rule *rules[N], *live[N];
+        uint32_t n_live = N;
+
+        fdp__pipapo_lt_wide_max = narrow ? 0 : PIPAPO_LT_WIDE_MAX;
+        for (int i = 0; i < N; i++) {
+            rules[i] = new_rule((uint16_t) (N - i), (uint64_t) i);
+            fdp__match_set_masked(&rules[i]->match, FDP_F_IPV6_SRC,
+                                  (fdp_u128) 0x20010db8 << 96
+                                  | (unsigned) i % 8, ~(fdp_u128) 0);
+            fdp__match_set_range(&rules[i]->match, FDP_F_TP_SRC,
+                                 1000 + i, 2000 + 3 * i);
+            fdp__match_set_masked(&rules[i]->match, FDP_F_DL_DST,
+                                  (unsigned) i / 8, fdp__ones(48));
+            ck_assert_int_eq(fdp__pipapo_add(p, rules[i]), 0);
+            live[i] = rules[i];
+            memset(&keys[i], 0, sizeof keys[i]);
+            fdp__key_set(&keys[i], FDP_F_IPV6_SRC,
+                         (fdp_u128) 0x20010db8 << 96 | (unsigned) i % 8);
+            fdp__key_set(&keys[i], FDP_F_TP_SRC, 1500 + i);
+            fdp__key_set(&keys[i], FDP_F_DL_DST, (unsigned) i / 8);
+        }
+        ck_assert_int_eq(fdp__pipapo_publish(p), 0);
+        ck_assert_uint_eq(p->snap->fields[0].group_bits, narrow ? 4 : 8);
+        check_keys_in_order(p->snap, live, n_live, keys, N, "all rules");
+        while (n_live) {
+            /* First, middle, last, in turn. */
+            uint32_t step = N - n_live;
+            uint32_t at = step % 3 == 0 ? 0
+                          : step % 3 == 1 ? n_live / 2 : n_live - 1;
+            fdp__pipapo_remove(p, live[at]);
+            memmove(&live[at], &live[at + 1],
+                    (n_live - at - 1) * sizeof *live);
+            n_live--;
+            ck_assert_int_eq(fdp__pipapo_publish(p), 0);
+            ck_assert_uint_eq(p->n_rules, n_live);
+            check_keys_in_order(p->snap, live, n_live, keys, N,
+                                "after a deletion");
+        }
+        fdp__pipapo_destroy_now(p);
+        for (int i = 0; i < N; i++) {
+            free(rules[i]);
+        }
+    }
+    fdp__pipapo_lt_wide_max = PIPAPO_LT_WIDE_MAX;
+}
+END_TEST
+
+/* A table of the flows matching 'matches', priority 5, cookies 1, 2...,
+ * inserted with NO_REPLACE: each insert must succeed. */
+static struct fdp_table *
+table_of(struct fdp_match *matches, size_t n)
+{
+    struct fdp_table *table;
+    struct fdp__actions_builder b;
+
+    ck_assert_int_eq(fdp_table_create(&table), 0);
+    fdp__actions_builder_init(&b);
+    fdp__actions_add(&b, FDP_ACT_OUTPUT, 1);
+    struct fdp_actions *acts = fdp__actions_finish(&b);
+    for (size_t i = 0; i < n; i++) {
+        struct fdp_flow_spec spec = { .match = &matches[i], .actions = acts,
+                                      .cookie = i + 1, .priority = 5 };
+        ck_assert_int_eq(fdp_table_insert(table, &spec,
+                                          FDP_TABLE_NO_REPLACE), 0);
+    }
+    fdp_actions_destroy(acts);
+    return table;
+}
+
+/* Kernel bug: the overlap check on insertion compared only part of the
+ * key, so an entry differing from another only at the end of the last
+ * field was refused as a duplicate.  Two range rules that differ only in
+ * the last byte of the last field are distinct: both insert (in the
+ * sub-table and in the table, with NO_REPLACE), and each probe finds its
+ * own. */
+START_TEST(overlap_full_key)
+{
+    enum fdp_field fields[3] = { FDP_F_NW_DST, FDP_F_TP_DST, FDP_F_DL_DST };
+    struct fdp_match m[2];
+    struct fdp_rule *rules[2];
+
+    for (int i = 0; i < 2; i++) {
+        fdp__match_init(&m[i]);
+        fdp__match_set_masked(&m[i], FDP_F_DL_TYPE, 0x0800, 0xffff);
+        fdp__match_set_masked(&m[i], FDP_F_NW_PROTO, 6, 0xff);
+        fdp__match_set_range(&m[i], FDP_F_NW_DST, 0x0a000001, 0x0a0000fe);
+        fdp__match_set_range(&m[i], FDP_F_TP_DST, 1000, 2000);
+        /* 02:00:00:00:00:10-1f and 02:00:00:00:00:20-2f. */
+        fdp_u128 lo = ((fdp_u128) 0x02 << 40) | (0x10u * (i + 1));
+        fdp__match_set_range(&m[i], FDP_F_DL_DST, lo, lo + 0xf);
+        rules[i] = new_rule(5, (uint64_t) i);
+        rules[i]->match = m[i];
+    }
+
+    /* The sub-table: both rules, each found by its own probes. */
+    struct pipapo_snapshot *snap = fdp__pipapo_build(fields, 3, rules, 2,
+                                                     true);
+    struct fdp_key keys[6];
+    for (int k = 0; k < 6; k++) {
+        memset(&keys[k], 0, sizeof keys[k]);
+        fdp__key_set(&keys[k], FDP_F_DL_TYPE, 0x0800);
+        fdp__key_set(&keys[k], FDP_F_NW_PROTO, 6);
+        fdp__key_set(&keys[k], FDP_F_NW_DST, 0x0a000005);
+        fdp__key_set(&keys[k], FDP_F_TP_DST, 1500);
+        /* Last byte 0x10, 0x1f, 0x20, 0x2f, then 0x0f and 0x30 miss. */
+        static const unsigned int last[6] = { 0x10, 0x1f, 0x20, 0x2f,
+                                              0x0f, 0x30 };
+        fdp__key_set(&keys[k], FDP_F_DL_DST, ((fdp_u128) 0x02 << 40)
+                                             | last[k]);
+    }
+    check_keys_in_order(snap, rules, 2, keys, 6, "overlap");
+    ck_assert(fdp__pipapo_lookup(snap, &keys[0], 0) == rules[0]);
+    ck_assert(fdp__pipapo_lookup(snap, &keys[3], 0) == rules[1]);
+    fdp__pipapo_snapshot_free(snap);
+
+    /* The table: NO_REPLACE accepts both; lookups find each. */
+    struct fdp_table *table = table_of(m, 2);
+    for (int k = 0; k < 6; k++) {
+        fdp_table_read_lock();
+        const struct fdp_rule *r = fdp_table_lookup(table, &keys[k]);
+        struct fdp_flow_spec spec;
+        uint64_t cookie = 0;
+        if (r) {
+            fdp_rule_get_spec(r, &spec);
+            cookie = spec.cookie;
+        }
+        fdp_table_read_unlock();
+        ck_assert_uint_eq(cookie, k < 2 ? 1 : k < 4 ? 2 : 0);
+    }
+    fdp_table_destroy(table);
+    free(rules[0]);
+    free(rules[1]);
 }
 END_TEST
 
@@ -529,7 +722,9 @@ main(void)
     tcase_add_test(tc, group_width_switches);
     tcase_add_test(tc, shapes_match_generic);
     tcase_add_test(tc, avx2_mismatch);
-    tcase_add_test(tc, narrow_first_field_and_stale_bits);
-    tcase_add_test(tc, full_key_and_deletion);
+    tcase_add_test(tc, narrow_first_field);
+    tcase_add_test(tc, stale_bits_last_field);
+    tcase_add_test(tc, deletion_out_of_bounds);
+    tcase_add_test(tc, overlap_full_key);
     return unit_run(s);
 }
