@@ -55,6 +55,38 @@
  * after a grace period, so lookups never see a half-built table and a
  * transaction of many flows costs one rebuild.
  *
+ * Candidate lists.  After the first field, the surviving field rules are
+ * usually few (the first field is selective).  If they map to at most
+ * PIPAPO_MAX_CANDIDATES field rules of the next field, the lookup stops
+ * carrying bitmaps: for each candidate, in order, it tests the
+ * candidate's bit in each group's bucket row (one load per group) and
+ * keeps it only if every group has it; survivors map to the next field's
+ * candidates, and in the last field the first visible survivor wins.  If
+ * a later field's ranges widen the list past the bound, the lookup starts
+ * over on the bitmap path, which has no bound.
+ *
+ * Invariants
+ * ==========
+ * - Rules (snap->elems, p->rules) are sorted best first: priority
+ *   descending, then insertion sequence ascending.  Field rules in every
+ *   field are numbered in that order too (a rule's prefixes are
+ *   consecutive), so scanning set bits upward visits rules best first.
+ * - mt[i] of a non-last field is the whole span, in the next field, of
+ *   field rule i's rule; the spans of one rule's prefixes are equal, the
+ *   spans of different rules are disjoint.  In the last field mt[i].to is
+ *   the rule's index in elems and mt[i].n is 1.
+ * - Bit i of lt[field][group][bucket] is set exactly when field rule i's
+ *   value/mask accepts 'bucket' in that group; bits at or past n_rules
+ *   are zero, so they never survive an AND.
+ * - Every row is bsize words, bsize a multiple of PIPAPO_ROW_WORDS (one
+ *   256-bit AVX2 load), and lt is 32-byte aligned, so every row is too;
+ *   the scratch bitmaps have bsize_max words and the same alignment.
+ * - A lookup writes the first field's result without reading the scratch,
+ *   and each later field either ANDs into the result of the field before
+ *   or into a span map it clears first, so nothing left by a previous
+ *   lookup, including one that returned early, is ever read.
+ * - A snapshot is immutable once published; the writer builds a new one.
+ *
  * Worked example
  * ==============
  * Fields nw_dst (32 bits: 4 groups of 8) and tp_dst (16 bits: 2 groups).
@@ -68,11 +100,19 @@
  * field rule 2 (0x0050/0xffff) to rule 1.  Mapping: nw_dst 0 -> tp_dst
  * [0, 2), nw_dst 1 -> [2, 3); tp_dst 0, 1 -> rule 0, 2 -> rule 1.
  * A packet to 10.1.2.3 port 80: nw_dst buckets give {0, 1} & {0, 1} &
- * {0, 1} & {0, 1} = {0, 1}, mapped to tp_dst candidates {0, 1, 2}; port 80
- * is bucket 0x00 of tp_dst's group 0, where field rules 0 and 1 are absent
- * (their high byte is 0x03), so {2}; group 1, bucket 0x50: {2}.  Result
- * {2}: rule 1.  Port 1010 would leave {1}: rule 0, whose priority is
- * higher; had both survived, the lower bit (rule 0) would win.
+ * {0, 1} & {0, 1} = {0, 1} (the whole bitmap path of field 0).  These map
+ * to tp_dst field rules {0, 1, 2}: three, within PIPAPO_MAX_CANDIDATES, so
+ * the candidate path takes over.  Port 80 selects bucket 0x00 of tp_dst's
+ * group 0 and bucket 0x50 of group 1.  Candidate 0: its bit in group 0's
+ * bucket 0x00 is clear (its high byte is 0x03): dropped without looking at
+ * group 1; candidate 1 likewise; candidate 2: set in both buckets.  tp_dst
+ * is the last field, so candidate 2's rule, mt[2].to = rule 1, is the
+ * answer if visible at the lookup's version.  Port 1010 would keep
+ * candidate 1 and answer rule 0, whose priority is higher; had candidates
+ * of both rules survived, the first in order (rule 0) would win.  With
+ * more than PIPAPO_MAX_CANDIDATES, the bitmap path goes on instead: map
+ * {0, 1} to the bitmap {0, 1, 2} (set_span), AND in the two tp_dst rows
+ * ({2} & {2}), and take the first set bit visible: 2, rule 1 again.
  *
  * Thread-safety: writers (add, remove, publish) under the table's mutex;
  * lookups on a snapshot from any thread in an RCU read-side section.
@@ -84,6 +124,7 @@
 
 #include "pipapo.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -94,6 +135,21 @@
 #include "util.h"
 
 uint64_t fdp__pipapo_lt_wide_max = PIPAPO_LT_WIDE_MAX;
+
+/* Bitmap rows are a multiple of this many words: one 256-bit AVX2 load,
+ * so that lib/pipapo-avx2.c needs no tail loop, and whole rows are a
+ * multiple of the 32 bytes aligned_alloc(32, ...) requires. */
+#define PIPAPO_ROW_WORDS 4
+static_assert(PIPAPO_ROW_WORDS * sizeof(uint64_t) == 32,
+              "a row chunk is one 32-byte AVX2 load");
+/* A field of up to 128 bits in groups of 4 or 8: at most 32 groups (the
+ * 'rows' arrays), a padded width that fits pipapo_field.n_bits, and a
+ * group count that fits the low byte of lib/pipapo-avx2.c's shape keys. */
+static_assert(128 / 4 <= 32, "at most 32 groups per field");
+static_assert(128 <= UINT8_MAX, "n_bits fits in a uint8_t");
+static_assert(128 / 4 < 256, "a group count fits a shape key's low byte");
+static_assert(sizeof(struct pipapo_map) == 8,
+              "a mapping entry is two 32-bit words");
 
 /* Fields that partition the key's bits; aliases (icmp_type, arp_spa...)
  * and views (dl_vlan) share their storage. */
@@ -221,7 +277,7 @@ static uint64_t
 lt_bytes(unsigned int n_bits, uint32_t n_field_rules, unsigned int group_bits)
 {
     uint32_t width = round_up(n_bits, group_bits);
-    uint32_t bsize = round_up((n_field_rules + 63) / 64, 4);
+    uint32_t bsize = round_up((n_field_rules + 63) / 64, PIPAPO_ROW_WORDS);
 
     return (uint64_t) (width / group_bits) * (1u << group_bits) * bsize * 8;
 }
@@ -329,9 +385,9 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
         pf->group_bits = (uint8_t) gb;
         pf->n_bits = (uint8_t) round_up(fdp__field(fields[f])->n_bits, gb);
         pf->n_groups = (uint8_t) (pf->n_bits / gb);
-        pf->bsize = round_up((pf->n_rules + 63) / 64, 4);
+        pf->bsize = round_up((pf->n_rules + 63) / 64, PIPAPO_ROW_WORDS);
         if (!pf->bsize) {
-            pf->bsize = 4;
+            pf->bsize = PIPAPO_ROW_WORDS;
         }
         size_t lt_words = (size_t) pf->n_groups * (1u << gb) * pf->bsize;
         pf->lt = aligned_alloc(32, lt_words * sizeof *pf->lt);
@@ -677,7 +733,15 @@ get_scratch(uint32_t words)
 }
 
 /* Candidate lists hold at most this many field rules; past it the lookup
- * keeps ANDing bitmaps. */
+ * keeps ANDing bitmaps.  Why 32: testing a candidate costs one dependent
+ * load per group, while ANDing a bitmap costs one 256-bit load per group
+ * per 256 field rules; the candidate test wins while the list is short
+ * next to the bitmap, and a lookup after a selective first field has a
+ * handful of candidates.  32 covers a first field that leaves a few rules
+ * whose ranges expand to a few prefixes each, and keeps both lists (the
+ * current and the next, 128 bytes each) within four cache lines of stack;
+ * a longer list would only be reached when the first field was not
+ * selective, where the bitmap path is the better one anyway. */
 #define PIPAPO_MAX_CANDIDATES 32
 
 /* lookup_candidates() gave up: the list grew past its bound. */
