@@ -749,19 +749,52 @@ static const char candidates_overflow;
 #define CANDIDATES_OVERFLOW ((const struct fdp_rule *) (const void *) \
                              &candidates_overflow)
 
+/* The longest candidate list worth testing after field 'f'.  A candidate
+ * costs one scalar load and test per group of each later field; the
+ * bitmap path costs one 256-bit AND per group per PIPAPO_ROW_WORDS words
+ * of row, plus, where the next field numbers its rules differently (a
+ * range expanded there), clearing and filling a span map.  So where the
+ * numbering carries over (pf->identity, as in the overflow sub-table of
+ * arbitrary masks, whose rules mostly wildcard the early fields),
+ * candidates pay only while they are fewer than the row's 256-bit chunks;
+ * elsewhere up to PIPAPO_MAX_CANDIDATES. */
+static uint32_t
+candidate_bound(const struct pipapo_snapshot *snap, unsigned int f)
+{
+    if (snap->fields[f].identity) {
+        uint32_t chunks = snap->fields[f + 1].bsize / PIPAPO_ROW_WORDS;
+        return chunks < PIPAPO_MAX_CANDIDATES ? chunks
+                                              : PIPAPO_MAX_CANDIDATES;
+    }
+    return PIPAPO_MAX_CANDIDATES;
+}
+
 /* Maps the set bits of 'res' (field 'pf') to the next field's rules in
- * 'cand', in order.  Returns false if there are more than
- * PIPAPO_MAX_CANDIDATES. */
+ * 'cand', in order.  Returns false if there would be more than 'bound'
+ * (at most PIPAPO_MAX_CANDIDATES). */
 static bool
 collect_candidates(const struct pipapo_field *pf, const uint64_t *res,
-                   uint32_t *cand, size_t *n_cand)
+                   uint32_t bound, uint32_t *cand, size_t *n_cand)
 {
     size_t n = 0;
 
+    /* Each survivor maps to at least one field rule: count survivors up
+     * to bound + 1 first, clearing one bit at a time (no popcount
+     * instruction in the generic build), so that a bitmap with many
+     * survivors is given up on cheaply. */
+    for (uint32_t w = 0; w < pf->bsize && n <= bound; w++) {
+        for (uint64_t bits = res[w]; bits && n <= bound; bits &= bits - 1) {
+            n++;
+        }
+    }
+    if (n > bound) {
+        return false;
+    }
+    n = 0;
     for (uint32_t w = 0; w < pf->bsize; w++) {
         for (uint64_t bits = res[w]; bits; bits &= bits - 1) {
             uint32_t i = w * 64 + (uint32_t) __builtin_ctzll(bits);
-            if (n + pf->mt[i].n > PIPAPO_MAX_CANDIDATES) {
+            if (n + pf->mt[i].n > bound) {
                 return false;
             }
             for (uint32_t k = 0; k < pf->mt[i].n; k++) {
@@ -861,7 +894,9 @@ lookup_bitmaps(const struct pipapo_snapshot *snap, const struct fdp_key *key,
          * usually selective). */
         uint32_t cand[PIPAPO_MAX_CANDIDATES];
         size_t n_cand = 0;
-        if (use_candidates && collect_candidates(pf, res, cand, &n_cand)) {
+        if (use_candidates
+            && collect_candidates(pf, res, candidate_bound(snap, f), cand,
+                                  &n_cand)) {
             const struct fdp_rule *r = lookup_candidates(snap, key, version,
                                                          f + 1, cand, n_cand);
             if (r != CANDIDATES_OVERFLOW) {
