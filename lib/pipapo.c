@@ -39,17 +39,53 @@
  * in the last field, in order, are the matching rules in priority order:
  * the first one visible at the lookup's version wins.
  *
- * Groups are 8 bits wide while the lookup tables stay under
- * PIPAPO_WIDE_MAX bytes (8-bit groups halve the ANDs and measured 1.4 to
- * 2.9 times faster on the kernel selftest workloads), and 4 bits wide past
- * it (16 buckets instead of 256: 16 times smaller tables); the switch back
- * happens below half that size, so that a set hovering at the threshold
- * does not flip on every change.
+ * Group width.  Each field has its own group width: 8 bits while that
+ * field's 8-bit lookup table stays under PIPAPO_LT_WIDE_MAX bytes (8-bit
+ * groups halve the ANDs and measured 1.4 to 2.9 times faster on the kernel
+ * selftest workloads), 4 bits past it (16 buckets instead of 256: 16 times
+ * smaller).  The decision is per field because table sizes differ by
+ * field: in port,proto with 30001 entries the port field expands ranges
+ * and outgrows the threshold while the one-group proto field does not, and
+ * keeps its single 8-bit row.  A field goes back to 8 bits only below half
+ * the threshold, so that a set hovering at it does not flip on every
+ * change.
  *
  * Snapshots.  The bitmaps are rebuilt from the rule list into a new,
  * immutable snapshot that is published with one pointer store and freed
  * after a grace period, so lookups never see a half-built table and a
  * transaction of many flows costs one rebuild.
+ *
+ * Candidate lists.  After the first field, the surviving field rules are
+ * usually few (the first field is selective).  If they map to at most
+ * PIPAPO_MAX_CANDIDATES field rules of the next field, the lookup stops
+ * carrying bitmaps: for each candidate, in order, it tests the
+ * candidate's bit in each group's bucket row (one load per group) and
+ * keeps it only if every group has it; survivors map to the next field's
+ * candidates, and in the last field the first visible survivor wins.  If
+ * a later field's ranges widen the list past the bound, the lookup starts
+ * over on the bitmap path, which has no bound.
+ *
+ * Invariants
+ * ==========
+ * - Rules (snap->elems, p->rules) are sorted best first: priority
+ *   descending, then insertion sequence ascending.  Field rules in every
+ *   field are numbered in that order too (a rule's prefixes are
+ *   consecutive), so scanning set bits upward visits rules best first.
+ * - mt[i] of a non-last field is the whole span, in the next field, of
+ *   field rule i's rule; the spans of one rule's prefixes are equal, the
+ *   spans of different rules are disjoint.  In the last field mt[i].to is
+ *   the rule's index in elems and mt[i].n is 1.
+ * - Bit i of lt[field][group][bucket] is set exactly when field rule i's
+ *   value/mask accepts 'bucket' in that group; bits at or past n_rules
+ *   are zero, so they never survive an AND.
+ * - Every row is bsize words, bsize a multiple of PIPAPO_ROW_WORDS (one
+ *   256-bit AVX2 load), and lt is 32-byte aligned, so every row is too;
+ *   the scratch bitmaps have bsize_max words and the same alignment.
+ * - A lookup writes the first field's result without reading the scratch,
+ *   and each later field either ANDs into the result of the field before
+ *   or into a span map it clears first, so nothing left by a previous
+ *   lookup, including one that returned early, is ever read.
+ * - A snapshot is immutable once published; the writer builds a new one.
  *
  * Worked example
  * ==============
@@ -64,11 +100,19 @@
  * field rule 2 (0x0050/0xffff) to rule 1.  Mapping: nw_dst 0 -> tp_dst
  * [0, 2), nw_dst 1 -> [2, 3); tp_dst 0, 1 -> rule 0, 2 -> rule 1.
  * A packet to 10.1.2.3 port 80: nw_dst buckets give {0, 1} & {0, 1} &
- * {0, 1} & {0, 1} = {0, 1}, mapped to tp_dst candidates {0, 1, 2}; port 80
- * is bucket 0x00 of tp_dst's group 0, where field rules 0 and 1 are absent
- * (their high byte is 0x03), so {2}; group 1, bucket 0x50: {2}.  Result
- * {2}: rule 1.  Port 1010 would leave {1}: rule 0, whose priority is
- * higher; had both survived, the lower bit (rule 0) would win.
+ * {0, 1} & {0, 1} = {0, 1} (the whole bitmap path of field 0).  These map
+ * to tp_dst field rules {0, 1, 2}: three, within PIPAPO_MAX_CANDIDATES, so
+ * the candidate path takes over.  Port 80 selects bucket 0x00 of tp_dst's
+ * group 0 and bucket 0x50 of group 1.  Candidate 0: its bit in group 0's
+ * bucket 0x00 is clear (its high byte is 0x03): dropped without looking at
+ * group 1; candidate 1 likewise; candidate 2: set in both buckets.  tp_dst
+ * is the last field, so candidate 2's rule, mt[2].to = rule 1, is the
+ * answer if visible at the lookup's version.  Port 1010 would keep
+ * candidate 1 and answer rule 0, whose priority is higher; had candidates
+ * of both rules survived, the first in order (rule 0) would win.  With
+ * more than PIPAPO_MAX_CANDIDATES, the bitmap path goes on instead: map
+ * {0, 1} to the bitmap {0, 1, 2} (set_span), AND in the two tp_dst rows
+ * ({2} & {2}), and take the first set bit visible: 2, rule 1 again.
  *
  * Thread-safety: writers (add, remove, publish) under the table's mutex;
  * lookups on a snapshot from any thread in an RCU read-side section.
@@ -80,6 +124,7 @@
 
 #include "pipapo.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -89,10 +134,22 @@
 #include "tss.h"
 #include "util.h"
 
-/* Lookup tables past this size (all fields) use 4-bit groups; below half
- * of it, 8-bit groups again.  2 MiB keeps an 8-bit table within a typical
- * L2 + L3 slice on the development machine. */
-#define PIPAPO_WIDE_MAX (2u << 20)
+uint64_t fdp__pipapo_lt_wide_max = PIPAPO_LT_WIDE_MAX;
+
+/* Bitmap rows are a multiple of this many words: one 256-bit AVX2 load,
+ * so that lib/pipapo-avx2.c needs no tail loop, and whole rows are a
+ * multiple of the 32 bytes aligned_alloc(32, ...) requires. */
+#define PIPAPO_ROW_WORDS 4
+static_assert(PIPAPO_ROW_WORDS * sizeof(uint64_t) == 32,
+              "a row chunk is one 32-byte AVX2 load");
+/* A field of up to 128 bits in groups of 4 or 8: at most 32 groups (the
+ * 'rows' arrays), a padded width that fits pipapo_field.n_bits, and a
+ * group count that fits the low byte of lib/pipapo-avx2.c's shape keys. */
+static_assert(128 / 4 <= 32, "at most 32 groups per field");
+static_assert(128 <= UINT8_MAX, "n_bits fits in a uint8_t");
+static_assert(128 / 4 < 256, "a group count fits a shape key's low byte");
+static_assert(sizeof(struct pipapo_map) == 8,
+              "a mapping entry is two 32-bit words");
 
 /* Fields that partition the key's bits; aliases (icmp_type, arp_spa...)
  * and views (dl_vlan) share their storage. */
@@ -214,26 +271,79 @@ round_up(uint32_t x, uint32_t to)
     return (x + to - 1) / to * to;
 }
 
-/* Bytes the lookup tables of 'rules' would take with 'group_bits'-bit
- * groups. */
+/* Bytes the lookup table of a 'n_bits'-bit field with 'n_field_rules'
+ * field rules takes with 'group_bits'-bit groups. */
 static uint64_t
-lt_bytes(const enum fdp_field *fields, unsigned int n_fields,
-         const uint32_t *n_field_rules, unsigned int group_bits)
+lt_bytes(unsigned int n_bits, uint32_t n_field_rules, unsigned int group_bits)
 {
-    uint64_t total = 0;
+    uint32_t width = round_up(n_bits, group_bits);
+    uint32_t bsize = round_up((n_field_rules + 63) / 64, PIPAPO_ROW_WORDS);
 
-    for (unsigned int i = 0; i < n_fields; i++) {
-        uint32_t width = round_up(fdp__field(fields[i])->n_bits, group_bits);
-        uint32_t bsize = round_up((n_field_rules[i] + 63) / 64, 4);
-        total += (uint64_t) (width / group_bits) * (1u << group_bits)
-                 * bsize * 8;
+    return (uint64_t) (width / group_bits) * (1u << group_bits) * bsize * 8;
+}
+
+/* The group width for a field with 'n_field_rules' field rules that has
+ * 'cur' now (0: none yet), with the hysteresis described under "Group
+ * width". */
+static uint8_t
+pick_group_bits(enum fdp_field f, uint32_t n_field_rules, uint8_t cur)
+{
+    uint64_t wide = lt_bytes(fdp__field(f)->n_bits, n_field_rules, 8);
+
+    if (cur == 4) {
+        return wide < fdp__pipapo_lt_wide_max / 2 ? 8 : 4;
     }
-    return total;
+    return wide > fdp__pipapo_lt_wide_max ? 4 : 8;
+}
+
+/* Counts the field rules (prefixes) of 'rules' in each field. */
+static int
+count_field_rules(const enum fdp_field *fields, unsigned int n_fields,
+                  struct fdp_rule **rules, uint32_t n, uint32_t *counts)
+{
+    struct prefix *pfx = malloc(2 * 128 * sizeof *pfx);
+
+    if (!pfx) {
+        return ENOMEM;
+    }
+    for (unsigned int f = 0; f < n_fields; f++) {
+        counts[f] = 0;
+        for (uint32_t r = 0; r < n; r++) {
+            counts[f] += (uint32_t) rule_prefixes(rules[r], fields[f], pfx);
+        }
+    }
+    free(pfx);
+    return 0;
+}
+
+int
+fdp__pipapo_choose_widths(const enum fdp_field *fields,
+                          unsigned int n_fields, struct fdp_rule **rules,
+                          uint32_t n, uint8_t *group_bits)
+{
+    uint32_t counts[PIPAPO_MAX_FIELDS];
+    int error = count_field_rules(fields, n_fields, rules, n, counts);
+
+    for (unsigned int f = 0; !error && f < n_fields; f++) {
+        group_bits[f] = pick_group_bits(fields[f], counts[f], 0);
+    }
+    return error;
 }
 
 struct pipapo_snapshot *
 fdp__pipapo_build(const enum fdp_field *fields, unsigned int n_fields,
                   struct fdp_rule **rules, uint32_t n, bool wide)
+{
+    uint8_t group_bits[PIPAPO_MAX_FIELDS];
+
+    memset(group_bits, wide ? 8 : 4, sizeof group_bits);
+    return fdp__pipapo_build_widths(fields, n_fields, rules, n, group_bits);
+}
+
+struct pipapo_snapshot *
+fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
+                         struct fdp_rule **rules, uint32_t n,
+                         const uint8_t *group_bits)
 {
     struct pipapo_snapshot *snap = calloc(1, sizeof *snap + n_fields
                                              * sizeof snap->fields[0]);
@@ -270,14 +380,14 @@ fdp__pipapo_build(const enum fdp_field *fields, unsigned int n_fields,
 
     for (unsigned int f = 0; f < n_fields; f++) {
         struct pipapo_field *pf = &snap->fields[f];
-        unsigned int gb = wide ? 8 : 4;
+        unsigned int gb = group_bits[f] == 4 ? 4 : 8;
         pf->id = fields[f];
         pf->group_bits = (uint8_t) gb;
         pf->n_bits = (uint8_t) round_up(fdp__field(fields[f])->n_bits, gb);
         pf->n_groups = (uint8_t) (pf->n_bits / gb);
-        pf->bsize = round_up((pf->n_rules + 63) / 64, 4);
+        pf->bsize = round_up((pf->n_rules + 63) / 64, PIPAPO_ROW_WORDS);
         if (!pf->bsize) {
-            pf->bsize = 4;
+            pf->bsize = PIPAPO_ROW_WORDS;
         }
         size_t lt_words = (size_t) pf->n_groups * (1u << gb) * pf->bsize;
         pf->lt = aligned_alloc(32, lt_words * sizeof *pf->lt);
@@ -368,7 +478,6 @@ fdp__pipapo_create(uint32_t field_set)
     }
     p->max_priority = -1;
     p->min_seq = UINT64_MAX;
-    p->wide_groups = true;
     return p;
 }
 
@@ -498,33 +607,25 @@ fdp__pipapo_publish(struct pipapo *p)
         return 0;
     }
 
-    /* Pick the group width from the size 8-bit groups would take. */
-    uint32_t n_field_rules[PIPAPO_MAX_FIELDS] = { 0 };
-    struct prefix *pfx = malloc(2 * 128 * sizeof *pfx);
-    if (!pfx) {
+    /* Pick each field's group width from its own table size. */
+    uint32_t counts[PIPAPO_MAX_FIELDS];
+    uint8_t group_bits[PIPAPO_MAX_FIELDS];
+    if (count_field_rules(p->field_ids, p->n_fields, p->rules, p->n_rules,
+                          counts)) {
         return ENOMEM;
     }
     for (unsigned int f = 0; f < p->n_fields; f++) {
-        for (uint32_t r = 0; r < p->n_rules; r++) {
-            n_field_rules[f] += (uint32_t) rule_prefixes(p->rules[r],
-                                                         p->field_ids[f], pfx);
-        }
-    }
-    free(pfx);
-    uint64_t wide_bytes = lt_bytes(p->field_ids, p->n_fields, n_field_rules,
-                                   8);
-    if (p->wide_groups && wide_bytes > PIPAPO_WIDE_MAX) {
-        p->wide_groups = false;
-    } else if (!p->wide_groups && wide_bytes < PIPAPO_WIDE_MAX / 2) {
-        p->wide_groups = true;
+        enum fdp_field id = p->field_ids[f];
+        group_bits[f] = pick_group_bits(id, counts[f], p->group_bits[id]);
     }
 
-    struct pipapo_snapshot *snap = fdp__pipapo_build(p->field_ids,
-                                                     p->n_fields, p->rules,
-                                                     p->n_rules,
-                                                     p->wide_groups);
+    struct pipapo_snapshot *snap = fdp__pipapo_build_widths(
+        p->field_ids, p->n_fields, p->rules, p->n_rules, group_bits);
     if (!snap) {
         return ENOMEM;
+    }
+    for (unsigned int f = 0; f < p->n_fields; f++) {
+        p->group_bits[p->field_ids[f]] = group_bits[f];
     }
     struct pipapo_snapshot *old = p->snap;
     FDP_RCU_SET(p->snap, snap);
@@ -538,16 +639,32 @@ fdp__pipapo_publish(struct pipapo *p)
 /* ---------------------------------------------------------------------- */
 /* Lookup.                                                                 */
 
-bool
-fdp__pipapo_and_generic(uint64_t *res, const uint64_t *const *rows,
-                        unsigned int n_rows, uint32_t bsize, bool with_res)
+/* Points 'rows' at the bucket row of each of 'pf''s groups for value
+ * 'v'. */
+static void
+select_rows(const struct pipapo_field *pf, fdp_u128 v, const uint64_t **rows)
 {
+    unsigned int gb = pf->group_bits;
+
+    for (unsigned int g = 0; g < pf->n_groups; g++) {
+        unsigned int shift = pf->n_bits - (g + 1) * gb;
+        uint32_t b = (uint32_t) (v >> shift) & ((1u << gb) - 1);
+        rows[g] = pf->lt + ((size_t) g << gb | b) * pf->bsize;
+    }
+}
+
+bool
+fdp__pipapo_and_generic(uint64_t *res, const struct pipapo_field *pf,
+                        fdp_u128 v, bool with_res)
+{
+    const uint64_t *rows[32];
     uint64_t any = 0;
 
-    for (uint32_t w = 0; w < bsize; w++) {
+    select_rows(pf, v, rows);
+    for (uint32_t w = 0; w < pf->bsize; w++) {
         uint64_t x = with_res ? res[w] : UINT64_MAX;
-        for (unsigned int r = 0; r < n_rows; r++) {
-            x &= rows[r][w];
+        for (unsigned int g = 0; g < pf->n_groups; g++) {
+            x &= rows[g][w];
         }
         res[w] = x;
         any |= x;
@@ -616,7 +733,15 @@ get_scratch(uint32_t words)
 }
 
 /* Candidate lists hold at most this many field rules; past it the lookup
- * keeps ANDing bitmaps. */
+ * keeps ANDing bitmaps.  Why 32: testing a candidate costs one dependent
+ * load per group, while ANDing a bitmap costs one 256-bit load per group
+ * per 256 field rules; the candidate test wins while the list is short
+ * next to the bitmap, and a lookup after a selective first field has a
+ * handful of candidates.  32 covers a first field that leaves a few rules
+ * whose ranges expand to a few prefixes each, and keeps both lists (the
+ * current and the next, 128 bytes each) within four cache lines of stack;
+ * a longer list would only be reached when the first field was not
+ * selective, where the bitmap path is the better one anyway. */
 #define PIPAPO_MAX_CANDIDATES 32
 
 /* lookup_candidates() gave up: the list grew past its bound. */
@@ -624,19 +749,52 @@ static const char candidates_overflow;
 #define CANDIDATES_OVERFLOW ((const struct fdp_rule *) (const void *) \
                              &candidates_overflow)
 
+/* The longest candidate list worth testing after field 'f'.  A candidate
+ * costs one scalar load and test per group of each later field; the
+ * bitmap path costs one 256-bit AND per group per PIPAPO_ROW_WORDS words
+ * of row, plus, where the next field numbers its rules differently (a
+ * range expanded there), clearing and filling a span map.  So where the
+ * numbering carries over (pf->identity, as in the overflow sub-table of
+ * arbitrary masks, whose rules mostly wildcard the early fields),
+ * candidates pay only while they are fewer than the row's 256-bit chunks;
+ * elsewhere up to PIPAPO_MAX_CANDIDATES. */
+static uint32_t
+candidate_bound(const struct pipapo_snapshot *snap, unsigned int f)
+{
+    if (snap->fields[f].identity) {
+        uint32_t chunks = snap->fields[f + 1].bsize / PIPAPO_ROW_WORDS;
+        return chunks < PIPAPO_MAX_CANDIDATES ? chunks
+                                              : PIPAPO_MAX_CANDIDATES;
+    }
+    return PIPAPO_MAX_CANDIDATES;
+}
+
 /* Maps the set bits of 'res' (field 'pf') to the next field's rules in
- * 'cand', in order.  Returns false if there are more than
- * PIPAPO_MAX_CANDIDATES. */
+ * 'cand', in order.  Returns false if there would be more than 'bound'
+ * (at most PIPAPO_MAX_CANDIDATES). */
 static bool
 collect_candidates(const struct pipapo_field *pf, const uint64_t *res,
-                   uint32_t *cand, size_t *n_cand)
+                   uint32_t bound, uint32_t *cand, size_t *n_cand)
 {
     size_t n = 0;
 
+    /* Each survivor maps to at least one field rule: count survivors up
+     * to bound + 1 first, clearing one bit at a time (no popcount
+     * instruction in the generic build), so that a bitmap with many
+     * survivors is given up on cheaply. */
+    for (uint32_t w = 0; w < pf->bsize && n <= bound; w++) {
+        for (uint64_t bits = res[w]; bits && n <= bound; bits &= bits - 1) {
+            n++;
+        }
+    }
+    if (n > bound) {
+        return false;
+    }
+    n = 0;
     for (uint32_t w = 0; w < pf->bsize; w++) {
         for (uint64_t bits = res[w]; bits; bits &= bits - 1) {
             uint32_t i = w * 64 + (uint32_t) __builtin_ctzll(bits);
-            if (n + pf->mt[i].n > PIPAPO_MAX_CANDIDATES) {
+            if (n + pf->mt[i].n > bound) {
                 return false;
             }
             for (uint32_t k = 0; k < pf->mt[i].n; k++) {
@@ -659,15 +817,9 @@ lookup_candidates(const struct pipapo_snapshot *snap,
 
     for (; f < snap->n_fields && n_cand; f++) {
         const struct pipapo_field *pf = &snap->fields[f];
-        fdp_u128 v = fdp__key_get(key, pf->id);
-        uint32_t buckets = 1u << pf->group_bits;
         const uint64_t *rows[32];
 
-        for (unsigned int g = 0; g < pf->n_groups; g++) {
-            unsigned int shift = pf->n_bits - (g + 1) * pf->group_bits;
-            uint32_t b = (uint32_t) (v >> shift) & (buckets - 1);
-            rows[g] = pf->lt + ((size_t) g * buckets + b) * pf->bsize;
-        }
+        select_rows(pf, fdp__key_get(key, pf->id), rows);
         size_t n_next = 0;
         for (size_t c = 0; c < n_cand; c++) {
             uint32_t i = cand[c];
@@ -712,22 +864,14 @@ lookup_bitmaps(const struct pipapo_snapshot *snap, const struct fdp_key *key,
         return NULL;
     }
     uint64_t *next = res + snap->bsize_max;
-    const uint64_t *rows[32];
 
     for (unsigned int f = 0; f < snap->n_fields; f++) {
         const struct pipapo_field *pf = &snap->fields[f];
-        fdp_u128 v = fdp__key_get(key, pf->id);
-        uint32_t buckets = 1u << pf->group_bits;
 
-        /* Phase 1: the buckets this packet selects, one per group. */
-        for (unsigned int g = 0; g < pf->n_groups; g++) {
-            unsigned int shift = pf->n_bits - (g + 1) * pf->group_bits;
-            uint32_t b = (uint32_t) (v >> shift) & (buckets - 1);
-            rows[g] = pf->lt + ((size_t) g * buckets + b) * pf->bsize;
-        }
-        /* Phase 2: intersect them (with the candidates from the previous
-         * field). */
-        if (!and_rows(res, rows, pf->n_groups, pf->bsize, f > 0)) {
+        /* Phases 1 and 2: the bucket row each group of the packet's value
+         * selects, intersected (with the result carried from the previous
+         * field), by the implementation's function for this shape. */
+        if (!and_rows(res, pf, fdp__key_get(key, pf->id), f > 0)) {
             return NULL;
         }
 
@@ -750,7 +894,9 @@ lookup_bitmaps(const struct pipapo_snapshot *snap, const struct fdp_key *key,
          * usually selective). */
         uint32_t cand[PIPAPO_MAX_CANDIDATES];
         size_t n_cand = 0;
-        if (use_candidates && collect_candidates(pf, res, cand, &n_cand)) {
+        if (use_candidates
+            && collect_candidates(pf, res, candidate_bound(snap, f), cand,
+                                  &n_cand)) {
             const struct fdp_rule *r = lookup_candidates(snap, key, version,
                                                          f + 1, cand, n_cand);
             if (r != CANDIDATES_OVERFLOW) {

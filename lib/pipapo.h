@@ -18,6 +18,16 @@ struct fdp_rule;
 /* Largest number of fields in one sub-table. */
 #define PIPAPO_MAX_FIELDS FDP_N_FIELDS
 
+/* A field whose 8-bit lookup table would pass this many bytes uses 4-bit
+ * groups (16 times smaller); it goes back to 8-bit groups once its 8-bit
+ * table would fit in half of it.  2 MiB per field is the kernel's
+ * NFT_PIPAPO_LT_SIZE_THRESHOLD: the rows one lookup reads stay within
+ * L2 plus a slice of L3.  The writer reads the value from
+ * fdp__pipapo_lt_wide_max, which tests lower to force 4-bit groups
+ * without building tens of thousands of rules. */
+#define PIPAPO_LT_WIDE_MAX (UINT64_C(2) << 20)
+extern uint64_t fdp__pipapo_lt_wide_max;
+
 /* One field of a built snapshot. */
 struct pipapo_field {
     enum fdp_field id;
@@ -59,7 +69,10 @@ struct pipapo {
 
     struct pipapo_snapshot *snap;   /* RCU. */
     bool dirty;                 /* 'rules' changed since 'snap'. */
-    bool wide_groups;           /* 8-bit groups (else 4-bit). */
+    uint8_t group_bits[FDP_N_FIELDS];   /* Per field id: 4 or 8, decided
+                                         * from that field's own lookup
+                                         * table size (see "Group
+                                         * width" in lib/pipapo.c). */
 
     struct fdp_rule **rules;    /* Best first: priority desc, seq asc. */
     uint32_t n_rules, alloc_rules;
@@ -103,21 +116,38 @@ const struct fdp_rule *fdp__pipapo_lookup_generic(
     const struct pipapo_snapshot *, const struct fdp_key *key,
     uint64_t version);
 
-/* Builds a snapshot of 'rules' (n, best first) over 'fields' with 8-bit
- * groups if 'wide', else 4-bit; for tests and benchmarks.  NULL if out of
- * memory. */
+/* Builds a snapshot of 'rules' (n, best first) over 'fields', field i cut
+ * into groups of 'group_bits[i]' bits (4 or 8).  NULL if out of memory. */
+struct pipapo_snapshot *fdp__pipapo_build_widths(const enum fdp_field *fields,
+                                                 unsigned int n_fields,
+                                                 struct fdp_rule **rules,
+                                                 uint32_t n,
+                                                 const uint8_t *group_bits);
+
+/* The same with one width for every field: 8-bit groups if 'wide', else
+ * 4-bit (tests and benchmarks). */
 struct pipapo_snapshot *fdp__pipapo_build(const enum fdp_field *fields,
                                           unsigned int n_fields,
                                           struct fdp_rule **rules, uint32_t n,
                                           bool wide);
+
+/* Fills 'group_bits' (n_fields) with the widths a fresh sub-table of
+ * 'rules' would pick: 8 bits for each field whose 8-bit lookup table stays
+ * within PIPAPO_LT_WIDE_MAX bytes, else 4 (benchmarks).  Returns 0 or
+ * ENOMEM. */
+int fdp__pipapo_choose_widths(const enum fdp_field *fields,
+                              unsigned int n_fields, struct fdp_rule **rules,
+                              uint32_t n, uint8_t *group_bits);
 void fdp__pipapo_snapshot_free(struct pipapo_snapshot *);
 
-/* ANDs into 'res' (bsize words) the 'n_rows' rows, and 'res' itself if
- * 'with_res'; returns true if any bit of the result is set.
- * Implementations: generic and AVX2 (lib/pipapo-avx2.c). */
-typedef bool fdp__pipapo_and_fn(uint64_t *res, const uint64_t *const *rows,
-                                unsigned int n_rows, uint32_t bsize,
-                                bool with_res);
+/* One field's step of a lookup: selects the bucket row of each of the
+ * field's groups for the field value 'v', ANDs the rows into 'res'
+ * (pf->bsize words, 32-byte aligned) together with 'res' itself if
+ * 'with_res' (else overwriting it), and returns true if any bit of the
+ * result is set.  Implementations: generic (lib/pipapo.c) and AVX2, one
+ * function per field shape (lib/pipapo-avx2.c). */
+typedef bool fdp__pipapo_and_fn(uint64_t *res, const struct pipapo_field *pf,
+                                fdp_u128 v, bool with_res);
 fdp__pipapo_and_fn fdp__pipapo_and_generic;
 fdp__pipapo_and_fn fdp__pipapo_and_avx2;
 

@@ -4,9 +4,13 @@
 usage: classify-gen.py --seed N --flows N --packets N --masks N FLOWS PACKETS
 
 Flows mix exact 5-tuples, prefixes and arbitrary masks (and, with
---ranges, FIELD=LO-HI ranges) over TCP/UDP 5-tuples and in_port, drawn from at most --masks distinct masks, with
-priorities from a small set so that ties are common.  Half the packets are
-aimed inside a random flow.  The expected answers come from
+--ranges, FIELD=LO-HI ranges) over TCP/UDP 5-tuples and in_port, drawn
+from at most --masks distinct masks, with priorities from a small set so
+that ties are common.  With --ranges, about a third of the flows and
+packets are of other kinds that put ranges on every other kind of field:
+ipv6_label (20-bit hex), vlan_tci and dl_vlan, nw_ttl and nw_tos (IPv4 and
+IPv6), pkt_mark, icmp_type, arp_spa and arp_sha, dl_dst (MAC).  Half the
+packets are aimed inside a random flow.  The expected answers come from
 "flowdp-ctl classify --linear" (a scan of every flow), not from here.
 """
 
@@ -25,6 +29,78 @@ FIELDS = [  # name, width, formatter
     ("tp_dst", 16, str),
     ("in_port", 16, str),
 ]
+
+
+def mac(v):
+    return ":".join("%02x" % ((v >> s) & 255) for s in range(40, -8, -8))
+
+
+def hexn(digits):
+    return lambda v: "%#0*x" % (digits + 2, v)
+
+
+# Other kinds of flows, for --ranges: shorthand, then fields as (name,
+# width, formatter, step).  Values are multiples of 'step' (nw_tos is the
+# TOS byte with the two ECN bits clear).  vlan_tci values carry the
+# VLAN-present bit 0x1000; dl_vlan is its 12-bit VID view.
+EXTRA_KINDS = [
+    ("ip", [("nw_tos", 8, str, 4), ("nw_ttl", 8, str, 1),
+            ("nw_src", 32, ip, 1)]),
+    ("ipv6", [("ipv6_label", 20, hexn(5), 1), ("nw_ttl", 8, str, 1),
+              ("nw_tos", 8, str, 4)]),
+    ("icmp", [("icmp_type", 8, str, 1), ("nw_ttl", 8, str, 1)]),
+    ("arp", [("arp_spa", 32, ip, 1), ("arp_sha", 48, mac, 1)]),
+    ("", [("pkt_mark", 32, hexn(1), 1), ("dl_dst", 48, mac, 1),
+          ("vlan_tci", 16, hexn(4), 1)]),
+    ("", [("dl_vlan", 12, str, 1), ("dl_dst", 48, mac, 1)]),
+]
+
+
+def extra_value(rng, name, width, step):
+    # Values near a few centres, so that ranges overlap and packets hit.
+    v = (rng.randrange(3) << (width - 2)) + rng.randrange(400) * step
+    v &= (1 << width) - 1
+    v -= v % step
+    if name == "vlan_tci":
+        v = 0x1000 | (v & 0xfff)
+    return v
+
+
+def extra_flow(rng, kind, priority, cookie):
+    proto, fields = kind
+    parts = ["priority=%d" % priority, "cookie=%#x" % cookie]
+    if proto:
+        parts.append(proto)
+    cons = {}
+    for i, (name, width, fmt, step) in enumerate(fields):
+        r = rng.random()
+        if r < 0.2 and (cons or i + 1 < len(fields)):
+            continue            # At least one field is constrained.
+        lo = extra_value(rng, name, width, step)
+        if r < 0.8:
+            top = 0x1fff if name == "vlan_tci" else (1 << width) - step
+            hi = max(lo, min(top, lo + rng.randrange(1, 120) * step))
+            cons[name] = (lo, hi)
+            parts.append("%s=%s-%s" % (name, fmt(lo), fmt(hi)))
+        else:
+            cons[name] = (lo, lo)
+            parts.append("%s=%s" % (name, fmt(lo)))
+    return ",".join(parts) + ",actions=drop", cons
+
+
+def extra_packet(rng, kind, cons):
+    proto, fields = kind
+    parts = [proto] if proto else []
+    for name, width, fmt, step in fields:
+        v = extra_value(rng, name, width, step)
+        if name in cons and rng.random() < 0.9:
+            lo, hi = cons[name]
+            v = lo + rng.randrange((hi - lo) // step + 1) * step
+        if name == "dl_vlan":
+            # A packet gives the whole TCI: VLAN present, this VID.
+            name, fmt, v = "vlan_tci", hexn(4), 0x1000 | v
+        parts.append("%s=%s" % (name, fmt(v)))
+    return ",".join(parts)
 
 
 def make_mask(rng, kind, width):
@@ -102,8 +178,16 @@ def main():
     rng = random.Random(args.seed)
     mask_list = masks(rng, args.masks)
     flows = []
+    extras = []
     with open(args.flows_file, "w") as f:
         for cookie in range(1, args.flows + 1):
+            if args.ranges and rng.random() < 0.3:
+                kind = rng.choice(EXTRA_KINDS)
+                priority = rng.choice(list(range(0, 100, 10)) + [32768])
+                text, cons = extra_flow(rng, kind, priority, cookie)
+                extras.append((kind, cons))
+                f.write(text + "\n")
+                continue
             proto, m = rng.choice(mask_list)
             values = {name: small(rng, width) for name, width, _ in FIELDS}
             priority = rng.choice(list(range(0, 100, 10)) + [32768])
@@ -112,6 +196,12 @@ def main():
                               args.ranges) + "\n")
     with open(args.packets_file, "w") as f:
         for _ in range(args.packets):
+            if extras and rng.random() < 0.3:
+                kind, cons = rng.choice(extras)
+                if rng.random() < 0.5:
+                    kind = rng.choice(EXTRA_KINDS)
+                f.write(extra_packet(rng, kind, cons) + "\n")
+                continue
             proto = rng.choice(["tcp", "udp"])
             values = {name: small(rng, width) for name, width, _ in FIELDS}
             if flows and rng.random() < 0.5:
