@@ -672,33 +672,51 @@ fdp__pipapo_and_generic(uint64_t *res, const struct pipapo_field *pf,
     return any != 0;
 }
 
+#ifdef FDP_HAVE_AVX2
+static bool
+probe_avx2(void)
+{
+    return fdp__cpu_supports(FDP_CPU_AVX2);
+}
+#endif
+
+static bool
+probe_generic(void)
+{
+    return true;
+}
+
+/* Best first: the first row whose probe passes and whose level FLOWDP_CPU
+ * allows is used, as for the hash functions (lib/hash.c). */
 const struct fdp__pipapo_impl fdp__pipapo_impls[] = {
 #ifdef FDP_HAVE_AVX2
-    { "avx2", FDP_CPU_AVX2, fdp__pipapo_and_avx2 },
+    { "avx2", FDP_CPU_AVX2, probe_avx2, fdp__pipapo_and_avx2 },
 #endif
-    { "generic", FDP_CPU_GENERIC, fdp__pipapo_and_generic },
+    { "generic", FDP_CPU_GENERIC, probe_generic, fdp__pipapo_and_generic },
 };
 const size_t fdp__pipapo_n_impls = FDP_ARRAY_SIZE(fdp__pipapo_impls);
 
+static pthread_once_t select_once = PTHREAD_ONCE_INIT;
 static fdp__pipapo_and_fn *selected_and;
+
+static void
+select_impl(void)
+{
+    fdp_cpu_init();
+    for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
+        const struct fdp__pipapo_impl *impl = &fdp__pipapo_impls[i];
+        if (impl->probe() && fdp__cpu_allows(impl->level)) {
+            selected_and = impl->and_rows;
+            break;
+        }
+    }
+}
 
 static fdp__pipapo_and_fn *
 get_and(void)
 {
-    fdp__pipapo_and_fn *fn = __atomic_load_n(&selected_and,
-                                             __ATOMIC_ACQUIRE);
-    if (!fn) {
-        fdp_cpu_init();
-        for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
-            if (fdp__cpu_supports(fdp__pipapo_impls[i].level)
-                && fdp__cpu_allows(fdp__pipapo_impls[i].level)) {
-                fn = fdp__pipapo_impls[i].and_rows;
-                break;
-            }
-        }
-        __atomic_store_n(&selected_and, fn, __ATOMIC_RELEASE);
-    }
-    return fn;
+    pthread_once(&select_once, select_impl);
+    return selected_and;
 }
 
 /* Per-thread scratch bitmaps, grown on demand (so a thread allocates only

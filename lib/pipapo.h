@@ -152,9 +152,13 @@ fdp__pipapo_and_fn fdp__pipapo_and_generic;
 fdp__pipapo_and_fn fdp__pipapo_and_avx2;
 
 /* The implementation table (name, level, probe, function), best first. */
+/* One row of the dispatch table: {name, probe, functions}, as every
+ * dispatched module (STYLE.md 9).  'probe' says whether this CPU runs the
+ * row; 'level' is what FLOWDP_CPU must allow. */
 struct fdp__pipapo_impl {
     const char *name;
     enum fdp_cpu_level level;
+    bool (*probe)(void);
     fdp__pipapo_and_fn *and_rows;
 };
 extern const struct fdp__pipapo_impl fdp__pipapo_impls[];

@@ -672,14 +672,19 @@ suite_pipapo(void)
         }
 
         struct pipapo_bench *pb = malloc(sizeof *pb);
-        pb->snap = fdp__pipapo_build(fields, pt->n, rules, n, n < 5000);
+        /* Group widths as the table would choose them, field by field. */
+        uint8_t group_bits[FDP_ARRAY_SIZE(fields)];
+        if (fdp__pipapo_choose_widths(fields, pt->n, rules, n, group_bits)) {
+            fatal("out of memory");
+        }
+        pb->snap = fdp__pipapo_build_widths(fields, pt->n, rules, n,
+                                            group_bits);
         if (!pb->snap) {
             fatal("out of memory");
         }
         for (size_t impl = 0; impl < fdp__pipapo_n_impls; impl++) {
             const struct fdp__pipapo_impl *pi = &fdp__pipapo_impls[impl];
-            if (!fdp__cpu_supports(pi->level)
-                || !fdp__cpu_allows(pi->level)) {
+            if (!pi->probe() || !fdp__cpu_allows(pi->level)) {
                 continue;
             }
             pb->and_rows = pi->and_rows;

@@ -202,7 +202,7 @@ check_impls(const struct pipapo_snapshot *snap, const struct fdp_key *keys,
 {
     for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
         const struct fdp__pipapo_impl *pi = &fdp__pipapo_impls[i];
-        if (!fdp__cpu_supports(pi->level)) {
+        if (!pi->probe()) {
             continue;
         }
         for (size_t k = 0; k < n_keys; k++) {
@@ -463,7 +463,7 @@ START_TEST(shapes_match_generic)
                     for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
                         const struct fdp__pipapo_impl *pi
                             = &fdp__pipapo_impls[i];
-                        if (!fdp__cpu_supports(pi->level)) {
+                        if (!pi->probe()) {
                             continue;
                         }
                         memcpy(got, carried, bsize * 8);
@@ -501,7 +501,7 @@ START_TEST(avx2_mismatch)
                                                          wide);
         for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
             const struct fdp__pipapo_impl *pi = &fdp__pipapo_impls[i];
-            if (!fdp__cpu_supports(pi->level)) {
+            if (!pi->probe()) {
                 continue;
             }
             struct fdp_key key;
