@@ -411,6 +411,31 @@ START_TEST(canonical_forms)
                     "arp,arp_op=2 actions=drop");
     check_canonical("icmp,icmp_type=3/0xff,actions=drop",
                     "icmp,icmp_type=3 actions=drop");
+    /* Regression: number spellings ovs-ofctl takes that flowdp refused or
+     * read differently. */
+    check_canonical("dl_vlan=0xffff/0xffff,actions=drop",
+                    "vlan_tci=0x0000 actions=drop");
+    check_canonical("dl_vlan=65535/65535,actions=drop",
+                    "vlan_tci=0x0000 actions=drop");
+    check_canonical("ip,nw_src=010.001.002.003,"
+                    "nw_dst=10.1.2.3/255.000.255.0,actions=drop",
+                    "ip,nw_src=10.1.2.3,nw_dst=10.0.2.0/255.0.255.0 "
+                    "actions=drop");
+    check_canonical("ip,nw_src=10.1.2.3/010,nw_dst=+1.2.3.4/+16,"
+                    "actions=drop",
+                    "ip,nw_src=10.0.0.0/10,nw_dst=1.2.0.0/16 actions=drop");
+    check_canonical("ipv6,ipv6_src=::1/010,actions=drop",
+                    "ipv6,ipv6_src=::/10 actions=drop");
+    check_canonical("priority=+5,tcp,tp_dst=+80,tp_src=+0x50,"
+                    "actions=mod_vlan_vid:+5",
+                    "priority=5,tcp,tp_src=80,tp_dst=80 "
+                    "actions=mod_vlan_vid:5");
+    check_canonical("in_port=010,actions=output:010,011",
+                    "in_port=10 actions=output:10,output:11");
+    check_canonical("priority=5,cookie=1,priority=5,cookie=0x1,"
+                    "actions=drop", "cookie=0x1, priority=5 actions=drop");
+    check_canonical("ip,actions=set_field:010.1.2.3->nw_src",
+                    "ip actions=set_field:10.1.2.3->ip_src");
 }
 END_TEST
 
@@ -608,8 +633,30 @@ START_TEST(errors)
           "column 1: tcp: a protocol shorthand takes no value" },
         { "priority=65536,actions=drop",
           "column 1: priority: 65536 is out of range (0..65535)" },
+        { "icmp,icmpv4_type=3,actions=drop",
+          "column 6: unknown field or keyword \"icmpv4_type\"" },
+        { "icmp,icmpv4_code=3,actions=drop",
+          "column 6: unknown field or keyword \"icmpv4_code\"" },
+        { "dl_vlan=0xffff/0xfff,actions=drop",
+          "column 1: dl_vlan: 0xffff is out of range (0..4095)" },
+        { "ip,nw_src=256.1.1.1,actions=drop",
+          "column 4: nw_src: \"256.1.1.1\" is not an IPv4 address" },
+        { "ip,nw_src=1.2.3.4/0x8,actions=drop",
+          "column 4: nw_src: \"/0x8\" is not a prefix length (0..32) or a "
+          "mask" },
+        { "ip,actions=mod_nw_src:010.1.2.3",
+          "column 12: mod_nw_src: \"010.1.2.3\" is not an IPv4 address" },
+        { "in_port=0x5,actions=drop",
+          "column 1: in_port: \"0x5\" is not a port number or name" },
+        { "actions=output:0x5",
+          "column 9: output: \"0x5\" is not a number" },
+        { "tcp,tp_dst=++80,actions=drop",
+          "column 5: tp_dst: \"++80\" is not a number" },
         { "priority=1,priority=2,actions=drop",
-          "column 12: priority: given twice" },
+          "column 12: priority: conflicts with priority=1 at column 1" },
+        { "cookie=0x5/-1,cookie=5/0xff,actions=drop",
+          "column 1: cookie: a mask selects flows to modify, delete or "
+          "dump; a new flow takes a plain cookie" },
         { "table=255,actions=drop",
           "column 1: table: 255 is out of range (0..254)" },
         { "cookie=0x10000000000000000,actions=drop",
