@@ -1290,6 +1290,19 @@ split_action(struct parser *p, char *start, char **argp)
                        "are not supported", start);
 }
 
+/* The generic check of the action just parsed (named 'name', at 'name')
+ * against the match, as fdp__actions_validate() makes it for any list.
+ * parse_action() has checked the name's own prerequisites, which can be
+ * narrower (set_field:80->udp_src needs udp), so this only fires if the
+ * two disagree: it keeps the parser and the library honest together. */
+static int
+check_action(struct parser *p, const struct fdp__action *a, const char *name)
+{
+    enum fdp__prereq pr = fdp__action_prereq(a);
+
+    return require(p, pr, name, name);
+}
+
 static int
 parse_actions(struct parser *p, char *s, struct fdp_actions **actsp)
 {
@@ -1327,9 +1340,14 @@ parse_actions(struct parser *p, char *s, struct fdp_actions **actsp)
             continue;
         }
         char *arg = NULL;
+        uint32_t n_words = b.n_words;
         error = split_action(p, start, &arg);
         if (!error) {
             error = parse_action(p, start, arg, start, &b);
+        }
+        if (!error && !b.error && b.n_words > n_words) {
+            error = check_action(p, (const struct fdp__action *)
+                                    &b.words[n_words], start);
         }
     }
     if (!error && drop && b.n_actions) {
