@@ -770,6 +770,24 @@ START_TEST(errors)
           "column 4: nw_ecn: 9 is out of range (0..3)" },
         { "dl_vlan_pcp=0-9,actions=drop",
           "column 1: dl_vlan_pcp: 9 is out of range (0..7)" },
+        /* Every message of lib/flow-parse.c that text can reach. */
+        { "tcp,tcp_flags=+syn-ack+syn,actions=drop",
+          "column 5: tcp_flags: flag syn given twice" },
+        { "tcp,tcp_flags=syn|,actions=drop",
+          "column 5: tcp_flags: flag name expected after '|'" },
+        { "actions=mod_vlan_vid",
+          "column 9: mod_vlan_vid: missing argument" },
+        { "actions=controller:",
+          "column 9: controller: missing argument" },
+        { "actions=1,mod_dl_src",
+          "column 11: mod_dl_src: missing argument" },
+        { "ip,actions=mod_nw_ttl:",
+          "column 12: mod_nw_ttl: missing argument" },
+        { "actions=output", "column 9: output: missing port" },
+        { "ip,actions=dec_ttl:1",
+          "column 12: dec_ttl: takes no argument" },
+        { "actions=set_field:1/1->pkt_mark",
+          "column 9: set_field: a masked value (\"1/1\") is not supported" },
     };
 
     for (size_t i = 0; i < FDP_ARRAY_SIZE(cases); i++) {
@@ -793,6 +811,20 @@ START_TEST(errors)
     fdp_flow_spec_destroy(&flow);
     ck_assert_int_eq(fdp_flow_parse("tcp,actions=drop", FDP_PARSE_MATCH_ONLY,
                                     &flow, &error), EINVAL);
+    ck_assert_str_eq(error, "column 5: actions are not allowed here");
+    free(error);
+
+    /* Cookie masks, where a caller selects flows with them. */
+    ck_assert_int_eq(fdp_flow_parse("cookie=0x5/0xf0,tcp", FDP_PARSE_MATCH_ONLY
+                                    | FDP_PARSE_COOKIE_MASK, &flow, &error),
+                     0);
+    ck_assert_uint_eq(flow.cookie_mask, 0xf0);
+    fdp_flow_spec_destroy(&flow);
+    ck_assert_int_eq(fdp_flow_parse("tcp,cookie=0x5/xyz", FDP_PARSE_MATCH_ONLY
+                                    | FDP_PARSE_COOKIE_MASK, &flow, &error),
+                     EINVAL);
+    ck_assert_str_eq(error, "column 5: cookie: mask \"xyz\" is not a 64-bit "
+                     "number");
     free(error);
 
     /* A huge line is refused before any allocation proportional to it. */
@@ -801,7 +833,8 @@ START_TEST(errors)
     memset(huge, ',', n);
     huge[n] = '\0';
     ck_assert_int_eq(fdp_flow_parse(huge, 0, &flow, &error), EINVAL);
-    ck_assert_ptr_nonnull(strstr(error, "longer than"));
+    ck_assert_str_eq(error, "column 65537: flow is longer than 65536 "
+                     "bytes");
     free(error);
     free(huge);
 }
