@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "match.h"
+
 const struct fdp__action *
 fdp__actions_first(const struct fdp_actions *acts)
 {
@@ -37,6 +39,46 @@ fdp__action_value(const struct fdp__action *a)
     const uint64_t *w = (const uint64_t *) a + 1;
 
     return a->n_words == 3 ? ((fdp_u128) w[0] << 64) | w[1] : w[0];
+}
+
+enum fdp__prereq
+fdp__action_prereq(const struct fdp__action *a)
+{
+    switch ((enum fdp_action_type) a->type) {
+    case FDP_ACT_SET_FIELD:
+        return a->field < FDP_N_FIELDS ? fdp__field(a->field)->prereq
+                                       : FDP__P_NONE;
+    case FDP_ACT_DEC_TTL:
+        return FDP__P_IP_ANY;
+    case FDP_ACT_OUTPUT:
+    case FDP_ACT_IN_PORT:
+    case FDP_ACT_CONTROLLER:
+    case FDP_ACT_SET_VLAN_VID:
+    case FDP_ACT_SET_VLAN_PCP:
+    case FDP_ACT_STRIP_VLAN:
+    case FDP_ACT_PUSH_VLAN:
+    case FDP_N_ACTION_TYPES:
+        break;
+    }
+    return FDP__P_NONE;
+}
+
+int
+fdp__actions_validate(const struct fdp_actions *acts,
+                      const struct fdp_match *match, size_t *bad)
+{
+    size_t i = 0;
+
+    for (const struct fdp__action *a = fdp__actions_first(acts); a;
+         a = fdp__actions_next(acts, a), i++) {
+        if (!fdp__match_meets(match, fdp__action_prereq(a))) {
+            if (bad) {
+                *bad = i;
+            }
+            return EINVAL;
+        }
+    }
+    return 0;
 }
 
 void

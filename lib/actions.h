@@ -42,6 +42,24 @@ const struct fdp__action *fdp__actions_next(const struct fdp_actions *,
 /* The value of a FDP_ACT_SET_FIELD record. */
 fdp_u128 fdp__action_value(const struct fdp__action *);
 
+struct fdp_match;
+
+/* What action 'a' requires of a flow's match, from the field table: a
+ * set-field action needs its field's prerequisites (mod_tp_dst needs tcp,
+ * udp or sctp; mod_nw_src needs IPv4), dec_ttl needs IP, and the VLAN and
+ * output actions need nothing (FDP__P_NONE). */
+enum fdp__prereq fdp__action_prereq(const struct fdp__action *a);
+
+/* Checks every action of 'acts' against 'match' (fdp__action_prereq()).
+ * Returns 0 if all are fine.  Otherwise returns EINVAL and, if 'bad' is
+ * nonnull, sets '*bad' to the 0-based index of the first action whose
+ * prerequisite the match does not meet.  The flow parser checks each name's
+ * own prerequisites first (set_field:80->udp_src needs udp, not only L4);
+ * this is the generic check that a caller building action lists with
+ * fdp__actions_builder gets too. */
+int fdp__actions_validate(const struct fdp_actions *acts,
+                          const struct fdp_match *match, size_t *bad);
+
 /* A growing action list. */
 struct fdp__actions_builder {
     uint64_t *words;

@@ -111,21 +111,29 @@ col_of(const struct parser *p, const char *at)
 /* ---------------------------------------------------------------------- */
 /* Numbers and addresses.                                                  */
 
-/* Parses all of 's' as an unsigned number the way ovs-ofctl (strtoull
- * with base 0) does: hex after 0x, octal after a leading 0, else decimal.
- * Returns false if it is not one or exceeds 'max' (then sets '*overflow'). */
+/* Parses all of 's' as an unsigned number in 'base' (10 or 16), or for
+ * 'base' 0 the way ovs-ofctl (strtoull with base 0) does: hex after 0x,
+ * octal after a leading 0, else decimal.  As strtoull, one leading '+' is
+ * allowed ("tp_dst=+80").  Returns false if it is not one or exceeds 'max'
+ * (then sets '*overflow'). */
 static bool
-str_to_u128(const char *s, fdp_u128 max, fdp_u128 *value, bool *overflow)
+str_to_uint(const char *s, int base, fdp_u128 max, fdp_u128 *value,
+            bool *overflow)
 {
     fdp_u128 v = 0;
-    int base = 10;
 
     *overflow = false;
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        base = 16;
-        s += 2;
-    } else if (s[0] == '0' && s[1]) {
-        base = 8;
+    if (*s == '+') {
+        s++;
+    }
+    if (base == 0) {
+        base = 10;
+        if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+            base = 16;
+            s += 2;
+        } else if (s[0] == '0' && s[1]) {
+            base = 8;
+        }
     }
     if (!*s) {
         return false;
@@ -153,6 +161,20 @@ str_to_u128(const char *s, fdp_u128 max, fdp_u128 *value, bool *overflow)
 }
 
 static bool
+str_to_u128(const char *s, fdp_u128 max, fdp_u128 *value, bool *overflow)
+{
+    return str_to_uint(s, 0, max, value, overflow);
+}
+
+/* OpenFlow port numbers are decimal in ovs-ofctl (ofputil_port_from_string
+ * uses base 10): "in_port=010" is port 10 and "in_port=0x5" an error. */
+static bool
+str_to_port(const char *s, fdp_u128 max, fdp_u128 *value, bool *overflow)
+{
+    return str_to_uint(s, 10, max, value, overflow);
+}
+
+static bool
 parse_mac(const char *s, fdp_u128 *mac)
 {
     uint64_t v = 0;
@@ -175,16 +197,44 @@ parse_mac(const char *s, fdp_u128 *mac)
     return true;
 }
 
+/* Parses a dotted quad the way ovs-ofctl reads one in a match or a
+ * set_field (four "%hhu" conversions): each byte in decimal, leading zeros
+ * and a '+' allowed ("010.001.002.003" is 10.1.2.3).  ovs-ofctl wraps a
+ * byte above 255 around (256.1.1.1 is 0.1.1.1); flowdp refuses it. */
 static bool
 parse_ipv4(const char *s, fdp_u128 *ip)
 {
+    uint32_t v = 0;
+
+    for (int i = 0; i < 4; i++) {
+        unsigned int byte = 0;
+        int digits = 0;
+        if (*s == '+') {
+            s++;
+        }
+        for (; isdigit((unsigned char) *s); s++, digits++) {
+            byte = byte * 10 + (unsigned int) (*s - '0');
+            if (byte > 255) {
+                return false;
+            }
+        }
+        if (!digits || (i < 3 ? *s++ != '.' : *s != '\0')) {
+            return false;
+        }
+        v = (v << 8) | byte;
+    }
+    *ip = v;
+    return true;
+}
+
+/* The stricter form ovs-ofctl takes in mod_nw_src and mod_nw_dst
+ * (inet_pton: no leading zeros, no sign). */
+static bool
+parse_ipv4_strict(const char *s)
+{
     struct in_addr a;
 
-    if (inet_pton(AF_INET, s, &a) != 1) {
-        return false;
-    }
-    *ip = ntohl(a.s_addr);
-    return true;
+    return inet_pton(AF_INET, s, &a) == 1;
 }
 
 static bool
@@ -256,7 +306,7 @@ parse_one_value(struct parser *p, enum fdp_field f, const char *s,
             *value = port;
             return 0;
         }
-        ok = str_to_u128(s, field->max, value, &overflow);
+        ok = str_to_port(s, field->max, value, &overflow);
         break;
     }
     case FDP__S_TOS: {
@@ -292,18 +342,25 @@ parse_one_value(struct parser *p, enum fdp_field f, const char *s,
 }
 
 /* Parses a mask for field 'f': a number or address of the field's syntax,
- * or for IP addresses a prefix length "/N". */
+ * or for IP addresses a prefix length "/N", in decimal as ovs-ofctl reads
+ * it ("/010" is /10, "/0x8" an error).
+ *
+ * ovs-ofctl tries the prefix length first, so it refuses an IPv6 mask
+ * that starts with a decimal digit ("::1/1::3"), although it prints such
+ * masks itself ("ipv6_src=::1/75f2::1").  flowdp reads any IPv6 mask with
+ * a ':' as an address, so that every flow it prints parses back. */
 static int
 parse_mask(struct parser *p, enum fdp_field f, const char *s, const char *at,
            fdp_u128 *mask)
 {
     const struct fdp__field *field = fdp__field(f);
+    bool prefix = (field->syntax == FDP__S_IPV4 && !strchr(s, '.'))
+                  || (field->syntax == FDP__S_IPV6 && !strchr(s, ':'));
 
-    if ((field->syntax == FDP__S_IPV4 || field->syntax == FDP__S_IPV6)
-        && !strchr(s, '.') && !strchr(s, ':')) {
+    if (prefix) {
         fdp_u128 len;
         bool overflow;
-        if (!str_to_u128(s, field->n_bits, &len, &overflow)) {
+        if (!str_to_uint(s, 10, field->n_bits, &len, &overflow)) {
             return parse_error(p, at, "%s: \"/%s\" is not a prefix length "
                                "(0..%u) or a mask", field->name, s,
                                field->n_bits);
@@ -673,11 +730,23 @@ parse_field(struct parser *p, enum fdp_field f, char *value, const char *at)
     struct constraint c;
     const struct fdp__field *field = fdp__field(f);
 
-    /* dl_vlan accepts 0xffff (no tag) beyond its 12 bits. */
+    /* dl_vlan accepts 0xffff (no tag) beyond its 12 bits, with or without
+     * the exact mask, as ovs-ofctl ("dl_vlan=0xffff/0xffff"). */
     if (f == FDP_F_DL_VLAN) {
-        fdp_u128 v;
+        char *slash = strchr(value, '/');
+        fdp_u128 v, m = field->exact_mask;
         bool overflow;
-        if (str_to_u128(value, 0xffff, &v, &overflow) && v == 0xffff) {
+        if (slash) {
+            *slash = '\0';
+        }
+        bool none = str_to_u128(value, 0xffff, &v, &overflow) && v == 0xffff
+                    && (!slash || (str_to_u128(slash + 1, field->exact_mask,
+                                               &m, &overflow)
+                                   && m == field->exact_mask));
+        if (slash) {
+            *slash = '/';
+        }
+        if (none) {
             c = (struct constraint) { .value = 0xffff };
             goto apply;
         }
@@ -756,8 +825,14 @@ apply_shorthand(struct parser *p, int i, const char *at)
     return 0;
 }
 
+/* The flow attributes seen so far, so that a repeat is accepted when it
+ * says the same thing ("priority=5,priority=5", as ovs-ofctl) and refused
+ * when it does not (ovs-ofctl silently keeps the last). */
 struct attr_state {
     bool seen[5];
+    uint64_t value[5];
+    uint64_t cookie_mask;
+    int offset[5];              /* Offset of the first token in the line. */
 };
 
 /* Flow attributes: name, largest value, where it goes. */
@@ -781,10 +856,7 @@ parse_attr(struct parser *p, enum attr a, const char *value, const char *at,
     fdp_u128 v;
     bool overflow;
 
-    if (st->seen[a]) {
-        return parse_error(p, at, "%s: given twice", attrs[a].name);
-    }
-    st->seen[a] = true;
+    uint64_t cookie_mask = 0;
     char *slash = a == ATTR_COOKIE ? strchr(value, '/') : NULL;
     if (slash) {
         fdp_u128 mask;
@@ -800,7 +872,7 @@ parse_attr(struct parser *p, enum attr a, const char *value, const char *at,
             return parse_error(p, at, "cookie: mask \"%s\" is not a 64-bit "
                                "number", slash + 1);
         }
-        flow->cookie_mask = (uint64_t) mask;
+        cookie_mask = (uint64_t) mask;
     }
     if (!str_to_u128(value, attrs[a].max, &v, &overflow)) {
         if (overflow) {
@@ -809,6 +881,24 @@ parse_attr(struct parser *p, enum attr a, const char *value, const char *at,
         }
         return parse_error(p, at, "%s: \"%s\" is not a number",
                            attrs[a].name, value);
+    }
+    if (st->seen[a]) {
+        if (st->value[a] != (uint64_t) v
+            || (a == ATTR_COOKIE && st->cookie_mask != cookie_mask)) {
+            int off = st->offset[a];
+            return parse_error(p, at, "%s: conflicts with %.*s at column %d",
+                               attrs[a].name,
+                               (int) strcspn(p->line + off, ", \t\r\n"),
+                               p->line + off, off + 1);
+        }
+        return 0;
+    }
+    st->seen[a] = true;
+    st->value[a] = (uint64_t) v;
+    st->offset[a] = (int) (at - p->buf);
+    if (a == ATTR_COOKIE) {
+        st->cookie_mask = cookie_mask;
+        flow->cookie_mask = cookie_mask;
     }
     switch (a) {
     case ATTR_TABLE:
@@ -937,10 +1027,11 @@ require(struct parser *p, enum fdp__prereq pr, const char *action,
     return 0;
 }
 
-/* Parses a plain number argument of an action. */
+/* Parses a plain number argument of an action, in 'base' (0: as
+ * str_to_uint()). */
 static int
-action_number(struct parser *p, const char *action, const char *arg,
-              uint64_t max, const char *at, uint32_t *out)
+action_number_base(struct parser *p, const char *action, const char *arg,
+                   int base, uint64_t max, const char *at, uint32_t *out)
 {
     fdp_u128 v;
     bool overflow;
@@ -948,7 +1039,7 @@ action_number(struct parser *p, const char *action, const char *arg,
     if (!arg || !*arg) {
         return parse_error(p, at, "%s: missing argument", action);
     }
-    if (!str_to_u128(arg, max, &v, &overflow)) {
+    if (!str_to_uint(arg, base, max, &v, &overflow)) {
         if (overflow) {
             return parse_error(p, at, "%s: %s is out of range (0..%" PRIu64
                                ")", action, arg, max);
@@ -957,6 +1048,13 @@ action_number(struct parser *p, const char *action, const char *arg,
     }
     *out = (uint32_t) v;
     return 0;
+}
+
+static int
+action_number(struct parser *p, const char *action, const char *arg,
+              uint64_t max, const char *at, uint32_t *out)
+{
+    return action_number_base(p, action, arg, 0, max, at, out);
 }
 
 /* Parses an output port: 1..0xfeff, or IN_PORT, CONTROLLER. */
@@ -968,7 +1066,8 @@ parse_output(struct parser *p, const char *arg, const char *at,
 
     bool named = fdp__port_from_name(arg, &port);
     if (!named) {
-        int error = action_number(p, "output", arg, 0xffff, at, &port);
+        int error = action_number_base(p, "output", arg, 10, 0xffff, at,
+                                       &port);
         if (error) {
             return error;
         }
@@ -1128,6 +1227,11 @@ parse_action(struct parser *p, char *name, char *arg, const char *at,
             if (!arg || !*arg) {
                 return parse_error(p, at, "%s: missing argument", name);
             }
+            if (fdp__field(f)->syntax == FDP__S_IPV4
+                && !parse_ipv4_strict(arg)) {
+                return parse_error(p, at, "%s: \"%s\" is not an IPv4 "
+                                   "address", name, arg);
+            }
             error = parse_one_value(p, f, arg, at, &value);
             if (!error) {
                 error = require(p, fdp__field(f)->prereq, name, at);
@@ -1186,6 +1290,19 @@ split_action(struct parser *p, char *start, char **argp)
                        "are not supported", start);
 }
 
+/* The generic check of the action just parsed (named 'name', at 'name')
+ * against the match, as fdp__actions_validate() makes it for any list.
+ * parse_action() has checked the name's own prerequisites, which can be
+ * narrower (set_field:80->udp_src needs udp), so this only fires if the
+ * two disagree: it keeps the parser and the library honest together. */
+static int
+check_action(struct parser *p, const struct fdp__action *a, const char *name)
+{
+    enum fdp__prereq pr = fdp__action_prereq(a);
+
+    return require(p, pr, name, name);
+}
+
 static int
 parse_actions(struct parser *p, char *s, struct fdp_actions **actsp)
 {
@@ -1223,9 +1340,14 @@ parse_actions(struct parser *p, char *s, struct fdp_actions **actsp)
             continue;
         }
         char *arg = NULL;
+        uint32_t n_words = b.n_words;
         error = split_action(p, start, &arg);
         if (!error) {
             error = parse_action(p, start, arg, start, &b);
+        }
+        if (!error && !b.error && b.n_words > n_words) {
+            error = check_action(p, (const struct fdp__action *)
+                                    &b.words[n_words], start);
         }
     }
     if (!error && drop && b.n_actions) {
@@ -1258,7 +1380,9 @@ find_actions(char *s)
 static int
 parse_match_tokens(struct parser *p, char *s, struct fdp_flow_spec *flow)
 {
-    struct attr_state st = { { false } };
+    struct attr_state st;
+
+    memset(&st, 0, sizeof st);
 
     for (;;) {
         s += strspn(s, ", \t\r\n");

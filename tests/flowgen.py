@@ -20,6 +20,15 @@ and obeys flowdp's stricter rules:
     bits outside the field's width (arp_op stays below 256: OVS keeps
     only its low 8 bits).
 
+Flows also repeat a token the same way ("tcp,tp_dst=80,tp_dst=80"), spell
+actions in any case and as pop_vlan, dec_ttl() and controller(max_len=N),
+and end in a "# comment".
+
+bad_flows() makes flows with one wrong token each (a value beyond the
+field's OpenFlow width, a mask on a field that takes none), or one that
+only flowdp refuses (a value ovs-ofctl silently wraps or drops), or the one
+mask a maskless field takes; ofctl-compare.py checks both programs on them.
+
 The nxm set uses OpenFlow 1.0 / Nicira actions (mod_nw_src:..., strip_vlan,
 ...), which ovs-ofctl prints under its default protocol selection (NXM).
 The of13 set uses OpenFlow 1.3 actions (set_field, push_vlan, mod_nw_ttl)
@@ -708,12 +717,38 @@ class Gen:
             cands.append(lambda: "dec_ttl")
         return cands
 
+    def respell(self, action):
+        """Another spelling ovs-ofctl reads as the same action: the name in
+        any case, pop_vlan for strip_vlan, dec_ttl(), controller(max_len=N).
+        """
+        name, sep, arg = action.partition(":")
+        if name.lower() == "strip_vlan" and self.chance(0.3):
+            name = "pop_vlan"
+        elif name.lower() == "dec_ttl" and self.chance(0.3):
+            name += "()"
+        elif (name.lower() == "controller" and sep and self.chance(0.3)):
+            name, sep, arg = "%s(max_len=%s)" % (name, arg), "", ""
+        if self.chance(0.15):
+            head, paren, rest = name.partition("(")
+            if self.chance(0.5):
+                head = head.upper()
+            else:
+                head = "".join(c.upper() if self.chance(0.5) else c.lower()
+                               for c in head)
+            name = head + paren + rest
+        return name + sep + arg
+
     def actions(self, cls):
+        acts = self.plain_actions(cls)
+        return ",".join(self.respell(a) for a in acts.split(",")) if acts \
+            else acts
+
+    def plain_actions(self, cls):
         k = self.r.random()
         if k < 0.04:
             return ""
         if k < 0.08:
-            return "drop"
+            return self.pick(["drop", "drop", "DROP", "Drop"])
         self.vlans = 1 if self.vlan_present else 0
         self.ipany = CLASSES[cls][0] in (ETH_IP, ETH_IPV6)
         specific = (self.nxm_actions(cls) if self.fset == "nxm"
@@ -741,8 +776,164 @@ class Gen:
         assert len(keys) == len(set(keys)), items
         self.r.shuffle(items)
         parts = [text for _, text in items]
+        # A field, shorthand or attribute given twice the same way, which
+        # both tools accept ("tcp,tp_dst=80,tcp,tp_dst=80").
+        if parts and self.chance(0.1):
+            parts.insert(self.r.randint(0, len(parts)), self.pick(parts))
         parts.append("actions=" + self.actions(cls))
-        return ",".join(parts)
+        line = ",".join(parts)
+        if self.chance(0.05):
+            line += self.pick([" # a comment", "#c", " #", " # x=1,y"])
+        return line
+
+    # ---- flows that are wrong, or right in a way flowdp is stricter about
+
+    def bad_token(self, cls):
+        """(keys it replaces, text, where, expectation) for one bad token of
+        a flow of class CLS.  'where' is "match" or "actions"; expectation
+        is "reject" (both tools reject), "accept" (both accept and print
+        the same) or "stricter" (ovs-ofctl silently repairs the value, as
+        wrapping 256.1.1.1 to 0.1.1.1; flowdp refuses it)."""
+        dl_type, nw_proto, _ = CLASSES[cls]
+        r = self.r
+        ip = dl_type in (ETH_IP, ETH_IPV6)
+        big = lambda nbytes: self.num(r.randint(1 << (8 * nbytes),
+                                                (1 << (8 * nbytes + 4)) - 1),
+                                      8 * nbytes + 4)
+        c = []       # (keys, text, where, expectation)
+        vlan = ("dl_vlan", "dl_vlan_pcp", "vlan_tci")
+
+        def exact_or_bad(name, keys, value, nbytes, maxv):
+            """name=value/mask on a field that takes no mask: with a mask
+            other than all ones over the field's OpenFlow width (both
+            reject), or with that mask (both accept, as no mask)."""
+            full = (1 << (8 * nbytes)) - 1
+            keys = keys if isinstance(keys, tuple) else (keys,)
+            if self.chance(0.3):
+                return (keys, "%s=%s/%s" % (name, self.num(value, maxv),
+                                            self.num(full, 8 * nbytes)),
+                        "match", "accept")
+            m = self.pick([r.randint(1, full - 1), full >> 1, maxv,
+                           full << 1, (full << 1) | 1, 0])
+            if m == full:
+                m = full >> 1
+            # ovs-ofctl takes a zero mask as "any value", silently dropping
+            # the field; flowdp refuses it.
+            return (keys, "%s=%s/%s" % (name, self.num(value, maxv),
+                                        self.num(m, 8 * nbytes + 1)),
+                    "match", "stricter" if m == 0 else "reject")
+
+        c.append((("in_port",), "in_port=" + self.pick(
+            ["65536", "0x5", "0X10", str(r.randint(65536, 1 << 20))]),
+            "match", "reject"))
+        c.append((("in_port",), "in_port=%d/0xffff" % r.randint(1, 100),
+                  "match", "reject"))
+        c.append((("pkt_mark",), "pkt_mark=" + big(4), "match", "reject"))
+        c.append((("dl_src",), "dl_src=" + self.pick(
+            ["00:11:22:33:44:55:66", "0:1:2:3:4", "00:11:22:33:44:gg"]),
+            "match", "reject"))
+        c.append((vlan, "vlan_tci=" + big(2), "match", "reject"))
+        c.append((vlan, "dl_vlan=" + big(2), "match", "reject"))
+        c.append((vlan, "dl_vlan=%s" % self.num(r.randint(4096, 65534), 16),
+                  "match", "stricter"))
+        c.append((vlan, "dl_vlan_pcp=" + big(1), "match", "reject"))
+        c.append((vlan, "dl_vlan_pcp=%d" % r.randint(8, 255), "match",
+                  "stricter"))
+        c.append(exact_or_bad("dl_vlan", vlan, r.randrange(4096), 2, 0xfff))
+        c.append(exact_or_bad("dl_vlan_pcp", vlan, r.randrange(8), 1, 7))
+        for name, n in (("priority", 2), ("idle_timeout", 2),
+                        ("hard_timeout", 2)):
+            c.append(((name,), "%s=%s" % (name, big(n)), "match", "reject"))
+        c.append((("table",), "table=%d" % r.randint(256, 100000), "match",
+                  "reject"))
+        c.append((("cookie",), "cookie=0x1" + "0" * 16, "match", "reject"))
+        c.append((("priority",), "priority=%d,priority=%d" % (
+            r.randint(0, 100), r.randint(101, 200)), "match", "stricter"))
+        c.append((("output",), "output:%s" % self.pick(
+            ["65536", "0x5", str(r.randint(65536, 1 << 20))]), "actions",
+            "reject"))
+        c.append((("mod_vlan_vid",), "mod_vlan_vid:%d" % r.randint(
+            4096, 70000), "actions", "reject"))
+        c.append((("mod_vlan_pcp",), "mod_vlan_pcp:%d" % r.randint(8, 300),
+                  "actions", "reject"))
+        c.append((("controller",), "controller:%d" % r.randint(65536, 1e6),
+                  "actions", "reject"))
+        if cls == "any":
+            c.append((("dl_type",), "dl_type=" + big(2), "match", "reject"))
+            c.append(exact_or_bad("dl_type", "dl_type", 0x88cc, 2, 0xffff))
+        if ip:
+            for name in ("nw_tos", "nw_ecn", "nw_ttl"):
+                c.append(((name,), "%s=%s" % (name, big(1)), "match",
+                          "reject"))
+                c.append(exact_or_bad(name, name, self.pick(
+                    [0, 4, 8, 252]) if name == "nw_tos" else r.randrange(4),
+                    1, 0xff))
+            c.append((("nw_ecn",), "nw_ecn=%d" % r.randint(4, 255), "match",
+                      "stricter"))
+            c.append((("nw_tos",), "nw_tos=%d" % (r.randrange(64) * 4 +
+                                                  r.randint(1, 3)),
+                      "match", "stricter"))
+            c.append((("mod_nw_tos",), "mod_nw_tos:%d" % r.randint(256, 999),
+                      "actions", "reject"))
+        if cls in ("ipx", "ipv6x"):
+            c.append((("nw_proto",), "nw_proto=" + big(1), "match",
+                      "reject"))
+            c.append(exact_or_bad("nw_proto", "nw_proto", 47, 1, 0xff))
+        if dl_type == ETH_IP:
+            c.append((("nw_src",), "nw_src=%d.%d.%d.%d" % (
+                r.randint(256, 999), r.randrange(256), r.randrange(256),
+                r.randrange(256)), "match", "stricter"))
+            c.append((("nw_dst",), "nw_dst=10.0.0.0/%d" % r.randint(33, 99),
+                      "match", "reject"))
+            c.append((("nw_dst",), "nw_dst=10.0.0.0/0x%x" % r.randint(1, 32),
+                      "match", "reject"))
+            c.append((("mod_nw_src",), "mod_nw_src:%s" % self.pick(
+                ["256.1.1.1", "1.2.3", "010.1.2.3"]), "actions", "reject"))
+        if dl_type == ETH_IPV6:
+            c.append((("ipv6_label",), "ipv6_label=" + big(4), "match",
+                      "reject"))
+            c.append((("ipv6_src",), "ipv6_src=::1/%d" % r.randint(129, 999),
+                      "match", "reject"))
+        if nw_proto in (TCP, UDP, SCTP):
+            for d in ("tp_src", "tp_dst"):
+                c.append(((d,), "%s=%s" % (d, big(2)), "match", "reject"))
+            c.append((("mod_tp_dst",), "mod_tp_dst:%s" % big(2), "actions",
+                      "reject"))
+        if nw_proto == TCP:
+            c.append((("tcp_flags",), "tcp_flags=%s" % self.num(
+                r.randint(0x1000, 0xffff), 16), "match", "reject"))
+        if nw_proto in (ICMP, ICMP6):
+            for name in ("icmp_type", "icmp_code"):
+                c.append(((name,), "%s=%s" % (name, big(1)), "match",
+                          "reject"))
+                c.append(exact_or_bad(name, name, r.randrange(256), 1, 0xff))
+        if dl_type == ETH_ARP:
+            c.append((("arp_op",), "arp_op=" + big(2), "match", "reject"))
+            c.append((("arp_op",), "arp_op=%d" % r.randint(256, 65535),
+                      "match", "stricter"))
+            c.append(exact_or_bad("arp_op", "arp_op", r.randrange(256), 2,
+                                  0xff))
+        return self.pick(c)
+
+    def bad_flow(self):
+        """(line, expectation): a flow with one token from bad_token()."""
+        cls = self.weighted(CLASS_WEIGHTS)
+        keys, text, where, expect = self.bad_token(cls)
+        items = [(k, t) for k, t in self.match_items(cls) + self.meta_items()
+                 if k not in keys]
+        if any(k in ("dl_vlan", "dl_vlan_pcp", "vlan_tci") for k in keys):
+            # Every VLAN token that ovs-ofctl accepts here matches a tag.
+            self.vlan_present = True
+        if "ip_frag" in keys:
+            self.frag_later = False
+        acts = self.plain_actions(cls)
+        if where == "match":
+            items.insert(self.r.randint(0, len(items)), (keys[0], text))
+        else:
+            acts = ",".join(a for a in (acts, text) if a and a != "drop")
+        self.r.shuffle(items)
+        parts = [t for _, t in items] + ["actions=" + acts]
+        return ",".join(parts), expect
 
 
 def flows(seed, count, fset):
@@ -750,6 +941,12 @@ def flows(seed, count, fset):
     # Seed from (seed, set) so that the two sets differ for the same seed.
     gen = Gen(random.Random("flowgen:%d:%s" % (seed, fset)), fset)
     return [gen.flow() for _ in range(count)]
+
+
+def bad_flows(seed, count, fset):
+    """COUNT (line, expectation) pairs for SEED and FSET: see bad_token()."""
+    gen = Gen(random.Random("flowgen-bad:%d:%s" % (seed, fset)), fset)
+    return [gen.bad_flow() for _ in range(count)]
 
 
 def main():
