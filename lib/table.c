@@ -40,7 +40,12 @@
  *   priority).
  * - Every rule the writer knows is linked in the subtable of its mask;
  *   every subtable with rules is in the view.
- * - view order: max_priority non-increasing.
+ * - view order: max_priority non-increasing, by the bounds copied into
+ *   the view's entries, which never change once the view is published.
+ * - A published view's bounds are at least the (priority, seq) of every
+ *   rule of that entry's sub-table visible at any version a lookup may
+ *   still hold: bounds rise (inserts) before the view that admits the
+ *   rule is published, and fall (fdp_table_run()) only in a new view.
  *
  * Thread-safety
  * =============
@@ -79,10 +84,20 @@
 #include "tss.h"
 #include "util.h"
 
-/* One sub-table in the priority walk: tuple-space or pipapo. */
+/* One sub-table in the priority walk: tuple-space or pipapo.
+ *
+ * 'max_priority' and 'min_seq' are copies of the sub-table's bounds taken
+ * when the view was built, and never change once the view is published.
+ * A lookup must use these copies, not the sub-table's live fields:
+ * fdp_table_run() tightens the live bounds before it publishes a re-sorted
+ * view, and a lookup still walking the old view would otherwise stop at a
+ * lowered bound although a later entry of that old view holds a better
+ * rule (the old order no longer matches the lowered bounds). */
 struct view_entry {
     struct tss_subtable *tss;
     struct pipapo *pp;
+    int max_priority;           /* No rule of the sub-table beats... */
+    uint64_t min_seq;           /* ...(max_priority, min_seq). */
 };
 
 struct tss_view {
@@ -230,12 +245,6 @@ get_subtable(struct fdp_table *table, const struct fdp_key *mask)
     return st;
 }
 
-static int
-entry_max_priority(const struct view_entry *e)
-{
-    return e->tss ? e->tss->max_priority : e->pp->max_priority;
-}
-
 static uint64_t
 entry_recent_hits(const struct view_entry *e)
 {
@@ -250,10 +259,8 @@ static int
 compare_entries(const void *a_, const void *b_)
 {
     const struct view_entry *a = a_, *b = b_;
-    int pa = entry_max_priority(a), pb = entry_max_priority(b);
-
-    if (pa != pb) {
-        return pa > pb ? -1 : 1;
+    if (a->max_priority != b->max_priority) {
+        return a->max_priority > b->max_priority ? -1 : 1;
     }
     /* Hits since the last ranking: recent use, not all-time use. */
     uint64_t ha = entry_recent_hits(a), hb = entry_recent_hits(b);
@@ -287,15 +294,21 @@ publish_view(struct fdp_table *table)
     }
     view->n = 0;
     for (size_t i = 0; i < table->n_subtables; i++) {
-        if (table->subtables[i]->n_rules) {
-            view->e[view->n++] = (struct view_entry) { table->subtables[i],
-                                                       NULL };
+        struct tss_subtable *st = table->subtables[i];
+        if (st->n_rules) {
+            view->e[view->n++] = (struct view_entry) {
+                .tss = st, .max_priority = st->max_priority,
+                .min_seq = st->min_seq,
+            };
         }
     }
     for (size_t i = 0; i < table->n_pipapos; i++) {
-        if (table->pipapos[i]->n_rules) {
-            view->e[view->n++] = (struct view_entry) { NULL,
-                                                       table->pipapos[i] };
+        struct pipapo *pp = table->pipapos[i];
+        if (pp->n_rules) {
+            view->e[view->n++] = (struct view_entry) {
+                .pp = pp, .max_priority = pp->max_priority,
+                .min_seq = pp->min_seq,
+            };
         }
     }
     qsort(view->e, view->n, sizeof view->e[0], compare_entries);
@@ -1065,12 +1078,9 @@ fdp_table_lookup_batch(struct fdp_table *table,
     }
     for (size_t s = 0; view && s < view->n && done != all; s++) {
         const struct view_entry *e = &view->e[s];
-        int max_priority = __atomic_load_n(e->tss ? &e->tss->max_priority
-                                                  : &e->pp->max_priority,
-                                           __ATOMIC_RELAXED);
-        uint64_t min_seq = __atomic_load_n(e->tss ? &e->tss->min_seq
-                                                  : &e->pp->min_seq,
-                                           __ATOMIC_RELAXED);
+        /* The view's own copies of the bounds: see struct view_entry. */
+        int max_priority = e->max_priority;
+        uint64_t min_seq = e->min_seq;
         uint64_t probe = 0;
 
         /* Phase 1: which keys can this sub-table still improve? */

@@ -800,6 +800,119 @@ START_TEST(concurrent_lookups_during_churn)
 }
 END_TEST
 
+/* The winner of one key, and lookups of it that readers count while a
+ * writer makes fdp_table_run() re-sort the view. */
+struct known_answer {
+    struct fdp_table *table;
+    struct fdp_key key;
+    uint64_t cookie;            /* The flow that must win, always. */
+    bool stop;                  /* Atomic. */
+    uint64_t n_lookups;         /* Atomic: summed over readers. */
+    uint64_t n_wrong;           /* Atomic: answers other than 'cookie'. */
+};
+
+static void *
+known_answer_reader(void *ka_)
+{
+    struct known_answer *ka = ka_;
+    uint64_t n = 0, wrong = 0;
+
+    while (!__atomic_load_n(&ka->stop, __ATOMIC_RELAXED)) {
+        fdp_table_read_lock();
+        const struct fdp_rule *r = fdp_table_lookup(ka->table, &ka->key);
+        struct fdp_flow_spec spec = { .cookie = 0 };
+        if (r) {
+            fdp_rule_get_spec(r, &spec);
+        }
+        fdp_table_read_unlock();
+        wrong += spec.cookie != ka->cookie;
+        n++;
+    }
+    __atomic_fetch_add(&ka->n_lookups, n, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&ka->n_wrong, wrong, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+static void
+remove_strict_text(struct fdp_table *t, const char *text)
+{
+    struct fdp_flow_spec spec;
+    char *error;
+
+    ck_assert_msg(!fdp_flow_parse(text, FDP_PARSE_MATCH_ONLY, &spec, &error),
+                  "%s", error);
+    struct fdp_table_filter filter = {
+        .match = spec.match, .strict = true, .priority = spec.priority,
+    };
+    size_t n;
+    ck_assert_int_eq(fdp_table_remove(t, &filter, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    fdp_flow_spec_destroy(&spec);
+}
+
+/* Regression: fdp_table_run() lowered a subtable's max_priority before it
+ * published the view re-sorted by it, so a lookup still walking the old
+ * view stopped early at the lowered bound and missed a better flow in a
+ * later subtable.  Here the key's winner C (priority 10, subtable
+ * tp_dst) sits below subtable nw_dst, whose priority-15 flow comes and
+ * goes; subtable nw_src (bound 20) first gives the key its priority-5
+ * flow, and a stale-order walk that trusts nw_dst's tightened bound of 3
+ * stops there and answers 0xa2 instead of 0xc1. */
+START_TEST(run_lowers_bound_under_old_view)
+{
+    /* Filler flows make each fdp_table_run() walk long enough for readers
+     * to land in the window between the bound store and the new view. */
+    enum { N_FILLER = 4000, N_ROUNDS = 300, N_KA_READERS = 2 };
+    struct known_answer ka = { .cookie = 0xc1 };
+    pthread_t readers[N_KA_READERS];
+    char *error;
+
+    ck_assert_int_eq(fdp_table_create(&ka.table), 0);
+    /* Tuple space only: the test is about the order of subtables. */
+    fdp_table_set_max_masks(ka.table, 0);
+    ck_assert_int_eq(fdp_table_begin(ka.table), 0);
+    static const char *const flows[] = {
+        "cookie=0xa1,priority=20,tcp,nw_src=9.9.9.9,actions=1",
+        "cookie=0xa2,priority=5,tcp,nw_src=10.0.0.1,actions=1",
+        "cookie=0xb1,priority=15,tcp,nw_dst=9.9.9.9,actions=1",
+        "cookie=0xb2,priority=3,tcp,nw_dst=8.8.8.8,actions=1",
+        "cookie=0xc1,priority=10,tcp,tp_dst=80,actions=1",
+    };
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(flows); i++) {
+        ck_assert_int_eq(insert_text(ka.table, flows[i], 0), 0);
+    }
+    for (int i = 0; i < N_FILLER; i++) {
+        char text[96];
+        snprintf(text, sizeof text, "priority=1,udp,nw_src=172.16.%d.%d,"
+                 "actions=1", (i >> 8) & 255, i & 255);
+        ck_assert_int_eq(insert_text(ka.table, text, 0), 0);
+    }
+    ck_assert_int_eq(fdp_table_commit(ka.table), 0);
+    ck_assert_int_eq(fdp_packet_parse("tcp,nw_src=10.0.0.1,nw_dst=10.0.0.2,"
+                                      "tp_src=1,tp_dst=80", &ka.key, &error),
+                     0);
+
+    for (int i = 0; i < N_KA_READERS; i++) {
+        pthread_create(&readers[i], NULL, known_answer_reader, &ka);
+    }
+    for (int round = 0; round < N_ROUNDS; round++) {
+        remove_strict_text(ka.table, "priority=15,tcp,nw_dst=9.9.9.9");
+        fdp_table_run(ka.table);
+        ck_assert_int_eq(insert_text(ka.table, flows[2], 0), 0);
+        fdp_table_run(ka.table);
+    }
+    __atomic_store_n(&ka.stop, true, __ATOMIC_RELAXED);
+    for (int i = 0; i < N_KA_READERS; i++) {
+        pthread_join(readers[i], NULL);
+    }
+    ck_assert(ka.n_lookups > 0);
+    ck_assert_msg(ka.n_wrong == 0, "%llu of %llu lookups missed flow 0xc1",
+                  (unsigned long long) ka.n_wrong,
+                  (unsigned long long) ka.n_lookups);
+    fdp_table_destroy(ka.table);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* ClassBench.                                                             */
 
@@ -925,6 +1038,7 @@ main(void)
      * (CK_RUN_CASE=concurrency). */
     tc = unit_tcase(s, "concurrency");
     tcase_add_test(tc, concurrent_lookups_during_churn);
+    tcase_add_test(tc, run_lowers_bound_under_old_view);
     tc = unit_tcase(s, "classbench");
     tcase_add_loop_test(tc, classbench, 0, 3);
     return unit_run(s);
