@@ -610,11 +610,14 @@ auto_end(struct fdp_table *table, bool started, int error)
 /* Modifiers.                                                              */
 
 /* Links a new rule for (match, priority, actions) at the transaction's
- * version, as a new version of 'old' if nonnull. */
+ * version, as a new version of 'old' if nonnull.  The rule goes to the
+ * overflow pipapo sub-table if 'overflow' (fdp_table_run() moving flows out
+ * of tuple space), else where its match and the mask budget say. */
 static int
 add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
          const struct fdp_match *match, uint16_t priority,
-         const struct fdp_actions *actions, struct fdp_rule *old)
+         const struct fdp_actions *actions, struct fdp_rule *old,
+         bool overflow)
 {
     struct fdp_rule *rule = rule_create(table, match, priority, actions);
 
@@ -645,7 +648,7 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
     rule->add_version = txn_version(table);
 
     int error;
-    bool to_tss = fdp_match_is_masked(match);
+    bool to_tss = fdp_match_is_masked(match) && !overflow;
     if (to_tss && table->max_masks && !find_subtable(table, &match->mask)
         && table->n_subtables >= 2 * table->max_masks) {
         /* Past twice the mask budget new masks go straight to the
@@ -658,7 +661,8 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
         error = st ? fdp__tss_insert(st, rule) : ENOMEM;
     } else {
         struct pipapo *pp = get_pipapo(table, fdp__pipapo_fields_of(match),
-                                       fdp_match_is_masked(match));
+                                       overflow
+                                       || fdp_match_is_masked(match));
         error = pp ? fdp__pipapo_add(pp, rule) : ENOMEM;
         if (!error) {
             rule->pipapo = pp;
@@ -738,7 +742,7 @@ fdp_table_insert(struct fdp_table *table, const struct fdp_flow_spec *spec,
         error = EEXIST;
     } else {
         error = add_rule(table, spec, spec->match,
-                         spec->priority, spec->actions, old);
+                         spec->priority, spec->actions, old, false);
     }
     return auto_end(table, started, error);
 }
@@ -840,7 +844,7 @@ fdp_table_modify(struct fdp_table *table,
 
     for (size_t i = 0; !error && i < n; i++) {
         error = add_rule(table, NULL, &rules[i]->match, rules[i]->priority,
-                         actions, rules[i]);
+                         actions, rules[i], false);
     }
     free(rules);
     if (np) {
@@ -880,9 +884,22 @@ compare_by_hits(const void *a_, const void *b_)
 }
 
 /* Moves the flows of the least-hit subtables into the overflow pipapo
- * sub-table until at most 'max_masks' subtables remain.  The rules stay
- * the same objects: they are reachable through both structures until the
- * pipapo snapshot is published, then leave tuple space. */
+ * sub-table until at most 'max_masks' subtables remain, within the open
+ * transaction.
+ *
+ * A move is a change like a replace: each flow gets a new rule in pipapo
+ * (same match, priority, sequence number, cookie, actions and statistics)
+ * added at the transaction's version, and its tuple-space rule is removed
+ * at that version.  So at every version each flow has exactly one visible
+ * rule, and a dump (which walks both structures) or a lookup sees it once:
+ * before the commit in tuple space, after it in pipapo.  Moving the same
+ * rule object instead would leave it reachable through both structures
+ * for a grace period, and a dump in that window reported it twice.  The
+ * commit then unlinks the old rules after a grace period, which empties
+ * the subtables, and reaps them.
+ *
+ * Stops at the first failure (ENOMEM): the flows moved so far are moved,
+ * the rest stay in tuple space, and the table is correct either way. */
 static void
 trim_masks(struct fdp_table *table)
 {
@@ -891,63 +908,30 @@ trim_masks(struct fdp_table *table)
     }
     size_t n_move = table->n_subtables - table->max_masks;
     struct tss_subtable **order = malloc(table->n_subtables * sizeof *order);
-    struct pipapo *pp = get_pipapo(table, 0, true);
-    if (!order || !pp) {
-        free(order);
+    if (!order) {
         return;
     }
     memcpy(order, table->subtables, table->n_subtables * sizeof *order);
     qsort(order, table->n_subtables, sizeof *order, compare_by_hits);
 
+    /* add_rule() to pipapo and txn_remove() leave the subtables' chains
+     * as they are, so walking them while moving is safe. */
+    uint64_t version = txn_version(table);
     for (size_t i = 0; i < n_move; i++) {
         struct tss_buckets *b = order[i]->buckets;
         for (uint32_t j = 0; j <= b->n_mask; j++) {
             for (struct tss_group *g = b->heads[j]; g; g = g->next) {
                 for (struct fdp_rule *r = g->rules; r; r = r->next) {
-                    fdp__pipapo_add_fields(pp, fdp__pipapo_fields_of(
-                                                   &r->match));
-                    if (fdp__pipapo_add(pp, r)) {
-                        goto undo;
+                    /* Rules already removed in this transaction leave with
+                     * its commit; a moved rule is removed, so it is never
+                     * moved twice. */
+                    if (!fdp__rule_visible(r, version)) {
+                        continue;
                     }
-                    r->pipapo = pp;
-                }
-            }
-        }
-    }
-    if (publish_view(table)) {
-        goto undo;
-    }
-    /* Lookups that started from now on find the moved rules in pipapo too;
-     * wait for the ones that started before (their view or their pipapo
-     * snapshot may not have them), then leave tuple space. */
-    fdp__rcu_synchronize();
-    for (size_t i = 0; i < n_move; i++) {
-        struct tss_subtable *st = order[i];
-        while (st->n_rules) {
-            struct tss_buckets *b = st->buckets;
-            struct fdp_rule *r = NULL;
-            for (uint32_t j = 0; j <= b->n_mask && !r; j++) {
-                if (b->heads[j]) {
-                    r = b->heads[j]->rules;
-                }
-            }
-            fdp__tss_unlink(st, r);
-            r->subtable = NULL;
-        }
-    }
-    reap_subtables(table);
-    free(order);
-    return;
-
-undo:
-    for (size_t i = 0; i < n_move; i++) {
-        struct tss_buckets *b = order[i]->buckets;
-        for (uint32_t j = 0; j <= b->n_mask; j++) {
-            for (struct tss_group *g = b->heads[j]; g; g = g->next) {
-                for (struct fdp_rule *r = g->rules; r; r = r->next) {
-                    if (r->pipapo) {
-                        fdp__pipapo_remove(pp, r);
-                        r->pipapo = NULL;
+                    if (add_rule(table, NULL, &r->match, r->priority,
+                                 r->actions, r, true)) {
+                        free(order);
+                        return;
                     }
                 }
             }
@@ -967,11 +951,10 @@ fdp_table_set_max_masks(struct fdp_table *table, size_t max_masks)
 void
 fdp_table_run(struct fdp_table *table)
 {
-    bool locked = !txn_is_mine(table);
+    /* Moving flows to pipapo is a change made in a transaction: the
+     * caller's, or one of our own. */
+    bool started = auto_begin(table);
 
-    if (locked) {
-        pthread_mutex_lock(&table->mutex);
-    }
     /* Tighten bounds left stale by removals, then re-rank. */
     for (size_t i = 0; i < table->n_subtables; i++) {
         struct tss_subtable *st = table->subtables[i];
@@ -1011,8 +994,14 @@ fdp_table_run(struct fdp_table *table)
         __atomic_store_n(&p->min_seq, min_seq, __ATOMIC_RELAXED);
     }
     publish_view(table);
-    if (locked) {
-        pthread_mutex_unlock(&table->mutex);
+    if (started) {
+        /* Commit only if flows moved: a commit bumps the version, which
+         * would needlessly invalidate the datapath's caches every run. */
+        if (table->txn_added) {
+            txn_commit(table);
+        } else {
+            txn_finish(table);
+        }
     }
 }
 

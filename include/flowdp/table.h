@@ -106,7 +106,11 @@ FDP_API void fdp_table_abort(struct fdp_table *table);
  * more than the mask budget of tuple-space subtables, moves the flows of
  * the least-hit ones into a pipapo sub-table, whose cost does not grow
  * with the number of masks (the Tuple Space Explosion defence).  New
- * masks past twice the budget go to pipapo at once. */
+ * masks past twice the budget go to pipapo at once.  Moving flows is a
+ * change like a replace (new rule objects with the same match, priority,
+ * sequence number, cookie, actions and statistics): it is committed with
+ * the caller's open transaction, or else at once, and so grows the
+ * version; a run that moves nothing leaves the version as it is. */
 FDP_API void fdp_table_run(struct fdp_table *table);
 
 /* The default mask budget: measured, see docs/PERFORMANCE.md. */
