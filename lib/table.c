@@ -747,18 +747,33 @@ fdp_table_insert(struct fdp_table *table, const struct fdp_flow_spec *spec,
     return auto_end(table, started, error);
 }
 
+/* The match of a filter: its own, or for NULL (table.h: all flows) the
+ * match with every field wildcarded, stored in 'any'.  A non-strict filter
+ * with it selects every flow; a strict one selects the catch-all flow of
+ * the filter's priority, as "ovs-ofctl del-flows --strict" with no match
+ * does. */
+static const struct fdp_match *
+filter_match(const struct fdp_table_filter *filter, struct fdp_match *any)
+{
+    if (filter->match) {
+        return filter->match;
+    }
+    fdp__match_init(any);
+    return any;
+}
+
 static bool
 filter_selects(const struct fdp_table_filter *filter,
-               const struct fdp_rule *rule)
+               const struct fdp_match *match, const struct fdp_rule *rule)
 {
     if ((rule->cookie ^ filter->cookie) & filter->cookie_mask) {
         return false;
     }
     if (filter->strict) {
         return rule->priority == filter->priority
-               && fdp_match_equal(filter->match, &rule->match);
+               && fdp_match_equal(match, &rule->match);
     }
-    return !filter->match || fdp_match_covers(filter->match, &rule->match);
+    return fdp_match_covers(match, &rule->match);
 }
 
 /* Collects the rules visible in the transaction that 'filter' selects
@@ -770,12 +785,13 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
     uint64_t version = txn_version(table);
     struct fdp_rule **rules = NULL;
     size_t alloc = 0;
+    struct fdp_match any;
+    const struct fdp_match *match = filter_match(filter, &any);
 
     *n = 0;
-    if (filter->strict && filter->match) {
-        struct fdp_rule *r = find_exact(table, filter->match,
-                                        filter->priority);
-        if (r && filter_selects(filter, r)) {
+    if (filter->strict) {
+        struct fdp_rule *r = find_exact(table, match, filter->priority);
+        if (r && filter_selects(filter, match, r)) {
             rules = malloc(sizeof *rules);
             if (!rules) {
                 return ENOMEM;
@@ -791,7 +807,7 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
             for (struct tss_group *g = b->heads[j]; g; g = g->next) {
                 for (struct fdp_rule *r = g->rules; r; r = r->next) {
                     if (!fdp__rule_visible(r, version)
-                        || !filter_selects(filter, r)) {
+                        || !filter_selects(filter, match, r)) {
                         continue;
                     }
                     if (*n == alloc) {
@@ -813,7 +829,8 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
         struct pipapo *p = table->pipapos[i];
         for (uint32_t j = 0; j < p->n_rules; j++) {
             struct fdp_rule *r = p->rules[j];
-            if (!fdp__rule_visible(r, version) || !filter_selects(filter, r)) {
+            if (!fdp__rule_visible(r, version)
+                || !filter_selects(filter, match, r)) {
                 continue;
             }
             if (*n == alloc) {

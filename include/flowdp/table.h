@@ -72,7 +72,9 @@ FDP_API int fdp_table_insert(struct fdp_table *table,
 
 /* Which flows a modify or remove applies to. */
 struct fdp_table_filter {
-    const struct fdp_match *match;  /* NULL: all flows. */
+    const struct fdp_match *match;  /* NULL: every field wildcarded, so
+                                     * all flows, or with 'strict' the
+                                     * catch-all flow of 'priority'. */
     bool strict;            /* Same match and priority, not covered by. */
     uint16_t priority;      /* For strict. */
     uint64_t cookie;        /* Flows with (cookie & cookie_mask) equal... */

@@ -623,6 +623,50 @@ START_TEST(equal_priority_first_added_wins)
 }
 END_TEST
 
+/* Regression: a strict filter with match NULL (table.h: all flows)
+ * crashed in fdp_match_equal(NULL, ...).  NULL is the all-wildcard match:
+ * strict, it selects the catch-all flow of the filter's priority. */
+START_TEST(strict_filter_null_match_selects_catch_all)
+{
+    struct fdp_table *t;
+    size_t n;
+
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    ck_assert_int_eq(insert_text(t, "cookie=0x1,priority=7,actions=1", 0), 0);
+    ck_assert_int_eq(insert_text(t, "cookie=0x2,priority=7,tcp,actions=1", 0),
+                     0);
+    ck_assert_int_eq(insert_text(t, "cookie=0x3,priority=8,actions=1", 0), 0);
+
+    struct fdp_table_filter strict = {
+        .match = NULL, .strict = true, .priority = 7,
+    };
+    struct fdp_actions *acts = output_action(5);
+    ck_assert_int_eq(fdp_table_modify(t, &strict, acts, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    fdp_actions_destroy(acts);
+    char *text = dump(t);
+    ck_assert_str_eq(text, "cookie=0x1, priority=7 actions=output:5\n"
+                     "cookie=0x2, priority=7,tcp actions=output:1\n"
+                     "cookie=0x3, priority=8 actions=output:1\n");
+    free(text);
+
+    /* A strict filter on a priority with no catch-all flow selects
+     * nothing. */
+    strict.priority = 9;
+    ck_assert_int_eq(fdp_table_remove(t, &strict, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    strict.priority = 7;
+    ck_assert_int_eq(fdp_table_remove(t, &strict, &n), 0);
+    ck_assert_uint_eq(n, 1);
+
+    /* Non-strict, NULL still selects every flow. */
+    struct fdp_table_filter all = { .match = NULL };
+    ck_assert_int_eq(fdp_table_remove(t, &all, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    fdp_table_destroy(t);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* Hash flooding.                                                          */
 
@@ -1127,6 +1171,7 @@ main(void)
     tcase_add_test(tc, differential_large);
     tcase_add_test(tc, failed_bulk_change_leaves_table_unchanged);
     tcase_add_test(tc, equal_priority_first_added_wins);
+    tcase_add_test(tc, strict_filter_null_match_selects_catch_all);
     tcase_add_test(tc, hash_flooding);
     /* Its own case, so that the TSan job can run it alone
      * (CK_RUN_CASE=concurrency). */
