@@ -100,8 +100,20 @@ struct view_entry {
     uint64_t min_seq;           /* ...(max_priority, min_seq). */
 };
 
+/* Table statistics that the writer computes when it publishes a view, so
+ * that fdp_table_get_stats() reads them without the mutex. */
+struct view_stats {
+    uint64_t n_masks;
+    uint64_t n_pipapo_tables;
+    uint64_t n_pipapo_rules;
+    uint64_t n_keyed_subtables;
+    uint64_t memory_bytes;      /* Sub-tables, arrays and this view; not
+                                 * rules (fdp_table.rule_memory). */
+};
+
 struct tss_view {
     size_t n;
+    struct view_stats stats;
     struct rcu_head rcu;
     struct view_entry e[];
 };
@@ -125,8 +137,10 @@ struct fdp_table {
     size_t n_pipapos, alloc_pipapos;
     size_t max_masks;                   /* Tuple-space mask budget. */
     uint64_t next_seq;
-    uint64_t n_flows;                   /* Visible at 'version'. */
-    uint64_t rule_memory;               /* Atomic: freed on RCU thread. */
+    uint64_t n_flows;                   /* Atomic: visible at 'version'. */
+    uint64_t rule_memory;               /* Atomic: freed on RCU thread.
+                                         * Rules, their actions and their
+                                         * statistics objects. */
     bool view_dirty;
 
     /* The open transaction. */
@@ -153,13 +167,15 @@ now_ms(void)
 static void
 rule_free(struct fdp_table *table, struct fdp_rule *rule)
 {
-    if (rule->owns_stats) {
-        free(rule->stats);
-    }
     if (table) {
         __atomic_fetch_sub(&table->rule_memory, sizeof *rule
-                           + fdp_actions_size(rule->actions),
+                           + fdp_actions_size(rule->actions)
+                           + (rule->owns_stats && rule->stats
+                              ? sizeof *rule->stats : 0),
                            __ATOMIC_RELAXED);
+    }
+    if (rule->owns_stats) {
+        free(rule->stats);
     }
     fdp_actions_destroy(rule->actions);
     free(rule);
@@ -274,6 +290,36 @@ free_view_cb(struct rcu_head *head)
     free(CONTAINER_OF(head, struct tss_view, rcu));
 }
 
+/* Fills in the statistics of 'view', just built from the writer's
+ * state. */
+static void
+view_stats_compute(const struct fdp_table *table, struct tss_view *view)
+{
+    struct view_stats *vs = &view->stats;
+
+    memset(vs, 0, sizeof *vs);
+    vs->memory_bytes = sizeof *table
+                       + table->alloc_subtables * sizeof *table->subtables
+                       + table->alloc_pipapos * sizeof *table->pipapos
+                       + table->alloc_txn_removed
+                         * sizeof *table->txn_removed
+                       + sizeof *view + view->n * sizeof view->e[0];
+    for (size_t i = 0; i < view->n; i++) {
+        const struct view_entry *e = &view->e[i];
+        if (e->tss) {
+            vs->n_masks++;
+            vs->n_keyed_subtables += e->tss->buckets->keyed;
+            vs->memory_bytes += fdp__tss_memory(e->tss);
+        } else {
+            const struct pipapo *p = e->pp;
+            vs->n_pipapo_tables++;
+            vs->n_pipapo_rules += p->n_rules;
+            vs->memory_bytes += sizeof *p + p->alloc_rules * sizeof *p->rules
+                                + (p->snap ? p->snap->memory : 0);
+        }
+    }
+}
+
 /* Publishes a view of the sub-tables that have rules, sorted, after
  * publishing the snapshots of pipapo sub-tables whose rules changed.
  * Returns 0 or ENOMEM (then the old view stays). */
@@ -312,6 +358,7 @@ publish_view(struct fdp_table *table)
         }
     }
     qsort(view->e, view->n, sizeof view->e[0], compare_entries);
+    view_stats_compute(table, view);
     for (size_t i = 0; i < view->n; i++) {
         struct view_entry *e = &view->e[i];
         if (e->tss) {
@@ -486,7 +533,9 @@ txn_commit(struct fdp_table *table)
         return ENOMEM;
     }
     __atomic_store_n(&table->version, version, __ATOMIC_RELEASE);
-    table->n_flows += table->txn_flows_delta;
+    __atomic_store_n(&table->n_flows,
+                     table->n_flows + (uint64_t) table->txn_flows_delta,
+                     __ATOMIC_RELAXED);
 
     /* Removed rules are invisible from 'version' on, but a lookup that
      * loaded the previous version may still need them: wait until every
@@ -643,6 +692,10 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
             rule_free(table, rule);
             return ENOMEM;
         }
+        /* Counted here, uncounted by whichever version of the flow frees
+         * it (the one that owns it then). */
+        __atomic_fetch_add(&table->rule_memory, sizeof *rule->stats,
+                           __ATOMIC_RELAXED);
         rule->stats->created_ms = now_ms();
     }
     rule->add_version = txn_version(table);
@@ -1196,36 +1249,27 @@ fdp_table_get_stats(const struct fdp_table *table,
 {
     struct fdp_table *t = (struct fdp_table *) table;
 
-    bool locked = !txn_is_mine(t);
-
+    /* Lock-free, as table.h promises: the shape and memory of the table
+     * as of its last published view, the rest from atomic counters.  The
+     * read-side section keeps the view alive while we copy from it. */
     memset(stats, 0, sizeof *stats);
-    if (locked) {
-        pthread_mutex_lock(&t->mutex);
-    }
-    stats->n_flows = t->n_flows;
-    stats->n_masks = t->n_subtables;
-    stats->memory_bytes = sizeof *t
-                          + t->alloc_subtables * sizeof *t->subtables
-                          + __atomic_load_n(&t->rule_memory,
-                                            __ATOMIC_RELAXED);
-    for (size_t i = 0; i < t->n_subtables; i++) {
-        stats->memory_bytes += fdp__tss_memory(t->subtables[i]);
-        stats->n_keyed_subtables += t->subtables[i]->buckets->keyed;
-    }
-    stats->memory_bytes += t->alloc_pipapos * sizeof *t->pipapos;
-    for (size_t i = 0; i < t->n_pipapos; i++) {
-        const struct pipapo *p = t->pipapos[i];
-        stats->n_pipapo_rules += p->n_rules;
-        stats->n_pipapo_tables++;
-        stats->memory_bytes += sizeof *p + p->alloc_rules * sizeof *p->rules
-                               + (p->snap ? p->snap->memory : 0);
-    }
-    if (locked) {
-        pthread_mutex_unlock(&t->mutex);
-    }
+    fdp__rcu_read_lock();
+    const struct tss_view *view = FDP_RCU_GET(t->view);
+    stats->n_masks = view->stats.n_masks;
+    stats->n_pipapo_tables = view->stats.n_pipapo_tables;
+    stats->n_pipapo_rules = view->stats.n_pipapo_rules;
+    stats->n_keyed_subtables = view->stats.n_keyed_subtables;
+    stats->memory_bytes = view->stats.memory_bytes;
+    fdp__rcu_read_unlock();
+
+    stats->n_flows = __atomic_load_n(&t->n_flows, __ATOMIC_RELAXED);
+    stats->memory_bytes += __atomic_load_n(&t->rule_memory, __ATOMIC_RELAXED);
     stats->n_lookups = __atomic_load_n(&t->n_lookups, __ATOMIC_RELAXED);
     stats->n_hits = __atomic_load_n(&t->n_hits, __ATOMIC_RELAXED);
-    stats->n_misses = stats->n_lookups - stats->n_hits;
+    /* Lookups add to 'n_lookups' and 'n_hits' separately: a concurrent
+     * batch may have counted its hits first. */
+    stats->n_misses = stats->n_lookups > stats->n_hits
+                      ? stats->n_lookups - stats->n_hits : 0;
     stats->n_subtables_visited = __atomic_load_n(&t->n_visited,
                                                  __ATOMIC_RELAXED);
 }
@@ -1312,6 +1356,7 @@ fdp_table_create(struct fdp_table **tablep)
         free(table);
         return ENOMEM;
     }
+    table->view->stats.memory_bytes = sizeof *table + sizeof *table->view;
     *tablep = table;
     return 0;
 }

@@ -98,7 +98,10 @@ FDP_API int fdp_table_remove(struct fdp_table *table,
 /* Transactions: changes between begin and commit become visible to
  * lookups all at once; abort undoes them.  begin returns 0, or EBUSY if
  * the calling thread already has a transaction open on 'table'.  commit
- * returns 0. */
+ * returns 0 (also when the thread has no transaction open), or:
+ *   ENOMEM   the new sub-table order could not be built: the transaction
+ *            was aborted, and the table is as it was before begin.
+ * Either way the transaction is over. */
 FDP_API int fdp_table_begin(struct fdp_table *table);
 FDP_API int fdp_table_commit(struct fdp_table *table);
 FDP_API void fdp_table_abort(struct fdp_table *table);
@@ -163,9 +166,18 @@ struct fdp_table_stats {
     uint64_t n_misses;
     uint64_t n_subtables_visited;   /* Summed over lookups. */
     uint64_t n_keyed_subtables;     /* Subtables using the keyed hash. */
-    uint64_t memory_bytes;
+    uint64_t memory_bytes;          /* The table, its sub-tables and
+                                     * lookup structures, its rules with
+                                     * their actions and statistics. */
 };
 
+/* Stores the table's statistics in '*stats'.  A lookup-class function:
+ * lock-free, it never blocks or allocates, and may run concurrently with
+ * modifiers and lookups (no read lock needed).  'n_flows' counts the flows
+ * visible at the current version; the sub-table counts and
+ * 'memory_bytes' describe the table as of its last published change (a
+ * transaction in progress shows once committed); the lookup counters are
+ * summed without locks, so while lookups run they may be a batch apart. */
 FDP_API void fdp_table_get_stats(const struct fdp_table *table,
                                  struct fdp_table_stats *stats);
 

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1070,6 +1071,65 @@ START_TEST(dump_during_mask_trim_sees_each_flow_once)
 }
 END_TEST
 
+/* A thread that holds a transaction open until told to commit. */
+struct open_txn {
+    struct fdp_table *table;
+    bool open;                  /* Atomic: the transaction has begun. */
+    bool release;               /* Atomic: commit now. */
+};
+
+static void *
+open_txn_main(void *ot_)
+{
+    struct open_txn *ot = ot_;
+
+    ck_assert_int_eq(fdp_table_begin(ot->table), 0);
+    ck_assert_int_eq(insert_text(ot->table, "udp,nw_src=1.2.3.4,actions=1",
+                                 0), 0);
+    __atomic_store_n(&ot->open, true, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&ot->release, __ATOMIC_ACQUIRE)) {
+        sched_yield();
+    }
+    ck_assert_int_eq(fdp_table_commit(ot->table), 0);
+    return NULL;
+}
+
+/* Regression: fdp_table_get_stats() took the table's mutex, so it waited
+ * for another thread's open transaction although table.h says stats never
+ * block.  If it blocks here the test deadlocks and times out. */
+START_TEST(get_stats_does_not_wait_for_open_transaction)
+{
+    struct open_txn ot = { .open = false };
+    struct fdp_table_stats before, during, after;
+    pthread_t thread;
+
+    ck_assert_int_eq(fdp_table_create(&ot.table), 0);
+    ck_assert_int_eq(insert_text(ot.table, "tcp,tp_dst=80,actions=1", 0), 0);
+    fdp_table_get_stats(ot.table, &before);
+    pthread_create(&thread, NULL, open_txn_main, &ot);
+    while (!__atomic_load_n(&ot.open, __ATOMIC_ACQUIRE)) {
+        sched_yield();
+    }
+    fdp_table_get_stats(ot.table, &during);
+    __atomic_store_n(&ot.release, true, __ATOMIC_RELEASE);
+    pthread_join(thread, NULL);
+    fdp_table_get_stats(ot.table, &after);
+
+    /* The open transaction does not show; its commit does. */
+    ck_assert_uint_eq(before.n_flows, 1);
+    ck_assert_uint_eq(during.n_flows, 1);
+    ck_assert_uint_eq(during.n_masks, 1);
+    ck_assert_uint_eq(after.n_flows, 2);
+    ck_assert_uint_eq(after.n_masks, 2);
+    /* Memory counts each rule with its statistics object, and the new
+     * subtable. */
+    ck_assert_uint_ge(after.memory_bytes - before.memory_bytes,
+                      sizeof(struct fdp_rule) + sizeof(struct fdp_rule_stats)
+                      + sizeof(struct tss_subtable));
+    fdp_table_destroy(ot.table);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* ClassBench.                                                             */
 
@@ -1198,6 +1258,7 @@ main(void)
     tcase_add_test(tc, concurrent_lookups_during_churn);
     tcase_add_test(tc, run_lowers_bound_under_old_view);
     tcase_add_test(tc, dump_during_mask_trim_sees_each_flow_once);
+    tcase_add_test(tc, get_stats_does_not_wait_for_open_transaction);
     tc = unit_tcase(s, "classbench");
     tcase_add_loop_test(tc, classbench, 0, 3);
     return unit_run(s);
