@@ -905,7 +905,8 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
 int
 fdp_table_modify(struct fdp_table *table,
                  const struct fdp_table_filter *filter,
-                 const struct fdp_actions *actions, size_t *np)
+                 const struct fdp_actions *actions,
+                 const uint64_t *new_cookie, size_t *np)
 {
     bool started = auto_begin(table);
     struct fdp_rule **rules;
@@ -913,7 +914,16 @@ fdp_table_modify(struct fdp_table *table,
     int error = select_rules(table, filter, &rules, &n);
 
     for (size_t i = 0; !error && i < n; i++) {
-        error = add_rule(table, NULL, &rules[i]->match, rules[i]->priority,
+        const struct fdp_rule *old = rules[i];
+        /* The new version keeps the flow's bookkeeping; only the cookie
+         * may change. */
+        struct fdp_flow_spec spec = {
+            .cookie = new_cookie ? *new_cookie : old->cookie,
+            .table_id = old->table_id,
+            .idle_timeout = old->idle_timeout,
+            .hard_timeout = old->hard_timeout,
+        };
+        error = add_rule(table, &spec, &rules[i]->match, rules[i]->priority,
                          actions, rules[i], false);
     }
     free(rules);

@@ -82,12 +82,16 @@ struct fdp_table_filter {
 };
 
 /* Replaces the actions of every flow the filter selects by 'actions'
- * (copied), keeping their statistics, as ovs-ofctl mod-flows does.  Stores
- * the number of flows changed in '*n' (if nonnull).  Returns 0 or ENOMEM
- * (then nothing changed). */
+ * (copied), keeping their statistics, priority, timeouts and place among
+ * equal-priority flows, as ovs-ofctl mod-flows does.  If 'new_cookie' is
+ * nonnull the flows' cookie becomes '*new_cookie' (mod-flows with
+ * "cookie=V" and no mask; with "cookie=V/M" the cookie selects flows, in
+ * 'filter'), else it stays.  Stores the number of flows changed in '*n'
+ * (if nonnull).  Returns 0 or ENOMEM (then nothing changed). */
 FDP_API int fdp_table_modify(struct fdp_table *table,
                              const struct fdp_table_filter *filter,
-                             const struct fdp_actions *actions, size_t *n);
+                             const struct fdp_actions *actions,
+                             const uint64_t *new_cookie, size_t *n);
 
 /* Removes every flow the filter selects, as ovs-ofctl del-flows does.
  * Stores the number removed in '*n' (if nonnull).  Returns 0 or ENOMEM. */

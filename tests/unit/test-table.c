@@ -333,7 +333,7 @@ random_change(struct unit_rng *rng, struct fdp_table *t, struct ref *ref,
             expected += ref->flows[i].live
                         && fdp_match_covers(&m, &ref->flows[i].match);
         }
-        ck_assert_int_eq(fdp_table_modify(t, &filter, acts, &n), 0);
+        ck_assert_int_eq(fdp_table_modify(t, &filter, acts, NULL, &n), 0);
         ck_assert_uint_eq(n, expected);
         fdp_actions_destroy(acts);
     }
@@ -642,7 +642,7 @@ START_TEST(strict_filter_null_match_selects_catch_all)
         .match = NULL, .strict = true, .priority = 7,
     };
     struct fdp_actions *acts = output_action(5);
-    ck_assert_int_eq(fdp_table_modify(t, &strict, acts, &n), 0);
+    ck_assert_int_eq(fdp_table_modify(t, &strict, acts, NULL, &n), 0);
     ck_assert_uint_eq(n, 1);
     fdp_actions_destroy(acts);
     char *text = dump(t);
