@@ -339,8 +339,11 @@ random_change(struct unit_rng *rng, struct fdp_table *t, struct ref *ref,
     }
 }
 
+/* 'rounds' rounds of random changes and lookups on a table of up to
+ * 'n_masks' masks with mask budget 'max_masks'. */
 static void
-differential(unsigned int n_masks, int rounds, uint64_t salt)
+differential_budget(unsigned int n_masks, int rounds, uint64_t salt,
+                    size_t max_masks)
 {
     struct unit_rng rng;
     struct fdp_table *t;
@@ -349,6 +352,7 @@ differential(unsigned int n_masks, int rounds, uint64_t salt)
 
     unit_rng_init(&rng, salt);
     ck_assert_int_eq(fdp_table_create(&t), 0);
+    fdp_table_set_max_masks(t, max_masks);
     for (int round = 0; round < rounds; round++) {
         int n_changes = 1 + (int) unit_rng_below(&rng, 8);
         bool txn = unit_rng_below(&rng, 4) == 0;
@@ -394,6 +398,38 @@ differential(unsigned int n_masks, int rounds, uint64_t salt)
     fdp_table_destroy(t);
     free(ref.flows);
 }
+
+static void
+differential(unsigned int n_masks, int rounds, uint64_t salt)
+{
+    differential_budget(n_masks, rounds, salt, FDP_TABLE_DEFAULT_MAX_MASKS);
+}
+
+/* Pure tuple space (mask budget 0: no flow moves to pipapo) with hundreds
+ * of masks, once with each fast hash this CPU can run.  The hash is the
+ * only CPU-level choice a table makes that can be switched in-process
+ * (fdp__hash_set_fast(), between tables); pipapo's AVX2 path is chosen
+ * once per process, so the generic level is covered by "make check" with
+ * FLOWDP_CPU=generic (scripts/test.sh). */
+START_TEST(differential_pure_tuple_space)
+{
+    static const char *const hashes[] = { "crc32c", "jhash2" };
+    const char *saved = fdp_hash_fast_name();
+    int n_run = 0;
+
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(hashes); i++) {
+        if (fdp__hash_set_fast(hashes[i])) {
+            printf("differential_pure_tuple_space: %s not available here\n",
+                   hashes[i]);
+            continue;
+        }
+        differential_budget(300, 600, 36 + i, 0);
+        n_run++;
+    }
+    ck_assert_int_eq(fdp__hash_set_fast(saved), 0);
+    ck_assert_int_ge(n_run, 1);
+}
+END_TEST
 
 START_TEST(differential_few_masks)
 {
@@ -664,6 +700,52 @@ START_TEST(strict_filter_null_match_selects_catch_all)
     struct fdp_table_filter all = { .match = NULL };
     ck_assert_int_eq(fdp_table_remove(t, &all, &n), 0);
     ck_assert_uint_eq(n, 2);
+    fdp_table_destroy(t);
+}
+END_TEST
+
+/* Modify with a new cookie (mod-flows "cookie=V"): strict reaches one
+ * flow, non-strict every covered one; actions and cookie really change,
+ * and the flow keeps its statistics. */
+START_TEST(modify_sets_new_cookie_and_actions)
+{
+    struct fdp_table *t;
+    struct fdp_flow_spec spec;
+    char *error;
+    size_t n;
+
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    ck_assert_int_eq(insert_text(t, "cookie=0x1,priority=5,tcp,tp_dst=80,"
+                                 "actions=1", 0), 0);
+    ck_assert_int_eq(insert_text(t, "cookie=0x2,priority=6,tcp,tp_dst=80,"
+                                 "actions=1", 0), 0);
+    ck_assert_int_eq(fdp_flow_parse("priority=5,tcp,tp_dst=80",
+                                    FDP_PARSE_MATCH_ONLY, &spec, &error), 0);
+    struct fdp_table_filter filter = {
+        .match = spec.match, .strict = true, .priority = 5,
+    };
+    struct fdp_actions *acts = output_action(4);
+    uint64_t cookie = 0x5;
+    ck_assert_int_eq(fdp_table_modify(t, &filter, acts, &cookie, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    char *text = dump(t);
+    ck_assert_str_eq(text, "cookie=0x2, priority=6,tcp,tp_dst=80 "
+                     "actions=output:1\n"
+                     "cookie=0x5, priority=5,tcp,tp_dst=80 "
+                     "actions=output:4\n");
+    free(text);
+    filter.strict = false;
+    cookie = 0x7;
+    ck_assert_int_eq(fdp_table_modify(t, &filter, acts, &cookie, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    text = dump(t);
+    ck_assert_str_eq(text, "cookie=0x7, priority=5,tcp,tp_dst=80 "
+                     "actions=output:4\n"
+                     "cookie=0x7, priority=6,tcp,tp_dst=80 "
+                     "actions=output:4\n");
+    free(text);
+    fdp_actions_destroy(acts);
+    fdp_flow_spec_destroy(&spec);
     fdp_table_destroy(t);
 }
 END_TEST
@@ -1248,9 +1330,11 @@ main(void)
     tcase_add_test(tc, differential_mixed_ranges);
     tcase_add_test(tc, differential_mixed_few_masks);
     tcase_add_test(tc, differential_large);
+    tcase_add_test(tc, differential_pure_tuple_space);
     tcase_add_test(tc, failed_bulk_change_leaves_table_unchanged);
     tcase_add_test(tc, equal_priority_first_added_wins);
     tcase_add_test(tc, strict_filter_null_match_selects_catch_all);
+    tcase_add_test(tc, modify_sets_new_cookie_and_actions);
     tcase_add_test(tc, hash_flooding);
     /* Its own case, so that the TSan job can run it alone
      * (CK_RUN_CASE=concurrency). */
