@@ -1125,6 +1125,11 @@ fdp_table_lookup(struct fdp_table *table, const struct fdp_key *key)
     return rule;
 }
 
+/* A batch's keys are tracked in one 64-bit bitmap each ('done', 'probe'):
+ * bit i for keys[i]. */
+_Static_assert(FDP_TABLE_BATCH_MAX <= 64,
+               "lookup_batch keeps one bit per key in a uint64_t");
+
 void
 fdp_table_lookup_batch(struct fdp_table *table,
                        const struct fdp_key *const keys[], size_t n,
