@@ -40,7 +40,12 @@
  *   priority).
  * - Every rule the writer knows is linked in the subtable of its mask;
  *   every subtable with rules is in the view.
- * - view order: max_priority non-increasing.
+ * - view order: max_priority non-increasing, by the bounds copied into
+ *   the view's entries, which never change once the view is published.
+ * - A published view's bounds are at least the (priority, seq) of every
+ *   rule of that entry's sub-table visible at any version a lookup may
+ *   still hold: bounds rise (inserts) before the view that admits the
+ *   rule is published, and fall (fdp_table_run()) only in a new view.
  *
  * Thread-safety
  * =============
@@ -79,14 +84,36 @@
 #include "tss.h"
 #include "util.h"
 
-/* One sub-table in the priority walk: tuple-space or pipapo. */
+/* One sub-table in the priority walk: tuple-space or pipapo.
+ *
+ * 'max_priority' and 'min_seq' are copies of the sub-table's bounds taken
+ * when the view was built, and never change once the view is published.
+ * A lookup must use these copies, not the sub-table's live fields:
+ * fdp_table_run() tightens the live bounds before it publishes a re-sorted
+ * view, and a lookup still walking the old view would otherwise stop at a
+ * lowered bound although a later entry of that old view holds a better
+ * rule (the old order no longer matches the lowered bounds). */
 struct view_entry {
     struct tss_subtable *tss;
     struct pipapo *pp;
+    int max_priority;           /* No rule of the sub-table beats... */
+    uint64_t min_seq;           /* ...(max_priority, min_seq). */
+};
+
+/* Table statistics that the writer computes when it publishes a view, so
+ * that fdp_table_get_stats() reads them without the mutex. */
+struct view_stats {
+    uint64_t n_masks;
+    uint64_t n_pipapo_tables;
+    uint64_t n_pipapo_rules;
+    uint64_t n_keyed_subtables;
+    uint64_t memory_bytes;      /* Sub-tables, arrays and this view; not
+                                 * rules (fdp_table.rule_memory). */
 };
 
 struct tss_view {
     size_t n;
+    struct view_stats stats;
     struct rcu_head rcu;
     struct view_entry e[];
 };
@@ -110,8 +137,10 @@ struct fdp_table {
     size_t n_pipapos, alloc_pipapos;
     size_t max_masks;                   /* Tuple-space mask budget. */
     uint64_t next_seq;
-    uint64_t n_flows;                   /* Visible at 'version'. */
-    uint64_t rule_memory;               /* Atomic: freed on RCU thread. */
+    uint64_t n_flows;                   /* Atomic: visible at 'version'. */
+    uint64_t rule_memory;               /* Atomic: freed on RCU thread.
+                                         * Rules, their actions and their
+                                         * statistics objects. */
     bool view_dirty;
 
     /* The open transaction. */
@@ -138,13 +167,15 @@ now_ms(void)
 static void
 rule_free(struct fdp_table *table, struct fdp_rule *rule)
 {
-    if (rule->owns_stats) {
-        free(rule->stats);
-    }
     if (table) {
         __atomic_fetch_sub(&table->rule_memory, sizeof *rule
-                           + fdp_actions_size(rule->actions),
+                           + fdp_actions_size(rule->actions)
+                           + (rule->owns_stats && rule->stats
+                              ? sizeof *rule->stats : 0),
                            __ATOMIC_RELAXED);
+    }
+    if (rule->owns_stats) {
+        free(rule->stats);
     }
     fdp_actions_destroy(rule->actions);
     free(rule);
@@ -230,12 +261,6 @@ get_subtable(struct fdp_table *table, const struct fdp_key *mask)
     return st;
 }
 
-static int
-entry_max_priority(const struct view_entry *e)
-{
-    return e->tss ? e->tss->max_priority : e->pp->max_priority;
-}
-
 static uint64_t
 entry_recent_hits(const struct view_entry *e)
 {
@@ -250,10 +275,8 @@ static int
 compare_entries(const void *a_, const void *b_)
 {
     const struct view_entry *a = a_, *b = b_;
-    int pa = entry_max_priority(a), pb = entry_max_priority(b);
-
-    if (pa != pb) {
-        return pa > pb ? -1 : 1;
+    if (a->max_priority != b->max_priority) {
+        return a->max_priority > b->max_priority ? -1 : 1;
     }
     /* Hits since the last ranking: recent use, not all-time use. */
     uint64_t ha = entry_recent_hits(a), hb = entry_recent_hits(b);
@@ -265,6 +288,36 @@ free_view_cb(struct rcu_head *head)
 {
     FDP_RCU_TSAN_ACQUIRE();
     free(CONTAINER_OF(head, struct tss_view, rcu));
+}
+
+/* Fills in the statistics of 'view', just built from the writer's
+ * state. */
+static void
+view_stats_compute(const struct fdp_table *table, struct tss_view *view)
+{
+    struct view_stats *vs = &view->stats;
+
+    memset(vs, 0, sizeof *vs);
+    vs->memory_bytes = sizeof *table
+                       + table->alloc_subtables * sizeof *table->subtables
+                       + table->alloc_pipapos * sizeof *table->pipapos
+                       + table->alloc_txn_removed
+                         * sizeof *table->txn_removed
+                       + sizeof *view + view->n * sizeof view->e[0];
+    for (size_t i = 0; i < view->n; i++) {
+        const struct view_entry *e = &view->e[i];
+        if (e->tss) {
+            vs->n_masks++;
+            vs->n_keyed_subtables += e->tss->buckets->keyed;
+            vs->memory_bytes += fdp__tss_memory(e->tss);
+        } else {
+            const struct pipapo *p = e->pp;
+            vs->n_pipapo_tables++;
+            vs->n_pipapo_rules += p->n_rules;
+            vs->memory_bytes += sizeof *p + p->alloc_rules * sizeof *p->rules
+                                + (p->snap ? p->snap->memory : 0);
+        }
+    }
 }
 
 /* Publishes a view of the sub-tables that have rules, sorted, after
@@ -287,18 +340,25 @@ publish_view(struct fdp_table *table)
     }
     view->n = 0;
     for (size_t i = 0; i < table->n_subtables; i++) {
-        if (table->subtables[i]->n_rules) {
-            view->e[view->n++] = (struct view_entry) { table->subtables[i],
-                                                       NULL };
+        struct tss_subtable *st = table->subtables[i];
+        if (st->n_rules) {
+            view->e[view->n++] = (struct view_entry) {
+                .tss = st, .max_priority = st->max_priority,
+                .min_seq = st->min_seq,
+            };
         }
     }
     for (size_t i = 0; i < table->n_pipapos; i++) {
-        if (table->pipapos[i]->n_rules) {
-            view->e[view->n++] = (struct view_entry) { NULL,
-                                                       table->pipapos[i] };
+        struct pipapo *pp = table->pipapos[i];
+        if (pp->n_rules) {
+            view->e[view->n++] = (struct view_entry) {
+                .pp = pp, .max_priority = pp->max_priority,
+                .min_seq = pp->min_seq,
+            };
         }
     }
     qsort(view->e, view->n, sizeof view->e[0], compare_entries);
+    view_stats_compute(table, view);
     for (size_t i = 0; i < view->n; i++) {
         struct view_entry *e = &view->e[i];
         if (e->tss) {
@@ -473,7 +533,9 @@ txn_commit(struct fdp_table *table)
         return ENOMEM;
     }
     __atomic_store_n(&table->version, version, __ATOMIC_RELEASE);
-    table->n_flows += table->txn_flows_delta;
+    __atomic_store_n(&table->n_flows,
+                     table->n_flows + (uint64_t) table->txn_flows_delta,
+                     __ATOMIC_RELAXED);
 
     /* Removed rules are invisible from 'version' on, but a lookup that
      * loaded the previous version may still need them: wait until every
@@ -597,11 +659,14 @@ auto_end(struct fdp_table *table, bool started, int error)
 /* Modifiers.                                                              */
 
 /* Links a new rule for (match, priority, actions) at the transaction's
- * version, as a new version of 'old' if nonnull. */
+ * version, as a new version of 'old' if nonnull.  The rule goes to the
+ * overflow pipapo sub-table if 'overflow' (fdp_table_run() moving flows out
+ * of tuple space), else where its match and the mask budget say. */
 static int
 add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
          const struct fdp_match *match, uint16_t priority,
-         const struct fdp_actions *actions, struct fdp_rule *old)
+         const struct fdp_actions *actions, struct fdp_rule *old,
+         bool overflow)
 {
     struct fdp_rule *rule = rule_create(table, match, priority, actions);
 
@@ -627,12 +692,16 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
             rule_free(table, rule);
             return ENOMEM;
         }
+        /* Counted here, uncounted by whichever version of the flow frees
+         * it (the one that owns it then). */
+        __atomic_fetch_add(&table->rule_memory, sizeof *rule->stats,
+                           __ATOMIC_RELAXED);
         rule->stats->created_ms = now_ms();
     }
     rule->add_version = txn_version(table);
 
     int error;
-    bool to_tss = fdp_match_is_masked(match);
+    bool to_tss = fdp_match_is_masked(match) && !overflow;
     if (to_tss && table->max_masks && !find_subtable(table, &match->mask)
         && table->n_subtables >= 2 * table->max_masks) {
         /* Past twice the mask budget new masks go straight to the
@@ -645,7 +714,8 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
         error = st ? fdp__tss_insert(st, rule) : ENOMEM;
     } else {
         struct pipapo *pp = get_pipapo(table, fdp__pipapo_fields_of(match),
-                                       fdp_match_is_masked(match));
+                                       overflow
+                                       || fdp_match_is_masked(match));
         error = pp ? fdp__pipapo_add(pp, rule) : ENOMEM;
         if (!error) {
             rule->pipapo = pp;
@@ -725,23 +795,38 @@ fdp_table_insert(struct fdp_table *table, const struct fdp_flow_spec *spec,
         error = EEXIST;
     } else {
         error = add_rule(table, spec, spec->match,
-                         spec->priority, spec->actions, old);
+                         spec->priority, spec->actions, old, false);
     }
     return auto_end(table, started, error);
 }
 
+/* The match of a filter: its own, or for NULL (table.h: all flows) the
+ * match with every field wildcarded, stored in 'any'.  A non-strict filter
+ * with it selects every flow; a strict one selects the catch-all flow of
+ * the filter's priority, as "ovs-ofctl del-flows --strict" with no match
+ * does. */
+static const struct fdp_match *
+filter_match(const struct fdp_table_filter *filter, struct fdp_match *any)
+{
+    if (filter->match) {
+        return filter->match;
+    }
+    fdp__match_init(any);
+    return any;
+}
+
 static bool
 filter_selects(const struct fdp_table_filter *filter,
-               const struct fdp_rule *rule)
+               const struct fdp_match *match, const struct fdp_rule *rule)
 {
     if ((rule->cookie ^ filter->cookie) & filter->cookie_mask) {
         return false;
     }
     if (filter->strict) {
         return rule->priority == filter->priority
-               && fdp_match_equal(filter->match, &rule->match);
+               && fdp_match_equal(match, &rule->match);
     }
-    return !filter->match || fdp_match_covers(filter->match, &rule->match);
+    return fdp_match_covers(match, &rule->match);
 }
 
 /* Collects the rules visible in the transaction that 'filter' selects
@@ -753,12 +838,13 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
     uint64_t version = txn_version(table);
     struct fdp_rule **rules = NULL;
     size_t alloc = 0;
+    struct fdp_match any;
+    const struct fdp_match *match = filter_match(filter, &any);
 
     *n = 0;
-    if (filter->strict && filter->match) {
-        struct fdp_rule *r = find_exact(table, filter->match,
-                                        filter->priority);
-        if (r && filter_selects(filter, r)) {
+    if (filter->strict) {
+        struct fdp_rule *r = find_exact(table, match, filter->priority);
+        if (r && filter_selects(filter, match, r)) {
             rules = malloc(sizeof *rules);
             if (!rules) {
                 return ENOMEM;
@@ -774,7 +860,7 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
             for (struct tss_group *g = b->heads[j]; g; g = g->next) {
                 for (struct fdp_rule *r = g->rules; r; r = r->next) {
                     if (!fdp__rule_visible(r, version)
-                        || !filter_selects(filter, r)) {
+                        || !filter_selects(filter, match, r)) {
                         continue;
                     }
                     if (*n == alloc) {
@@ -796,7 +882,8 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
         struct pipapo *p = table->pipapos[i];
         for (uint32_t j = 0; j < p->n_rules; j++) {
             struct fdp_rule *r = p->rules[j];
-            if (!fdp__rule_visible(r, version) || !filter_selects(filter, r)) {
+            if (!fdp__rule_visible(r, version)
+                || !filter_selects(filter, match, r)) {
                 continue;
             }
             if (*n == alloc) {
@@ -818,7 +905,8 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
 int
 fdp_table_modify(struct fdp_table *table,
                  const struct fdp_table_filter *filter,
-                 const struct fdp_actions *actions, size_t *np)
+                 const struct fdp_actions *actions,
+                 const uint64_t *new_cookie, size_t *np)
 {
     bool started = auto_begin(table);
     struct fdp_rule **rules;
@@ -826,8 +914,17 @@ fdp_table_modify(struct fdp_table *table,
     int error = select_rules(table, filter, &rules, &n);
 
     for (size_t i = 0; !error && i < n; i++) {
-        error = add_rule(table, NULL, &rules[i]->match, rules[i]->priority,
-                         actions, rules[i]);
+        const struct fdp_rule *old = rules[i];
+        /* The new version keeps the flow's bookkeeping; only the cookie
+         * may change. */
+        struct fdp_flow_spec spec = {
+            .cookie = new_cookie ? *new_cookie : old->cookie,
+            .table_id = old->table_id,
+            .idle_timeout = old->idle_timeout,
+            .hard_timeout = old->hard_timeout,
+        };
+        error = add_rule(table, &spec, &rules[i]->match, rules[i]->priority,
+                         actions, rules[i], false);
     }
     free(rules);
     if (np) {
@@ -867,9 +964,22 @@ compare_by_hits(const void *a_, const void *b_)
 }
 
 /* Moves the flows of the least-hit subtables into the overflow pipapo
- * sub-table until at most 'max_masks' subtables remain.  The rules stay
- * the same objects: they are reachable through both structures until the
- * pipapo snapshot is published, then leave tuple space. */
+ * sub-table until at most 'max_masks' subtables remain, within the open
+ * transaction.
+ *
+ * A move is a change like a replace: each flow gets a new rule in pipapo
+ * (same match, priority, sequence number, cookie, actions and statistics)
+ * added at the transaction's version, and its tuple-space rule is removed
+ * at that version.  So at every version each flow has exactly one visible
+ * rule, and a dump (which walks both structures) or a lookup sees it once:
+ * before the commit in tuple space, after it in pipapo.  Moving the same
+ * rule object instead would leave it reachable through both structures
+ * for a grace period, and a dump in that window reported it twice.  The
+ * commit then unlinks the old rules after a grace period, which empties
+ * the subtables, and reaps them.
+ *
+ * Stops at the first failure (ENOMEM): the flows moved so far are moved,
+ * the rest stay in tuple space, and the table is correct either way. */
 static void
 trim_masks(struct fdp_table *table)
 {
@@ -878,63 +988,30 @@ trim_masks(struct fdp_table *table)
     }
     size_t n_move = table->n_subtables - table->max_masks;
     struct tss_subtable **order = malloc(table->n_subtables * sizeof *order);
-    struct pipapo *pp = get_pipapo(table, 0, true);
-    if (!order || !pp) {
-        free(order);
+    if (!order) {
         return;
     }
     memcpy(order, table->subtables, table->n_subtables * sizeof *order);
     qsort(order, table->n_subtables, sizeof *order, compare_by_hits);
 
+    /* add_rule() to pipapo and txn_remove() leave the subtables' chains
+     * as they are, so walking them while moving is safe. */
+    uint64_t version = txn_version(table);
     for (size_t i = 0; i < n_move; i++) {
         struct tss_buckets *b = order[i]->buckets;
         for (uint32_t j = 0; j <= b->n_mask; j++) {
             for (struct tss_group *g = b->heads[j]; g; g = g->next) {
                 for (struct fdp_rule *r = g->rules; r; r = r->next) {
-                    fdp__pipapo_add_fields(pp, fdp__pipapo_fields_of(
-                                                   &r->match));
-                    if (fdp__pipapo_add(pp, r)) {
-                        goto undo;
+                    /* Rules already removed in this transaction leave with
+                     * its commit; a moved rule is removed, so it is never
+                     * moved twice. */
+                    if (!fdp__rule_visible(r, version)) {
+                        continue;
                     }
-                    r->pipapo = pp;
-                }
-            }
-        }
-    }
-    if (publish_view(table)) {
-        goto undo;
-    }
-    /* Lookups that started from now on find the moved rules in pipapo too;
-     * wait for the ones that started before (their view or their pipapo
-     * snapshot may not have them), then leave tuple space. */
-    fdp__rcu_synchronize();
-    for (size_t i = 0; i < n_move; i++) {
-        struct tss_subtable *st = order[i];
-        while (st->n_rules) {
-            struct tss_buckets *b = st->buckets;
-            struct fdp_rule *r = NULL;
-            for (uint32_t j = 0; j <= b->n_mask && !r; j++) {
-                if (b->heads[j]) {
-                    r = b->heads[j]->rules;
-                }
-            }
-            fdp__tss_unlink(st, r);
-            r->subtable = NULL;
-        }
-    }
-    reap_subtables(table);
-    free(order);
-    return;
-
-undo:
-    for (size_t i = 0; i < n_move; i++) {
-        struct tss_buckets *b = order[i]->buckets;
-        for (uint32_t j = 0; j <= b->n_mask; j++) {
-            for (struct tss_group *g = b->heads[j]; g; g = g->next) {
-                for (struct fdp_rule *r = g->rules; r; r = r->next) {
-                    if (r->pipapo) {
-                        fdp__pipapo_remove(pp, r);
-                        r->pipapo = NULL;
+                    if (add_rule(table, NULL, &r->match, r->priority,
+                                 r->actions, r, true)) {
+                        free(order);
+                        return;
                     }
                 }
             }
@@ -954,11 +1031,10 @@ fdp_table_set_max_masks(struct fdp_table *table, size_t max_masks)
 void
 fdp_table_run(struct fdp_table *table)
 {
-    bool locked = !txn_is_mine(table);
+    /* Moving flows to pipapo is a change made in a transaction: the
+     * caller's, or one of our own. */
+    bool started = auto_begin(table);
 
-    if (locked) {
-        pthread_mutex_lock(&table->mutex);
-    }
     /* Tighten bounds left stale by removals, then re-rank. */
     for (size_t i = 0; i < table->n_subtables; i++) {
         struct tss_subtable *st = table->subtables[i];
@@ -998,8 +1074,14 @@ fdp_table_run(struct fdp_table *table)
         __atomic_store_n(&p->min_seq, min_seq, __ATOMIC_RELAXED);
     }
     publish_view(table);
-    if (locked) {
-        pthread_mutex_unlock(&table->mutex);
+    if (started) {
+        /* Commit only if flows moved: a commit bumps the version, which
+         * would needlessly invalidate the datapath's caches every run. */
+        if (table->txn_added) {
+            txn_commit(table);
+        } else {
+            txn_finish(table);
+        }
     }
 }
 
@@ -1043,6 +1125,11 @@ fdp_table_lookup(struct fdp_table *table, const struct fdp_key *key)
     return rule;
 }
 
+/* A batch's keys are tracked in one 64-bit bitmap each ('done', 'probe'):
+ * bit i for keys[i]. */
+_Static_assert(FDP_TABLE_BATCH_MAX <= 64,
+               "lookup_batch keeps one bit per key in a uint64_t");
+
 void
 fdp_table_lookup_batch(struct fdp_table *table,
                        const struct fdp_key *const keys[], size_t n,
@@ -1065,12 +1152,9 @@ fdp_table_lookup_batch(struct fdp_table *table,
     }
     for (size_t s = 0; view && s < view->n && done != all; s++) {
         const struct view_entry *e = &view->e[s];
-        int max_priority = __atomic_load_n(e->tss ? &e->tss->max_priority
-                                                  : &e->pp->max_priority,
-                                           __ATOMIC_RELAXED);
-        uint64_t min_seq = __atomic_load_n(e->tss ? &e->tss->min_seq
-                                                  : &e->pp->min_seq,
-                                           __ATOMIC_RELAXED);
+        /* The view's own copies of the bounds: see struct view_entry. */
+        int max_priority = e->max_priority;
+        uint64_t min_seq = e->min_seq;
         uint64_t probe = 0;
 
         /* Phase 1: which keys can this sub-table still improve? */
@@ -1180,36 +1264,27 @@ fdp_table_get_stats(const struct fdp_table *table,
 {
     struct fdp_table *t = (struct fdp_table *) table;
 
-    bool locked = !txn_is_mine(t);
-
+    /* Lock-free, as table.h promises: the shape and memory of the table
+     * as of its last published view, the rest from atomic counters.  The
+     * read-side section keeps the view alive while we copy from it. */
     memset(stats, 0, sizeof *stats);
-    if (locked) {
-        pthread_mutex_lock(&t->mutex);
-    }
-    stats->n_flows = t->n_flows;
-    stats->n_masks = t->n_subtables;
-    stats->memory_bytes = sizeof *t
-                          + t->alloc_subtables * sizeof *t->subtables
-                          + __atomic_load_n(&t->rule_memory,
-                                            __ATOMIC_RELAXED);
-    for (size_t i = 0; i < t->n_subtables; i++) {
-        stats->memory_bytes += fdp__tss_memory(t->subtables[i]);
-        stats->n_keyed_subtables += t->subtables[i]->buckets->keyed;
-    }
-    stats->memory_bytes += t->alloc_pipapos * sizeof *t->pipapos;
-    for (size_t i = 0; i < t->n_pipapos; i++) {
-        const struct pipapo *p = t->pipapos[i];
-        stats->n_pipapo_rules += p->n_rules;
-        stats->n_pipapo_tables++;
-        stats->memory_bytes += sizeof *p + p->alloc_rules * sizeof *p->rules
-                               + (p->snap ? p->snap->memory : 0);
-    }
-    if (locked) {
-        pthread_mutex_unlock(&t->mutex);
-    }
+    fdp__rcu_read_lock();
+    const struct tss_view *view = FDP_RCU_GET(t->view);
+    stats->n_masks = view->stats.n_masks;
+    stats->n_pipapo_tables = view->stats.n_pipapo_tables;
+    stats->n_pipapo_rules = view->stats.n_pipapo_rules;
+    stats->n_keyed_subtables = view->stats.n_keyed_subtables;
+    stats->memory_bytes = view->stats.memory_bytes;
+    fdp__rcu_read_unlock();
+
+    stats->n_flows = __atomic_load_n(&t->n_flows, __ATOMIC_RELAXED);
+    stats->memory_bytes += __atomic_load_n(&t->rule_memory, __ATOMIC_RELAXED);
     stats->n_lookups = __atomic_load_n(&t->n_lookups, __ATOMIC_RELAXED);
     stats->n_hits = __atomic_load_n(&t->n_hits, __ATOMIC_RELAXED);
-    stats->n_misses = stats->n_lookups - stats->n_hits;
+    /* Lookups add to 'n_lookups' and 'n_hits' separately: a concurrent
+     * batch may have counted its hits first. */
+    stats->n_misses = stats->n_lookups > stats->n_hits
+                      ? stats->n_lookups - stats->n_hits : 0;
     stats->n_subtables_visited = __atomic_load_n(&t->n_visited,
                                                  __ATOMIC_RELAXED);
 }
@@ -1296,6 +1371,7 @@ fdp_table_create(struct fdp_table **tablep)
         free(table);
         return ENOMEM;
     }
+    table->view->stats.memory_bytes = sizeof *table + sizeof *table->view;
     *tablep = table;
     return 0;
 }

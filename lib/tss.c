@@ -72,7 +72,14 @@
 
 #include "util.h"
 
+/* The smallest bucket array, and the size a new subtable starts at: 16
+ * heads are 128 bytes, two cache lines, which costs little for the many
+ * subtables that hold a handful of flows, and lets a subtable take 16
+ * groups (load factor 1) before its first rebuild.  Must be a power of 2
+ * (buckets are indexed with 'n_mask'). */
 #define TSS_MIN_BUCKETS 16
+_Static_assert((TSS_MIN_BUCKETS & (TSS_MIN_BUCKETS - 1)) == 0,
+               "bucket counts are powers of 2");
 
 static void
 gather(const struct tss_subtable *st, const struct fdp_key *key,
@@ -206,19 +213,13 @@ key_equal(const uint64_t *a, const uint64_t *b, unsigned int n)
 
 static struct tss_group *
 find_group(const struct tss_subtable *st, const struct tss_buckets *b,
-           const uint64_t *words, uint32_t hash, unsigned int *chain_len)
+           const uint64_t *words, uint32_t hash)
 {
-    unsigned int len = 0;
-
     for (struct tss_group *g = FDP_RCU_GET(b->heads[hash & b->n_mask]); g;
          g = FDP_RCU_GET(g->next)) {
-        len++;
         if (g->hash == hash && key_equal(g->key, words, st->n_words)) {
             return g;
         }
-    }
-    if (chain_len) {
-        *chain_len = len;
     }
     return NULL;
 }
@@ -306,42 +307,64 @@ better(const struct fdp_rule *a, const struct fdp_rule *b)
            || (a->priority == b->priority && a->seq < b->seq);
 }
 
-/* Makes room for one more group in the chain of 'hash': grows the array
- * past load factor 1, and switches to the keyed hash when the chain would
- * pass TSS_MAX_CHAIN. */
+/* The number of groups in the chain of 'hash' in 'b'. */
+static unsigned int
+chain_length(const struct tss_buckets *b, uint32_t hash)
+{
+    unsigned int len = 0;
+
+    for (const struct tss_group *g = b->heads[hash & b->n_mask]; g;
+         g = g->next) {
+        len++;
+    }
+    return len;
+}
+
+/* Makes room for one more group of key 'words', whose hash under the
+ * current bucket array is '*hash', and stores in '*hash' its hash under
+ * the array the group must go to.  Phase 1 grows the array past load
+ * factor 1.  Phase 2 checks the chain bound in the array the group will
+ * really join: growing does not shorten a chain of keys that share one
+ * full 32-bit hash (a CRC flood), so the check must follow the growth,
+ * not replace it.  A chain that would pass TSS_MAX_CHAIN switches the
+ * subtable to the keyed hash. */
 static int
-make_room(struct tss_subtable *st, const uint64_t *words, uint32_t *hash,
-          unsigned int chain_len)
+make_room(struct tss_subtable *st, const uint64_t *words, uint32_t *hash)
 {
     struct tss_buckets *b = st->buckets;
-    int error = 0;
 
     if (st->n_groups + 1 > b->n_mask + 1) {
-        error = rebuild(st, 2 * (b->n_mask + 1), b->keyed);
-    } else if (chain_len + 1 > TSS_MAX_CHAIN) {
-        /* Under the keyed hash a long chain is bad luck, not an attack:
-         * grow instead. */
-        error = rebuild(st, b->keyed ? 2 * (b->n_mask + 1) : b->n_mask + 1,
-                        true);
+        int error = rebuild(st, 2 * (b->n_mask + 1), b->keyed);
+        if (error) {
+            return error;
+        }
+        b = st->buckets;
+        *hash = hash_words(b, words, st->n_words);
     }
-    if (!error) {
+    if (chain_length(b, *hash) + 1 > TSS_MAX_CHAIN) {
+        /* Under the keyed hash a long chain is bad luck, not an attack
+         * (at load factor at most 1, 16 other groups in one bucket has
+         * probability about 1/16!, below 2^-44): grow instead. */
+        int error = rebuild(st, b->keyed ? 2 * (b->n_mask + 1)
+                                         : b->n_mask + 1, true);
+        if (error) {
+            return error;
+        }
         *hash = hash_words(st->buckets, words, st->n_words);
     }
-    return error;
+    return 0;
 }
 
 int
 fdp__tss_insert(struct tss_subtable *st, struct fdp_rule *rule)
 {
     uint64_t words[FDP_KEY_WORDS];
-    unsigned int chain_len = 0;
 
     gather(st, &rule->match.value, words);
     uint32_t hash = hash_words(st->buckets, words, st->n_words);
-    struct tss_group *g = find_group(st, st->buckets, words, hash,
-                                     &chain_len);
+    struct tss_group *g = find_group(st, st->buckets, words, hash);
     if (!g) {
-        int error = make_room(st, words, &hash, chain_len);
+        int error = make_room(st, words, &hash);
         if (error) {
             return error;
         }
@@ -400,7 +423,12 @@ fdp__tss_unlink(struct tss_subtable *st, struct fdp_rule *rule)
         fdp__rcu_defer(&g->rcu, free_group_cb);
         st->n_groups--;
 
-        /* Shrink below load factor 1/4; failure to shrink is harmless. */
+        /* Shrink below load factor 1/4, to half the buckets: the new
+         * load factor is below 1/2, so the table can take twice its
+         * groups again before it grows, and a subtable whose size
+         * hovers around a power of 2 does not rebuild on every insert
+         * and removal (the gap between 1/4 and 1 is the hysteresis).
+         * Failure to shrink is harmless. */
         if (st->n_groups < (b->n_mask + 1) / 4
             && b->n_mask + 1 > TSS_MIN_BUCKETS) {
             rebuild(st, (b->n_mask + 1) / 2, b->keyed);
@@ -417,7 +445,7 @@ fdp__tss_find_exact(const struct tss_subtable *st,
 
     gather(st, &match->value, words);
     uint32_t hash = hash_words(st->buckets, words, st->n_words);
-    struct tss_group *g = find_group(st, st->buckets, words, hash, NULL);
+    struct tss_group *g = find_group(st, st->buckets, words, hash);
     if (g) {
         for (struct fdp_rule *r = g->rules; r; r = r->next) {
             if (r->priority == priority && fdp__rule_visible(r, version)) {
@@ -432,7 +460,7 @@ const struct fdp_rule *
 fdp__tss_lookup(const struct tss_subtable *st, const struct tss_buckets *b,
                 const uint64_t *words, uint32_t hash, uint64_t version)
 {
-    const struct tss_group *g = find_group(st, b, words, hash, NULL);
+    const struct tss_group *g = find_group(st, b, words, hash);
 
     if (g) {
         for (const struct fdp_rule *r = FDP_RCU_GET(g->rules); r;

@@ -95,8 +95,11 @@ struct tss_subtable {
 
     struct tss_buckets *buckets;        /* RCU. */
 
-    /* Bounds on the best rule, for early exit: no rule beats
-     * (max_priority, min_seq) ordering.  Conservative: may be stale high. */
+    /* Bounds on the best rule: no rule beats (max_priority, min_seq).
+     * Conservative: may be stale high.  Writer only: lookups read the
+     * copies lib/table.c takes into each published view, which never
+     * change, because fdp_table_run() lowers these before it publishes the
+     * view re-sorted by them. */
     int max_priority;
     uint64_t min_seq;                   /* Among rules at max_priority. */
 

@@ -350,12 +350,38 @@ random_5tuple_mask(uint64_t *seed, struct fdp_match *m)
     }
 }
 
-/* Builds a table of 'n_flows' flows over 'n_masks' masks and packets that
- * hit them (or, with 'miss', packets that hit none). */
+/* Draws the values of flow 'm' of mask 'mask' at random. */
 static void
-tss_build(struct tss_bench *tb, size_t n_flows, size_t n_masks, bool prio,
-          bool miss)
+tss_draw_flow(uint64_t *seed, const struct fdp_match *mask,
+              struct fdp_match *m)
 {
+    *m = *mask;
+    for (int w = 0; w < FDP_KEY_WORDS; w++) {
+        uint64_t v = rnd64(seed);
+        if (w == 1) {
+            v = (v & ~0xffffff00ull) | 0x08000600ull;
+        }
+        m->value.w[w] = v & m->mask.w[w];
+    }
+}
+
+/* How tss_build() fills its table. */
+struct tss_shape {
+    size_t n_flows, n_masks;
+    bool prio;                  /* Priorities vary (else all 100). */
+    bool miss;                  /* Packets hit no flow. */
+    bool exact;                 /* Exactly 'n_flows' distinct flows. */
+    long budget;                /* Mask budget; -1: --max-masks or the
+                                 * default. */
+};
+
+/* Builds a table of the shape's flows over its masks and packets that hit
+ * them (or, with 'miss', packets that hit none). */
+static void
+tss_build(struct tss_bench *tb, const struct tss_shape *shape)
+{
+    size_t n_flows = shape->n_flows, n_masks = shape->n_masks;
+    bool prio = shape->prio, miss = shape->miss;
     uint64_t seed = 0x1234567 + n_flows * 31 + n_masks;
     struct fdp_match *masks = malloc(n_masks * sizeof *masks);
     struct fdp_match *flows = malloc(n_flows * sizeof *flows);
@@ -363,8 +389,9 @@ tss_build(struct tss_bench *tb, size_t n_flows, size_t n_masks, bool prio,
     if (fdp_table_create(&tb->table) || !masks || !flows) {
         fatal("out of memory");
     }
-    if (max_masks >= 0) {
-        fdp_table_set_max_masks(tb->table, (size_t) max_masks);
+    long budget = shape->budget >= 0 ? shape->budget : max_masks;
+    if (budget >= 0) {
+        fdp_table_set_max_masks(tb->table, (size_t) budget);
     }
     /* Distinct masks. */
     for (size_t i = 0; i < n_masks; i++) {
@@ -388,19 +415,30 @@ tss_build(struct tss_bench *tb, size_t n_flows, size_t n_masks, bool prio,
     fdp_table_begin(tb->table);
     for (size_t i = 0; i < n_flows; i++) {
         struct fdp_match *m = &flows[i];
-        *m = masks[i % n_masks];
-        for (int w = 0; w < FDP_KEY_WORDS; w++) {
-            uint64_t v = rnd64(&seed);
-            if (w == 1) {
-                v = (v & ~0xffffff00ull) | 0x08000600ull;
-            }
-            m->value.w[w] = v & m->mask.w[w];
-        }
+        tss_draw_flow(&seed, &masks[i % n_masks], m);
         struct fdp_flow_spec spec = {
             .match = m, .actions = acts, .cookie = i,
             .priority = prio ? (uint16_t) (i % 65536) : 100,
         };
-        if (fdp_table_insert(tb->table, &spec, 0)) {
+        /* Exact shapes never replace: a draw that repeats a flow is
+         * redrawn, so the table really holds 'n_flows' flows.  A mask with
+         * few bits may have fewer distinct values than its share of flows;
+         * after 64 failed redraws (for a mask with 2^b values and k flows
+         * already drawn, 64 misses in a row mean k is close to 2^b) the
+         * priority rises instead, which makes a new flow of the same
+         * match. */
+        unsigned int flags = shape->exact ? FDP_TABLE_NO_REPLACE : 0;
+        int error;
+        for (unsigned int tries = 1;
+             (error = fdp_table_insert(tb->table, &spec, flags)) == EEXIST;
+             tries++) {
+            if (tries < 64) {
+                tss_draw_flow(&seed, &masks[i % n_masks], m);
+            } else {
+                spec.priority++;
+            }
+        }
+        if (error) {
             fatal("insert failed");
         }
     }
@@ -490,12 +528,51 @@ suite_tss(void)
                 static const char *const suffix[] = { "", "-prio", "-miss" };
                 struct tss_bench tb;
                 char case_name[48];
-                tss_build(&tb, shapes[s].flows, shapes[s].masks,
-                          variant == 1, variant == 2);
+                struct tss_shape shape = {
+                    .n_flows = shapes[s].flows, .n_masks = shapes[s].masks,
+                    .prio = variant == 1, .miss = variant == 2,
+                    .budget = -1,
+                };
+                tss_build(&tb, &shape);
                 snprintf(case_name, sizeof case_name, "%zux%zu%s",
                          shapes[s].flows, shapes[s].masks, suffix[variant]);
                 struct fdp_table_stats st;
                 fdp_table_get_stats(tb.table, &st);
+                struct result r = {
+                    .suite = "tss", .case_name = case_name,
+                    .impl = hashes[h], .entries = st.n_flows,
+                    .ns_per_op = measure(tss_lookups, &tb),
+                    .bytes = st.memory_bytes,
+                };
+                report(&r);
+                tss_destroy(&tb);
+            }
+        }
+        /* The issue's figure: exactly 1000 flows (no replaced duplicates)
+         * over 1, 10, 100 and 1000 masks, in pure tuple space (budget 0:
+         * every mask a subtable, the shape of the Open vSwitch CRC32
+         * measurements) and with the default mask budget (past it, flows
+         * move to pipapo). */
+        static const size_t exact_masks[] = { 1, 10, 100, 1000 };
+        static const long budgets[] = { 0, FDP_TABLE_DEFAULT_MAX_MASKS };
+        for (size_t bi = 0; bi < FDP_ARRAY_SIZE(budgets); bi++) {
+            for (size_t mi = 0; mi < FDP_ARRAY_SIZE(exact_masks); mi++) {
+                struct tss_shape shape = {
+                    .n_flows = 1000, .n_masks = exact_masks[mi],
+                    .exact = true, .budget = budgets[bi],
+                };
+                struct tss_bench tb;
+                char case_name[48];
+                tss_build(&tb, &shape);
+                snprintf(case_name, sizeof case_name,
+                         "exact-1000x%zu-budget%ld", exact_masks[mi],
+                         budgets[bi]);
+                struct fdp_table_stats st;
+                fdp_table_get_stats(tb.table, &st);
+                if (st.n_flows != 1000) {
+                    fatal("%s: %" PRIu64 " flows, not 1000", case_name,
+                          st.n_flows);
+                }
                 struct result r = {
                     .suite = "tss", .case_name = case_name,
                     .impl = hashes[h], .entries = st.n_flows,

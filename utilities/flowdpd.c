@@ -284,7 +284,16 @@ op_mod(struct server *s, const json_t *op, struct op_result *r)
     int error = parse_filter(op, "flow", 0, &spec, &filter, r);
 
     if (!error) {
-        error = fdp_table_modify(s->table, &filter, spec.actions, &r->n);
+        /* As ovs-ofctl mod-flows: "cookie=V/M" selects flows (the filter
+         * has it); "cookie=V" without a mask selects nothing and sets the
+         * cookie of the flows modified.  The parsed spec cannot tell
+         * "cookie=0" from no cookie, so only a nonzero cookie is set. */
+        bool set_cookie = !spec.cookie_mask && spec.cookie;
+        if (set_cookie) {
+            filter.cookie = 0;
+        }
+        error = fdp_table_modify(s->table, &filter, spec.actions,
+                                 set_cookie ? &spec.cookie : NULL, &r->n);
         if (error) {
             op_fail(r, RPC_FAILED, "%s", strerror(error));
         }

@@ -72,7 +72,9 @@ FDP_API int fdp_table_insert(struct fdp_table *table,
 
 /* Which flows a modify or remove applies to. */
 struct fdp_table_filter {
-    const struct fdp_match *match;  /* NULL: all flows. */
+    const struct fdp_match *match;  /* NULL: every field wildcarded, so
+                                     * all flows, or with 'strict' the
+                                     * catch-all flow of 'priority'. */
     bool strict;            /* Same match and priority, not covered by. */
     uint16_t priority;      /* For strict. */
     uint64_t cookie;        /* Flows with (cookie & cookie_mask) equal... */
@@ -80,12 +82,16 @@ struct fdp_table_filter {
 };
 
 /* Replaces the actions of every flow the filter selects by 'actions'
- * (copied), keeping their statistics, as ovs-ofctl mod-flows does.  Stores
- * the number of flows changed in '*n' (if nonnull).  Returns 0 or ENOMEM
- * (then nothing changed). */
+ * (copied), keeping their statistics, priority, timeouts and place among
+ * equal-priority flows, as ovs-ofctl mod-flows does.  If 'new_cookie' is
+ * nonnull the flows' cookie becomes '*new_cookie' (mod-flows with
+ * "cookie=V" and no mask; with "cookie=V/M" the cookie selects flows, in
+ * 'filter'), else it stays.  Stores the number of flows changed in '*n'
+ * (if nonnull).  Returns 0 or ENOMEM (then nothing changed). */
 FDP_API int fdp_table_modify(struct fdp_table *table,
                              const struct fdp_table_filter *filter,
-                             const struct fdp_actions *actions, size_t *n);
+                             const struct fdp_actions *actions,
+                             const uint64_t *new_cookie, size_t *n);
 
 /* Removes every flow the filter selects, as ovs-ofctl del-flows does.
  * Stores the number removed in '*n' (if nonnull).  Returns 0 or ENOMEM. */
@@ -96,7 +102,10 @@ FDP_API int fdp_table_remove(struct fdp_table *table,
 /* Transactions: changes between begin and commit become visible to
  * lookups all at once; abort undoes them.  begin returns 0, or EBUSY if
  * the calling thread already has a transaction open on 'table'.  commit
- * returns 0. */
+ * returns 0 (also when the thread has no transaction open), or:
+ *   ENOMEM   the new sub-table order could not be built: the transaction
+ *            was aborted, and the table is as it was before begin.
+ * Either way the transaction is over. */
 FDP_API int fdp_table_begin(struct fdp_table *table);
 FDP_API int fdp_table_commit(struct fdp_table *table);
 FDP_API void fdp_table_abort(struct fdp_table *table);
@@ -106,7 +115,11 @@ FDP_API void fdp_table_abort(struct fdp_table *table);
  * more than the mask budget of tuple-space subtables, moves the flows of
  * the least-hit ones into a pipapo sub-table, whose cost does not grow
  * with the number of masks (the Tuple Space Explosion defence).  New
- * masks past twice the budget go to pipapo at once. */
+ * masks past twice the budget go to pipapo at once.  Moving flows is a
+ * change like a replace (new rule objects with the same match, priority,
+ * sequence number, cookie, actions and statistics): it is committed with
+ * the caller's open transaction, or else at once, and so grows the
+ * version; a run that moves nothing leaves the version as it is. */
 FDP_API void fdp_table_run(struct fdp_table *table);
 
 /* The default mask budget: measured, see docs/PERFORMANCE.md. */
@@ -157,9 +170,18 @@ struct fdp_table_stats {
     uint64_t n_misses;
     uint64_t n_subtables_visited;   /* Summed over lookups. */
     uint64_t n_keyed_subtables;     /* Subtables using the keyed hash. */
-    uint64_t memory_bytes;
+    uint64_t memory_bytes;          /* The table, its sub-tables and
+                                     * lookup structures, its rules with
+                                     * their actions and statistics. */
 };
 
+/* Stores the table's statistics in '*stats'.  A lookup-class function:
+ * lock-free, it never blocks or allocates, and may run concurrently with
+ * modifiers and lookups (no read lock needed).  'n_flows' counts the flows
+ * visible at the current version; the sub-table counts and
+ * 'memory_bytes' describe the table as of its last published change (a
+ * transaction in progress shows once committed); the lookup counters are
+ * summed without locks, so while lookups run they may be a batch apart. */
 FDP_API void fdp_table_get_stats(const struct fdp_table *table,
                                  struct fdp_table_stats *stats);
 

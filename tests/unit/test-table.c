@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,14 +333,17 @@ random_change(struct unit_rng *rng, struct fdp_table *t, struct ref *ref,
             expected += ref->flows[i].live
                         && fdp_match_covers(&m, &ref->flows[i].match);
         }
-        ck_assert_int_eq(fdp_table_modify(t, &filter, acts, &n), 0);
+        ck_assert_int_eq(fdp_table_modify(t, &filter, acts, NULL, &n), 0);
         ck_assert_uint_eq(n, expected);
         fdp_actions_destroy(acts);
     }
 }
 
+/* 'rounds' rounds of random changes and lookups on a table of up to
+ * 'n_masks' masks with mask budget 'max_masks'. */
 static void
-differential(unsigned int n_masks, int rounds, uint64_t salt)
+differential_budget(unsigned int n_masks, int rounds, uint64_t salt,
+                    size_t max_masks)
 {
     struct unit_rng rng;
     struct fdp_table *t;
@@ -348,6 +352,7 @@ differential(unsigned int n_masks, int rounds, uint64_t salt)
 
     unit_rng_init(&rng, salt);
     ck_assert_int_eq(fdp_table_create(&t), 0);
+    fdp_table_set_max_masks(t, max_masks);
     for (int round = 0; round < rounds; round++) {
         int n_changes = 1 + (int) unit_rng_below(&rng, 8);
         bool txn = unit_rng_below(&rng, 4) == 0;
@@ -393,6 +398,38 @@ differential(unsigned int n_masks, int rounds, uint64_t salt)
     fdp_table_destroy(t);
     free(ref.flows);
 }
+
+static void
+differential(unsigned int n_masks, int rounds, uint64_t salt)
+{
+    differential_budget(n_masks, rounds, salt, FDP_TABLE_DEFAULT_MAX_MASKS);
+}
+
+/* Pure tuple space (mask budget 0: no flow moves to pipapo) with hundreds
+ * of masks, once with each fast hash this CPU can run.  The hash is the
+ * only CPU-level choice a table makes that can be switched in-process
+ * (fdp__hash_set_fast(), between tables); pipapo's AVX2 path is chosen
+ * once per process, so the generic level is covered by "make check" with
+ * FLOWDP_CPU=generic (scripts/test.sh). */
+START_TEST(differential_pure_tuple_space)
+{
+    static const char *const hashes[] = { "crc32c", "jhash2" };
+    const char *saved = fdp_hash_fast_name();
+    int n_run = 0;
+
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(hashes); i++) {
+        if (fdp__hash_set_fast(hashes[i])) {
+            printf("differential_pure_tuple_space: %s not available here\n",
+                   hashes[i]);
+            continue;
+        }
+        differential_budget(300, 600, 36 + i, 0);
+        n_run++;
+    }
+    ck_assert_int_eq(fdp__hash_set_fast(saved), 0);
+    ck_assert_int_ge(n_run, 1);
+}
+END_TEST
 
 START_TEST(differential_few_masks)
 {
@@ -623,6 +660,96 @@ START_TEST(equal_priority_first_added_wins)
 }
 END_TEST
 
+/* Regression: a strict filter with match NULL (table.h: all flows)
+ * crashed in fdp_match_equal(NULL, ...).  NULL is the all-wildcard match:
+ * strict, it selects the catch-all flow of the filter's priority. */
+START_TEST(strict_filter_null_match_selects_catch_all)
+{
+    struct fdp_table *t;
+    size_t n;
+
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    ck_assert_int_eq(insert_text(t, "cookie=0x1,priority=7,actions=1", 0), 0);
+    ck_assert_int_eq(insert_text(t, "cookie=0x2,priority=7,tcp,actions=1", 0),
+                     0);
+    ck_assert_int_eq(insert_text(t, "cookie=0x3,priority=8,actions=1", 0), 0);
+
+    struct fdp_table_filter strict = {
+        .match = NULL, .strict = true, .priority = 7,
+    };
+    struct fdp_actions *acts = output_action(5);
+    ck_assert_int_eq(fdp_table_modify(t, &strict, acts, NULL, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    fdp_actions_destroy(acts);
+    char *text = dump(t);
+    ck_assert_str_eq(text, "cookie=0x1, priority=7 actions=output:5\n"
+                     "cookie=0x2, priority=7,tcp actions=output:1\n"
+                     "cookie=0x3, priority=8 actions=output:1\n");
+    free(text);
+
+    /* A strict filter on a priority with no catch-all flow selects
+     * nothing. */
+    strict.priority = 9;
+    ck_assert_int_eq(fdp_table_remove(t, &strict, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    strict.priority = 7;
+    ck_assert_int_eq(fdp_table_remove(t, &strict, &n), 0);
+    ck_assert_uint_eq(n, 1);
+
+    /* Non-strict, NULL still selects every flow. */
+    struct fdp_table_filter all = { .match = NULL };
+    ck_assert_int_eq(fdp_table_remove(t, &all, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    fdp_table_destroy(t);
+}
+END_TEST
+
+/* Modify with a new cookie (mod-flows "cookie=V"): strict reaches one
+ * flow, non-strict every covered one; actions and cookie really change,
+ * and the flow keeps its statistics. */
+START_TEST(modify_sets_new_cookie_and_actions)
+{
+    struct fdp_table *t;
+    struct fdp_flow_spec spec;
+    char *error;
+    size_t n;
+
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    ck_assert_int_eq(insert_text(t, "cookie=0x1,priority=5,tcp,tp_dst=80,"
+                                 "actions=1", 0), 0);
+    ck_assert_int_eq(insert_text(t, "cookie=0x2,priority=6,tcp,tp_dst=80,"
+                                 "actions=1", 0), 0);
+    ck_assert_int_eq(fdp_flow_parse("priority=5,tcp,tp_dst=80",
+                                    FDP_PARSE_MATCH_ONLY, &spec, &error), 0);
+    struct fdp_table_filter filter = {
+        .match = spec.match, .strict = true, .priority = 5,
+    };
+    struct fdp_actions *acts = output_action(4);
+    uint64_t cookie = 0x5;
+    ck_assert_int_eq(fdp_table_modify(t, &filter, acts, &cookie, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    char *text = dump(t);
+    ck_assert_str_eq(text, "cookie=0x2, priority=6,tcp,tp_dst=80 "
+                     "actions=output:1\n"
+                     "cookie=0x5, priority=5,tcp,tp_dst=80 "
+                     "actions=output:4\n");
+    free(text);
+    filter.strict = false;
+    cookie = 0x7;
+    ck_assert_int_eq(fdp_table_modify(t, &filter, acts, &cookie, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    text = dump(t);
+    ck_assert_str_eq(text, "cookie=0x7, priority=5,tcp,tp_dst=80 "
+                     "actions=output:4\n"
+                     "cookie=0x7, priority=6,tcp,tp_dst=80 "
+                     "actions=output:4\n");
+    free(text);
+    fdp_actions_destroy(acts);
+    fdp_flow_spec_destroy(&spec);
+    fdp_table_destroy(t);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* Hash flooding.                                                          */
 
@@ -666,6 +793,25 @@ START_TEST(hash_flooding)
     }
     fdp_table_read_unlock();
     fdp_table_destroy(t);
+
+    /* The subtable itself, after every insert: no chain passes the probe
+     * bound.  Regression: make_room() grew the array on the 17th colliding
+     * group without re-checking the chain, which left it at 17. */
+    struct tss_subtable *st = fdp__tss_create(&flows[0].mask, 12345);
+    struct fdp_rule *rules = calloc(N, sizeof *rules);
+    ck_assert_ptr_nonnull(st);
+    for (size_t k = 0; k < N; k++) {
+        rules[k].match = flows[k];
+        rules[k].priority = 1;
+        rules[k].seq = k;
+        rules[k].remove_version = FDP_VERSION_NEVER;
+        ck_assert_int_eq(fdp__tss_insert(st, &rules[k]), 0);
+        ck_assert_msg(fdp__tss_longest_chain(st) <= TSS_MAX_CHAIN,
+                      "after %zu groups: chain of %u", k + 1,
+                      fdp__tss_longest_chain(st));
+    }
+    fdp__tss_destroy_now(st);
+    free(rules);
     free(flows);
 }
 END_TEST
@@ -800,6 +946,272 @@ START_TEST(concurrent_lookups_during_churn)
 }
 END_TEST
 
+/* The winner of one key, and lookups of it that readers count while a
+ * writer makes fdp_table_run() re-sort the view. */
+struct known_answer {
+    struct fdp_table *table;
+    struct fdp_key key;
+    uint64_t cookie;            /* The flow that must win, always. */
+    bool stop;                  /* Atomic. */
+    uint64_t n_lookups;         /* Atomic: summed over readers. */
+    uint64_t n_wrong;           /* Atomic: answers other than 'cookie'. */
+};
+
+static void *
+known_answer_reader(void *ka_)
+{
+    struct known_answer *ka = ka_;
+    uint64_t n = 0, wrong = 0;
+
+    while (!__atomic_load_n(&ka->stop, __ATOMIC_RELAXED)) {
+        fdp_table_read_lock();
+        const struct fdp_rule *r = fdp_table_lookup(ka->table, &ka->key);
+        struct fdp_flow_spec spec = { .cookie = 0 };
+        if (r) {
+            fdp_rule_get_spec(r, &spec);
+        }
+        fdp_table_read_unlock();
+        wrong += spec.cookie != ka->cookie;
+        n++;
+    }
+    __atomic_fetch_add(&ka->n_lookups, n, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&ka->n_wrong, wrong, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+static void
+remove_strict_text(struct fdp_table *t, const char *text)
+{
+    struct fdp_flow_spec spec;
+    char *error;
+
+    ck_assert_msg(!fdp_flow_parse(text, FDP_PARSE_MATCH_ONLY, &spec, &error),
+                  "%s", error);
+    struct fdp_table_filter filter = {
+        .match = spec.match, .strict = true, .priority = spec.priority,
+    };
+    size_t n;
+    ck_assert_int_eq(fdp_table_remove(t, &filter, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    fdp_flow_spec_destroy(&spec);
+}
+
+/* Regression: fdp_table_run() lowered a subtable's max_priority before it
+ * published the view re-sorted by it, so a lookup still walking the old
+ * view stopped early at the lowered bound and missed a better flow in a
+ * later subtable.  Here the key's winner C (priority 10, subtable
+ * tp_dst) sits below subtable nw_dst, whose priority-15 flow comes and
+ * goes; subtable nw_src (bound 20) first gives the key its priority-5
+ * flow, and a stale-order walk that trusts nw_dst's tightened bound of 3
+ * stops there and answers 0xa2 instead of 0xc1. */
+START_TEST(run_lowers_bound_under_old_view)
+{
+    /* Filler flows make each fdp_table_run() walk long enough for readers
+     * to land in the window between the bound store and the new view. */
+    enum { N_FILLER = 4000, N_ROUNDS = 300, N_KA_READERS = 2 };
+    struct known_answer ka = { .cookie = 0xc1 };
+    pthread_t readers[N_KA_READERS];
+    char *error;
+
+    ck_assert_int_eq(fdp_table_create(&ka.table), 0);
+    /* Tuple space only: the test is about the order of subtables. */
+    fdp_table_set_max_masks(ka.table, 0);
+    ck_assert_int_eq(fdp_table_begin(ka.table), 0);
+    static const char *const flows[] = {
+        "cookie=0xa1,priority=20,tcp,nw_src=9.9.9.9,actions=1",
+        "cookie=0xa2,priority=5,tcp,nw_src=10.0.0.1,actions=1",
+        "cookie=0xb1,priority=15,tcp,nw_dst=9.9.9.9,actions=1",
+        "cookie=0xb2,priority=3,tcp,nw_dst=8.8.8.8,actions=1",
+        "cookie=0xc1,priority=10,tcp,tp_dst=80,actions=1",
+    };
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(flows); i++) {
+        ck_assert_int_eq(insert_text(ka.table, flows[i], 0), 0);
+    }
+    for (int i = 0; i < N_FILLER; i++) {
+        char text[96];
+        snprintf(text, sizeof text, "priority=1,udp,nw_src=172.16.%d.%d,"
+                 "actions=1", (i >> 8) & 255, i & 255);
+        ck_assert_int_eq(insert_text(ka.table, text, 0), 0);
+    }
+    ck_assert_int_eq(fdp_table_commit(ka.table), 0);
+    ck_assert_int_eq(fdp_packet_parse("tcp,nw_src=10.0.0.1,nw_dst=10.0.0.2,"
+                                      "tp_src=1,tp_dst=80", &ka.key, &error),
+                     0);
+
+    for (int i = 0; i < N_KA_READERS; i++) {
+        pthread_create(&readers[i], NULL, known_answer_reader, &ka);
+    }
+    for (int round = 0; round < N_ROUNDS; round++) {
+        remove_strict_text(ka.table, "priority=15,tcp,nw_dst=9.9.9.9");
+        fdp_table_run(ka.table);
+        ck_assert_int_eq(insert_text(ka.table, flows[2], 0), 0);
+        fdp_table_run(ka.table);
+    }
+    __atomic_store_n(&ka.stop, true, __ATOMIC_RELAXED);
+    for (int i = 0; i < N_KA_READERS; i++) {
+        pthread_join(readers[i], NULL);
+    }
+    ck_assert(ka.n_lookups > 0);
+    ck_assert_msg(ka.n_wrong == 0, "%llu of %llu lookups missed flow 0xc1",
+                  (unsigned long long) ka.n_wrong,
+                  (unsigned long long) ka.n_lookups);
+    fdp_table_destroy(ka.table);
+}
+END_TEST
+
+/* A dumper counting the flows of every dump while a writer changes how
+ * they are stored, never how many there are. */
+struct dump_counter {
+    struct fdp_table *table;
+    size_t expected;
+    bool stop;                  /* Atomic. */
+    uint64_t n_dumps;           /* Written by the dumper, read after join. */
+    uint64_t n_wrong;
+    size_t last_wrong;
+};
+
+static bool
+count_flow_cb(const struct fdp_rule *rule, void *n_)
+{
+    size_t *n = n_;
+
+    (void) rule;
+    (*n)++;
+    return true;
+}
+
+static void *
+dump_counter_main(void *dc_)
+{
+    struct dump_counter *dc = dc_;
+
+    while (!__atomic_load_n(&dc->stop, __ATOMIC_RELAXED)) {
+        size_t n = 0;
+        fdp_table_read_lock();
+        fdp_table_for_each(dc->table, count_flow_cb, &n);
+        fdp_table_read_unlock();
+        if (n != dc->expected) {
+            dc->n_wrong++;
+            dc->last_wrong = n;
+        }
+        dc->n_dumps++;
+    }
+    return NULL;
+}
+
+/* 12 flows over 12 masks (nw_src prefixes /8 to /19): past the default
+ * budget of 8, so fdp_table_run() moves 4 masks' flows to pipapo. */
+static void
+load_twelve_masks(struct fdp_table *t)
+{
+    for (int i = 0; i < 12; i++) {
+        char text[96];
+        snprintf(text, sizeof text, "priority=%d,tcp,nw_src=10.0.0.0/%d,"
+                 "actions=1", i, i + 8);
+        ck_assert_int_eq(insert_text(t, text, 0), 0);
+    }
+}
+
+/* Regression: when fdp_table_run() moved flows from tuple space to pipapo
+ * it published the pipapo snapshot holding them but unlinked them from
+ * tuple space only after a grace period, and a dump in between, walking
+ * both, reported them twice (16 flows of 12). */
+START_TEST(dump_during_mask_trim_sees_each_flow_once)
+{
+    enum { N_ROUNDS = 200 };
+    struct dump_counter dc = { .expected = 12 };
+    pthread_t dumper;
+
+    ck_assert_int_eq(fdp_table_create(&dc.table), 0);
+    load_twelve_masks(dc.table);
+    pthread_create(&dumper, NULL, dump_counter_main, &dc);
+    for (int round = 0; round < N_ROUNDS; round++) {
+        fdp_table_run(dc.table);
+        /* Put every flow back in tuple space for the next run, in one
+         * transaction so that dumps still see 12. */
+        struct fdp_table_filter all = { .match = NULL };
+        size_t n;
+        ck_assert_int_eq(fdp_table_begin(dc.table), 0);
+        ck_assert_int_eq(fdp_table_remove(dc.table, &all, &n), 0);
+        ck_assert_uint_eq(n, 12);
+        load_twelve_masks(dc.table);
+        ck_assert_int_eq(fdp_table_commit(dc.table), 0);
+    }
+    __atomic_store_n(&dc.stop, true, __ATOMIC_RELAXED);
+    pthread_join(dumper, NULL);
+
+    struct fdp_table_stats stats;
+    fdp_table_run(dc.table);
+    fdp_table_get_stats(dc.table, &stats);
+    ck_assert_uint_eq(stats.n_flows, 12);
+    ck_assert_uint_eq(stats.n_pipapo_rules, 4);
+    ck_assert(dc.n_dumps > 0);
+    ck_assert_msg(dc.n_wrong == 0, "%llu of %llu dumps were wrong (last: %zu "
+                  "flows)", (unsigned long long) dc.n_wrong,
+                  (unsigned long long) dc.n_dumps, dc.last_wrong);
+    fdp_table_destroy(dc.table);
+}
+END_TEST
+
+/* A thread that holds a transaction open until told to commit. */
+struct open_txn {
+    struct fdp_table *table;
+    bool open;                  /* Atomic: the transaction has begun. */
+    bool release;               /* Atomic: commit now. */
+};
+
+static void *
+open_txn_main(void *ot_)
+{
+    struct open_txn *ot = ot_;
+
+    ck_assert_int_eq(fdp_table_begin(ot->table), 0);
+    ck_assert_int_eq(insert_text(ot->table, "udp,nw_src=1.2.3.4,actions=1",
+                                 0), 0);
+    __atomic_store_n(&ot->open, true, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&ot->release, __ATOMIC_ACQUIRE)) {
+        sched_yield();
+    }
+    ck_assert_int_eq(fdp_table_commit(ot->table), 0);
+    return NULL;
+}
+
+/* Regression: fdp_table_get_stats() took the table's mutex, so it waited
+ * for another thread's open transaction although table.h says stats never
+ * block.  If it blocks here the test deadlocks and times out. */
+START_TEST(get_stats_does_not_wait_for_open_transaction)
+{
+    struct open_txn ot = { .open = false };
+    struct fdp_table_stats before, during, after;
+    pthread_t thread;
+
+    ck_assert_int_eq(fdp_table_create(&ot.table), 0);
+    ck_assert_int_eq(insert_text(ot.table, "tcp,tp_dst=80,actions=1", 0), 0);
+    fdp_table_get_stats(ot.table, &before);
+    pthread_create(&thread, NULL, open_txn_main, &ot);
+    while (!__atomic_load_n(&ot.open, __ATOMIC_ACQUIRE)) {
+        sched_yield();
+    }
+    fdp_table_get_stats(ot.table, &during);
+    __atomic_store_n(&ot.release, true, __ATOMIC_RELEASE);
+    pthread_join(thread, NULL);
+    fdp_table_get_stats(ot.table, &after);
+
+    /* The open transaction does not show; its commit does. */
+    ck_assert_uint_eq(before.n_flows, 1);
+    ck_assert_uint_eq(during.n_flows, 1);
+    ck_assert_uint_eq(during.n_masks, 1);
+    ck_assert_uint_eq(after.n_flows, 2);
+    ck_assert_uint_eq(after.n_masks, 2);
+    /* Memory counts each rule with its statistics object, and the new
+     * subtable. */
+    ck_assert_uint_ge(after.memory_bytes - before.memory_bytes,
+                      sizeof(struct fdp_rule) + sizeof(struct fdp_rule_stats)
+                      + sizeof(struct tss_subtable));
+    fdp_table_destroy(ot.table);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* ClassBench.                                                             */
 
@@ -918,13 +1330,19 @@ main(void)
     tcase_add_test(tc, differential_mixed_ranges);
     tcase_add_test(tc, differential_mixed_few_masks);
     tcase_add_test(tc, differential_large);
+    tcase_add_test(tc, differential_pure_tuple_space);
     tcase_add_test(tc, failed_bulk_change_leaves_table_unchanged);
     tcase_add_test(tc, equal_priority_first_added_wins);
+    tcase_add_test(tc, strict_filter_null_match_selects_catch_all);
+    tcase_add_test(tc, modify_sets_new_cookie_and_actions);
     tcase_add_test(tc, hash_flooding);
     /* Its own case, so that the TSan job can run it alone
      * (CK_RUN_CASE=concurrency). */
     tc = unit_tcase(s, "concurrency");
     tcase_add_test(tc, concurrent_lookups_during_churn);
+    tcase_add_test(tc, run_lowers_bound_under_old_view);
+    tcase_add_test(tc, dump_during_mask_trim_sees_each_flow_once);
+    tcase_add_test(tc, get_stats_does_not_wait_for_open_transaction);
     tc = unit_tcase(s, "classbench");
     tcase_add_loop_test(tc, classbench, 0, 3);
     return unit_run(s);
