@@ -79,6 +79,7 @@
 #include <time.h>
 
 #include "actions.h"
+#include "flowdp/cpu.h"
 #include "pipapo.h"
 #include "rcu.h"
 #include "tss.h"
@@ -1351,10 +1352,17 @@ fdp_table_version(const struct fdp_table *table)
 int
 fdp_table_create(struct fdp_table **tablep)
 {
-    struct fdp_table *table = aligned_alloc(64, sizeof *table);
+    struct fdp_table *table;
     int error;
 
     *tablep = NULL;
+    /* A FLOWDP_CPU the machine cannot honour is refused here rather than
+     * silently running generic code (see flowdp/cpu.h). */
+    error = fdp_cpu_init();
+    if (error) {
+        return error;
+    }
+    table = aligned_alloc(64, sizeof *table);
     if (!table) {
         return ENOMEM;
     }

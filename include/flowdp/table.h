@@ -44,8 +44,9 @@ struct fdp_rule;
 /* Largest batch for fdp_table_lookup_batch(). */
 #define FDP_TABLE_BATCH_MAX 64
 
-/* Creates an empty table in '*tablep'.  Returns 0, ENOMEM, or EIO if the
- * random generator failed to provide the hash seeds. */
+/* Creates an empty table in '*tablep'.  Returns 0, ENOMEM, EIO if the
+ * random generator failed to provide the hash seeds, or the error of
+ * fdp_cpu_init() (EINVAL, ENOTSUP) when FLOWDP_CPU cannot be honoured. */
 FDP_API int fdp_table_create(struct fdp_table **tablep);
 
 /* Destroys 'table' and its rules.  No lookup may be running on it.
