@@ -909,6 +909,7 @@ parse_attr(struct parser *p, enum attr a, const char *value, const char *at,
         break;
     case ATTR_COOKIE:
         flow->cookie = (uint64_t) v;
+        flow->cookie_given = true;
         break;
     case ATTR_IDLE:
         flow->idle_timeout = (uint16_t) v;

@@ -286,9 +286,8 @@ op_mod(struct server *s, const json_t *op, struct op_result *r)
     if (!error) {
         /* As ovs-ofctl mod-flows: "cookie=V/M" selects flows (the filter
          * has it); "cookie=V" without a mask selects nothing and sets the
-         * cookie of the flows modified.  The parsed spec cannot tell
-         * "cookie=0" from no cookie, so only a nonzero cookie is set. */
-        bool set_cookie = !spec.cookie_mask && spec.cookie;
+         * cookie of the flows modified, "cookie=0" included. */
+        bool set_cookie = spec.cookie_given && !spec.cookie_mask;
         if (set_cookie) {
             filter.cookie = 0;
         }

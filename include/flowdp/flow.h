@@ -17,6 +17,7 @@
 #ifndef FLOWDP_FLOW_H
 #define FLOWDP_FLOW_H 1
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <flowdp/actions.h>
 #include <flowdp/common.h>
@@ -38,6 +39,8 @@ struct fdp_flow_spec {
     uint64_t cookie_mask;           /* "cookie=V/MASK", only with
                                      * FDP_PARSE_COOKIE_MASK: which cookie
                                      * bits select flows; 0 = none. */
+    bool cookie_given;              /* The text had "cookie=" (so that
+                                     * mod-flows can set cookie 0). */
     uint16_t priority;
     uint16_t idle_timeout;          /* Seconds; 0 = none. */
     uint16_t hard_timeout;          /* Seconds; 0 = none. */
