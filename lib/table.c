@@ -112,12 +112,23 @@ struct view_stats {
                                  * rules (fdp_table.rule_memory). */
 };
 
+/* A published view.  'entry_memory' points into the same allocation,
+ * just past 'e': it is a separate array rather than a field of struct
+ * view_entry so that the entries the lookup walks stay small (one more
+ * word each would cost cache lines on the hot path for a number only
+ * fdp_table_get_subtable_stats() reads). */
 struct tss_view {
     size_t n;
     struct view_stats stats;
+    uint64_t *entry_memory;     /* Bytes of sub-table e[i], as published. */
     struct rcu_head rcu;
     struct view_entry e[];
 };
+
+/* 'entry_memory' starts right after the last entry: that address must be
+ * aligned for uint64_t. */
+_Static_assert(sizeof(struct view_entry) % _Alignof(uint64_t) == 0,
+               "entry_memory follows the view entries unpadded");
 
 struct fdp_table {
     /* Read by lookups. */
@@ -304,20 +315,24 @@ view_stats_compute(const struct fdp_table *table, struct tss_view *view)
                        + table->alloc_pipapos * sizeof *table->pipapos
                        + table->alloc_txn_removed
                          * sizeof *table->txn_removed
-                       + sizeof *view + view->n * sizeof view->e[0];
+                       + sizeof *view + view->n * (sizeof view->e[0]
+                                                   + sizeof
+                                                     *view->entry_memory);
     for (size_t i = 0; i < view->n; i++) {
         const struct view_entry *e = &view->e[i];
         if (e->tss) {
             vs->n_masks++;
             vs->n_keyed_subtables += e->tss->buckets->keyed;
-            vs->memory_bytes += fdp__tss_memory(e->tss);
+            view->entry_memory[i] = fdp__tss_memory(e->tss);
         } else {
             const struct pipapo *p = e->pp;
             vs->n_pipapo_tables++;
             vs->n_pipapo_rules += p->n_rules;
-            vs->memory_bytes += sizeof *p + p->alloc_rules * sizeof *p->rules
-                                + (p->snap ? p->snap->memory : 0);
+            view->entry_memory[i] = sizeof *p
+                                    + p->alloc_rules * sizeof *p->rules
+                                    + (p->snap ? p->snap->memory : 0);
         }
+        vs->memory_bytes += view->entry_memory[i];
     }
 }
 
@@ -333,13 +348,15 @@ publish_view(struct fdp_table *table)
         }
     }
 
-    struct tss_view *view = malloc(sizeof *view + (table->n_subtables
-                                                   + table->n_pipapos)
-                                                  * sizeof view->e[0]);
+    size_t n_max = table->n_subtables + table->n_pipapos;
+    struct tss_view *view = malloc(sizeof *view
+                                   + n_max * (sizeof view->e[0]
+                                              + sizeof *view->entry_memory));
     if (!view) {
         return ENOMEM;
     }
     view->n = 0;
+    view->entry_memory = (uint64_t *) &view->e[n_max];
     for (size_t i = 0; i < table->n_subtables; i++) {
         struct tss_subtable *st = table->subtables[i];
         if (st->n_rules) {
@@ -1288,6 +1305,104 @@ fdp_table_get_stats(const struct fdp_table *table,
                       ? stats->n_lookups - stats->n_hits : 0;
     stats->n_subtables_visited = __atomic_load_n(&t->n_visited,
                                                  __ATOMIC_RELAXED);
+}
+
+/* Counts the flows of tuple-space subtable 'st' visible at 'version' and
+ * finds the highest priority among them, as fdp_table_for_each() walks
+ * them.  Caller holds an RCU read-side section. */
+static void
+tss_entry_stats(const struct tss_subtable *st, uint64_t version,
+                struct fdp_subtable_stats *out)
+{
+    const struct tss_buckets *b = FDP_RCU_GET(st->buckets);
+
+    out->kind = FDP_SUBTABLE_TSS;
+    out->keyed_hash = b->keyed;
+    out->mask = st->mask;
+    out->hits = __atomic_load_n(&st->hits, __ATOMIC_RELAXED);
+    for (uint32_t j = 0; j <= b->n_mask; j++) {
+        for (const struct tss_group *g = FDP_RCU_GET(b->heads[j]); g;
+             g = FDP_RCU_GET(g->next)) {
+            for (const struct fdp_rule *r = FDP_RCU_GET(g->rules); r;
+                 r = FDP_RCU_GET(r->next)) {
+                if (fdp__rule_visible(r, version)) {
+                    out->n_flows++;
+                    if (r->priority > out->max_priority) {
+                        out->max_priority = r->priority;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The same for pipapo sub-table 'pp', from its published snapshot, which
+ * also gives the fields in lookup order and each field's group width. */
+static void
+pipapo_entry_stats(const struct pipapo *pp, uint64_t version,
+                   struct fdp_subtable_stats *out)
+{
+    const struct pipapo_snapshot *snap = FDP_RCU_GET(pp->snap);
+
+    /* 'overflow' is set when the sub-table is created, before any view
+     * that holds it is published, and never changes. */
+    out->kind = pp->overflow ? FDP_SUBTABLE_OVERFLOW : FDP_SUBTABLE_PIPAPO;
+    out->hits = __atomic_load_n(&pp->hits, __ATOMIC_RELAXED);
+    if (!snap) {
+        return;
+    }
+    out->n_fields = snap->n_fields;
+    for (unsigned int i = 0; i < snap->n_fields; i++) {
+        out->fields[i] = snap->fields[i].id;
+        out->group_bits[i] = snap->fields[i].group_bits;
+    }
+    for (uint32_t i = 0; i < snap->n_elems; i++) {
+        const struct fdp_rule *r = snap->elems[i];
+        if (fdp__rule_visible(r, version)) {
+            out->n_flows++;
+            if (r->priority > out->max_priority) {
+                out->max_priority = r->priority;
+            }
+        }
+    }
+}
+
+int
+fdp_table_get_subtable_stats(const struct fdp_table *table,
+                             struct fdp_subtable_stats *out, size_t n_max,
+                             size_t *n)
+{
+    struct fdp_table *t = (struct fdp_table *) table;
+
+    if (!n || (n_max && !out)) {
+        return EINVAL;
+    }
+
+    /* One read-side section and one version for the whole walk, as
+     * fdp_table_for_each() does: every flow visible at that version is in
+     * exactly one sub-table of the view (a flow being moved to the overflow
+     * sub-table is visible in only one of its two places at any version),
+     * so the counts add up to the flows visible at that version. */
+    fdp__rcu_read_lock();
+    uint64_t version = __atomic_load_n(&t->version, __ATOMIC_ACQUIRE);
+    const struct tss_view *view = FDP_RCU_GET(t->view);
+
+    *n = view->n;
+    for (size_t i = 0; i < view->n && i < n_max; i++) {
+        const struct view_entry *e = &view->e[i];
+        struct fdp_subtable_stats *s = &out[i];
+
+        memset(s, 0, sizeof *s);
+        s->max_priority = -1;
+        s->memory_bytes = view->entry_memory[i];
+        if (e->tss) {
+            tss_entry_stats(e->tss, version, s);
+        } else {
+            pipapo_entry_stats(e->pp, version, s);
+        }
+    }
+    fdp__rcu_read_unlock();
+    return *n > n_max ? ENOBUFS : 0;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -15,12 +15,12 @@
  * (fdp_table_begin() .. commit or abort) belongs to the thread that began
  * it and holds the mutex until it ends.
  *
- * Lookups (lookup, lookup_batch, for_each, stats): RCU protected, may run
- * concurrently with each other and with modifiers, never block and never
- * allocate.  A rule pointer they return stays valid until the caller's
- * fdp_table_read_unlock(); the caller must hold fdp_table_read_lock()
- * across the lookup and every use of the result.  A lookup sees each
- * transaction entirely or not at all.
+ * Lookups (lookup, lookup_batch, for_each, stats, subtable stats): RCU
+ * protected, may run concurrently with each other and with modifiers,
+ * never block and never allocate.  A rule pointer they return stays
+ * valid until the caller's fdp_table_read_unlock(); the caller must hold
+ * fdp_table_read_lock() across the lookup and every use of the result.  A
+ * lookup sees each transaction entirely or not at all.
  */
 #ifndef FLOWDP_TABLE_H
 #define FLOWDP_TABLE_H 1
@@ -185,6 +185,58 @@ struct fdp_table_stats {
  * summed without locks, so while lookups run they may be a batch apart. */
 FDP_API void fdp_table_get_stats(const struct fdp_table *table,
                                  struct fdp_table_stats *stats);
+
+/* The kinds of sub-table a lookup walks. */
+enum fdp_subtable_kind {
+    FDP_SUBTABLE_TSS,           /* Tuple space: one hash table per mask. */
+    FDP_SUBTABLE_PIPAPO,        /* Pipapo for flows with ranges over one
+                                 * set of fields. */
+    FDP_SUBTABLE_OVERFLOW,      /* Pipapo for masked flows moved out of
+                                 * tuple space past the mask budget (see
+                                 * fdp_table_run()). */
+};
+
+/* One sub-table, as fdp_table_get_subtable_stats() describes it. */
+struct fdp_subtable_stats {
+    enum fdp_subtable_kind kind;
+    uint64_t n_flows;           /* Flows visible at the table's version. */
+    int max_priority;           /* Highest priority among them; -1 if
+                                 * none. */
+    uint64_t hits;              /* Lookups this sub-table won since it was
+                                 * created (approximate: counted without
+                                 * locked instructions, for ranking). */
+    uint64_t memory_bytes;      /* The sub-table and its lookup structures,
+                                 * as of the last published change; not
+                                 * its rules (see fdp_table_stats). */
+
+    /* FDP_SUBTABLE_TSS only. */
+    bool keyed_hash;            /* Rehashed with the keyed hash after a
+                                 * chain passed its bound (flooding). */
+    struct fdp_key mask;        /* The bits of the key its flows match. */
+
+    /* Pipapo and overflow only: the fields, in lookup order, and the
+     * bits each field's lookup table takes at a time (4 or 8). */
+    unsigned int n_fields;
+    enum fdp_field fields[FDP_N_FIELDS];
+    uint8_t group_bits[FDP_N_FIELDS];
+};
+
+/* Describes each sub-table a lookup walks, in walk order, in out[0],
+ * out[1], ... (at most 'n_max' of them), and stores in '*n' how many there
+ * are.  A lookup-class function like fdp_table_get_stats(): lock-free, it
+ * never blocks or allocates, and may run concurrently with modifiers and
+ * lookups (no read lock needed).  It reads one published view at one
+ * version, so the 'n_flows' add up to the flows visible at that version
+ * (which is fdp_table_stats.n_flows while no change is being committed).
+ * It walks every flow
+ * to count them: a control-plane call, not one for the packet path.
+ * Returns 0, or:
+ *   ENOBUFS  there are more than 'n_max' sub-tables: the first 'n_max'
+ *            are stored, '*n' says how many to make room for;
+ *   EINVAL   'n' is NULL, or 'out' is NULL and 'n_max' is not 0. */
+FDP_API int fdp_table_get_subtable_stats(const struct fdp_table *table,
+                                         struct fdp_subtable_stats *out,
+                                         size_t n_max, size_t *n);
 
 /* ---- Rules ---- */
 

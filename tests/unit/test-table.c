@@ -660,6 +660,159 @@ START_TEST(equal_priority_first_added_wins)
 }
 END_TEST
 
+/* Finds 'field' among the fields of pipapo sub-table stats 's'. */
+static bool
+subtable_has_field(const struct fdp_subtable_stats *s, enum fdp_field field)
+{
+    for (unsigned int i = 0; i < s->n_fields; i++) {
+        if (s->fields[i] == field) {
+            ck_assert(s->group_bits[i] == 4 || s->group_bits[i] == 8);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Checks that the per-sub-table flow counts of 't' add up to its flow
+ * count, and returns the number of sub-tables, described in 'out'. */
+static size_t
+subtable_stats_checked(struct fdp_table *t, struct fdp_subtable_stats *out,
+                       size_t n_max)
+{
+    struct fdp_table_stats stats;
+    uint64_t sum = 0;
+    size_t n;
+
+    ck_assert_int_eq(fdp_table_get_subtable_stats(t, out, n_max, &n), 0);
+    fdp_table_get_stats(t, &stats);
+    for (size_t i = 0; i < n; i++) {
+        sum += out[i].n_flows;
+        ck_assert_uint_gt(out[i].memory_bytes, 0);
+    }
+    ck_assert_uint_eq(sum, stats.n_flows);
+    return n;
+}
+
+/* Per-sub-table statistics: exact flows over three masks, ranged flows
+ * in one pipapo field set, then a mask budget of 1 that moves the flows of
+ * the two least-hit masks to the overflow sub-table. */
+START_TEST(subtable_stats_per_structure)
+{
+    static const char *const flows[] = {
+        /* Mask A (4 flows, priority 100): the one the lookups below hit. */
+        "priority=100,tcp,nw_src=10.0.0.1,tp_dst=80,actions=1",
+        "priority=100,tcp,nw_src=10.0.0.2,tp_dst=80,actions=1",
+        "priority=100,tcp,nw_src=10.0.0.3,tp_dst=80,actions=1",
+        "priority=90,tcp,nw_src=10.0.0.4,tp_dst=80,actions=1",
+        /* Mask B (3 flows, priority 50). */
+        "priority=50,udp,nw_dst=10.1.0.0/16,actions=2",
+        "priority=50,udp,nw_dst=10.2.0.0/16,actions=2",
+        "priority=40,udp,nw_dst=10.3.0.0/16,actions=2",
+        /* Mask C (2 flows, priority 10). */
+        "priority=10,ip,nw_src=192.168.1.0/24,actions=3",
+        "priority=10,ip,nw_src=192.168.2.0/24,actions=3",
+        /* Non-prefix ranges on nw_src and tp_dst: one pipapo sub-table. */
+        "priority=200,tcp,nw_src=10.9.0.1-10.9.0.5,tp_dst=1000-2000,"
+        "actions=4",
+        "priority=150,tcp,nw_src=10.9.1.1-10.9.1.9,tp_dst=3-7,actions=4",
+    };
+    struct fdp_subtable_stats out[8];
+    struct fdp_table *t;
+    struct fdp_key key;
+    size_t n;
+
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(flows); i++) {
+        ck_assert_int_eq(insert_text(t, flows[i], 0), 0);
+    }
+
+    /* Walk order: by highest priority. */
+    ck_assert_uint_eq(subtable_stats_checked(t, out, FDP_ARRAY_SIZE(out)), 4);
+    ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PIPAPO);
+    ck_assert_uint_eq(out[0].n_flows, 2);
+    ck_assert_int_eq(out[0].max_priority, 200);
+    ck_assert(subtable_has_field(&out[0], FDP_F_NW_SRC));
+    ck_assert(subtable_has_field(&out[0], FDP_F_TP_DST));
+    ck_assert(!subtable_has_field(&out[0], FDP_F_NW_DST));
+    ck_assert_int_eq(out[1].kind, FDP_SUBTABLE_TSS);
+    ck_assert_uint_eq(out[1].n_flows, 4);
+    ck_assert_int_eq(out[1].max_priority, 100);
+    ck_assert(!out[1].keyed_hash);
+    ck_assert_uint_eq(fdp_key_get(&out[1].mask, FDP_F_NW_SRC).lo,
+                      0xffffffff);
+    ck_assert_uint_eq(fdp_key_get(&out[1].mask, FDP_F_TP_DST).lo, 0xffff);
+    ck_assert_uint_eq(fdp_key_get(&out[1].mask, FDP_F_NW_DST).lo, 0);
+    ck_assert_int_eq(out[2].kind, FDP_SUBTABLE_TSS);
+    ck_assert_uint_eq(out[2].n_flows, 3);
+    ck_assert_int_eq(out[2].max_priority, 50);
+    ck_assert_uint_eq(fdp_key_get(&out[2].mask, FDP_F_NW_DST).lo,
+                      0xffff0000);
+    ck_assert_int_eq(out[3].kind, FDP_SUBTABLE_TSS);
+    ck_assert_uint_eq(out[3].n_flows, 2);
+    ck_assert_int_eq(out[3].max_priority, 10);
+    ck_assert_uint_eq(fdp_key_get(&out[3].mask, FDP_F_NW_SRC).lo,
+                      0xffffff00);
+
+    /* A short array: the first entries and the count needed. */
+    ck_assert_int_eq(fdp_table_get_subtable_stats(t, out, 1, &n), ENOBUFS);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PIPAPO);
+    ck_assert_int_eq(fdp_table_get_subtable_stats(t, NULL, 0, &n), ENOBUFS);
+    ck_assert_int_eq(fdp_table_get_subtable_stats(t, out, 8, NULL), EINVAL);
+    ck_assert_int_eq(fdp_table_get_subtable_stats(t, NULL, 1, &n), EINVAL);
+
+    /* Hit mask A 5 times so that it is the mask the budget keeps. */
+    memset(&key, 0, sizeof key);
+    fdp__key_set(&key, FDP_F_DL_TYPE, 0x0800);
+    fdp__key_set(&key, FDP_F_NW_PROTO, 6);
+    fdp__key_set(&key, FDP_F_NW_SRC, 0x0a000001);
+    fdp__key_set(&key, FDP_F_TP_DST, 80);
+    for (int i = 0; i < 5; i++) {
+        fdp_table_read_lock();
+        ck_assert_ptr_nonnull(fdp_table_lookup(t, &key));
+        fdp_table_read_unlock();
+    }
+    ck_assert_int_eq(fdp_table_get_subtable_stats(t, out, 8, &n), 0);
+    ck_assert_uint_eq(out[1].hits, 5);
+
+    /* A budget of one mask: B and C move to the overflow sub-table. */
+    fdp_table_set_max_masks(t, 1);
+    fdp_table_run(t);
+    ck_assert_uint_eq(subtable_stats_checked(t, out, FDP_ARRAY_SIZE(out)), 3);
+    ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PIPAPO);
+    ck_assert_uint_eq(out[0].n_flows, 2);
+    ck_assert_int_eq(out[1].kind, FDP_SUBTABLE_TSS);
+    ck_assert_uint_eq(out[1].n_flows, 4);
+    ck_assert_uint_eq(out[1].hits, 5);
+    ck_assert_int_eq(out[2].kind, FDP_SUBTABLE_OVERFLOW);
+    ck_assert_uint_eq(out[2].n_flows, 5);
+    ck_assert_int_eq(out[2].max_priority, 50);
+    ck_assert(subtable_has_field(&out[2], FDP_F_NW_DST));
+    ck_assert(subtable_has_field(&out[2], FDP_F_NW_SRC));
+
+    /* Removing flows shows in the counts at once. */
+    struct fdp_match *m = fdp_match_create();
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_eq(fdp_match_set_masked(m, FDP_F_DL_TYPE,
+                                          (struct fdp_value) { 0, 0x0800 },
+                                          (struct fdp_value) { 0, 0xffff }),
+                     0);
+    ck_assert_int_eq(fdp_match_set_masked(m, FDP_F_NW_PROTO,
+                                          (struct fdp_value) { 0, 17 },
+                                          (struct fdp_value) { 0, 0xff }),
+                     0);
+    struct fdp_table_filter filter = { .match = m };
+    ck_assert_int_eq(fdp_table_remove(t, &filter, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    fdp_match_destroy(m);
+    ck_assert_uint_eq(subtable_stats_checked(t, out, FDP_ARRAY_SIZE(out)), 3);
+    ck_assert_int_eq(out[2].kind, FDP_SUBTABLE_OVERFLOW);
+    ck_assert_uint_eq(out[2].n_flows, 2);
+    ck_assert_int_eq(out[2].max_priority, 10);
+    fdp_table_destroy(t);
+}
+END_TEST
+
 /* Regression: a strict filter with match NULL (table.h: all flows)
  * crashed in fdp_match_equal(NULL, ...).  NULL is the all-wildcard match:
  * strict, it selects the catch-all flow of the filter's priority. */
@@ -1336,6 +1489,7 @@ main(void)
     tcase_add_test(tc, strict_filter_null_match_selects_catch_all);
     tcase_add_test(tc, modify_sets_new_cookie_and_actions);
     tcase_add_test(tc, hash_flooding);
+    tcase_add_test(tc, subtable_stats_per_structure);
     /* Its own case, so that the TSan job can run it alone
      * (CK_RUN_CASE=concurrency). */
     tc = unit_tcase(s, "concurrency");
