@@ -458,6 +458,56 @@ get_u64(const json_t *o, const char *key)
     return (uint64_t) json_integer_value(json_object_get(o, key));
 }
 
+/* Prints the names in JSON array 'names' (strings or integers) joined by
+ * commas. */
+static void
+print_joined(const json_t *names)
+{
+    for (size_t i = 0; i < json_array_size(names); i++) {
+        const json_t *v = json_array_get(names, i);
+        if (i) {
+            putchar(',');
+        }
+        if (json_is_integer(v)) {
+            printf("%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        } else {
+            fputs(json_string_value(v) ? json_string_value(v) : "?", stdout);
+        }
+    }
+}
+
+/* Prints one line per sub-table of dump-tables' "subtables", in the order
+ * lookups walk them.  A daemon from before the array existed sends none,
+ * and then nothing is printed. */
+static void
+print_subtables(const json_t *subtables)
+{
+    for (size_t i = 0; i < json_array_size(subtables); i++) {
+        const json_t *st = json_array_get(subtables, i);
+        const char *kind = json_string_value(json_object_get(st, "kind"));
+        json_int_t max_priority = json_integer_value(
+            json_object_get(st, "max_priority"));
+
+        printf("  %-8s flows=%" PRIu64 " max_priority=%" JSON_INTEGER_FORMAT
+               " hits=%" PRIu64 " mem=%" PRIu64, kind ? kind : "?",
+               get_u64(st, "flows"), max_priority, get_u64(st, "hits"),
+               get_u64(st, "memory"));
+        const json_t *mask = json_object_get(st, "mask");
+        if (json_is_string(mask)) {
+            printf(" mask=%s", json_string_value(mask));
+            if (json_is_true(json_object_get(st, "keyed"))) {
+                fputs(" keyed_hash", stdout);
+            }
+        } else {
+            fputs(" fields=", stdout);
+            print_joined(json_object_get(st, "fields"));
+            fputs(" groups=", stdout);
+            print_joined(json_object_get(st, "group_bits"));
+        }
+        putchar('\n');
+    }
+}
+
 void
 cmd_dump_tables(int argc, char *argv[])
 {
@@ -480,6 +530,7 @@ cmd_dump_tables(int argc, char *argv[])
            " bytes\n",
            lookups ? (double) get_u64(r, "masks_visited") / lookups : 0.0,
            get_u64(r, "memory"));
+    print_subtables(json_object_get(r, "subtables"));
     json_decref(r);
     flush_stdout("dump-tables");
 }

@@ -20,7 +20,13 @@
  *   del-flows    {match:TEXT?, strict:BOOL}          -> {n}
  *   replace-flows {flows:[TEXT]}                    -> {added, removed}
  *   dump-flows   {match:TEXT?, strict:BOOL}          -> {flows:[{...}]}
- *   dump-tables  {}                                  -> {...counters}
+ *   dump-tables  {}                                  -> {...counters,
+ *                                                        subtables:[...]}
+ *                (table totals, then one object per sub-table in lookup
+ *                walk order: kind "tss", "pipapo" or "overflow", flows,
+ *                max_priority, hits, memory; tss adds mask (field names,
+ *                "/0xMASK" when partial) and keyed; pipapo and overflow
+ *                add fields:[NAME] and group_bits:[4|8])
  *   show         {}                                  -> {ports:[...], ...}
  *   add-port     {port:N, spec:TEXT}                 -> {}
  *   del-port     {port:N}                            -> {}
@@ -788,6 +794,140 @@ h_dump(struct server *s, const json_t *p, struct op_result *r)
     return json_pack("{s:o}", "flows", d.flows);
 }
 
+/* The text of a tuple-space subtable's mask: the names of the fields it
+ * matches, in field order, each followed by "/0xMASK" unless it matches
+ * every bit of the field ("dl_type,nw_dst/0xffff0000,nw_proto").  NULL if
+ * out of memory. */
+static char *
+format_mask(const struct fdp_key *mask)
+{
+    static const struct fdp_value all_ones = { UINT64_MAX, UINT64_MAX };
+    struct fdp_key named = { .w = { 0 } };
+    size_t size = 0;
+    char *text = NULL;
+    FILE *stream = open_memstream(&text, &size);
+
+    if (!stream) {
+        return NULL;
+    }
+    for (int f = 0; f < FDP_N_FIELDS; f++) {
+        /* Some fields share bits of the key: dl_vlan is part of vlan_tci,
+         * arp_spa is nw_src's place, arp_op nw_proto's, icmp_code
+         * tp_dst's.  A field whose masked bits an earlier name already
+         * covers is left out, or the same bits would be named twice. */
+        struct fdp_value v = fdp_key_get(mask, f);
+        struct fdp_value done = fdp_key_get(&named, f);
+        if (!(v.hi & ~done.hi) && !(v.lo & ~done.lo)) {
+            continue;
+        }
+        fdp_key_set(&named, f, all_ones);
+        unsigned int width = fdp_field_width(f);
+        bool full = width >= 128
+                    ? !~v.hi && !~v.lo
+                    : width > 64
+                      ? v.hi == (UINT64_C(1) << (width - 64)) - 1
+                        && !~v.lo
+                      : !v.hi && v.lo == (width == 64
+                                          ? UINT64_MAX
+                                          : (UINT64_C(1) << width) - 1);
+        fprintf(stream, "%s%s", ftell(stream) ? "," : "", fdp_field_name(f));
+        if (full) {
+            continue;
+        }
+        if (v.hi) {
+            fprintf(stream, "/0x%" PRIx64 "%016" PRIx64, v.hi, v.lo);
+        } else {
+            fprintf(stream, "/0x%" PRIx64, v.lo);
+        }
+    }
+    if (fclose(stream)) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* The JSON form of one sub-table for dump-tables, or NULL if out of
+ * memory. */
+static json_t *
+subtable_json(const struct fdp_subtable_stats *st)
+{
+    static const char *const kinds[] = {
+        [FDP_SUBTABLE_TSS] = "tss",
+        [FDP_SUBTABLE_PIPAPO] = "pipapo",
+        [FDP_SUBTABLE_OVERFLOW] = "overflow",
+    };
+    json_t *o = json_pack("{s:s, s:I, s:i, s:I, s:I}",
+                          "kind", kinds[st->kind],
+                          "flows", (json_int_t) st->n_flows,
+                          "max_priority", st->max_priority,
+                          "hits", (json_int_t) st->hits,
+                          "memory", (json_int_t) st->memory_bytes);
+    if (!o) {
+        return NULL;
+    }
+    if (st->kind == FDP_SUBTABLE_TSS) {
+        char *mask = format_mask(&st->mask);
+        if (!mask || json_object_set_new(o, "mask", json_string(mask))
+            || json_object_set_new(o, "keyed", json_boolean(st->keyed_hash))) {
+            free(mask);
+            json_decref(o);
+            return NULL;
+        }
+        free(mask);
+        return o;
+    }
+    json_t *fields = json_array(), *groups = json_array();
+    if (json_object_set_new(o, "fields", fields)
+        || json_object_set_new(o, "group_bits", groups)) {
+        json_decref(o);
+        return NULL;
+    }
+    for (unsigned int i = 0; i < st->n_fields; i++) {
+        if (json_array_append_new(fields,
+                                  json_string(fdp_field_name(st->fields[i])))
+            || json_array_append_new(groups,
+                                     json_integer(st->group_bits[i]))) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+/* The "subtables" array of dump-tables: each sub-table in lookup walk
+ * order.  NULL if out of memory. */
+static json_t *
+subtables_json(struct fdp_table *table)
+{
+    struct fdp_subtable_stats *stats = NULL;
+    size_t n_max = 0, n = 0;
+    int error;
+
+    /* The number of sub-tables may grow between the call that counts them
+     * and the one that fills the array (a flow with a new mask was added
+     * meanwhile): then ask again with the new count. */
+    while ((error = fdp_table_get_subtable_stats(table, stats, n_max, &n))
+           == ENOBUFS) {
+        free(stats);
+        n_max = n;
+        stats = malloc(n_max * sizeof *stats);
+        if (!stats) {
+            return NULL;
+        }
+    }
+
+    json_t *array = error ? NULL : json_array();
+    for (size_t i = 0; array && i < n; i++) {
+        if (json_array_append_new(array, subtable_json(&stats[i]))) {
+            json_decref(array);
+            array = NULL;
+        }
+    }
+    free(stats);
+    return array;
+}
+
 static json_t *
 h_tables(struct server *s, const json_t *p, struct op_result *r)
 {
@@ -796,7 +936,12 @@ h_tables(struct server *s, const json_t *p, struct op_result *r)
     (void) p;
     (void) r;
     fdp_table_get_stats(s->table, &st);
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+    json_t *subtables = subtables_json(s->table);
+    if (!subtables) {
+        return NULL;
+    }
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+                     "s:o}",
                      "flows", (json_int_t) st.n_flows,
                      "masks", (json_int_t) st.n_masks,
                      "pipapo_tables", (json_int_t) st.n_pipapo_tables,
@@ -806,7 +951,8 @@ h_tables(struct server *s, const json_t *p, struct op_result *r)
                      "misses", (json_int_t) st.n_misses,
                      "masks_visited", (json_int_t) st.n_subtables_visited,
                      "keyed_masks", (json_int_t) st.n_keyed_subtables,
-                     "memory", (json_int_t) st.memory_bytes);
+                     "memory", (json_int_t) st.memory_bytes,
+                     "subtables", subtables);
 }
 
 static json_t *
