@@ -228,8 +228,8 @@ struct fdp_subtable_stats {
  * lookups (no read lock needed).  It reads one published view at one
  * version, so the 'n_flows' add up to the flows visible at that version
  * (which is fdp_table_stats.n_flows while no change is being committed).
- * It walks every flow
- * to count them: a control-plane call, not one for the packet path.
+ * It walks every flow to count them: a control-plane call, not one for
+ * the packet path.
  * Returns 0, or:
  *   ENOBUFS  there are more than 'n_max' sub-tables: the first 'n_max'
  *            are stored, '*n' says how many to make room for;
