@@ -507,6 +507,29 @@ tss_build_flood(struct tss_bench *tb, bool flood)
     free(flows);
 }
 
+/* Measures lookups in 'tb', reports them as 'case_name' with 'impl', and
+ * destroys 'tb'.  If 'n_expected' is nonzero the table must hold exactly
+ * that many flows. */
+static void
+tss_measure(struct tss_bench *tb, const char *case_name, const char *impl,
+            uint64_t n_expected)
+{
+    struct fdp_table_stats st;
+
+    fdp_table_get_stats(tb->table, &st);
+    if (n_expected && st.n_flows != n_expected) {
+        fatal("%s: %" PRIu64 " flows, not %" PRIu64, case_name, st.n_flows,
+              n_expected);
+    }
+    struct result r = {
+        .suite = "tss", .case_name = case_name, .impl = impl,
+        .entries = st.n_flows, .ns_per_op = measure(tss_lookups, tb),
+        .bytes = st.memory_bytes,
+    };
+    report(&r);
+    tss_destroy(tb);
+}
+
 static void
 suite_tss(void)
 {
@@ -536,16 +559,7 @@ suite_tss(void)
                 tss_build(&tb, &shape);
                 snprintf(case_name, sizeof case_name, "%zux%zu%s",
                          shapes[s].flows, shapes[s].masks, suffix[variant]);
-                struct fdp_table_stats st;
-                fdp_table_get_stats(tb.table, &st);
-                struct result r = {
-                    .suite = "tss", .case_name = case_name,
-                    .impl = hashes[h], .entries = st.n_flows,
-                    .ns_per_op = measure(tss_lookups, &tb),
-                    .bytes = st.memory_bytes,
-                };
-                report(&r);
-                tss_destroy(&tb);
+                tss_measure(&tb, case_name, hashes[h], 0);
             }
         }
         /* The issue's figure: exactly 1000 flows (no replaced duplicates)
@@ -567,36 +581,14 @@ suite_tss(void)
                 snprintf(case_name, sizeof case_name,
                          "exact-1000x%zu-budget%ld", exact_masks[mi],
                          budgets[bi]);
-                struct fdp_table_stats st;
-                fdp_table_get_stats(tb.table, &st);
-                if (st.n_flows != 1000) {
-                    fatal("%s: %" PRIu64 " flows, not 1000", case_name,
-                          st.n_flows);
-                }
-                struct result r = {
-                    .suite = "tss", .case_name = case_name,
-                    .impl = hashes[h], .entries = st.n_flows,
-                    .ns_per_op = measure(tss_lookups, &tb),
-                    .bytes = st.memory_bytes,
-                };
-                report(&r);
-                tss_destroy(&tb);
+                tss_measure(&tb, case_name, hashes[h], 1000);
             }
         }
         for (int flood = 1; flood >= 0; flood--) {
             struct tss_bench tb;
             tss_build_flood(&tb, flood);
-            struct fdp_table_stats st;
-            fdp_table_get_stats(tb.table, &st);
-            struct result r = {
-                .suite = "tss", .case_name = flood ? "flood-65536"
-                                                   : "random-65536",
-                .impl = hashes[h], .entries = st.n_flows,
-                .ns_per_op = measure(tss_lookups, &tb),
-                .bytes = st.memory_bytes,
-            };
-            report(&r);
-            tss_destroy(&tb);
+            tss_measure(&tb, flood ? "flood-65536" : "random-65536",
+                        hashes[h], 65536);
         }
     }
     fdp__hash_set_fast(strcmp(fdp__hash_selected()->funcs.fast_name,
