@@ -1,6 +1,7 @@
 #!/bin/bash
 # Installs dependencies and runs the whole test suite: a -Werror build with
-# "make check" at the best CPU level and again with FLOWDP_CPU=generic, an
+# "make check" at the best CPU level and again with FLOWDP_CPU=generic (and
+# the unit tests with FLOWDP_CPU=sse42), an
 # ASan + UBSan build with "make check", the fuzz targets (scripts/fuzz.sh),
 # the table's concurrency tests under ThreadSanitizer, and "make
 # distcheck".  Ends with
@@ -93,6 +94,16 @@ if scripts/build.sh _build --enable-Werror; then
     check _build
     section "make check with FLOWDP_CPU=generic"
     check _build FLOWDP_CPU=generic
+    # The level between: the unit tests (which compare every path against
+    # a reference) once more with SSE4.2 but not AVX2, where the CPU has it.
+    if _build/utilities/flowdp-ctl cpu | grep -Eq '^detected: *(sse42|avx2)$'; then
+        section "unit tests with FLOWDP_CPU=sse42"
+        rm -f _build/tests/unit/*.log _build/tests/testsuite.log
+        if ! (cd _build && FLOWDP_CPU=sse42 make -k check-TESTS); then
+            status=1
+        fi
+        tally _build
+    fi
 else
     status=1
     failed=$((failed + 1))
