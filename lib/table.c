@@ -803,7 +803,11 @@ int
 fdp_table_insert(struct fdp_table *table, const struct fdp_flow_spec *spec,
                  unsigned int flags)
 {
-    if (!spec->match || !spec->actions) {
+    /* The datapath executes actions trusting their prerequisites (a
+     * mod_tp_dst only on TCP, UDP or SCTP), so the table refuses a list the
+     * match does not support, however it was built. */
+    if (!spec->match || !spec->actions
+        || fdp__actions_validate(spec->actions, spec->match, NULL)) {
         return EINVAL;
     }
     bool started = auto_begin(table);
@@ -931,6 +935,13 @@ fdp_table_modify(struct fdp_table *table,
     size_t n;
     int error = select_rules(table, filter, &rules, &n);
 
+    /* Every flow selected must support the actions (see insert), checked
+     * before any changes so that a refusal changes nothing. */
+    for (size_t i = 0; !error && i < n; i++) {
+        if (fdp__actions_validate(actions, &rules[i]->match, NULL)) {
+            error = EINVAL;
+        }
+    }
     for (size_t i = 0; !error && i < n; i++) {
         const struct fdp_rule *old = rules[i];
         /* The new version keeps the flow's bookkeeping; only the cookie

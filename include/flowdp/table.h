@@ -64,7 +64,9 @@ enum {
  * same match and priority has its actions and bookkeeping replaced and
  * keeps its statistics, unless 'flags' has FDP_TABLE_NO_REPLACE.  Returns
  * 0, or:
- *   EINVAL   'spec' has no match or no actions;
+ *   EINVAL   'spec' has no match or no actions, or an action needs what
+ *            the match does not guarantee (mod_tp_dst without tcp, udp or
+ *            sctp; mod_nw_src without ip...);
  *   EEXIST   FDP_TABLE_NO_REPLACE and the flow exists;
  *   ENOMEM. */
 FDP_API int fdp_table_insert(struct fdp_table *table,
@@ -88,7 +90,10 @@ struct fdp_table_filter {
  * nonnull the flows' cookie becomes '*new_cookie' (mod-flows with
  * "cookie=V" and no mask; with "cookie=V/M" the cookie selects flows, in
  * 'filter'), else it stays.  Stores the number of flows changed in '*n'
- * (if nonnull).  Returns 0 or ENOMEM (then nothing changed). */
+ * (if nonnull).  Returns 0, or (then nothing changed):
+ *   EINVAL   an action needs what a selected flow's match does not
+ *            guarantee (as for fdp_table_insert());
+ *   ENOMEM. */
 FDP_API int fdp_table_modify(struct fdp_table *table,
                              const struct fdp_table_filter *filter,
                              const struct fdp_actions *actions,

@@ -862,7 +862,6 @@ START_TEST(set_field_out_of_range)
 }
 END_TEST
 
-/* Random garbage never crashes the parser and always gets a message. */
 /* fdp__actions_validate() on lists built without the parser: each
  * action's generic prerequisite against matches of each kind. */
 static struct fdp_match *
@@ -966,6 +965,7 @@ START_TEST(actions_validate)
 }
 END_TEST
 
+/* Random garbage never crashes the parser and always gets a message. */
 START_TEST(random_garbage)
 {
     static const char alphabet[] = "=,/-:>.0123456789abcdefx ipvtcpud_";

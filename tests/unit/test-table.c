@@ -903,6 +903,63 @@ START_TEST(modify_sets_new_cookie_and_actions)
 }
 END_TEST
 
+/* The table refuses actions a flow's match does not support (mod_tp_dst
+ * on a flow that is not TCP, UDP or SCTP), on insert and on modify, however
+ * the list was built (the parser refuses them first), and the refusal
+ * changes nothing. */
+START_TEST(actions_must_suit_the_match)
+{
+    struct fdp_table *t;
+    struct fdp_flow_spec spec;
+    char *error;
+    size_t n = 99;
+
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    struct fdp__actions_builder b;
+    fdp__actions_builder_init(&b);
+    ck_assert_int_eq(fdp__actions_add_set_field(&b, FDP_F_TP_DST, 8080, 0),
+                     0);
+    fdp__actions_add(&b, FDP_ACT_OUTPUT, 2);
+    struct fdp_actions *set_port = fdp__actions_finish(&b);
+
+    ck_assert_int_eq(fdp_flow_parse("ip,nw_dst=10.0.0.1",
+                                    FDP_PARSE_MATCH_ONLY, &spec, &error), 0);
+    spec.actions = set_port;
+    ck_assert_int_eq(fdp_table_insert(t, &spec, 0), EINVAL);
+    spec.actions = NULL;
+    fdp_flow_spec_destroy(&spec);
+    char *text = dump(t);
+    ck_assert_str_eq(text, "");
+    free(text);
+
+    ck_assert_int_eq(insert_text(t, "ip,nw_dst=10.0.0.1,actions=1", 0), 0);
+    ck_assert_int_eq(insert_text(t, "tcp,tp_dst=80,actions=1", 0), 0);
+    /* Every flow: the ip one cannot take the port rewrite, so neither
+     * changes. */
+    struct fdp_table_filter all = { .match = NULL };
+    ck_assert_int_eq(fdp_table_modify(t, &all, set_port, NULL, &n), EINVAL);
+    ck_assert_uint_eq(n, 0);
+    const char *before = "ip,nw_dst=10.0.0.1 actions=output:1\n"
+                         "tcp,tp_dst=80 actions=output:1\n";
+    text = dump(t);
+    ck_assert_str_eq(text, before);
+    free(text);
+    /* The tcp flows can. */
+    ck_assert_int_eq(fdp_flow_parse("tcp", FDP_PARSE_MATCH_ONLY, &spec,
+                                    &error), 0);
+    struct fdp_table_filter tcp = { .match = spec.match };
+    ck_assert_int_eq(fdp_table_modify(t, &tcp, set_port, NULL, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    text = dump(t);
+    ck_assert_str_eq(text, "ip,nw_dst=10.0.0.1 actions=output:1\n"
+                     "tcp,tp_dst=80 actions=set_field:8080->tcp_dst,output:2\n");
+    free(text);
+    fdp_flow_spec_destroy(&spec);
+    fdp_actions_destroy(set_port);
+    fdp_table_destroy(t);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* Hash flooding.                                                          */
 
@@ -1488,6 +1545,7 @@ main(void)
     tcase_add_test(tc, equal_priority_first_added_wins);
     tcase_add_test(tc, strict_filter_null_match_selects_catch_all);
     tcase_add_test(tc, modify_sets_new_cookie_and_actions);
+    tcase_add_test(tc, actions_must_suit_the_match);
     tcase_add_test(tc, hash_flooding);
     tcase_add_test(tc, subtable_stats_per_structure);
     /* Its own case, so that the TSan job can run it alone
