@@ -134,6 +134,7 @@ struct fdp_table {
     /* Read by lookups. */
     uint64_t version;                   /* Published with release. */
     struct tss_view *view;              /* RCU. */
+    bool disjoint;                      /* fdp_table_set_disjoint(). */
 
     /* Lookup statistics, on their own cache line. */
     uint64_t n_lookups __attribute__((aligned(64)));
@@ -1058,6 +1059,14 @@ fdp_table_set_max_masks(struct fdp_table *table, size_t max_masks)
 }
 
 void
+fdp_table_set_disjoint(struct fdp_table *table, bool disjoint)
+{
+    pthread_mutex_lock(&table->mutex);
+    __atomic_store_n(&table->disjoint, disjoint, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&table->mutex);
+}
+
+void
 fdp_table_run(struct fdp_table *table)
 {
     /* Moving flows to pipapo is a change made in a transaction: the
@@ -1175,6 +1184,7 @@ fdp_table_lookup_batch(struct fdp_table *table,
     fdp__rcu_read_lock();
     uint64_t version = __atomic_load_n(&table->version, __ATOMIC_ACQUIRE);
     const struct tss_view *view = FDP_RCU_GET(table->view);
+    bool disjoint = __atomic_load_n(&table->disjoint, __ATOMIC_RELAXED);
 
     for (size_t i = 0; i < n; i++) {
         rules[i] = NULL;
@@ -1192,7 +1202,7 @@ fdp_table_lookup_batch(struct fdp_table *table,
             if (done & (UINT64_C(1) << i)) {
                 continue;
             }
-            if (best && best->priority > max_priority) {
+            if (best && (best->priority > max_priority || disjoint)) {
                 done |= UINT64_C(1) << i;   /* Nothing later can win. */
             } else if (!best || best->priority < max_priority
                        || min_seq < best->seq) {

@@ -135,6 +135,17 @@ FDP_API void fdp_table_run(struct fdp_table *table);
 FDP_API void fdp_table_set_max_masks(struct fdp_table *table,
                                      size_t max_masks);
 
+/* Declares whether the flows of 'table' are disjoint: no packet can match
+ * two of them, as in a megaflow cache, where the datapath's slow path
+ * builds every flow so that it matches only packets no other flow does
+ * (Open vSwitch's dpcls relies on the same guarantee).  A lookup in a
+ * disjoint table ends at its first match: sub-tables are visited in hit
+ * order, so the common case probes one.  The caller guarantees the
+ * property; if two flows do overlap, a lookup returns one of the flows
+ * that match, not necessarily the best.  Default: false.  Thread-safety:
+ * a modifier; lookups see the change at their next call. */
+FDP_API void fdp_table_set_disjoint(struct fdp_table *table, bool disjoint);
+
 /* ---- Lookups ---- */
 
 /* RCU read-side section (liburcu, bulletproof flavour: any thread may call
