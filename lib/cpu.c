@@ -37,6 +37,7 @@ static const char *const level_names[FDP_CPU_N_LEVELS] = {
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 static enum fdp_cpu_level cpu_detected = FDP_CPU_GENERIC;
 static enum fdp_cpu_level cpu_selected = FDP_CPU_GENERIC;
+static bool cpu_validate;          /* FLOWDP_CPU=validate. */
 static int cpu_error;
 static char cpu_error_msg[160];
 
@@ -113,11 +114,15 @@ cpu_detect_once(void)
     }
 
     enum fdp_cpu_level want;
-    if (!fdp_cpu_level_from_name(env, &want)) {
+    if (!strcmp(env, "validate")) {
+        /* The best level, and every lookup checked against the generic
+         * code of each module that has several (lib/pipapo.c). */
+        cpu_validate = true;
+    } else if (!fdp_cpu_level_from_name(env, &want)) {
         cpu_error = EINVAL;
         snprintf(cpu_error_msg, sizeof cpu_error_msg,
                  "FLOWDP_CPU=%.40s is not a CPU level "
-                 "(use generic, sse42 or avx2)", env);
+                 "(use generic, sse42, avx2 or validate)", env);
         cpu_selected = FDP_CPU_GENERIC;
     } else if (want > cpu_detected) {
         cpu_error = ENOTSUP;
@@ -187,4 +192,11 @@ bool
 fdp__cpu_allows(enum fdp_cpu_level level)
 {
     return level <= fdp_cpu_level();
+}
+
+bool
+fdp__cpu_validating(void)
+{
+    fdp_cpu_init();
+    return cpu_validate;
 }

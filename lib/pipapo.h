@@ -28,9 +28,22 @@ struct fdp_rule;
 #define PIPAPO_LT_WIDE_MAX (UINT64_C(2) << 20)
 extern uint64_t fdp__pipapo_lt_wide_max;
 
+/* One field's step of a lookup: selects the bucket row of each of the
+ * field's groups for the field value 'v', ANDs the rows into 'res'
+ * (pf->bsize words, 32-byte aligned) together with 'res' itself if
+ * 'with_res' (else overwriting it), and returns true if any bit of the
+ * result is set.  Implementations: generic (lib/pipapo.c) and AVX2, one
+ * function per field shape (lib/pipapo-avx2.c). */
+struct pipapo_field;
+typedef bool fdp__pipapo_and_fn(uint64_t *res, const struct pipapo_field *pf,
+                                fdp_u128 v, bool with_res);
+
 /* One field of a built snapshot. */
 struct pipapo_field {
     enum fdp_field id;
+    uint8_t key_word;           /* Where the field's value is in the key */
+    uint8_t key_shift;          /* (fdp__fields[id].word, .shift and */
+    uint8_t key_bits;           /* .n_bits, copied: no table load). */
     uint8_t n_bits;             /* Width, rounded up to a group multiple. */
     uint8_t group_bits;         /* 4 or 8. */
     uint8_t n_groups;
@@ -47,8 +60,38 @@ struct pipapo_field {
     } *mt;
 };
 
-/* An immutable, RCU-published lookup structure for a set of rules. */
+/* The value of field 'pf' in 'key', from the position copied into 'pf'
+ * when the snapshot was built. */
+static inline fdp_u128
+fdp__pipapo_field_value(const struct pipapo_field *pf,
+                        const struct fdp_key *key)
+{
+    if (pf->key_bits == 128) {
+        return ((fdp_u128) key->w[pf->key_word] << 64)
+               | key->w[pf->key_word + 1];
+    }
+    return (key->w[pf->key_word] >> pf->key_shift)
+           & (uint64_t) fdp__ones(pf->key_bits);
+}
+
+/* An immutable, RCU-published lookup structure for a set of rules.
+ *
+ * Fields that are the same value/mask in every rule (the dl_type and
+ * nw_proto prerequisites of "udp,tp_dst=1000-2000", an in_port all rules
+ * share) are not in 'fields': they are checked once per lookup as the
+ * masked key words 'const_words' (see "Constant fields" in
+ * lib/pipapo.c). */
 struct pipapo_snapshot {
+    fdp__pipapo_and_fn *and_rows;   /* Chosen when built (see "CPU
+                                     * levels" in lib/pipapo.c). */
+    bool validate;              /* FLOWDP_CPU=validate: every lookup runs
+                                 * every usable implementation. */
+    uint8_t n_const_words;
+    uint8_t const_words[FDP_KEY_WORDS];     /* Key word indices... */
+    uint64_t const_mask[FDP_KEY_WORDS];     /* ...their mask... */
+    uint64_t const_value[FDP_KEY_WORDS];    /* ...and masked value. */
+    unsigned int n_const_fields;
+    enum fdp_field const_fields[PIPAPO_MAX_FIELDS]; /* For dump-tables. */
     unsigned int n_fields;
     uint32_t bsize_max;         /* Largest bsize: scratch bitmap size. */
     uint32_t n_elems;
@@ -76,6 +119,15 @@ struct pipapo {
 
     struct fdp_rule **rules;    /* Best first: priority desc, seq asc. */
     uint32_t n_rules, alloc_rules;
+
+    /* The order of the intersected fields, most selective first, as last
+     * chosen (see "Field order" in lib/pipapo.c): kept while the set of
+     * non-constant fields is the same and the rule count stays within a
+     * factor of 2 of 'order_n_rules'. */
+    enum fdp_field order[PIPAPO_MAX_FIELDS];
+    unsigned int n_order;
+    uint32_t order_set;
+    uint32_t order_n_rules;
 
     int max_priority;           /* Bounds, as in tss_subtable. */
     uint64_t min_seq;
@@ -140,18 +192,10 @@ int fdp__pipapo_choose_widths(const enum fdp_field *fields,
                               uint32_t n, uint8_t *group_bits);
 void fdp__pipapo_snapshot_free(struct pipapo_snapshot *);
 
-/* One field's step of a lookup: selects the bucket row of each of the
- * field's groups for the field value 'v', ANDs the rows into 'res'
- * (pf->bsize words, 32-byte aligned) together with 'res' itself if
- * 'with_res' (else overwriting it), and returns true if any bit of the
- * result is set.  Implementations: generic (lib/pipapo.c) and AVX2, one
- * function per field shape (lib/pipapo-avx2.c). */
-typedef bool fdp__pipapo_and_fn(uint64_t *res, const struct pipapo_field *pf,
-                                fdp_u128 v, bool with_res);
+
 fdp__pipapo_and_fn fdp__pipapo_and_generic;
 fdp__pipapo_and_fn fdp__pipapo_and_avx2;
 
-/* The implementation table (name, level, probe, function), best first. */
 /* One row of the dispatch table: {name, probe, functions}, as every
  * dispatched module (STYLE.md 9).  'probe' says whether this CPU runs the
  * row; 'level' is what FLOWDP_CPU must allow. */

@@ -1377,6 +1377,10 @@ pipapo_entry_stats(const struct pipapo *pp, uint64_t version,
         out->fields[i] = snap->fields[i].id;
         out->group_bits[i] = snap->fields[i].group_bits;
     }
+    out->n_const_fields = snap->n_const_fields;
+    for (unsigned int i = 0; i < snap->n_const_fields; i++) {
+        out->const_fields[i] = snap->const_fields[i];
+    }
     for (uint32_t i = 0; i < snap->n_elems; i++) {
         const struct fdp_rule *r = snap->elems[i];
         if (fdp__rule_visible(r, version)) {

@@ -503,6 +503,11 @@ print_subtables(const json_t *subtables)
             print_joined(json_object_get(st, "fields"));
             fputs(" groups=", stdout);
             print_joined(json_object_get(st, "group_bits"));
+            const json_t *consts = json_object_get(st, "const_fields");
+            if (json_array_size(consts)) {
+                fputs(" const=", stdout);
+                print_joined(consts);
+            }
         }
         putchar('\n');
     }

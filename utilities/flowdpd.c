@@ -26,7 +26,8 @@
  *                walk order: kind "tss", "pipapo" or "overflow", flows,
  *                max_priority, hits, memory; tss adds mask (field names,
  *                "/0xMASK" when partial) and keyed; pipapo and overflow
- *                add fields:[NAME] and group_bits:[4|8])
+ *                add fields:[NAME] (lookup order), group_bits:[4|8]
+ *                and const_fields:[NAME] (matched alike by every flow))
  *   show         {}                                  -> {ports:[...], ...}
  *   add-port     {port:N, spec:TEXT}                 -> {}
  *   del-port     {port:N}                            -> {}
@@ -878,10 +879,19 @@ subtable_json(const struct fdp_subtable_stats *st)
         return o;
     }
     json_t *fields = json_array(), *groups = json_array();
+    json_t *consts = json_array();
     if (json_object_set_new(o, "fields", fields)
-        || json_object_set_new(o, "group_bits", groups)) {
+        || json_object_set_new(o, "group_bits", groups)
+        || json_object_set_new(o, "const_fields", consts)) {
         json_decref(o);
         return NULL;
+    }
+    for (unsigned int i = 0; i < st->n_const_fields; i++) {
+        if (json_array_append_new(
+                consts, json_string(fdp_field_name(st->const_fields[i])))) {
+            json_decref(o);
+            return NULL;
+        }
     }
     for (unsigned int i = 0; i < st->n_fields; i++) {
         if (json_array_append_new(fields,

@@ -29,7 +29,10 @@ enum fdp_cpu_level {
 
 /* Detects the CPU's features and applies FLOWDP_CPU, once per process.
  * Returns 0 on success, or:
- *   EINVAL   FLOWDP_CPU names no level (it must be generic, sse42 or avx2);
+ *   EINVAL   FLOWDP_CPU names no level (it must be generic, sse42, avx2,
+ *            or validate: the best level, with every lookup of a module
+ *            that has several implementations checked against its
+ *            generic code, aborting on a disagreement);
  *   ENOTSUP  FLOWDP_CPU asks for a level this CPU lacks or this build does
  *            not include.
  * On error the library runs at the generic level, and every later call

@@ -230,11 +230,16 @@ struct fdp_subtable_stats {
                                  * chain passed its bound (flooding). */
     struct fdp_key mask;        /* The bits of the key its flows match. */
 
-    /* Pipapo and overflow only: the fields, in lookup order, and the
-     * bits each field's lookup table takes at a time (4 or 8). */
+    /* Pipapo and overflow only: the fields intersected, in lookup order
+     * (most selective first), and the bits each field's lookup table
+     * takes at a time (4 or 8); then the fields every flow of the
+     * sub-table matches alike (the dl_type and nw_proto of "udp,
+     * tp_dst=1000-2000" flows), checked once per lookup instead. */
     unsigned int n_fields;
     enum fdp_field fields[FDP_N_FIELDS];
     uint8_t group_bits[FDP_N_FIELDS];
+    unsigned int n_const_fields;
+    enum fdp_field const_fields[FDP_N_FIELDS];
 };
 
 /* Describes each sub-table a lookup walks, in walk order, in out[0],
