@@ -33,6 +33,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/match.h \
 	lib/pipapo.c \
 	lib/pipapo.h \
+	lib/pipapo-step.h \
 	lib/rcu.c \
 	lib/rcu.h \
 	lib/table.c \

@@ -123,6 +123,7 @@
 #include <config.h>
 
 #include "pipapo.h"
+#include "pipapo-step.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -137,10 +138,8 @@
 
 uint64_t fdp__pipapo_lt_wide_max = PIPAPO_LT_WIDE_MAX;
 
-/* Bitmap rows are a multiple of this many words: one 256-bit AVX2 load,
- * so that lib/pipapo-avx2.c needs no tail loop, and whole rows are a
- * multiple of the 32 bytes aligned_alloc(32, ...) requires. */
-#define PIPAPO_ROW_WORDS 4
+/* Whole rows are a multiple of the 32 bytes aligned_alloc(32, ...)
+ * requires. */
 static_assert(PIPAPO_ROW_WORDS * sizeof(uint64_t) == 32,
               "a row chunk is one 32-byte AVX2 load");
 /* A field of up to 128 bits in groups of 4 or 8: at most 32 groups (the
@@ -196,14 +195,18 @@ probe_generic(void)
  * allows is used, as for the hash functions (lib/hash.c). */
 const struct fdp__pipapo_impl fdp__pipapo_impls[] = {
 #ifdef FDP_HAVE_AVX2
-    { "avx2", FDP_CPU_AVX2, probe_avx2, fdp__pipapo_and_avx2 },
+    { "avx2", FDP_CPU_AVX2, probe_avx2, fdp__pipapo_and_avx2,
+      fdp__pipapo_pick_avx2 },
 #endif
-    { "generic", FDP_CPU_GENERIC, probe_generic, fdp__pipapo_and_generic },
+    { "generic", FDP_CPU_GENERIC, probe_generic, fdp__pipapo_and_generic,
+      fdp__pipapo_pick_generic },
 };
 const size_t fdp__pipapo_n_impls = FDP_ARRAY_SIZE(fdp__pipapo_impls);
+static_assert(FDP_ARRAY_SIZE(fdp__pipapo_impls) <= PIPAPO_MAX_IMPLS,
+              "every field keeps one step per implementation");
 
 static pthread_once_t select_once = PTHREAD_ONCE_INIT;
-static fdp__pipapo_and_fn *selected_and;
+static unsigned int selected_impl;
 
 static void
 select_impl(void)
@@ -212,19 +215,32 @@ select_impl(void)
     for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
         const struct fdp__pipapo_impl *impl = &fdp__pipapo_impls[i];
         if (impl->probe() && fdp__cpu_allows(impl->level)) {
-            selected_and = impl->and_rows;
+            selected_impl = (unsigned int) i;
             break;
         }
     }
 }
 
-/* The implementation a snapshot built now uses.  Called when a snapshot
- * is built, never on the lookup path: the snapshot keeps the pointer. */
-static fdp__pipapo_and_fn *
-get_and(void)
+/* The implementation a snapshot built now uses, as an index into
+ * fdp__pipapo_impls.  Called when a snapshot is built, never on the
+ * lookup path: the snapshot keeps it, and each field its step. */
+static unsigned int
+get_impl(void)
 {
     pthread_once(&select_once, select_impl);
-    return selected_and;
+    return selected_impl;
+}
+
+/* The index of the implementation whose dispatcher is 'and_rows'. */
+static unsigned int
+impl_index(fdp__pipapo_and_fn *and_rows, unsigned int dflt)
+{
+    for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
+        if (fdp__pipapo_impls[i].and_rows == and_rows) {
+            return (unsigned int) i;
+        }
+    }
+    return dflt;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -311,6 +327,7 @@ fdp__pipapo_snapshot_free(struct pipapo_snapshot *snap)
     if (snap) {
         for (unsigned int i = 0; i < snap->n_fields; i++) {
             free(snap->fields[i].lt);
+            free(snap->fields[i].sum);
             free(snap->fields[i].mt);
         }
         free(snap->elems);
@@ -369,6 +386,41 @@ count_field_rules(const enum fdp_field *fields, unsigned int n_fields,
     return 0;
 }
 
+/* Fields of at least this many chunks get row summaries.  A summary
+ * costs one more load per group (in a table of its own), and saves the
+ * AND of each chunk no row has bits in; below 8 chunks (2048 field rules)
+ * the ANDs it could save are a few 256-bit loads from lines the step
+ * reads anyway, above it a selective group (the high byte of a port in
+ * port,proto: 256 of 30,000 rules, in one or two of 118 chunks) lets a
+ * step skip nearly all of them. */
+#define PIPAPO_SUM_MIN_CHUNKS 8
+
+/* Builds the chunk summaries of 'pf''s rows if it is large enough to
+ * gain from them.  Returns 0 or ENOMEM. */
+static int
+build_summaries(struct pipapo_field *pf)
+{
+    if (pf->n_chunks < PIPAPO_SUM_MIN_CHUNKS) {
+        return 0;
+    }
+    size_t n_rows = (size_t) pf->n_groups << pf->group_bits;
+    pf->sum = calloc(n_rows * pf->sum_words, sizeof *pf->sum);
+    if (!pf->sum) {
+        return ENOMEM;
+    }
+    for (size_t r = 0; r < n_rows; r++) {
+        const uint64_t *row = pf->lt + r * pf->bsize;
+        uint64_t *sum = pf->sum + r * pf->sum_words;
+        for (uint32_t c = 0; c < pf->n_chunks; c++) {
+            const uint64_t *w = row + c * PIPAPO_ROW_WORDS;
+            if (w[0] | w[1] | w[2] | w[3]) {
+                sum[c / 64] |= UINT64_C(1) << (c % 64);
+            }
+        }
+    }
+    return 0;
+}
+
 int
 fdp__pipapo_choose_widths(const enum fdp_field *fields,
                           unsigned int n_fields, struct fdp_rule **rules,
@@ -410,7 +462,7 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
     }
     snap->n_fields = n_fields;
     snap->n_elems = n;
-    snap->and_rows = get_and();
+    snap->impl = get_impl();
     snap->validate = fdp__cpu_validating();
     snap->elems = malloc((n + 1) * sizeof *snap->elems);
     if (!snap->elems) {
@@ -457,8 +509,16 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
         memset(pf->lt, 0, lt_words * sizeof *pf->lt);
         snap->memory += lt_words * sizeof *pf->lt
                         + pf->n_rules * sizeof *pf->mt;
+        pf->n_chunks = pf->bsize / PIPAPO_ROW_WORDS;
+        pf->sum_words = (pf->n_chunks + 63) / 64;
         if (pf->bsize > snap->bsize_max) {
             snap->bsize_max = pf->bsize;
+        }
+        if (pf->sum_words > snap->sum_words_max) {
+            snap->sum_words_max = pf->sum_words;
+        }
+        for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
+            pf->steps[i] = fdp__pipapo_impls[i].pick(pf);
         }
 
         uint32_t buckets = 1u << gb;
@@ -495,6 +555,16 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
                 }
             }
         }
+    }
+    for (unsigned int f = 0; f < n_fields; f++) {
+        if (build_summaries(&snap->fields[f])) {
+            goto fail;
+        }
+        snap->memory += snap->fields[f].sum
+                        ? (size_t) snap->fields[f].n_groups
+                          * (1u << snap->fields[f].group_bits)
+                          * snap->fields[f].sum_words * sizeof(uint64_t)
+                        : 0;
     }
     for (unsigned int f = 0; f + 1 < n_fields; f++) {
         struct pipapo_field *pf = &snap->fields[f];
@@ -893,23 +963,64 @@ select_rows(const struct pipapo_field *pf, fdp_u128 v, const uint64_t **rows)
     }
 }
 
-bool
-fdp__pipapo_and_generic(uint64_t *res, const struct pipapo_field *pf,
-                        fdp_u128 v, bool with_res)
+/* The generic chunk AND: four words, each through the group's rows. */
+static inline __attribute__((always_inline)) bool
+and_chunk_generic(uint64_t *res, const uint64_t *const *rows, unsigned int n,
+                  uint32_t w, bool with_res)
 {
-    const uint64_t *rows[32];
     uint64_t any = 0;
 
-    select_rows(pf, v, rows);
-    for (uint32_t w = 0; w < pf->bsize; w++) {
-        uint64_t x = with_res ? res[w] : UINT64_MAX;
-        for (unsigned int g = 0; g < pf->n_groups; g++) {
-            x &= rows[g][w];
+    for (uint32_t k = w; k < w + PIPAPO_ROW_WORDS; k++) {
+        uint64_t x = with_res ? res[k] : UINT64_MAX;
+        for (unsigned int g = 0; g < n; g++) {
+            x &= rows[g][k];
         }
-        res[w] = x;
+        res[k] = x;
         any |= x;
     }
     return any != 0;
+}
+
+#define SHAPE(GB, N)                                                    \
+    static bool                                                         \
+    step_##GB##b_##N(uint64_t *res, uint64_t *sum,                      \
+                     const struct pipapo_field *pf, fdp_u128 v,         \
+                     bool with_res)                                     \
+    {                                                                   \
+        return pipapo_step(res, sum, pf, v, with_res, GB, N,            \
+                           and_chunk_generic);                          \
+    }
+PIPAPO_SHAPES(SHAPE)
+#undef SHAPE
+
+static bool
+step_slow(uint64_t *res, uint64_t *sum, const struct pipapo_field *pf,
+          fdp_u128 v, bool with_res)
+{
+    return pipapo_step(res, sum, pf, v, with_res, pf->group_bits,
+                       pf->n_groups, and_chunk_generic);
+}
+
+fdp__pipapo_and_fn *
+fdp__pipapo_pick_generic(const struct pipapo_field *pf)
+{
+    switch (PIPAPO_SHAPE_KEY(pf->group_bits, pf->n_groups)) {
+#define SHAPE(GB, N)                                                    \
+    case PIPAPO_SHAPE_KEY(GB, N):                                       \
+        return step_##GB##b_##N;
+    PIPAPO_SHAPES(SHAPE)
+#undef SHAPE
+    default:
+        return step_slow;
+    }
+}
+
+bool
+fdp__pipapo_and_generic(uint64_t *res, uint64_t *sum,
+                        const struct pipapo_field *pf, fdp_u128 v,
+                        bool with_res)
+{
+    return fdp__pipapo_pick_generic(pf)(res, sum, pf, v, with_res);
 }
 
 /* Per-thread scratch bitmaps, grown on demand (so a thread allocates only
@@ -962,57 +1073,60 @@ static const char candidates_overflow;
 
 /* The longest candidate list worth testing after field 'f'.  A candidate
  * costs one scalar load and test per group of each later field; the
- * bitmap path costs one 256-bit AND per group per PIPAPO_ROW_WORDS words
- * of row, plus, where the next field numbers its rules differently (a
- * range expanded there), clearing and filling a span map.  So where the
- * numbering carries over (pf->identity, as in the overflow sub-table of
- * arbitrary masks, whose rules mostly wildcard the early fields),
- * candidates pay only while they are fewer than the row's 256-bit chunks;
- * elsewhere up to PIPAPO_MAX_CANDIDATES. */
+ * bitmap path costs one 256-bit AND per group per surviving chunk, plus,
+ * where the next field numbers its rules differently (a range expanded
+ * there), clearing and filling a span map.  So where the numbering
+ * carries over (pf->identity, as in the overflow sub-table of arbitrary
+ * masks, whose rules mostly wildcard the early fields), candidates pay
+ * only while they are fewer than the row's 256-bit chunks; elsewhere up
+ * to PIPAPO_MAX_CANDIDATES. */
 static uint32_t
 candidate_bound(const struct pipapo_snapshot *snap, unsigned int f)
 {
     if (snap->fields[f].identity) {
-        uint32_t chunks = snap->fields[f + 1].bsize / PIPAPO_ROW_WORDS;
+        uint32_t chunks = snap->fields[f + 1].n_chunks;
         return chunks < PIPAPO_MAX_CANDIDATES ? chunks
                                               : PIPAPO_MAX_CANDIDATES;
     }
     return PIPAPO_MAX_CANDIDATES;
 }
 
-/* Maps the set bits of 'res' (field 'pf') to the next field's rules in
- * 'cand', in order.  Returns false if there would be more than 'bound'
- * (at most PIPAPO_MAX_CANDIDATES). */
+/* Runs the statements given after 'sum_words' with 'i' set to each set
+ * bit of 'res' in the chunks 'sum' (sum_words words) names, in ascending
+ * order.  A macro so that a 'return' in the statements leaves the
+ * caller. */
+#define FOR_EACH_SURVIVOR(i, res, sum, sum_words, ...)                   \
+    for (uint32_t sw_ = 0; sw_ < (sum_words); sw_++) {                   \
+        for (uint64_t cs_ = (sum)[sw_]; cs_; cs_ &= cs_ - 1) {           \
+            uint32_t w0_ = (sw_ * 64 + (uint32_t) __builtin_ctzll(cs_))  \
+                           * PIPAPO_ROW_WORDS;                           \
+            for (uint32_t w_ = w0_; w_ < w0_ + PIPAPO_ROW_WORDS; w_++) { \
+                for (uint64_t b_ = (res)[w_]; b_; b_ &= b_ - 1) {        \
+                    uint32_t i = w_ * 64 + (uint32_t) __builtin_ctzll(b_); \
+                    __VA_ARGS__                                          \
+                }                                                        \
+            }                                                            \
+        }                                                                \
+    }
+
+/* Maps the survivors of field 'pf' ('res' in the chunks of 'sum') to the
+ * next field's rules in 'cand', in order.  Returns false if there would
+ * be more than 'bound' (at most PIPAPO_MAX_CANDIDATES). */
 static bool
 collect_candidates(const struct pipapo_field *pf, const uint64_t *res,
-                   uint32_t bound, uint32_t *cand, size_t *n_cand)
+                   const uint64_t *sum, uint32_t bound, uint32_t *cand,
+                   size_t *n_cand)
 {
     size_t n = 0;
 
-    /* Each survivor maps to at least one field rule: count survivors up
-     * to bound + 1 first, clearing one bit at a time (no popcount
-     * instruction in the generic build), so that a bitmap with many
-     * survivors is given up on cheaply. */
-    for (uint32_t w = 0; w < pf->bsize && n <= bound; w++) {
-        for (uint64_t bits = res[w]; bits && n <= bound; bits &= bits - 1) {
-            n++;
+    FOR_EACH_SURVIVOR(i, res, sum, pf->sum_words, {
+        if (n + pf->mt[i].n > bound) {
+            return false;
         }
-    }
-    if (n > bound) {
-        return false;
-    }
-    n = 0;
-    for (uint32_t w = 0; w < pf->bsize; w++) {
-        for (uint64_t bits = res[w]; bits; bits &= bits - 1) {
-            uint32_t i = w * 64 + (uint32_t) __builtin_ctzll(bits);
-            if (n + pf->mt[i].n > bound) {
-                return false;
-            }
-            for (uint32_t k = 0; k < pf->mt[i].n; k++) {
-                cand[n++] = pf->mt[i].to + k;
-            }
+        for (uint32_t k = 0; k < pf->mt[i].n; k++) {
+            cand[n++] = pf->mt[i].to + k;
         }
-    }
+    })
     *n_cand = n;
     return true;
 }
@@ -1075,42 +1189,77 @@ first_visible(const struct pipapo_snapshot *snap, uint64_t version)
     return NULL;
 }
 
+/* The first survivor of the last field 'pf' visible at 'version'. */
+static const struct fdp_rule *
+first_visible_survivor(const struct pipapo_snapshot *snap,
+                       const struct pipapo_field *pf, const uint64_t *res,
+                       const uint64_t *sum, uint64_t version)
+{
+    FOR_EACH_SURVIVOR(i, res, sum, pf->sum_words, {
+        const struct fdp_rule *r = snap->elems[pf->mt[i].to];
+        if (fdp__rule_visible(r, version)) {
+            return r;
+        }
+    })
+    return NULL;
+}
+
+/* Maps the survivors of field 'pf' to their spans in field 'npf': fills
+ * 'next' and its summary 'nsum', clearing each chunk of 'next' the first
+ * time a span reaches it (so that only touched chunks are written). */
+static void
+map_spans(const struct pipapo_field *pf, const uint64_t *res,
+          const uint64_t *sum, const struct pipapo_field *npf,
+          uint64_t *next, uint64_t *nsum)
+{
+    memset(nsum, 0, npf->sum_words * sizeof *nsum);
+    FOR_EACH_SURVIVOR(i, res, sum, pf->sum_words, {
+        uint32_t to = pf->mt[i].to, n = pf->mt[i].n;
+        uint32_t c_end = (to + n - 1) / (64 * PIPAPO_ROW_WORDS);
+        for (uint32_t c = to / (64 * PIPAPO_ROW_WORDS); c <= c_end; c++) {
+            uint64_t bit = UINT64_C(1) << (c % 64);
+            if (!(nsum[c / 64] & bit)) {
+                nsum[c / 64] |= bit;
+                memset(&next[c * PIPAPO_ROW_WORDS], 0,
+                       PIPAPO_ROW_WORDS * sizeof *next);
+            }
+        }
+        set_span(next, to, n);
+    })
+}
+
+/* The bitmap lookup with implementation 'impl' (an fdp__pipapo_impls
+ * index), from the first field on. */
 static const struct fdp_rule *
 lookup_bitmaps(const struct pipapo_snapshot *snap, const struct fdp_key *key,
-               uint64_t version, fdp__pipapo_and_fn *and_rows,
-               bool use_candidates)
+               uint64_t version, unsigned int impl, bool use_candidates)
 {
     if (!snap->n_fields) {
         return first_visible(snap, version);
     }
-    uint64_t *res = get_scratch(2 * snap->bsize_max);
+    uint64_t *res = get_scratch(2 * (snap->bsize_max + snap->sum_words_max));
     if (!res) {
         return NULL;
     }
     uint64_t *next = res + snap->bsize_max;
+    uint64_t *sum = next + snap->bsize_max;
+    uint64_t *nsum = sum + snap->sum_words_max;
 
     for (unsigned int f = 0; f < snap->n_fields; f++) {
         const struct pipapo_field *pf = &snap->fields[f];
 
         /* Phases 1 and 2: the bucket row each group of the packet's value
          * selects, intersected (with the result carried from the previous
-         * field), by the implementation's function for this shape. */
-        if (!and_rows(res, pf, fdp__pipapo_field_value(pf, key), f > 0)) {
+         * field) in the chunks that can still hold survivors, by this
+         * field's step. */
+        if (!pf->steps[impl](res, sum, pf, fdp__pipapo_field_value(pf, key),
+                             f > 0)) {
             return NULL;
         }
 
         /* Phase 3: last field: the first visible rule wins. */
         if (f + 1 == snap->n_fields) {
-            for (uint32_t w = 0; w < pf->bsize; w++) {
-                for (uint64_t bits = res[w]; bits; bits &= bits - 1) {
-                    uint32_t i = w * 64 + (uint32_t) __builtin_ctzll(bits);
-                    const struct fdp_rule *r = snap->elems[pf->mt[i].to];
-                    if (fdp__rule_visible(r, version)) {
-                        return r;
-                    }
-                }
-            }
-            return NULL;
+            return first_visible_survivor(snap, pf, res, sum, version);
         }
 
         /* Few survivors?  Then test just them in the later fields: a bit
@@ -1119,32 +1268,29 @@ lookup_bitmaps(const struct pipapo_snapshot *snap, const struct fdp_key *key,
         uint32_t cand[PIPAPO_MAX_CANDIDATES];
         size_t n_cand = 0;
         if (use_candidates
-            && collect_candidates(pf, res, candidate_bound(snap, f), cand,
-                                  &n_cand)) {
+            && collect_candidates(pf, res, sum, candidate_bound(snap, f),
+                                  cand, &n_cand)) {
             const struct fdp_rule *r = lookup_candidates(snap, key, version,
                                                          f + 1, cand, n_cand);
             if (r != CANDIDATES_OVERFLOW) {
                 return r;
             }
-            return lookup_bitmaps(snap, key, version, and_rows, false);
+            return lookup_bitmaps(snap, key, version, impl, false);
         }
 
         /* Phase 4: map the survivors to their spans in the next field
-         * (nothing to do when the numbering is the same there). */
+         * (nothing to do when the numbering is the same there: the
+         * summary carries over too). */
         if (pf->identity) {
             continue;
         }
-        uint32_t nbsize = snap->fields[f + 1].bsize;
-        memset(next, 0, nbsize * sizeof *next);
-        for (uint32_t w = 0; w < pf->bsize; w++) {
-            for (uint64_t bits = res[w]; bits; bits &= bits - 1) {
-                uint32_t i = w * 64 + (uint32_t) __builtin_ctzll(bits);
-                set_span(next, pf->mt[i].to, pf->mt[i].n);
-            }
-        }
+        map_spans(pf, res, sum, &snap->fields[f + 1], next, nsum);
         uint64_t *tmp = res;
         res = next;
         next = tmp;
+        tmp = sum;
+        sum = nsum;
+        nsum = tmp;
     }
     return NULL;
 }
@@ -1172,7 +1318,8 @@ fdp__pipapo_lookup_with(const struct pipapo_snapshot *snap,
     if (!snap || !snap->n_elems || !consts_match(snap, key)) {
         return NULL;
     }
-    return lookup_bitmaps(snap, key, version, and_rows, true);
+    return lookup_bitmaps(snap, key, version,
+                          impl_index(and_rows, snap->impl), true);
 }
 
 /* FLOWDP_CPU=validate: every implementation this CPU runs answers the
@@ -1195,7 +1342,8 @@ lookup_validate(const struct pipapo_snapshot *snap, const struct fdp_key *key,
         for (int cand = 0; cand < 2; cand++) {
             const struct fdp_rule *got
                 = snap && snap->n_elems && consts_match(snap, key)
-                  ? lookup_bitmaps(snap, key, version, impl->and_rows, cand)
+                  ? lookup_bitmaps(snap, key, version, (unsigned int) i,
+                                   cand)
                   : NULL;
             if (got != want) {
                 fprintf(stderr, "flowdp: FLOWDP_CPU=validate: pipapo %s "
@@ -1216,8 +1364,10 @@ fdp__pipapo_lookup(const struct pipapo_snapshot *snap,
     if (snap && snap->validate) {
         return lookup_validate(snap, key, version);
     }
-    return fdp__pipapo_lookup_with(snap, key, version,
-                                   snap ? snap->and_rows : NULL);
+    if (!snap || !snap->n_elems || !consts_match(snap, key)) {
+        return NULL;
+    }
+    return lookup_bitmaps(snap, key, version, snap->impl, true);
 }
 
 const struct fdp_rule *

@@ -28,15 +28,28 @@ struct fdp_rule;
 #define PIPAPO_LT_WIDE_MAX (UINT64_C(2) << 20)
 extern uint64_t fdp__pipapo_lt_wide_max;
 
-/* One field's step of a lookup: selects the bucket row of each of the
- * field's groups for the field value 'v', ANDs the rows into 'res'
- * (pf->bsize words, 32-byte aligned) together with 'res' itself if
- * 'with_res' (else overwriting it), and returns true if any bit of the
- * result is set.  Implementations: generic (lib/pipapo.c) and AVX2, one
- * function per field shape (lib/pipapo-avx2.c). */
+/* Bitmap rows are a multiple of this many words, a "chunk": one 256-bit
+ * AVX2 load (so lib/pipapo-avx2.c needs no tail loop) and 256 rules. */
+#define PIPAPO_ROW_WORDS 4
+
+/* Implementations per snapshot: generic and AVX2 (fdp__pipapo_impls). */
+#define PIPAPO_MAX_IMPLS 2
+
+/* One field's step of a lookup (lib/pipapo-step.h): selects the bucket
+ * row of each of the field's groups for the field value 'v' and, in each
+ * 256-bit chunk that may hold survivors — those whose bit is set in 'sum'
+ * (pf->sum_words words) if 'with_res', else every chunk of the field, in
+ * both cases narrowed by the rows' chunk summaries where the field has
+ * them — stores in 'res' the AND of the rows, and of 'res' itself if
+ * 'with_res'.  Then rewrites 'sum' to the chunks whose result is not
+ * zero; 'res' is undefined outside them.  Returns true if any bit
+ * survives.  'res' is 32-byte aligned.  Implementations: generic
+ * (lib/pipapo.c) and AVX2 (lib/pipapo-avx2.c), each with one function
+ * per field shape. */
 struct pipapo_field;
-typedef bool fdp__pipapo_and_fn(uint64_t *res, const struct pipapo_field *pf,
-                                fdp_u128 v, bool with_res);
+typedef bool fdp__pipapo_and_fn(uint64_t *res, uint64_t *sum,
+                                const struct pipapo_field *pf, fdp_u128 v,
+                                bool with_res);
 
 /* One field of a built snapshot. */
 struct pipapo_field {
@@ -49,7 +62,16 @@ struct pipapo_field {
     uint8_t n_groups;
     uint32_t n_rules;           /* Field rules (after expansion). */
     uint32_t bsize;             /* Words per bitmap row, a multiple of 4. */
+    uint32_t n_chunks;          /* bsize / PIPAPO_ROW_WORDS. */
+    uint32_t sum_words;         /* Words of a chunk summary. */
     uint64_t *lt;               /* [n_groups][1 << group_bits][bsize]. */
+    uint64_t *sum;              /* NULL, or for a field of at least
+                                 * PIPAPO_SUM_MIN_CHUNKS chunks, each
+                                 * row's summary: [n_groups][1 <<
+                                 * group_bits][sum_words], bit c set if
+                                 * chunk c of the row is not zero. */
+    fdp__pipapo_and_fn *steps[PIPAPO_MAX_IMPLS];    /* This shape's step
+                                                     * in each impl. */
     bool identity;              /* mt maps rule i to next field's rule i
                                  * (no range expanded here or there):
                                  * the result carries over unchanged. */
@@ -82,8 +104,8 @@ fdp__pipapo_field_value(const struct pipapo_field *pf,
  * masked key words 'const_words' (see "Constant fields" in
  * lib/pipapo.c). */
 struct pipapo_snapshot {
-    fdp__pipapo_and_fn *and_rows;   /* Chosen when built (see "CPU
-                                     * levels" in lib/pipapo.c). */
+    unsigned int impl;          /* fdp__pipapo_impls[] index chosen when
+                                 * built (see "CPU levels"). */
     bool validate;              /* FLOWDP_CPU=validate: every lookup runs
                                  * every usable implementation. */
     uint8_t n_const_words;
@@ -94,6 +116,7 @@ struct pipapo_snapshot {
     enum fdp_field const_fields[PIPAPO_MAX_FIELDS]; /* For dump-tables. */
     unsigned int n_fields;
     uint32_t bsize_max;         /* Largest bsize: scratch bitmap size. */
+    uint32_t sum_words_max;     /* Largest sum_words. */
     uint32_t n_elems;
     struct fdp_rule **elems;    /* In priority order. */
     uint64_t memory;            /* Bytes. */
@@ -195,6 +218,8 @@ void fdp__pipapo_snapshot_free(struct pipapo_snapshot *);
 
 fdp__pipapo_and_fn fdp__pipapo_and_generic;
 fdp__pipapo_and_fn fdp__pipapo_and_avx2;
+fdp__pipapo_and_fn *fdp__pipapo_pick_generic(const struct pipapo_field *);
+fdp__pipapo_and_fn *fdp__pipapo_pick_avx2(const struct pipapo_field *);
 
 /* One row of the dispatch table: {name, probe, functions}, as every
  * dispatched module (STYLE.md 9).  'probe' says whether this CPU runs the
@@ -203,7 +228,9 @@ struct fdp__pipapo_impl {
     const char *name;
     enum fdp_cpu_level level;
     bool (*probe)(void);
-    fdp__pipapo_and_fn *and_rows;
+    fdp__pipapo_and_fn *and_rows;   /* Any shape (dispatches on it). */
+    fdp__pipapo_and_fn *(*pick)(const struct pipapo_field *);
+                                    /* The function for pf's shape. */
 };
 extern const struct fdp__pipapo_impl fdp__pipapo_impls[];
 extern const size_t fdp__pipapo_n_impls;
