@@ -41,7 +41,20 @@
  *          up with each implementation (generic, avx2): case TYPE probes
  *          the last entry, TYPE-random random entries; TYPE-insert is the
  *          build rate (ns per entry, all entries in one snapshot).  bytes
- *          is the snapshot's memory.
+ *          is the snapshot's memory.  After each module's cases, the same
+ *          entries through the table as a user adds them: flow text
+ *          ("priority=P,udp,nw_dst=A-B,tp_dst=C-D,actions=output:1"; net6
+ *          is ipv6_dst with udp6, mac dl_src, proto the udp shorthand or
+ *          nw_proto=17; entry i has priority entries + 1 - i), parsed with
+ *          fdp_flow_parse() (TYPE-table-parse, impl "parse", ns per flow)
+ *          and added to one table in one transaction, then
+ *          fdp_table_run() (TYPE-table-insert, impl "build", ns per flow,
+ *          parse excluded).  TYPE-table and TYPE-table-random look up the
+ *          module cases' probes in batches of 32 through
+ *          fdp_table_lookup_batch(), each checked first to find its entry;
+ *          impl is the CPU level (FLOWDP_CPU).  The parser turns a range
+ *          that is a prefix block into a mask, so some shapes end up in
+ *          tuple space: that is what a user gets.
  *   table  ClassBench rule sets through the whole table (bench-table.c).
  *   peer-acl  the same through DPDK's rte_acl, with --with-dpdk
  *          (bench-acl.c).
@@ -346,21 +359,21 @@ tss_lookups(void *arg, uint64_t n)
 #define BULK_RUNS 5
 
 /* Calls 'fn(arg)', which performs one bulk operation and returns the ns
- * its timed part took, BULK_RUNS times; returns the median and sets the
- * spread as measure() does. */
+ * its timed part took, BULK_RUNS times (3 with --quick); returns the
+ * median and sets the spread as measure() does. */
 static double
 median_of_runs(double (*fn)(void *arg), void *arg)
 {
     double samples[BULK_RUNS];
+    int runs = quick ? 3 : BULK_RUNS;
 
-    for (int i = 0; i < BULK_RUNS; i++) {
+    for (int i = 0; i < runs; i++) {
         samples[i] = fn(arg);
     }
-    qsort(samples, BULK_RUNS, sizeof samples[0], cmp_double);
-    last_spread = samples[BULK_RUNS / 2] > 0
-                  ? (samples[BULK_RUNS - 1] - samples[0])
-                    / samples[BULK_RUNS / 2] : 0;
-    return samples[BULK_RUNS / 2];
+    qsort(samples, runs, sizeof samples[0], cmp_double);
+    last_spread = samples[runs / 2] > 0
+                  ? (samples[runs - 1] - samples[0]) / samples[runs / 2] : 0;
+    return samples[runs / 2];
 }
 
 /* A new table with mask budget 'budget' (-1: the library's default) that
@@ -1190,6 +1203,245 @@ pipapo_build_once(void *arg, uint64_t n)
     return pipapo_builds(arg, (n + 63) / 64);
 }
 
+/* ---- The same workloads through the table, as flow text. ---- */
+
+static bool
+perf_has(const struct perf_type *pt, enum perf_fmt f)
+{
+    for (unsigned int i = 0; i < pt->n; i++) {
+        if (pt->fmt[i] == f) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Appends to 'buf' (of 'size' bytes, holding 'len') the text of
+ * perf_value(f, n) in the flow syntax. */
+static size_t
+perf_format(char *buf, size_t size, size_t len, enum perf_fmt f, uint64_t n)
+{
+    fdp_u128 v = perf_value(f, n);
+
+    if (len >= size) {
+        return len;
+    }
+    buf += len;
+    size -= len;
+    switch (f) {
+    case PF_ADDR4:
+        format_ip4((uint32_t) v, buf, size);
+        break;
+    case PF_ADDR6:
+        snprintf(buf, size, "%x:%x:%x:%x:%x:%x:%x:%x",
+                 (unsigned int) (v >> 112) & 0xffff,
+                 (unsigned int) (v >> 96) & 0xffff,
+                 (unsigned int) (v >> 80) & 0xffff,
+                 (unsigned int) (v >> 64) & 0xffff,
+                 (unsigned int) (v >> 48) & 0xffff,
+                 (unsigned int) (v >> 32) & 0xffff,
+                 (unsigned int) (v >> 16) & 0xffff,
+                 (unsigned int) v & 0xffff);
+        break;
+    case PF_MAC:
+        snprintf(buf, size, "%02x:%02x:%02x:%02x:%02x:%02x",
+                 (unsigned int) (v >> 40) & 0xff,
+                 (unsigned int) (v >> 32) & 0xff,
+                 (unsigned int) (v >> 24) & 0xff,
+                 (unsigned int) (v >> 16) & 0xff,
+                 (unsigned int) (v >> 8) & 0xff, (unsigned int) v & 0xff);
+        break;
+    case PF_PORT:
+    case PF_PROTO:
+    default:
+        snprintf(buf, size, "%u", (unsigned int) v);
+        break;
+    }
+    return len + strlen(buf);
+}
+
+/* Writes into 'buf' entry [lo, lo + 1] of 'pt' as a user writes it:
+ * "priority=P,cookie=C,udp,nw_dst=A-B,tp_dst=C-D,actions=output:1".  The
+ * protocol the module matches (nw_proto 17) is the "udp"/"udp6" shorthand
+ * when there is a port, "nw_proto=17" otherwise; net6 is ipv6_dst, mac
+ * dl_src (perf_field()). */
+static void
+perf_flow_text(const struct perf_type *pt, uint64_t lo, unsigned int priority,
+               uint64_t cookie, char *buf, size_t size)
+{
+    bool v6 = perf_has(pt, PF_ADDR6), port = perf_has(pt, PF_PORT);
+    const char *proto = port ? (v6 ? "udp6" : "udp") : (v6 ? "ipv6" : "ip");
+    size_t len = (size_t) snprintf(buf, size, "priority=%u,cookie=%#" PRIx64
+                                   ",%s", priority, cookie, proto);
+
+    if (!port && perf_has(pt, PF_PROTO) && len < size) {
+        len += (size_t) snprintf(buf + len, size - len, ",nw_proto=%u",
+                                 (unsigned int) perf_value(PF_PROTO, 0));
+    }
+    for (unsigned int f = 0; f < pt->n; f++) {
+        if (pt->fmt[f] == PF_PROTO) {
+            continue;
+        }
+        if (len < size) {
+            len += (size_t) snprintf(buf + len, size - len, ",%s=",
+                                     fdp_field_name(perf_field(pt->fmt[f])));
+        }
+        len = perf_format(buf, size, len, pt->fmt[f], lo);
+        if (len < size) {
+            buf[len++] = '-';
+            buf[len] = '\0';
+        }
+        len = perf_format(buf, size, len, pt->fmt[f], lo + 1);
+    }
+    if (len < size) {
+        len += (size_t) snprintf(buf + len, size - len, ",actions=output:1");
+    }
+    if (len >= size) {
+        fatal("pipapo %s: flow text too long", pt->name);
+    }
+}
+
+/* The key of a packet that 'pt''s entries see as 'v' in every field. */
+static void
+perf_key(const struct perf_type *pt, uint64_t v, struct fdp_key *key)
+{
+    bool v6 = perf_has(pt, PF_ADDR6);
+
+    memset(key, 0, sizeof *key);
+    fdp__key_set(key, FDP_F_DL_TYPE, v6 ? 0x86dd : 0x0800);
+    fdp__key_set(key, FDP_F_NW_PROTO, perf_value(PF_PROTO, 0));
+    for (unsigned int f = 0; f < pt->n; f++) {
+        fdp__key_set(key, perf_field(pt->fmt[f]), perf_value(pt->fmt[f], v));
+    }
+}
+
+/* What perf_parse_run() parses. */
+struct perf_parse {
+    char (*texts)[256];
+    struct fdp_flow_spec *specs;
+    uint32_t n;
+    const char *name;
+};
+
+/* Parses every text into its spec (freeing what an earlier run parsed
+ * first) and returns the ns the parses took. */
+static double
+perf_parse_run(void *pp_)
+{
+    struct perf_parse *pp = pp_;
+
+    for (uint32_t i = 0; i < pp->n; i++) {
+        fdp_flow_spec_destroy(&pp->specs[i]);
+    }
+    double t0 = now_ns();
+    for (uint32_t i = 0; i < pp->n; i++) {
+        char *error = NULL;
+        if (fdp_flow_parse(pp->texts[i], 0, &pp->specs[i], &error)) {
+            fatal("pipapo %s: \"%s\": %s", pp->name, pp->texts[i],
+                  error ? error : "out of memory");
+        }
+    }
+    return now_ns() - t0;
+}
+
+/* The best entry for 'key' by brute force: the first (highest-priority)
+ * of 'specs' whose match it satisfies, or -1. */
+static long
+perf_reference(const struct fdp_flow_spec *specs, uint32_t n,
+               const struct fdp_key *key)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (fdp_match_matches(specs[i].match, key)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* The table-level cases of 'pt': its 'n' entries, entry i the range
+ * [starts[i], starts[i] + 1] in every field, written as flow text with
+ * priority n - i (so that entry 0 is the best), parsed (TYPE-table-parse,
+ * ns per flow), inserted into one table in one transaction
+ * (TYPE-table-insert, ns per flow, parse excluded), then looked up in
+ * batches of 32: the module's probes, the last entry (TYPE-table) and
+ * random entries (TYPE-table-random). */
+static void
+perf_table_cases(const struct perf_type *pt, const uint64_t *starts,
+                 uint32_t n)
+{
+    const char *level = fdp_cpu_level_name(fdp_cpu_level());
+    struct perf_parse pp = {
+        malloc(n * sizeof *pp.texts), calloc(n, sizeof *pp.specs), n,
+        pt->name,
+    };
+    char case_name[48];
+
+    if (!pp.texts || !pp.specs) {
+        fatal("out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        perf_flow_text(pt, starts[i], n - i, i, pp.texts[i],
+                       sizeof pp.texts[i]);
+    }
+    snprintf(case_name, sizeof case_name, "%s-table-parse", pt->name);
+    double parse_ns = median_of_runs(perf_parse_run, &pp);
+    report(&(struct result) {
+        .suite = "pipapo", .case_name = case_name, .impl = "parse",
+        .entries = n, .ns_per_op = parse_ns / n,
+    });
+
+    snprintf(case_name, sizeof case_name, "%s-table-insert", pt->name);
+    report_bulk_insert("pipapo", case_name, pp.specs, n, -1);
+
+    for (int random = 0; random < 2; random++) {
+        enum { N_RANDOM = 1024, N_REFERENCE = 64 };
+        struct tss_bench tb;
+        uint64_t *expected = malloc(N_RANDOM * sizeof *expected);
+        uint64_t seed = 7;          /* The module cases' probes. */
+
+        snprintf(case_name, sizeof case_name, "%s-table%s", pt->name,
+                 random ? "-random" : "");
+        tb.table = bench_table_create(-1, false);
+        bench_table_fill(tb.table, pp.specs, n, case_name);
+        tb.n_packets = random ? N_RANDOM : TSS_BATCH;
+        tb.packets = malloc(tb.n_packets * sizeof *tb.packets);
+        if (!tb.packets || !expected) {
+            fatal("out of memory");
+        }
+        for (size_t k = 0; k < tb.n_packets; k++) {
+            /* The last case repeats one probe, as the module's does. */
+            size_t e = random ? (size_t) (rnd64(&seed) % n) : n - 1;
+            if (!random && k) {
+                tb.packets[k] = tb.packets[0];
+            } else {
+                perf_key(pt, starts[e], &tb.packets[k]);
+            }
+            tb.batches[k] = &tb.packets[k];
+            expected[k] = e;
+            if (!fdp_match_matches(pp.specs[e].match, &tb.packets[k])) {
+                fatal("%s: probe %zu misses entry %zu", case_name, k, e);
+            }
+            /* The entries are disjoint (each field's ranges increase with
+             * the entry), so the probe's entry is the answer; a linear
+             * scan confirms it for the first probes. */
+            if (k < N_REFERENCE
+                && perf_reference(pp.specs, n, &tb.packets[k]) != (long) e) {
+                fatal("%s: probe %zu: entry %zu is not the best match",
+                      case_name, k, e);
+            }
+        }
+        tss_verify(&tb, expected, case_name);
+        free(expected);
+        table_measure(&tb, "pipapo", case_name, level, n);
+    }
+
+    for (uint32_t i = 0; i < n; i++) {
+        fdp_flow_spec_destroy(&pp.specs[i]);
+    }
+    free(pp.specs);
+    free(pp.texts);
+}
+
 static void
 suite_pipapo(void)
 {
@@ -1288,6 +1540,8 @@ suite_pipapo(void)
             .bytes = pb->snap->memory,
         };
         report(&r);
+
+        perf_table_cases(pt, starts, n);
 
         fdp__pipapo_snapshot_free(pb->snap);
         free(pb);
