@@ -752,7 +752,8 @@ static void
 megaflow_mask(uint64_t *seed, unsigned int tag, unsigned int min_free,
               struct fdp_match *m)
 {
-    const fdp_u128 tag_mask = fdp__ones(32) & ~fdp__ones(32 - MEGAFLOW_TAG_BITS);
+    const fdp_u128 tag_mask = fdp__ones(32)
+                              & ~fdp__ones(32 - MEGAFLOW_TAG_BITS);
 
     do {
         random_5tuple_mask(seed, m);
