@@ -18,15 +18,43 @@
  *          that hit (all flows one priority), -prio (every flow its own
  *          priority), -miss (packets that hit nothing); flood-65536 and
  *          random-65536: 2^16 exact 5-tuples that all collide under CRC32C
- *          versus 2^16 random ones.  impl is the fast hash (crc32c,
- *          jhash2).
+ *          versus 2^16 random ones; megaflow-1000xM (M = 10, 100, 1000)
+ *          a megaflow cache's shape: 1000 flows at one priority that
+ *          un-wildcard dl_type, nw_proto and random prefixes of the
+ *          5-tuple, disjoint by construction (every mask matches the top
+ *          10 bits of nw_src with a value of its own) and checked pair by
+ *          pair, every packet inside one flow and checked to find it
+ *          before timing; -disjoint the same table declared disjoint
+ *          (fdp_table_set_disjoint()).  Every table has the default mask
+ *          budget, as users run it (or --max-masks).  impl is the fast
+ *          hash (crc32c, jhash2).  Bulk insert rates (impl "build", ns
+ *          per flow of one transaction into a new table, then
+ *          fdp_table_run()): insert-megaflow-1000xM of those flows,
+ *          insert-10000x100 of 10000 such flows over 100 masks, and
+ *          insert-ranged-1000 of 1000 parsed "udp,nw_dst=A-B,tp_dst=C-D"
+ *          flows (distinct priorities; the parse is not timed).  The
+ *          goals: 1M masked and 200k ranged flows per second (1000 and
+ *          5000 ns per flow).
  *   pipapo the performance workloads of the kernel's nft_concat_range.sh,
  *          built as that script builds them (entries + 1 two-value ranges
  *          of consecutive values per field; proto a single value), looked
  *          up with each implementation (generic, avx2): case TYPE probes
  *          the last entry, TYPE-random random entries; TYPE-insert is the
  *          build rate (ns per entry, all entries in one snapshot).  bytes
- *          is the snapshot's memory.
+ *          is the snapshot's memory.  After each module's cases, the same
+ *          entries through the table as a user adds them: flow text
+ *          ("priority=P,udp,nw_dst=A-B,tp_dst=C-D,actions=output:1"; net6
+ *          is ipv6_dst with udp6, mac dl_src, proto the udp shorthand or
+ *          nw_proto=17; entry i has priority entries + 1 - i), parsed with
+ *          fdp_flow_parse() (TYPE-table-parse, impl "parse", ns per flow)
+ *          and added to one table in one transaction, then
+ *          fdp_table_run() (TYPE-table-insert, impl "build", ns per flow,
+ *          parse excluded).  TYPE-table and TYPE-table-random look up the
+ *          module cases' probes in batches of 32 through
+ *          fdp_table_lookup_batch(), each checked first to find its entry;
+ *          impl is the CPU level (FLOWDP_CPU).  The parser turns a range
+ *          that is a prefix block into a mask, so some shapes end up in
+ *          tuple space: that is what a user gets.
  *   table  ClassBench rule sets through the whole table (bench-table.c).
  *   peer-acl  the same through DPDK's rte_acl, with --with-dpdk
  *          (bench-acl.c).
@@ -95,7 +123,7 @@ report_header(const char *suite)
     if (!json_output) {
         printf("\n== %s (CPU level %s) ==\n", suite,
                fdp_cpu_level_name(fdp_cpu_level()));
-        printf("%-22s %-12s %10s %12s %10s %8s %10s\n",
+        printf("%-32s %-10s %8s %12s %10s %8s %10s\n",
                "case", "impl", "entries", "ns/op", "Mops/s", "spread",
                "bytes");
     }
@@ -124,7 +152,7 @@ report(const struct result *r)
         free(s);
         json_decref(o);
     } else {
-        printf("%-22s %-12s %10" PRIu64 " %12.2f %10.2f %7.0f%% %10" PRIu64
+        printf("%-32s %-10s %8" PRIu64 " %12.2f %10.2f %7.0f%% %10" PRIu64
                "\n", r->case_name, r->impl, r->entries, r->ns_per_op, mops,
                100 * last_spread, r->bytes);
     }
@@ -296,10 +324,14 @@ suite_hash(void)
 #define TSS_BATCH 32
 #define TSS_N_PACKETS 4096          /* Distinct packets per case. */
 
+/* A table and the packets its lookups cycle through: 'n_packets' (a
+ * multiple of TSS_BATCH, at most TSS_N_PACKETS) pointers into 'packets',
+ * which may repeat a key. */
 struct tss_bench {
     struct fdp_table *table;
     struct fdp_key *packets;
     const struct fdp_key *batches[TSS_N_PACKETS];
+    size_t n_packets;
 };
 
 static uint64_t
@@ -311,12 +343,154 @@ tss_lookups(void *arg, uint64_t n)
 
     fdp_table_read_lock();
     for (uint64_t i = 0; i < n; i += TSS_BATCH) {
-        size_t off = (size_t) (i % TSS_N_PACKETS);
+        size_t off = (size_t) (i % tb->n_packets);
         fdp_table_lookup_batch(tb->table, &tb->batches[off], TSS_BATCH, rules);
         sum += rules[0] != NULL;
     }
     fdp_table_read_unlock();
     return sum;
+}
+
+/* ---- Shared by the table-level cases (tss megaflow, pipapo -table). ---- */
+
+/* Timed repetitions of a whole bulk operation (an insert of every flow
+ * into a fresh table, a parse of every flow): each is one long operation,
+ * so it is timed as a whole, not calibrated by measure(). */
+#define BULK_RUNS 5
+
+/* Calls 'fn(arg)', which performs one bulk operation and returns the ns
+ * its timed part took, BULK_RUNS times (3 with --quick); returns the
+ * median and sets the spread as measure() does. */
+static double
+median_of_runs(double (*fn)(void *arg), void *arg)
+{
+    double samples[BULK_RUNS];
+    int runs = quick ? 3 : BULK_RUNS;
+
+    for (int i = 0; i < runs; i++) {
+        samples[i] = fn(arg);
+    }
+    qsort(samples, runs, sizeof samples[0], cmp_double);
+    last_spread = samples[runs / 2] > 0
+                  ? (samples[runs - 1] - samples[0]) / samples[runs / 2] : 0;
+    return samples[runs / 2];
+}
+
+/* A new table with mask budget 'budget' (-1: the library's default) that
+ * is declared disjoint if 'disjoint'. */
+static struct fdp_table *
+bench_table_create(long budget, bool disjoint)
+{
+    struct fdp_table *table;
+
+    if (fdp_table_create(&table)) {
+        fatal("out of memory");
+    }
+    if (budget >= 0) {
+        fdp_table_set_max_masks(table, (size_t) budget);
+    }
+    fdp_table_set_disjoint(table, disjoint);
+    return table;
+}
+
+/* Adds the 'n' flows 'specs' to 'table' as a user's bulk change does: one
+ * transaction (none may replace another), then fdp_table_run(), the
+ * upkeep that follows a change. */
+static void
+bench_table_fill(struct fdp_table *table, const struct fdp_flow_spec *specs,
+                 size_t n, const char *what)
+{
+    if (fdp_table_begin(table)) {
+        fatal("%s: cannot begin a transaction", what);
+    }
+    for (size_t i = 0; i < n; i++) {
+        int error = fdp_table_insert(table, &specs[i], FDP_TABLE_NO_REPLACE);
+        if (error) {
+            fatal("%s: insert of flow %zu: %s", what, i, strerror(error));
+        }
+    }
+    int error = fdp_table_commit(table);
+    if (error) {
+        fatal("%s: commit: %s", what, strerror(error));
+    }
+    fdp_table_run(table);
+}
+
+/* What bulk_insert_run() inserts, and the memory of the table it built. */
+struct bulk_insert {
+    const struct fdp_flow_spec *specs;
+    size_t n;
+    long budget;
+    const char *what;
+    uint64_t bytes;
+};
+
+static double
+bulk_insert_run(void *bi_)
+{
+    struct bulk_insert *bi = bi_;
+    struct fdp_table *table = bench_table_create(bi->budget, false);
+    struct fdp_table_stats st;
+
+    double t0 = now_ns();
+    bench_table_fill(table, bi->specs, bi->n, bi->what);
+    double ns = now_ns() - t0;
+
+    fdp_table_get_stats(table, &st);
+    if (st.n_flows != bi->n) {
+        fatal("%s: %" PRIu64 " flows, not %zu", bi->what, st.n_flows, bi->n);
+    }
+    bi->bytes = st.memory_bytes;
+    fdp_table_destroy(table);
+    return ns;
+}
+
+/* Reports, as case 'case_name' of 'suite' with impl "build", the median
+ * ns per flow of a bulk insert of the 'n' flows 'specs' into a new table
+ * of mask budget 'budget' (see bench_table_fill(); creating and
+ * destroying the table are not timed, nor is parsing). */
+static void
+report_bulk_insert(const char *suite, const char *case_name,
+                   const struct fdp_flow_spec *specs, size_t n, long budget)
+{
+    struct bulk_insert bi = { specs, n, budget, case_name, 0 };
+    double ns = median_of_runs(bulk_insert_run, &bi);
+
+    report(&(struct result) {
+        .suite = suite, .case_name = case_name, .impl = "build",
+        .entries = n, .ns_per_op = ns / n, .bytes = bi.bytes,
+    });
+}
+
+/* Looks up every packet of 'tb' through fdp_table_lookup_batch(), as the
+ * timed loop does, and fatal()s unless packet i finds the flow whose
+ * cookie is expected[i]: a benchmark that measures wrong answers is worse
+ * than none. */
+static void
+tss_verify(struct tss_bench *tb, const uint64_t *expected,
+           const char *case_name)
+{
+    const struct fdp_rule *rules[TSS_BATCH];
+
+    fdp_table_read_lock();
+    for (size_t off = 0; off < tb->n_packets; off += TSS_BATCH) {
+        fdp_table_lookup_batch(tb->table, &tb->batches[off], TSS_BATCH,
+                               rules);
+        for (size_t j = 0; j < TSS_BATCH; j++) {
+            struct fdp_flow_spec spec;
+            if (!rules[j]) {
+                fatal("%s: packet %zu misses, expected flow %" PRIu64,
+                      case_name, off + j, expected[off + j]);
+            }
+            fdp_rule_get_spec(rules[j], &spec);
+            if (spec.cookie != expected[off + j]) {
+                fatal("%s: packet %zu finds flow %" PRIu64 ", expected %"
+                      PRIu64, case_name, off + j, spec.cookie,
+                      expected[off + j]);
+            }
+        }
+    }
+    fdp_table_read_unlock();
 }
 
 /* A random mask over the 5-tuple: each field wildcarded, exact, or a
@@ -458,6 +632,7 @@ tss_build(struct tss_bench *tb, const struct tss_shape *shape)
         }
         tb->batches[i] = k;
     }
+    tb->n_packets = TSS_N_PACKETS;
     free(masks);
     free(flows);
 }
@@ -504,15 +679,16 @@ tss_build_flood(struct tss_bench *tb, bool flood)
         tb->packets[i] = flows[rnd64(&seed) % N].value;
         tb->batches[i] = &tb->packets[i];
     }
+    tb->n_packets = TSS_N_PACKETS;
     free(flows);
 }
 
-/* Measures lookups in 'tb', reports them as 'case_name' with 'impl', and
- * destroys 'tb'.  If 'n_expected' is nonzero the table must hold exactly
- * that many flows. */
+/* Measures lookups in 'tb', reports them as case 'case_name' of 'suite'
+ * with 'impl', and destroys 'tb'.  If 'n_expected' is nonzero the table
+ * must hold exactly that many flows. */
 static void
-tss_measure(struct tss_bench *tb, const char *case_name, const char *impl,
-            uint64_t n_expected)
+table_measure(struct tss_bench *tb, const char *suite, const char *case_name,
+              const char *impl, uint64_t n_expected)
 {
     struct fdp_table_stats st;
 
@@ -522,12 +698,289 @@ tss_measure(struct tss_bench *tb, const char *case_name, const char *impl,
               n_expected);
     }
     struct result r = {
-        .suite = "tss", .case_name = case_name, .impl = impl,
+        .suite = suite, .case_name = case_name, .impl = impl,
         .entries = st.n_flows, .ns_per_op = measure(tss_lookups, tb),
         .bytes = st.memory_bytes,
     };
     report(&r);
     tss_destroy(tb);
+}
+
+static void
+tss_measure(struct tss_bench *tb, const char *case_name, const char *impl,
+            uint64_t n_expected)
+{
+    table_measure(tb, "tss", case_name, impl, n_expected);
+}
+
+/* ---- Megaflow-like flows: disjoint, one priority, many masks. ---- */
+
+/* Every megaflow mask matches the top MEGAFLOW_TAG_BITS of nw_src, with a
+ * value that is the mask's index (its tag): flows of different masks
+ * differ in bits both match, so they never overlap, and flows of one mask
+ * are distinct values under it, so no packet can match two flows.  2^10
+ * tags cover the 1000 masks of the largest case. */
+#define MEGAFLOW_TAG_BITS 10
+#define MEGAFLOW_MAX_MASKS (1u << MEGAFLOW_TAG_BITS)
+
+/* The flows of a megaflow case: flow i has mask i % n_masks, priority
+ * 100 and cookie i. */
+struct megaflow_set {
+    size_t n_flows, n_masks;
+    struct fdp_match *flows;
+    struct fdp_flow_spec *specs;    /* specs[i].match is &flows[i]. */
+    struct fdp_actions *actions;    /* Shared by every spec. */
+};
+
+static unsigned int
+key_popcount(const struct fdp_key *k)
+{
+    unsigned int n = 0;
+
+    for (int w = 0; w < FDP_KEY_WORDS; w++) {
+        n += (unsigned int) __builtin_popcountll(k->w[w]);
+    }
+    return n;
+}
+
+/* A random megaflow mask with tag 'tag': dl_type and nw_proto exact (a
+ * megaflow always un-wildcards them), each 5-tuple field wildcarded,
+ * exact or a prefix (random_5tuple_mask()), and the tag bits of nw_src,
+ * with at least 'min_free' bits beyond the tag, dl_type and nw_proto so
+ * that the mask has room for its share of distinct flows. */
+static void
+megaflow_mask(uint64_t *seed, unsigned int tag, unsigned int min_free,
+              struct fdp_match *m)
+{
+    const fdp_u128 tag_mask = fdp__ones(32)
+                              & ~fdp__ones(32 - MEGAFLOW_TAG_BITS);
+
+    do {
+        random_5tuple_mask(seed, m);
+        fdp__match_set_masked(m, FDP_F_NW_SRC,
+                              (fdp_u128) tag << (32 - MEGAFLOW_TAG_BITS),
+                              fdp__match_get_mask(m, FDP_F_NW_SRC)
+                              | tag_mask);
+    } while (key_popcount(&m->mask) < MEGAFLOW_TAG_BITS + 16 + 8 + min_free);
+}
+
+/* True if some packet matches both masked flows 'a' and 'b': for every
+ * key word, the bits both match agree. */
+static bool
+megaflow_overlap(const struct fdp_match *a, const struct fdp_match *b,
+                 const int *words, size_t n_words)
+{
+    for (size_t i = 0; i < n_words; i++) {
+        int w = words[i];
+        if ((a->value.w[w] ^ b->value.w[w]) & a->mask.w[w] & b->mask.w[w]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Checks, pair by pair, that no two flows of 'ms' overlap (the property
+ * fdp_table_set_disjoint() relies on), and fatal()s if two do. */
+static void
+megaflow_check_disjoint(const struct megaflow_set *ms)
+{
+    /* Only words some mask touches can tell two flows apart. */
+    int words[FDP_KEY_WORDS];
+    size_t n_words = 0;
+    for (int w = 0; w < FDP_KEY_WORDS; w++) {
+        uint64_t any = 0;
+        for (size_t i = 0; i < ms->n_masks; i++) {
+            any |= ms->flows[i].mask.w[w];
+        }
+        if (any) {
+            words[n_words++] = w;
+        }
+    }
+    for (size_t i = 0; i < ms->n_flows; i++) {
+        for (size_t j = i + 1; j < ms->n_flows; j++) {
+            if (megaflow_overlap(&ms->flows[i], &ms->flows[j], words,
+                                 n_words)) {
+                fatal("megaflow-%zux%zu: flows %zu and %zu overlap",
+                      ms->n_flows, ms->n_masks, i, j);
+            }
+        }
+    }
+}
+
+/* Draws the values of flow 'i' of 'ms' (whose mask, that of flow
+ * i % n_masks, is already in place) until they differ from every earlier
+ * flow of the same mask. */
+static void
+megaflow_draw(struct megaflow_set *ms, size_t i, uint64_t *seed)
+{
+    struct fdp_match *m = &ms->flows[i];
+    const fdp_u128 tag = fdp__match_get_value(m, FDP_F_NW_SRC)
+                         & ~fdp__ones(32 - MEGAFLOW_TAG_BITS);
+    bool dup;
+    unsigned int tries = 0;
+
+    do {
+        if (++tries > 1000) {
+            fatal("megaflow-%zux%zu: no room for flow %zu", ms->n_flows,
+                  ms->n_masks, i);
+        }
+        for (int w = 0; w < FDP_KEY_WORDS; w++) {
+            m->value.w[w] = rnd64(seed) & m->mask.w[w];
+        }
+        fdp__key_set(&m->value, FDP_F_DL_TYPE, 0x0800);
+        fdp__key_set(&m->value, FDP_F_NW_PROTO, rnd64(seed) & 1 ? 6 : 17);
+        fdp__key_set(&m->value, FDP_F_NW_SRC,
+                     (fdp__match_get_value(m, FDP_F_NW_SRC)
+                      & fdp__ones(32 - MEGAFLOW_TAG_BITS)) | tag);
+        dup = false;
+        for (size_t j = i % ms->n_masks; j < i && !dup; j += ms->n_masks) {
+            dup = !memcmp(&ms->flows[j].value, &m->value, sizeof m->value);
+        }
+    } while (dup);
+}
+
+/* Builds 'n_flows' megaflow-like flows over 'n_masks' distinct masks and
+ * checks that they are disjoint. */
+static void
+megaflow_set_init(struct megaflow_set *ms, size_t n_flows, size_t n_masks)
+{
+    uint64_t seed = 0xfeed + n_flows * 31 + n_masks;
+
+    if (n_masks > MEGAFLOW_MAX_MASKS || n_masks > n_flows) {
+        fatal("megaflow-%zux%zu: bad shape", n_flows, n_masks);
+    }
+    ms->n_flows = n_flows;
+    ms->n_masks = n_masks;
+    ms->flows = calloc(n_flows, sizeof *ms->flows);
+    ms->specs = calloc(n_flows, sizeof *ms->specs);
+    if (!ms->flows || !ms->specs) {
+        fatal("out of memory");
+    }
+
+    /* Room for the mask's share of flows, with slack so that redraws of
+     * duplicates stay rare: 2^free >= 4 * flows per mask. */
+    size_t per_mask = (n_flows + n_masks - 1) / n_masks;
+    unsigned int min_free = 2;
+    while (((size_t) 1 << min_free) < 4 * per_mask) {
+        min_free++;
+    }
+    for (size_t k = 0; k < n_masks; k++) {
+        bool dup;
+        do {
+            megaflow_mask(&seed, (unsigned int) k, min_free, &ms->flows[k]);
+            dup = false;
+            for (size_t j = 0; j < k && !dup; j++) {
+                dup = !memcmp(&ms->flows[j].mask, &ms->flows[k].mask,
+                              sizeof ms->flows[k].mask);
+            }
+        } while (dup);
+    }
+
+    struct fdp__actions_builder b;
+    fdp__actions_builder_init(&b);
+    fdp__actions_add(&b, FDP_ACT_OUTPUT, 1);
+    ms->actions = fdp__actions_finish(&b);
+    for (size_t i = 0; i < n_flows; i++) {
+        if (i >= n_masks) {
+            ms->flows[i] = ms->flows[i % n_masks];
+        }
+        megaflow_draw(ms, i, &seed);
+        ms->specs[i] = (struct fdp_flow_spec) {
+            .match = &ms->flows[i], .actions = ms->actions, .cookie = i,
+            .priority = 100,
+        };
+    }
+    megaflow_check_disjoint(ms);
+}
+
+static void
+megaflow_set_destroy(struct megaflow_set *ms)
+{
+    free(ms->flows);
+    free(ms->specs);
+    fdp_actions_destroy(ms->actions);
+}
+
+/* Builds a table of the flows of 'ms' (declared disjoint if 'disjoint')
+ * and TSS_N_PACKETS packets, each inside a random flow, and checks that
+ * every packet finds exactly the flow it was drawn from. */
+static void
+megaflow_build(struct tss_bench *tb, const struct megaflow_set *ms,
+               bool disjoint, const char *case_name)
+{
+    uint64_t seed = 0xbeef + ms->n_masks;
+    uint64_t *expected = malloc(TSS_N_PACKETS * sizeof *expected);
+    struct fdp_key five_tuple;
+
+    tb->table = bench_table_create(max_masks, disjoint);
+    bench_table_fill(tb->table, ms->specs, ms->n_flows, case_name);
+
+    /* A packet takes its flow's matched bits and random 5-tuple bits
+     * elsewhere; other fields stay zero, as in a real key. */
+    memset(&five_tuple, 0, sizeof five_tuple);
+    fdp__key_set(&five_tuple, FDP_F_NW_SRC, fdp__ones(32));
+    fdp__key_set(&five_tuple, FDP_F_NW_DST, fdp__ones(32));
+    fdp__key_set(&five_tuple, FDP_F_TP_SRC, fdp__ones(16));
+    fdp__key_set(&five_tuple, FDP_F_TP_DST, fdp__ones(16));
+    tb->packets = malloc(TSS_N_PACKETS * sizeof *tb->packets);
+    if (!expected || !tb->packets) {
+        fatal("out of memory");
+    }
+    for (size_t i = 0; i < TSS_N_PACKETS; i++) {
+        size_t f = rnd64(&seed) % ms->n_flows;
+        const struct fdp_match *m = &ms->flows[f];
+        for (int w = 0; w < FDP_KEY_WORDS; w++) {
+            tb->packets[i].w[w] = m->value.w[w]
+                                  | (rnd64(&seed) & ~m->mask.w[w]
+                                     & five_tuple.w[w]);
+        }
+        tb->batches[i] = &tb->packets[i];
+        expected[i] = f;
+    }
+    tb->n_packets = TSS_N_PACKETS;
+    tss_verify(tb, expected, case_name);
+    free(expected);
+}
+
+/* Formats the IPv4 address 'a' into 'buf' (at least 16 bytes). */
+static void
+format_ip4(uint32_t a, char *buf, size_t size)
+{
+    snprintf(buf, size, "%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff,
+             (a >> 8) & 0xff, a & 0xff);
+}
+
+/* Parses into 'specs' 'n' ranged flows as a firewall writes them,
+ * "udp,nw_dst=A-B,tp_dst=C-D" with distinct priorities.  Every range
+ * starts at an odd value and spans at least two, so none is a prefix
+ * block that the parser would turn into a mask: all of them are pipapo
+ * flows. */
+static void
+ranged_specs(struct fdp_flow_spec *specs, size_t n)
+{
+    uint64_t seed = 0xac1;
+
+    if (n > 65535) {
+        fatal("ranged: at most 65535 distinct priorities");
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t lo = ((uint32_t) 10 << 24) | (uint32_t) (rnd64(&seed)
+                                                           & 0xffffff) | 1;
+        uint32_t hi = lo + 1 + (uint32_t) (rnd64(&seed) % 1000);
+        unsigned int plo = (1024 + (unsigned int) (rnd64(&seed) % 60000)) | 1;
+        unsigned int phi = plo + 1 + (unsigned int) (rnd64(&seed) % 100);
+        char a[16], b[16], text[160];
+        char *error = NULL;
+
+        format_ip4(lo, a, sizeof a);
+        format_ip4(hi, b, sizeof b);
+        snprintf(text, sizeof text, "priority=%zu,cookie=%#zx,udp,"
+                 "nw_dst=%s-%s,tp_dst=%u-%u,actions=output:1", n - i, i, a,
+                 b, plo, phi);
+        if (fdp_flow_parse(text, 0, &specs[i], &error)) {
+            fatal("ranged: \"%s\": %s", text, error ? error : "no memory");
+        }
+    }
 }
 
 static void
@@ -540,6 +993,11 @@ suite_tss(void)
         { 10000, 100 },
     };
     static const char *const hashes[] = { "crc32c", "jhash2" };
+
+    struct megaflow_set megaflows[3];
+    megaflow_set_init(&megaflows[0], 1000, 10);
+    megaflow_set_init(&megaflows[1], 1000, 100);
+    megaflow_set_init(&megaflows[2], 1000, 1000);
 
     report_header("tss");
     for (size_t h = 0; h < FDP_ARRAY_SIZE(hashes); h++) {
@@ -584,6 +1042,21 @@ suite_tss(void)
                 tss_measure(&tb, case_name, hashes[h], 1000);
             }
         }
+        /* Megaflow-like caches: 1000 disjoint flows at one priority over
+         * 10, 100 and 1000 masks, in a default table and in one declared
+         * disjoint (a lookup ends at its first match). */
+        for (size_t mi = 0; mi < FDP_ARRAY_SIZE(megaflows); mi++) {
+            for (int disjoint = 0; disjoint < 2; disjoint++) {
+                const struct megaflow_set *ms = &megaflows[mi];
+                struct tss_bench tb;
+                char case_name[48];
+                snprintf(case_name, sizeof case_name, "megaflow-%zux%zu%s",
+                         ms->n_flows, ms->n_masks,
+                         disjoint ? "-disjoint" : "");
+                megaflow_build(&tb, ms, disjoint, case_name);
+                tss_measure(&tb, case_name, hashes[h], ms->n_flows);
+            }
+        }
         for (int flood = 1; flood >= 0; flood--) {
             struct tss_bench tb;
             tss_build_flood(&tb, flood);
@@ -593,6 +1066,37 @@ suite_tss(void)
     }
     fdp__hash_set_fast(strcmp(fdp__hash_selected()->funcs.fast_name,
                               "crc32c") ? "jhash2" : "crc32c");
+
+    /* Bulk insert rates (one transaction each), with the library's fast
+     * hash: the megaflow sets above, 10000 megaflow-like flows over 100
+     * masks, and 1000 ranged flows. */
+    for (size_t mi = 0; mi < FDP_ARRAY_SIZE(megaflows); mi++) {
+        const struct megaflow_set *ms = &megaflows[mi];
+        char case_name[48];
+        snprintf(case_name, sizeof case_name, "insert-megaflow-%zux%zu",
+                 ms->n_flows, ms->n_masks);
+        report_bulk_insert("tss", case_name, ms->specs, ms->n_flows,
+                           max_masks);
+        megaflow_set_destroy(&megaflows[mi]);
+    }
+    struct megaflow_set big;
+    megaflow_set_init(&big, 10000, 100);
+    report_bulk_insert("tss", "insert-10000x100", big.specs, big.n_flows,
+                       max_masks);
+    megaflow_set_destroy(&big);
+
+    enum { N_RANGED = 1000 };
+    struct fdp_flow_spec *ranged = calloc(N_RANGED, sizeof *ranged);
+    if (!ranged) {
+        fatal("out of memory");
+    }
+    ranged_specs(ranged, N_RANGED);
+    report_bulk_insert("tss", "insert-ranged-1000", ranged, N_RANGED,
+                       max_masks);
+    for (size_t i = 0; i < N_RANGED; i++) {
+        fdp_flow_spec_destroy(&ranged[i]);
+    }
+    free(ranged);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -700,6 +1204,245 @@ pipapo_build_once(void *arg, uint64_t n)
     return pipapo_builds(arg, (n + 63) / 64);
 }
 
+/* ---- The same workloads through the table, as flow text. ---- */
+
+static bool
+perf_has(const struct perf_type *pt, enum perf_fmt f)
+{
+    for (unsigned int i = 0; i < pt->n; i++) {
+        if (pt->fmt[i] == f) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Appends to 'buf' (of 'size' bytes, holding 'len') the text of
+ * perf_value(f, n) in the flow syntax. */
+static size_t
+perf_format(char *buf, size_t size, size_t len, enum perf_fmt f, uint64_t n)
+{
+    fdp_u128 v = perf_value(f, n);
+
+    if (len >= size) {
+        return len;
+    }
+    buf += len;
+    size -= len;
+    switch (f) {
+    case PF_ADDR4:
+        format_ip4((uint32_t) v, buf, size);
+        break;
+    case PF_ADDR6:
+        snprintf(buf, size, "%x:%x:%x:%x:%x:%x:%x:%x",
+                 (unsigned int) (v >> 112) & 0xffff,
+                 (unsigned int) (v >> 96) & 0xffff,
+                 (unsigned int) (v >> 80) & 0xffff,
+                 (unsigned int) (v >> 64) & 0xffff,
+                 (unsigned int) (v >> 48) & 0xffff,
+                 (unsigned int) (v >> 32) & 0xffff,
+                 (unsigned int) (v >> 16) & 0xffff,
+                 (unsigned int) v & 0xffff);
+        break;
+    case PF_MAC:
+        snprintf(buf, size, "%02x:%02x:%02x:%02x:%02x:%02x",
+                 (unsigned int) (v >> 40) & 0xff,
+                 (unsigned int) (v >> 32) & 0xff,
+                 (unsigned int) (v >> 24) & 0xff,
+                 (unsigned int) (v >> 16) & 0xff,
+                 (unsigned int) (v >> 8) & 0xff, (unsigned int) v & 0xff);
+        break;
+    case PF_PORT:
+    case PF_PROTO:
+    default:
+        snprintf(buf, size, "%u", (unsigned int) v);
+        break;
+    }
+    return len + strlen(buf);
+}
+
+/* Writes into 'buf' entry [lo, lo + 1] of 'pt' as a user writes it:
+ * "priority=P,cookie=C,udp,nw_dst=A-B,tp_dst=C-D,actions=output:1".  The
+ * protocol the module matches (nw_proto 17) is the "udp"/"udp6" shorthand
+ * when there is a port, "nw_proto=17" otherwise; net6 is ipv6_dst, mac
+ * dl_src (perf_field()). */
+static void
+perf_flow_text(const struct perf_type *pt, uint64_t lo, unsigned int priority,
+               uint64_t cookie, char *buf, size_t size)
+{
+    bool v6 = perf_has(pt, PF_ADDR6), port = perf_has(pt, PF_PORT);
+    const char *proto = port ? (v6 ? "udp6" : "udp") : (v6 ? "ipv6" : "ip");
+    size_t len = (size_t) snprintf(buf, size, "priority=%u,cookie=%#" PRIx64
+                                   ",%s", priority, cookie, proto);
+
+    if (!port && perf_has(pt, PF_PROTO) && len < size) {
+        len += (size_t) snprintf(buf + len, size - len, ",nw_proto=%u",
+                                 (unsigned int) perf_value(PF_PROTO, 0));
+    }
+    for (unsigned int f = 0; f < pt->n; f++) {
+        if (pt->fmt[f] == PF_PROTO) {
+            continue;
+        }
+        if (len < size) {
+            len += (size_t) snprintf(buf + len, size - len, ",%s=",
+                                     fdp_field_name(perf_field(pt->fmt[f])));
+        }
+        len = perf_format(buf, size, len, pt->fmt[f], lo);
+        if (len < size) {
+            buf[len++] = '-';
+            buf[len] = '\0';
+        }
+        len = perf_format(buf, size, len, pt->fmt[f], lo + 1);
+    }
+    if (len < size) {
+        len += (size_t) snprintf(buf + len, size - len, ",actions=output:1");
+    }
+    if (len >= size) {
+        fatal("pipapo %s: flow text too long", pt->name);
+    }
+}
+
+/* The key of a packet that 'pt''s entries see as 'v' in every field. */
+static void
+perf_key(const struct perf_type *pt, uint64_t v, struct fdp_key *key)
+{
+    bool v6 = perf_has(pt, PF_ADDR6);
+
+    memset(key, 0, sizeof *key);
+    fdp__key_set(key, FDP_F_DL_TYPE, v6 ? 0x86dd : 0x0800);
+    fdp__key_set(key, FDP_F_NW_PROTO, perf_value(PF_PROTO, 0));
+    for (unsigned int f = 0; f < pt->n; f++) {
+        fdp__key_set(key, perf_field(pt->fmt[f]), perf_value(pt->fmt[f], v));
+    }
+}
+
+/* What perf_parse_run() parses. */
+struct perf_parse {
+    char (*texts)[256];
+    struct fdp_flow_spec *specs;
+    uint32_t n;
+    const char *name;
+};
+
+/* Parses every text into its spec (freeing what an earlier run parsed
+ * first) and returns the ns the parses took. */
+static double
+perf_parse_run(void *pp_)
+{
+    struct perf_parse *pp = pp_;
+
+    for (uint32_t i = 0; i < pp->n; i++) {
+        fdp_flow_spec_destroy(&pp->specs[i]);
+    }
+    double t0 = now_ns();
+    for (uint32_t i = 0; i < pp->n; i++) {
+        char *error = NULL;
+        if (fdp_flow_parse(pp->texts[i], 0, &pp->specs[i], &error)) {
+            fatal("pipapo %s: \"%s\": %s", pp->name, pp->texts[i],
+                  error ? error : "out of memory");
+        }
+    }
+    return now_ns() - t0;
+}
+
+/* The best entry for 'key' by brute force: the first (highest-priority)
+ * of 'specs' whose match it satisfies, or -1. */
+static long
+perf_reference(const struct fdp_flow_spec *specs, uint32_t n,
+               const struct fdp_key *key)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (fdp_match_matches(specs[i].match, key)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* The table-level cases of 'pt': its 'n' entries, entry i the range
+ * [starts[i], starts[i] + 1] in every field, written as flow text with
+ * priority n - i (so that entry 0 is the best), parsed (TYPE-table-parse,
+ * ns per flow), inserted into one table in one transaction
+ * (TYPE-table-insert, ns per flow, parse excluded), then looked up in
+ * batches of 32: the module's probes, the last entry (TYPE-table) and
+ * random entries (TYPE-table-random). */
+static void
+perf_table_cases(const struct perf_type *pt, const uint64_t *starts,
+                 uint32_t n)
+{
+    const char *level = fdp_cpu_level_name(fdp_cpu_level());
+    struct perf_parse pp = {
+        malloc(n * sizeof *pp.texts), calloc(n, sizeof *pp.specs), n,
+        pt->name,
+    };
+    char case_name[48];
+
+    if (!pp.texts || !pp.specs) {
+        fatal("out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        perf_flow_text(pt, starts[i], n - i, i, pp.texts[i],
+                       sizeof pp.texts[i]);
+    }
+    snprintf(case_name, sizeof case_name, "%s-table-parse", pt->name);
+    double parse_ns = median_of_runs(perf_parse_run, &pp);
+    report(&(struct result) {
+        .suite = "pipapo", .case_name = case_name, .impl = "parse",
+        .entries = n, .ns_per_op = parse_ns / n,
+    });
+
+    snprintf(case_name, sizeof case_name, "%s-table-insert", pt->name);
+    report_bulk_insert("pipapo", case_name, pp.specs, n, -1);
+
+    for (int random = 0; random < 2; random++) {
+        enum { N_RANDOM = 1024, N_REFERENCE = 64 };
+        struct tss_bench tb;
+        uint64_t *expected = malloc(N_RANDOM * sizeof *expected);
+        uint64_t seed = 7;          /* The module cases' probes. */
+
+        snprintf(case_name, sizeof case_name, "%s-table%s", pt->name,
+                 random ? "-random" : "");
+        tb.table = bench_table_create(-1, false);
+        bench_table_fill(tb.table, pp.specs, n, case_name);
+        tb.n_packets = random ? N_RANDOM : TSS_BATCH;
+        tb.packets = malloc(tb.n_packets * sizeof *tb.packets);
+        if (!tb.packets || !expected) {
+            fatal("out of memory");
+        }
+        for (size_t k = 0; k < tb.n_packets; k++) {
+            /* The last case repeats one probe, as the module's does. */
+            size_t e = random ? (size_t) (rnd64(&seed) % n) : n - 1;
+            if (!random && k) {
+                tb.packets[k] = tb.packets[0];
+            } else {
+                perf_key(pt, starts[e], &tb.packets[k]);
+            }
+            tb.batches[k] = &tb.packets[k];
+            expected[k] = e;
+            if (!fdp_match_matches(pp.specs[e].match, &tb.packets[k])) {
+                fatal("%s: probe %zu misses entry %zu", case_name, k, e);
+            }
+            /* The entries are disjoint (each field's ranges increase with
+             * the entry), so the probe's entry is the answer; a linear
+             * scan confirms it for the first probes. */
+            if (k < N_REFERENCE
+                && perf_reference(pp.specs, n, &tb.packets[k]) != (long) e) {
+                fatal("%s: probe %zu: entry %zu is not the best match",
+                      case_name, k, e);
+            }
+        }
+        tss_verify(&tb, expected, case_name);
+        free(expected);
+        table_measure(&tb, "pipapo", case_name, level, n);
+    }
+
+    for (uint32_t i = 0; i < n; i++) {
+        fdp_flow_spec_destroy(&pp.specs[i]);
+    }
+    free(pp.specs);
+    free(pp.texts);
+}
+
 static void
 suite_pipapo(void)
 {
@@ -798,6 +1541,8 @@ suite_pipapo(void)
             .bytes = pb->snap->memory,
         };
         report(&r);
+
+        perf_table_cases(pt, starts, n);
 
         fdp__pipapo_snapshot_free(pb->snap);
         free(pb);
