@@ -435,6 +435,133 @@ fdp__pipapo_choose_widths(const enum fdp_field *fields,
     return error;
 }
 
+void
+fdp__pipapo_set_const_words(struct pipapo_snapshot *snap)
+{
+    snap->n_const_words = 0;
+    for (unsigned int w = 0; w < FDP_KEY_WORDS; w++) {
+        if (snap->const_key_mask.w[w]) {
+            unsigned int i = snap->n_const_words++;
+            snap->const_words[i] = (uint8_t) w;
+            snap->const_mask[i] = snap->const_key_mask.w[w];
+            snap->const_value[i] = snap->const_key_value.w[w];
+        }
+    }
+}
+
+/* The groups of a field that take part in the intersection: a run of
+ * consecutive groups, from the first to the last whose field rules do
+ * not all agree (see "Uniform groups").  The groups outside it are
+ * uniform: every field rule has the same value/mask there. */
+struct group_run {
+    unsigned int first, n;      /* Group indices, 0 the most significant. */
+    unsigned int lsb;           /* Bit position of the run's lowest bit in
+                                 * the (padded) field value. */
+};
+
+/* Finds the run of field 'f' (groups of 'gb' bits) over the 'n' rules,
+ * and ORs the uniform groups' value/mask outside it into 'cmask' and
+ * 'cvalue', the key bits every lookup checks once.  'pfx' is scratch for
+ * one rule's prefixes. */
+static void
+find_group_run(struct fdp_rule **rules, uint32_t n, enum fdp_field f,
+               unsigned int gb, struct prefix *pfx, struct group_run *run,
+               struct fdp_key *cmask, struct fdp_key *cvalue)
+{
+    unsigned int n_bits = round_up(fdp__field(f)->n_bits, gb);
+    unsigned int n_groups = n_bits / gb;
+    uint32_t gmask = (1u << gb) - 1;
+    uint32_t first_v[32], first_m[32];
+    bool uniform[32], seen = false;
+
+    for (unsigned int g = 0; g < n_groups; g++) {
+        uniform[g] = true;
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        size_t np = rule_prefixes(rules[r], f, pfx);
+        for (size_t j = 0; j < np; j++) {
+            for (unsigned int g = 0; g < n_groups; g++) {
+                unsigned int shift = n_bits - (g + 1) * gb;
+                uint32_t gv = (uint32_t) (pfx[j].value >> shift) & gmask;
+                uint32_t gm = (uint32_t) (pfx[j].mask >> shift) & gmask;
+                if (!seen) {
+                    first_v[g] = gv & gm;
+                    first_m[g] = gm;
+                } else if ((gv & gm) != first_v[g] || gm != first_m[g]) {
+                    uniform[g] = false;
+                }
+            }
+            seen = true;
+        }
+    }
+
+    /* The run: from the first non-uniform group to the last; at least the
+     * last group, so that a field always has one. */
+    unsigned int lo = n_groups - 1, hi = n_groups - 1;
+    bool any = false;
+    for (unsigned int g = 0; g < n_groups; g++) {
+        if (!uniform[g]) {
+            hi = g;
+            if (!any) {
+                lo = g;
+            }
+            any = true;
+        }
+    }
+    run->first = lo;
+    run->n = hi - lo + 1;
+    run->lsb = n_bits - (hi + 1) * gb;
+
+    /* Uniform groups outside the run, checked once (none for rules with
+     * no rules at all: 'seen' false). */
+    fdp_u128 m = 0, v = 0;
+    for (unsigned int g = 0; seen && g < n_groups; g++) {
+        if (g < lo || g > hi) {
+            unsigned int shift = n_bits - (g + 1) * gb;
+            m |= (fdp_u128) first_m[g] << shift;
+            v |= (fdp_u128) first_v[g] << shift;
+        }
+    }
+    if (m) {
+        fdp__key_or(cmask, f, m);
+        fdp__key_or(cvalue, f, v);
+    }
+}
+
+/* Sets where 'pf''s groups are: the run 'run' of a field 'meta' cut in
+ * groups of 'gb' bits, read from the key as one 64-bit word where it
+ * fits in one (all fields but IPv6 addresses, and those whose run does
+ * not straddle the middle of the address), else as 128 bits shifted. */
+static void
+set_field_position(struct pipapo_field *pf, const struct fdp__field *meta,
+                   const struct group_run *run, unsigned int gb)
+{
+    unsigned int run_bits = run->n * gb;
+
+    pf->n_groups = (uint8_t) run->n;
+    pf->n_bits = (uint8_t) run_bits;
+    pf->v_shift = 0;
+    if (meta->n_bits < 128) {
+        pf->key_word = meta->word;
+        pf->key_shift = (uint8_t) (meta->shift + run->lsb);
+        pf->key_bits = (uint8_t) (run_bits < meta->n_bits - run->lsb
+                                  ? run_bits : meta->n_bits - run->lsb);
+    } else if (run->lsb >= 64) {
+        pf->key_word = meta->word;
+        pf->key_shift = (uint8_t) (run->lsb - 64);
+        pf->key_bits = (uint8_t) run_bits;
+    } else if (run->lsb + run_bits <= 64) {
+        pf->key_word = (uint8_t) (meta->word + 1);
+        pf->key_shift = (uint8_t) run->lsb;
+        pf->key_bits = (uint8_t) run_bits;
+    } else {
+        pf->key_word = meta->word;
+        pf->key_shift = 0;
+        pf->key_bits = 128;
+        pf->v_shift = (uint8_t) run->lsb;
+    }
+}
+
 struct pipapo_snapshot *
 fdp__pipapo_build(const enum fdp_field *fields, unsigned int n_fields,
                   struct fdp_rule **rules, uint32_t n, bool wide)
@@ -485,17 +612,16 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
         snap->fields[f].n_rules = next;
     }
 
+    struct fdp_key cmask = { { 0 } }, cvalue = { { 0 } };
     for (unsigned int f = 0; f < n_fields; f++) {
         struct pipapo_field *pf = &snap->fields[f];
         unsigned int gb = group_bits[f] == 4 ? 4 : 8;
-        const struct fdp__field *meta = fdp__field(fields[f]);
+        struct group_run run;
+
         pf->id = fields[f];
-        pf->key_word = meta->word;
-        pf->key_shift = meta->shift;
-        pf->key_bits = meta->n_bits;
         pf->group_bits = (uint8_t) gb;
-        pf->n_bits = (uint8_t) round_up(fdp__field(fields[f])->n_bits, gb);
-        pf->n_groups = (uint8_t) (pf->n_bits / gb);
+        find_group_run(rules, n, fields[f], gb, pfx, &run, &cmask, &cvalue);
+        set_field_position(pf, fdp__field(fields[f]), &run, gb);
         pf->bsize = round_up((pf->n_rules + 63) / 64, PIPAPO_ROW_WORDS);
         if (!pf->bsize) {
             pf->bsize = PIPAPO_ROW_WORDS;
@@ -528,7 +654,7 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
             for (size_t j = 0; j < np; j++) {
                 uint32_t idx = first + (uint32_t) j;
                 for (unsigned int g = 0; g < pf->n_groups; g++) {
-                    unsigned int shift = pf->n_bits - (g + 1) * gb;
+                    unsigned int shift = run.lsb + pf->n_bits - (g + 1) * gb;
                     uint32_t gv = (uint32_t) (pfx[j].value >> shift)
                                   & (buckets - 1);
                     uint32_t gm = (uint32_t) (pfx[j].mask >> shift)
@@ -556,6 +682,9 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
             }
         }
     }
+    snap->const_key_mask = cmask;
+    snap->const_key_value = cvalue;
+    fdp__pipapo_set_const_words(snap);
     for (unsigned int f = 0; f < n_fields; f++) {
         if (build_summaries(&snap->fields[f])) {
             goto fail;
@@ -755,32 +884,15 @@ field_is_constant(struct fdp_rule **rules, uint32_t n, enum fdp_field f)
 /* Records constant field 'f', whose value/mask every rule has (rule
  * 'r''s), in the snapshot's checks. */
 static void
-add_const_field(struct pipapo_snapshot *snap, struct fdp_key *mask,
-                struct fdp_key *value, const struct fdp_rule *r,
+add_const_field(struct pipapo_snapshot *snap, const struct fdp_rule *r,
                 enum fdp_field f)
 {
     fdp_u128 m = fdp__key_get(&r->match.mask, f);
 
     snap->const_fields[snap->n_const_fields++] = f;
-    fdp__key_or(mask, f, m);
-    fdp__key_or(value, f, fdp__key_get(&r->match.value, f) & m);
-}
-
-/* Compresses the constant fields' key 'mask' and 'value' into the
- * snapshot's list of words to compare. */
-static void
-set_const_words(struct pipapo_snapshot *snap, const struct fdp_key *mask,
-                const struct fdp_key *value)
-{
-    snap->n_const_words = 0;
-    for (unsigned int w = 0; w < FDP_KEY_WORDS; w++) {
-        if (mask->w[w]) {
-            unsigned int i = snap->n_const_words++;
-            snap->const_words[i] = (uint8_t) w;
-            snap->const_mask[i] = mask->w[w];
-            snap->const_value[i] = value->w[w];
-        }
-    }
+    fdp__key_or(&snap->const_key_mask, f, m);
+    fdp__key_or(&snap->const_key_value, f,
+                fdp__key_get(&r->match.value, f) & m);
 }
 
 /* One rule's constraint on one field, unpacked for the selectivity
@@ -929,11 +1041,10 @@ fdp__pipapo_publish(struct pipapo *p)
     if (!snap) {
         return ENOMEM;
     }
-    struct fdp_key cmask = { { 0 } }, cvalue = { { 0 } };
     for (unsigned int f = 0; f < n_consts; f++) {
-        add_const_field(snap, &cmask, &cvalue, p->rules[0], consts[f]);
+        add_const_field(snap, p->rules[0], consts[f]);
     }
-    set_const_words(snap, &cmask, &cvalue);
+    fdp__pipapo_set_const_words(snap);
     for (unsigned int f = 0; f < n_fields; f++) {
         p->group_bits[fields[f]] = group_bits[f];
     }

@@ -56,10 +56,15 @@ struct pipapo_field {
     enum fdp_field id;
     uint8_t key_word;           /* Where the field's value is in the key */
     uint8_t key_shift;          /* (fdp__fields[id].word, .shift and */
-    uint8_t key_bits;           /* .n_bits, copied: no table load). */
-    uint8_t n_bits;             /* Width, rounded up to a group multiple. */
+    uint8_t key_bits;           /* .n_bits, copied: no table load), for
+                                 * the run of groups intersected: 128
+                                 * means both words, shifted right by
+                                 * 'v_shift'. */
+    uint8_t v_shift;
+    uint8_t n_bits;             /* Width of the run: n_groups groups. */
     uint8_t group_bits;         /* 4 or 8. */
-    uint8_t n_groups;
+    uint8_t n_groups;           /* Groups intersected (see "Uniform
+                                 * groups" in lib/pipapo.c). */
     uint32_t n_rules;           /* Field rules (after expansion). */
     uint32_t bsize;             /* Words per bitmap row, a multiple of 4. */
     uint32_t n_chunks;          /* bsize / PIPAPO_ROW_WORDS. */
@@ -89,8 +94,8 @@ fdp__pipapo_field_value(const struct pipapo_field *pf,
                         const struct fdp_key *key)
 {
     if (pf->key_bits == 128) {
-        return ((fdp_u128) key->w[pf->key_word] << 64)
-               | key->w[pf->key_word + 1];
+        return (((fdp_u128) key->w[pf->key_word] << 64)
+                | key->w[pf->key_word + 1]) >> pf->v_shift;
     }
     return (key->w[pf->key_word] >> pf->key_shift)
            & (uint64_t) fdp__ones(pf->key_bits);
@@ -114,6 +119,8 @@ struct pipapo_snapshot {
     uint64_t const_value[FDP_KEY_WORDS];    /* ...and masked value. */
     unsigned int n_const_fields;
     enum fdp_field const_fields[PIPAPO_MAX_FIELDS]; /* For dump-tables. */
+    struct fdp_key const_key_mask;  /* Writer: what const_words hold, */
+    struct fdp_key const_key_value; /* as whole keys. */
     unsigned int n_fields;
     uint32_t bsize_max;         /* Largest bsize: scratch bitmap size. */
     uint32_t sum_words_max;     /* Largest sum_words. */
@@ -214,6 +221,10 @@ int fdp__pipapo_choose_widths(const enum fdp_field *fields,
                               unsigned int n_fields, struct fdp_rule **rules,
                               uint32_t n, uint8_t *group_bits);
 void fdp__pipapo_snapshot_free(struct pipapo_snapshot *);
+
+/* Compresses the snapshot's const_key_mask/value into its const_words
+ * (builders). */
+void fdp__pipapo_set_const_words(struct pipapo_snapshot *);
 
 
 fdp__pipapo_and_fn fdp__pipapo_and_generic;

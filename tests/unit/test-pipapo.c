@@ -297,6 +297,110 @@ run_set_type(const struct set_type *t, uint32_t n, bool two_value,
     free(keys);
 }
 
+/* A constraint on 'f' near 'base', so that the rules of a set agree on
+ * most groups: with 'low_wild', a prefix that leaves the low 16 bits (of
+ * fields of 24 bits or more) wildcarded and varies bits 16..18; else a
+ * value in the low byte of 'base', as a short range, an exact value or a
+ * long prefix. */
+static void
+shared_constraint(struct unit_rng *rng, struct fdp_match *m, enum fdp_field f,
+                  fdp_u128 base, bool low_wild)
+{
+    unsigned int n = fdp__field(f)->n_bits;
+
+    base &= fdp__ones(n);
+    if (low_wild && n >= 24) {
+        fdp_u128 mask = fdp__ones(n) & ~fdp__ones(16);
+        fdp_u128 v = (base ^ ((fdp_u128) unit_rng_below(rng, 8) << 16))
+                     & mask;
+        ck_assert_int_eq(fdp__match_set_masked(m, f, v, mask), 0);
+        return;
+    }
+    fdp_u128 lo = (base & ~fdp__ones(8)) | unit_rng_below(rng, 200);
+    switch (unit_rng_below(rng, 3)) {
+    case 0: {
+        fdp_u128 hi = lo + unit_rng_below(rng, 4);
+        ck_assert_int_eq(fdp__match_set_range(m, f, lo, hi), 0);
+        break;
+    }
+    case 1: {
+        fdp_u128 mask = fdp__ones(n) & ~fdp__ones(unit_rng_below(rng, 6));
+        ck_assert_int_eq(fdp__match_set_masked(m, f, lo & mask, mask), 0);
+        break;
+    }
+    default:
+        ck_assert_int_eq(fdp__match_set_masked(m, f, lo, fdp__ones(n)), 0);
+        break;
+    }
+}
+
+/* Regression for uniform groups: rule sets whose rules agree on the high
+ * groups of a field (a shared IPv6 /96, a MAC vendor prefix) or leave the
+ * same low groups wildcarded (ClassBench's /16s), so that the builder
+ * checks those groups once instead of intersecting them.  Every
+ * implementation, group width and the writer's sub-table against the
+ * reference, on probes inside rules, at range edges, and with a bit of a
+ * uniform group flipped (which must miss those rules). */
+START_TEST(uniform_groups)
+{
+    for (size_t ti = 0; ti < FDP_ARRAY_SIZE(set_types); ti++) {
+        const struct set_type *t = &set_types[ti];
+        for (int low_wild = 0; low_wild < 2; low_wild++) {
+            struct unit_rng rng;
+            enum { N = 300 };
+            struct fdp_rule *rules[N];
+            fdp_u128 base[5];
+            size_t max_keys = 6000;
+            struct fdp_key *keys = malloc(max_keys * sizeof *keys);
+
+            unit_rng_init(&rng, 90 + ti * 2 + low_wild);
+            for (unsigned int j = 0; j < t->n; j++) {
+                base[j] = rand_bits(&rng, 128);
+            }
+            uint32_t set = 0;
+            for (unsigned int j = 0; j < t->n; j++) {
+                set |= UINT32_C(1) << t->fields[j];
+            }
+            struct pipapo *p = fdp__pipapo_create(set);
+            for (uint32_t i = 0; i < N; i++) {
+                rules[i] = new_rule((uint16_t) unit_rng_below(&rng, 4), i);
+                for (unsigned int j = 0; j < t->n; j++) {
+                    shared_constraint(&rng, &rules[i]->match, t->fields[j],
+                                      base[j], low_wild);
+                }
+                ck_assert_int_eq(fdp__pipapo_add(p, rules[i]), 0);
+            }
+            qsort(rules, N, sizeof *rules, compare_rules);
+            size_t n_keys = make_probes(&rng, t, rules, N, keys,
+                                        max_keys - N);
+            /* Inside keys with one bit of a high (uniform) group
+             * flipped. */
+            for (size_t k = 0, n_inside = n_keys; k < n_inside
+                 && n_keys < max_keys; k += 7) {
+                keys[n_keys] = keys[k];
+                enum fdp_field f = t->fields[k % t->n];
+                unsigned int bits = fdp__field(f)->n_bits;
+                fdp_u128 v = fdp__key_get(&keys[n_keys], f);
+                fdp__key_set(&keys[n_keys], f,
+                             v ^ ((fdp_u128) 1 << (bits - 1
+                                                   - unit_rng_below(&rng, 4))));
+                n_keys++;
+            }
+            check_snapshots(t, rules, N, keys, n_keys,
+                            low_wild ? "low groups wildcarded"
+                                     : "high groups shared");
+            ck_assert_int_eq(fdp__pipapo_publish(p), 0);
+            check_keys_in_order(p->snap, rules, N, keys, n_keys, t->name);
+            fdp__pipapo_destroy_now(p);
+            for (uint32_t i = 0; i < N; i++) {
+                free(rules[i]);
+            }
+            free(keys);
+        }
+    }
+}
+END_TEST
+
 START_TEST(selftest_set_types)
 {
     const struct set_type *t = &set_types[_i];
@@ -853,6 +957,7 @@ main(void)
                         (int) FDP_ARRAY_SIZE(set_types));
     tcase_add_test(tc, group_width_switches);
     tcase_add_test(tc, shapes_match_reference);
+    tcase_add_test(tc, uniform_groups);
     tcase_add_test(tc, avx2_mismatch);
     tcase_add_test(tc, narrow_first_field);
     tcase_add_test(tc, stale_bits_last_field);
