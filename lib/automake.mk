@@ -21,6 +21,8 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/cpu.h \
 	lib/hash.c \
 	lib/hash.h \
+	lib/hmap.c \
+	lib/hmap.h \
 	lib/hash-private.h \
 	lib/ds.c \
 	lib/ds.h \

@@ -79,6 +79,7 @@
 #include <time.h>
 
 #include "actions.h"
+#include "hmap.h"
 #include "flowdp/cpu.h"
 #include "pipapo.h"
 #include "rcu.h"
@@ -146,6 +147,13 @@ struct fdp_table {
     uint32_t basis;
     struct tss_subtable **subtables;    /* All subtables, any order. */
     size_t n_subtables, alloc_subtables;
+
+    /* Writers' indexes (see "Indexes"): subtables by mask, and every
+     * linked rule by (match, priority), hashed with a keyed hash so that
+     * flows chosen to collide cannot make inserts quadratic. */
+    struct fdp__hmap subtable_index;    /* struct subtable_node. */
+    struct fdp__hmap rule_index;        /* fdp_rule.index_node. */
+    struct fdp_hash_key index_key;
     struct pipapo **pipapos;            /* All pipapo sub-tables. */
     size_t n_pipapos, alloc_pipapos;
     size_t max_masks;                   /* Tuple-space mask budget. */
@@ -236,15 +244,65 @@ rule_create(struct fdp_table *table, const struct fdp_match *match,
 /* ---------------------------------------------------------------------- */
 /* Subtables and the view.                                                 */
 
-static struct tss_subtable *
-find_subtable(const struct fdp_table *table, const struct fdp_key *mask)
+/* ---------------------------------------------------------------------- */
+/* Indexes.                                                                */
+
+/* An entry of the subtable index. */
+struct subtable_node {
+    struct fdp__hmap_node node;
+    struct tss_subtable *st;
+};
+
+static uint32_t
+mask_hash(const struct fdp_table *table, const struct fdp_key *mask)
 {
-    for (size_t i = 0; i < table->n_subtables; i++) {
-        if (!memcmp(&table->subtables[i]->mask, mask, sizeof *mask)) {
-            return table->subtables[i];
+    return fdp_hash_keyed(mask->w, FDP_KEY_WORDS, &table->index_key);
+}
+
+static struct subtable_node *
+find_subtable_node(const struct fdp_table *table, const struct fdp_key *mask)
+{
+    uint32_t hash = mask_hash(table, mask);
+
+    for (struct fdp__hmap_node *n = fdp__hmap_first_with_hash(
+             &table->subtable_index, hash);
+         n; n = fdp__hmap_next_with_hash(n->next, hash)) {
+        struct subtable_node *sn = CONTAINER_OF(n, struct subtable_node, node);
+        if (!memcmp(&sn->st->mask, mask, sizeof *mask)) {
+            return sn;
         }
     }
     return NULL;
+}
+
+static struct tss_subtable *
+find_subtable(const struct fdp_table *table, const struct fdp_key *mask)
+{
+    struct subtable_node *sn = find_subtable_node(table, mask);
+
+    return sn ? sn->st : NULL;
+}
+
+/* The hash of a rule's (match, priority) in the rule index. */
+static uint32_t
+rule_key_hash(const struct fdp_table *table, const struct fdp_match *m,
+              uint16_t priority)
+{
+    uint64_t w[3 * FDP_KEY_WORDS + 1];
+
+    memcpy(w, m->value.w, sizeof m->value.w);
+    memcpy(w + FDP_KEY_WORDS, m->mask.w, sizeof m->mask.w);
+    memcpy(w + 2 * FDP_KEY_WORDS, m->hi.w, sizeof m->hi.w);
+    w[3 * FDP_KEY_WORDS] = (uint64_t) m->range_fields << 16 | priority;
+    return fdp_hash_keyed(w, FDP_ARRAY_SIZE(w), &table->index_key);
+}
+
+static int
+index_rule(struct fdp_table *table, struct fdp_rule *rule)
+{
+    return fdp__hmap_insert(&table->rule_index, &rule->index_node,
+                            rule_key_hash(table, &rule->match,
+                                          rule->priority));
 }
 
 static struct tss_subtable *
@@ -255,23 +313,45 @@ get_subtable(struct fdp_table *table, const struct fdp_key *mask)
     if (st) {
         return st;
     }
+    struct subtable_node *sn = malloc(sizeof *sn);
+    if (!sn) {
+        return NULL;
+    }
     if (table->n_subtables == table->alloc_subtables) {
         size_t alloc = table->alloc_subtables ? 2 * table->alloc_subtables
                                               : 16;
         struct tss_subtable **p = realloc(table->subtables,
                                           alloc * sizeof *p);
         if (!p) {
+            free(sn);
             return NULL;
         }
         table->subtables = p;
         table->alloc_subtables = alloc;
     }
     st = fdp__tss_create(mask, table->basis);
-    if (st) {
-        table->subtables[table->n_subtables++] = st;
-        table->view_dirty = true;
+    sn->st = st;
+    if (!st || fdp__hmap_insert(&table->subtable_index, &sn->node,
+                                mask_hash(table, mask))) {
+        if (st) {
+            fdp__tss_destroy_now(st);
+        }
+        free(sn);
+        return NULL;
     }
+    table->subtables[table->n_subtables++] = st;
+    table->view_dirty = true;
     return st;
+}
+
+/* Takes empty subtable 'st' out of the subtable index. */
+static void
+unindex_subtable(struct fdp_table *table, struct tss_subtable *st)
+{
+    struct subtable_node *sn = find_subtable_node(table, &st->mask);
+
+    fdp__hmap_remove(&table->subtable_index, &sn->node);
+    free(sn);
 }
 
 static uint64_t
@@ -316,6 +396,14 @@ view_stats_compute(const struct fdp_table *table, struct tss_view *view)
                        + table->alloc_pipapos * sizeof *table->pipapos
                        + table->alloc_txn_removed
                          * sizeof *table->txn_removed
+                       + (table->rule_index.buckets
+                          ? (table->rule_index.mask + 1)
+                            * sizeof *table->rule_index.buckets : 0)
+                       + (table->subtable_index.buckets
+                          ? (table->subtable_index.mask + 1)
+                            * sizeof *table->subtable_index.buckets : 0)
+                       + table->subtable_index.n
+                         * sizeof(struct subtable_node)
                        + sizeof *view + view->n * (sizeof view->e[0]
                                                    + sizeof
                                                      *view->entry_memory);
@@ -424,6 +512,7 @@ reap_subtables(struct fdp_table *table)
         if (st->n_rules) {
             table->subtables[n++] = st;
         } else {
+            unindex_subtable(table, st);
             fdp__tss_destroy_deferred(st);
         }
     }
@@ -471,10 +560,12 @@ get_pipapo(struct fdp_table *table, uint32_t field_set, bool overflow)
     return pp;
 }
 
-/* Takes 'rule' out of its sub-table (tuple-space or pipapo). */
+/* Takes 'rule' out of the rule index and its sub-table (tuple-space or
+ * pipapo). */
 static void
-unlink_rule(struct fdp_rule *rule)
+unlink_rule(struct fdp_table *table, struct fdp_rule *rule)
 {
+    fdp__hmap_remove(&table->rule_index, &rule->index_node);
     if (rule->pipapo) {
         fdp__pipapo_remove(rule->pipapo, rule);
     } else {
@@ -565,7 +656,7 @@ txn_commit(struct fdp_table *table)
         fdp__rcu_synchronize();
     }
     for (size_t i = 0; i < table->n_txn_removed; i++) {
-        unlink_rule(table->txn_removed[i]);
+        unlink_rule(table, table->txn_removed[i]);
     }
     /* Pipapo snapshots that still hold removed rules must be rebuilt
      * before the rules can be freed. */
@@ -605,7 +696,7 @@ txn_abort(struct fdp_table *table)
          * transaction go too); inherited ones stay with the restored
          * rule. */
         rule->owns_stats = !rule->stats_shared;
-        unlink_rule(rule);
+        unlink_rule(table, rule);
         if (!rule->pipapo) {
             rule_free_deferred(table, rule);
         } else {
@@ -719,7 +810,11 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
     }
     rule->add_version = txn_version(table);
 
-    int error;
+    int error = index_rule(table, rule);
+    if (error) {
+        rule_free(table, rule);
+        return error;
+    }
     bool to_tss = fdp_match_is_masked(match) && !overflow;
     if (to_tss && table->max_masks && !find_subtable(table, &match->mask)
         && table->n_subtables >= 2 * table->max_masks) {
@@ -740,10 +835,12 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
             rule->pipapo = pp;
         }
     }
-    if (!error && old) {
+    if (error) {
+        fdp__hmap_remove(&table->rule_index, &rule->index_node);
+    } else if (old) {
         error = txn_remove(table, old);
         if (error) {
-            unlink_rule(rule);
+            unlink_rule(table, rule);
         }
     }
     if (error) {
@@ -768,33 +865,22 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
     return 0;
 }
 
+/* The rule with 'match' and 'priority' visible in the open transaction,
+ * or NULL: one probe of the rule index, wherever the rule lives. */
 static struct fdp_rule *
 find_exact(struct fdp_table *table, const struct fdp_match *match,
            uint16_t priority)
 {
-    bool masked = fdp_match_is_masked(match);
-    if (masked) {
-        struct tss_subtable *st = find_subtable(table, &match->mask);
-        struct fdp_rule *r = st ? fdp__tss_find_exact(st, match, priority,
-                                                      txn_version(table))
-                                : NULL;
-        if (r) {
+    uint32_t hash = rule_key_hash(table, match, priority);
+    uint64_t version = txn_version(table);
+
+    for (struct fdp__hmap_node *n = fdp__hmap_first_with_hash(
+             &table->rule_index, hash);
+         n; n = fdp__hmap_next_with_hash(n->next, hash)) {
+        struct fdp_rule *r = CONTAINER_OF(n, struct fdp_rule, index_node);
+        if (r->priority == priority && fdp__rule_visible(r, version)
+            && fdp_match_equal(&r->match, match)) {
             return r;
-        }
-    }
-    uint32_t fields = fdp__pipapo_fields_of(match);
-    for (size_t i = 0; i < table->n_pipapos; i++) {
-        struct pipapo *p = table->pipapos[i];
-        if (masked ? !p->overflow : p->overflow || p->field_set != fields) {
-            continue;
-        }
-        for (uint32_t j = 0; j < p->n_rules; j++) {
-            struct fdp_rule *r = p->rules[j];
-            if (r->priority == priority
-                && fdp__rule_visible(r, txn_version(table))
-                && fdp_match_equal(&r->match, match)) {
-                return r;
-            }
         }
     }
     return NULL;
@@ -1508,10 +1594,15 @@ fdp_table_create(struct fdp_table **tablep)
     }
     memset(table, 0, sizeof *table);
     error = fdp_hash_random_basis(&table->basis);
+    if (!error) {
+        error = fdp_hash_random_key(&table->index_key);
+    }
     if (error) {
         free(table);
         return error;
     }
+    fdp__hmap_init(&table->subtable_index);
+    fdp__hmap_init(&table->rule_index);
     pthread_mutex_init(&table->mutex, NULL);
     table->max_masks = FDP_TABLE_DEFAULT_MAX_MASKS;
     table->view = calloc(1, sizeof *table->view);
@@ -1556,6 +1647,16 @@ fdp_table_destroy(struct fdp_table *table)
     free(table->pipapos);
     free(table->subtables);
     free(table->txn_removed);
+    for (size_t i = 0; table->subtable_index.buckets
+                       && i <= table->subtable_index.mask; i++) {
+        for (struct fdp__hmap_node *n = table->subtable_index.buckets[i],
+                                   *next; n; n = next) {
+            next = n->next;
+            free(CONTAINER_OF(n, struct subtable_node, node));
+        }
+    }
+    fdp__hmap_destroy(&table->subtable_index);
+    fdp__hmap_destroy(&table->rule_index);
     free(table->view);
     pthread_mutex_destroy(&table->mutex);
     free(table);

@@ -10,6 +10,7 @@
 
 #include "flowdp/table.h"
 #include "hash.h"
+#include "hmap.h"
 #include "match.h"
 #include "rcu.h"
 
@@ -39,6 +40,8 @@ struct fdp_rule {
     struct tss_subtable *subtable;      /* Writer only (NULL in pipapo). */
     struct pipapo *pipapo;              /* Writer only (NULL in tss). */
     struct fdp_rule *txn_next;          /* Writer only: transaction log. */
+    struct fdp__hmap_node index_node;   /* Writer only: in the table's
+                                         * (match, priority) index. */
     struct fdp_table *table;            /* For memory accounting when the
                                          * rule is freed after a grace
                                          * period. */
