@@ -267,90 +267,32 @@ fdp_hash_jhash2(const uint64_t *words, size_t n_words, uint32_t basis)
 /* ---------------------------------------------------------------------- */
 /* SipHash.                                                                */
 
-#define SIPROUND(v0, v1, v2, v3)                                        \
-    do {                                                                \
-        v0 += v1; v1 = fdp__rol64(v1, 13); v1 ^= v0;                    \
-        v0 = fdp__rol64(v0, 32);                                        \
-        v2 += v3; v3 = fdp__rol64(v3, 16); v3 ^= v2;                    \
-        v0 += v3; v3 = fdp__rol64(v3, 21); v3 ^= v0;                    \
-        v2 += v1; v1 = fdp__rol64(v1, 17); v1 ^= v2;                    \
-        v2 = fdp__rol64(v2, 32);                                        \
-    } while (0)
-
-/* SipHash's initial state: "somepseudorandomlygeneratedbytes" in ASCII. */
-#define SIP_INIT0 0x736f6d6570736575ull
-#define SIP_INIT1 0x646f72616e646f6dull
-#define SIP_INIT2 0x6c7967656e657261ull
-#define SIP_INIT3 0x7465646279746573ull
-
-struct sip_state {
-    uint64_t v0, v1, v2, v3;
-};
-
-static void
-sip_init(struct sip_state *s, const struct fdp_hash_key *key)
-{
-    s->v0 = SIP_INIT0 ^ key->k0;
-    s->v1 = SIP_INIT1 ^ key->k1;
-    s->v2 = SIP_INIT2 ^ key->k0;
-    s->v3 = SIP_INIT3 ^ key->k1;
-}
-
-static void
-sip_block(struct sip_state *s, unsigned int c_rounds, uint64_t m)
-{
-    s->v3 ^= m;
-    for (unsigned int i = 0; i < c_rounds; i++) {
-        SIPROUND(s->v0, s->v1, s->v2, s->v3);
-    }
-    s->v0 ^= m;
-}
-
-static uint64_t
-sip_finish(struct sip_state *s, unsigned int d_rounds)
-{
-    s->v2 ^= 0xff;
-    for (unsigned int i = 0; i < d_rounds; i++) {
-        SIPROUND(s->v0, s->v1, s->v2, s->v3);
-    }
-    return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
-}
+/* The SipHash primitives are inline in lib/hash-private.h. */
 
 uint64_t
 fdp__siphash(unsigned int c_rounds, unsigned int d_rounds,
              const struct fdp_hash_key *key, const void *data, size_t size)
 {
     const uint8_t *p = data;
-    struct sip_state s;
+    struct fdp__sip_state s;
     uint64_t last = (uint64_t) size << 56;
 
-    sip_init(&s, key);
+    fdp__sip_init(&s, key);
     for (; size >= 8; p += 8, size -= 8) {
-        sip_block(&s, c_rounds, load_le64(p));
+        fdp__sip_block(&s, c_rounds, load_le64(p));
     }
     for (size_t i = 0; i < size; i++) {
         last |= (uint64_t) p[i] << (8 * i);
     }
-    sip_block(&s, c_rounds, last);
-    return sip_finish(&s, d_rounds);
+    fdp__sip_block(&s, c_rounds, last);
+    return fdp__sip_finish(&s, d_rounds);
 }
 
 uint32_t
 fdp_hash_keyed(const uint64_t *words, size_t n_words,
                const struct fdp_hash_key *key)
 {
-    struct sip_state s;
-
-    /* The same value as fdp__siphash(1, 3, key, bytes, 8 * n_words) over
-     * the words' little-endian bytes; reading words directly saves the
-     * byte loop.  The length byte wraps at 256 bytes, as SipHash's does. */
-    sip_init(&s, key);
-    for (size_t i = 0; i < n_words; i++) {
-        sip_block(&s, 1, words[i]);
-    }
-    sip_block(&s, 1, (uint64_t) (8 * n_words) << 56);
-    uint64_t h = sip_finish(&s, 3);
-    return (uint32_t) (h ^ (h >> 32));
+    return fdp__keyed_words(words, n_words, key);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -120,7 +120,7 @@ static inline __attribute__((always_inline)) uint32_t
 keyed_hash(const struct tss_buckets *b, const uint64_t *words,
            unsigned int n)
 {
-    return fdp_hash_keyed(words, n, &b->key);
+    return fdp__keyed_words(words, n, &b->key);
 }
 
 /* One hash and one batch lookup per word count N; see lib/tss-sse42.c for
