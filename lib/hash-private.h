@@ -133,7 +133,7 @@ fdp__load_le32(const uint8_t *p)
  * jhash2(k, 2 * n_words, basis) over those halves, then mixed.  On a
  * little-endian machine the halves are simply the words' memory read as
  * 32-bit words (with memcpy, which keeps strict aliasing). */
-static inline uint32_t
+static inline __attribute__((always_inline)) uint32_t
 fdp__jhash2_words(const uint64_t *words, size_t n_words, uint32_t basis)
 {
     const uint8_t *k = (const uint8_t *) words;
@@ -224,7 +224,7 @@ fdp__sip_finish(struct fdp__sip_state *s, unsigned int d_rounds)
 }
 
 /* fdp_hash_keyed(). */
-static inline uint32_t
+static inline __attribute__((always_inline)) uint32_t
 fdp__keyed_words(const uint64_t *words, size_t n_words,
                  const struct fdp_hash_key *key)
 {
