@@ -8,57 +8,140 @@
  * distinct mask.  A lookup masks the packet's key with each subtable's
  * mask, hashes the words the mask touches and probes that subtable's hash
  * table.  This file is one subtable; lib/table.c orders subtables and
- * walks them.
+ * walks them, and reaches the buckets only through this file's functions
+ * (fdp__tss_lookup_batch(), fdp__tss_for_each_rule()).
  *
  * Design
  * ======
- * - A subtable hashes only the words its mask touches (n_words of the 12),
- *   gathered into a small array, with the fast hash (CRC32C or jhash2,
- *   lib/hash.c) and a per-table random basis.
- * - Buckets hold chains of groups; a group is the set of rules whose
- *   masked keys are equal (they differ in priority, or are two versions of
- *   one flow during a change), sorted best first: priority descending,
- *   then insertion sequence ascending.  A probe walks one chain and, in
- *   the group whose key matches, takes the first rule visible at the
- *   lookup's version.
- * - The bucket array is replaced as a whole when it grows (more groups
- *   than buckets), shrinks (fewer than a quarter), or rehashes: the writer
- *   builds a new array with fresh copies of the groups (the rules are
- *   shared), publishes it with one pointer store and frees the old array
- *   and groups after an RCU grace period.  Readers never wait.
- * - Hash flooding: CRC32C is linear, so an attacker can make any number of
- *   keys with one CRC (lib/hash.c).  No chain may pass TSS_MAX_CHAIN (16)
- *   groups: an insert that would pass it rebuilds the subtable with
- *   fdp_hash_keyed() (SipHash-1-3) under a fresh random key.  Re-seeding
- *   the CRC would not help: CRC collisions do not depend on the seed.
+ * - A group is the set of rules whose masked keys are equal (they differ
+ *   in priority, or are two versions of one flow during a change), sorted
+ *   best first: priority descending, then insertion sequence ascending.
+ *   It holds the masked key words and the rule list, in one 64-byte line
+ *   for masks of up to 4 words.
+ * - Buckets are cache lines (struct tss_bucket, lib/tss-private.h): 5
+ *   32-bit hashes, a pass count and 5 group pointers, 64 bytes.  Open
+ *   vSwitch's cmap is the model: a probe loads one line, compares the
+ *   hashes in it, and dereferences only a group whose full 32-bit hash
+ *   matches, so a miss usually costs one line and a hit two (plus the
+ *   rule).
+ * - Hashing and dispatch.  A subtable hashes only the words its mask
+ *   touches (n_words of the 12), gathered into a small array, with a
+ *   per-table random basis.  The hash is chosen when the subtable is
+ *   created: CRC32C with crc32q where fdp_hash_fast_name() says "crc32c"
+ *   (the CPU has SSE4.2 and FLOWDP_CPU allows it; the code is in
+ *   lib/tss-sse42.c, compiled with -msse4.2), jhash2 elsewhere, and each
+ *   bucket array carries the functions (struct tss_ops) for its hash and
+ *   the mask's word count: one specialisation per count 1..4 with the
+ *   gather, the hash and the key compare unrolled, and a generic loop for
+ *   0 and 5..12 words.  Inserts and lookups call the same array's
+ *   functions, so their hashes agree; nothing on the lookup path asks
+ *   which CPU this is or loops over a run-time word count for those
+ *   shapes.  The subtable remembers its fast hash, so a rebuild keeps it
+ *   whatever fdp_hash_fast_name() says later.
+ * - Batch lookup.  fdp__tss_lookup_batch() takes up to 64 keys and runs
+ *   four passes over them (tss_lookup_batch_inline()): gather and hash
+ *   every key and prefetch its bucket line; compare the hashes of each
+ *   home line and prefetch the first matching group; compare that group's
+ *   key (or take the full probe) and prefetch its first rule; then take
+ *   the first visible rule.  Each pass issues the loads the next one
+ *   needs, so the three dependent cache misses of one key overlap with
+ *   those of the others instead of adding up.
+ *
+ * Overflow and the probe bound
+ * ============================
+ * A group goes to the first free entry of its probe window: its home
+ * bucket (hash & n_mask) and the next TSS_MAX_PROBE - 1 (4 lines, 20
+ * entries).  Every bucket between the home and the one that took the group
+ * counts it in 'n_pass'; a probe that finds nothing in a line stops there
+ * if its n_pass is 0, so a miss in a table without spills reads one line,
+ * and no probe reads more than TSS_MAX_PROBE lines.  Entries never move
+ * inside a published array (no cuckoo displacement): a reader cannot miss
+ * a group that stays in the table while it looks.
+ *
+ * The array doubles when the groups pass TSS_MAX_LOAD (3) per bucket or an
+ * insert finds its window full, and halves below a quarter of that.
+ *
+ * Hash flooding: CRC32C is linear, so an attacker can make any number of
+ * keys with one CRC (lib/hash.c), and those keys share the full 32-bit
+ * hash and so one home bucket.  Under the fast hash no more than
+ * TSS_MAX_SAME_HASH (4) groups may share a hash: an insert that would make
+ * a fifth rebuilds the subtable with fdp_hash_keyed() (SipHash-1-3) under a
+ * fresh random key.  By chance, 5 groups sharing a 32-bit hash in one
+ * window is below 2^-90 per insert, so only an attack triggers it; a probe
+ * under the fast hash dereferences at most 4 groups whose hash matches.
+ * Re-seeding the CRC would not help: CRC collisions do not depend on the
+ * seed.  Under the keyed hash a full window is bad luck and the array
+ * grows instead.
  *
  * Invariants
  * ==========
  * - Every group's key is the masked key of all its rules, and each group
- *   is in the chain of hash(key) under the current bucket array.
+ *   is in exactly one entry of the current bucket array, in the probe
+ *   window of its hash, with that hash beside it; g->hash is its hash
+ *   under the current array.
+ * - For every bucket B, n_pass(B) is the number of groups stored past B
+ *   whose home is B or a bucket before B within their window.
  * - No two groups in one subtable have the same key.
  * - Group rule lists are sorted best first.
  * - max_priority/min_seq bound every rule of the subtable from above.
  *
  * Thread-safety
  * =============
- * Writers (insert, unlink, find_exact) run under the table's mutex.
- * Lookups may run concurrently: every pointer they follow (buckets, chain
- * links, group rule lists, rule links) is published with a release store
- * after the object it points to is complete, and nothing they may reach is
- * freed before a grace period.
+ * Writers (insert, unlink, find_exact, the walks from the writer) run
+ * under the table's mutex.  Lookups and reader walks may run concurrently
+ * in an RCU read-side section.  A writer fills an entry by raising the
+ * pass counts, storing the hash, and then publishing the group pointer
+ * with a release store; the group is complete before that store, and a
+ * reader acquires the pointer and compares the group's key itself, so a
+ * stale or new hash beside it can cost a wasted compare but never a wrong
+ * answer.  Removal clears the pointer, then lowers the pass counts, and
+ * frees the group after a grace period.  Resizing and rehashing build a
+ * new array (sharing the groups, which hold no links) and publish it with
+ * one pointer store; the old array is freed after a grace period.  Rule
+ * lists are published as before: each link with a release store after the
+ * rule is complete.
+ *
+ * Cost of a lookup
+ * ================
+ * For an exact 5-tuple (2 words) under CRC32C, per key: the subtable's
+ * first line (bucket pointer, word indices, 2 mask words: shared by the
+ * batch), 2 loads from the packet key, 2 crc32q and the finaliser, then
+ * line 1: the bucket (5 hash compares, one pointer load), line 2: the
+ * group (2 key words, the rule list head), line 3: the rule's versions
+ * (and the priority lib/table.c compares).  So 3 cache lines per hit that
+ * depend on each other, which the batch overlaps across keys; a miss reads
+ * 1 line when its bucket has not spilled.  The chained design before this
+ * one read the bucket head and then the group before it could compare a
+ * hash: 2 lines per miss, one more per colliding group.
  *
  * Worked example
  * ==============
  * Mask "tcp,nw_dst=255.255.255.0,tp_dst=0xffff" touches word 0 (nw_dst in
  * bits 31..0) and word 1 (tp_dst in 47..32, dl_type in 31..16, nw_proto
- * in 15..8), so n_words = 2, words = {0, 1} and mask_words =
- * {0x00000000ffffff00, 0x0000ffffffffff00}.  The flow
- * "tcp,nw_dst=10.0.0.0/24,tp_dst=80" has masked words {0x000000000a000000,
- * 0x0000005008000600}.  A packet to 10.0.0.7 port 80 masks to the same two
- * words, hashes (two words, one crc32q each) to the same bucket, finds the
- * group by comparing the two words, and takes the group's first rule
- * visible at the lookup's version.
+ * in 15..8), so n_words = 2, words = {0, 1}, mask_words =
+ * {0x00000000ffffff00, 0x0000ffffffffff00}, and the array's functions are
+ * the 2-word CRC32C pair.  The flow "tcp,nw_dst=10.0.0.0/24,tp_dst=80"
+ * has masked words {0x000000000a000000, 0x0000005008000600}; with basis
+ * 0x12345678 their hash is fdp_hash_crc32c() = 0xb6bb1406.  A new
+ * subtable has 2 buckets (window 2), so the group's home is bucket
+ * 0xb6bb1406 & 1 = 0; it takes entry 0 there: hashes[0] = 0xb6bb1406,
+ * groups[0] = the group, n_pass stays 0.  A packet to 10.0.0.7 port 80
+ * masks to the same two words and the same hash; the probe loads line 0,
+ * finds 0xb6bb1406 in entry 0, loads the group, compares the two words,
+ * and takes the group's first rule visible at the lookup's version.  A
+ * packet to port 81 hashes elsewhere; if it lands in bucket 0 it matches
+ * no hash there and, n_pass being 0, stops after one line.  Once the
+ * subtable passes 6 groups it doubles to 4 buckets and the group moves to
+ * bucket 0xb6bb1406 & 3 = 2, with the same hash beside it.
+ *
+ * References
+ * ==========
+ * - V. Srinivasan, S. Suri, G. Varghese, "Packet classification using
+ *   tuple space search", SIGCOMM 1999.
+ * - Open vSwitch lib/cmap.c (cache-line buckets of hashes and pointers
+ *   read without locks) and lib/dpif-netdev-lookup-*.c (lookups
+ *   specialised by miniflow shape).
+ * - Linux lib/rhashtable.c (chain bound and rehash under attack).
  */
 #include <config.h>
 
