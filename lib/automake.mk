@@ -41,13 +41,14 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/table.c \
 	lib/tss.c \
 	lib/tss.h \
+	lib/tss-private.h \
 	lib/util.h
 lib_libflowdp_core_la_LIBADD = $(LIBCRYPTO_LIBS) $(URCU_LIBS) $(PCAP_LIBS)
 
 if FDP_HAVE_SSE42
 noinst_LTLIBRARIES += lib/libflowdp-sse42.la
 lib_libflowdp_sse42_la_CFLAGS = $(FDP_LIB_CFLAGS) -msse4.2 -mpclmul
-lib_libflowdp_sse42_la_SOURCES = lib/hash-sse42.c
+lib_libflowdp_sse42_la_SOURCES = lib/hash-sse42.c lib/tss-sse42.c
 lib_libflowdp_core_la_LIBADD += lib/libflowdp-sse42.la
 endif
 

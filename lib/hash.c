@@ -256,176 +256,43 @@ fdp__crc32c_null_space(size_t n_words, const uint64_t *controlled,
 /* ---------------------------------------------------------------------- */
 /* jhash2.                                                                 */
 
-/* lookup3's starting constant: an arbitrary value, the same as the
- * kernel's JHASH_INITVAL. */
-#define JHASH_INITVAL 0xdeadbeefu
-
-/* lookup3's mix() and final(): the rotation counts were chosen by Jenkins
- * for avalanche; see lookup3.c. */
-#define JHASH_MIX(a, b, c)                              \
-    do {                                                \
-        a -= c; a ^= fdp__rol32(c, 4);  c += b;         \
-        b -= a; b ^= fdp__rol32(a, 6);  a += c;         \
-        c -= b; c ^= fdp__rol32(b, 8);  b += a;         \
-        a -= c; a ^= fdp__rol32(c, 16); c += b;         \
-        b -= a; b ^= fdp__rol32(a, 19); a += c;         \
-        c -= b; c ^= fdp__rol32(b, 4);  b += a;         \
-    } while (0)
-
-#define JHASH_FINAL(a, b, c)                            \
-    do {                                                \
-        c ^= b; c -= fdp__rol32(b, 14);                 \
-        a ^= c; a -= fdp__rol32(c, 11);                 \
-        b ^= a; b -= fdp__rol32(a, 25);                 \
-        c ^= b; c -= fdp__rol32(b, 16);                 \
-        a ^= c; a -= fdp__rol32(c, 4);                  \
-        b ^= a; b -= fdp__rol32(a, 14);                 \
-        c ^= b; c -= fdp__rol32(b, 24);                 \
-    } while (0)
-
-/* Loads the 32-bit word at 'p' in little-endian byte order. */
-static inline uint32_t
-load_le32(const uint8_t *p)
-{
-    uint32_t v;
-
-    memcpy(&v, p, sizeof v);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap32(v);
-#endif
-    return v;
-}
-
-/* jhash2 over 64-bit words, reading each as its low then its high half so
- * that the value does not depend on byte order: the Linux kernel's
- * jhash2(k, 2 * n_words, basis) over those halves, then mixed.  On a
- * little-endian machine the halves are simply the words' memory read as
- * 32-bit words (with memcpy, which keeps strict aliasing). */
+/* jhash2 over 64-bit words: fdp__jhash2_words() (lib/hash-private.h), which
+ * the tuple-space subtables inline with a constant word count. */
 uint32_t
 fdp_hash_jhash2(const uint64_t *words, size_t n_words, uint32_t basis)
 {
-    const uint8_t *k = (const uint8_t *) words;
-    size_t length = 2 * n_words;        /* In 32-bit words. */
-    uint32_t a, b, c;
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define HALF(i) ((uint32_t) (words[(i) / 2] >> (((i) & 1) * 32)))
-#else
-#define HALF(i) load_le32(k + 4 * (i))
-#endif
-    a = b = c = JHASH_INITVAL + ((uint32_t) length << 2) + basis;
-    size_t i = 0;
-    for (; length - i > 3; i += 3) {
-        a += HALF(i);
-        b += HALF(i + 1);
-        c += HALF(i + 2);
-        JHASH_MIX(a, b, c);
-    }
-    switch (length - i) {
-    case 3:
-        c += HALF(i + 2);
-        /* fall through */
-    case 2:
-        b += HALF(i + 1);
-        /* fall through */
-    case 1:
-        a += HALF(i);
-        JHASH_FINAL(a, b, c);
-        break;
-    default:
-        break;
-    }
-#undef HALF
-    return fdp__fmix32(c);
+    return fdp__jhash2_words(words, n_words, basis);
 }
 
 /* ---------------------------------------------------------------------- */
 /* SipHash.                                                                */
 
-#define SIPROUND(v0, v1, v2, v3)                                        \
-    do {                                                                \
-        v0 += v1; v1 = fdp__rol64(v1, 13); v1 ^= v0;                    \
-        v0 = fdp__rol64(v0, 32);                                        \
-        v2 += v3; v3 = fdp__rol64(v3, 16); v3 ^= v2;                    \
-        v0 += v3; v3 = fdp__rol64(v3, 21); v3 ^= v0;                    \
-        v2 += v1; v1 = fdp__rol64(v1, 17); v1 ^= v2;                    \
-        v2 = fdp__rol64(v2, 32);                                        \
-    } while (0)
-
-/* SipHash's initial state: "somepseudorandomlygeneratedbytes" in ASCII. */
-#define SIP_INIT0 0x736f6d6570736575ull
-#define SIP_INIT1 0x646f72616e646f6dull
-#define SIP_INIT2 0x6c7967656e657261ull
-#define SIP_INIT3 0x7465646279746573ull
-
-struct sip_state {
-    uint64_t v0, v1, v2, v3;
-};
-
-static void
-sip_init(struct sip_state *s, const struct fdp_hash_key *key)
-{
-    s->v0 = SIP_INIT0 ^ key->k0;
-    s->v1 = SIP_INIT1 ^ key->k1;
-    s->v2 = SIP_INIT2 ^ key->k0;
-    s->v3 = SIP_INIT3 ^ key->k1;
-}
-
-static void
-sip_block(struct sip_state *s, unsigned int c_rounds, uint64_t m)
-{
-    s->v3 ^= m;
-    for (unsigned int i = 0; i < c_rounds; i++) {
-        SIPROUND(s->v0, s->v1, s->v2, s->v3);
-    }
-    s->v0 ^= m;
-}
-
-static uint64_t
-sip_finish(struct sip_state *s, unsigned int d_rounds)
-{
-    s->v2 ^= 0xff;
-    for (unsigned int i = 0; i < d_rounds; i++) {
-        SIPROUND(s->v0, s->v1, s->v2, s->v3);
-    }
-    return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
-}
+/* The SipHash primitives are inline in lib/hash-private.h. */
 
 uint64_t
 fdp__siphash(unsigned int c_rounds, unsigned int d_rounds,
              const struct fdp_hash_key *key, const void *data, size_t size)
 {
     const uint8_t *p = data;
-    struct sip_state s;
+    struct fdp__sip_state s;
     uint64_t last = (uint64_t) size << 56;
 
-    sip_init(&s, key);
+    fdp__sip_init(&s, key);
     for (; size >= 8; p += 8, size -= 8) {
-        sip_block(&s, c_rounds, load_le64(p));
+        fdp__sip_block(&s, c_rounds, load_le64(p));
     }
     for (size_t i = 0; i < size; i++) {
         last |= (uint64_t) p[i] << (8 * i);
     }
-    sip_block(&s, c_rounds, last);
-    return sip_finish(&s, d_rounds);
+    fdp__sip_block(&s, c_rounds, last);
+    return fdp__sip_finish(&s, d_rounds);
 }
 
 uint32_t
 fdp_hash_keyed(const uint64_t *words, size_t n_words,
                const struct fdp_hash_key *key)
 {
-    struct sip_state s;
-
-    /* The same value as fdp__siphash(1, 3, key, bytes, 8 * n_words) over
-     * the words' little-endian bytes; reading words directly saves the
-     * byte loop.  The length byte wraps at 256 bytes, as SipHash's does. */
-    sip_init(&s, key);
-    for (size_t i = 0; i < n_words; i++) {
-        sip_block(&s, 1, words[i]);
-    }
-    sip_block(&s, 1, (uint64_t) (8 * n_words) << 56);
-    uint64_t h = sip_finish(&s, 3);
-    return (uint32_t) (h ^ (h >> 32));
+    return fdp__keyed_words(words, n_words, key);
 }
 
 /* ---------------------------------------------------------------------- */

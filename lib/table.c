@@ -411,7 +411,7 @@ view_stats_compute(const struct fdp_table *table, struct tss_view *view)
         const struct view_entry *e = &view->e[i];
         if (e->tss) {
             vs->n_masks++;
-            vs->n_keyed_subtables += e->tss->buckets->keyed;
+            vs->n_keyed_subtables += fdp__tss_is_keyed(e->tss);
             view->entry_memory[i] = fdp__tss_memory(e->tss);
         } else {
             const struct pipapo *p = e->pp;
@@ -938,6 +938,39 @@ filter_selects(const struct fdp_table_filter *filter,
     return fdp_match_covers(match, &rule->match);
 }
 
+/* fdp__tss_for_each_rule() state for select_rules(). */
+struct select_aux {
+    const struct fdp_table_filter *filter;
+    const struct fdp_match *match;
+    uint64_t version;
+    struct fdp_rule **rules;
+    size_t n, alloc;
+};
+
+/* Adds 'r' to the selection if the filter selects it; false if out of
+ * memory. */
+static bool
+select_rule_cb(struct fdp_rule *r, void *aux_)
+{
+    struct select_aux *aux = aux_;
+
+    if (!fdp__rule_visible(r, aux->version)
+        || !filter_selects(aux->filter, aux->match, r)) {
+        return true;
+    }
+    if (aux->n == aux->alloc) {
+        size_t alloc = aux->alloc ? 2 * aux->alloc : 64;
+        struct fdp_rule **p = realloc(aux->rules, alloc * sizeof *p);
+        if (!p) {
+            return false;
+        }
+        aux->rules = p;
+        aux->alloc = alloc;
+    }
+    aux->rules[aux->n++] = r;
+    return true;
+}
+
 /* Collects the rules visible in the transaction that 'filter' selects
  * into a new array in '*rulesp'.  Returns 0 or ENOMEM. */
 static int
@@ -963,30 +996,19 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
         *rulesp = rules;
         return 0;
     }
+    struct select_aux aux = {
+        .filter = filter, .match = match, .version = version,
+    };
     for (size_t i = 0; i < table->n_subtables; i++) {
-        struct tss_buckets *b = table->subtables[i]->buckets;
-        for (uint32_t j = 0; j <= b->n_mask; j++) {
-            for (struct tss_group *g = b->heads[j]; g; g = g->next) {
-                for (struct fdp_rule *r = g->rules; r; r = r->next) {
-                    if (!fdp__rule_visible(r, version)
-                        || !filter_selects(filter, match, r)) {
-                        continue;
-                    }
-                    if (*n == alloc) {
-                        alloc = alloc ? 2 * alloc : 64;
-                        struct fdp_rule **p = realloc(rules,
-                                                      alloc * sizeof *p);
-                        if (!p) {
-                            free(rules);
-                            return ENOMEM;
-                        }
-                        rules = p;
-                    }
-                    rules[(*n)++] = r;
-                }
-            }
+        if (!fdp__tss_for_each_rule(table->subtables[i], select_rule_cb,
+                                    &aux)) {
+            free(aux.rules);
+            return ENOMEM;
         }
     }
+    rules = aux.rules;
+    *n = aux.n;
+    alloc = aux.alloc;
     for (size_t i = 0; i < table->n_pipapos; i++) {
         struct pipapo *p = table->pipapos[i];
         for (uint32_t j = 0; j < p->n_rules; j++) {
@@ -1079,6 +1101,27 @@ compare_by_hits(const void *a_, const void *b_)
     return ha < hb ? -1 : ha > hb;
 }
 
+/* fdp__tss_for_each_rule() state for trim_masks(). */
+struct move_aux {
+    struct fdp_table *table;
+    uint64_t version;
+};
+
+/* Moves 'r' to pipapo (see trim_masks()); false on failure. */
+static bool
+move_rule_cb(struct fdp_rule *r, void *aux_)
+{
+    struct move_aux *aux = aux_;
+
+    /* Rules already removed in this transaction leave with its commit; a
+     * moved rule is removed, so it is never moved twice. */
+    if (!fdp__rule_visible(r, aux->version)) {
+        return true;
+    }
+    return !add_rule(aux->table, NULL, &r->match, r->priority, r->actions,
+                     r, true);
+}
+
 /* Moves the flows of the least-hit subtables into the overflow pipapo
  * sub-table until at most 'max_masks' subtables remain, within the open
  * transaction.
@@ -1112,25 +1155,10 @@ trim_masks(struct fdp_table *table)
 
     /* add_rule() to pipapo and txn_remove() leave the subtables' chains
      * as they are, so walking them while moving is safe. */
-    uint64_t version = txn_version(table);
+    struct move_aux aux = { .table = table, .version = txn_version(table) };
     for (size_t i = 0; i < n_move; i++) {
-        struct tss_buckets *b = order[i]->buckets;
-        for (uint32_t j = 0; j <= b->n_mask; j++) {
-            for (struct tss_group *g = b->heads[j]; g; g = g->next) {
-                for (struct fdp_rule *r = g->rules; r; r = r->next) {
-                    /* Rules already removed in this transaction leave with
-                     * its commit; a moved rule is removed, so it is never
-                     * moved twice. */
-                    if (!fdp__rule_visible(r, version)) {
-                        continue;
-                    }
-                    if (add_rule(table, NULL, &r->match, r->priority,
-                                 r->actions, r, true)) {
-                        free(order);
-                        return;
-                    }
-                }
-            }
+        if (!fdp__tss_for_each_rule(order[i], move_rule_cb, &aux)) {
+            break;
         }
     }
     free(order);
@@ -1152,6 +1180,27 @@ fdp_table_set_disjoint(struct fdp_table *table, bool disjoint)
     pthread_mutex_unlock(&table->mutex);
 }
 
+/* fdp__tss_for_each_rule() state for fdp_table_run(): the best rule's
+ * priority and, among rules at that priority, the lowest sequence. */
+struct bound_aux {
+    int max;
+    uint64_t min_seq;
+};
+
+static bool
+bound_rule_cb(struct fdp_rule *r, void *aux_)
+{
+    struct bound_aux *aux = aux_;
+
+    if (r->priority > aux->max) {
+        aux->max = r->priority;
+        aux->min_seq = r->seq;
+    } else if (r->priority == aux->max && r->seq < aux->min_seq) {
+        aux->min_seq = r->seq;
+    }
+    return true;
+}
+
 void
 fdp_table_run(struct fdp_table *table)
 {
@@ -1162,23 +1211,10 @@ fdp_table_run(struct fdp_table *table)
     /* Tighten bounds left stale by removals, then re-rank. */
     for (size_t i = 0; i < table->n_subtables; i++) {
         struct tss_subtable *st = table->subtables[i];
-        int max = -1;
-        uint64_t min_seq = UINT64_MAX;
-        struct tss_buckets *b = st->buckets;
-        for (uint32_t j = 0; j <= b->n_mask; j++) {
-            for (struct tss_group *g = b->heads[j]; g; g = g->next) {
-                for (struct fdp_rule *r = g->rules; r; r = r->next) {
-                    if (r->priority > max) {
-                        max = r->priority;
-                        min_seq = r->seq;
-                    } else if (r->priority == max && r->seq < min_seq) {
-                        min_seq = r->seq;
-                    }
-                }
-            }
-        }
-        __atomic_store_n(&st->max_priority, max, __ATOMIC_RELAXED);
-        __atomic_store_n(&st->min_seq, min_seq, __ATOMIC_RELAXED);
+        struct bound_aux bound = { .max = -1, .min_seq = UINT64_MAX };
+        fdp__tss_for_each_rule(st, bound_rule_cb, &bound);
+        __atomic_store_n(&st->max_priority, bound.max, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->min_seq, bound.min_seq, __ATOMIC_RELAXED);
     }
     trim_masks(table);
     for (size_t i = 0; i < table->n_pipapos; i++) {
@@ -1259,8 +1295,6 @@ fdp_table_lookup_batch(struct fdp_table *table,
                        const struct fdp_key *const keys[], size_t n,
                        const struct fdp_rule *rules[])
 {
-    uint32_t hashes[FDP_TABLE_BATCH_MAX];
-    uint64_t words[FDP_TABLE_BATCH_MAX][FDP_KEY_WORDS];
     uint64_t done = 0, visited = 0, hits = 0;
 
     if (n > FDP_TABLE_BATCH_MAX) {
@@ -1315,22 +1349,16 @@ fdp_table_lookup_batch(struct fdp_table *table,
             continue;
         }
 
-        /* Phase 2 (tuple space): hash every key to probe, then probe, so
-         * that the bucket loads of different keys overlap. */
+        /* Phase 2 (tuple space): one batch probe of the subtable, which
+         * hashes every key first and overlaps their memory loads. */
         struct tss_subtable *st = e->tss;
-        const struct tss_buckets *b = FDP_RCU_GET(st->buckets);
-        for (uint64_t m = probe; m; m &= m - 1) {
-            size_t i = (size_t) __builtin_ctzll(m);
-            hashes[i] = fdp__tss_hash(st, b, keys[i], words[i]);
-            __builtin_prefetch(&b->heads[hashes[i] & b->n_mask]);
-        }
-        for (uint64_t m = probe; m; m &= m - 1) {
-            size_t i = (size_t) __builtin_ctzll(m);
-            const struct fdp_rule *r = fdp__tss_lookup(st, b, words[i],
-                                                       hashes[i], version);
-            visited++;
-            if (r && beats(r, rules[i])) {
-                rules[i] = r;
+        const struct fdp_rule *found[FDP_TABLE_BATCH_MAX];
+        uint64_t hit = fdp__tss_lookup_batch(st, keys, probe, version, found);
+        visited += (uint64_t) __builtin_popcountll(probe);
+        for (; hit; hit &= hit - 1) {
+            size_t i = (size_t) __builtin_ctzll(hit);
+            if (beats(found[i], rules[i])) {
+                rules[i] = found[i];
                 count_hit(&st->hits);
             }
         }
@@ -1343,6 +1371,21 @@ fdp_table_lookup_batch(struct fdp_table *table,
     __atomic_fetch_add(&table->n_lookups, n, __ATOMIC_RELAXED);
     __atomic_fetch_add(&table->n_hits, hits, __ATOMIC_RELAXED);
     __atomic_fetch_add(&table->n_visited, visited, __ATOMIC_RELAXED);
+}
+
+/* fdp__tss_for_each_rule() state for fdp_table_for_each(). */
+struct for_each_aux {
+    bool (*cb)(const struct fdp_rule *, void *aux);
+    void *aux;
+    uint64_t version;
+};
+
+static bool
+for_each_rule_cb(struct fdp_rule *r, void *aux_)
+{
+    struct for_each_aux *fa = aux_;
+
+    return !fdp__rule_visible(r, fa->version) || fa->cb(r, fa->aux);
 }
 
 void
@@ -1366,18 +1409,10 @@ fdp_table_for_each(struct fdp_table *table,
             }
             continue;
         }
-        const struct tss_buckets *b = FDP_RCU_GET(e->tss->buckets);
-        for (uint32_t j = 0; j <= b->n_mask; j++) {
-            for (const struct tss_group *g = FDP_RCU_GET(b->heads[j]); g;
-                 g = FDP_RCU_GET(g->next)) {
-                for (const struct fdp_rule *r = FDP_RCU_GET(g->rules); r;
-                     r = FDP_RCU_GET(r->next)) {
-                    if (fdp__rule_visible(r, version) && !cb(r, aux)) {
-                        fdp__rcu_read_unlock();
-                        return;
-                    }
-                }
-            }
+        struct for_each_aux fa = { .cb = cb, .aux = aux, .version = version };
+        if (!fdp__tss_for_each_rule(e->tss, for_each_rule_cb, &fa)) {
+            fdp__rcu_read_unlock();
+            return;
         }
     }
     fdp__rcu_read_unlock();
@@ -1414,6 +1449,26 @@ fdp_table_get_stats(const struct fdp_table *table,
                                                  __ATOMIC_RELAXED);
 }
 
+/* fdp__tss_for_each_rule() state for tss_entry_stats(). */
+struct entry_stats_aux {
+    struct fdp_subtable_stats *out;
+    uint64_t version;
+};
+
+static bool
+entry_stats_rule_cb(struct fdp_rule *r, void *aux_)
+{
+    struct entry_stats_aux *aux = aux_;
+
+    if (fdp__rule_visible(r, aux->version)) {
+        aux->out->n_flows++;
+        if (r->priority > aux->out->max_priority) {
+            aux->out->max_priority = r->priority;
+        }
+    }
+    return true;
+}
+
 /* Counts the flows of tuple-space subtable 'st' visible at 'version' and
  * finds the highest priority among them, as fdp_table_for_each() walks
  * them.  Caller holds an RCU read-side section. */
@@ -1421,26 +1476,13 @@ static void
 tss_entry_stats(const struct tss_subtable *st, uint64_t version,
                 struct fdp_subtable_stats *out)
 {
-    const struct tss_buckets *b = FDP_RCU_GET(st->buckets);
+    struct entry_stats_aux aux = { .out = out, .version = version };
 
     out->kind = FDP_SUBTABLE_TSS;
-    out->keyed_hash = b->keyed;
+    out->keyed_hash = fdp__tss_is_keyed(st);
     out->mask = st->mask;
     out->hits = __atomic_load_n(&st->hits, __ATOMIC_RELAXED);
-    for (uint32_t j = 0; j <= b->n_mask; j++) {
-        for (const struct tss_group *g = FDP_RCU_GET(b->heads[j]); g;
-             g = FDP_RCU_GET(g->next)) {
-            for (const struct fdp_rule *r = FDP_RCU_GET(g->rules); r;
-                 r = FDP_RCU_GET(r->next)) {
-                if (fdp__rule_visible(r, version)) {
-                    out->n_flows++;
-                    if (r->priority > out->max_priority) {
-                        out->max_priority = r->priority;
-                    }
-                }
-            }
-        }
-    }
+    fdp__tss_for_each_rule(st, entry_stats_rule_cb, &aux);
 }
 
 /* The same for pipapo sub-table 'pp', from its published snapshot, which
@@ -1615,6 +1657,14 @@ fdp_table_create(struct fdp_table **tablep)
     return 0;
 }
 
+/* Frees 'r' now (fdp_table_destroy(): no reader remains). */
+static bool
+free_rule_cb(struct fdp_rule *r, void *aux)
+{
+    rule_free(NULL, r);
+    return true;
+}
+
 void
 fdp_table_destroy(struct fdp_table *table)
 {
@@ -1626,15 +1676,7 @@ fdp_table_destroy(struct fdp_table *table)
     FDP_RCU_TSAN_ACQUIRE();
     for (size_t i = 0; i < table->n_subtables; i++) {
         struct tss_subtable *st = table->subtables[i];
-        struct tss_buckets *b = st->buckets;
-        for (uint32_t j = 0; j <= b->n_mask; j++) {
-            for (struct tss_group *g = b->heads[j]; g; g = g->next) {
-                for (struct fdp_rule *r = g->rules, *next; r; r = next) {
-                    next = r->next;
-                    rule_free(NULL, r);
-                }
-            }
-        }
+        fdp__tss_for_each_rule(st, free_rule_cb, NULL);
         fdp__tss_destroy_now(st);
     }
     for (size_t i = 0; i < table->n_pipapos; i++) {

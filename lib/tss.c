@@ -8,63 +8,147 @@
  * distinct mask.  A lookup masks the packet's key with each subtable's
  * mask, hashes the words the mask touches and probes that subtable's hash
  * table.  This file is one subtable; lib/table.c orders subtables and
- * walks them.
+ * walks them, and reaches the buckets only through this file's functions
+ * (fdp__tss_lookup_batch(), fdp__tss_for_each_rule()).
  *
  * Design
  * ======
- * - A subtable hashes only the words its mask touches (n_words of the 12),
- *   gathered into a small array, with the fast hash (CRC32C or jhash2,
- *   lib/hash.c) and a per-table random basis.
- * - Buckets hold chains of groups; a group is the set of rules whose
- *   masked keys are equal (they differ in priority, or are two versions of
- *   one flow during a change), sorted best first: priority descending,
- *   then insertion sequence ascending.  A probe walks one chain and, in
- *   the group whose key matches, takes the first rule visible at the
- *   lookup's version.
- * - The bucket array is replaced as a whole when it grows (more groups
- *   than buckets), shrinks (fewer than a quarter), or rehashes: the writer
- *   builds a new array with fresh copies of the groups (the rules are
- *   shared), publishes it with one pointer store and frees the old array
- *   and groups after an RCU grace period.  Readers never wait.
- * - Hash flooding: CRC32C is linear, so an attacker can make any number of
- *   keys with one CRC (lib/hash.c).  No chain may pass TSS_MAX_CHAIN (16)
- *   groups: an insert that would pass it rebuilds the subtable with
- *   fdp_hash_keyed() (SipHash-1-3) under a fresh random key.  Re-seeding
- *   the CRC would not help: CRC collisions do not depend on the seed.
+ * - A group is the set of rules whose masked keys are equal (they differ
+ *   in priority, or are two versions of one flow during a change), sorted
+ *   best first: priority descending, then insertion sequence ascending.
+ *   It holds the masked key words and the rule list, in one 64-byte line
+ *   for masks of up to 4 words.
+ * - Buckets are cache lines (struct tss_bucket, lib/tss-private.h): 5
+ *   32-bit hashes, a pass count and 5 group pointers, 64 bytes.  Open
+ *   vSwitch's cmap is the model: a probe loads one line, compares the
+ *   hashes in it, and dereferences only a group whose full 32-bit hash
+ *   matches, so a miss usually costs one line and a hit two (plus the
+ *   rule).
+ * - Hashing and dispatch.  A subtable hashes only the words its mask
+ *   touches (n_words of the 12), gathered into a small array, with a
+ *   per-table random basis.  The hash is chosen when the subtable is
+ *   created: CRC32C with crc32q where fdp_hash_fast_name() says "crc32c"
+ *   (the CPU has SSE4.2 and FLOWDP_CPU allows it; the code is in
+ *   lib/tss-sse42.c, compiled with -msse4.2), jhash2 elsewhere, and each
+ *   bucket array carries the functions (struct tss_ops) for its hash and
+ *   the mask's word count: one specialisation per count 1..4 with the
+ *   gather, the hash and the key compare unrolled, and a generic loop for
+ *   0 and 5..12 words.  Inserts and lookups call the same array's
+ *   functions, so their hashes agree; nothing on the lookup path asks
+ *   which CPU this is or loops over a run-time word count for those
+ *   shapes.  The subtable remembers its fast hash, so a rebuild keeps it
+ *   whatever fdp_hash_fast_name() says later.
+ * - Batch lookup.  fdp__tss_lookup_batch() takes up to 64 keys and runs
+ *   four passes over them (tss_lookup_batch_inline()): gather and hash
+ *   every key and prefetch its bucket line; compare the hashes of each
+ *   home line and prefetch the first matching group; compare that group's
+ *   key (or take the full probe) and prefetch its first rule; then take
+ *   the first visible rule.  Each pass issues the loads the next one
+ *   needs, so the three dependent cache misses of one key overlap with
+ *   those of the others instead of adding up.
+ *
+ * Overflow and the probe bound
+ * ============================
+ * A group goes to the first free entry of its probe window: its home
+ * bucket (hash & n_mask) and the next TSS_MAX_PROBE - 1 (4 lines, 20
+ * entries).  Every bucket between the home and the one that took the group
+ * counts it in 'n_pass'; a probe that finds nothing in a line stops there
+ * if its n_pass is 0, so a miss in a table without spills reads one line,
+ * and no probe reads more than TSS_MAX_PROBE lines.  Entries never move
+ * inside a published array (no cuckoo displacement): a reader cannot miss
+ * a group that stays in the table while it looks.
+ *
+ * The array doubles when the groups pass TSS_MAX_LOAD (3) per bucket or an
+ * insert finds its window full, and halves below a quarter of that.
+ *
+ * Hash flooding: CRC32C is linear, so an attacker can make any number of
+ * keys with one CRC (lib/hash.c), and those keys share the full 32-bit
+ * hash and so one home bucket.  Under the fast hash no more than
+ * TSS_MAX_SAME_HASH (4) groups may share a hash: an insert that would make
+ * a fifth rebuilds the subtable with fdp_hash_keyed() (SipHash-1-3) under a
+ * fresh random key.  By chance, 5 groups sharing a 32-bit hash in one
+ * window is below 2^-90 per insert, so only an attack triggers it; a probe
+ * under the fast hash dereferences at most 4 groups whose hash matches.
+ * Re-seeding the CRC would not help: CRC collisions do not depend on the
+ * seed.  Under the keyed hash a full window is bad luck and the array
+ * grows instead.
  *
  * Invariants
  * ==========
  * - Every group's key is the masked key of all its rules, and each group
- *   is in the chain of hash(key) under the current bucket array.
+ *   is in exactly one entry of the current bucket array, in the probe
+ *   window of its hash, with that hash beside it; g->hash is its hash
+ *   under the current array.
+ * - For every bucket B, n_pass(B) is the number of groups stored past B
+ *   whose home is B or a bucket before B within their window.
  * - No two groups in one subtable have the same key.
  * - Group rule lists are sorted best first.
  * - max_priority/min_seq bound every rule of the subtable from above.
  *
  * Thread-safety
  * =============
- * Writers (insert, unlink, find_exact) run under the table's mutex.
- * Lookups may run concurrently: every pointer they follow (buckets, chain
- * links, group rule lists, rule links) is published with a release store
- * after the object it points to is complete, and nothing they may reach is
- * freed before a grace period.
+ * Writers (insert, unlink, find_exact, the walks from the writer) run
+ * under the table's mutex.  Lookups and reader walks may run concurrently
+ * in an RCU read-side section.  A writer fills an entry by raising the
+ * pass counts, storing the hash, and then publishing the group pointer
+ * with a release store; the group is complete before that store, and a
+ * reader acquires the pointer and compares the group's key itself, so a
+ * stale or new hash beside it can cost a wasted compare but never a wrong
+ * answer.  Removal clears the pointer, then lowers the pass counts, and
+ * frees the group after a grace period.  Resizing and rehashing build a
+ * new array (sharing the groups, which hold no links) and publish it with
+ * one pointer store; the old array is freed after a grace period.  Rule
+ * lists are published as before: each link with a release store after the
+ * rule is complete.
+ *
+ * Cost of a lookup
+ * ================
+ * For an exact 5-tuple (2 words) under CRC32C, per key: the subtable's
+ * first line (bucket pointer, word indices, 2 mask words: shared by the
+ * batch), 2 loads from the packet key, 2 crc32q and the finaliser, then
+ * line 1: the bucket (5 hash compares, one pointer load), line 2: the
+ * group (2 key words, the rule list head), line 3: the rule's versions
+ * (and the priority lib/table.c compares).  So 3 cache lines per hit that
+ * depend on each other, which the batch overlaps across keys; a miss reads
+ * 1 line when its bucket has not spilled.  The chained design before this
+ * one read the bucket head and then the group before it could compare a
+ * hash: 2 lines per miss, one more per colliding group.
  *
  * Worked example
  * ==============
  * Mask "tcp,nw_dst=255.255.255.0,tp_dst=0xffff" touches word 0 (nw_dst in
  * bits 31..0) and word 1 (tp_dst in 47..32, dl_type in 31..16, nw_proto
- * in 15..8), so n_words = 2, words = {0, 1} and mask_words =
- * {0x00000000ffffff00, 0x0000ffffffffff00}.  The flow
- * "tcp,nw_dst=10.0.0.0/24,tp_dst=80" has masked words {0x000000000a000000,
- * 0x0000005008000600}.  A packet to 10.0.0.7 port 80 masks to the same two
- * words, hashes (two words, one crc32q each) to the same bucket, finds the
- * group by comparing the two words, and takes the group's first rule
- * visible at the lookup's version.
+ * in 15..8), so n_words = 2, words = {0, 1}, mask_words =
+ * {0x00000000ffffff00, 0x0000ffffffffff00}, and the array's functions are
+ * the 2-word CRC32C pair.  The flow "tcp,nw_dst=10.0.0.0/24,tp_dst=80"
+ * has masked words {0x000000000a000000, 0x0000005008000600}; with basis
+ * 0x12345678 their hash is fdp_hash_crc32c() = 0xb6bb1406.  A new
+ * subtable has 2 buckets (window 2), so the group's home is bucket
+ * 0xb6bb1406 & 1 = 0; it takes entry 0 there: hashes[0] = 0xb6bb1406,
+ * groups[0] = the group, n_pass stays 0.  A packet to 10.0.0.7 port 80
+ * masks to the same two words and the same hash; the probe loads line 0,
+ * finds 0xb6bb1406 in entry 0, loads the group, compares the two words,
+ * and takes the group's first rule visible at the lookup's version.  A
+ * packet to port 81 hashes elsewhere; if it lands in bucket 0 it matches
+ * no hash there and, n_pass being 0, stops after one line.  Once the
+ * subtable passes 6 groups it doubles to 4 buckets and the group moves to
+ * bucket 0xb6bb1406 & 3 = 2, with the same hash beside it.
+ *
+ * References
+ * ==========
+ * - V. Srinivasan, S. Suri, G. Varghese, "Packet classification using
+ *   tuple space search", SIGCOMM 1999.
+ * - Open vSwitch lib/cmap.c (cache-line buckets of hashes and pointers
+ *   read without locks) and lib/dpif-netdev-lookup-*.c (lookups
+ *   specialised by miniflow shape).
+ * - Linux lib/rhashtable.c (chain bound and rehash under attack).
  */
 #include <config.h>
 
 #include "tss.h"
 
 #include "hash-private.h"
+#include "tss-private.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -72,16 +156,128 @@
 
 #include "util.h"
 
-/* The smallest bucket array, and the size a new subtable starts at: 16
- * heads are 128 bytes, two cache lines, which costs little for the many
- * subtables that hold a handful of flows, and lets a subtable take 16
- * groups (load factor 1) before its first rebuild.  Must be a power of 2
- * (buckets are indexed with 'n_mask'). */
-#define TSS_MIN_BUCKETS 16
+/* The smallest bucket array, and the size a new subtable starts at: 2
+ * lines, 128 bytes (as much as the 16 chain heads before cache-line
+ * buckets), room for TSS_MAX_LOAD * 2 = 6 groups before the first
+ * rebuild.  Must be a power of 2 (buckets are indexed with 'n_mask'). */
+#define TSS_MIN_BUCKETS 2
 _Static_assert((TSS_MIN_BUCKETS & (TSS_MIN_BUCKETS - 1)) == 0,
                "bucket counts are powers of 2");
 
-static void
+/* Groups per bucket before the array doubles: 3 of 5 entries (load 60%).
+ * With a Poisson(3) number of groups per home bucket about 8% of the
+ * buckets receive more than 5 and spill into the next line, and a spill
+ * that passes TSS_MAX_PROBE lines needs more than 20 groups homed in 4
+ * consecutive buckets (mean 12), which is rare enough that the growth it
+ * forces costs nothing on average.  Shrinks below a quarter of that. */
+#define TSS_MAX_LOAD 3
+
+/* The largest bucket array: 2^26 lines (4 GiB), far beyond any table we
+ * can hold, so that doubling never overflows 'n_mask'. */
+#define TSS_MAX_BUCKETS (UINT32_C(1) << 26)
+
+/* A make_room() that needs more rebuilds than this gives up with ENOMEM.
+ * Each rebuild doubles the array or switches to the keyed hash, so 8 is
+ * already 2^7 times the load the insert needed. */
+#define TSS_MAX_REBUILDS 8
+
+_Static_assert(offsetof(struct tss_subtable, mask_words)
+               + TSS_SPECIALISED_WORDS * sizeof(uint64_t) <= 64,
+               "a lookup of up to 4 words reads one line of the subtable");
+_Static_assert(sizeof(struct tss_buckets) % 64 == 0,
+               "bucket lines start on a cache line");
+_Static_assert(TSS_MAX_PROBE * TSS_BUCKET_ENTRIES <= 255,
+               "'n_pass' counts fit easily");
+
+/* ---------------------------------------------------------------------- */
+/* Hashing and dispatch.                                                   */
+
+static inline __attribute__((always_inline)) uint32_t
+jhash2_hash(const struct tss_buckets *b, const uint64_t *words,
+            unsigned int n)
+{
+    return fdp__jhash2_words(words, n, b->basis);
+}
+
+static inline __attribute__((always_inline)) uint32_t
+keyed_hash(const struct tss_buckets *b, const uint64_t *words,
+           unsigned int n)
+{
+    return fdp__keyed_words(words, n, &b->key);
+}
+
+/* One hash and one batch lookup per word count N; see lib/tss-sse42.c for
+ * the CRC32C twin. */
+#define TSS_SPECIALISE(HASH, N, STRIDE)                                     \
+    static uint32_t                                                         \
+    HASH##_##N(const struct tss_buckets *b, const uint64_t *words,          \
+               unsigned int n)                                              \
+    {                                                                       \
+        return HASH(b, words, (N) ? (N) : n);                               \
+    }                                                                       \
+                                                                            \
+    static uint64_t                                                         \
+    HASH##_batch_##N(const struct tss_subtable *st,                         \
+                     const struct tss_buckets *b,                           \
+                     const struct fdp_key *const keys[], uint64_t probe,    \
+                     uint64_t version, const struct fdp_rule *found[])      \
+    {                                                                       \
+        return tss_lookup_batch_inline(st, b, keys, probe, version, found,  \
+                                       (N) ? (N) : st->n_words, (STRIDE),   \
+                                       HASH);                               \
+    }
+
+TSS_SPECIALISE(jhash2_hash, 0, FDP_KEY_WORDS)
+TSS_SPECIALISE(jhash2_hash, 1, 1)
+TSS_SPECIALISE(jhash2_hash, 2, 2)
+TSS_SPECIALISE(jhash2_hash, 3, 3)
+TSS_SPECIALISE(jhash2_hash, 4, 4)
+TSS_SPECIALISE(keyed_hash, 0, FDP_KEY_WORDS)
+TSS_SPECIALISE(keyed_hash, 1, 1)
+TSS_SPECIALISE(keyed_hash, 2, 2)
+TSS_SPECIALISE(keyed_hash, 3, 3)
+TSS_SPECIALISE(keyed_hash, 4, 4)
+
+static const struct tss_ops jhash2_ops[TSS_SPECIALISED_WORDS + 1] = {
+    { jhash2_hash_0, jhash2_hash_batch_0 },
+    { jhash2_hash_1, jhash2_hash_batch_1 },
+    { jhash2_hash_2, jhash2_hash_batch_2 },
+    { jhash2_hash_3, jhash2_hash_batch_3 },
+    { jhash2_hash_4, jhash2_hash_batch_4 },
+};
+
+static const struct tss_ops keyed_ops[TSS_SPECIALISED_WORDS + 1] = {
+    { keyed_hash_0, keyed_hash_batch_0 },
+    { keyed_hash_1, keyed_hash_batch_1 },
+    { keyed_hash_2, keyed_hash_batch_2 },
+    { keyed_hash_3, keyed_hash_batch_3 },
+    { keyed_hash_4, keyed_hash_batch_4 },
+};
+
+/* The functions for hash 'kind' and 'n_words' words. */
+static const struct tss_ops *
+choose_ops(enum tss_hash_kind kind, unsigned int n_words)
+{
+    const struct tss_ops *table = jhash2_ops;
+    unsigned int i = n_words <= TSS_SPECIALISED_WORDS ? n_words : 0;
+
+    switch (kind) {
+    case TSS_HASH_CRC32C:
+#ifdef FDP_HAVE_SSE42
+        table = fdp__tss_crc32c_ops;
+#endif
+        break;
+    case TSS_HASH_KEYED:
+        table = keyed_ops;
+        break;
+    case TSS_HASH_JHASH2:
+    default:
+        break;
+    }
+    return &table[i];
+}
+
+static inline void
 gather(const struct tss_subtable *st, const struct fdp_key *key,
        uint64_t *out)
 {
@@ -90,32 +286,40 @@ gather(const struct tss_subtable *st, const struct fdp_key *key,
     }
 }
 
-static uint32_t
-hash_words(const struct tss_buckets *b, const uint64_t *words, size_t n)
+static inline uint32_t
+hash_words(const struct tss_subtable *st, const struct tss_buckets *b,
+           const uint64_t *words)
 {
-    return b->keyed ? fdp_hash_keyed(words, n, &b->key)
-                    : fdp_hash_fast(words, n, b->basis);
+    return b->ops->hash(b, words, st->n_words);
 }
 
-uint32_t
-fdp__tss_hash(const struct tss_subtable *st, const struct tss_buckets *b,
-              const struct fdp_key *key, uint64_t *words)
+/* ---------------------------------------------------------------------- */
+/* Bucket arrays.                                                          */
+
+static uint32_t
+n_buckets(const struct tss_buckets *b)
 {
-    gather(st, key, words);
-    return hash_words(b, words, st->n_words);
+    return b->n_mask + 1;
 }
 
 static struct tss_buckets *
-buckets_alloc(uint32_t n_buckets, bool keyed, uint32_t basis)
+buckets_alloc(const struct tss_subtable *st, uint32_t n, bool keyed,
+              uint32_t basis)
 {
-    struct tss_buckets *b = calloc(1, sizeof *b
-                                      + n_buckets * sizeof b->heads[0]);
+    size_t size = sizeof(struct tss_buckets) + n * sizeof(struct tss_bucket);
+    struct tss_buckets *b = aligned_alloc(64, size);
+
     if (!b) {
         return NULL;
     }
-    b->n_mask = n_buckets - 1;
+    memset(b, 0, size);
+    b->n_mask = n - 1;
+    b->window = n < TSS_MAX_PROBE ? n : TSS_MAX_PROBE;
     b->keyed = keyed;
     b->basis = basis;
+    b->ops = choose_ops(keyed ? TSS_HASH_KEYED
+                              : (enum tss_hash_kind) st->fast_hash,
+                        st->n_words);
     if (keyed && fdp_hash_random_key(&b->key)) {
         free(b);
         return NULL;
@@ -123,30 +327,76 @@ buckets_alloc(uint32_t n_buckets, bool keyed, uint32_t basis)
     return b;
 }
 
-struct tss_subtable *
-fdp__tss_create(const struct fdp_key *mask, uint32_t basis)
-{
-    struct tss_subtable *st = aligned_alloc(64, sizeof *st);
+/* Where a group lives in a bucket array. */
+struct slot {
+    uint32_t k;                         /* Buckets past its home. */
+    int s;                              /* Entry in that bucket. */
+};
 
-    if (!st) {
-        return NULL;
-    }
-    memset(st, 0, sizeof *st);
-    st->mask = *mask;
-    for (int i = 0; i < FDP_KEY_WORDS; i++) {
-        if (mask->w[i]) {
-            st->words[st->n_words] = (uint8_t) i;
-            st->mask_words[st->n_words++] = mask->w[i];
+/* Finds the first free entry in the probe window of 'hash' in 'b', and
+ * counts in '*same' the groups already there with hash 'hash'.  Returns
+ * false if the window is full. */
+static bool
+find_free(const struct tss_buckets *b, uint32_t hash, struct slot *slot,
+          unsigned int *same)
+{
+    bool found = false;
+
+    *same = 0;
+    for (uint32_t k = 0; k < b->window; k++) {
+        const struct tss_bucket *bk = tss_line(b, hash + k);
+        for (int s = 0; s < TSS_BUCKET_ENTRIES; s++) {
+            if (!bk->groups[s]) {
+                if (!found) {
+                    found = true;
+                    slot->k = k;
+                    slot->s = s;
+                }
+            } else if (bk->hashes[s] == hash) {
+                (*same)++;
+            }
         }
     }
-    st->max_priority = -1;
-    st->min_seq = UINT64_MAX;
-    st->buckets = buckets_alloc(TSS_MIN_BUCKETS, false, basis);
-    if (!st->buckets) {
-        free(st);
-        return NULL;
+    return found;
+}
+
+/* Stores 'g' with 'hash' at 'slot' of 'b': the pass counts first, then the
+ * hash, then the pointer with a release store, so that a reader that finds
+ * the pointer finds a complete group, and a reader that could reach the
+ * entry already continues past the lines before it. */
+static void
+place(struct tss_buckets *b, struct tss_group *g, uint32_t hash,
+      struct slot slot)
+{
+    for (uint32_t k = 0; k < slot.k; k++) {
+        struct tss_bucket *bk = &b->lines[(hash + k) & b->n_mask];
+        __atomic_store_n(&bk->n_pass, bk->n_pass + 1, __ATOMIC_RELAXED);
     }
-    return st;
+    struct tss_bucket *bk = &b->lines[(hash + slot.k) & b->n_mask];
+    __atomic_store_n(&bk->hashes[slot.s], hash, __ATOMIC_RELAXED);
+    FDP_RCU_SET(bk->groups[slot.s], g);
+}
+
+/* Removes 'g' (whose hash under 'b' is g->hash) from 'b': the reverse of
+ * place(). */
+static void
+unplace(struct tss_buckets *b, const struct tss_group *g)
+{
+    for (uint32_t k = 0; k < b->window; k++) {
+        struct tss_bucket *bk = &b->lines[(g->hash + k) & b->n_mask];
+        for (int s = 0; s < TSS_BUCKET_ENTRIES; s++) {
+            if (bk->groups[s] == g) {
+                FDP_RCU_SET(bk->groups[s], NULL);
+                for (uint32_t j = 0; j < k; j++) {
+                    struct tss_bucket *p = &b->lines[(g->hash + j)
+                                                     & b->n_mask];
+                    __atomic_store_n(&p->n_pass, p->n_pass - 1,
+                                     __ATOMIC_RELAXED);
+                }
+                return;
+            }
+        }
+    }
 }
 
 static void
@@ -172,15 +422,159 @@ free_subtable_cb(struct rcu_head *head)
     free(st);
 }
 
+/* Replaces the bucket array by one of 'n' buckets, using the keyed hash
+ * (under a fresh key) if 'keyed'.  The groups themselves are shared by
+ * both arrays: only their entries move.  Returns 0, ENOMEM, or ENOSPC if
+ * some probe window of the new array overflowed (try a bigger one); on
+ * error the subtable is unchanged. */
+static int
+rebuild(struct tss_subtable *st, uint32_t n, bool keyed)
+{
+    struct tss_buckets *old = st->buckets;
+
+    if (n > TSS_MAX_BUCKETS) {
+        return ENOMEM;
+    }
+    struct tss_buckets *b = buckets_alloc(st, n, keyed, old->basis);
+    struct tss_group **groups = malloc((st->n_groups + 1) * sizeof *groups);
+    uint32_t *hashes = malloc((st->n_groups + 1) * sizeof *hashes);
+    int error = b && groups && hashes ? 0 : ENOMEM;
+
+    /* Fill the new array, unpublished; nothing changes if it fails. */
+    size_t n_groups = 0;
+    for (uint32_t j = 0; !error && j < n_buckets(old); j++) {
+        for (int s = 0; !error && s < TSS_BUCKET_ENTRIES; s++) {
+            struct tss_group *g = old->lines[j].groups[s];
+            if (!g) {
+                continue;
+            }
+            uint32_t hash = !keyed && !old->keyed
+                            ? g->hash : hash_words(st, b, g->key);
+            struct slot slot;
+            unsigned int same;
+            if (!find_free(b, hash, &slot, &same)) {
+                error = ENOSPC;
+                break;
+            }
+            place(b, g, hash, slot);
+            groups[n_groups] = g;
+            hashes[n_groups++] = hash;
+        }
+    }
+    if (!error) {
+        FDP_RCU_SET(st->buckets, b);
+        /* Readers still in the old array do not read 'hash'. */
+        for (size_t i = 0; i < n_groups; i++) {
+            groups[i]->hash = hashes[i];
+        }
+        fdp__rcu_defer(&old->rcu, free_buckets_cb);
+    } else {
+        free(b);
+    }
+    free(groups);
+    free(hashes);
+    return error;
+}
+
+/* Finds room for a new group with key 'words' (whose hash under the
+ * current array is '*hash') and stores in '*hash' and '*slot' where it
+ * goes.  Rebuilds the array as needed: twice the buckets past the load
+ * bound or when the probe window is full, or the keyed hash when the new
+ * group would be the (TSS_MAX_SAME_HASH + 1)th with one fast hash, which
+ * only an attack produces (see "Overflow and the probe bound"). */
+static int
+make_room(struct tss_subtable *st, const uint64_t *words, uint32_t *hash,
+          struct slot *slot)
+{
+    uint32_t n = n_buckets(st->buckets);
+    bool keyed = st->buckets->keyed;
+
+    for (int i = 0; i < TSS_MAX_REBUILDS; i++) {
+        struct tss_buckets *b = st->buckets;
+        if (n == n_buckets(b) && keyed == b->keyed) {
+            unsigned int same;
+            if (st->n_groups + 1 > TSS_MAX_LOAD * n) {
+                n *= 2;
+            } else if (find_free(b, *hash, slot, &same)
+                       && (keyed || same < TSS_MAX_SAME_HASH)) {
+                return 0;
+            } else if (!keyed && same >= TSS_MAX_SAME_HASH) {
+                keyed = true;
+            } else {
+                n *= 2;
+            }
+        }
+        int error = rebuild(st, n, keyed);
+        if (error == ENOSPC) {
+            n *= 2;
+        } else if (error) {
+            return error;
+        } else {
+            *hash = hash_words(st, st->buckets, words);
+        }
+    }
+    return ENOMEM;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Modifiers.                                                              */
+
+struct tss_subtable *
+fdp__tss_create_with(const struct fdp_key *mask, uint32_t basis,
+                     enum tss_hash_kind kind)
+{
+#ifndef FDP_HAVE_SSE42
+    if (kind == TSS_HASH_CRC32C) {
+        return NULL;
+    }
+#endif
+    if (kind == TSS_HASH_CRC32C && !fdp__cpu_supports(FDP_CPU_SSE42)) {
+        return NULL;
+    }
+
+    struct tss_subtable *st = aligned_alloc(64, sizeof *st);
+    if (!st) {
+        return NULL;
+    }
+    memset(st, 0, sizeof *st);
+    st->mask = *mask;
+    for (int i = 0; i < FDP_KEY_WORDS; i++) {
+        if (mask->w[i]) {
+            st->words[st->n_words] = (uint8_t) i;
+            st->mask_words[st->n_words++] = mask->w[i];
+        }
+    }
+    st->fast_hash = kind == TSS_HASH_KEYED ? TSS_HASH_JHASH2 : kind;
+    st->max_priority = -1;
+    st->min_seq = UINT64_MAX;
+    st->buckets = buckets_alloc(st, TSS_MIN_BUCKETS, kind == TSS_HASH_KEYED,
+                                basis);
+    if (!st->buckets) {
+        free(st);
+        return NULL;
+    }
+    return st;
+}
+
+struct tss_subtable *
+fdp__tss_create(const struct fdp_key *mask, uint32_t basis)
+{
+    /* fdp_hash_fast_name() follows FLOWDP_CPU and says "crc32c" only where
+     * the CPU has the instruction (and flowdp-bench's override). */
+    bool crc = !strcmp(fdp_hash_fast_name(), "crc32c");
+
+    return fdp__tss_create_with(mask, basis,
+                                crc ? TSS_HASH_CRC32C : TSS_HASH_JHASH2);
+}
+
 void
 fdp__tss_destroy_now(struct tss_subtable *st)
 {
     struct tss_buckets *b = st->buckets;
 
-    for (uint32_t i = 0; i <= b->n_mask; i++) {
-        for (struct tss_group *g = b->heads[i], *next; g; g = next) {
-            next = g->next;
-            free(g);
+    for (uint32_t j = 0; j < n_buckets(b); j++) {
+        for (int s = 0; s < TSS_BUCKET_ENTRIES; s++) {
+            free(b->lines[j].groups[s]);
         }
     }
     free(b);
@@ -197,105 +591,10 @@ fdp__tss_destroy_deferred(struct tss_subtable *st)
 static size_t
 group_size(const struct tss_subtable *st)
 {
-    return sizeof(struct tss_group) + st->n_words * sizeof(uint64_t);
-}
+    size_t size = sizeof(struct tss_group) + st->n_words * sizeof(uint64_t);
 
-static inline bool
-key_equal(const uint64_t *a, const uint64_t *b, unsigned int n)
-{
-    uint64_t diff = 0;
-
-    for (unsigned int i = 0; i < n; i++) {
-        diff |= a[i] ^ b[i];
-    }
-    return !diff;
-}
-
-static struct tss_group *
-find_group(const struct tss_subtable *st, const struct tss_buckets *b,
-           const uint64_t *words, uint32_t hash)
-{
-    for (struct tss_group *g = FDP_RCU_GET(b->heads[hash & b->n_mask]); g;
-         g = FDP_RCU_GET(g->next)) {
-        if (g->hash == hash && key_equal(g->key, words, st->n_words)) {
-            return g;
-        }
-    }
-    return NULL;
-}
-
-/* Replaces the bucket array by one of 'n_buckets' buckets using the keyed
- * hash if 'keyed', copying every group.  Returns 0 or ENOMEM (then the
- * subtable is unchanged). */
-static int
-rebuild(struct tss_subtable *st, uint32_t n_buckets, bool keyed)
-{
-    struct tss_buckets *old = st->buckets;
-    struct tss_buckets *b = buckets_alloc(n_buckets, keyed, old->basis);
-
-    if (!b) {
-        return ENOMEM;
-    }
-
-    /* Copy the groups first; publish nothing until all copies exist. */
-    size_t n = 0;
-    struct tss_group **copies = malloc((st->n_groups + 1) * sizeof *copies);
-    if (!copies) {
-        free(b);
-        return ENOMEM;
-    }
-    for (uint32_t i = 0; i <= old->n_mask; i++) {
-        for (struct tss_group *g = old->heads[i]; g; g = g->next) {
-            struct tss_group *c = malloc(group_size(st));
-            if (!c) {
-                while (n) {
-                    free(copies[--n]);
-                }
-                free(copies);
-                free(b);
-                return ENOMEM;
-            }
-            memcpy(c, g, group_size(st));
-            c->hash = hash_words(b, c->key, st->n_words);
-            c->next = b->heads[c->hash & b->n_mask];
-            b->heads[c->hash & b->n_mask] = c;
-            copies[n++] = c;
-        }
-    }
-
-    FDP_RCU_SET(st->buckets, b);
-
-    /* The writer's back-pointers move to the copies; readers that still
-     * walk the old array see the old groups until the grace period. */
-    for (size_t i = 0; i < n; i++) {
-        for (struct fdp_rule *r = copies[i]->rules; r; r = r->next) {
-            r->group = copies[i];
-        }
-    }
-    free(copies);
-    for (uint32_t i = 0; i <= old->n_mask; i++) {
-        for (struct tss_group *g = old->heads[i], *next; g; g = next) {
-            next = g->next;
-            fdp__rcu_defer(&g->rcu, free_group_cb);
-        }
-    }
-    fdp__rcu_defer(&old->rcu, free_buckets_cb);
-    return 0;
-}
-
-static unsigned int
-longest_chain(const struct tss_buckets *b)
-{
-    unsigned int longest = 0;
-
-    for (uint32_t i = 0; i <= b->n_mask; i++) {
-        unsigned int len = 0;
-        for (const struct tss_group *g = b->heads[i]; g; g = g->next) {
-            len++;
-        }
-        longest = len > longest ? len : longest;
-    }
-    return longest;
+    return (size + 63) & ~(size_t) 63;  /* aligned_alloc() wants a
+                                         * multiple of the alignment. */
 }
 
 /* True if rule 'a' beats rule 'b': higher priority, or equal priority and
@@ -307,77 +606,30 @@ better(const struct fdp_rule *a, const struct fdp_rule *b)
            || (a->priority == b->priority && a->seq < b->seq);
 }
 
-/* The number of groups in the chain of 'hash' in 'b'. */
-static unsigned int
-chain_length(const struct tss_buckets *b, uint32_t hash)
-{
-    unsigned int len = 0;
-
-    for (const struct tss_group *g = b->heads[hash & b->n_mask]; g;
-         g = g->next) {
-        len++;
-    }
-    return len;
-}
-
-/* Makes room for one more group of key 'words', whose hash under the
- * current bucket array is '*hash', and stores in '*hash' its hash under
- * the array the group must go to.  Phase 1 grows the array past load
- * factor 1.  Phase 2 checks the chain bound in the array the group will
- * really join: growing does not shorten a chain of keys that share one
- * full 32-bit hash (a CRC flood), so the check must follow the growth,
- * not replace it.  A chain that would pass TSS_MAX_CHAIN switches the
- * subtable to the keyed hash. */
-static int
-make_room(struct tss_subtable *st, const uint64_t *words, uint32_t *hash)
-{
-    struct tss_buckets *b = st->buckets;
-
-    if (st->n_groups + 1 > b->n_mask + 1) {
-        int error = rebuild(st, 2 * (b->n_mask + 1), b->keyed);
-        if (error) {
-            return error;
-        }
-        b = st->buckets;
-        *hash = hash_words(b, words, st->n_words);
-    }
-    if (chain_length(b, *hash) + 1 > TSS_MAX_CHAIN) {
-        /* Under the keyed hash a long chain is bad luck, not an attack
-         * (at load factor at most 1, 16 other groups in one bucket has
-         * probability about 1/16!, below 2^-44): grow instead. */
-        int error = rebuild(st, b->keyed ? 2 * (b->n_mask + 1)
-                                         : b->n_mask + 1, true);
-        if (error) {
-            return error;
-        }
-        *hash = hash_words(st->buckets, words, st->n_words);
-    }
-    return 0;
-}
-
 int
 fdp__tss_insert(struct tss_subtable *st, struct fdp_rule *rule)
 {
     uint64_t words[FDP_KEY_WORDS];
 
     gather(st, &rule->match.value, words);
-    uint32_t hash = hash_words(st->buckets, words, st->n_words);
-    struct tss_group *g = find_group(st, st->buckets, words, hash);
+    uint32_t hash = hash_words(st, st->buckets, words);
+    /* The writer may change the group the probe returns. */
+    struct tss_group *g = (struct tss_group *) tss_probe(st->buckets, words,
+                                                         st->n_words, hash);
     if (!g) {
-        int error = make_room(st, words, &hash);
+        struct slot slot;
+        int error = make_room(st, words, &hash, &slot);
         if (error) {
             return error;
         }
-        g = malloc(group_size(st));
+        g = aligned_alloc(64, group_size(st));
         if (!g) {
             return ENOMEM;
         }
         g->rules = NULL;
         g->hash = hash;
         memcpy(g->key, words, st->n_words * sizeof *words);
-        struct tss_buckets *b = st->buckets;
-        g->next = b->heads[hash & b->n_mask];
-        FDP_RCU_SET(b->heads[hash & b->n_mask], g);
+        place(st->buckets, g, hash, slot);
         st->n_groups++;
     }
 
@@ -415,23 +667,19 @@ fdp__tss_unlink(struct tss_subtable *st, struct fdp_rule *rule)
 
     if (!g->rules) {
         struct tss_buckets *b = st->buckets;
-        struct tss_group **gp = &b->heads[g->hash & b->n_mask];
-        while (*gp != g) {
-            gp = &(*gp)->next;
-        }
-        FDP_RCU_SET(*gp, g->next);
+        unplace(b, g);
         fdp__rcu_defer(&g->rcu, free_group_cb);
         st->n_groups--;
 
-        /* Shrink below load factor 1/4, to half the buckets: the new
-         * load factor is below 1/2, so the table can take twice its
-         * groups again before it grows, and a subtable whose size
-         * hovers around a power of 2 does not rebuild on every insert
-         * and removal (the gap between 1/4 and 1 is the hysteresis).
-         * Failure to shrink is harmless. */
-        if (st->n_groups < (b->n_mask + 1) / 4
-            && b->n_mask + 1 > TSS_MIN_BUCKETS) {
-            rebuild(st, (b->n_mask + 1) / 2, b->keyed);
+        /* Shrink below a quarter of the load bound, to half the buckets:
+         * the new load is below half the bound, so the table can take
+         * twice its groups again before it grows, and a subtable whose
+         * size hovers around a power of 2 does not rebuild on every
+         * insert and removal (the gap is the hysteresis).  Failure to
+         * shrink is harmless. */
+        if (st->n_groups < TSS_MAX_LOAD * n_buckets(b) / 4
+            && n_buckets(b) > TSS_MIN_BUCKETS) {
+            rebuild(st, n_buckets(b) / 2, b->keyed);
         }
     }
 }
@@ -444,8 +692,8 @@ fdp__tss_find_exact(const struct tss_subtable *st,
     uint64_t words[FDP_KEY_WORDS];
 
     gather(st, &match->value, words);
-    uint32_t hash = hash_words(st->buckets, words, st->n_words);
-    struct tss_group *g = find_group(st, st->buckets, words, hash);
+    const struct tss_group *g = tss_probe(st->buckets, words, st->n_words,
+                                          hash_words(st, st->buckets, words));
     if (g) {
         for (struct fdp_rule *r = g->rules; r; r = r->next) {
             if (r->priority == priority && fdp__rule_visible(r, version)) {
@@ -456,35 +704,95 @@ fdp__tss_find_exact(const struct tss_subtable *st,
     return NULL;
 }
 
-const struct fdp_rule *
-fdp__tss_lookup(const struct tss_subtable *st, const struct tss_buckets *b,
-                const uint64_t *words, uint32_t hash, uint64_t version)
-{
-    const struct tss_group *g = find_group(st, b, words, hash);
+/* ---------------------------------------------------------------------- */
+/* Lookups and walks.                                                      */
 
-    if (g) {
-        for (const struct fdp_rule *r = FDP_RCU_GET(g->rules); r;
-             r = FDP_RCU_GET(r->next)) {
-            if (fdp__rule_visible(r, version)) {
-                return r;
+uint64_t
+fdp__tss_lookup_batch(const struct tss_subtable *st,
+                      const struct fdp_key *const keys[], uint64_t probe,
+                      uint64_t version, const struct fdp_rule *found[])
+{
+    const struct tss_buckets *b = FDP_RCU_GET(st->buckets);
+
+    return b->ops->lookup_batch(st, b, keys, probe, version, found);
+}
+
+const struct fdp_rule *
+fdp__tss_lookup(const struct tss_subtable *st, const struct fdp_key *key,
+                uint64_t version)
+{
+    const struct fdp_rule *found[1];
+
+    return fdp__tss_lookup_batch(st, &key, 1, version, found)
+           ? found[0] : NULL;
+}
+
+bool
+fdp__tss_for_each_rule(const struct tss_subtable *st,
+                       bool (*cb)(struct fdp_rule *, void *aux), void *aux)
+{
+    const struct tss_buckets *b = FDP_RCU_GET(st->buckets);
+
+    for (uint32_t j = 0; j < n_buckets(b); j++) {
+        for (int s = 0; s < TSS_BUCKET_ENTRIES; s++) {
+            const struct tss_group *g = FDP_RCU_GET(b->lines[j].groups[s]);
+            if (!g) {
+                continue;
+            }
+            for (struct fdp_rule *r = FDP_RCU_GET(g->rules), *next; r;
+                 r = next) {
+                next = FDP_RCU_GET(r->next);
+                if (!cb(r, aux)) {
+                    return false;
+                }
             }
         }
     }
-    return NULL;
+    return true;
+}
+
+bool
+fdp__tss_is_keyed(const struct tss_subtable *st)
+{
+    return FDP_RCU_GET(st->buckets)->keyed;
 }
 
 uint64_t
 fdp__tss_memory(const struct tss_subtable *st)
 {
     return sizeof *st + sizeof(struct tss_buckets)
-           + (st->buckets->n_mask + 1) * sizeof(struct tss_group *)
+           + n_buckets(st->buckets) * sizeof(struct tss_bucket)
            + st->n_groups * group_size(st);
 }
 
 unsigned int
-fdp__tss_longest_chain(const struct tss_subtable *st)
+fdp__tss_longest_probe(const struct tss_subtable *st, unsigned int *same)
 {
-    return longest_chain(st->buckets);
+    const struct tss_buckets *b = st->buckets;
+    unsigned int longest = 0;
+
+    *same = 0;
+    for (uint32_t j = 0; j < n_buckets(b); j++) {
+        for (int s = 0; s < TSS_BUCKET_ENTRIES; s++) {
+            const struct tss_group *g = b->lines[j].groups[s];
+            if (!g) {
+                continue;
+            }
+            /* Lines from the group's home to its bucket, and the groups
+             * in its window with its hash. */
+            unsigned int lines = ((j - g->hash) & b->n_mask) + 1;
+            longest = lines > longest ? lines : longest;
+            unsigned int n_same = 0;
+            for (uint32_t k = 0; k < b->window; k++) {
+                const struct tss_bucket *bk = tss_line(b, g->hash + k);
+                for (int t = 0; t < TSS_BUCKET_ENTRIES; t++) {
+                    n_same += bk->groups[t] && bk->hashes[t] == g->hash;
+                }
+            }
+            *same = n_same > *same ? n_same : *same;
+        }
+    }
+    return longest;
 }
 
 void

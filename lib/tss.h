@@ -70,33 +70,23 @@ fdp__rule_visible(const struct fdp_rule *rule, uint64_t version)
                                         __ATOMIC_RELAXED);
 }
 
-/* Rules of one subtable with the same masked key. */
-struct tss_group {
-    struct tss_group *next;             /* RCU: bucket chain. */
-    struct fdp_rule *rules;             /* RCU: best (priority, seq) first. */
-    uint32_t hash;
-    struct rcu_head rcu;
-    uint64_t key[];                     /* The masked words. */
-};
-
-/* A bucket array, replaced as a whole on resize or rehash. */
-struct tss_buckets {
-    uint32_t n_mask;                    /* Buckets - 1 (a power of 2). */
-    bool keyed;                         /* fdp_hash_keyed, else fast. */
-    uint32_t basis;
-    struct fdp_hash_key key;
-    struct rcu_head rcu;
-    struct tss_group *heads[];
-};
+/* Buckets and groups are private to lib/tss.c (lib/tss-private.h). */
+struct tss_buckets;
+struct tss_group;
 
 struct tss_subtable {
-    /* Read by lookups; fixed at creation. */
-    struct fdp_key mask;
+    /* Read by lookups, first so that a lookup of up to 4 words reads one
+     * cache line of the subtable (the bucket array pointer, the word
+     * indices and the first 4 mask words, bytes 0..55).  The words are
+     * fixed at creation. */
+    struct tss_buckets *buckets;        /* RCU. */
     uint8_t n_words;                    /* Words the mask touches... */
     uint8_t words[FDP_KEY_WORDS];       /* ...and their indices. */
     uint64_t mask_words[FDP_KEY_WORDS]; /* Their mask bits. */
 
-    struct tss_buckets *buckets;        /* RCU. */
+    struct fdp_key mask;
+    uint8_t fast_hash;                  /* enum tss_hash_kind of the fast
+                                         * hash, chosen at creation. */
 
     /* Bounds on the best rule: no rule beats (max_priority, min_seq).
      * Conservative: may be stale high.  Writer only: lookups read the
@@ -116,42 +106,103 @@ struct tss_subtable {
     uint64_t hits_at_rank;              /* Writer: 'hits' at last re-rank. */
 };
 
-/* Chain bound: a probe never walks more groups than this; an insert that
- * would pass it makes the subtable rehash with the keyed hash (as Linux
- * rhashtable's 16-entry chain limit). */
-#define TSS_MAX_CHAIN 16
+/* Probe bounds (lib/tss.c, "Overflow and the probe bound"): a probe reads
+ * at most TSS_MAX_PROBE bucket lines, and under the fast hash no more than
+ * TSS_MAX_SAME_HASH groups of a subtable share one 32-bit hash, so a probe
+ * dereferences at most that many groups.  An insert that would pass the
+ * second bound rehashes the subtable with the keyed hash. */
+#define TSS_MAX_PROBE 4
+#define TSS_MAX_SAME_HASH 4
 
+/* Modifiers: the caller holds the table's mutex (one writer at a time).
+ * ---------------------------------------------------------------------- */
+
+/* Creates an empty subtable for 'mask', hashing with a per-table 'basis'.
+ * The hash (CRC32C or jhash2, as fdp_hash_fast_name() says now) and the
+ * lookup functions specialised for the mask's word count are chosen here
+ * and kept.  Returns NULL if out of memory. */
 struct tss_subtable *fdp__tss_create(const struct fdp_key *mask,
                                      uint32_t basis);
+
+/* Frees 'st' and its groups now (no reader may still see it); the rules
+ * are the caller's. */
 void fdp__tss_destroy_now(struct tss_subtable *);
+
+/* Frees 'st', which holds no rule, after a grace period. */
 void fdp__tss_destroy_deferred(struct tss_subtable *);
 
 /* Links 'rule' (whose match mask equals the subtable's) into the
- * subtable.  Returns 0 or ENOMEM. */
+ * subtable.  Returns 0 or ENOMEM (then nothing changed). */
 int fdp__tss_insert(struct tss_subtable *, struct fdp_rule *);
 
 /* Unlinks 'rule'; its memory must be reclaimed after a grace period. */
 void fdp__tss_unlink(struct tss_subtable *, struct fdp_rule *);
 
 /* The rule with the same match and priority as 'match'/'priority' that is
- * visible at 'version', or NULL.  Writer only. */
+ * visible at 'version', or NULL. */
 struct fdp_rule *fdp__tss_find_exact(const struct tss_subtable *,
                                      const struct fdp_match *,
                                      uint16_t priority, uint64_t version);
 
-/* Gathers the words of 'key' the subtable's mask touches, masked, into
- * 'words' (FDP_KEY_WORDS long) and returns their hash under the bucket
- * array's hash function. */
-uint32_t fdp__tss_hash(const struct tss_subtable *,
-                       const struct tss_buckets *, const struct fdp_key *key,
-                       uint64_t *words);
+/* Lookups and walks: RCU protected, may run concurrently with a writer;
+ * the caller is inside an RCU read-side section.
+ * ---------------------------------------------------------------------- */
 
-/* The best rule visible at 'version' among those whose masked key is
- * 'words' with hash 'hash' (both from fdp__tss_hash()), or NULL. */
+/* For each key keys[i] with bit i set in 'probe' (i < FDP_TABLE_BATCH_MAX),
+ * finds the best rule of the subtable that matches it and is visible at
+ * 'version', stores it in found[i] and sets bit i of the result; found[i]
+ * is not written for keys without a match.  Gathers every key's masked
+ * words once, hashes them all, prefetches every bucket line, then probes,
+ * so that the memory loads of different keys overlap. */
+uint64_t fdp__tss_lookup_batch(const struct tss_subtable *,
+                               const struct fdp_key *const keys[],
+                               uint64_t probe, uint64_t version,
+                               const struct fdp_rule *found[]);
+
+/* The best rule of the subtable for 'key' visible at 'version', or
+ * NULL: fdp__tss_lookup_batch() for one key. */
 const struct fdp_rule *fdp__tss_lookup(const struct tss_subtable *,
-                                       const struct tss_buckets *,
-                                       const uint64_t *words, uint32_t hash,
+                                       const struct fdp_key *key,
                                        uint64_t version);
+
+/* Calls 'cb(rule, aux)' for every rule linked into the subtable, whatever
+ * its versions, group by group, each group best first, until 'cb' returns
+ * false.  Returns false if 'cb' stopped the walk.  The walk reads the next
+ * rule before it calls 'cb', so a writer's 'cb' may free the rule it is
+ * given (fdp_table_destroy()), but it must not otherwise change the
+ * subtable.  Readers may call it in a read-side section, writers under
+ * the mutex. */
+bool fdp__tss_for_each_rule(const struct tss_subtable *,
+                            bool (*cb)(struct fdp_rule *, void *aux),
+                            void *aux);
+
+/* True if the subtable hashes with fdp_hash_keyed() (it was flooded). */
+bool fdp__tss_is_keyed(const struct tss_subtable *);
+
+/* Tests and benchmarks.
+ * ---------------------------------------------------------------------- */
+
+/* The hash functions a subtable may use, in the order of
+ * fdp__tss_hash_name(). */
+enum tss_hash_kind {
+    TSS_HASH_JHASH2,
+    TSS_HASH_CRC32C,                    /* Only if built with SSE4.2. */
+    TSS_HASH_KEYED,
+};
+
+/* fdp__tss_create() with the fast hash 'kind' (TSS_HASH_JHASH2, or
+ * TSS_HASH_CRC32C if fdp__cpu_supports(FDP_CPU_SSE42) and the build has
+ * it) or, with TSS_HASH_KEYED, keyed from the start.  Returns NULL if out
+ * of memory or 'kind' cannot run here. */
+struct tss_subtable *fdp__tss_create_with(const struct fdp_key *mask,
+                                          uint32_t basis,
+                                          enum tss_hash_kind kind);
+
+/* Writer only: the most bucket lines a probe of 'st' may read (at most
+ * TSS_MAX_PROBE) and, in '*same', the most groups that share one 32-bit
+ * hash (the groups a probe may dereference). */
+unsigned int fdp__tss_longest_probe(const struct tss_subtable *,
+                                    unsigned int *same);
 
 /* Sets 'm' to the exact TCP 5-tuple whose subtable words are 'w0' (word 0:
  * nw_src in the high half, nw_dst in the low half) and 'w1' (word 1: the
@@ -163,9 +214,6 @@ void fdp__tss_5tuple_match(struct fdp_match *m, uint64_t w0, uint64_t w1);
  * and the ports can send, all with the same CRC32C hash in their subtable
  * under every basis.  Returns 0, or EINVAL if 'n' is not such a count. */
 int fdp__tss_flood_flows(struct fdp_match *flows, size_t n);
-
-/* The longest bucket chain, in groups (writer only; for tests). */
-unsigned int fdp__tss_longest_chain(const struct tss_subtable *);
 
 /* Bytes of memory the subtable uses (writer only). */
 uint64_t fdp__tss_memory(const struct tss_subtable *);

@@ -17,7 +17,8 @@ UNIT_TESTS = \
 	tests/unit/test-match \
 	tests/unit/test-pipapo \
 	tests/unit/test-ring \
-	tests/unit/test-table
+	tests/unit/test-table \
+	tests/unit/test-tss
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -62,6 +63,10 @@ tests_unit_test_table_SOURCES = tests/unit/test-table.c \
 	utilities/classbench.c utilities/classbench.h
 tests_unit_test_table_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_table_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_tss_SOURCES = tests/unit/test-tss.c
+tests_unit_test_tss_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_tss_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_hash_SOURCES = tests/unit/test-hash.c
 tests_unit_test_hash_CFLAGS = $(UNIT_CFLAGS)

@@ -1004,8 +1004,8 @@ START_TEST(hash_flooding)
     fdp_table_read_unlock();
     fdp_table_destroy(t);
 
-    /* The subtable itself, after every insert: no chain passes the probe
-     * bound.  Regression: make_room() grew the array on the 17th colliding
+    /* The subtable itself, after every insert: no probe passes the
+     * bounds.  Regression: make_room() grew the array on the 17th colliding
      * group without re-checking the chain, which left it at 17. */
     struct tss_subtable *st = fdp__tss_create(&flows[0].mask, 12345);
     struct fdp_rule *rules = calloc(N, sizeof *rules);
@@ -1016,9 +1016,11 @@ START_TEST(hash_flooding)
         rules[k].seq = k;
         rules[k].remove_version = FDP_VERSION_NEVER;
         ck_assert_int_eq(fdp__tss_insert(st, &rules[k]), 0);
-        ck_assert_msg(fdp__tss_longest_chain(st) <= TSS_MAX_CHAIN,
-                      "after %zu groups: chain of %u", k + 1,
-                      fdp__tss_longest_chain(st));
+        unsigned int same;
+        unsigned int lines = fdp__tss_longest_probe(st, &same);
+        ck_assert_msg(lines <= TSS_MAX_PROBE && same <= TSS_MAX_SAME_HASH,
+                      "after %zu groups: probe of %u lines, %u groups with "
+                      "one hash", k + 1, lines, same);
     }
     fdp__tss_destroy_now(st);
     free(rules);
