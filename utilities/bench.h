@@ -46,6 +46,7 @@ const char *bench_classbench_dir(void);
 /* The suites. */
 void suite_table(void);
 void suite_peer_acl(void);     /* Only built with DPDK. */
+void suite_peer_ovs(void);     /* Only built with --with-ovs-source. */
 void suite_ring(void);
 void suite_datapath(void);
 

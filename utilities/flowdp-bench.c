@@ -58,6 +58,13 @@
  *   table  ClassBench rule sets through the whole table (bench-table.c).
  *   peer-acl  the same through DPDK's rte_acl, with --with-dpdk
  *          (bench-acl.c).
+ *   peer-ovs  Open vSwitch 3.1's classifier (as ofproto configures it) and
+ *          its userspace datapath's dpcls, with --with-ovs-source=DIR
+ *          (bench-ovs.c): the same ovs-ofctl flow texts parsed by each
+ *          side's parser and the same packets, flowdp and OVS in one run;
+ *          cases exact-1000x1, megaflow-1000xM (M = 10, 100, 1000 masks,
+ *          disjoint flows), prio-1000x100 (every flow its own priority)
+ *          and insert-CASE (ns per flow to insert them all).
  *   ring, datapath  descriptor rings and the whole datapath (bench-dp.c).
  * Every result also carries "spread": (max - min) / median of its runs.
  */
@@ -1568,6 +1575,9 @@ static const struct suite suites[] = {
     { "table", suite_table },
 #ifdef HAVE_DPDK
     { "peer-acl", suite_peer_acl },
+#endif
+#ifdef HAVE_OVS
+    { "peer-ovs", suite_peer_ovs },
 #endif
     { "ring", suite_ring },
     { "datapath", suite_datapath },
