@@ -449,6 +449,52 @@ fdp__pipapo_set_const_words(struct pipapo_snapshot *snap)
     }
 }
 
+/* Sets field rule 'idx''s bit in the rows of one group ('rows': 'buckets'
+ * rows of 'bsize' words) that accept its group value/mask 'gv'/'gm'.  A
+ * group the rule wildcards would set the bit in every row: it goes to the
+ * group's 'wild' bitmap instead, ORed into every row once at the end
+ * (add_wildcards()), which turns a build of many wildcarding rules (the
+ * overflow sub-table of arbitrary masks) from buckets bit-sets per rule
+ * and group into one pass over the rows.  A partial mask enumerates just
+ * the buckets it accepts. */
+static void
+set_group_bits(uint64_t *rows, uint64_t *wild, uint32_t bsize,
+               uint32_t buckets, uint32_t gv, uint32_t gm, uint32_t idx)
+{
+    if (!gm) {
+        set_bit(wild, idx);
+        return;
+    }
+    uint32_t free_bits = ~gm & (buckets - 1);
+    for (uint32_t sub = free_bits;; sub = (sub - 1) & free_bits) {
+        set_bit(rows + (size_t) ((gv & gm) | sub) * bsize, idx);
+        if (!sub) {
+            break;
+        }
+    }
+}
+
+/* ORs each group's wildcard bitmap into every row of the group. */
+static void
+add_wildcards(struct pipapo_field *pf, const uint64_t *wild)
+{
+    uint32_t buckets = 1u << pf->group_bits;
+
+    for (unsigned int g = 0; g < pf->n_groups; g++) {
+        const uint64_t *wg = wild + (size_t) g * pf->bsize;
+        bool any = false;
+        for (uint32_t w = 0; w < pf->bsize && !any; w++) {
+            any = wg[w] != 0;
+        }
+        for (uint32_t b = 0; any && b < buckets; b++) {
+            uint64_t *row = pf->lt + ((size_t) g * buckets + b) * pf->bsize;
+            for (uint32_t w = 0; w < pf->bsize; w++) {
+                row[w] |= wg[w];
+            }
+        }
+    }
+}
+
 /* The groups of a field that take part in the intersection: a run of
  * consecutive groups, from the first to the last whose field rules do
  * not all agree (see "Uniform groups").  The groups outside it are
@@ -648,6 +694,11 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
         }
 
         uint32_t buckets = 1u << gb;
+        uint64_t *wild = calloc((size_t) pf->n_groups * pf->bsize,
+                                sizeof *wild);
+        if (!wild) {
+            goto fail;
+        }
         for (uint32_t r = 0; r < n; r++) {
             size_t np = rule_prefixes(rules[r], fields[f], pfx);
             uint32_t first = start[r * n_fields + f];
@@ -659,18 +710,9 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
                                   & (buckets - 1);
                     uint32_t gm = (uint32_t) (pfx[j].mask >> shift)
                                   & (buckets - 1);
-                    uint64_t *rows = pf->lt + (size_t) g * buckets
-                                              * pf->bsize;
-                    if (gm == buckets - 1) {
-                        /* Exact group: one bucket. */
-                        set_bit(rows + (size_t) gv * pf->bsize, idx);
-                        continue;
-                    }
-                    for (uint32_t b = 0; b < buckets; b++) {
-                        if (!((b ^ gv) & gm)) {
-                            set_bit(rows + (size_t) b * pf->bsize, idx);
-                        }
-                    }
+                    set_group_bits(pf->lt + (size_t) g * buckets * pf->bsize,
+                                   wild + (size_t) g * pf->bsize, pf->bsize,
+                                   buckets, gv, gm, idx);
                 }
                 if (f + 1 < n_fields) {
                     pf->mt[idx].to = start[r * n_fields + f + 1];
@@ -681,6 +723,8 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
                 }
             }
         }
+        add_wildcards(pf, wild);
+        free(wild);
     }
     snap->const_key_mask = cmask;
     snap->const_key_value = cvalue;

@@ -297,12 +297,12 @@ rule_key_hash(const struct fdp_table *table, const struct fdp_match *m,
     return fdp_hash_keyed(w, FDP_ARRAY_SIZE(w), &table->index_key);
 }
 
+/* Adds 'rule', whose (match, priority) hashes to 'hash', to the rule
+ * index. */
 static int
-index_rule(struct fdp_table *table, struct fdp_rule *rule)
+index_rule(struct fdp_table *table, struct fdp_rule *rule, uint32_t hash)
 {
-    return fdp__hmap_insert(&table->rule_index, &rule->index_node,
-                            rule_key_hash(table, &rule->match,
-                                          rule->priority));
+    return fdp__hmap_insert(&table->rule_index, &rule->index_node, hash);
 }
 
 static struct tss_subtable *
@@ -769,14 +769,16 @@ auto_end(struct fdp_table *table, bool started, int error)
 /* Modifiers.                                                              */
 
 /* Links a new rule for (match, priority, actions) at the transaction's
- * version, as a new version of 'old' if nonnull.  The rule goes to the
- * overflow pipapo sub-table if 'overflow' (fdp_table_run() moving flows out
- * of tuple space), else where its match and the mask budget say. */
+ * version, as a new version of 'old' if nonnull, else as a new flow
+ * whose (match, priority) has rule-index hash 'hash' (from
+ * find_exact()).  The rule goes to the overflow pipapo sub-table if
+ * 'overflow' (fdp_table_run() moving flows out of tuple space), else where
+ * its match and the mask budget say. */
 static int
 add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
          const struct fdp_match *match, uint16_t priority,
          const struct fdp_actions *actions, struct fdp_rule *old,
-         bool overflow)
+         bool overflow, uint32_t hash)
 {
     struct fdp_rule *rule = rule_create(table, match, priority, actions);
 
@@ -810,7 +812,9 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
     }
     rule->add_version = txn_version(table);
 
-    int error = index_rule(table, rule);
+    /* A new version of 'old' has its (match, priority), so its hash; a new
+     * flow's was computed by the caller's find_exact(). */
+    int error = index_rule(table, rule, old ? old->index_node.hash : hash);
     if (error) {
         rule_free(table, rule);
         return error;
@@ -869,9 +873,13 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
  * or NULL: one probe of the rule index, wherever the rule lives. */
 static struct fdp_rule *
 find_exact(struct fdp_table *table, const struct fdp_match *match,
-           uint16_t priority)
+           uint16_t priority, uint32_t *hashp)
 {
     uint32_t hash = rule_key_hash(table, match, priority);
+
+    if (hashp) {
+        *hashp = hash;
+    }
     uint64_t version = txn_version(table);
 
     for (struct fdp__hmap_node *n = fdp__hmap_first_with_hash(
@@ -898,13 +906,15 @@ fdp_table_insert(struct fdp_table *table, const struct fdp_flow_spec *spec,
         return EINVAL;
     }
     bool started = auto_begin(table);
-    struct fdp_rule *old = find_exact(table, spec->match, spec->priority);
+    uint32_t hash;
+    struct fdp_rule *old = find_exact(table, spec->match, spec->priority,
+                                      &hash);
     int error;
     if (old && (flags & FDP_TABLE_NO_REPLACE)) {
         error = EEXIST;
     } else {
         error = add_rule(table, spec, spec->match,
-                         spec->priority, spec->actions, old, false);
+                         spec->priority, spec->actions, old, false, hash);
     }
     return auto_end(table, started, error);
 }
@@ -985,7 +995,8 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
 
     *n = 0;
     if (filter->strict) {
-        struct fdp_rule *r = find_exact(table, match, filter->priority);
+        struct fdp_rule *r = find_exact(table, match, filter->priority,
+                                        NULL);
         if (r && filter_selects(filter, match, r)) {
             rules = malloc(sizeof *rules);
             if (!rules) {
@@ -1062,7 +1073,7 @@ fdp_table_modify(struct fdp_table *table,
             .hard_timeout = old->hard_timeout,
         };
         error = add_rule(table, &spec, &rules[i]->match, rules[i]->priority,
-                         actions, rules[i], false);
+                         actions, rules[i], false, 0);
     }
     free(rules);
     if (np) {
@@ -1119,7 +1130,7 @@ move_rule_cb(struct fdp_rule *r, void *aux_)
         return true;
     }
     return !add_rule(aux->table, NULL, &r->match, r->priority, r->actions,
-                     r, true);
+                     r, true, 0);
 }
 
 /* Moves the flows of the least-hit subtables into the overflow pipapo
