@@ -38,6 +38,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/pipapo-step.h \
 	lib/rcu.c \
 	lib/rcu.h \
+	lib/rule.h \
 	lib/table.c \
 	lib/tss.c \
 	lib/tss.h \

@@ -844,13 +844,6 @@ fdp__pipapo_destroy_deferred(struct pipapo *p)
     fdp__rcu_defer(&pf->rcu, free_pipapo_cb);
 }
 
-static bool
-rule_better(const struct fdp_rule *a, const struct fdp_rule *b)
-{
-    return a->priority > b->priority
-           || (a->priority == b->priority && a->seq < b->seq);
-}
-
 int
 fdp__pipapo_add(struct pipapo *p, struct fdp_rule *rule)
 {
@@ -867,7 +860,7 @@ fdp__pipapo_add(struct pipapo *p, struct fdp_rule *rule)
     uint32_t lo = 0, hi = p->n_rules;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (rule_better(p->rules[mid], rule) || p->rules[mid] == rule) {
+        if (fdp__rule_beats(p->rules[mid], rule) || p->rules[mid] == rule) {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -1227,23 +1220,20 @@ static const char candidates_overflow;
                              &candidates_overflow)
 
 /* The longest candidate list worth testing after field 'f'.  A candidate
- * costs one scalar load and test per group of each later field; the
- * bitmap path costs one 256-bit AND per group per surviving chunk, plus,
- * where the next field numbers its rules differently (a range expanded
- * there), clearing and filling a span map.  So where the numbering
- * carries over (pf->identity, as in the overflow sub-table of arbitrary
- * masks, whose rules mostly wildcard the early fields), candidates pay
- * only while they are fewer than the row's 256-bit chunks; elsewhere up
- * to PIPAPO_MAX_CANDIDATES. */
+ * costs one scalar load, test and branch per group of each later field;
+ * the bitmap path costs one 256-bit AND per group per surviving chunk
+ * (the chunk summary skips the others), plus, where the next field
+ * numbers its rules differently (a range expanded there), clearing and
+ * filling a span map.  So where the numbering carries over (pf->identity,
+ * as in the overflow sub-table of arbitrary masks) the bitmap path is
+ * never worse: survivors in one chunk cost one AND per group, as one
+ * candidate would, without the branches (measured: 1000 megaflows over
+ * 100 masks, 112 -> see docs/PERFORMANCE.md).  Elsewhere up to
+ * PIPAPO_MAX_CANDIDATES. */
 static uint32_t
 candidate_bound(const struct pipapo_snapshot *snap, unsigned int f)
 {
-    if (snap->fields[f].identity) {
-        uint32_t chunks = snap->fields[f + 1].n_chunks;
-        return chunks < PIPAPO_MAX_CANDIDATES ? chunks
-                                              : PIPAPO_MAX_CANDIDATES;
-    }
-    return PIPAPO_MAX_CANDIDATES;
+    return snap->fields[f].identity ? 0 : PIPAPO_MAX_CANDIDATES;
 }
 
 /* Runs the statements given after 'sum_words' with 'i' set to each set
@@ -1422,9 +1412,8 @@ lookup_bitmaps(const struct pipapo_snapshot *snap, const struct fdp_key *key,
          * usually selective). */
         uint32_t cand[PIPAPO_MAX_CANDIDATES];
         size_t n_cand = 0;
-        if (use_candidates
-            && collect_candidates(pf, res, sum, candidate_bound(snap, f),
-                                  cand, &n_cand)) {
+        uint32_t bound = use_candidates ? candidate_bound(snap, f) : 0;
+        if (bound && collect_candidates(pf, res, sum, bound, cand, &n_cand)) {
             const struct fdp_rule *r = lookup_candidates(snap, key, version,
                                                          f + 1, cand, n_cand);
             if (r != CANDIDATES_OVERFLOW) {

@@ -223,11 +223,15 @@ static struct fdp_rule *
 rule_create(struct fdp_table *table, const struct fdp_match *match,
             uint16_t priority, const struct fdp_actions *actions)
 {
-    struct fdp_rule *rule = calloc(1, sizeof *rule);
+    /* 64-byte aligned, so that the fields a lookup reads share one cache
+     * line (see lib/rule.h). */
+    size_t size = (sizeof(struct fdp_rule) + 63) / 64 * 64;
+    struct fdp_rule *rule = aligned_alloc(64, size);
 
     if (!rule) {
         return NULL;
     }
+    memset(rule, 0, size);
     rule->actions = fdp_actions_clone(actions);
     if (!rule->actions) {
         free(rule);
@@ -364,6 +368,12 @@ entry_recent_hits(const struct view_entry *e)
              - e->pp->hits_at_rank;
 }
 
+static uint32_t
+entry_n_rules(const struct view_entry *e)
+{
+    return e->tss ? e->tss->n_rules : e->pp->n_rules;
+}
+
 static int
 compare_entries(const void *a_, const void *b_)
 {
@@ -373,7 +383,13 @@ compare_entries(const void *a_, const void *b_)
     }
     /* Hits since the last ranking: recent use, not all-time use. */
     uint64_t ha = entry_recent_hits(a), hb = entry_recent_hits(b);
-    return ha > hb ? -1 : ha < hb;
+    if (ha != hb) {
+        return ha > hb ? -1 : 1;
+    }
+    /* No use to tell them apart (a table just built, or sub-tables no
+     * lookup reaches): the one with more flows is the likelier hit. */
+    uint32_t na = entry_n_rules(a), nb = entry_n_rules(b);
+    return na > nb ? -1 : na < nb;
 }
 
 static void
@@ -1271,13 +1287,6 @@ fdp_table_read_unlock(void)
     fdp__rcu_read_unlock();
 }
 
-static bool
-beats(const struct fdp_rule *a, const struct fdp_rule *b)
-{
-    return !b || a->priority > b->priority
-           || (a->priority == b->priority && a->seq < b->seq);
-}
-
 static void
 count_hit(uint64_t *hits)
 {
@@ -1352,7 +1361,7 @@ fdp_table_lookup_batch(struct fdp_table *table,
                 const struct fdp_rule *r = fdp__pipapo_lookup(snap, keys[i],
                                                               version);
                 visited++;
-                if (r && beats(r, rules[i])) {
+                if (r && fdp__rule_beats(r, rules[i])) {
                     rules[i] = r;
                     count_hit(&e->pp->hits);
                 }
@@ -1368,7 +1377,7 @@ fdp_table_lookup_batch(struct fdp_table *table,
         visited += (uint64_t) __builtin_popcountll(probe);
         for (; hit; hit &= hit - 1) {
             size_t i = (size_t) __builtin_ctzll(hit);
-            if (beats(found[i], rules[i])) {
+            if (fdp__rule_beats(found[i], rules[i])) {
                 rules[i] = found[i];
                 count_hit(&st->hits);
             }

@@ -597,15 +597,6 @@ group_size(const struct tss_subtable *st)
                                          * multiple of the alignment. */
 }
 
-/* True if rule 'a' beats rule 'b': higher priority, or equal priority and
- * added earlier. */
-static bool
-better(const struct fdp_rule *a, const struct fdp_rule *b)
-{
-    return a->priority > b->priority
-           || (a->priority == b->priority && a->seq < b->seq);
-}
-
 int
 fdp__tss_insert(struct tss_subtable *st, struct fdp_rule *rule)
 {
@@ -635,7 +626,7 @@ fdp__tss_insert(struct tss_subtable *st, struct fdp_rule *rule)
 
     /* Insert into the group's list, best first. */
     struct fdp_rule **prev = &g->rules;
-    while (*prev && better(*prev, rule)) {
+    while (*prev && fdp__rule_beats(*prev, rule)) {
         prev = &(*prev)->next;
     }
     rule->next = *prev;

@@ -10,65 +10,10 @@
 
 #include "flowdp/table.h"
 #include "hash.h"
-#include "hmap.h"
 #include "match.h"
 #include "rcu.h"
+#include "rule.h"
 
-/* A flow in a table.  Fields above 'add_version' never change after the
- * rule is inserted. */
-struct fdp_rule {
-    struct fdp_match match;
-    uint64_t cookie;
-    uint64_t seq;               /* Insertion order: lower wins ties. */
-    uint16_t priority;
-    uint16_t idle_timeout;
-    uint16_t hard_timeout;
-    uint8_t table_id;
-
-    /* Visible to lookups at versions [add_version, remove_version). */
-    uint64_t add_version;
-    uint64_t remove_version;
-
-    struct fdp_actions *actions;        /* RCU. */
-    struct fdp_rule_stats *stats;       /* Shared by a rule's versions. */
-    bool owns_stats;                    /* Frees 'stats' when freed. */
-    bool stats_shared;                  /* 'stats' came from an older
-                                         * version of this flow. */
-
-    struct fdp_rule *next;              /* RCU: next in group, best first. */
-    struct tss_group *group;            /* Writer only. */
-    struct tss_subtable *subtable;      /* Writer only (NULL in pipapo). */
-    struct pipapo *pipapo;              /* Writer only (NULL in tss). */
-    struct fdp_rule *txn_next;          /* Writer only: transaction log. */
-    struct fdp__hmap_node index_node;   /* Writer only: in the table's
-                                         * (match, priority) index. */
-    struct fdp_table *table;            /* For memory accounting when the
-                                         * rule is freed after a grace
-                                         * period. */
-    struct rcu_head rcu;
-};
-
-#define FDP_VERSION_NEVER UINT64_MAX
-
-/* The rule's actions, for the datapath (RCU: valid in the read-side
- * section that found the rule). */
-static inline const struct fdp_actions *
-fdp__rule_actions(const struct fdp_rule *rule)
-{
-    return __atomic_load_n(&rule->actions, __ATOMIC_CONSUME);
-}
-
-/* fdp_rule_account() for 'n_packets' packets at once. */
-void fdp__rule_account_n(const struct fdp_rule *, uint64_t n_packets,
-                         uint64_t n_bytes, int64_t now_ms);
-
-static inline bool
-fdp__rule_visible(const struct fdp_rule *rule, uint64_t version)
-{
-    return __atomic_load_n(&rule->add_version, __ATOMIC_RELAXED) <= version
-           && version < __atomic_load_n(&rule->remove_version,
-                                        __ATOMIC_RELAXED);
-}
 
 /* Buckets and groups are private to lib/tss.c (lib/tss-private.h). */
 struct tss_buckets;
