@@ -39,6 +39,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/rcu.c \
 	lib/rcu.h \
 	lib/rule.h \
+	lib/subtable.h \
 	lib/table.c \
 	lib/tss.c \
 	lib/tss.h \

@@ -778,8 +778,7 @@ fdp__pipapo_create(uint32_t field_set)
             p->field_ids[p->n_fields++] = (enum fdp_field) f;
         }
     }
-    p->max_priority = -1;
-    p->min_seq = UINT64_MAX;
+    fdp__subtable_init(&p->up, &fdp__pipapo_class, FDP_SUBTABLE_PIPAPO);
     return p;
 }
 
@@ -796,7 +795,7 @@ fdp__pipapo_add_fields(struct pipapo *p, uint32_t field_set)
             p->field_ids[p->n_fields++] = (enum fdp_field) f;
         }
     }
-    p->dirty = true;
+    p->up.dirty = true;
 }
 
 static void
@@ -847,7 +846,7 @@ fdp__pipapo_destroy_deferred(struct pipapo *p)
 int
 fdp__pipapo_add(struct pipapo *p, struct fdp_rule *rule)
 {
-    if (p->n_rules == p->alloc_rules) {
+    if (p->up.n_rules == p->alloc_rules) {
         uint32_t alloc = p->alloc_rules ? 2 * p->alloc_rules : 16;
         struct fdp_rule **rules = realloc(p->rules, alloc * sizeof *rules);
         if (!rules) {
@@ -857,7 +856,7 @@ fdp__pipapo_add(struct pipapo *p, struct fdp_rule *rule)
         p->alloc_rules = alloc;
     }
     /* Binary search for the position: best first. */
-    uint32_t lo = 0, hi = p->n_rules;
+    uint32_t lo = 0, hi = p->up.n_rules;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (fdp__rule_beats(p->rules[mid], rule) || p->rules[mid] == rule) {
@@ -867,29 +866,25 @@ fdp__pipapo_add(struct pipapo *p, struct fdp_rule *rule)
         }
     }
     memmove(&p->rules[lo + 1], &p->rules[lo],
-            (p->n_rules - lo) * sizeof *p->rules);
+            (p->up.n_rules - lo) * sizeof *p->rules);
     p->rules[lo] = rule;
-    p->n_rules++;
-    p->dirty = true;
+    p->up.n_rules++;
+    p->up.dirty = true;
 
-    if (rule->priority > p->max_priority) {
-        __atomic_store_n(&p->max_priority, rule->priority, __ATOMIC_RELAXED);
-        __atomic_store_n(&p->min_seq, rule->seq, __ATOMIC_RELAXED);
-    } else if (rule->priority == p->max_priority && rule->seq < p->min_seq) {
-        __atomic_store_n(&p->min_seq, rule->seq, __ATOMIC_RELAXED);
-    }
+    rule->owner = &p->up;
+    fdp__subtable_raise_bounds(&p->up, rule);
     return 0;
 }
 
 void
 fdp__pipapo_remove(struct pipapo *p, struct fdp_rule *rule)
 {
-    for (uint32_t i = 0; i < p->n_rules; i++) {
+    for (uint32_t i = 0; i < p->up.n_rules; i++) {
         if (p->rules[i] == rule) {
             memmove(&p->rules[i], &p->rules[i + 1],
-                    (p->n_rules - i - 1) * sizeof *p->rules);
-            p->n_rules--;
-            p->dirty = true;
+                    (p->up.n_rules - i - 1) * sizeof *p->rules);
+            p->up.n_rules--;
+            p->up.dirty = true;
             return;
         }
     }
@@ -1009,20 +1004,20 @@ order_fields(struct pipapo *p, enum fdp_field *fields, unsigned int n_fields)
         set |= UINT32_C(1) << fields[f];
     }
     if (set == p->order_set && p->n_order == n_fields
-        && p->n_rules <= 2 * (uint64_t) p->order_n_rules
-        && 2 * (uint64_t) p->n_rules >= p->order_n_rules) {
+        && p->up.n_rules <= 2 * (uint64_t) p->order_n_rules
+        && 2 * (uint64_t) p->up.n_rules >= p->order_n_rules) {
         memcpy(fields, p->order, n_fields * sizeof *fields);
         return 0;
     }
     if (n_fields > 1) {
-        struct field_constraint *c = malloc(p->n_rules * sizeof *c);
+        struct field_constraint *c = malloc(p->up.n_rules * sizeof *c);
         struct field_rank rank[PIPAPO_MAX_FIELDS];
         if (!c) {
             return ENOMEM;
         }
         for (unsigned int f = 0; f < n_fields; f++) {
             rank[f].id = fields[f];
-            rank[f].survivors = field_survivors(p->rules, p->n_rules,
+            rank[f].survivors = field_survivors(p->rules, p->up.n_rules,
                                                 fields[f], c);
         }
         free(c);
@@ -1034,14 +1029,14 @@ order_fields(struct pipapo *p, enum fdp_field *fields, unsigned int n_fields)
     memcpy(p->order, fields, n_fields * sizeof *fields);
     p->n_order = n_fields;
     p->order_set = set;
-    p->order_n_rules = p->n_rules;
+    p->order_n_rules = p->up.n_rules;
     return 0;
 }
 
 int
 fdp__pipapo_publish(struct pipapo *p)
 {
-    if (!p->dirty) {
+    if (!p->up.dirty) {
         return 0;
     }
 
@@ -1051,7 +1046,7 @@ fdp__pipapo_publish(struct pipapo *p)
     unsigned int n_fields = 0, n_consts = 0;
     for (unsigned int f = 0; f < p->n_fields; f++) {
         enum fdp_field id = p->field_ids[f];
-        if (p->n_rules && field_is_constant(p->rules, p->n_rules, id)) {
+        if (p->up.n_rules && field_is_constant(p->rules, p->up.n_rules, id)) {
             consts[n_consts++] = id;
         } else {
             fields[n_fields++] = id;
@@ -1064,7 +1059,7 @@ fdp__pipapo_publish(struct pipapo *p)
     /* Phase 2: each field's group width from its own table size. */
     uint32_t counts[PIPAPO_MAX_FIELDS];
     uint8_t group_bits[PIPAPO_MAX_FIELDS];
-    if (count_field_rules(fields, n_fields, p->rules, p->n_rules, counts)) {
+    if (count_field_rules(fields, n_fields, p->rules, p->up.n_rules, counts)) {
         return ENOMEM;
     }
     for (unsigned int f = 0; f < n_fields; f++) {
@@ -1074,7 +1069,7 @@ fdp__pipapo_publish(struct pipapo *p)
 
     /* Phase 3: build, and add the constant fields' checks. */
     struct pipapo_snapshot *snap = fdp__pipapo_build_widths(
-        fields, n_fields, p->rules, p->n_rules, group_bits);
+        fields, n_fields, p->rules, p->up.n_rules, group_bits);
     if (!snap) {
         return ENOMEM;
     }
@@ -1090,7 +1085,7 @@ fdp__pipapo_publish(struct pipapo *p)
     if (old) {
         fdp__rcu_defer(&old->rcu, free_snapshot_cb);
     }
-    p->dirty = false;
+    p->up.dirty = false;
     return 0;
 }
 
@@ -1521,3 +1516,121 @@ fdp__pipapo_lookup_generic(const struct pipapo_snapshot *snap,
     return fdp__pipapo_lookup_with(snap, key, version,
                                    fdp__pipapo_and_generic);
 }
+
+/* ---------------------------------------------------------------------- */
+/* The sub-table class.                                                    */
+
+static uint64_t
+class_lookup_batch(const struct fdp__subtable *st,
+                   const struct fdp_key *const keys[], uint64_t probe,
+                   uint64_t version, const struct fdp_rule *found[])
+{
+    const struct pipapo_snapshot *snap
+        = FDP_RCU_GET(fdp__pipapo_cast(st)->snap);
+    uint64_t hits = 0;
+
+    for (uint64_t m = probe; m; m &= m - 1) {
+        size_t i = (size_t) __builtin_ctzll(m);
+        const struct fdp_rule *r = fdp__pipapo_lookup(snap, keys[i], version);
+        if (r) {
+            found[i] = r;
+            hits |= UINT64_C(1) << i;
+        }
+    }
+    return hits;
+}
+
+static bool
+class_for_each_rule(const struct fdp__subtable *st, bool published,
+                    bool (*cb)(struct fdp_rule *, void *aux), void *aux)
+{
+    const struct pipapo *p = fdp__pipapo_cast(st);
+
+    if (published) {
+        /* Readers: the rules of the published snapshot. */
+        const struct pipapo_snapshot *snap = FDP_RCU_GET(p->snap);
+        for (uint32_t i = 0; snap && i < snap->n_elems; i++) {
+            if (!cb(snap->elems[i], aux)) {
+                return false;
+            }
+        }
+        return true;
+    }
+    for (uint32_t i = 0; i < p->up.n_rules; i++) {
+        if (!cb(p->rules[i], aux)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void
+class_describe(const struct fdp__subtable *st, struct fdp_subtable_stats *out)
+{
+    const struct pipapo_snapshot *snap
+        = FDP_RCU_GET(fdp__pipapo_cast(st)->snap);
+
+    /* 'kind' is set when the sub-table is created, before any view that
+     * holds it is published, and never changes. */
+    out->kind = st->kind;
+    if (!snap) {
+        return;
+    }
+    out->n_fields = snap->n_fields;
+    for (unsigned int i = 0; i < snap->n_fields; i++) {
+        out->fields[i] = snap->fields[i].id;
+        out->group_bits[i] = snap->fields[i].group_bits;
+    }
+    out->n_const_fields = snap->n_const_fields;
+    for (unsigned int i = 0; i < snap->n_const_fields; i++) {
+        out->const_fields[i] = snap->const_fields[i];
+    }
+}
+
+static int
+class_insert(struct fdp__subtable *st, struct fdp_rule *rule)
+{
+    return fdp__pipapo_add(fdp__pipapo_cast(st), rule);
+}
+
+static void
+class_remove(struct fdp__subtable *st, struct fdp_rule *rule)
+{
+    fdp__pipapo_remove(fdp__pipapo_cast(st), rule);
+}
+
+static int
+class_publish(struct fdp__subtable *st)
+{
+    return fdp__pipapo_publish(fdp__pipapo_cast(st));
+}
+
+static uint64_t
+class_memory(const struct fdp__subtable *st)
+{
+    const struct pipapo *p = fdp__pipapo_cast(st);
+
+    return sizeof *p + p->alloc_rules * sizeof *p->rules
+           + (p->snap ? p->snap->memory : 0);
+}
+
+static void
+class_destroy(struct fdp__subtable *st, bool deferred)
+{
+    if (deferred) {
+        fdp__pipapo_destroy_deferred(fdp__pipapo_cast(st));
+    } else {
+        fdp__pipapo_destroy_now(fdp__pipapo_cast(st));
+    }
+}
+
+const struct fdp__subtable_class fdp__pipapo_class = {
+    .lookup_batch = class_lookup_batch,
+    .for_each_rule = class_for_each_rule,
+    .describe = class_describe,
+    .insert = class_insert,
+    .remove = class_remove,
+    .publish = class_publish,
+    .memory = class_memory,
+    .destroy = class_destroy,
+};

@@ -11,6 +11,8 @@
 #include "cpu.h"
 #include "field.h"
 #include "rcu.h"
+#include "subtable.h"
+#include "util.h"
 
 struct fdp_match;
 struct fdp_rule;
@@ -137,18 +139,17 @@ struct pipapo {
     unsigned int n_fields;
     enum fdp_field field_ids[PIPAPO_MAX_FIELDS];
     uint32_t field_set;         /* Bit i: field i is one of them. */
-    bool overflow;              /* Holds masked flows moved out of tuple
-                                 * space (lib/table.c). */
 
     struct pipapo_snapshot *snap;   /* RCU. */
-    bool dirty;                 /* 'rules' changed since 'snap'. */
     uint8_t group_bits[FDP_N_FIELDS];   /* Per field id: 4 or 8, decided
                                          * from that field's own lookup
                                          * table size (see "Group
                                          * width" in lib/pipapo.c). */
 
-    struct fdp_rule **rules;    /* Best first: priority desc, seq asc. */
-    uint32_t n_rules, alloc_rules;
+    struct fdp_rule **rules;    /* Best first: priority desc, seq asc;
+                                 * up.n_rules of them.  'up.dirty':
+                                 * changed since 'snap'. */
+    uint32_t alloc_rules;
 
     /* The order of the intersected fields, most selective first, as last
      * chosen (see "Field order" in lib/pipapo.c): kept while the set of
@@ -159,11 +160,18 @@ struct pipapo {
     uint32_t order_set;
     uint32_t order_n_rules;
 
-    int max_priority;           /* Bounds, as in tss_subtable. */
-    uint64_t min_seq;
-    uint64_t hits __attribute__((aligned(64)));
-    uint64_t hits_at_rank;
+    /* The sub-table class's part (lib/subtable.h). */
+    struct fdp__subtable up;
 };
+
+/* The pipapo implementation of the sub-table class. */
+extern const struct fdp__subtable_class fdp__pipapo_class;
+
+static inline struct pipapo *
+fdp__pipapo_cast(const struct fdp__subtable *st)
+{
+    return CONTAINER_OF(st, struct pipapo, up);
+}
 
 /* The fields a match uses: those with a mask or a range.  Returns a
  * bitmap of enum fdp_field. */

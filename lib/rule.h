@@ -14,9 +14,8 @@
 #include "match.h"
 #include "rcu.h"
 
-struct pipapo;
+struct fdp__subtable;
 struct tss_group;
-struct tss_subtable;
 
 /* A flow in a table.
  *
@@ -51,8 +50,7 @@ struct fdp_rule {
     bool stats_shared;                  /* 'stats' came from an older
                                          * version of this flow. */
     struct tss_group *group;
-    struct tss_subtable *subtable;      /* NULL in pipapo. */
-    struct pipapo *pipapo;              /* NULL in tss. */
+    struct fdp__subtable *owner;        /* The sub-table it is linked in. */
     struct fdp_rule *txn_next;          /* Transaction log. */
     struct fdp__hmap_node index_node;   /* In the table's (match, priority)
                                          * index. */

@@ -83,6 +83,7 @@
 #include "flowdp/cpu.h"
 #include "pipapo.h"
 #include "rcu.h"
+#include "subtable.h"
 #include "tss.h"
 #include "util.h"
 
@@ -96,8 +97,13 @@
  * lowered bound although a later entry of that old view holds a better
  * rule (the old order no longer matches the lowered bounds). */
 struct view_entry {
-    struct tss_subtable *tss;
-    struct pipapo *pp;
+    struct fdp__subtable *st;
+    uint64_t (*lookup_batch)(const struct fdp__subtable *,
+                             const struct fdp_key *const keys[],
+                             uint64_t probe, uint64_t version,
+                             const struct fdp_rule *found[]);
+                                /* st->class->lookup_batch, copied so
+                                 * that the walk reads no class. */
     int max_priority;           /* No rule of the sub-table beats... */
     uint64_t min_seq;           /* ...(max_priority, min_seq). */
 };
@@ -145,8 +151,9 @@ struct fdp_table {
     /* Writer state, under 'mutex'. */
     pthread_mutex_t mutex __attribute__((aligned(64)));
     uint32_t basis;
-    struct tss_subtable **subtables;    /* All subtables, any order. */
-    size_t n_subtables, alloc_subtables;
+    struct fdp__subtable **subs;        /* All sub-tables, any order. */
+    size_t n_subs, alloc_subs;
+    size_t n_tss;                       /* How many are tuple space. */
 
     /* Writers' indexes (see "Indexes"): subtables by mask, and every
      * linked rule by (match, priority), hashed with a keyed hash so that
@@ -154,8 +161,6 @@ struct fdp_table {
     struct fdp__hmap subtable_index;    /* struct subtable_node. */
     struct fdp__hmap rule_index;        /* fdp_rule.index_node. */
     struct fdp_hash_key index_key;
-    struct pipapo **pipapos;            /* All pipapo sub-tables. */
-    size_t n_pipapos, alloc_pipapos;
     size_t max_masks;                   /* Tuple-space mask budget. */
     uint64_t next_seq;
     uint64_t n_flows;                   /* Atomic: visible at 'version'. */
@@ -309,6 +314,28 @@ index_rule(struct fdp_table *table, struct fdp_rule *rule, uint32_t hash)
     return fdp__hmap_insert(&table->rule_index, &rule->index_node, hash);
 }
 
+/* Adds 'st', just created, to the table's sub-tables.  Returns 0 or
+ * ENOMEM. */
+static int
+add_subtable(struct fdp_table *table, struct fdp__subtable *st)
+{
+    if (table->n_subs == table->alloc_subs) {
+        size_t alloc = table->alloc_subs ? 2 * table->alloc_subs : 16;
+        struct fdp__subtable **p = realloc(table->subs, alloc * sizeof *p);
+        if (!p) {
+            return ENOMEM;
+        }
+        table->subs = p;
+        table->alloc_subs = alloc;
+    }
+    table->subs[table->n_subs++] = st;
+    table->n_tss += st->kind == FDP_SUBTABLE_TSS;
+    table->view_dirty = true;
+    return 0;
+}
+
+/* The tuple-space subtable for 'mask', created if there is none.  NULL if
+ * out of memory. */
 static struct tss_subtable *
 get_subtable(struct fdp_table *table, const struct fdp_key *mask)
 {
@@ -318,37 +345,28 @@ get_subtable(struct fdp_table *table, const struct fdp_key *mask)
         return st;
     }
     struct subtable_node *sn = malloc(sizeof *sn);
-    if (!sn) {
-        return NULL;
-    }
-    if (table->n_subtables == table->alloc_subtables) {
-        size_t alloc = table->alloc_subtables ? 2 * table->alloc_subtables
-                                              : 16;
-        struct tss_subtable **p = realloc(table->subtables,
-                                          alloc * sizeof *p);
-        if (!p) {
-            free(sn);
-            return NULL;
-        }
-        table->subtables = p;
-        table->alloc_subtables = alloc;
-    }
     st = fdp__tss_create(mask, table->basis);
-    sn->st = st;
-    if (!st || fdp__hmap_insert(&table->subtable_index, &sn->node,
-                                mask_hash(table, mask))) {
-        if (st) {
-            fdp__tss_destroy_now(st);
-        }
-        free(sn);
-        return NULL;
+    if (!sn || !st
+        || fdp__hmap_insert(&table->subtable_index, &sn->node,
+                            mask_hash(table, mask))) {
+        goto fail;
     }
-    table->subtables[table->n_subtables++] = st;
-    table->view_dirty = true;
+    sn->st = st;
+    if (add_subtable(table, &st->up)) {
+        fdp__hmap_remove(&table->subtable_index, &sn->node);
+        goto fail;
+    }
     return st;
+
+fail:
+    if (st) {
+        fdp__tss_destroy_now(st);
+    }
+    free(sn);
+    return NULL;
 }
 
-/* Takes empty subtable 'st' out of the subtable index. */
+/* Takes empty tuple-space subtable 'st' out of the subtable index. */
 static void
 unindex_subtable(struct fdp_table *table, struct tss_subtable *st)
 {
@@ -361,17 +379,8 @@ unindex_subtable(struct fdp_table *table, struct tss_subtable *st)
 static uint64_t
 entry_recent_hits(const struct view_entry *e)
 {
-    return e->tss
-           ? __atomic_load_n(&e->tss->hits, __ATOMIC_RELAXED)
-             - e->tss->hits_at_rank
-           : __atomic_load_n(&e->pp->hits, __ATOMIC_RELAXED)
-             - e->pp->hits_at_rank;
-}
-
-static uint32_t
-entry_n_rules(const struct view_entry *e)
-{
-    return e->tss ? e->tss->n_rules : e->pp->n_rules;
+    return __atomic_load_n(&e->st->hits, __ATOMIC_RELAXED)
+           - e->st->hits_at_rank;
 }
 
 static int
@@ -388,7 +397,7 @@ compare_entries(const void *a_, const void *b_)
     }
     /* No use to tell them apart (a table just built, or sub-tables no
      * lookup reaches): the one with more flows is the likelier hit. */
-    uint32_t na = entry_n_rules(a), nb = entry_n_rules(b);
+    uint32_t na = a->st->n_rules, nb = b->st->n_rules;
     return na > nb ? -1 : na < nb;
 }
 
@@ -408,8 +417,7 @@ view_stats_compute(const struct fdp_table *table, struct tss_view *view)
 
     memset(vs, 0, sizeof *vs);
     vs->memory_bytes = sizeof *table
-                       + table->alloc_subtables * sizeof *table->subtables
-                       + table->alloc_pipapos * sizeof *table->pipapos
+                       + table->alloc_subs * sizeof *table->subs
                        + table->alloc_txn_removed
                          * sizeof *table->txn_removed
                        + (table->rule_index.buckets
@@ -424,19 +432,15 @@ view_stats_compute(const struct fdp_table *table, struct tss_view *view)
                                                    + sizeof
                                                      *view->entry_memory);
     for (size_t i = 0; i < view->n; i++) {
-        const struct view_entry *e = &view->e[i];
-        if (e->tss) {
+        const struct fdp__subtable *st = view->e[i].st;
+        if (st->kind == FDP_SUBTABLE_TSS) {
             vs->n_masks++;
-            vs->n_keyed_subtables += fdp__tss_is_keyed(e->tss);
-            view->entry_memory[i] = fdp__tss_memory(e->tss);
+            vs->n_keyed_subtables += fdp__tss_is_keyed(fdp__tss_cast(st));
         } else {
-            const struct pipapo *p = e->pp;
             vs->n_pipapo_tables++;
-            vs->n_pipapo_rules += p->n_rules;
-            view->entry_memory[i] = sizeof *p
-                                    + p->alloc_rules * sizeof *p->rules
-                                    + (p->snap ? p->snap->memory : 0);
+            vs->n_pipapo_rules += st->n_rules;
         }
+        view->entry_memory[i] = st->class->memory(st);
         vs->memory_bytes += view->entry_memory[i];
     }
 }
@@ -447,13 +451,14 @@ view_stats_compute(const struct fdp_table *table, struct tss_view *view)
 static int
 publish_view(struct fdp_table *table)
 {
-    for (size_t i = 0; i < table->n_pipapos; i++) {
-        if (fdp__pipapo_publish(table->pipapos[i])) {
+    for (size_t i = 0; i < table->n_subs; i++) {
+        struct fdp__subtable *st = table->subs[i];
+        if (st->class->publish && st->dirty && st->class->publish(st)) {
             return ENOMEM;
         }
     }
 
-    size_t n_max = table->n_subtables + table->n_pipapos;
+    size_t n_max = table->n_subs;
     struct tss_view *view = malloc(sizeof *view
                                    + n_max * (sizeof view->e[0]
                                               + sizeof *view->entry_memory));
@@ -462,35 +467,20 @@ publish_view(struct fdp_table *table)
     }
     view->n = 0;
     view->entry_memory = (uint64_t *) &view->e[n_max];
-    for (size_t i = 0; i < table->n_subtables; i++) {
-        struct tss_subtable *st = table->subtables[i];
+    for (size_t i = 0; i < table->n_subs; i++) {
+        struct fdp__subtable *st = table->subs[i];
         if (st->n_rules) {
             view->e[view->n++] = (struct view_entry) {
-                .tss = st, .max_priority = st->max_priority,
-                .min_seq = st->min_seq,
-            };
-        }
-    }
-    for (size_t i = 0; i < table->n_pipapos; i++) {
-        struct pipapo *pp = table->pipapos[i];
-        if (pp->n_rules) {
-            view->e[view->n++] = (struct view_entry) {
-                .pp = pp, .max_priority = pp->max_priority,
-                .min_seq = pp->min_seq,
+                .st = st, .lookup_batch = st->class->lookup_batch,
+                .max_priority = st->max_priority, .min_seq = st->min_seq,
             };
         }
     }
     qsort(view->e, view->n, sizeof view->e[0], compare_entries);
     view_stats_compute(table, view);
     for (size_t i = 0; i < view->n; i++) {
-        struct view_entry *e = &view->e[i];
-        if (e->tss) {
-            e->tss->hits_at_rank = __atomic_load_n(&e->tss->hits,
-                                                   __ATOMIC_RELAXED);
-        } else {
-            e->pp->hits_at_rank = __atomic_load_n(&e->pp->hits,
-                                                  __ATOMIC_RELAXED);
-        }
+        struct fdp__subtable *st = view->e[i].st;
+        st->hits_at_rank = __atomic_load_n(&st->hits, __ATOMIC_RELAXED);
     }
 
     struct tss_view *old = table->view;
@@ -509,12 +499,8 @@ reap_subtables(struct fdp_table *table)
 {
     bool any = false;
 
-    for (size_t i = 0; i < table->n_subtables; i++) {
-        any |= !table->subtables[i]->n_rules;
-    }
-    for (size_t i = 0; i < table->n_pipapos; i++) {
-        any |= !table->pipapos[i]->n_rules;
-        any |= table->pipapos[i]->dirty;
+    for (size_t i = 0; i < table->n_subs; i++) {
+        any |= !table->subs[i]->n_rules || table->subs[i]->dirty;
     }
     /* The view omits empty sub-tables; if it cannot be published, keep them
      * (empty, harmless) until a later change succeeds. */
@@ -523,55 +509,49 @@ reap_subtables(struct fdp_table *table)
     }
 
     size_t n = 0;
-    for (size_t i = 0; i < table->n_subtables; i++) {
-        struct tss_subtable *st = table->subtables[i];
+    for (size_t i = 0; i < table->n_subs; i++) {
+        struct fdp__subtable *st = table->subs[i];
         if (st->n_rules) {
-            table->subtables[n++] = st;
-        } else {
-            unindex_subtable(table, st);
-            fdp__tss_destroy_deferred(st);
+            table->subs[n++] = st;
+            continue;
         }
-    }
-    table->n_subtables = n;
-    n = 0;
-    for (size_t i = 0; i < table->n_pipapos; i++) {
-        struct pipapo *p = table->pipapos[i];
-        if (p->n_rules) {
-            table->pipapos[n++] = p;
-        } else {
-            fdp__pipapo_destroy_deferred(p);
+        if (st->kind == FDP_SUBTABLE_TSS) {
+            unindex_subtable(table, fdp__tss_cast(st));
+            table->n_tss--;
         }
+        st->class->destroy(st, true);
     }
-    table->n_pipapos = n;
+    table->n_subs = n;
 }
 
 /* The pipapo sub-table for rules with ranges over 'field_set', or with
- * 'overflow' the one for masked flows moved out of tuple space. */
+ * 'overflow' the one for masked flows moved out of tuple space.  A table
+ * has a handful of them, so a scan finds it. */
 static struct pipapo *
 get_pipapo(struct fdp_table *table, uint32_t field_set, bool overflow)
 {
-    for (size_t i = 0; i < table->n_pipapos; i++) {
-        struct pipapo *p = table->pipapos[i];
-        if (overflow ? p->overflow : (!p->overflow
-                                      && p->field_set == field_set)) {
+    enum fdp_subtable_kind kind = overflow ? FDP_SUBTABLE_OVERFLOW
+                                           : FDP_SUBTABLE_PIPAPO;
+
+    for (size_t i = 0; i < table->n_subs; i++) {
+        struct fdp__subtable *st = table->subs[i];
+        if (st->kind != kind) {
+            continue;
+        }
+        struct pipapo *p = fdp__pipapo_cast(st);
+        if (overflow || p->field_set == field_set) {
             fdp__pipapo_add_fields(p, field_set);
             return p;
         }
     }
-    if (table->n_pipapos == table->alloc_pipapos) {
-        size_t alloc = table->alloc_pipapos ? 2 * table->alloc_pipapos : 8;
-        struct pipapo **p = realloc(table->pipapos, alloc * sizeof *p);
-        if (!p) {
-            return NULL;
-        }
-        table->pipapos = p;
-        table->alloc_pipapos = alloc;
-    }
     struct pipapo *pp = fdp__pipapo_create(field_set);
-    if (pp) {
-        pp->overflow = overflow;
-        table->pipapos[table->n_pipapos++] = pp;
-        table->view_dirty = true;
+    if (!pp) {
+        return NULL;
+    }
+    pp->up.kind = kind;
+    if (add_subtable(table, &pp->up)) {
+        fdp__pipapo_destroy_now(pp);
+        return NULL;
     }
     return pp;
 }
@@ -582,11 +562,15 @@ static void
 unlink_rule(struct fdp_table *table, struct fdp_rule *rule)
 {
     fdp__hmap_remove(&table->rule_index, &rule->index_node);
-    if (rule->pipapo) {
-        fdp__pipapo_remove(rule->pipapo, rule);
-    } else {
-        fdp__tss_unlink(rule->subtable, rule);
-    }
+    rule->owner->class->remove(rule->owner, rule);
+}
+
+/* True if 'rule' lives in a sub-table that publishes snapshots: it may
+ * be freed only after the next publish. */
+static bool
+rule_in_snapshot(const struct fdp_rule *rule)
+{
+    return rule->owner->class->publish != NULL;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -679,7 +663,7 @@ txn_commit(struct fdp_table *table)
     bool republished = !publish_view(table);
     for (size_t i = 0; i < table->n_txn_removed; i++) {
         struct fdp_rule *rule = table->txn_removed[i];
-        if (republished || !rule->pipapo) {
+        if (republished || !rule_in_snapshot(rule)) {
             rule_free_deferred(table, rule);
         }
         /* Else: out of memory rebuilding; the rule stays allocated (and
@@ -713,7 +697,7 @@ txn_abort(struct fdp_table *table)
          * rule. */
         rule->owns_stats = !rule->stats_shared;
         unlink_rule(table, rule);
-        if (!rule->pipapo) {
+        if (!rule_in_snapshot(rule)) {
             rule_free_deferred(table, rule);
         } else {
             rule->txn_next = aborted_pipapo;
@@ -837,24 +821,23 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
     }
     bool to_tss = fdp_match_is_masked(match) && !overflow;
     if (to_tss && table->max_masks && !find_subtable(table, &match->mask)
-        && table->n_subtables >= 2 * table->max_masks) {
+        && table->n_tss >= 2 * table->max_masks) {
         /* Past twice the mask budget new masks go straight to the
          * overflow sub-table: an attacker who makes masks faster than
          * fdp_table_run() trims them cannot grow the walk. */
         to_tss = false;
     }
+    struct fdp__subtable *st;
     if (to_tss) {
-        struct tss_subtable *st = get_subtable(table, &match->mask);
-        error = st ? fdp__tss_insert(st, rule) : ENOMEM;
+        struct tss_subtable *tss = get_subtable(table, &match->mask);
+        st = tss ? &tss->up : NULL;
     } else {
         struct pipapo *pp = get_pipapo(table, fdp__pipapo_fields_of(match),
                                        overflow
                                        || fdp_match_is_masked(match));
-        error = pp ? fdp__pipapo_add(pp, rule) : ENOMEM;
-        if (!error) {
-            rule->pipapo = pp;
-        }
+        st = pp ? &pp->up : NULL;
     }
+    error = st ? st->class->insert(st, rule) : ENOMEM;
     if (error) {
         fdp__hmap_remove(&table->rule_index, &rule->index_node);
     } else if (old) {
@@ -964,7 +947,7 @@ filter_selects(const struct fdp_table_filter *filter,
     return fdp_match_covers(match, &rule->match);
 }
 
-/* fdp__tss_for_each_rule() state for select_rules(). */
+/* for_each_rule() state for select_rules(). */
 struct select_aux {
     const struct fdp_table_filter *filter;
     const struct fdp_match *match;
@@ -1005,7 +988,6 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
 {
     uint64_t version = txn_version(table);
     struct fdp_rule **rules = NULL;
-    size_t alloc = 0;
     struct fdp_match any;
     const struct fdp_match *match = filter_match(filter, &any);
 
@@ -1026,36 +1008,15 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
     struct select_aux aux = {
         .filter = filter, .match = match, .version = version,
     };
-    for (size_t i = 0; i < table->n_subtables; i++) {
-        if (!fdp__tss_for_each_rule(table->subtables[i], select_rule_cb,
-                                    &aux)) {
+    for (size_t i = 0; i < table->n_subs; i++) {
+        struct fdp__subtable *st = table->subs[i];
+        if (!st->class->for_each_rule(st, false, select_rule_cb, &aux)) {
             free(aux.rules);
             return ENOMEM;
         }
     }
     rules = aux.rules;
     *n = aux.n;
-    alloc = aux.alloc;
-    for (size_t i = 0; i < table->n_pipapos; i++) {
-        struct pipapo *p = table->pipapos[i];
-        for (uint32_t j = 0; j < p->n_rules; j++) {
-            struct fdp_rule *r = p->rules[j];
-            if (!fdp__rule_visible(r, version)
-                || !filter_selects(filter, match, r)) {
-                continue;
-            }
-            if (*n == alloc) {
-                alloc = alloc ? 2 * alloc : 64;
-                struct fdp_rule **q = realloc(rules, alloc * sizeof *q);
-                if (!q) {
-                    free(rules);
-                    return ENOMEM;
-                }
-                rules = q;
-            }
-            rules[(*n)++] = r;
-        }
-    }
     *rulesp = rules;
     return 0;
 }
@@ -1120,15 +1081,15 @@ fdp_table_remove(struct fdp_table *table,
 static int
 compare_by_hits(const void *a_, const void *b_)
 {
-    const struct tss_subtable *a = *(const struct tss_subtable *const *) a_;
-    const struct tss_subtable *b = *(const struct tss_subtable *const *) b_;
+    const struct fdp__subtable *a = *(const struct fdp__subtable *const *) a_;
+    const struct fdp__subtable *b = *(const struct fdp__subtable *const *) b_;
     uint64_t ha = __atomic_load_n(&a->hits, __ATOMIC_RELAXED) - a->hits_at_rank;
     uint64_t hb = __atomic_load_n(&b->hits, __ATOMIC_RELAXED) - b->hits_at_rank;
 
     return ha < hb ? -1 : ha > hb;
 }
 
-/* fdp__tss_for_each_rule() state for trim_masks(). */
+/* for_each_rule() state for trim_masks(). */
 struct move_aux {
     struct fdp_table *table;
     uint64_t version;
@@ -1169,22 +1130,28 @@ move_rule_cb(struct fdp_rule *r, void *aux_)
 static void
 trim_masks(struct fdp_table *table)
 {
-    if (!table->max_masks || table->n_subtables <= table->max_masks) {
+    if (!table->max_masks || table->n_tss <= table->max_masks) {
         return;
     }
-    size_t n_move = table->n_subtables - table->max_masks;
-    struct tss_subtable **order = malloc(table->n_subtables * sizeof *order);
+    size_t n_move = table->n_tss - table->max_masks;
+    struct fdp__subtable **order = malloc(table->n_tss * sizeof *order);
     if (!order) {
         return;
     }
-    memcpy(order, table->subtables, table->n_subtables * sizeof *order);
-    qsort(order, table->n_subtables, sizeof *order, compare_by_hits);
+    size_t n_order = 0;
+    for (size_t i = 0; i < table->n_subs; i++) {
+        if (table->subs[i]->kind == FDP_SUBTABLE_TSS) {
+            order[n_order++] = table->subs[i];
+        }
+    }
+    qsort(order, n_order, sizeof *order, compare_by_hits);
 
     /* add_rule() to pipapo and txn_remove() leave the subtables' chains
      * as they are, so walking them while moving is safe. */
     struct move_aux aux = { .table = table, .version = txn_version(table) };
     for (size_t i = 0; i < n_move; i++) {
-        if (!fdp__tss_for_each_rule(order[i], move_rule_cb, &aux)) {
+        if (!order[i]->class->for_each_rule(order[i], false, move_rule_cb,
+                                            &aux)) {
             break;
         }
     }
@@ -1207,7 +1174,7 @@ fdp_table_set_disjoint(struct fdp_table *table, bool disjoint)
     pthread_mutex_unlock(&table->mutex);
 }
 
-/* fdp__tss_for_each_rule() state for fdp_table_run(): the best rule's
+/* for_each_rule() state for fdp_table_run(): the best rule's
  * priority and, among rules at that priority, the lowest sequence. */
 struct bound_aux {
     int max;
@@ -1228,6 +1195,22 @@ bound_rule_cb(struct fdp_rule *r, void *aux_)
     return true;
 }
 
+/* Lowers the bounds of every sub-table of 'kind' to those of its rules. */
+static void
+tighten_bounds(struct fdp_table *table, enum fdp_subtable_kind kind)
+{
+    for (size_t i = 0; i < table->n_subs; i++) {
+        struct fdp__subtable *st = table->subs[i];
+        if (st->kind != kind) {
+            continue;
+        }
+        struct bound_aux bound = { .max = -1, .min_seq = UINT64_MAX };
+        st->class->for_each_rule(st, false, bound_rule_cb, &bound);
+        __atomic_store_n(&st->max_priority, bound.max, __ATOMIC_RELAXED);
+        __atomic_store_n(&st->min_seq, bound.min_seq, __ATOMIC_RELAXED);
+    }
+}
+
 void
 fdp_table_run(struct fdp_table *table)
 {
@@ -1235,31 +1218,13 @@ fdp_table_run(struct fdp_table *table)
      * caller's, or one of our own. */
     bool started = auto_begin(table);
 
-    /* Tighten bounds left stale by removals, then re-rank. */
-    for (size_t i = 0; i < table->n_subtables; i++) {
-        struct tss_subtable *st = table->subtables[i];
-        struct bound_aux bound = { .max = -1, .min_seq = UINT64_MAX };
-        fdp__tss_for_each_rule(st, bound_rule_cb, &bound);
-        __atomic_store_n(&st->max_priority, bound.max, __ATOMIC_RELAXED);
-        __atomic_store_n(&st->min_seq, bound.min_seq, __ATOMIC_RELAXED);
-    }
+    /* Tighten bounds left stale by removals (before trimming, which
+     * chooses by hits, and after it for the overflow sub-table that the
+     * moved flows raised), then re-rank. */
+    tighten_bounds(table, FDP_SUBTABLE_TSS);
     trim_masks(table);
-    for (size_t i = 0; i < table->n_pipapos; i++) {
-        struct pipapo *p = table->pipapos[i];
-        int max = -1;
-        uint64_t min_seq = UINT64_MAX;
-        for (uint32_t j = 0; j < p->n_rules; j++) {
-            const struct fdp_rule *r = p->rules[j];
-            if (r->priority > max) {
-                max = r->priority;
-                min_seq = r->seq;
-            } else if (r->priority == max && r->seq < min_seq) {
-                min_seq = r->seq;
-            }
-        }
-        __atomic_store_n(&p->max_priority, max, __ATOMIC_RELAXED);
-        __atomic_store_n(&p->min_seq, min_seq, __ATOMIC_RELAXED);
-    }
+    tighten_bounds(table, FDP_SUBTABLE_PIPAPO);
+    tighten_bounds(table, FDP_SUBTABLE_OVERFLOW);
     publish_view(table);
     if (started) {
         /* Commit only if flows moved: a commit bumps the version, which
@@ -1353,33 +1318,17 @@ fdp_table_lookup_batch(struct fdp_table *table,
             continue;
         }
 
-        if (e->pp) {
-            /* Pipapo: a few table loads and bitmap ANDs per field. */
-            const struct pipapo_snapshot *snap = FDP_RCU_GET(e->pp->snap);
-            for (uint64_t m = probe; m; m &= m - 1) {
-                size_t i = (size_t) __builtin_ctzll(m);
-                const struct fdp_rule *r = fdp__pipapo_lookup(snap, keys[i],
-                                                              version);
-                visited++;
-                if (r && fdp__rule_beats(r, rules[i])) {
-                    rules[i] = r;
-                    count_hit(&e->pp->hits);
-                }
-            }
-            continue;
-        }
-
-        /* Phase 2 (tuple space): one batch probe of the subtable, which
-         * hashes every key first and overlaps their memory loads. */
-        struct tss_subtable *st = e->tss;
+        /* Phase 2: one batch probe of the sub-table (tuple space hashes
+         * every key first and overlaps their memory loads; pipapo ANDs a
+         * few bitmap rows per field). */
         const struct fdp_rule *found[FDP_TABLE_BATCH_MAX];
-        uint64_t hit = fdp__tss_lookup_batch(st, keys, probe, version, found);
+        uint64_t hit = e->lookup_batch(e->st, keys, probe, version, found);
         visited += (uint64_t) __builtin_popcountll(probe);
         for (; hit; hit &= hit - 1) {
             size_t i = (size_t) __builtin_ctzll(hit);
             if (fdp__rule_beats(found[i], rules[i])) {
                 rules[i] = found[i];
-                count_hit(&st->hits);
+                count_hit(&e->st->hits);
             }
         }
     }
@@ -1393,7 +1342,7 @@ fdp_table_lookup_batch(struct fdp_table *table,
     __atomic_fetch_add(&table->n_visited, visited, __ATOMIC_RELAXED);
 }
 
-/* fdp__tss_for_each_rule() state for fdp_table_for_each(). */
+/* for_each_rule() state for fdp_table_for_each(). */
 struct for_each_aux {
     bool (*cb)(const struct fdp_rule *, void *aux);
     void *aux;
@@ -1417,20 +1366,9 @@ fdp_table_for_each(struct fdp_table *table,
     const struct tss_view *view = FDP_RCU_GET(table->view);
 
     for (size_t s = 0; view && s < view->n; s++) {
-        const struct view_entry *e = &view->e[s];
-        if (e->pp) {
-            const struct pipapo_snapshot *snap = FDP_RCU_GET(e->pp->snap);
-            for (uint32_t i = 0; snap && i < snap->n_elems; i++) {
-                if (fdp__rule_visible(snap->elems[i], version)
-                    && !cb(snap->elems[i], aux)) {
-                    fdp__rcu_read_unlock();
-                    return;
-                }
-            }
-            continue;
-        }
+        const struct fdp__subtable *st = view->e[s].st;
         struct for_each_aux fa = { .cb = cb, .aux = aux, .version = version };
-        if (!fdp__tss_for_each_rule(e->tss, for_each_rule_cb, &fa)) {
+        if (!st->class->for_each_rule(st, true, for_each_rule_cb, &fa)) {
             fdp__rcu_read_unlock();
             return;
         }
@@ -1469,7 +1407,7 @@ fdp_table_get_stats(const struct fdp_table *table,
                                                  __ATOMIC_RELAXED);
 }
 
-/* fdp__tss_for_each_rule() state for tss_entry_stats(). */
+/* for_each_rule() state for entry_stats(). */
 struct entry_stats_aux {
     struct fdp_subtable_stats *out;
     uint64_t version;
@@ -1489,55 +1427,19 @@ entry_stats_rule_cb(struct fdp_rule *r, void *aux_)
     return true;
 }
 
-/* Counts the flows of tuple-space subtable 'st' visible at 'version' and
- * finds the highest priority among them, as fdp_table_for_each() walks
- * them.  Caller holds an RCU read-side section. */
+/* Describes sub-table 'st': its shape (the class's describe()), and the
+ * flows visible at 'version' and the highest priority among them, as
+ * fdp_table_for_each() walks them.  Caller holds an RCU read-side
+ * section. */
 static void
-tss_entry_stats(const struct tss_subtable *st, uint64_t version,
-                struct fdp_subtable_stats *out)
+entry_stats(const struct fdp__subtable *st, uint64_t version,
+            struct fdp_subtable_stats *out)
 {
     struct entry_stats_aux aux = { .out = out, .version = version };
 
-    out->kind = FDP_SUBTABLE_TSS;
-    out->keyed_hash = fdp__tss_is_keyed(st);
-    out->mask = st->mask;
+    st->class->describe(st, out);
     out->hits = __atomic_load_n(&st->hits, __ATOMIC_RELAXED);
-    fdp__tss_for_each_rule(st, entry_stats_rule_cb, &aux);
-}
-
-/* The same for pipapo sub-table 'pp', from its published snapshot, which
- * also gives the fields in lookup order and each field's group width. */
-static void
-pipapo_entry_stats(const struct pipapo *pp, uint64_t version,
-                   struct fdp_subtable_stats *out)
-{
-    const struct pipapo_snapshot *snap = FDP_RCU_GET(pp->snap);
-
-    /* 'overflow' is set when the sub-table is created, before any view
-     * that holds it is published, and never changes. */
-    out->kind = pp->overflow ? FDP_SUBTABLE_OVERFLOW : FDP_SUBTABLE_PIPAPO;
-    out->hits = __atomic_load_n(&pp->hits, __ATOMIC_RELAXED);
-    if (!snap) {
-        return;
-    }
-    out->n_fields = snap->n_fields;
-    for (unsigned int i = 0; i < snap->n_fields; i++) {
-        out->fields[i] = snap->fields[i].id;
-        out->group_bits[i] = snap->fields[i].group_bits;
-    }
-    out->n_const_fields = snap->n_const_fields;
-    for (unsigned int i = 0; i < snap->n_const_fields; i++) {
-        out->const_fields[i] = snap->const_fields[i];
-    }
-    for (uint32_t i = 0; i < snap->n_elems; i++) {
-        const struct fdp_rule *r = snap->elems[i];
-        if (fdp__rule_visible(r, version)) {
-            out->n_flows++;
-            if (r->priority > out->max_priority) {
-                out->max_priority = r->priority;
-            }
-        }
-    }
+    st->class->for_each_rule(st, true, entry_stats_rule_cb, &aux);
 }
 
 int
@@ -1568,11 +1470,7 @@ fdp_table_get_subtable_stats(const struct fdp_table *table,
         memset(s, 0, sizeof *s);
         s->max_priority = -1;
         s->memory_bytes = view->entry_memory[i];
-        if (e->tss) {
-            tss_entry_stats(e->tss, version, s);
-        } else {
-            pipapo_entry_stats(e->pp, version, s);
-        }
+        entry_stats(e->st, version, s);
     }
     fdp__rcu_read_unlock();
     return *n > n_max ? ENOBUFS : 0;
@@ -1694,20 +1592,12 @@ fdp_table_destroy(struct fdp_table *table)
     /* Let deferred frees that reference the table finish first. */
     fdp__rcu_barrier();
     FDP_RCU_TSAN_ACQUIRE();
-    for (size_t i = 0; i < table->n_subtables; i++) {
-        struct tss_subtable *st = table->subtables[i];
-        fdp__tss_for_each_rule(st, free_rule_cb, NULL);
-        fdp__tss_destroy_now(st);
+    for (size_t i = 0; i < table->n_subs; i++) {
+        struct fdp__subtable *st = table->subs[i];
+        st->class->for_each_rule(st, false, free_rule_cb, NULL);
+        st->class->destroy(st, false);
     }
-    for (size_t i = 0; i < table->n_pipapos; i++) {
-        struct pipapo *p = table->pipapos[i];
-        for (uint32_t j = 0; j < p->n_rules; j++) {
-            rule_free(NULL, p->rules[j]);
-        }
-        fdp__pipapo_destroy_now(p);
-    }
-    free(table->pipapos);
-    free(table->subtables);
+    free(table->subs);
     free(table->txn_removed);
     for (size_t i = 0; table->subtable_index.buckets
                        && i <= table->subtable_index.mask; i++) {

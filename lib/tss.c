@@ -545,8 +545,7 @@ fdp__tss_create_with(const struct fdp_key *mask, uint32_t basis,
         }
     }
     st->fast_hash = kind == TSS_HASH_KEYED ? TSS_HASH_JHASH2 : kind;
-    st->max_priority = -1;
-    st->min_seq = UINT64_MAX;
+    fdp__subtable_init(&st->up, &fdp__tss_class, FDP_SUBTABLE_TSS);
     st->buckets = buckets_alloc(st, TSS_MIN_BUCKETS, kind == TSS_HASH_KEYED,
                                 basis);
     if (!st->buckets) {
@@ -632,15 +631,9 @@ fdp__tss_insert(struct tss_subtable *st, struct fdp_rule *rule)
     rule->next = *prev;
     FDP_RCU_SET(*prev, rule);
     rule->group = g;
-    rule->subtable = st;
-    st->n_rules++;
-
-    if (rule->priority > st->max_priority) {
-        __atomic_store_n(&st->max_priority, rule->priority, __ATOMIC_RELAXED);
-        __atomic_store_n(&st->min_seq, rule->seq, __ATOMIC_RELAXED);
-    } else if (rule->priority == st->max_priority && rule->seq < st->min_seq) {
-        __atomic_store_n(&st->min_seq, rule->seq, __ATOMIC_RELAXED);
-    }
+    rule->owner = &st->up;
+    st->up.n_rules++;
+    fdp__subtable_raise_bounds(&st->up, rule);
     return 0;
 }
 
@@ -654,7 +647,7 @@ fdp__tss_unlink(struct tss_subtable *st, struct fdp_rule *rule)
         prev = &(*prev)->next;
     }
     FDP_RCU_SET(*prev, rule->next);
-    st->n_rules--;
+    st->up.n_rules--;
 
     if (!g->rules) {
         struct tss_buckets *b = st->buckets;
@@ -831,3 +824,73 @@ fdp__tss_flood_flows(struct fdp_match *flows, size_t n)
     }
     return 0;
 }
+
+/* ---------------------------------------------------------------------- */
+/* The sub-table class.                                                    */
+
+static uint64_t
+class_lookup_batch(const struct fdp__subtable *st,
+                   const struct fdp_key *const keys[], uint64_t probe,
+                   uint64_t version, const struct fdp_rule *found[])
+{
+    return fdp__tss_lookup_batch(fdp__tss_cast(st), keys, probe, version,
+                                 found);
+}
+
+static bool
+class_for_each_rule(const struct fdp__subtable *st, bool published,
+                    bool (*cb)(struct fdp_rule *, void *aux), void *aux)
+{
+    /* Every linked rule is reachable by lookups: one walk serves both. */
+    (void) published;
+    return fdp__tss_for_each_rule(fdp__tss_cast(st), cb, aux);
+}
+
+static void
+class_describe(const struct fdp__subtable *st_, struct fdp_subtable_stats *out)
+{
+    const struct tss_subtable *st = fdp__tss_cast(st_);
+
+    out->kind = FDP_SUBTABLE_TSS;
+    out->keyed_hash = fdp__tss_is_keyed(st);
+    out->mask = st->mask;
+}
+
+static int
+class_insert(struct fdp__subtable *st, struct fdp_rule *rule)
+{
+    return fdp__tss_insert(fdp__tss_cast(st), rule);
+}
+
+static void
+class_remove(struct fdp__subtable *st, struct fdp_rule *rule)
+{
+    fdp__tss_unlink(fdp__tss_cast(st), rule);
+}
+
+static uint64_t
+class_memory(const struct fdp__subtable *st)
+{
+    return fdp__tss_memory(fdp__tss_cast(st));
+}
+
+static void
+class_destroy(struct fdp__subtable *st, bool deferred)
+{
+    if (deferred) {
+        fdp__tss_destroy_deferred(fdp__tss_cast(st));
+    } else {
+        fdp__tss_destroy_now(fdp__tss_cast(st));
+    }
+}
+
+const struct fdp__subtable_class fdp__tss_class = {
+    .lookup_batch = class_lookup_batch,
+    .for_each_rule = class_for_each_rule,
+    .describe = class_describe,
+    .insert = class_insert,
+    .remove = class_remove,
+    .publish = NULL,            /* Every change is visible at once. */
+    .memory = class_memory,
+    .destroy = class_destroy,
+};

@@ -13,6 +13,8 @@
 #include "match.h"
 #include "rcu.h"
 #include "rule.h"
+#include "subtable.h"
+#include "util.h"
 
 
 /* Buckets and groups are private to lib/tss.c (lib/tss-private.h). */
@@ -33,23 +35,23 @@ struct tss_subtable {
     uint8_t fast_hash;                  /* enum tss_hash_kind of the fast
                                          * hash, chosen at creation. */
 
-    /* Bounds on the best rule: no rule beats (max_priority, min_seq).
-     * Conservative: may be stale high.  Writer only: lookups read the
-     * copies lib/table.c takes into each published view, which never
-     * change, because fdp_table_run() lowers these before it publishes the
-     * view re-sorted by them. */
-    int max_priority;
-    uint64_t min_seq;                   /* Among rules at max_priority. */
-
     /* Writer only. */
     uint32_t n_groups;
-    uint32_t n_rules;
     struct rcu_head rcu;
 
-    /* Approximate hit count, on its own cache line (lookups write it). */
-    uint64_t hits __attribute__((aligned(64)));
-    uint64_t hits_at_rank;              /* Writer: 'hits' at last re-rank. */
+    /* The sub-table class's part (lib/subtable.h): rule count, bounds,
+     * hits. */
+    struct fdp__subtable up;
 };
+
+/* The tuple-space implementation of the sub-table class. */
+extern const struct fdp__subtable_class fdp__tss_class;
+
+static inline struct tss_subtable *
+fdp__tss_cast(const struct fdp__subtable *st)
+{
+    return CONTAINER_OF(st, struct tss_subtable, up);
+}
 
 /* Probe bounds (lib/tss.c, "Overflow and the probe bound"): a probe reads
  * at most TSS_MAX_PROBE bucket lines, and under the fast hash no more than

@@ -466,7 +466,7 @@ START_TEST(selftest_large)
         }
     }
     ck_assert_int_eq(fdp__pipapo_publish(p), 0);
-    ck_assert_uint_eq(p->n_rules, m);
+    ck_assert_uint_eq(p->up.n_rules, m);
     check_keys_in_order(p->snap, kept, m, keys, n_keys, t->name);
 
     fdp__pipapo_destroy_now(p);
@@ -844,7 +844,7 @@ START_TEST(deletion_out_of_bounds)
                     (n_live - at - 1) * sizeof *live);
             n_live--;
             ck_assert_int_eq(fdp__pipapo_publish(p), 0);
-            ck_assert_uint_eq(p->n_rules, n_live);
+            ck_assert_uint_eq(p->up.n_rules, n_live);
             check_keys_in_order(p->snap, live, n_live, keys, N,
                                 "after a deletion");
         }
