@@ -465,6 +465,29 @@ int
 rpc_call(struct rpc_conn *c, const char *method, json_t *params,
          json_t **resultp, char **errorp)
 {
+    return rpc_call_parts(c, method, params, NULL, NULL, resultp, errorp);
+}
+
+/* If 'msg' is a part of the reply to request 'id' of 'method' (see
+ * rpc_call_parts()), returns its params, else NULL. */
+static const json_t *
+reply_part(const json_t *msg, const char *method, json_int_t id)
+{
+    const char *name = json_string_value(json_object_get(msg, "method"));
+    const json_t *params = json_object_get(msg, "params");
+    const json_t *pid = json_object_get(params, "id");
+    size_t n = strlen(method);
+
+    return (name && !strncmp(name, method, n) && !strcmp(name + n, ".part")
+            && json_is_integer(pid) && json_integer_value(pid) == id
+            ? params : NULL);
+}
+
+int
+rpc_call_parts(struct rpc_conn *c, const char *method, json_t *params,
+               int (*part)(const json_t *params, void *aux), void *aux,
+               json_t **resultp, char **errorp)
+{
     json_int_t id = ++c->next_id;
     json_t *req = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id",
                             id, "method", method, "params",
@@ -496,6 +519,17 @@ rpc_call(struct rpc_conn *c, const char *method, json_t *params,
             return EPIPE;
         } else if (error) {
             return error;
+        }
+        const json_t *part_params = part ? reply_part(msg, method, id)
+                                         : NULL;
+        if (part_params) {
+            error = part(part_params, aux);
+            json_decref(msg);
+            if (error) {
+                *errorp = xasprintf("%s: %s", c->name, strerror(error));
+                return error;
+            }
+            continue;
         }
         json_t *rid = json_object_get(msg, "id");
         if (!json_is_integer(rid) || json_integer_value(rid) != id) {
@@ -791,6 +825,25 @@ queue_json(struct rpc_conn *c, json_t *msg)
     }
     free(text);
     json_decref(msg);
+}
+
+int
+rpc_queue_text(struct rpc_conn *c, const char *text, size_t len)
+{
+    if (buf_append(&c->out, text, len) || buf_append(&c->out, "\n", 1)) {
+        c->closing = true;      /* Out of memory: give up on this one. */
+        return ENOMEM;
+    }
+    return 0;
+}
+
+char *
+rpc_request_id_text(const json_t *request)
+{
+    json_t *id = request ? json_object_get(request, "id") : NULL;
+
+    return id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY)
+              : strdup("null");
 }
 
 static json_t *
