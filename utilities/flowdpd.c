@@ -41,6 +41,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -65,6 +66,17 @@ const char *program_name = "flowdpd";
 /* Compact the journal once it has grown by this much past its last
  * snapshot (and at least doubled). */
 #define COMPACT_MIN_GROWTH (16u << 20)
+/* Allocations of this many bytes or more get their own mappings, which go
+ * back to the system when freed.  glibc's default threshold moves up to
+ * the size of the largest mapped block freed (up to 32 MB), after which
+ * the large transient buffers of a bulk request (the request text, its
+ * journal record) come from the heap and, freed, stay part of the
+ * process among the flows allocated after them. */
+#define MMAP_THRESHOLD (256u << 10)
+/* A change or restore that handled at least this many flows is followed
+ * by malloc_trim(), which gives back the pages its parsed JSON (about
+ * 150 bytes a flow, freed by then) occupied in the heap. */
+#define TRIM_MIN_FLOWS 1024
 
 /* ---------------------------------------------------------------------- */
 /* Logging.                                                                */
@@ -120,6 +132,8 @@ struct server {
     struct rpc_conn **conns;
     size_t n_conns, alloc_conns;
     size_t max_request;
+    bool trim_pending;          /* malloc_trim() once the request that
+                                 * changed many flows is freed. */
 };
 
 static int signal_pipe[2] = { -1, -1 };
@@ -694,9 +708,12 @@ static json_t *
 change_flows(struct server *s, const json_t *params, const char *kind,
              struct op_result *r)
 {
-    json_t *op = json_deep_copy(params);
+    /* A shallow copy: "op" is added to the copy, and the flows (which may
+     * be hundreds of thousands of strings) are shared, not duplicated. */
+    json_t *op = json_is_object(params) ? json_copy((json_t *) params)
+                                        : NULL;
 
-    if (!op || !json_is_object(op)) {
+    if (!op) {
         json_decref(op);
         op_fail(r, RPC_INVALID_PARAMS, "params: expected an object");
         return NULL;
@@ -704,6 +721,9 @@ change_flows(struct server *s, const json_t *params, const char *kind,
     json_object_set_new(op, "op", json_string(kind));
     int error = apply_op(s, op, r);
     json_decref(op);
+    if (r->n + r->n_removed >= TRIM_MIN_FLOWS) {
+        s->trim_pending = true;
+    }
     if (error) {
         return NULL;
     }
@@ -833,6 +853,7 @@ struct dump {
     bool parts;                 /* Send parts of DUMP_PART_BYTES. */
     struct jtext msg;           /* The message being written. */
     size_t n_in_msg;            /* Flows in 'msg'. */
+    size_t n_flows;             /* Flows in all messages. */
     size_t prefix_len;          /* Bytes of 'msg' before its first flow. */
     bool failed;                /* Out of memory. */
 };
@@ -894,6 +915,7 @@ dump_one(const struct fdp_rule *rule, void *d_)
         struct jtext *t = &d->msg;
         char priority[32];
         jtext_puts(t, d->n_in_msg++ ? ",{\"flow\":" : "{\"flow\":");
+        d->n_flows++;
         jtext_string(t, text);
         jtext_puts(t, ",\"line\":");
         jtext_string(t, line);
@@ -963,6 +985,9 @@ h_dump(struct server *s, struct rpc_conn *c, const json_t *req,
     }
     free(d.msg.s);
     free(id);
+    if (d.n_flows >= TRIM_MIN_FLOWS) {
+        s->trim_pending = true;     /* The formatting's garbage. */
+    }
     if (d.failed || !id) {
         op_fail(r, RPC_FAILED, "out of memory");
         return false;
@@ -1407,6 +1432,12 @@ serve(struct server *s)
                 continue;
             }
             int error = rpc_conn_run(c, s->max_request, handle_request, s);
+            if (s->trim_pending) {
+                /* The requests are freed by now, and their JSON with
+                 * them. */
+                malloc_trim(0);
+                s->trim_pending = false;
+            }
             if (error) {
                 vlog(L_DBG, "%s: %s", rpc_conn_name(c),
                      error == EOF ? "closed" : error == EPROTO
@@ -1605,6 +1636,7 @@ main(int argc, char *argv[])
     struct fdp_dp_options dpo;
     int opt;
 
+    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
     fdp_dp_options_init(&dpo);
     while ((opt = getopt_long(argc, argv, "hVv::", options, NULL)) != -1) {
         switch (opt) {
@@ -1732,6 +1764,9 @@ main(int argc, char *argv[])
         struct fdp_table_stats st;
         fdp_table_get_stats(s.table, &st);
         vlog(L_INFO, "%s: %" PRIu64 " flows restored", db, st.n_flows);
+        if (st.n_flows >= TRIM_MIN_FLOWS) {
+            malloc_trim(0);
+        }
     }
     error = fdp_dp_create(s.table, &dpo, &s.dp);
     if (error) {
