@@ -408,6 +408,23 @@ source_add(struct source *src, const char *text)
     src->n++;
 }
 
+/* Adds the flows of one message of a dump. */
+static void
+source_add_dumped(struct source *src, const json_t *flows)
+{
+    for (size_t i = 0; i < json_array_size(flows); i++) {
+        source_add(src, json_string_value(
+                       json_object_get(json_array_get(flows, i), "flow")));
+    }
+}
+
+static int
+source_part(const json_t *params, void *src)
+{
+    source_add_dumped(src, json_object_get(params, "flows"));
+    return 0;
+}
+
 static void
 load_source(const char *arg, struct source *src)
 {
@@ -415,12 +432,9 @@ load_source(const char *arg, struct source *src)
     json_t *r = NULL;
 
     if (!strcmp(arg, "-")) {
-        r = call("diff-flows", "dump-flows", json_object());
-        flows = json_object_get(r, "flows");
-        for (size_t i = 0; i < json_array_size(flows); i++) {
-            source_add(src, json_string_value(
-                           json_object_get(json_array_get(flows, i), "flow")));
-        }
+        r = call_parts("diff-flows", "dump-flows",
+                       json_pack("{s:b}", "parts", true), source_part, src);
+        source_add_dumped(src, json_object_get(r, "flows"));
     } else {
         flows = read_flows("diff-flows", arg);
         for (size_t i = 0; i < json_array_size(flows); i++) {
