@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "flowdp/flowdp.h"
 #include "utilities/ctl.h"
@@ -21,10 +22,12 @@
 const char *ctl_remote;
 struct rpc_tls ctl_tls;
 
-/* Sends one request and returns its result; exits with the daemon's
+/* Sends one request and returns its result, passing each part of it that
+ * comes first to 'part' (see rpc_call_parts()); exits with the daemon's
  * message on failure. */
 static json_t *
-call(const char *command, const char *method, json_t *params)
+call_parts(const char *command, const char *method, json_t *params,
+           int (*part)(const json_t *params, void *aux), void *aux)
 {
     struct rpc_conn *conn;
     char *msg = NULL;
@@ -34,12 +37,20 @@ call(const char *command, const char *method, json_t *params)
     if (error) {
         fatal("%s: %s", command, msg ? msg : strerror(error));
     }
-    error = rpc_call(conn, method, params, &result, &msg);
+    error = rpc_call_parts(conn, method, params, part, aux, &result, &msg);
     rpc_close(conn);
     if (error) {
         fatal("%s: %s", command, msg ? msg : strerror(error));
     }
     return result;
+}
+
+/* Sends one request and returns its result; exits with the daemon's
+ * message on failure. */
+static json_t *
+call(const char *command, const char *method, json_t *params)
+{
+    return call_parts(command, method, params, NULL, NULL);
 }
 
 static void
@@ -185,9 +196,20 @@ struct sort_key {
     bool descending;
 };
 
+/* A flow of the dump, kept for sorting. */
 struct dumped {
-    json_t *item;               /* Borrowed from the reply. */
+    char *flow;                 /* Its text without statistics. */
+    char *line;                 /* Its dump-flows line. */
     struct fdp_flow_spec spec;
+};
+
+/* What dump-flows does with the flows as they arrive: prints them at once,
+ * or keeps them to sort first. */
+struct dump_out {
+    bool no_stats;
+    bool sort;
+    struct dumped *flows;
+    size_t n, alloc;
 };
 
 static struct sort_key sort_keys[16];
@@ -227,8 +249,7 @@ compare_dumped(const void *a_, const void *b_)
         }
     }
     /* Equal keys: by text, so that a sorted dump is repeatable. */
-    return strcmp(json_string_value(json_object_get(a->item, "flow")),
-                  json_string_value(json_object_get(b->item, "flow")));
+    return strcmp(a->flow, b->flow);
 }
 
 static void
@@ -246,6 +267,50 @@ add_sort_key(const char *arg, bool descending)
               descending ? "rsort" : "sort", arg);
     }
     sort_keys[n_sort_keys++] = k;
+}
+
+/* Prints or keeps the flows of one message of the dump. */
+static void
+take_flows(const json_t *flows, struct dump_out *out)
+{
+    for (size_t i = 0; i < json_array_size(flows); i++) {
+        const json_t *item = json_array_get(flows, i);
+        const char *flow = json_string_value(json_object_get(item, "flow"));
+        const char *line = json_string_value(json_object_get(item, "line"));
+        if (!flow || !line) {
+            fatal("dump-flows: the daemon sent a flow without its text");
+        }
+        if (!out->sort) {
+            /* Printed as it comes: the flows of a large table need not
+             * all be in memory at once. */
+            puts(out->no_stats ? flow : line);
+            continue;
+        }
+        if (out->n == out->alloc) {
+            out->alloc = out->alloc ? 2 * out->alloc : 256;
+            out->flows = realloc(out->flows,
+                                 out->alloc * sizeof *out->flows);
+            if (!out->flows) {
+                fatal("out of memory");
+            }
+        }
+        struct dumped *d = &out->flows[out->n++];
+        d->flow = strdup(flow);
+        d->line = strdup(line);
+        if (!d->flow || !d->line) {
+            fatal("out of memory");
+        }
+        if (fdp_flow_parse(flow, 0, &d->spec, NULL)) {
+            fatal("dump-flows: the daemon sent a flow that does not parse");
+        }
+    }
+}
+
+static int
+dump_part(const json_t *params, void *out)
+{
+    take_flows(json_object_get(params, "flows"), out);
+    return 0;
 }
 
 void
@@ -287,31 +352,26 @@ cmd_dump_flows(int argc, char *argv[])
                    FDP_PARSE_MATCH_ONLY | FDP_PARSE_COOKIE_MASK);
         json_object_set_new(params, "match", json_string(argv[optind]));
     }
-    json_t *r = call("dump-flows", "dump-flows", params);
-    json_t *flows = json_object_get(r, "flows");
-    size_t n = json_array_size(flows);
-    struct dumped *d = calloc(n ? n : 1, sizeof *d);
-    if (!d) {
-        fatal("out of memory");
+    json_object_set_new(params, "parts", json_true());
+    struct dump_out out = { .no_stats = no_stats, .sort = n_sort_keys > 0 };
+    if (!out.sort && !isatty(STDOUT_FILENO)) {
+        setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     }
-    for (size_t i = 0; i < n; i++) {
-        d[i].item = json_array_get(flows, i);
-        const char *text = json_string_value(json_object_get(d[i].item,
-                                                             "flow"));
-        if (!text || fdp_flow_parse(text, 0, &d[i].spec, NULL)) {
-            fatal("dump-flows: the daemon sent a flow that does not parse");
-        }
-    }
-    if (n_sort_keys) {
-        qsort(d, n, sizeof *d, compare_dumped);
-    }
-    for (size_t i = 0; i < n; i++) {
-        puts(json_string_value(json_object_get(d[i].item,
-                                               no_stats ? "flow" : "line")));
-        fdp_flow_spec_destroy(&d[i].spec);
-    }
-    free(d);
+    json_t *r = call_parts("dump-flows", "dump-flows", params, dump_part,
+                           &out);
+    take_flows(json_object_get(r, "flows"), &out);
     json_decref(r);
+    if (out.sort) {
+        qsort(out.flows, out.n, sizeof *out.flows, compare_dumped);
+    }
+    for (size_t i = 0; i < out.n; i++) {
+        struct dumped *d = &out.flows[i];
+        puts(no_stats ? d->flow : d->line);
+        free(d->flow);
+        free(d->line);
+        fdp_flow_spec_destroy(&d->spec);
+    }
+    free(out.flows);
     flush_stdout("dump-flows");
 }
 
@@ -348,6 +408,23 @@ source_add(struct source *src, const char *text)
     src->n++;
 }
 
+/* Adds the flows of one message of a dump. */
+static void
+source_add_dumped(struct source *src, const json_t *flows)
+{
+    for (size_t i = 0; i < json_array_size(flows); i++) {
+        source_add(src, json_string_value(
+                       json_object_get(json_array_get(flows, i), "flow")));
+    }
+}
+
+static int
+source_part(const json_t *params, void *src)
+{
+    source_add_dumped(src, json_object_get(params, "flows"));
+    return 0;
+}
+
 static void
 load_source(const char *arg, struct source *src)
 {
@@ -355,12 +432,9 @@ load_source(const char *arg, struct source *src)
     json_t *r = NULL;
 
     if (!strcmp(arg, "-")) {
-        r = call("diff-flows", "dump-flows", json_object());
-        flows = json_object_get(r, "flows");
-        for (size_t i = 0; i < json_array_size(flows); i++) {
-            source_add(src, json_string_value(
-                           json_object_get(json_array_get(flows, i), "flow")));
-        }
+        r = call_parts("diff-flows", "dump-flows",
+                       json_pack("{s:b}", "parts", true), source_part, src);
+        source_add_dumped(src, json_object_get(r, "flows"));
     } else {
         flows = read_flows("diff-flows", arg);
         for (size_t i = 0; i < json_array_size(flows); i++) {

@@ -19,7 +19,9 @@
  *   mod-flows    {flow:TEXT, strict:BOOL}            -> {n}
  *   del-flows    {match:TEXT?, strict:BOOL}          -> {n}
  *   replace-flows {flows:[TEXT]}                    -> {added, removed}
- *   dump-flows   {match:TEXT?, strict:BOOL}          -> {flows:[{...}]}
+ *   dump-flows   {match:TEXT?, strict:BOOL, parts:BOOL} -> {flows:[{...}]}
+ *                (with parts, flows also come before the reply in
+ *                "dump-flows.part" notifications: see h_dump())
  *   dump-tables  {}                                  -> {...counters,
  *                                                        subtables:[...]}
  *                (table totals, then one object per sub-table in lookup
@@ -39,6 +41,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -63,6 +66,17 @@ const char *program_name = "flowdpd";
 /* Compact the journal once it has grown by this much past its last
  * snapshot (and at least doubled). */
 #define COMPACT_MIN_GROWTH (16u << 20)
+/* Allocations of this many bytes or more get their own mappings, which go
+ * back to the system when freed.  glibc's default threshold moves up to
+ * the size of the largest mapped block freed (up to 32 MB), after which
+ * the large transient buffers of a bulk request (the request text, its
+ * journal record) come from the heap and, freed, stay part of the
+ * process among the flows allocated after them. */
+#define MMAP_THRESHOLD (256u << 10)
+/* A change or restore that handled at least this many flows is followed
+ * by malloc_trim(), which gives back the pages its parsed JSON (about
+ * 150 bytes a flow, freed by then) occupied in the heap. */
+#define TRIM_MIN_FLOWS 1024
 
 /* ---------------------------------------------------------------------- */
 /* Logging.                                                                */
@@ -118,6 +132,8 @@ struct server {
     struct rpc_conn **conns;
     size_t n_conns, alloc_conns;
     size_t max_request;
+    bool trim_pending;          /* malloc_trim() once the request that
+                                 * changed many flows is freed. */
 };
 
 static int signal_pipe[2] = { -1, -1 };
@@ -692,9 +708,12 @@ static json_t *
 change_flows(struct server *s, const json_t *params, const char *kind,
              struct op_result *r)
 {
-    json_t *op = json_deep_copy(params);
+    /* A shallow copy: "op" is added to the copy, and the flows (which may
+     * be hundreds of thousands of strings) are shared, not duplicated. */
+    json_t *op = json_is_object(params) ? json_copy((json_t *) params)
+                                        : NULL;
 
-    if (!op || !json_is_object(op)) {
+    if (!op) {
         json_decref(op);
         op_fail(r, RPC_INVALID_PARAMS, "params: expected an object");
         return NULL;
@@ -702,6 +721,9 @@ change_flows(struct server *s, const json_t *params, const char *kind,
     json_object_set_new(op, "op", json_string(kind));
     int error = apply_op(s, op, r);
     json_decref(op);
+    if (r->n + r->n_removed >= TRIM_MIN_FLOWS) {
+        s->trim_pending = true;
+    }
     if (error) {
         return NULL;
     }
@@ -735,11 +757,136 @@ h_replace(struct server *s, const json_t *p, struct op_result *r)
     return change_flows(s, p, "replace", r);
 }
 
+/* dump-flows writes its reply as JSON text as it walks the table, rather
+ * than building a jansson object per flow and encoding the whole array at
+ * the end: for 200,000 flows that was 1.2 million objects and a 70 MB
+ * string made at once.  A client that asks for "parts" gets the flows in
+ * messages of about DUMP_PART_BYTES each, notifications
+ *   {"jsonrpc":"2.0","method":"dump-flows.part","params":{"id":ID,
+ *    "flows":[...]}}
+ * followed by the reply with the last flows, so that no message is
+ * longer than a small bound however many flows there are; one that does
+ * not gets them all in the reply, as before.  The walk is one read-side
+ * critical section either way, so the dump is a snapshot of the table. */
+#define DUMP_PART_BYTES (1u << 20)
+
+/* A growable string of JSON text.  Allocation failure is sticky. */
+struct jtext {
+    char *s;
+    size_t len, cap;
+    bool failed;
+};
+
+static void
+jtext_put(struct jtext *t, const char *p, size_t n)
+{
+    if (t->failed) {
+        return;
+    }
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + n + 1) {
+            cap *= 2;
+        }
+        char *q = realloc(t->s, cap);
+        if (!q) {
+            t->failed = true;
+            return;
+        }
+        t->s = q;
+        t->cap = cap;
+    }
+    memcpy(t->s + t->len, p, n);
+    t->len += n;
+    t->s[t->len] = '\0';
+}
+
+static void
+jtext_puts(struct jtext *t, const char *p)
+{
+    jtext_put(t, p, strlen(p));
+}
+
+/* Appends 's' as a JSON string: quoted, with '"', '\\' and control
+ * characters escaped (flow text has none, but it costs nothing to be
+ * right). */
+static void
+jtext_string(struct jtext *t, const char *s)
+{
+    const char *run = s;
+
+    jtext_put(t, "\"", 1);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char) *s;
+        if (c == '"' || c == '\\' || c < 0x20) {
+            char esc[8];
+            jtext_put(t, run, (size_t) (s - run));
+            if (c == '"' || c == '\\') {
+                esc[0] = '\\';
+                esc[1] = (char) c;
+                esc[2] = '\0';
+            } else {
+                snprintf(esc, sizeof esc, "\\u%04x", c);
+            }
+            jtext_puts(t, esc);
+            run = s + 1;
+        }
+    }
+    jtext_put(t, run, (size_t) (s - run));
+    jtext_put(t, "\"", 1);
+}
+
+static void
+jtext_u64(struct jtext *t, const char *key, uint64_t v)
+{
+    char buf[48];
+    int n = snprintf(buf, sizeof buf, ",\"%s\":%" PRIu64, key, v);
+
+    jtext_put(t, buf, (size_t) n);
+}
+
 struct dump {
     const struct fdp_table_filter *filter;
     int64_t now;
-    json_t *flows;
+    struct rpc_conn *conn;
+    const char *id;             /* The request's id, as JSON text. */
+    bool parts;                 /* Send parts of DUMP_PART_BYTES. */
+    struct jtext msg;           /* The message being written. */
+    size_t n_in_msg;            /* Flows in 'msg'. */
+    size_t n_flows;             /* Flows in all messages. */
+    size_t prefix_len;          /* Bytes of 'msg' before its first flow. */
+    bool failed;                /* Out of memory. */
 };
+
+/* Starts the next message of 'd': a part, or the reply when 'last'. */
+static void
+dump_start_msg(struct dump *d, bool last)
+{
+    d->msg.len = 0;
+    d->n_in_msg = 0;
+    if (last) {
+        jtext_puts(&d->msg, "{\"jsonrpc\":\"2.0\",\"id\":");
+        jtext_puts(&d->msg, d->id);
+        jtext_puts(&d->msg, ",\"result\":{\"flows\":[");
+    } else {
+        jtext_puts(&d->msg, "{\"jsonrpc\":\"2.0\",\"method\":\"dump-flows."
+                   "part\",\"params\":{\"id\":");
+        jtext_puts(&d->msg, d->id);
+        jtext_puts(&d->msg, ",\"flows\":[");
+    }
+    d->prefix_len = d->msg.len;
+}
+
+/* Ends the message of 'd' and queues it. */
+static void
+dump_send_msg(struct dump *d)
+{
+    jtext_puts(&d->msg, "]}}");
+    if (d->msg.failed
+        || rpc_queue_text(d->conn, d->msg.s, d->msg.len)) {
+        d->failed = true;
+    }
+}
 
 static bool
 dump_one(const struct fdp_rule *rule, void *d_)
@@ -762,37 +909,90 @@ dump_one(const struct fdp_rule *rule, void *d_)
     fdp_rule_get_stats(rule, &st);
     char *text = fdp_flow_format(&spec);
     char *line = fdp_flow_format_stats(&spec, &st, d->now);
-    if (text && line) {
-        json_array_append_new(d->flows, json_pack(
-            "{s:s, s:s, s:i, s:I, s:I, s:I}", "flow", text, "line", line,
-            "priority", spec.priority, "seq",
-            (json_int_t) fdp_rule_get_seq(rule), "n_packets",
-            (json_int_t) st.n_packets, "n_bytes", (json_int_t) st.n_bytes));
+    if (!text || !line) {
+        d->failed = true;
+    } else {
+        struct jtext *t = &d->msg;
+        char priority[32];
+        jtext_puts(t, d->n_in_msg++ ? ",{\"flow\":" : "{\"flow\":");
+        d->n_flows++;
+        jtext_string(t, text);
+        jtext_puts(t, ",\"line\":");
+        jtext_string(t, line);
+        snprintf(priority, sizeof priority, ",\"priority\":%d",
+                 spec.priority);
+        jtext_puts(t, priority);
+        jtext_u64(t, "seq", fdp_rule_get_seq(rule));
+        jtext_u64(t, "n_packets", st.n_packets);
+        jtext_u64(t, "n_bytes", st.n_bytes);
+        jtext_put(t, "}", 1);
+        d->failed |= t->failed;
+        if (d->parts && !d->failed && t->len >= DUMP_PART_BYTES) {
+            dump_send_msg(d);
+            dump_start_msg(d, false);
+        }
     }
     free(text);
     free(line);
-    return true;
+    return !d->failed;
 }
 
-static json_t *
-h_dump(struct server *s, const json_t *p, struct op_result *r)
+/* dump-flows: queues the reply (and its parts) itself.  Returns false
+ * with 'r' set if it queued nothing and the caller must reply with the
+ * error. */
+static bool
+h_dump(struct server *s, struct rpc_conn *c, const json_t *req,
+       const json_t *p, struct op_result *r)
 {
     struct fdp_flow_spec spec;
     struct fdp_table_filter filter;
     const json_t *m = json_object_get(p, "match");
+    const json_t *parts = json_object_get(p, "parts");
 
+    if (parts && !json_is_boolean(parts)) {
+        op_fail(r, RPC_INVALID_PARAMS, "\"parts\": expected true or false");
+        return false;
+    }
     if (parse_filter(p, "match", FDP_PARSE_MATCH_ONLY, &spec, &filter, r)) {
-        return NULL;
+        return false;
     }
     if (!m || json_is_null(m)) {
         filter.match = NULL;    /* Everything (cookie filter aside). */
     }
-    struct dump d = { &filter, monotonic_ms(), json_array() };
+    char *id = rpc_request_id_text(req);
+    struct dump d = {
+        .filter = &filter, .now = monotonic_ms(), .conn = c,
+        .id = id ? id : "null", .parts = json_is_true(parts),
+    };
+    dump_start_msg(&d, !d.parts);
     fdp_table_read_lock();
     fdp_table_for_each(s->table, dump_one, &d);
     fdp_table_read_unlock();
     fdp_flow_spec_destroy(&spec);
-    return json_pack("{s:o}", "flows", d.flows);
+    if (d.parts && !d.failed) {
+        /* The flows since the last part go in the reply. */
+        struct jtext rest = d.msg;
+        size_t n_rest = d.n_in_msg, skip = d.prefix_len;
+        d.msg = (struct jtext) { NULL, 0, 0, false };
+        dump_start_msg(&d, true);
+        if (n_rest) {
+            jtext_put(&d.msg, rest.s + skip, rest.len - skip);
+        }
+        free(rest.s);
+    }
+    if (!d.failed && id) {
+        dump_send_msg(&d);
+    }
+    free(d.msg.s);
+    free(id);
+    if (d.n_flows >= TRIM_MIN_FLOWS) {
+        s->trim_pending = true;     /* The formatting's garbage. */
+    }
+    if (d.failed || !id) {
+        op_fail(r, RPC_FAILED, "out of memory");
+        return false;
+    }
+    return true;
 }
 
 /* The text of a tuple-space subtable's mask: the names of the fields it
@@ -1098,20 +1298,27 @@ h_trace(struct server *s, const json_t *p, struct op_result *r)
     return result;
 }
 
+/* A handler that queues its reply itself (a large one, written as text);
+ * false if it queued nothing and 'r' says why. */
+typedef bool replier_fn(struct server *, struct rpc_conn *,
+                        const json_t *request, const json_t *params,
+                        struct op_result *);
+
 static const struct {
     const char *method;
     handler_fn *fn;
+    replier_fn *reply;
 } handlers[] = {
-    { "add-flows", h_add },
-    { "mod-flows", h_mod },
-    { "del-flows", h_del },
-    { "replace-flows", h_replace },
-    { "dump-flows", h_dump },
-    { "dump-tables", h_tables },
-    { "show", h_show },
-    { "add-port", h_add_port },
-    { "del-port", h_del_port },
-    { "trace", h_trace },
+    { "add-flows", h_add, NULL },
+    { "mod-flows", h_mod, NULL },
+    { "del-flows", h_del, NULL },
+    { "replace-flows", h_replace, NULL },
+    { "dump-flows", NULL, h_dump },
+    { "dump-tables", h_tables, NULL },
+    { "show", h_show, NULL },
+    { "add-port", h_add_port, NULL },
+    { "del-port", h_del_port, NULL },
+    { "trace", h_trace, NULL },
 };
 
 static void
@@ -1130,9 +1337,18 @@ handle_request(struct rpc_conn *c, json_t *req, void *s_)
         if (!strcmp(method, handlers[i].method)) {
             struct op_result r = { 0 };
             json_t *empty = params ? NULL : json_object();
-            json_t *result = handlers[i].fn(s, params ? params : empty, &r);
+            const json_t *pp = params ? params : empty;
+            json_t *result = NULL;
+            bool replied = false;
+            if (handlers[i].reply) {
+                replied = handlers[i].reply(s, c, req, pp, &r);
+            } else {
+                result = handlers[i].fn(s, pp, &r);
+            }
             json_decref(empty);
-            if (result) {
+            if (replied) {
+                /* Queued by the handler. */
+            } else if (result) {
                 rpc_reply(c, req, result);
             } else {
                 rpc_reply_error(c, req, r.code ? r.code : RPC_FAILED, "%s",
@@ -1216,6 +1432,12 @@ serve(struct server *s)
                 continue;
             }
             int error = rpc_conn_run(c, s->max_request, handle_request, s);
+            if (s->trim_pending) {
+                /* The requests are freed by now, and their JSON with
+                 * them. */
+                malloc_trim(0);
+                s->trim_pending = false;
+            }
             if (error) {
                 vlog(L_DBG, "%s: %s", rpc_conn_name(c),
                      error == EOF ? "closed" : error == EPROTO
@@ -1414,6 +1636,7 @@ main(int argc, char *argv[])
     struct fdp_dp_options dpo;
     int opt;
 
+    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
     fdp_dp_options_init(&dpo);
     while ((opt = getopt_long(argc, argv, "hVv::", options, NULL)) != -1) {
         switch (opt) {
@@ -1541,6 +1764,9 @@ main(int argc, char *argv[])
         struct fdp_table_stats st;
         fdp_table_get_stats(s.table, &st);
         vlog(L_INFO, "%s: %" PRIu64 " flows restored", db, st.n_flows);
+        if (st.n_flows >= TRIM_MIN_FLOWS) {
+            malloc_trim(0);
+        }
     }
     error = fdp_dp_create(s.table, &dpo, &s.dp);
     if (error) {

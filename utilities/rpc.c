@@ -39,14 +39,41 @@
  * without bound. */
 #define OUT_HIGH_WATER (4u << 20)
 
+/* A byte queue.  Bytes are appended at the end and consumed from the
+ * front by moving 'start', so that sending a large reply a socket buffer at
+ * a time, or answering many pipelined requests, costs time in proportion
+ * to the bytes, not to the bytes times the number of writes (a memmove of
+ * the rest after each one).  The front is reclaimed when the queue empties
+ * or when an append would otherwise have to grow the allocation.
+ * 'scanned' counts the bytes from the front already known to hold no
+ * newline, so that looking for the end of a long message as it arrives in
+ * pieces reads each byte once. */
 struct buf {
     char *data;
-    size_t len, cap;
+    size_t start;               /* Offset of the first byte queued. */
+    size_t len;                 /* Bytes queued, from 'start'. */
+    size_t cap;                 /* Bytes allocated. */
+    size_t scanned;             /* Bytes from 'start' without a newline. */
 };
+
+/* A buffer that grew past this is freed once it is empty again, so that a
+ * connection that once sent or received a large message does not keep its
+ * memory. */
+#define BUF_KEEP_MAX (1u << 20)
+
+static const char *
+buf_head(const struct buf *b)
+{
+    return b->data + b->start;
+}
 
 static int
 buf_append(struct buf *b, const void *data, size_t n)
 {
+    if (b->start + b->len + n + 1 > b->cap && b->start) {
+        memmove(b->data, b->data + b->start, b->len);
+        b->start = 0;
+    }
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + n + 1) {
@@ -59,20 +86,41 @@ buf_append(struct buf *b, const void *data, size_t n)
         b->data = p;
         b->cap = cap;
     }
-    memcpy(b->data + b->len, data, n);
+    memcpy(b->data + b->start + b->len, data, n);
     b->len += n;
-    b->data[b->len] = '\0';
+    b->data[b->start + b->len] = '\0';
     return 0;
 }
 
 static void
 buf_consume(struct buf *b, size_t n)
 {
-    memmove(b->data, b->data + n, b->len - n);
+    b->start += n;
     b->len -= n;
-    if (b->data) {
-        b->data[b->len] = '\0';
+    b->scanned = b->scanned > n ? b->scanned - n : 0;
+    if (!b->len) {
+        b->start = 0;
+        if (b->cap > BUF_KEEP_MAX) {
+            free(b->data);
+            b->data = NULL;
+            b->cap = 0;
+        } else if (b->data) {
+            b->data[0] = '\0';
+        }
     }
+}
+
+/* The first newline queued, or NULL if there is none yet. */
+static const char *
+buf_find_newline(struct buf *b)
+{
+    const char *nl = NULL;
+
+    if (b->len > b->scanned) {
+        nl = memchr(buf_head(b) + b->scanned, '\n', b->len - b->scanned);
+        b->scanned = nl ? (size_t) (nl - buf_head(b)) : b->len;
+    }
+    return nl;
 }
 
 struct rpc_conn {
@@ -381,11 +429,11 @@ rpc_recv(struct rpc_conn *c, json_t **msgp, char **errorp)
 
     *msgp = NULL;
     for (;;) {
-        char *nl = c->in.len ? memchr(c->in.data, '\n', c->in.len) : NULL;
+        const char *nl = buf_find_newline(&c->in);
         if (nl) {
             json_error_t jerr;
-            size_t len = (size_t) (nl - c->in.data);
-            *msgp = json_loadb(c->in.data, len, 0, &jerr);
+            size_t len = (size_t) (nl - buf_head(&c->in));
+            *msgp = json_loadb(buf_head(&c->in), len, 0, &jerr);
             buf_consume(&c->in, len + 1);
             if (!*msgp) {
                 *errorp = xasprintf("%s: bad JSON from peer: %s", c->name,
@@ -416,6 +464,29 @@ rpc_recv(struct rpc_conn *c, json_t **msgp, char **errorp)
 int
 rpc_call(struct rpc_conn *c, const char *method, json_t *params,
          json_t **resultp, char **errorp)
+{
+    return rpc_call_parts(c, method, params, NULL, NULL, resultp, errorp);
+}
+
+/* If 'msg' is a part of the reply to request 'id' of 'method' (see
+ * rpc_call_parts()), returns its params, else NULL. */
+static const json_t *
+reply_part(const json_t *msg, const char *method, json_int_t id)
+{
+    const char *name = json_string_value(json_object_get(msg, "method"));
+    const json_t *params = json_object_get(msg, "params");
+    const json_t *pid = json_object_get(params, "id");
+    size_t n = strlen(method);
+
+    return (name && !strncmp(name, method, n) && !strcmp(name + n, ".part")
+            && json_is_integer(pid) && json_integer_value(pid) == id
+            ? params : NULL);
+}
+
+int
+rpc_call_parts(struct rpc_conn *c, const char *method, json_t *params,
+               int (*part)(const json_t *params, void *aux), void *aux,
+               json_t **resultp, char **errorp)
 {
     json_int_t id = ++c->next_id;
     json_t *req = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id",
@@ -448,6 +519,17 @@ rpc_call(struct rpc_conn *c, const char *method, json_t *params,
             return EPIPE;
         } else if (error) {
             return error;
+        }
+        const json_t *part_params = part ? reply_part(msg, method, id)
+                                         : NULL;
+        if (part_params) {
+            error = part(part_params, aux);
+            json_decref(msg);
+            if (error) {
+                *errorp = xasprintf("%s: %s", c->name, strerror(error));
+                return error;
+            }
+            continue;
         }
         json_t *rid = json_object_get(msg, "id");
         if (!json_is_integer(rid) || json_integer_value(rid) != id) {
@@ -745,6 +827,25 @@ queue_json(struct rpc_conn *c, json_t *msg)
     json_decref(msg);
 }
 
+int
+rpc_queue_text(struct rpc_conn *c, const char *text, size_t len)
+{
+    if (buf_append(&c->out, text, len) || buf_append(&c->out, "\n", 1)) {
+        c->closing = true;      /* Out of memory: give up on this one. */
+        return ENOMEM;
+    }
+    return 0;
+}
+
+char *
+rpc_request_id_text(const json_t *request)
+{
+    json_t *id = request ? json_object_get(request, "id") : NULL;
+
+    return id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY)
+              : strdup("null");
+}
+
 static json_t *
 reply_id(const json_t *request)
 {
@@ -782,7 +883,7 @@ conn_flush(struct rpc_conn *c)
 {
     c->want_write = false;
     while (c->out.len) {
-        ssize_t n = conn_write(c, c->out.data, c->out.len);
+        ssize_t n = conn_write(c, buf_head(&c->out), c->out.len);
         if (n < 0) {
             return errno == EAGAIN || errno == EINTR ? 0 : errno;
         }
@@ -797,7 +898,7 @@ conn_process(struct rpc_conn *c, size_t max_request,
              void (*handle)(struct rpc_conn *, json_t *, void *), void *aux)
 {
     while (!c->closing && c->out.len < OUT_HIGH_WATER) {
-        char *nl = c->in.len ? memchr(c->in.data, '\n', c->in.len) : NULL;
+        const char *nl = buf_find_newline(&c->in);
         if (!nl) {
             if (c->in.len > max_request) {
                 rpc_reply_error(c, NULL, RPC_INVALID_REQUEST,
@@ -807,10 +908,10 @@ conn_process(struct rpc_conn *c, size_t max_request,
             }
             return;
         }
-        size_t len = (size_t) (nl - c->in.data);
+        size_t len = (size_t) (nl - buf_head(&c->in));
         json_error_t jerr;
         json_t *req = len <= max_request
-                      ? json_loadb(c->in.data, len, 0, &jerr) : NULL;
+                      ? json_loadb(buf_head(&c->in), len, 0, &jerr) : NULL;
         if (len > max_request) {
             rpc_reply_error(c, NULL, RPC_INVALID_REQUEST,
                             "request longer than %zu bytes: closing",

@@ -53,6 +53,16 @@ int rpc_connect(const char *remote, const struct rpc_tls *,
 int rpc_call(struct rpc_conn *, const char *method, json_t *params,
              json_t **resultp, char **errorp);
 
+/* As rpc_call(), for a method whose result may come in parts: before the
+ * reply, the server may send notifications named METHOD".part" whose
+ * params are {"id": ID of this request, ...}; each is passed to 'part'
+ * (which must not keep 'params' past the call) and the final reply
+ * returned as by rpc_call().  'part' returns 0 to go on or an errno value
+ * to stop the call with it. */
+int rpc_call_parts(struct rpc_conn *, const char *method, json_t *params,
+                   int (*part)(const json_t *params, void *aux), void *aux,
+                   json_t **resultp, char **errorp);
+
 /* Sends the raw bytes 'data' (tests of the server's input checks). */
 int rpc_send_raw(struct rpc_conn *, const void *data, size_t size);
 
@@ -88,6 +98,17 @@ int rpc_conn_run(struct rpc_conn *, size_t max_request,
 
 /* What rpc_conn_run() waits for: POLLIN and/or POLLOUT. */
 short rpc_conn_events(const struct rpc_conn *);
+
+/* Queues 'len' bytes of 'text', one complete JSON-RPC message in compact
+ * JSON (no newline), followed by the newline that ends it.  For servers
+ * that write a large message directly rather than build it with jansson.
+ * Returns 0 or ENOMEM (then the connection is closed). */
+int rpc_queue_text(struct rpc_conn *, const char *text, size_t len);
+
+/* The id of 'request' as JSON text ("null" if it has none), for messages
+ * written with rpc_queue_text(); the caller frees it.  NULL if out of
+ * memory. */
+char *rpc_request_id_text(const json_t *request);
 
 /* Queues the reply to 'request': 'result' (stolen) or an error. */
 void rpc_reply(struct rpc_conn *, const json_t *request, json_t *result);
