@@ -53,7 +53,49 @@
  * Snapshots.  The bitmaps are rebuilt from the rule list into a new,
  * immutable snapshot that is published with one pointer store and freed
  * after a grace period, so lookups never see a half-built table and a
- * transaction of many flows costs one rebuild.
+ * transaction of many flows costs one rebuild.  A group that a rule
+ * wildcards goes to a per-group bitmap ORed into every row once at the
+ * end (set_group_bits(), add_wildcards()), so a build costs one pass over
+ * the rows per group rather than 256 bit-sets per rule and group.
+ *
+ * Constant fields.  Flows written the way users write them carry
+ * prerequisites: every "udp,nw_dst=A-B,tp_dst=C-D" flow matches
+ * dl_type=0x0800 and nw_proto=17, and the flows of one switch port share
+ * an in_port.  Such a field selects nothing, yet intersecting it costs a
+ * full-width AND per group.  When a snapshot is published, each field
+ * whose value/mask is the same in every rule leaves the intersection and
+ * becomes part of one masked compare of the key ('const_words': dl_type
+ * and nw_proto share key word 1, so both prerequisites are one compare).
+ * A field every rule wildcards (the overflow sub-table's union of fields)
+ * disappears altogether.
+ *
+ * Uniform groups.  The same holds for a group of a field: the rules of an
+ * IPv6 set often share a /96 and those of a MAC set a vendor prefix, and
+ * ClassBench's /16 prefixes all wildcard the low two bytes.  A group in
+ * which every field rule has the same value/mask is checked once with the
+ * constant fields; a field intersects only the run of groups from its
+ * first to its last non-uniform one (find_group_run()), read from the key
+ * as one word where the run fits in one (set_field_position()).
+ * net6,port from the kernel selftest (1001 entries in one /112) thus
+ * intersects 2 of the address's 16 groups.
+ *
+ * Field order.  The first field is ANDed in full, the later ones only
+ * where survivors remain, so the most selective field should come first.
+ * When a snapshot is published the non-constant fields are ordered by an
+ * estimate of the rules a packet inside a rule matches on that field
+ * alone (field_survivors(): PIPAPO_ORDER_SAMPLES sampled rules against
+ * all), fewest first; the order is kept while the field set is the same
+ * and the rule count stays within a factor of two, so single changes do
+ * not pay for the estimate.
+ *
+ * Chunk summaries.  A lookup carries, beside its result bitmap, a summary
+ * with one bit per 256-bit chunk that may still hold survivors, and each
+ * step ANDs only those chunks (lib/pipapo-step.h).  Fields of at least
+ * PIPAPO_SUM_MIN_CHUNKS chunks also keep a summary of each row, so that
+ * the first field ANDs only the chunks where every selected row has bits:
+ * in port,proto (30001 entries, 118 chunks) the port's high byte selects
+ * 256 consecutive rules, one or two chunks, and the lookup reads those
+ * instead of all 118 (939 -> 29 ns).
  *
  * Candidate lists.  After the first field, the surviving field rules are
  * usually few (the first field is selective).  If they map to at most
@@ -63,7 +105,31 @@
  * keeps it only if every group has it; survivors map to the next field's
  * candidates, and in the last field the first visible survivor wins.  If
  * a later field's ranges widen the list past the bound, the lookup starts
- * over on the bitmap path, which has no bound.
+ * over on the bitmap path, which has no bound.  Where the numbering
+ * carries over between fields the bitmap path is used throughout: with
+ * chunk summaries it costs one AND per group per surviving chunk, no more
+ * than a candidate, and no branches.
+ *
+ * CPU levels.  Every field keeps its shape's step function for each
+ * implementation (pipapo_field.steps: generic C and AVX2, one function per
+ * group width x group count), and the snapshot the index of the one
+ * chosen when it was built from the CPU level and FLOWDP_CPU, so nothing
+ * on the lookup path asks which CPU this is.  Under FLOWDP_CPU=validate
+ * every lookup runs every implementation, with and without candidate
+ * lists, and aborts on the first answer that differs from the generic
+ * one.
+ *
+ * Cost of a lookup, on paper and measured.  net,port from the kernel
+ * selftest through the table (1001 flows "udp,nw_dst=A-B,tp_dst=C-D"):
+ * the const compare (dl_type, nw_proto and the shared high bytes of
+ * nw_dst: the key's words, already in L1); nw_dst's run of 2 groups x 4
+ * chunks, 2 rows of 128 bytes, 4 cache lines; one or two survivors, their
+ * mapping entries (1 line); tp_dst's 2 groups tested for each candidate
+ * (2 lines); elems[] (1 line) and the rule's first line (1 line): about
+ * 9 lines, of which the 4 row lines and the rule miss in L1 when the
+ * probes are spread over the entries.  perf (cpu-clock) puts the time in
+ * the step's chunk ANDs, the candidate bit tests and the rule's version
+ * check, in that order; docs/PERFORMANCE.md has the figures.
  *
  * Invariants
  * ==========
@@ -78,13 +144,18 @@
  * - Bit i of lt[field][group][bucket] is set exactly when field rule i's
  *   value/mask accepts 'bucket' in that group; bits at or past n_rules
  *   are zero, so they never survive an AND.
+ * - A rule matches a key exactly when the key passes the const compare
+ *   and, in every intersected field, every group of the field's run
+ *   accepts the key's bucket: the groups outside the run are uniform, and
+ *   their common value/mask is in the const compare.
  * - Every row is bsize words, bsize a multiple of PIPAPO_ROW_WORDS (one
  *   256-bit AVX2 load), and lt is 32-byte aligned, so every row is too;
  *   the scratch bitmaps have bsize_max words and the same alignment.
- * - A lookup writes the first field's result without reading the scratch,
- *   and each later field either ANDs into the result of the field before
- *   or into a span map it clears first, so nothing left by a previous
- *   lookup, including one that returned early, is ever read.
+ * - Bit c of a row summary is set exactly when chunk c of the row is not
+ *   zero; a lookup's summary names every chunk of its result that is not
+ *   zero, and the lookup reads no chunk of the result outside it, so
+ *   nothing left by a previous lookup, including one that returned early,
+ *   is ever read.
  * - A snapshot is immutable once published; the writer builds a new one.
  *
  * Worked example
@@ -92,33 +163,44 @@
  * Fields nw_dst (32 bits: 4 groups of 8) and tp_dst (16 bits: 2 groups).
  * Rule 0 (priority 20): nw_dst=10.0.0.0/8, tp_dst=1000-1023.
  * Rule 1 (priority 10): nw_dst=10.1.0.0/16, tp_dst=80.
- * nw_dst has one field rule per rule: 0 and 1.  Its group 0 (first byte):
- * bucket 10 = {0, 1}, other buckets {}; group 1: bucket 1 = {0, 1}, other
- * buckets {0} (rule 0 does not care); groups 2 and 3: every bucket
- * {0, 1}.  tp_dst=1000-1023 expands to 1000-1007 (0x3e8/0xfff8) and
- * 1008-1023 (0x3f0/0xfff0): tp_dst field rules 0 and 1 belong to rule 0,
- * field rule 2 (0x0050/0xffff) to rule 1.  Mapping: nw_dst 0 -> tp_dst
- * [0, 2), nw_dst 1 -> [2, 3); tp_dst 0, 1 -> rule 0, 2 -> rule 1.
- * A packet to 10.1.2.3 port 80: nw_dst buckets give {0, 1} & {0, 1} &
- * {0, 1} & {0, 1} = {0, 1} (the whole bitmap path of field 0).  These map
- * to tp_dst field rules {0, 1, 2}: three, within PIPAPO_MAX_CANDIDATES, so
- * the candidate path takes over.  Port 80 selects bucket 0x00 of tp_dst's
- * group 0 and bucket 0x50 of group 1.  Candidate 0: its bit in group 0's
- * bucket 0x00 is clear (its high byte is 0x03): dropped without looking at
- * group 1; candidate 1 likewise; candidate 2: set in both buckets.  tp_dst
- * is the last field, so candidate 2's rule, mt[2].to = rule 1, is the
- * answer if visible at the lookup's version.  Port 1010 would keep
- * candidate 1 and answer rule 0, whose priority is higher; had candidates
- * of both rules survived, the first in order (rule 0) would win.  With
- * more than PIPAPO_MAX_CANDIDATES, the bitmap path goes on instead: map
- * {0, 1} to the bitmap {0, 1, 2} (set_span), AND in the two tp_dst rows
- * ({2} & {2}), and take the first set bit visible: 2, rule 1 again.
+ * nw_dst has one field rule per rule: 0 and 1.  Its group 0 (first byte)
+ * is 10 exact in both, and groups 2 and 3 are wildcarded in both: all
+ * three are uniform, so the const compare takes "first byte of nw_dst is
+ * 10" and nw_dst's run is group 1 alone: bucket 1 = {0, 1}, other
+ * buckets {0} (rule 0 does not care).  tp_dst=1000-1023 expands to
+ * 1000-1007 (0x3e8/0xfff8) and 1008-1023 (0x3f0/0xfff0): tp_dst field
+ * rules 0 and 1 belong to rule 0, field rule 2 (0x0050/0xffff) to rule 1;
+ * its groups differ between rules, so its run is both groups.  Mapping:
+ * nw_dst 0 -> tp_dst [0, 2), nw_dst 1 -> [2, 3); tp_dst 0, 1 -> rule 0,
+ * 2 -> rule 1.  (Say nw_dst comes first.  The estimate of "Field order"
+ * samples both rules: on nw_dst, 10.0.0.0 is accepted by rule 0 alone and
+ * 10.1.0.0 by both, 3 in all; on tp_dst, 1000 and 80 each by one rule,
+ * 2 in all; so a real build puts tp_dst first.)
+ * A packet to 10.1.2.3 port 80 passes the const compare (10); nw_dst's
+ * one row, bucket 1, gives {0, 1} in chunk 0, so the summary is {chunk
+ * 0}.  These map to tp_dst field rules {0, 1, 2}: three, within
+ * PIPAPO_MAX_CANDIDATES, so the candidate path takes over.  Port 80
+ * selects bucket 0x00 of tp_dst's group 0 and bucket 0x50 of group 1.
+ * Candidate 0: its bit in group 0's bucket 0x00 is clear (its high byte
+ * is 0x03): dropped without looking at group 1; candidate 1 likewise;
+ * candidate 2: set in both buckets.  tp_dst is the last field, so
+ * candidate 2's rule, mt[2].to = rule 1, is the answer if visible at the
+ * lookup's version.  Port 1010 would keep candidate 1 and answer rule 0,
+ * whose priority is higher; had candidates of both rules survived, the
+ * first in order (rule 0) would win.  A packet to 11.1.2.3 fails the
+ * const compare and costs no row at all.  With more than
+ * PIPAPO_MAX_CANDIDATES, the bitmap path goes on instead: map {0, 1} to
+ * the bitmap {0, 1, 2} (map_spans(), which clears and marks chunk 0 of
+ * the next bitmap), AND in the two tp_dst rows in chunk 0 ({2} & {2}),
+ * and take the first set bit visible: 2, rule 1 again.
  *
  * Thread-safety: writers (add, remove, publish) under the table's mutex;
  * lookups on a snapshot from any thread in an RCU read-side section.
  *
  * References: S. Brivio, nft_set_pipapo.c and nft_set_pipapo_avx2.c, Linux
- * 5.6+ (theory of operation); the nftables selftest nft_concat_range.sh.
+ * 5.6+ (theory of operation); the nftables selftest nft_concat_range.sh;
+ * Open vSwitch's dpcls autovalidator (lib/dpif-netdev-lookup-
+ * autovalidator.c), the model of FLOWDP_CPU=validate.
  */
 #include <config.h>
 
