@@ -195,7 +195,7 @@ fdp__cpu_allows(enum fdp_cpu_level level)
 }
 
 bool
-fdp__cpu_validating(void)
+fdp_cpu_validating(void)
 {
     fdp_cpu_init();
     return cpu_validate;

@@ -15,10 +15,4 @@ bool fdp__cpu_supports(enum fdp_cpu_level level);
  * does not lower the level below it.  Runs fdp_cpu_init() if needed. */
 bool fdp__cpu_allows(enum fdp_cpu_level level);
 
-/* True under FLOWDP_CPU=validate: the best level is selected, and modules
- * with several implementations run them all on every lookup and abort on
- * the first disagreement with the generic one.  Runs fdp_cpu_init() if
- * needed. */
-bool fdp__cpu_validating(void);
-
 #endif /* FDP_CPU_INTERNAL_H */

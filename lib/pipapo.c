@@ -718,7 +718,7 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
     snap->n_fields = n_fields;
     snap->n_elems = n;
     snap->impl = get_impl();
-    snap->validate = fdp__cpu_validating();
+    snap->validate = fdp_cpu_validating();
     snap->elems = malloc((n + 1) * sizeof *snap->elems);
     if (!snap->elems) {
         goto fail;

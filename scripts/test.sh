@@ -1,7 +1,8 @@
 #!/bin/bash
 # Installs dependencies and runs the whole test suite: a -Werror build with
 # "make check" at the best CPU level and again with FLOWDP_CPU=generic (and
-# the unit tests with FLOWDP_CPU=sse42), an
+# the unit tests with FLOWDP_CPU=sse42, and the unit tests and classify
+# groups with FLOWDP_CPU=validate), an
 # ASan + UBSan build with "make check", the fuzz targets (scripts/fuzz.sh),
 # the table's concurrency tests under ThreadSanitizer, and "make
 # distcheck".  Ends with
@@ -104,6 +105,18 @@ if scripts/build.sh _build --enable-Werror; then
         fi
         tally _build
     fi
+    # Every pipapo implementation on every lookup, checked against the
+    # generic code (aborts on a disagreement): the unit tests and the
+    # autotest classify groups, whose random tables go through every
+    # sub-table kind.
+    section "unit tests and classify groups with FLOWDP_CPU=validate"
+    rm -f _build/tests/unit/*.log _build/tests/testsuite.log
+    if ! (cd _build && FLOWDP_CPU=validate make -k check-TESTS \
+          && FLOWDP_CPU=validate make check-local \
+                 TESTSUITEFLAGS='-j2 -k classify'); then
+        status=1
+    fi
+    tally _build
 else
     status=1
     failed=$((failed + 1))

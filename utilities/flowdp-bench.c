@@ -1600,7 +1600,8 @@ usage(void)
            "  --cpu N   pin the benchmark thread to CPU N\n"
            "  --max-masks N  tss: tuple-space mask budget (0: no pipapo\n"
            "            overflow; default: the library's)\n"
-           "Environment: FLOWDP_CPU=generic|sse42|avx2 forces a CPU level.\n");
+           "Environment: FLOWDP_CPU=generic|sse42|avx2 forces a CPU level;\n"
+           "  FLOWDP_CPU=validate checks every implementation on every lookup.\n");
 }
 
 int

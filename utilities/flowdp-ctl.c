@@ -95,7 +95,8 @@ usage(void)
            "  -h, --help               display this help and exit\n"
            "  -V, --version            display version information and exit\n"
            "\n"
-           "Environment: FLOWDP_CPU=generic|sse42|avx2 forces a CPU level.\n",
+           "Environment: FLOWDP_CPU=generic|sse42|avx2 forces a CPU level;\n"
+           "  FLOWDP_CPU=validate checks every implementation on every lookup.\n",
            program_name, program_name);
 }
 
@@ -129,7 +130,9 @@ cmd_cpu(int argc, char *argv[])
         fatal("cpu: takes no arguments");
     }
     printf("detected: %s\n", fdp_cpu_level_name(fdp_cpu_detected()));
-    printf("in use:   %s\n", fdp_cpu_level_name(fdp_cpu_level()));
+    printf("in use:   %s%s\n", fdp_cpu_level_name(fdp_cpu_level()),
+           fdp_cpu_validating() ? " (validate: every implementation on "
+                                  "every lookup)" : "");
     printf("fast hash: %s\n", fdp_hash_fast_name());
 }
 

@@ -48,6 +48,12 @@ FDP_API const char *fdp_cpu_strerror(void);
 FDP_API enum fdp_cpu_level fdp_cpu_level(void);
 FDP_API enum fdp_cpu_level fdp_cpu_detected(void);
 
+/* True under FLOWDP_CPU=validate: the best level is in use, and modules
+ * with several implementations (pipapo) run them all on every lookup and
+ * abort on the first disagreement with the generic one (a debugging mode:
+ * slow, and the one case in which the library aborts). */
+FDP_API bool fdp_cpu_validating(void);
+
 /* "generic", "sse42" or "avx2"; "unknown" for an out-of-range value. */
 FDP_API const char *fdp_cpu_level_name(enum fdp_cpu_level);
 
