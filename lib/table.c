@@ -5,19 +5,47 @@
  * ==============
  * fdp_table answers "which flow does this packet hit?" for the datapath,
  * at line rate, while the control plane adds and removes flows.  It
- * combines tuple-space subtables (lib/tss.c), walked in priority order,
- * with versioned rules that make every change atomic.
+ * combines sub-tables, walked in priority order, with versioned rules
+ * that make every change atomic.
  *
  * Design
  * ======
- * Priority walk.  The published view is an array of subtables sorted by
+ * Sub-tables.  Every sub-table implements one class (lib/subtable.h):
+ * tuple space, one hash table per mask (lib/tss.c), and pipapo, for flows
+ * with ranges and for the flows of least-hit masks moved out of tuple
+ * space (lib/pipapo.c).  This file walks, ranks, fills and describes them
+ * through the class alone; which sub-table a new flow goes to is its only
+ * kind-specific decision (add_rule()).
+ *
+ * Priority walk.  The published view is an array of sub-tables sorted by
  * the best rule each may hold: max_priority descending, and among equal
- * max_priority by hits descending (re-ranked by fdp_table_run(), as the
- * Linux datapath sorts its masks by use).  A lookup keeps the best rule
- * found; it stops at the first subtable whose max_priority is below the
- * best rule's priority (no later subtable can win), and skips a subtable
- * of equal max_priority whose earliest rule at that priority (min_seq) was
- * added after the best rule, because ties go to the flow added first.
+ * max_priority by hits since the last ranking descending (re-ranked by
+ * fdp_table_run(), as the Linux datapath sorts its masks by use), then by
+ * flow count (the likelier hit while nothing has been counted yet).  A
+ * lookup keeps the best rule found; it stops at the first sub-table whose
+ * max_priority is below the best rule's priority (no later sub-table can
+ * win), and skips a sub-table of equal max_priority whose earliest rule
+ * at that priority (min_seq) was added after the best rule, because ties
+ * go to the flow added first.  Each view entry copies its sub-table's
+ * batch lookup function, so the walk makes one indirect call per
+ * sub-table per batch and reads no class.
+ *
+ * Disjoint tables.  A megaflow cache never holds two flows one packet can
+ * match (the slow path builds each megaflow so), and Open vSwitch's dpcls
+ * relies on it: its first match ends the lookup.  fdp_table_set_disjoint()
+ * declares the same of a table; its lookups end at their first match, in
+ * hit order, so a table of non-overlapping flows at one priority probes
+ * the sub-table most packets hit and stops.  Without the declaration a
+ * match at priority p still visits every later sub-table whose bounds
+ * allow a tie at p.
+ *
+ * Indexes.  Writers find a flow's sub-table and an existing flow with the
+ * same (match, priority) in hash maps (lib/hmap.c) keyed with a per-table
+ * SipHash key, so an insert, a strict modify or a strict delete costs one
+ * probe of each whatever the table holds, and flows chosen to collide
+ * cannot make them quadratic.  Every linked rule is in the rule index,
+ * including a removed or replaced one until it is unlinked; the probe
+ * keeps the one visible in the open transaction.
  *
  * Versions (as Open vSwitch's classifier versions rules).  The table has a
  * version number; each rule is visible to lookups at versions
@@ -38,8 +66,9 @@
  * ==========
  * - At any version, at most one visible rule has a given (match,
  *   priority).
- * - Every rule the writer knows is linked in the subtable of its mask;
- *   every subtable with rules is in the view.
+ * - Every rule the writer knows is linked in one sub-table (rule->owner)
+ *   and in the rule index; every sub-table with rules is in the view; a
+ *   tuple-space subtable is in the subtable index under its mask.
  * - view order: max_priority non-increasing, by the bounds copied into
  *   the view's entries, which never change once the view is published.
  * - A published view's bounds are at least the (priority, seq) of every
