@@ -40,6 +40,8 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/rcu.h \
 	lib/rule.h \
 	lib/table.c \
+	lib/ties.c \
+	lib/ties.h \
 	lib/tss.c \
 	lib/tss.h \
 	lib/tss-private.h \
