@@ -353,6 +353,45 @@ START_TEST(planted_overlap_ties)
 }
 END_TEST
 
+/* The worked example of lib/ties.c's theory of operation, and the same
+ * with r6 moved to 10.4.9.0/24, where the hash join misses. */
+START_TEST(worked_example)
+{
+    static const struct {
+        uintptr_t subtable;
+        uint32_t nw_src;
+        unsigned int len;
+        int tp_dst;             /* -1: wildcarded. */
+    } rules[] = {
+        { 1, 0x0a010000, 16, -1 },      /* r1 */
+        { 1, 0x0a020000, 16, -1 },      /* r2 */
+        { 2, 0x0b000000, 8, 80 },       /* r3 */
+        { 2, 0x0b000000, 8, 443 },      /* r4 */
+        { 3, 0x0a030700, 24, -1 },      /* r5 */
+        { 3, 0x0a020900, 24, -1 },      /* r6 */
+    };
+    struct level l;
+
+    level_init(&l, FDP_ARRAY_SIZE(rules));
+    for (int variant = 0; variant < 2; variant++) {
+        l.n = 0;
+        for (size_t i = 0; i < FDP_ARRAY_SIZE(rules); i++) {
+            struct fdp_match *m = level_add(&l, rules[i].subtable);
+            uint32_t nw_src = variant && i == 5 ? 0x0a040900
+                                          : rules[i].nw_src;
+            set_masked(m, FDP_F_NW_SRC, nw_src,
+                       fdp__ones(32) & ~fdp__ones(32 - rules[i].len));
+            if (rules[i].tp_dst >= 0) {
+                set_masked(m, FDP_F_TP_DST, (fdp_u128) rules[i].tp_dst,
+                           0xffff);
+            }
+        }
+        ck_assert(check_level(&l, "worked example", variant) == !variant);
+    }
+    level_destroy(&l);
+}
+END_TEST
+
 START_TEST(small_levels)
 {
     struct level l;
@@ -428,6 +467,7 @@ main(void)
     tcase_add_test(tc, one_subtable_never_ties);
     tcase_add_test(tc, megaflows_never_tie);
     tcase_add_test(tc, planted_overlap_ties);
+    tcase_add_test(tc, worked_example);
     tcase_add_test(tc, small_levels);
     tcase_add_test(tc, work_bound);
     return unit_run(s);
