@@ -41,6 +41,8 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/rule.h \
 	lib/subtable.h \
 	lib/table.c \
+	lib/ties.c \
+	lib/ties.h \
 	lib/tss.c \
 	lib/tss.h \
 	lib/tss-private.h \

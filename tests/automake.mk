@@ -18,6 +18,7 @@ UNIT_TESTS = \
 	tests/unit/test-pipapo \
 	tests/unit/test-ring \
 	tests/unit/test-table \
+	tests/unit/test-ties \
 	tests/unit/test-tss
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -63,6 +64,10 @@ tests_unit_test_table_SOURCES = tests/unit/test-table.c \
 	utilities/classbench.c utilities/classbench.h
 tests_unit_test_table_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_table_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_ties_SOURCES = tests/unit/test-ties.c
+tests_unit_test_ties_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ties_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_tss_SOURCES = tests/unit/test-tss.c
 tests_unit_test_tss_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
