@@ -39,6 +39,28 @@
  * match at priority p still visits every later sub-table whose bounds
  * allow a tie at p.
  *
+ * Ties.  Within one sub-table, ties are the sub-table's business (a
+ * tuple-space group keeps its rules best first; pipapo numbers rules in
+ * priority order), so the walk needs to go on after a match at priority
+ * p only if another sub-table may hold an overlapping flow at p.  Deciding
+ * that on every insert would be quadratic, so inserts only mark the level
+ * "may tie", and fdp_table_run() decides the levels that changed since it
+ * last looked, off the insert path: it gathers every linked flow of those
+ * levels and asks fdp__ties_level_tied() (lib/ties.c: classes of one
+ * sub-table and mask, hashed on the bits two classes share) whether two
+ * of them in different sub-tables overlap, within a work bound
+ * (TIE_WORK_MAX, past which the level stays "may tie").  A removal only
+ * marks a level that may tie for another look.  Each view carries a copy
+ * of the bitmap of levels that may tie (none at all: no copy), and a
+ * lookup whose best match is at a level not in it stops.  The bitmap is
+ * conservative for every version a lookup may hold: a level is marked
+ * before the view that admits its new flow is published, and a level is
+ * cleared only from the flows linked when run looks, which include every
+ * flow visible at any version still in use.  Cost: two 8 KB bitmaps per
+ * table, an 8 KB copy per view while some level may tie, and at each run
+ * with changes one walk of the flows plus the per-level decision (0.06 ms
+ * for 1000 megaflows over 100 masks, 0.8 ms for 10,000).
+ *
  * Indexes.  Writers find a flow's sub-table and an existing flow with the
  * same (match, priority) in hash maps (lib/hmap.c) keyed with a per-table
  * SipHash key, so an insert, a strict modify or a strict delete costs one
@@ -113,6 +135,7 @@
 #include "pipapo.h"
 #include "rcu.h"
 #include "subtable.h"
+#include "ties.h"
 #include "tss.h"
 #include "util.h"
 
@@ -157,6 +180,10 @@ struct tss_view {
     size_t n;
     struct view_stats stats;
     uint64_t *entry_memory;     /* Bytes of sub-table e[i], as published. */
+    const uint64_t *ties;       /* NULL if no priority level may hold a
+                                 * tie, else bit p set if level p may
+                                 * (TIE_WORDS words, in this allocation):
+                                 * see "Ties". */
     struct rcu_head rcu;
     struct view_entry e[];
 };
@@ -165,6 +192,15 @@ struct tss_view {
  * aligned for uint64_t. */
 _Static_assert(sizeof(struct view_entry) % _Alignof(uint64_t) == 0,
                "entry_memory follows the view entries unpadded");
+
+/* One bit per priority level (priorities are 16-bit). */
+#define TIE_WORDS (65536 / 64)
+
+/* The work fdp_table_run() allows fdp__ties_level_tied() per level: about
+ * 10 ms at worst, and enough for 10,000 megaflows over a few hundred masks
+ * (lib/ties.c measures 0.2 million steps there); a level past it stays
+ * "may tie" and keeps the full walk. */
+#define TIE_WORK_MAX (UINT64_C(1) << 22)
 
 struct fdp_table {
     /* Read by lookups. */
@@ -197,6 +233,14 @@ struct fdp_table {
                                          * Rules, their actions and their
                                          * statistics objects. */
     bool view_dirty;
+
+    /* Ties (see "Ties"), allocated with the first rule: bit p of 'ties'
+     * is set if priority level p may hold two overlapping flows in
+     * different sub-tables, because fdp__ties_level_tied() said so or
+     * because the level changed since it last looked ('ties_dirty'). */
+    uint64_t *ties;                     /* TIE_WORDS words. */
+    uint64_t *ties_dirty;               /* TIE_WORDS words. */
+    bool any_ties_dirty;
 
     /* The open transaction. */
     bool in_txn;
@@ -457,6 +501,9 @@ view_stats_compute(const struct fdp_table *table, struct tss_view *view)
                             * sizeof *table->subtable_index.buckets : 0)
                        + table->subtable_index.n
                          * sizeof(struct subtable_node)
+                       + (table->ties ? 2 * TIE_WORDS * sizeof *table->ties
+                                      : 0)
+                       + (view->ties ? TIE_WORDS * sizeof *view->ties : 0)
                        + sizeof *view + view->n * (sizeof view->e[0]
                                                    + sizeof
                                                      *view->entry_memory);
@@ -488,14 +535,26 @@ publish_view(struct fdp_table *table)
     }
 
     size_t n_max = table->n_subs;
+    bool any_ties = false;
+    for (size_t w = 0; table->ties && w < TIE_WORDS && !any_ties; w++) {
+        any_ties = table->ties[w] != 0;
+    }
+    size_t tie_bytes = any_ties ? TIE_WORDS * sizeof *table->ties : 0;
     struct tss_view *view = malloc(sizeof *view
                                    + n_max * (sizeof view->e[0]
-                                              + sizeof *view->entry_memory));
+                                              + sizeof *view->entry_memory)
+                                   + tie_bytes);
     if (!view) {
         return ENOMEM;
     }
     view->n = 0;
     view->entry_memory = (uint64_t *) &view->e[n_max];
+    view->ties = NULL;
+    if (any_ties) {
+        uint64_t *ties = view->entry_memory + n_max;
+        memcpy(ties, table->ties, tie_bytes);
+        view->ties = ties;
+    }
     for (size_t i = 0; i < table->n_subs; i++) {
         struct fdp__subtable *st = table->subs[i];
         if (st->n_rules) {
@@ -585,6 +644,151 @@ get_pipapo(struct fdp_table *table, uint32_t field_set, bool overflow)
     return pp;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Ties.                                                                   */
+
+static bool
+bit_test(const uint64_t *map, unsigned int i)
+{
+    return (map[i / 64] >> (i % 64)) & 1;
+}
+
+static void
+bit_set(uint64_t *map, unsigned int i)
+{
+    map[i / 64] |= UINT64_C(1) << (i % 64);
+}
+
+/* Allocates the tie bitmaps.  Returns 0 or ENOMEM. */
+static int
+ties_init(struct fdp_table *table)
+{
+    if (!table->ties) {
+        uint64_t *ties = calloc(2 * TIE_WORDS, sizeof *ties);
+        if (!ties) {
+            return ENOMEM;
+        }
+        table->ties = ties;
+        table->ties_dirty = ties + TIE_WORDS;
+    }
+    return 0;
+}
+
+/* A flow at 'priority' is being linked: the level may tie until
+ * fdp_table_run() looks again. */
+static void
+ties_added(struct fdp_table *table, uint16_t priority)
+{
+    bit_set(table->ties, priority);
+    bit_set(table->ties_dirty, priority);
+    table->any_ties_dirty = true;
+}
+
+/* A flow at 'priority' was unlinked: a level that may tie may no longer;
+ * one that could not still cannot. */
+static void
+ties_removed(struct fdp_table *table, uint16_t priority)
+{
+    if (bit_test(table->ties, priority)) {
+        bit_set(table->ties_dirty, priority);
+        table->any_ties_dirty = true;
+    }
+}
+
+/* for_each_rule() state for update_ties(). */
+struct ties_aux {
+    const struct fdp_table *table;
+    uint32_t *count;            /* Per level: rules seen so far... */
+    struct fdp__tie_rule *rules;    /* ...placed from this level's
+                                     * offset, when filling. */
+    const uint32_t *offset;
+};
+
+static bool
+ties_count_cb(struct fdp_rule *r, void *aux_)
+{
+    struct ties_aux *aux = aux_;
+
+    if (bit_test(aux->table->ties_dirty, r->priority)) {
+        aux->count[r->priority]++;
+    }
+    return true;
+}
+
+static bool
+ties_fill_cb(struct fdp_rule *r, void *aux_)
+{
+    struct ties_aux *aux = aux_;
+
+    if (bit_test(aux->table->ties_dirty, r->priority)) {
+        uint32_t i = aux->offset[r->priority] + aux->count[r->priority]++;
+        aux->rules[i] = (struct fdp__tie_rule) {
+            .match = &r->match, .subtable = (uintptr_t) r->owner,
+        };
+    }
+    return true;
+}
+
+/* Decides, for every level that changed since the last time, whether two
+ * of its linked flows in different sub-tables overlap, and updates
+ * 'ties'.  Every rule a lookup may see at any version it can hold is
+ * linked, in the sub-table it will be found in, so the answer covers
+ * them all (a flow being moved between sub-tables counts in both, which
+ * can only make its level "may tie").  Returns true if a bit of 'ties'
+ * changed.  Out of memory, the levels stay as they are (conservative). */
+static bool
+update_ties(struct fdp_table *table)
+{
+    if (!table->any_ties_dirty) {
+        return false;
+    }
+    uint32_t *count = calloc(2 * 65536, sizeof *count);
+    if (!count) {
+        return false;
+    }
+    uint32_t *offset = count + 65536;
+    struct ties_aux aux = { .table = table, .count = count };
+    for (size_t i = 0; i < table->n_subs; i++) {
+        struct fdp__subtable *st = table->subs[i];
+        st->class->for_each_rule(st, false, ties_count_cb, &aux);
+    }
+    uint32_t total = 0;
+    for (unsigned int p = 0; p < 65536; p++) {
+        offset[p] = total;
+        total += count[p];
+        count[p] = 0;
+    }
+    aux.rules = malloc((total + 1) * sizeof *aux.rules);
+    aux.offset = offset;
+    if (!aux.rules) {
+        free(count);
+        return false;
+    }
+    for (size_t i = 0; i < table->n_subs; i++) {
+        struct fdp__subtable *st = table->subs[i];
+        st->class->for_each_rule(st, false, ties_fill_cb, &aux);
+    }
+
+    bool changed = false;
+    for (unsigned int w = 0; w < TIE_WORDS; w++) {
+        for (uint64_t m = table->ties_dirty[w]; m; m &= m - 1) {
+            unsigned int p = w * 64 + (unsigned int) __builtin_ctzll(m);
+            bool tied = count[p] >= 2
+                        && fdp__ties_level_tied(&aux.rules[offset[p]],
+                                                count[p], TIE_WORK_MAX);
+            if (!tied) {
+                table->ties[w] &= ~(UINT64_C(1) << (p % 64));
+                changed = true;
+            }
+        }
+        table->ties_dirty[w] = 0;
+    }
+    table->any_ties_dirty = false;
+    free(aux.rules);
+    free(count);
+    return changed;
+}
+
 /* Takes 'rule' out of the rule index and its sub-table (tuple-space or
  * pipapo). */
 static void
@@ -592,6 +796,7 @@ unlink_rule(struct fdp_table *table, struct fdp_rule *rule)
 {
     fdp__hmap_remove(&table->rule_index, &rule->index_node);
     rule->owner->class->remove(rule->owner, rule);
+    ties_removed(table, rule->priority);
 }
 
 /* True if 'rule' lives in a sub-table that publishes snapshots: it may
@@ -843,7 +1048,10 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
 
     /* A new version of 'old' has its (match, priority), so its hash; a new
      * flow's was computed by the caller's find_exact(). */
-    int error = index_rule(table, rule, old ? old->index_node.hash : hash);
+    int error = ties_init(table);
+    if (!error) {
+        error = index_rule(table, rule, old ? old->index_node.hash : hash);
+    }
     if (error) {
         rule_free(table, rule);
         return error;
@@ -869,7 +1077,10 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
     error = st ? st->class->insert(st, rule) : ENOMEM;
     if (error) {
         fdp__hmap_remove(&table->rule_index, &rule->index_node);
-    } else if (old) {
+    } else {
+        ties_added(table, rule->priority);
+    }
+    if (!error && old) {
         error = txn_remove(table, old);
         if (error) {
             unlink_rule(table, rule);
@@ -1263,6 +1474,15 @@ fdp_table_run(struct fdp_table *table)
         } else {
             txn_finish(table);
         }
+        /* Ties after the commit, when the moved flows' old rules are
+         * gone, so that a move does not leave its levels "may tie". */
+        pthread_mutex_lock(&table->mutex);
+    }
+    if (update_ties(table)) {
+        publish_view(table);
+    }
+    if (started) {
+        pthread_mutex_unlock(&table->mutex);
     }
 }
 
@@ -1288,6 +1508,15 @@ count_hit(uint64_t *hits)
      * count only ranks sub-tables. */
     __atomic_store_n(hits, __atomic_load_n(hits, __ATOMIC_RELAXED) + 1,
                      __ATOMIC_RELAXED);
+}
+
+/* True unless 'view' knows that no two overlapping flows at 'priority'
+ * live in different sub-tables: then the first match at that priority is
+ * the answer. */
+static bool
+level_may_tie(const struct tss_view *view, uint16_t priority)
+{
+    return view->ties && bit_test(view->ties, priority);
 }
 
 const struct fdp_rule *
@@ -1336,7 +1565,9 @@ fdp_table_lookup_batch(struct fdp_table *table,
             if (done & (UINT64_C(1) << i)) {
                 continue;
             }
-            if (best && (best->priority > max_priority || disjoint)) {
+            if (best && (best->priority > max_priority || disjoint
+                         || (best->priority == max_priority
+                             && !level_may_tie(view, best->priority)))) {
                 done |= UINT64_C(1) << i;   /* Nothing later can win. */
             } else if (!best || best->priority < max_priority
                        || min_seq < best->seq) {
@@ -1627,6 +1858,7 @@ fdp_table_destroy(struct fdp_table *table)
         st->class->destroy(st, false);
     }
     free(table->subs);
+    free(table->ties);
     free(table->txn_removed);
     for (size_t i = 0; table->subtable_index.buckets
                        && i <= table->subtable_index.mask; i++) {

@@ -117,7 +117,10 @@ FDP_API int fdp_table_commit(struct fdp_table *table);
 FDP_API void fdp_table_abort(struct fdp_table *table);
 
 /* Periodic upkeep (call every second or so): re-ranks equal-priority
- * sub-tables by their hits, tightens priority bounds, and when there are
+ * sub-tables by their hits, tightens priority bounds, finds the priority
+ * levels whose flows in different sub-tables do not overlap (their
+ * lookups then stop at the first match; a level changed since is walked
+ * in full until the next run), and when there are
  * more than the mask budget of tuple-space subtables, moves the flows of
  * the least-hit ones into a pipapo sub-table, whose cost does not grow
  * with the number of masks (the Tuple Space Explosion defence).  New

@@ -1531,6 +1531,281 @@ START_TEST(classbench)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------- */
+/* Ties.                                                                   */
+
+/* A megaflow-like flow of mask class 'cls' (0..n): nw_src's top byte is
+ * 'top' exact, and per class one of nw_dst /24, tp_src or tp_dst exact
+ * with random values; 'i' varies the value within the class. */
+static void
+megaflow(struct fdp_match *m, unsigned int cls, uint32_t top, uint32_t i)
+{
+    fdp__match_init(m);
+    fdp__match_set_masked(m, FDP_F_DL_TYPE, 0x0800, 0xffff);
+    fdp__match_set_masked(m, FDP_F_NW_PROTO, 6, 0xff);
+    fdp__match_set_masked(m, FDP_F_NW_SRC, (top << 24) | (i << 8),
+                          0xffffff00u);
+    switch (cls % 3) {
+    case 0:
+        fdp__match_set_masked(m, FDP_F_NW_DST, 0xc0a80000u | (i << 8),
+                              0xffffff00u);
+        break;
+    case 1:
+        fdp__match_set_masked(m, FDP_F_TP_SRC, 1000 + i, 0xffff);
+        break;
+    default:
+        fdp__match_set_masked(m, FDP_F_TP_DST, 2000 + i, 0xffff);
+        break;
+    }
+    if (cls >= 3) {
+        /* More classes: a different prefix length of nw_src. */
+        fdp__match_set_masked(m, FDP_F_NW_SRC, (top << 24) | (i << 8),
+                              ~((UINT32_C(1) << (cls % 8)) - 1) << 8);
+    }
+}
+
+/* The subtables visited by the lookups of 'keys' (n of them). */
+static uint64_t
+visits(struct fdp_table *t, const struct fdp_key *keys, size_t n)
+{
+    struct fdp_table_stats before, after;
+
+    fdp_table_get_stats(t, &before);
+    fdp_table_read_lock();
+    for (size_t i = 0; i < n; i++) {
+        fdp_table_lookup(t, &keys[i]);
+    }
+    fdp_table_read_unlock();
+    fdp_table_get_stats(t, &after);
+    return after.n_subtables_visited - before.n_subtables_visited;
+}
+
+/* A level whose flows in different sub-tables cannot overlap is tie-free
+ * once fdp_table_run() has looked, and a match there ends the walk; an
+ * overlapping flow added at that level makes it "may tie" at once (the
+ * flow added first keeps winning), and removing it makes the level
+ * tie-free again at the next run.  Lookups are checked against the
+ * reference throughout. */
+START_TEST(tie_free_levels_end_the_walk)
+{
+    struct fdp_table *t;
+    struct ref ref = { NULL, 0, 0, 0 };
+    struct fdp_key keys[30];
+    uint64_t cookie = 1;
+
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    fdp_table_set_max_masks(t, 0);          /* Tuple space only. */
+    /* 6 masks, disjoint by nw_src's top byte (one per class); class 0 has
+     * the most flows, so that a run ranks it first (no hits yet), and is
+     * added last, so that the other subtables' earliest flows (min_seq)
+     * are older than its flows and only tie-freedom ends the walk. */
+    for (unsigned int c = 0; c < 6; c++) {
+        unsigned int cls = (c + 1) % 6;
+        for (uint32_t i = 0; i < (cls ? 10u : 30u); i++) {
+            struct fdp_match m;
+            megaflow(&m, cls, 10 + cls, i);
+            ck_assert_int_eq(table_insert(t, &m, 100, cookie, 0), 0);
+            ref_insert(&ref, &m, 100, cookie++);
+            if (!cls) {
+                keys[i] = m.value;
+            }
+        }
+    }
+    struct unit_rng rng;
+    unit_rng_init(&rng, 71);
+    check_lookups(&rng, t, &ref, 0);
+    /* Not yet looked at: every lookup walks all 6. */
+    ck_assert_uint_eq(visits(t, keys, 30), 30 * 6);
+    fdp_table_run(t);
+    ck_assert_uint_eq(visits(t, keys, 30), 30);
+    check_lookups(&rng, t, &ref, 1);
+
+    /* An overlapping flow at the same level, in a new mask: nw_dst
+     * 192.168.0.0/24 and nothing else (so it overlaps class 0's flow
+     * i = 0, cookie 51), added last, so the class-0 flow still wins. */
+    struct fdp_match x;
+    fdp__match_init(&x);
+    fdp__match_set_masked(&x, FDP_F_DL_TYPE, 0x0800, 0xffff);
+    fdp__match_set_masked(&x, FDP_F_NW_PROTO, 6, 0xff);
+    fdp__match_set_masked(&x, FDP_F_NW_DST, 0xc0a80000u, 0xffffff00u);
+    uint64_t x_cookie = cookie++;
+    ck_assert_int_eq(table_insert(t, &x, 100, x_cookie, 0), 0);
+    ref_insert(&ref, &x, 100, x_cookie);
+    for (int pass = 0; pass < 2; pass++) {
+        fdp_table_read_lock();
+        const struct fdp_rule *r = fdp_table_lookup(t, &keys[0]);
+        struct fdp_flow_spec spec;
+        ck_assert_ptr_nonnull(r);
+        fdp_rule_get_spec(r, &spec);
+        ck_assert_uint_eq(spec.cookie, 51);
+        fdp_table_read_unlock();
+        check_lookups(&rng, t, &ref, 2 + pass);
+        ck_assert_uint_gt(visits(t, keys, 30), 30);
+        fdp_table_run(t);       /* The overlap is real: still a tie. */
+    }
+
+    /* Remove it: tie-free again after the next run. */
+    struct fdp_table_filter filter = {
+        .match = &x, .strict = true, .priority = 100,
+    };
+    size_t n;
+    ck_assert_int_eq(fdp_table_remove(t, &filter, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    struct ref_flow *xf = ref_find(&ref, &x, 100);
+    ck_assert_ptr_nonnull(xf);
+    xf->live = false;
+    fdp_table_run(t);
+    ck_assert_uint_eq(visits(t, keys, 30), 30);
+    check_lookups(&rng, t, &ref, 4);
+    fdp_table_destroy(t);
+    free(ref.flows);
+}
+END_TEST
+
+/* Random megaflow-like flows at two priorities over a few masks, where
+ * overlaps across masks come and go (nw_src top bytes from a small set,
+ * some flows wildcarding it), with fdp_table_run() at random points:
+ * every lookup against the reference after every change. */
+START_TEST(ties_differential)
+{
+    struct unit_rng rng;
+    struct fdp_table *t;
+    struct ref ref = { NULL, 0, 0, 0 };
+    uint64_t cookie = 1;
+
+    unit_rng_init(&rng, 72);
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    for (int round = 0; round < 1500; round++) {
+        unsigned int op = unit_rng_below(&rng, 10);
+        if (op < 6 || !ref.n) {
+            struct fdp_match m;
+            unsigned int cls = unit_rng_below(&rng, 12);
+            megaflow(&m, cls, 10 + unit_rng_below(&rng, 4),
+                     unit_rng_below(&rng, 8));
+            if (unit_rng_below(&rng, 8) == 0) {
+                /* Wildcard nw_src: overlaps other classes. */
+                fdp__match_set_masked(&m, FDP_F_NW_SRC, 0, 0);
+            }
+            uint16_t priority = unit_rng_below(&rng, 2) ? 100 : 200;
+            ck_assert_int_eq(table_insert(t, &m, priority, cookie, 0), 0);
+            ref_insert(&ref, &m, priority, cookie++);
+        } else if (op < 9) {
+            /* A flow removed earlier may have been added again: the live
+             * entry with its match is the one the table removes. */
+            struct ref_flow *f = &ref.flows[unit_rng_below(&rng, ref.n)];
+            struct ref_flow *live = ref_find(&ref, &f->match, f->priority);
+            struct fdp_table_filter filter = {
+                .match = &f->match, .strict = true, .priority = f->priority,
+            };
+            size_t n;
+            ck_assert_int_eq(fdp_table_remove(t, &filter, &n), 0);
+            ck_assert_uint_eq(n, live != NULL);
+            if (live) {
+                live->live = false;
+            }
+        } else {
+            fdp_table_run(t);
+        }
+        check_lookups(&rng, t, &ref, round);
+    }
+    fdp_table_destroy(t);
+    free(ref.flows);
+}
+END_TEST
+
+/* Readers look up a key whose winner A (priority 100, exact 5-tuple)
+ * never changes, while a writer adds and removes B, an overlapping flow
+ * at the same priority added after A, in a subtable that ranks first (it
+ * holds 50 other flows), and runs fdp_table_run() in between: a stale
+ * "tie-free" would let the walk stop at B. */
+struct tie_race {
+    struct fdp_table *table;
+    struct fdp_key key;
+    bool stop;                  /* Atomic. */
+    uint64_t n_wrong;           /* Atomic. */
+    uint64_t n_lookups;         /* Atomic. */
+};
+
+static void *
+tie_race_reader(void *tr_)
+{
+    struct tie_race *tr = tr_;
+    uint64_t n = 0, wrong = 0;
+
+    while (!__atomic_load_n(&tr->stop, __ATOMIC_RELAXED)) {
+        fdp_table_read_lock();
+        const struct fdp_rule *r = fdp_table_lookup(tr->table, &tr->key);
+        struct fdp_flow_spec spec = { .cookie = 0 };
+        if (r) {
+            fdp_rule_get_spec(r, &spec);
+        }
+        fdp_table_read_unlock();
+        wrong += spec.cookie != 1;
+        n++;
+    }
+    __atomic_fetch_add(&tr->n_wrong, wrong, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&tr->n_lookups, n, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+START_TEST(tie_bookkeeping_under_concurrent_lookups)
+{
+    struct tie_race tr;
+    pthread_t readers[N_READERS];
+    struct fdp_match a, b;
+
+    memset(&tr, 0, sizeof tr);
+    ck_assert_int_eq(fdp_table_create(&tr.table), 0);
+    fdp_table_set_max_masks(tr.table, 0);
+    fdp__match_init(&a);
+    fdp__match_set_masked(&a, FDP_F_DL_TYPE, 0x0800, 0xffff);
+    fdp__match_set_masked(&a, FDP_F_NW_PROTO, 6, 0xff);
+    fdp__match_set_masked(&a, FDP_F_NW_SRC, 0x0a000001, 0xffffffff);
+    fdp__match_set_masked(&a, FDP_F_NW_DST, 0x0a000002, 0xffffffff);
+    fdp__match_set_masked(&a, FDP_F_TP_DST, 80, 0xffff);
+    tr.key = a.value;
+    ck_assert_int_eq(table_insert(tr.table, &a, 100, 1, 0), 0);
+    /* B's subtable: tp_dst exact; 50 flows that miss the key. */
+    for (uint32_t i = 0; i < 50; i++) {
+        struct fdp_match m;
+        fdp__match_init(&m);
+        fdp__match_set_masked(&m, FDP_F_DL_TYPE, 0x0800, 0xffff);
+        fdp__match_set_masked(&m, FDP_F_NW_PROTO, 6, 0xff);
+        fdp__match_set_masked(&m, FDP_F_TP_DST, 1000 + i, 0xffff);
+        ck_assert_int_eq(table_insert(tr.table, &m, 100, 100 + i, 0), 0);
+    }
+    b = a;
+    fdp__match_init(&b);
+    fdp__match_set_masked(&b, FDP_F_DL_TYPE, 0x0800, 0xffff);
+    fdp__match_set_masked(&b, FDP_F_NW_PROTO, 6, 0xff);
+    fdp__match_set_masked(&b, FDP_F_TP_DST, 80, 0xffff);
+    fdp_table_run(tr.table);
+    for (int i = 0; i < N_READERS; i++) {
+        pthread_create(&readers[i], NULL, tie_race_reader, &tr);
+    }
+    for (int round = 0; round < 300; round++) {
+        ck_assert_int_eq(table_insert(tr.table, &b, 100, 2, 0), 0);
+        if (round % 2) {
+            fdp_table_run(tr.table);
+        }
+        struct fdp_table_filter filter = {
+            .match = &b, .strict = true, .priority = 100,
+        };
+        size_t n;
+        ck_assert_int_eq(fdp_table_remove(tr.table, &filter, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        fdp_table_run(tr.table);
+    }
+    __atomic_store_n(&tr.stop, true, __ATOMIC_RELAXED);
+    for (int i = 0; i < N_READERS; i++) {
+        pthread_join(readers[i], NULL);
+    }
+    ck_assert(tr.n_lookups > 0);
+    ck_assert_uint_eq(tr.n_wrong, 0);
+    fdp_table_destroy(tr.table);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1550,6 +1825,8 @@ main(void)
     tcase_add_test(tc, actions_must_suit_the_match);
     tcase_add_test(tc, hash_flooding);
     tcase_add_test(tc, subtable_stats_per_structure);
+    tcase_add_test(tc, tie_free_levels_end_the_walk);
+    tcase_add_test(tc, ties_differential);
     /* Its own case, so that the TSan job can run it alone
      * (CK_RUN_CASE=concurrency). */
     tc = unit_tcase(s, "concurrency");
@@ -1557,6 +1834,7 @@ main(void)
     tcase_add_test(tc, run_lowers_bound_under_old_view);
     tcase_add_test(tc, dump_during_mask_trim_sees_each_flow_once);
     tcase_add_test(tc, get_stats_does_not_wait_for_open_transaction);
+    tcase_add_test(tc, tie_bookkeeping_under_concurrent_lookups);
     tc = unit_tcase(s, "classbench");
     tcase_add_loop_test(tc, classbench, 0, 3);
     return unit_run(s);
