@@ -104,8 +104,9 @@
  * candidate's bit in each group's bucket row (one load per group) and
  * keeps it only if every group has it; survivors map to the next field's
  * candidates, and in the last field the first visible survivor wins.  If
- * a later field's ranges widen the list past the bound, the lookup starts
- * over on the bitmap path, which has no bound.  Where the numbering
+ * a later field's ranges widen the list past the bound, the lookup turns
+ * that field's candidates into a bitmap and goes on from there on the
+ * bitmap path, which has no bound.  Where the numbering
  * carries over between fields the bitmap path is used throughout: with
  * chunk summaries it costs one AND per group per surviving chunk, no more
  * than a candidate, and no branches.
@@ -1353,16 +1354,20 @@ collect_candidates(const struct pipapo_field *pf, const uint64_t *res,
     return true;
 }
 
-/* Finishes a lookup from field 'f' on with the candidate field rules
- * 'cand' (ascending, so priority order is kept). */
+/* Finishes a lookup from field '*fp' on with the candidate field rules
+ * 'cand' (ascending, so priority order is kept).  If the list would grow
+ * past its bound, returns CANDIDATES_OVERFLOW with '*fp' the field it
+ * reached and 'cand' (n '*n_candp') that field's candidates, from which
+ * the bitmap path goes on. */
 static const struct fdp_rule *
 lookup_candidates(const struct pipapo_snapshot *snap,
                   const struct fdp_key *key, uint64_t version,
-                  unsigned int f, uint32_t *cand, size_t n_cand)
+                  unsigned int *fp, uint32_t *cand, size_t *n_candp)
 {
     uint32_t next[PIPAPO_MAX_CANDIDATES];
+    size_t n_cand = *n_candp;
 
-    for (; f < snap->n_fields && n_cand; f++) {
+    for (unsigned int f = *fp; f < snap->n_fields && n_cand; f++) {
         const struct pipapo_field *pf = &snap->fields[f];
         const uint64_t *rows[32];
 
@@ -1386,6 +1391,8 @@ lookup_candidates(const struct pipapo_snapshot *snap,
             }
             /* A range expanded in the next field can widen the list. */
             if (n_next + pf->mt[i].n > PIPAPO_MAX_CANDIDATES) {
+                *fp = f;
+                *n_candp = n_cand;
                 return CANDIDATES_OVERFLOW;
             }
             for (uint32_t k = 0; k < pf->mt[i].n; k++) {
@@ -1450,24 +1457,37 @@ map_spans(const struct pipapo_field *pf, const uint64_t *res,
     })
 }
 
-/* The bitmap lookup with implementation 'impl' (an fdp__pipapo_impls
- * index), from the first field on. */
-static const struct fdp_rule *
-lookup_bitmaps(const struct pipapo_snapshot *snap, const struct fdp_key *key,
-               uint64_t version, unsigned int impl, bool use_candidates)
+/* Turns the candidates 'cand' (n_cand field rules of field 'pf') into a
+ * result bitmap 'res' with its summary 'sum', as if a step had left them:
+ * each chunk that holds a candidate is cleared, then gets its bits. */
+static void
+candidates_to_bitmap(const struct pipapo_field *pf, const uint32_t *cand,
+                     size_t n_cand, uint64_t *res, uint64_t *sum)
 {
-    if (!snap->n_fields) {
-        return first_visible(snap, version);
+    memset(sum, 0, pf->sum_words * sizeof *sum);
+    for (size_t k = 0; k < n_cand; k++) {
+        uint32_t i = cand[k], c = i / (64 * PIPAPO_ROW_WORDS);
+        uint64_t bit = UINT64_C(1) << (c % 64);
+        if (!(sum[c / 64] & bit)) {
+            sum[c / 64] |= bit;
+            memset(&res[c * PIPAPO_ROW_WORDS], 0,
+                   PIPAPO_ROW_WORDS * sizeof *res);
+        }
+        set_bit(res, i);
     }
-    uint64_t *res = get_scratch(2 * (snap->bsize_max + snap->sum_words_max));
-    if (!res) {
-        return NULL;
-    }
-    uint64_t *next = res + snap->bsize_max;
-    uint64_t *sum = next + snap->bsize_max;
-    uint64_t *nsum = sum + snap->sum_words_max;
+}
 
-    for (unsigned int f = 0; f < snap->n_fields; f++) {
+/* The bitmap lookup with implementation 'impl' (an fdp__pipapo_impls
+ * index) from field 'f0' on: from the first field, or (f0 > 0) from a
+ * result and summary for field f0's rules already in 'res' and 'sum'.
+ * 'next' and 'nsum' are scratch of the same sizes. */
+static const struct fdp_rule *
+lookup_from(const struct pipapo_snapshot *snap, const struct fdp_key *key,
+            uint64_t version, unsigned int impl, bool use_candidates,
+            unsigned int f0, uint64_t *res, uint64_t *sum, uint64_t *next,
+            uint64_t *nsum)
+{
+    for (unsigned int f = f0; f < snap->n_fields; f++) {
         const struct pipapo_field *pf = &snap->fields[f];
 
         /* Phases 1 and 2: the bucket row each group of the packet's value
@@ -1491,12 +1511,19 @@ lookup_bitmaps(const struct pipapo_snapshot *snap, const struct fdp_key *key,
         size_t n_cand = 0;
         uint32_t bound = use_candidates ? candidate_bound(snap, f) : 0;
         if (bound && collect_candidates(pf, res, sum, bound, cand, &n_cand)) {
+            unsigned int reached = f + 1;
             const struct fdp_rule *r = lookup_candidates(snap, key, version,
-                                                         f + 1, cand, n_cand);
+                                                         &reached, cand,
+                                                         &n_cand);
             if (r != CANDIDATES_OVERFLOW) {
                 return r;
             }
-            return lookup_bitmaps(snap, key, version, impl, false);
+            /* The list outgrew its bound in field 'reached': go on with
+             * bitmaps from there, not from field 0. */
+            candidates_to_bitmap(&snap->fields[reached], cand, n_cand, res,
+                                 sum);
+            return lookup_from(snap, key, version, impl, false, reached, res,
+                               sum, next, nsum);
         }
 
         /* Phase 4: map the survivors to their spans in the next field
@@ -1514,6 +1541,25 @@ lookup_bitmaps(const struct pipapo_snapshot *snap, const struct fdp_key *key,
         nsum = tmp;
     }
     return NULL;
+}
+
+static const struct fdp_rule *
+lookup_bitmaps(const struct pipapo_snapshot *snap, const struct fdp_key *key,
+               uint64_t version, unsigned int impl, bool use_candidates)
+{
+    if (!snap->n_fields) {
+        return first_visible(snap, version);
+    }
+    uint64_t *res = get_scratch(2 * (snap->bsize_max + snap->sum_words_max));
+    if (!res) {
+        return NULL;
+    }
+    uint64_t *next = res + snap->bsize_max;
+    uint64_t *sum = next + snap->bsize_max;
+    uint64_t *nsum = sum + snap->sum_words_max;
+
+    return lookup_from(snap, key, version, impl, use_candidates, 0, res, sum,
+                       next, nsum);
 }
 
 /* Phase 0: the constant fields, one masked compare per key word they
