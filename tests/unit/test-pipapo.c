@@ -401,6 +401,55 @@ START_TEST(uniform_groups)
 }
 END_TEST
 
+/* Regression for the candidate list's overflow: nw_dst leaves a handful
+ * of rules, whose tp_src ranges give a handful of candidates, whose
+ * tp_dst ranges (about 28 prefixes each) outgrow PIPAPO_MAX_CANDIDATES
+ * when mapped, so the lookup must go on with bitmaps from tp_src with the
+ * candidates it had, and still find the first matching rule: against the
+ * reference with every implementation, on probes inside every rule. */
+START_TEST(candidate_overflow_continues)
+{
+    enum fdp_field fields[3] = { FDP_F_NW_DST, FDP_F_TP_SRC, FDP_F_TP_DST };
+    enum { N = 60 };
+    struct fdp_rule *rules[N];
+    struct fdp_key keys[4 * N];
+    size_t n_keys = 0;
+    struct unit_rng rng;
+
+    unit_rng_init(&rng, 95);
+    for (uint32_t i = 0; i < N; i++) {
+        rules[i] = new_rule((uint16_t) (N - i), i);
+        uint32_t dst = 0x0a000000 + unit_rng_below(&rng, 4);
+        uint32_t sp = 1000 + unit_rng_below(&rng, 6);
+        uint32_t dp = 3 + unit_rng_below(&rng, 50);
+        fdp__match_set_masked(&rules[i]->match, FDP_F_NW_DST, dst,
+                              0xffffffff);
+        fdp__match_set_range(&rules[i]->match, FDP_F_TP_SRC, sp, sp + 1);
+        /* [dp, 60000 - dp]: about 28 prefixes. */
+        fdp__match_set_range(&rules[i]->match, FDP_F_TP_DST, dp,
+                             60000 - dp);
+        for (int k = 0; k < 4; k++) {
+            struct fdp_key *key = &keys[n_keys++];
+            memset(key, 0, sizeof *key);
+            fdp__key_set(key, FDP_F_NW_DST, dst);
+            fdp__key_set(key, FDP_F_TP_SRC, sp + (k & 1));
+            fdp__key_set(key, FDP_F_TP_DST, k < 2 ? dp : 60000 - dp - k);
+        }
+    }
+    for (int widths = 0; widths < 2; widths++) {
+        struct pipapo_snapshot *snap = fdp__pipapo_build(fields, 3, rules, N,
+                                                         widths);
+        ck_assert_ptr_nonnull(snap);
+        check_keys_in_order(snap, rules, N, keys, n_keys,
+                            "candidate overflow");
+        fdp__pipapo_snapshot_free(snap);
+    }
+    for (uint32_t i = 0; i < N; i++) {
+        free(rules[i]);
+    }
+}
+END_TEST
+
 START_TEST(selftest_set_types)
 {
     const struct set_type *t = &set_types[_i];
@@ -958,6 +1007,7 @@ main(void)
     tcase_add_test(tc, group_width_switches);
     tcase_add_test(tc, shapes_match_reference);
     tcase_add_test(tc, uniform_groups);
+    tcase_add_test(tc, candidate_overflow_continues);
     tcase_add_test(tc, avx2_mismatch);
     tcase_add_test(tc, narrow_first_field);
     tcase_add_test(tc, stale_bits_last_field);
