@@ -34,7 +34,8 @@
  *          insert-ranged-1000 of 1000 parsed "udp,nw_dst=A-B,tp_dst=C-D"
  *          flows (distinct priorities; the parse is not timed).  The
  *          goals: 1M masked and 200k ranged flows per second (1000 and
- *          5000 ns per flow).
+ *          5000 ns per flow).  ranged-1000: lookups of packets inside
+ *          random flows of that ranged set (impl: the CPU level).
  *   pipapo the performance workloads of the kernel's nft_concat_range.sh,
  *          built as that script builds them (entries + 1 two-value ranges
  *          of consecutive values per field; proto a single value), looked
@@ -990,6 +991,52 @@ ranged_specs(struct fdp_flow_spec *specs, size_t n)
     }
 }
 
+/* ranged-1000: lookups in a table of the 'n' ranged flows 'specs' (from
+ * ranged_specs(), cookie = index), of packets inside random flows, each
+ * checked against a linear scan before timing: the flows users write for
+ * a firewall, through the table's pipapo sub-table. */
+static void
+ranged_lookups(const struct fdp_flow_spec *specs, size_t n)
+{
+    enum { N_PACKETS = 1024 };
+    struct tss_bench tb;
+    uint64_t *expected = malloc(N_PACKETS * sizeof *expected);
+    uint64_t seed = 0xac2;
+
+    tb.table = bench_table_create(max_masks, false);
+    bench_table_fill(tb.table, specs, n, "ranged-1000");
+    tb.n_packets = N_PACKETS;
+    tb.packets = malloc(N_PACKETS * sizeof *tb.packets);
+    if (!tb.packets || !expected) {
+        fatal("out of memory");
+    }
+    for (size_t k = 0; k < N_PACKETS; k++) {
+        const struct fdp_match *m = specs[rnd64(&seed) % n].match;
+        struct fdp_key *key = &tb.packets[k];
+        *key = m->value;
+        uint32_t lo = (uint32_t) fdp__key_get(&m->value, FDP_F_NW_DST);
+        uint32_t hi = (uint32_t) fdp__key_get(&m->hi, FDP_F_NW_DST);
+        unsigned int plo = (unsigned int) fdp__key_get(&m->value,
+                                                        FDP_F_TP_DST);
+        unsigned int phi = (unsigned int) fdp__key_get(&m->hi, FDP_F_TP_DST);
+        fdp__key_set(key, FDP_F_NW_DST, lo + rnd64(&seed) % (hi - lo + 1));
+        fdp__key_set(key, FDP_F_TP_DST,
+                     plo + rnd64(&seed) % (phi - plo + 1));
+        tb.batches[k] = key;
+        expected[k] = UINT64_MAX;
+        for (size_t i = 0; i < n; i++) {    /* Best first. */
+            if (fdp_match_matches(specs[i].match, key)) {
+                expected[k] = specs[i].cookie;
+                break;
+            }
+        }
+    }
+    tss_verify(&tb, expected, "ranged-1000");
+    free(expected);
+    table_measure(&tb, "tss", "ranged-1000",
+                  fdp_cpu_level_name(fdp_cpu_level()), n);
+}
+
 static void
 suite_tss(void)
 {
@@ -1100,6 +1147,7 @@ suite_tss(void)
     ranged_specs(ranged, N_RANGED);
     report_bulk_insert("tss", "insert-ranged-1000", ranged, N_RANGED,
                        max_masks);
+    ranged_lookups(ranged, N_RANGED);
     for (size_t i = 0; i < N_RANGED; i++) {
         fdp_flow_spec_destroy(&ranged[i]);
     }
