@@ -14,19 +14,20 @@
  * that the compiler unrolls the bucket selection (constant shifts and
  * masks) and the AND chain:
  *
- *   lookup_8b_1    nw_proto, nw_ttl, nw_tos     lookup_4b_2    the same
- *   lookup_8b_2    a port, dl_type, in_port     lookup_4b_4    the same
- *   lookup_8b_4    IPv4, pkt_mark               lookup_4b_8    the same
- *   lookup_8b_6    a MAC address                lookup_4b_12   the same
- *   lookup_8b_16   an IPv6 address              lookup_4b_32   the same
+ *   step_8b_1    nw_proto, nw_ttl, nw_tos     step_4b_2    the same
+ *   step_8b_2    a port, dl_type, in_port     step_4b_4    the same
+ *   step_8b_4    IPv4, pkt_mark               step_4b_8    the same
+ *   step_8b_6    a MAC address                step_4b_12   the same
+ *   step_8b_16   an IPv6 address              step_4b_32   the same
  *
  * (left: 8-bit groups while the field's table is small; right: 4-bit
  * groups once it is large, see "Group width" in lib/pipapo.c).  Other
- * shapes (ipv6_label's 20 bits, tcp_flags' 12...) take lookup_slow, the
- * same code with run-time counts.  fdp__pipapo_pick_avx2() is the single
- * dispatch ladder, run when a snapshot is built: each field keeps its
- * function (pipapo_field.steps).  Nothing needs setting up per lookup:
- * user space may use the YMM registers freely.
+ * shapes (ipv6_label's 20 bits, tcp_flags' 12...) take step_slow, the
+ * same code with run-time counts (all defined by PIPAPO_DEFINE_STEPS() in
+ * lib/pipapo-step.h, as for the generic code).  fdp__pipapo_pick_avx2()
+ * is the single dispatch ladder, run when a snapshot is built: each
+ * field keeps its function (pipapo_field.steps).  Nothing needs setting
+ * up per lookup: user space may use the YMM registers freely.
  */
 #include <config.h>
 
@@ -50,45 +51,5 @@ and_chunk_avx2(uint64_t *res, const uint64_t *const *rows, unsigned int n,
     return !_mm256_testz_si256(x, x);
 }
 
-#define SHAPE(GB, N)                                                    \
-    static bool                                                         \
-    step_##GB##b_##N(uint64_t *res, uint64_t *sum,                      \
-                     const struct pipapo_field *pf, fdp_u128 v,         \
-                     bool with_res)                                     \
-    {                                                                   \
-        return pipapo_step(res, sum, pf, v, with_res, GB, N,            \
-                           and_chunk_avx2);                             \
-    }
-PIPAPO_SHAPES(SHAPE)
-#undef SHAPE
-
-/* Any other shape: the same steps with run-time counts. */
-static bool
-step_slow(uint64_t *res, uint64_t *sum, const struct pipapo_field *pf,
-          fdp_u128 v, bool with_res)
-{
-    return pipapo_step(res, sum, pf, v, with_res, pf->group_bits,
-                       pf->n_groups, and_chunk_avx2);
-}
-
-fdp__pipapo_and_fn *
-fdp__pipapo_pick_avx2(const struct pipapo_field *pf)
-{
-    switch (PIPAPO_SHAPE_KEY(pf->group_bits, pf->n_groups)) {
-#define SHAPE(GB, N)                                                    \
-    case PIPAPO_SHAPE_KEY(GB, N):                                       \
-        return step_##GB##b_##N;
-    PIPAPO_SHAPES(SHAPE)
-#undef SHAPE
-    default:
-        return step_slow;
-    }
-}
-
-bool
-fdp__pipapo_and_avx2(uint64_t *res, uint64_t *sum,
-                     const struct pipapo_field *pf, fdp_u128 v,
-                     bool with_res)
-{
-    return fdp__pipapo_pick_avx2(pf)(res, sum, pf, v, with_res);
-}
+#define PIPAPO_CHUNK and_chunk_avx2
+PIPAPO_DEFINE_STEPS(fdp__pipapo_pick_avx2, fdp__pipapo_and_avx2)

@@ -97,4 +97,49 @@ pipapo_step(uint64_t *res, uint64_t *sum, const struct pipapo_field *pf,
 /* A shape as one number for a dispatch switch. */
 #define PIPAPO_SHAPE_KEY(GB, N) ((GB) << 8 | (N))
 
+/* Defines, in an implementation file that has #defined PIPAPO_CHUNK to
+ * its chunk AND, one step function per shape of PIPAPO_SHAPES, a slow
+ * step with run-time counts for the others, PICK() (the function for a
+ * field's shape, chosen when a snapshot is built) and AND() (any shape:
+ * PICK()'s choice, for tests). */
+#define PIPAPO_STEP_FN(GB, N)                                           \
+    static bool                                                         \
+    step_##GB##b_##N(uint64_t *res, uint64_t *sum,                      \
+                     const struct pipapo_field *pf, fdp_u128 v,         \
+                     bool with_res)                                     \
+    {                                                                   \
+        return pipapo_step(res, sum, pf, v, with_res, GB, N,            \
+                           PIPAPO_CHUNK);                               \
+    }
+#define PIPAPO_STEP_CASE(GB, N)                                         \
+    case PIPAPO_SHAPE_KEY(GB, N):                                       \
+        return step_##GB##b_##N;
+#define PIPAPO_DEFINE_STEPS(PICK, AND)                                  \
+    PIPAPO_SHAPES(PIPAPO_STEP_FN)                                       \
+                                                                        \
+    static bool                                                         \
+    step_slow(uint64_t *res, uint64_t *sum,                             \
+              const struct pipapo_field *pf, fdp_u128 v, bool with_res) \
+    {                                                                   \
+        return pipapo_step(res, sum, pf, v, with_res, pf->group_bits,   \
+                           pf->n_groups, PIPAPO_CHUNK);                 \
+    }                                                                   \
+                                                                        \
+    fdp__pipapo_and_fn *                                                \
+    PICK(const struct pipapo_field *pf)                                 \
+    {                                                                   \
+        switch (PIPAPO_SHAPE_KEY(pf->group_bits, pf->n_groups)) {       \
+        PIPAPO_SHAPES(PIPAPO_STEP_CASE)                                 \
+        default:                                                        \
+            return step_slow;                                           \
+        }                                                               \
+    }                                                                   \
+                                                                        \
+    bool                                                                \
+    AND(uint64_t *res, uint64_t *sum, const struct pipapo_field *pf,    \
+        fdp_u128 v, bool with_res)                                      \
+    {                                                                   \
+        return PICK(pf)(res, sum, pf, v, with_res);                     \
+    }
+
 #endif /* FDP_PIPAPO_STEP_H */

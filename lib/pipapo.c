@@ -1207,47 +1207,8 @@ and_chunk_generic(uint64_t *res, const uint64_t *const *rows, unsigned int n,
     return any != 0;
 }
 
-#define SHAPE(GB, N)                                                    \
-    static bool                                                         \
-    step_##GB##b_##N(uint64_t *res, uint64_t *sum,                      \
-                     const struct pipapo_field *pf, fdp_u128 v,         \
-                     bool with_res)                                     \
-    {                                                                   \
-        return pipapo_step(res, sum, pf, v, with_res, GB, N,            \
-                           and_chunk_generic);                          \
-    }
-PIPAPO_SHAPES(SHAPE)
-#undef SHAPE
-
-static bool
-step_slow(uint64_t *res, uint64_t *sum, const struct pipapo_field *pf,
-          fdp_u128 v, bool with_res)
-{
-    return pipapo_step(res, sum, pf, v, with_res, pf->group_bits,
-                       pf->n_groups, and_chunk_generic);
-}
-
-fdp__pipapo_and_fn *
-fdp__pipapo_pick_generic(const struct pipapo_field *pf)
-{
-    switch (PIPAPO_SHAPE_KEY(pf->group_bits, pf->n_groups)) {
-#define SHAPE(GB, N)                                                    \
-    case PIPAPO_SHAPE_KEY(GB, N):                                       \
-        return step_##GB##b_##N;
-    PIPAPO_SHAPES(SHAPE)
-#undef SHAPE
-    default:
-        return step_slow;
-    }
-}
-
-bool
-fdp__pipapo_and_generic(uint64_t *res, uint64_t *sum,
-                        const struct pipapo_field *pf, fdp_u128 v,
-                        bool with_res)
-{
-    return fdp__pipapo_pick_generic(pf)(res, sum, pf, v, with_res);
-}
+#define PIPAPO_CHUNK and_chunk_generic
+PIPAPO_DEFINE_STEPS(fdp__pipapo_pick_generic, fdp__pipapo_and_generic)
 
 /* Per-thread scratch bitmaps, grown on demand (so a thread allocates only
  * the first time it meets a larger sub-table) and freed when the thread
