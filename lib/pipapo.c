@@ -1228,6 +1228,9 @@ static uint64_t *
 get_scratch(uint32_t words)
 {
     if (words > scratch_words) {
+        /* aligned_alloc() takes a multiple of the alignment. */
+        words = (words + PIPAPO_ROW_WORDS - 1) / PIPAPO_ROW_WORDS
+                * PIPAPO_ROW_WORDS;
         uint64_t *p = aligned_alloc(32, (size_t) words * 8);
         if (!p) {
             return NULL;
