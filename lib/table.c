@@ -1502,11 +1502,11 @@ fdp_table_read_unlock(void)
 }
 
 static void
-count_hit(uint64_t *hits)
+count_hits(uint64_t *hits, uint64_t n)
 {
-    /* Lossy on purpose: a plain increment, no locked instruction.  The
-     * count only ranks sub-tables. */
-    __atomic_store_n(hits, __atomic_load_n(hits, __ATOMIC_RELAXED) + 1,
+    /* Lossy on purpose: a plain add, no locked instruction, once per
+     * sub-table and batch.  The count only ranks sub-tables. */
+    __atomic_store_n(hits, __atomic_load_n(hits, __ATOMIC_RELAXED) + n,
                      __ATOMIC_RELAXED);
 }
 
@@ -1584,12 +1584,16 @@ fdp_table_lookup_batch(struct fdp_table *table,
         const struct fdp_rule *found[FDP_TABLE_BATCH_MAX];
         uint64_t hit = e->lookup_batch(e->st, keys, probe, version, found);
         visited += (uint64_t) __builtin_popcountll(probe);
+        uint64_t won = 0;
         for (; hit; hit &= hit - 1) {
             size_t i = (size_t) __builtin_ctzll(hit);
             if (fdp__rule_beats(found[i], rules[i])) {
                 rules[i] = found[i];
-                count_hit(&e->st->hits);
+                won++;
             }
+        }
+        if (won) {
+            count_hits(&e->st->hits, won);
         }
     }
     fdp__rcu_read_unlock();
