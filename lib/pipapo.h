@@ -127,11 +127,44 @@ struct pipapo_snapshot {
     uint32_t bsize_max;         /* Largest bsize: scratch bitmap size. */
     uint32_t sum_words_max;     /* Largest sum_words. */
     uint32_t n_elems;
-    struct fdp_rule **elems;    /* In priority order. */
-    uint64_t memory;            /* Bytes. */
+    struct fdp_rule **elems;    /* In priority order; a removed rule's
+                                 * entry may be fdp__pipapo_tombstone
+                                 * (see "Incremental updates"). */
+    uint64_t memory;            /* Bytes, without 'delta'. */
+
+    /* The rules added since 'fields' and 'elems' were built, as a small
+     * snapshot of their own that has no delta, or NULL: a lookup takes
+     * the better of the two answers. */
+    const struct pipapo_snapshot *delta;
+
+    /* Writer only: what freeing this snapshot frees.  The published
+     * snapshot owns everything it points to; when the writer replaces it
+     * by one that shares its tables, elems or delta, it hands those
+     * over. */
+    bool owns_tables, owns_elems, owns_delta;
+
     struct rcu_head rcu;
     struct pipapo_field fields[];
 };
+
+/* The entry a removed rule leaves in the elems of a snapshot published
+ * without a rebuild: never visible, so lookups pass over it. */
+extern struct fdp_rule fdp__pipapo_tombstone;
+
+/* A rule whose owner_slot is this is in the writer's delta (or waits for
+ * a rebuild), not in the built part. */
+#define PIPAPO_IN_DELTA UINT32_MAX
+
+/* Incremental updates: while the built part holds at least
+ * fdp__pipapo_incr_min rules, a publish after a few changes builds only
+ * the delta and the tombstones; once the changes since the last whole
+ * build pass fdp__pipapo_incr_bound() of the built part's size, the next
+ * publish rebuilds everything.  Tests lower the minimum and cap the bound
+ * (fdp__pipapo_incr_max) to drive every path with few rules. */
+#define PIPAPO_INCR_MIN 32
+extern uint32_t fdp__pipapo_incr_min;
+extern uint32_t fdp__pipapo_incr_max;
+uint32_t fdp__pipapo_incr_bound(uint32_t n_built);
 
 /* The writer's side of a sub-table: its fields and its rules in priority
  * order, from which snapshots are built. */
@@ -150,6 +183,18 @@ struct pipapo {
                                  * up.n_rules of them.  'up.dirty':
                                  * changed since 'snap'. */
     uint32_t alloc_rules;
+
+    /* Changes since the last whole build (see "Incremental updates" in
+     * lib/pipapo.c), unless 'rebuild': then the next publish rebuilds
+     * whole and these are stale. */
+    bool rebuild;
+    bool delta_dirty;           /* 'delta_rules' changed since 'snap'. */
+    struct fdp_rule **delta_rules;  /* Added since, best first. */
+    uint32_t n_delta, alloc_delta;
+    uint32_t *pending;          /* Slots of removed built rules that the */
+    uint32_t n_pending;         /* next publish turns into tombstones. */
+    uint32_t alloc_pending;
+    uint32_t n_tombs;           /* Tombstones in snap->elems. */
 
     /* The order of the intersected fields, most selective first, as last
      * chosen (see "Field order" in lib/pipapo.c): kept while the set of

@@ -49,6 +49,10 @@ struct fdp_rule {
     /* Writer only. */
     bool stats_shared;                  /* 'stats' came from an older
                                          * version of this flow. */
+    uint32_t owner_slot;                /* Where 'owner' keeps it (pipapo:
+                                         * its index in the built part of
+                                         * the snapshot, or
+                                         * PIPAPO_IN_DELTA). */
     struct tss_group *group;
     struct fdp__subtable *owner;        /* The sub-table it is linked in. */
     struct fdp_rule *txn_next;          /* Transaction log. */

@@ -67,6 +67,12 @@ struct fdp__subtable_class {
      * keep the old state and the changes stay pending). */
     int (*publish)(struct fdp__subtable *);
 
+    /* Periodic maintenance, from fdp_table_run(), off the change path: if
+     * the sub-table took changes in a form that is quick to publish but
+     * slower to look up (pipapo's delta and tombstones), marks it dirty
+     * so that the next publish folds them in.  NULL if it never does. */
+    void (*compact)(struct fdp__subtable *);
+
     /* Bytes of memory the sub-table uses, not counting its rules. */
     uint64_t (*memory)(const struct fdp__subtable *);
 

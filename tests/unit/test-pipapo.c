@@ -906,6 +906,126 @@ START_TEST(deletion_out_of_bounds)
 }
 END_TEST
 
+/* Checks 'p''s published snapshot: what it says it holds (the built
+ * part without tombstones, and the delta) are exactly the 'n_live' rules,
+ * and every implementation agrees with the reference on 'keys'. */
+static void
+check_incremental(struct pipapo *p, struct fdp_rule **live, uint32_t n_live,
+                  const struct fdp_key *keys, size_t n_keys,
+                  const char *what)
+{
+    const struct pipapo_snapshot *snap = p->snap;
+    uint32_t seen = 0;
+
+    ck_assert_ptr_nonnull(snap);
+    for (uint32_t i = 0; i < snap->n_elems; i++) {
+        seen += snap->elems[i] != &fdp__pipapo_tombstone;
+    }
+    seen += snap->delta ? snap->delta->n_elems : 0;
+    ck_assert_msg(seen == n_live, "%s: snapshot holds %u rules, want %u "
+                  "(seed %llu)", what, seen, n_live,
+                  (unsigned long long) unit_seed());
+    ck_assert_uint_eq(p->up.n_rules, n_live);
+    check_keys_in_order(snap, live, n_live, keys, n_keys, what);
+}
+
+/* Incremental updates: random adds and removes, one publish after each
+ * change or after a few, with the bounds lowered so that the delta, the
+ * tombstones, rebuilds on overflow and folds from compact() all happen
+ * many times.  After every publish, every implementation against the
+ * reference on probes inside the rules ever added (so removed rules are
+ * probed too) and at their range edges. */
+START_TEST(incremental_updates)
+{
+    static const unsigned int types[] = { 0, 3, 5, 10 };
+    const struct set_type *t = &set_types[types[_i]];
+    enum { N_START = 120, N_OPS = 500, N_MAX = N_START + N_OPS };
+    struct fdp_rule **all = malloc(N_MAX * sizeof *all);
+    struct fdp_rule **live = malloc(N_MAX * sizeof *live);
+    size_t max_keys = 6000;
+    struct fdp_key *keys = malloc(max_keys * sizeof *keys);
+    uint32_t field_set = 0, n_all = 0, n_live = 0;
+    struct unit_rng rng;
+    char what[160];
+
+    unit_rng_init(&rng, 80 + _i);
+    for (unsigned int j = 0; j < t->n; j++) {
+        field_set |= UINT32_C(1) << t->fields[j];
+    }
+    for (uint32_t i = 0; i < N_MAX; i++) {
+        /* Few priorities, so that equal-priority rules overlap and
+         * insertion order decides. */
+        all[i] = new_rule((uint16_t) unit_rng_below(&rng, 6), i);
+        for (unsigned int j = 0; j < t->n; j++) {
+            random_constraint(&rng, &all[i]->match, t->fields[j], false);
+        }
+    }
+    size_t n_keys = make_probes(&rng, t, all, N_MAX, keys, max_keys);
+
+    fdp__pipapo_incr_min = 8;
+    struct pipapo *p = fdp__pipapo_create(field_set);
+    for (; n_all < N_START; n_all++) {
+        ck_assert_int_eq(fdp__pipapo_add(p, all[n_all]), 0);
+        live[n_live++] = all[n_all];
+    }
+    ck_assert_int_eq(fdp__pipapo_publish(p), 0);
+    qsort(live, n_live, sizeof *live, compare_rules);
+    check_incremental(p, live, n_live, keys, n_keys, "bulk");
+
+    uint32_t n_incremental = 0, n_whole = 0;
+    for (uint32_t op = 0; op < N_OPS; op++) {
+        /* A new bound now and then: from 1 (nearly every change
+         * rebuilds) to the real one. */
+        if (op % 50 == 0) {
+            static const uint32_t caps[] = { 1, 3, 10, 40, UINT32_MAX };
+            fdp__pipapo_incr_max = caps[unit_rng_below(&rng, 5)];
+        }
+        unsigned int n_changes = 1 + unit_rng_below(&rng, 3);
+        for (unsigned int c = 0; c < n_changes; c++) {
+            if (n_live && (n_all == N_MAX || unit_rng_below(&rng, 2))) {
+                uint32_t at = unit_rng_below(&rng, n_live);
+                fdp__pipapo_remove(p, live[at]);
+                memmove(&live[at], &live[at + 1],
+                        (n_live - at - 1) * sizeof *live);
+                n_live--;
+            } else if (n_all < N_MAX) {
+                ck_assert_int_eq(fdp__pipapo_add(p, all[n_all]), 0);
+                live[n_live++] = all[n_all++];
+                qsort(live, n_live, sizeof *live, compare_rules);
+            }
+        }
+        if (unit_rng_below(&rng, 20) == 0) {
+            p->up.class->compact(&p->up);
+        }
+        ck_assert_int_eq(fdp__pipapo_publish(p), 0);
+        /* A whole build leaves no delta and no tombstones. */
+        if (p->n_delta || p->n_tombs) {
+            n_incremental++;
+        } else {
+            n_whole++;
+        }
+        snprintf(what, sizeof what, "%s, op %u (%u live, delta %u, "
+                 "tombstones %u)", t->name, op, n_live, p->n_delta,
+                 p->n_tombs);
+        check_incremental(p, live, n_live, keys, n_keys, what);
+    }
+    /* Both paths ran, many times. */
+    ck_assert_uint_gt(n_incremental, 50);
+    ck_assert_uint_gt(n_whole, 20);
+
+    fdp__pipapo_incr_min = PIPAPO_INCR_MIN;
+    fdp__pipapo_incr_max = UINT32_MAX;
+    fdp__pipapo_destroy_now(p);
+    fdp__rcu_barrier();
+    for (uint32_t i = 0; i < N_MAX; i++) {
+        free(all[i]);
+    }
+    free(all);
+    free(live);
+    free(keys);
+}
+END_TEST
+
 /* A table of the flows matching 'matches', priority 5, cookies 1, 2...,
  * inserted with NO_REPLACE: each insert must succeed. */
 static struct fdp_table *
@@ -1012,6 +1132,7 @@ main(void)
     tcase_add_test(tc, narrow_first_field);
     tcase_add_test(tc, stale_bits_last_field);
     tcase_add_test(tc, deletion_out_of_bounds);
+    tcase_add_loop_test(tc, incremental_updates, 0, 4);
     tcase_add_test(tc, overlap_full_key);
     return unit_run(s);
 }

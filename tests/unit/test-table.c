@@ -1806,6 +1806,143 @@ START_TEST(tie_bookkeeping_under_concurrent_lookups)
 }
 END_TEST
 
+/* A range flow "udp,nw_dst=LO-HI,tp_dst=PLO-PHI" in 'm'. */
+static void
+range_flow(struct fdp_match *m, uint32_t nw_lo, uint32_t nw_hi,
+           uint16_t tp_lo, uint16_t tp_hi)
+{
+    fdp__match_init(m);
+    fdp__match_set_masked(m, FDP_F_DL_TYPE, 0x0800, 0xffff);
+    fdp__match_set_masked(m, FDP_F_NW_PROTO, 17, 0xff);
+    ck_assert_int_eq(fdp__match_set_range(m, FDP_F_NW_DST, nw_lo, nw_hi), 0);
+    ck_assert_int_eq(fdp__match_set_range(m, FDP_F_TP_DST, tp_lo, tp_hi), 0);
+}
+
+/* Readers of stable keys in a pipapo sub-table of range flows, while a
+ * writer adds and removes other range flows one at a time (each change
+ * published as a delta or tombstone, lib/pipapo.c "Incremental updates")
+ * and fdp_table_run() folds them in now and then: every reader answer is
+ * the stable flow, and after every change the writer's own lookups match
+ * the reference.  Under ThreadSanitizer (the "concurrency" case) this
+ * checks the hand-over of shared tables between snapshots. */
+START_TEST(incremental_pipapo_under_concurrent_lookups)
+{
+    struct conc c;
+    struct unit_rng rng;
+    pthread_t readers[N_READERS];
+    struct ref ref = { NULL, 0, 0, 0 };
+    struct fdp_match m;
+    uint64_t cookie = 1000;
+
+    memset(&c, 0, sizeof c);
+    unit_rng_init(&rng, 90);
+    ck_assert_int_eq(fdp_table_create(&c.table), 0);
+
+    /* Stable flows: 10.1.i.0-10.1.i.99, ports 5000-5099, priority 1000,
+     * cookie i + 1; no other flow at 1000 or above matches their keys. */
+    for (int i = 0; i < N_STABLE; i++) {
+        uint32_t base = 0x0a010000 + ((uint32_t) i << 8);
+        range_flow(&m, base, base + 99, 5000, 5099);
+        ck_assert_int_eq(table_insert(c.table, &m, 1000, i + 1, 0), 0);
+        ref_insert(&ref, &m, 1000, i + 1);
+        memset(&c.keys[i], 0, sizeof c.keys[i]);
+        fdp__key_set(&c.keys[i], FDP_F_DL_TYPE, 0x0800);
+        fdp__key_set(&c.keys[i], FDP_F_NW_PROTO, 17);
+        fdp__key_set(&c.keys[i], FDP_F_NW_DST, base + 7 + (uint32_t) i);
+        fdp__key_set(&c.keys[i], FDP_F_TP_DST, 5000 + i);
+    }
+    /* A body of other range flows, so that the sub-table takes changes
+     * incrementally. */
+    for (int i = 0; i < 200; i++) {
+        uint32_t lo = 0x0a020000 + (uint32_t) unit_rng_below(&rng, 0x10000);
+        uint16_t plo = (uint16_t) unit_rng_below(&rng, 60000);
+        range_flow(&m, lo, lo + unit_rng_below(&rng, 500), plo,
+                   (uint16_t) (plo + unit_rng_below(&rng, 3000)));
+        uint16_t prio = (uint16_t) unit_rng_below(&rng, 3000);
+        ck_assert_int_eq(table_insert(c.table, &m, prio, cookie, 0), 0);
+        ref_insert(&ref, &m, prio, cookie++);
+    }
+    fdp_table_run(c.table);
+    for (int i = 0; i < N_READERS; i++) {
+        pthread_create(&readers[i], NULL, reader_main, &c);
+    }
+
+    for (int round = 0; round < 600; round++) {
+        if (unit_rng_below(&rng, 2) || ref.n <= N_STABLE + 200) {
+            /* Add: below the stable flows where it may overlap them,
+             * anywhere in priority where it cannot. */
+            bool overlap = unit_rng_below(&rng, 2);
+            uint32_t lo = overlap
+                          ? 0x0a010000 + (uint32_t) unit_rng_below(&rng,
+                                                                   0x4000)
+                          : 0x0a020000 + (uint32_t) unit_rng_below(&rng,
+                                                                   0x10000);
+            uint16_t plo = (uint16_t) unit_rng_below(&rng, 60000);
+            range_flow(&m, lo, lo + unit_rng_below(&rng, 2000), plo,
+                       (uint16_t) (plo + unit_rng_below(&rng, 5000)));
+            uint16_t prio = overlap ? (uint16_t) unit_rng_below(&rng, 1000)
+                                    : (uint16_t) unit_rng_below(&rng, 3000);
+            ck_assert_int_eq(table_insert(c.table, &m, prio, cookie, 0), 0);
+            ref_insert(&ref, &m, prio, cookie++);
+        } else {
+            /* Remove a live flow that is not a stable one. */
+            struct ref_flow *f;
+            do {
+                f = &ref.flows[N_STABLE + unit_rng_below(&rng,
+                                                         ref.n - N_STABLE)];
+            } while (!f->live);
+            struct fdp_table_filter filter = {
+                .match = &f->match, .strict = true, .priority = f->priority,
+            };
+            size_t n;
+            ck_assert_int_eq(fdp_table_remove(c.table, &filter, &n), 0);
+            ck_assert_uint_eq(n, 1);
+            f->live = false;
+        }
+        if (round % 40 == 39) {
+            fdp_table_run(c.table);
+        }
+
+        /* The writer's view: keys inside random live flows. */
+        fdp_table_read_lock();
+        for (int k = 0; k < 8; k++) {
+            const struct ref_flow *f = &ref.flows[unit_rng_below(&rng,
+                                                                 ref.n)];
+            struct fdp_key key;
+            memset(&key, 0, sizeof key);
+            fdp__key_set(&key, FDP_F_DL_TYPE, 0x0800);
+            fdp__key_set(&key, FDP_F_NW_PROTO, 17);
+            fdp__key_set(&key, FDP_F_NW_DST,
+                         fdp__key_get(&f->match.hi, FDP_F_NW_DST));
+            fdp__key_set(&key, FDP_F_TP_DST,
+                         fdp__key_get(&f->match.value, FDP_F_TP_DST));
+            const struct ref_flow *want = ref_lookup(&ref, &key);
+            const struct fdp_rule *got = fdp_table_lookup(c.table, &key);
+            struct fdp_flow_spec spec = { .cookie = 0 };
+            if (got) {
+                fdp_rule_get_spec(got, &spec);
+            }
+            ck_assert_msg(!want == !got && (!want || want->cookie
+                                                     == spec.cookie),
+                          "round %d: table %#llx, reference %#llx (seed "
+                          "%llu)", round, (unsigned long long) spec.cookie,
+                          want ? (unsigned long long) want->cookie : 0ull,
+                          (unsigned long long) unit_seed());
+        }
+        fdp_table_read_unlock();
+    }
+    __atomic_store_n(&c.stop, true, __ATOMIC_RELAXED);
+    for (int i = 0; i < N_READERS; i++) {
+        void *ret;
+        pthread_join(readers[i], &ret);
+        ck_assert_msg(ret == NULL, "reader %d saw a wrong answer", i);
+    }
+    ck_assert(c.lookups > 0);
+    fdp_table_destroy(c.table);
+    free(ref.flows);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1835,6 +1972,7 @@ main(void)
     tcase_add_test(tc, dump_during_mask_trim_sees_each_flow_once);
     tcase_add_test(tc, get_stats_does_not_wait_for_open_transaction);
     tcase_add_test(tc, tie_bookkeeping_under_concurrent_lookups);
+    tcase_add_test(tc, incremental_pipapo_under_concurrent_lookups);
     tc = unit_tcase(s, "classbench");
     tcase_add_loop_test(tc, classbench, 0, 3);
     return unit_run(s);
