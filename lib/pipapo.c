@@ -53,10 +53,11 @@
  * Snapshots.  The bitmaps are rebuilt from the rule list into a new,
  * immutable snapshot that is published with one pointer store and freed
  * after a grace period, so lookups never see a half-built table and a
- * transaction of many flows costs one rebuild.  A group that a rule
- * wildcards goes to a per-group bitmap ORed into every row once at the
- * end (set_group_bits(), add_wildcards()), so a build costs one pass over
- * the rows per group rather than 256 bit-sets per rule and group.
+ * transaction of many flows costs one rebuild.  A build fills each
+ * group one 64-bit word of its rows at a time (fill_group()): the 64
+ * field rules of the word set their bits in a per-bucket accumulator,
+ * a wildcarded group in one word for all buckets, and each row word is
+ * stored once, so a build writes every row word once and nothing else.
  *
  * Incremental updates.  Rules are numbered in priority order, so one
  * rule added in the middle renumbers every rule after it in every row:
@@ -648,49 +649,61 @@ fdp__pipapo_set_const_words(struct pipapo_snapshot *snap)
     }
 }
 
-/* Sets field rule 'idx''s bit in the rows of one group ('rows': 'buckets'
- * rows of 'bsize' words) that accept its group value/mask 'gv'/'gm'.  A
- * group the rule wildcards would set the bit in every row: it goes to the
- * group's 'wild' bitmap instead, ORed into every row once at the end
- * (add_wildcards()), which turns a build of many wildcarding rules (the
- * overflow sub-table of arbitrary masks) from buckets bit-sets per rule
- * and group into one pass over the rows.  A partial mask enumerates just
- * the buckets it accepts. */
+/* Fills the rows of group 'g' of field 'pf' (whose run starts at bit
+ * 'lsb' of the padded field value) from its field rules 'pfx', one 64-bit
+ * word of every row at a time, for the 64 field rules of that word:
+ *   - a group value/mask whose free bits are the low ones (a prefix, as
+ *     every range's expansion is, and a wildcard) accepts a contiguous
+ *     run of buckets: its bit is set in 'start' at the run's first bucket
+ *     and in 'stop' past its last;
+ *   - any other mask enumerates the buckets it accepts into 'acc';
+ * then one sweep over the buckets carries the open runs and stores word
+ * w of each row once, clearing the three arrays (2 KiB each, in L1) for
+ * the next word as it goes.  Every word of every row is written exactly
+ * once, so the table needs no clearing, and a rule costs two bit-sets
+ * per group instead of one per accepted bucket, scattered over rows a
+ * kilobyte or more apart (8,400 overflow rules: 1 KiB per row). */
 static void
-set_group_bits(uint64_t *rows, uint64_t *wild, uint32_t bsize,
-               uint32_t buckets, uint32_t gv, uint32_t gm, uint32_t idx)
+fill_group(struct pipapo_field *pf, unsigned int g, unsigned int lsb,
+           const struct prefix *pfx)
 {
-    if (!gm) {
-        set_bit(wild, idx);
-        return;
-    }
-    uint32_t free_bits = ~gm & (buckets - 1);
-    for (uint32_t sub = free_bits;; sub = (sub - 1) & free_bits) {
-        set_bit(rows + (size_t) ((gv & gm) | sub) * bsize, idx);
-        if (!sub) {
-            break;
-        }
-    }
-}
+    unsigned int gb = pf->group_bits;
+    uint32_t buckets = 1u << gb, gmask = buckets - 1;
+    unsigned int shift = lsb + pf->n_bits - (g + 1) * gb;
+    uint64_t *rows = pf->lt + (size_t) g * buckets * pf->bsize;
+    uint64_t acc[256], start[256], stop[257];
 
-/* ORs each group's wildcard bitmap into every row of the group. */
-static void
-add_wildcards(struct pipapo_field *pf, const uint64_t *wild)
-{
-    uint32_t buckets = 1u << pf->group_bits;
+    memset(acc, 0, buckets * sizeof *acc);
+    memset(start, 0, buckets * sizeof *start);
+    memset(stop, 0, (buckets + 1) * sizeof *stop);
+    for (uint32_t w = 0; w < pf->bsize; w++) {
+        uint32_t first = w * 64;
+        uint32_t end = first + 64 < pf->n_rules ? first + 64 : pf->n_rules;
 
-    for (unsigned int g = 0; g < pf->n_groups; g++) {
-        const uint64_t *wg = wild + (size_t) g * pf->bsize;
-        bool any = false;
-        for (uint32_t w = 0; w < pf->bsize && !any; w++) {
-            any = wg[w] != 0;
-        }
-        for (uint32_t b = 0; any && b < buckets; b++) {
-            uint64_t *row = pf->lt + ((size_t) g * buckets + b) * pf->bsize;
-            for (uint32_t w = 0; w < pf->bsize; w++) {
-                row[w] |= wg[w];
+        for (uint32_t idx = first; idx < end; idx++) {
+            uint64_t bit = UINT64_C(1) << (idx % 64);
+            uint32_t gm = (uint32_t) (pfx[idx].mask >> shift) & gmask;
+            uint32_t gv = (uint32_t) (pfx[idx].value >> shift) & gm;
+            uint32_t free_bits = ~gm & gmask;
+            if (!(free_bits & (free_bits + 1))) {
+                start[gv] |= bit;
+                stop[gv + free_bits + 1] |= bit;
+                continue;
+            }
+            for (uint32_t sub = free_bits;; sub = (sub - 1) & free_bits) {
+                acc[gv | sub] |= bit;
+                if (!sub) {
+                    break;
+                }
             }
         }
+        uint64_t open = 0;
+        for (uint32_t b = 0; b < buckets; b++) {
+            open = (open & ~stop[b]) | start[b];
+            rows[(size_t) b * pf->bsize + w] = acc[b] | open;
+            acc[b] = start[b] = stop[b] = 0;
+        }
+        stop[buckets] = 0;
     }
 }
 
@@ -821,7 +834,6 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
     struct pipapo_snapshot *snap = calloc(1, sizeof *snap + n_fields
                                              * sizeof snap->fields[0]);
     struct field_prefixes fp[PIPAPO_MAX_FIELDS];
-    uint64_t *wild = NULL;
 
     memset(fp, 0, sizeof fp);
     if (!snap) {
@@ -870,7 +882,6 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
         if (!pf->lt || !pf->mt) {
             goto fail;
         }
-        memset(pf->lt, 0, lt_words * sizeof *pf->lt);
         snap->memory += lt_words * sizeof *pf->lt
                         + pf->n_rules * sizeof *pf->mt;
         pf->n_chunks = pf->bsize / PIPAPO_ROW_WORDS;
@@ -885,25 +896,12 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
             pf->steps[i] = fdp__pipapo_impls[i].pick(pf);
         }
 
-        uint32_t buckets = 1u << gb;
-        wild = calloc((size_t) pf->n_groups * pf->bsize, sizeof *wild);
-        if (!wild) {
-            goto fail;
+        for (unsigned int g = 0; g < pf->n_groups; g++) {
+            fill_group(pf, g, run.lsb, fp[f].pfx);
         }
         for (uint32_t r = 0; r < n; r++) {
             for (uint32_t idx = fp[f].start[r]; idx < fp[f].start[r + 1];
                  idx++) {
-                const struct prefix *x = &fp[f].pfx[idx];
-                for (unsigned int g = 0; g < pf->n_groups; g++) {
-                    unsigned int shift = run.lsb + pf->n_bits - (g + 1) * gb;
-                    uint32_t gv = (uint32_t) (x->value >> shift)
-                                  & (buckets - 1);
-                    uint32_t gm = (uint32_t) (x->mask >> shift)
-                                  & (buckets - 1);
-                    set_group_bits(pf->lt + (size_t) g * buckets * pf->bsize,
-                                   wild + (size_t) g * pf->bsize, pf->bsize,
-                                   buckets, gv, gm, idx);
-                }
                 if (f + 1 < n_fields) {
                     pf->mt[idx].to = fp[f + 1].start[r];
                     pf->mt[idx].n = fp[f + 1].start[r + 1]
@@ -914,9 +912,6 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
                 }
             }
         }
-        add_wildcards(pf, wild);
-        free(wild);
-        wild = NULL;
     }
     snap->const_key_mask = cmask;
     snap->const_key_value = cvalue;
@@ -946,7 +941,6 @@ fdp__pipapo_build_widths(const enum fdp_field *fields, unsigned int n_fields,
     return snap;
 
 fail:
-    free(wild);
     for (unsigned int f = 0; f < n_fields; f++) {
         free(fp[f].pfx);
         free(fp[f].start);
