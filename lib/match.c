@@ -470,8 +470,8 @@ fdp__cmatch_size(const struct fdp_match *m)
 
     cmatch_maps(m, &words, &hi_words);
     return sizeof(struct fdp__cmatch)
-           + (2 * (size_t) __builtin_popcount(words)
-              + (size_t) __builtin_popcount(hi_words)) * sizeof(uint64_t);
+           + (2 * (size_t) fdp__popcount16(words)
+              + (size_t) fdp__popcount16(hi_words)) * sizeof(uint64_t);
 }
 
 void

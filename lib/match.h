@@ -101,11 +101,23 @@ void fdp__cmatch_expand(const struct fdp__cmatch *c, struct fdp_match *m);
 bool fdp__cmatch_equal(const struct fdp__cmatch *c,
                        const struct fdp_match *m);
 
+/* The 1-bits of a 16-bit word map.  __builtin_popcount() is a libgcc call
+ * without -mpopcnt (the library targets any x86-64); this is a handful of
+ * instructions. */
+static inline unsigned int
+fdp__popcount16(uint32_t x)
+{
+    x = x - ((x >> 1) & 0x5555);
+    x = (x & 0x3333) + ((x >> 2) & 0x3333);
+    x = (x + (x >> 4)) & 0x0f0f;
+    return (x + (x >> 8)) & 0x1f;
+}
+
 /* The number of key words 'c' stores. */
 static inline unsigned int
 fdp__cmatch_n_words(const struct fdp__cmatch *c)
 {
-    return (unsigned int) __builtin_popcount(c->words);
+    return fdp__popcount16(c->words);
 }
 
 /* Word 'w' of part 'part' of the match 'c' is the compact form of. */
@@ -120,12 +132,12 @@ fdp__cmatch_word(const struct fdp__cmatch *c, enum fdp__match_part part,
             return 0;
         }
         return c->w[2 * fdp__cmatch_n_words(c)
-                    + __builtin_popcount(c->hi_words & below)];
+                    + fdp__popcount16(c->hi_words & below)];
     }
     if (!((c->words >> w) & 1)) {
         return 0;
     }
-    unsigned int i = (unsigned int) __builtin_popcount(c->words & below);
+    unsigned int i = fdp__popcount16(c->words & below);
     return c->w[part == FDP__MATCH_MASK ? fdp__cmatch_n_words(c) + i : i];
 }
 

@@ -304,7 +304,7 @@ check_compact(const struct fdp_match *m, uint64_t seed, int round)
     fdp__cmatch_pack(c, m);
     ck_assert_uint_eq(size, sizeof *c
                             + (2 * fdp__cmatch_n_words(c)
-                               + (size_t) __builtin_popcount(c->hi_words))
+                               + (size_t) fdp__popcount16(c->hi_words))
                               * sizeof(uint64_t));
     fdp__cmatch_expand(c, &back);
     ck_assert_msg(!memcmp(&back, m, sizeof back),
