@@ -444,3 +444,95 @@ fdp_match_get(const struct fdp_match *m, enum fdp_field f,
     *value = fdp__to_value(fdp__match_get_value(m, f));
     return true;
 }
+
+/* ---------------------------------------------------------------------- */
+/* The compact form (lib/match.h).                                         */
+
+/* The maps of the words 'm' touches and of its nonzero hi words. */
+static void
+cmatch_maps(const struct fdp_match *m, uint16_t *words, uint16_t *hi_words)
+{
+    *words = *hi_words = 0;
+    for (int i = 0; i < FDP_KEY_WORDS; i++) {
+        if (m->value.w[i] | m->mask.w[i] | m->hi.w[i]) {
+            *words |= (uint16_t) (1u << i);
+        }
+        if (m->hi.w[i]) {
+            *hi_words |= (uint16_t) (1u << i);
+        }
+    }
+}
+
+size_t
+fdp__cmatch_size(const struct fdp_match *m)
+{
+    uint16_t words, hi_words;
+
+    cmatch_maps(m, &words, &hi_words);
+    return sizeof(struct fdp__cmatch)
+           + (2 * (size_t) fdp__popcount16(words)
+              + (size_t) fdp__popcount16(hi_words)) * sizeof(uint64_t);
+}
+
+void
+fdp__cmatch_pack(struct fdp__cmatch *c, const struct fdp_match *m)
+{
+    cmatch_maps(m, &c->words, &c->hi_words);
+    c->range_fields = m->range_fields;
+
+    unsigned int n = fdp__cmatch_n_words(c), i = 0, h = 2 * n;
+    for (int w = 0; w < FDP_KEY_WORDS; w++) {
+        if ((c->words >> w) & 1) {
+            c->w[i] = m->value.w[w];
+            c->w[n + i] = m->mask.w[w];
+            i++;
+        }
+        if ((c->hi_words >> w) & 1) {
+            c->w[h++] = m->hi.w[w];
+        }
+    }
+}
+
+void
+fdp__cmatch_expand(const struct fdp__cmatch *c, struct fdp_match *m)
+{
+    unsigned int n = fdp__cmatch_n_words(c), i = 0, h = 2 * n;
+
+    memset(m, 0, sizeof *m);
+    m->range_fields = c->range_fields;
+    for (int w = 0; w < FDP_KEY_WORDS; w++) {
+        if ((c->words >> w) & 1) {
+            m->value.w[w] = c->w[i];
+            m->mask.w[w] = c->w[n + i];
+            i++;
+        }
+        if ((c->hi_words >> w) & 1) {
+            m->hi.w[w] = c->w[h++];
+        }
+    }
+}
+
+bool
+fdp__cmatch_equal(const struct fdp__cmatch *c, const struct fdp_match *m)
+{
+    uint16_t words, hi_words;
+
+    cmatch_maps(m, &words, &hi_words);
+    if (words != c->words || hi_words != c->hi_words
+        || m->range_fields != c->range_fields) {
+        return false;
+    }
+
+    unsigned int n = fdp__cmatch_n_words(c), i = 0, h = 2 * n;
+    uint64_t diff = 0;
+    for (int w = 0; w < FDP_KEY_WORDS; w++) {
+        if ((words >> w) & 1) {
+            diff |= (c->w[i] ^ m->value.w[w]) | (c->w[n + i] ^ m->mask.w[w]);
+            i++;
+        }
+        if ((hi_words >> w) & 1) {
+            diff |= c->w[h++] ^ m->hi.w[w];
+        }
+    }
+    return !diff;
+}

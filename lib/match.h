@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <assert.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "field.h"
@@ -49,6 +50,116 @@ static inline bool
 fdp__match_has_range(const struct fdp_match *m, enum fdp_field f)
 {
     return (m->range_fields >> f) & 1;
+}
+
+/* The compact form of a match, as a table's rules store it (lib/rule.h):
+ * only the key words the match touches.
+ *
+ * 'words' has bit i set if word i of the value, mask or hi key is not
+ * zero; 'hi_words' (a subset) if word i of 'hi' is not zero, which
+ * happens only in words that hold a range field.  'w' holds, for the n
+ * words of 'words' in increasing word order, first their n value words,
+ * then their n mask words, then the hi words of 'hi_words' in the same
+ * order.  Every word left out is zero, so expanding gives back the match
+ * exactly.  An exact five-tuple ("tcp,nw_src=...,nw_dst=...,tp_src=...,
+ * tp_dst=...") touches words 0 and 1 (key.h): 8 + 4 * 8 = 40 bytes,
+ * against 296 for struct fdp_match.
+ *
+ * A masked match's value words come first and are its masked key words,
+ * in the order a tuple-space subtable with its mask gathers them, so
+ * lib/tss.c compares a packet's gathered words against w[0..n-1]
+ * directly. */
+struct fdp__cmatch {
+    uint16_t words;             /* Bit i: word i is stored. */
+    uint16_t hi_words;          /* Bit i: hi word i is stored. */
+    uint32_t range_fields;      /* As struct fdp_match. */
+    uint64_t w[];
+};
+
+static_assert(FDP_KEY_WORDS <= 16, "'words' is a 16-bit map");
+static_assert(sizeof(struct fdp__cmatch) == 8,
+              "a compact match's header is one word");
+
+/* The parts of a match. */
+enum fdp__match_part {
+    FDP__MATCH_VALUE,
+    FDP__MATCH_MASK,
+    FDP__MATCH_HI,
+};
+
+/* The bytes the compact form of 'm' takes (header included). */
+size_t fdp__cmatch_size(const struct fdp_match *m);
+
+/* Stores the compact form of 'm' in 'c', which has room for
+ * fdp__cmatch_size(m) bytes. */
+void fdp__cmatch_pack(struct fdp__cmatch *c, const struct fdp_match *m);
+
+/* Stores in 'm' the match whose compact form is 'c'. */
+void fdp__cmatch_expand(const struct fdp__cmatch *c, struct fdp_match *m);
+
+/* True if 'c' is the compact form of 'm'. */
+bool fdp__cmatch_equal(const struct fdp__cmatch *c,
+                       const struct fdp_match *m);
+
+/* The 1-bits of a 16-bit word map.  __builtin_popcount() is a libgcc call
+ * without -mpopcnt (the library targets any x86-64); this is a handful of
+ * instructions. */
+static inline unsigned int
+fdp__popcount16(uint32_t x)
+{
+    x = x - ((x >> 1) & 0x5555);
+    x = (x & 0x3333) + ((x >> 2) & 0x3333);
+    x = (x + (x >> 4)) & 0x0f0f;
+    return (x + (x >> 8)) & 0x1f;
+}
+
+/* The number of key words 'c' stores. */
+static inline unsigned int
+fdp__cmatch_n_words(const struct fdp__cmatch *c)
+{
+    return fdp__popcount16(c->words);
+}
+
+/* Word 'w' of part 'part' of the match 'c' is the compact form of. */
+static inline uint64_t
+fdp__cmatch_word(const struct fdp__cmatch *c, enum fdp__match_part part,
+                 unsigned int w)
+{
+    uint32_t below = (UINT32_C(1) << w) - 1;
+
+    if (part == FDP__MATCH_HI) {
+        if (!((c->hi_words >> w) & 1)) {
+            return 0;
+        }
+        return c->w[2 * fdp__cmatch_n_words(c)
+                    + fdp__popcount16(c->hi_words & below)];
+    }
+    if (!((c->words >> w) & 1)) {
+        return 0;
+    }
+    unsigned int i = fdp__popcount16(c->words & below);
+    return c->w[part == FDP__MATCH_MASK ? fdp__cmatch_n_words(c) + i : i];
+}
+
+/* Field 'f' of part 'part', as fdp__key_get() reads it from a key. */
+static inline fdp_u128
+fdp__cmatch_get(const struct fdp__cmatch *c, enum fdp__match_part part,
+                enum fdp_field f)
+{
+    const struct fdp__field *fd = fdp__field(f);
+
+    if (fd->n_bits == 128) {
+        return ((fdp_u128) fdp__cmatch_word(c, part, fd->word) << 64)
+               | fdp__cmatch_word(c, part, fd->word + 1u);
+    }
+    return (fdp__cmatch_word(c, part, fd->word) >> fd->shift)
+           & (uint64_t) fdp__ones(fd->n_bits);
+}
+
+static inline bool
+fdp__cmatch_has_range(const struct fdp__cmatch *c, enum fdp_field f)
+{
+    return (c->range_fields >> f) & 1;
 }
 
 /* Internal versions of the public setters on 128-bit values. */

@@ -450,16 +450,16 @@ range_to_prefixes(fdp_u128 lo, fdp_u128 hi, unsigned int n_bits,
 static size_t
 rule_prefixes(const struct fdp_rule *r, enum fdp_field f, struct prefix *out)
 {
-    const struct fdp_match *m = &r->match;
+    const struct fdp__cmatch *m = &r->match;
 
-    if (fdp__match_has_range(m, f)) {
-        return range_to_prefixes(fdp__key_get(&m->value, f),
-                                 fdp__key_get(&m->hi, f),
+    if (fdp__cmatch_has_range(m, f)) {
+        return range_to_prefixes(fdp__cmatch_get(m, FDP__MATCH_VALUE, f),
+                                 fdp__cmatch_get(m, FDP__MATCH_HI, f),
                                  fdp__field(f)->n_bits, out);
     }
     if (out) {
-        out[0].value = fdp__key_get(&m->value, f);
-        out[0].mask = fdp__key_get(&m->mask, f);
+        out[0].value = fdp__cmatch_get(m, FDP__MATCH_VALUE, f);
+        out[0].mask = fdp__cmatch_get(m, FDP__MATCH_MASK, f);
     }
     return 1;
 }
@@ -1185,18 +1185,18 @@ fdp__pipapo_remove(struct pipapo *p, struct fdp_rule *rule)
 static bool
 field_is_constant(struct fdp_rule **rules, uint32_t n, enum fdp_field f)
 {
-    const struct fdp_match *m0 = &rules[0]->match;
+    const struct fdp__cmatch *m0 = &rules[0]->match;
 
-    if (fdp__match_has_range(m0, f)) {
+    if (fdp__cmatch_has_range(m0, f)) {
         return false;
     }
-    fdp_u128 mask = fdp__key_get(&m0->mask, f);
-    fdp_u128 value = fdp__key_get(&m0->value, f) & mask;
+    fdp_u128 mask = fdp__cmatch_get(m0, FDP__MATCH_MASK, f);
+    fdp_u128 value = fdp__cmatch_get(m0, FDP__MATCH_VALUE, f) & mask;
     for (uint32_t i = 1; i < n; i++) {
-        const struct fdp_match *m = &rules[i]->match;
-        if (fdp__match_has_range(m, f)
-            || fdp__key_get(&m->mask, f) != mask
-            || (fdp__key_get(&m->value, f) & mask) != value) {
+        const struct fdp__cmatch *m = &rules[i]->match;
+        if (fdp__cmatch_has_range(m, f)
+            || fdp__cmatch_get(m, FDP__MATCH_MASK, f) != mask
+            || (fdp__cmatch_get(m, FDP__MATCH_VALUE, f) & mask) != value) {
             return false;
         }
     }
@@ -1209,12 +1209,12 @@ static void
 add_const_field(struct pipapo_snapshot *snap, const struct fdp_rule *r,
                 enum fdp_field f)
 {
-    fdp_u128 m = fdp__key_get(&r->match.mask, f);
+    fdp_u128 m = fdp__cmatch_get(&r->match, FDP__MATCH_MASK, f);
 
     snap->const_fields[snap->n_const_fields++] = f;
     fdp__key_or(&snap->const_key_mask, f, m);
     fdp__key_or(&snap->const_key_value, f,
-                fdp__key_get(&r->match.value, f) & m);
+                fdp__cmatch_get(&r->match, FDP__MATCH_VALUE, f) & m);
 }
 
 /* One rule's constraint on one field, unpacked for the selectivity
@@ -1248,11 +1248,11 @@ field_survivors(struct fdp_rule **rules, uint32_t n, enum fdp_field f,
                 struct field_constraint *c)
 {
     for (uint32_t i = 0; i < n; i++) {
-        const struct fdp_match *m = &rules[i]->match;
-        c[i].range = fdp__match_has_range(m, f);
-        c[i].lo = c[i].value = fdp__key_get(&m->value, f);
-        c[i].hi = fdp__key_get(&m->hi, f);
-        c[i].mask = fdp__key_get(&m->mask, f);
+        const struct fdp__cmatch *m = &rules[i]->match;
+        c[i].range = fdp__cmatch_has_range(m, f);
+        c[i].lo = c[i].value = fdp__cmatch_get(m, FDP__MATCH_VALUE, f);
+        c[i].hi = fdp__cmatch_get(m, FDP__MATCH_HI, f);
+        c[i].mask = fdp__cmatch_get(m, FDP__MATCH_MASK, f);
         c[i].value &= c[i].mask;
     }
     uint32_t samples = n < PIPAPO_ORDER_SAMPLES ? n : PIPAPO_ORDER_SAMPLES;

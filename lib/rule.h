@@ -15,7 +15,6 @@
 #include "rcu.h"
 
 struct fdp__subtable;
-struct tss_group;
 
 /* A flow in a table.
  *
@@ -24,8 +23,14 @@ struct tss_group;
  * whether it is visible) and, in the datapath, its actions and statistics:
  * those come first, in the rule's first cache line (rules are allocated
  * 64-byte aligned), so that a hit costs one line of the rule, not the
- * fifth and sixth as when the 296-byte match came first.  The match, read
- * only by writers and dumps, comes last.
+ * fifth and sixth as when the 296-byte match came first.  The match comes
+ * last, in its compact form (struct fdp__cmatch, lib/match.h: only the key
+ * words it touches), in the same allocation (fdp__rule_alloc()): an exact
+ * five-tuple's takes 40 bytes.  Tuple-space lookups compare a packet's
+ * masked words with the match's value words, 'match.w', which start at a
+ * fixed offset (pinned below) of the rule's third line; writers and dumps
+ * read the match through fdp__cmatch_get() or expand it
+ * (fdp__cmatch_expand()).
  *
  * 'priority', 'seq', 'cookie', the timeouts, 'table_id' and 'match' never
  * change after the rule is inserted. */
@@ -43,7 +48,9 @@ struct fdp_rule {
     uint64_t remove_version;
     struct fdp_actions *actions;        /* RCU. */
     struct fdp_rule_stats *stats;       /* Shared by a rule's versions. */
-    struct fdp_rule *next;              /* RCU: next in group, best first. */
+    struct fdp_rule *next;              /* RCU: next with the same masked
+                                         * key in its tuple-space subtable,
+                                         * best first. */
     uint64_t cookie;
 
     /* Writer only. */
@@ -53,7 +60,6 @@ struct fdp_rule {
                                          * its index in the built part of
                                          * the snapshot, or
                                          * PIPAPO_IN_DELTA). */
-    struct tss_group *group;
     struct fdp__subtable *owner;        /* The sub-table it is linked in. */
     struct fdp_rule *txn_next;          /* Transaction log. */
     struct fdp__hmap_node index_node;   /* In the table's (match, priority)
@@ -63,12 +69,32 @@ struct fdp_rule {
                                          * period. */
     struct rcu_head rcu;
 
-    struct fdp_match match;
+    struct fdp__cmatch match;           /* Last: its words follow. */
 };
 
 /* What a lookup reads is in the first cache line. */
 static_assert(offsetof(struct fdp_rule, cookie) + sizeof(uint64_t) <= 64,
               "a rule's lookup fields fit its first cache line");
+
+/* The compact match is the rule's tail, and the value words a tuple-space
+ * lookup compares (up to 4 of them, the specialised shapes) lie in one
+ * line other than the first: lib/tss.c prefetches that line beside the
+ * first. */
+static_assert(offsetof(struct fdp_rule, match) + sizeof(struct fdp__cmatch)
+              == sizeof(struct fdp_rule),
+              "the compact match's words are the rule's tail");
+static_assert(offsetof(struct fdp_rule, match.w) >= 64
+              && offsetof(struct fdp_rule, match.w) % 64
+                 + 4 * sizeof(uint64_t) <= 64,
+              "up to 4 value words share one line, not the first");
+
+/* A rule whose compact match is 'm', zeroed, 64-byte aligned (see the
+ * layout above), with 'remove_version' FDP_VERSION_NEVER.  NULL if out of
+ * memory.  The caller frees it with free(). */
+struct fdp_rule *fdp__rule_alloc(const struct fdp_match *m);
+
+/* The bytes fdp__rule_alloc() takes for a rule with match 'm'. */
+size_t fdp__rule_size(const struct fdp_match *m);
 
 #define FDP_VERSION_NEVER UINT64_MAX
 

@@ -263,11 +263,23 @@ now_ms(void)
 /* ---------------------------------------------------------------------- */
 /* Rules.                                                                  */
 
+/* The bytes of 'rule' itself (the block fdp__rule_alloc() made). */
+static size_t
+rule_block_size(const struct fdp_rule *rule)
+{
+    size_t size = sizeof *rule
+                  + (2 * fdp__cmatch_n_words(&rule->match)
+                     + (size_t) fdp__popcount16(rule->match.hi_words))
+                    * sizeof(uint64_t);
+
+    return (size + 63) / 64 * 64;
+}
+
 static void
 rule_free(struct fdp_table *table, struct fdp_rule *rule)
 {
     if (table) {
-        __atomic_fetch_sub(&table->rule_memory, sizeof *rule
+        __atomic_fetch_sub(&table->rule_memory, rule_block_size(rule)
                            + fdp_actions_size(rule->actions)
                            + (rule->owns_stats && rule->stats
                               ? sizeof *rule->stats : 0),
@@ -297,28 +309,49 @@ rule_free_deferred(struct fdp_table *table, struct fdp_rule *rule)
     fdp__rcu_defer(&rule->rcu, rule_free_cb);
 }
 
-static struct fdp_rule *
-rule_create(struct fdp_table *table, const struct fdp_match *match,
-            uint16_t priority, const struct fdp_actions *actions)
+size_t
+fdp__rule_size(const struct fdp_match *m)
+{
+    /* A multiple of 64, as aligned_alloc() wants. */
+    size_t size = sizeof(struct fdp_rule) + fdp__cmatch_size(m)
+                  - sizeof(struct fdp__cmatch);
+
+    return (size + 63) / 64 * 64;
+}
+
+struct fdp_rule *
+fdp__rule_alloc(const struct fdp_match *m)
 {
     /* 64-byte aligned, so that the fields a lookup reads share one cache
      * line (see lib/rule.h). */
-    size_t size = (sizeof(struct fdp_rule) + 63) / 64 * 64;
+    size_t size = fdp__rule_size(m);
     struct fdp_rule *rule = aligned_alloc(64, size);
 
     if (!rule) {
         return NULL;
     }
     memset(rule, 0, size);
+    fdp__cmatch_pack(&rule->match, m);
+    rule->remove_version = FDP_VERSION_NEVER;
+    return rule;
+}
+
+static struct fdp_rule *
+rule_create(struct fdp_table *table, const struct fdp_match *match,
+            uint16_t priority, const struct fdp_actions *actions)
+{
+    struct fdp_rule *rule = fdp__rule_alloc(match);
+
+    if (!rule) {
+        return NULL;
+    }
     rule->actions = fdp_actions_clone(actions);
     if (!rule->actions) {
         free(rule);
         return NULL;
     }
-    rule->match = *match;
     rule->priority = priority;
-    rule->remove_version = FDP_VERSION_NEVER;
-    __atomic_fetch_add(&table->rule_memory, sizeof *rule
+    __atomic_fetch_add(&table->rule_memory, rule_block_size(rule)
                        + fdp_actions_size(rule->actions), __ATOMIC_RELAXED);
     return rule;
 }
@@ -699,8 +732,8 @@ ties_removed(struct fdp_table *table, uint16_t priority)
 struct ties_aux {
     const struct fdp_table *table;
     uint32_t *count;            /* Per level: rules seen so far... */
-    struct fdp__tie_rule *rules;    /* ...placed from this level's
-                                     * offset, when filling. */
+    struct fdp_rule **rules;    /* ...placed from this level's offset,
+                                 * when filling. */
     const uint32_t *offset;
 };
 
@@ -722,11 +755,42 @@ ties_fill_cb(struct fdp_rule *r, void *aux_)
 
     if (bit_test(aux->table->ties_dirty, r->priority)) {
         uint32_t i = aux->offset[r->priority] + aux->count[r->priority]++;
-        aux->rules[i] = (struct fdp__tie_rule) {
-            .match = &r->match, .subtable = (uintptr_t) r->owner,
-        };
+        aux->rules[i] = r;
     }
     return true;
+}
+
+/* fdp__ties_level_tied() for the 'n' rules of one level.  Rules keep
+ * their matches compact, and lib/ties.c reads whole ones, so the level's
+ * matches are expanded for the call (296 bytes each, freed before the next
+ * level); a level whose rules all live in one sub-table cannot tie and
+ * needs none.  Out of memory, "tied" (conservative). */
+static bool
+level_tied(struct fdp_rule **rules, uint32_t n)
+{
+    uint32_t i = 1;
+
+    while (i < n && rules[i]->owner == rules[0]->owner) {
+        i++;
+    }
+    if (i == n) {
+        return false;
+    }
+    struct fdp__tie_rule *tr = malloc(n * sizeof *tr);
+    struct fdp_match *m = malloc(n * sizeof *m);
+    bool tied = true;
+    if (tr && m) {
+        for (i = 0; i < n; i++) {
+            fdp__cmatch_expand(&rules[i]->match, &m[i]);
+            tr[i] = (struct fdp__tie_rule) {
+                .match = &m[i], .subtable = (uintptr_t) rules[i]->owner,
+            };
+        }
+        tied = fdp__ties_level_tied(tr, n, TIE_WORK_MAX);
+    }
+    free(tr);
+    free(m);
+    return tied;
 }
 
 /* Decides, for every level that changed since the last time, whether two
@@ -774,8 +838,7 @@ update_ties(struct fdp_table *table)
         for (uint64_t m = table->ties_dirty[w]; m; m &= m - 1) {
             unsigned int p = w * 64 + (unsigned int) __builtin_ctzll(m);
             bool tied = count[p] >= 2
-                        && fdp__ties_level_tied(&aux.rules[offset[p]],
-                                                count[p], TIE_WORK_MAX);
+                        && level_tied(&aux.rules[offset[p]], count[p]);
             if (!tied) {
                 table->ties[w] &= ~(UINT64_C(1) << (p % 64));
                 changed = true;
@@ -1126,7 +1189,7 @@ find_exact(struct fdp_table *table, const struct fdp_match *match,
          n; n = fdp__hmap_next_with_hash(n->next, hash)) {
         struct fdp_rule *r = CONTAINER_OF(n, struct fdp_rule, index_node);
         if (r->priority == priority && fdp__rule_visible(r, version)
-            && fdp_match_equal(&r->match, match)) {
+            && fdp__cmatch_equal(&r->match, match)) {
             return r;
         }
     }
@@ -1182,9 +1245,11 @@ filter_selects(const struct fdp_table_filter *filter,
     }
     if (filter->strict) {
         return rule->priority == filter->priority
-               && fdp_match_equal(match, &rule->match);
+               && fdp__cmatch_equal(&rule->match, match);
     }
-    return fdp_match_covers(match, &rule->match);
+    struct fdp_match m;
+    fdp__cmatch_expand(&rule->match, &m);
+    return fdp_match_covers(match, &m);
 }
 
 /* for_each_rule() state for select_rules(). */
@@ -1275,7 +1340,9 @@ fdp_table_modify(struct fdp_table *table,
     /* Every flow selected must support the actions (see insert), checked
      * before any changes so that a refusal changes nothing. */
     for (size_t i = 0; !error && i < n; i++) {
-        if (fdp__actions_validate(actions, &rules[i]->match, NULL)) {
+        struct fdp_match m;
+        fdp__cmatch_expand(&rules[i]->match, &m);
+        if (fdp__actions_validate(actions, &m, NULL)) {
             error = EINVAL;
         }
     }
@@ -1289,8 +1356,10 @@ fdp_table_modify(struct fdp_table *table,
             .idle_timeout = old->idle_timeout,
             .hard_timeout = old->hard_timeout,
         };
-        error = add_rule(table, &spec, &rules[i]->match, rules[i]->priority,
-                         actions, rules[i], false, 0);
+        struct fdp_match m;
+        fdp__cmatch_expand(&old->match, &m);
+        error = add_rule(table, &spec, &m, old->priority, actions,
+                         rules[i], false, 0);
     }
     free(rules);
     if (np) {
@@ -1346,8 +1415,10 @@ move_rule_cb(struct fdp_rule *r, void *aux_)
     if (!fdp__rule_visible(r, aux->version)) {
         return true;
     }
-    return !add_rule(aux->table, NULL, &r->match, r->priority, r->actions,
-                     r, true, 0);
+    struct fdp_match m;
+    fdp__cmatch_expand(&r->match, &m);
+    return !add_rule(aux->table, NULL, &m, r->priority, r->actions, r, true,
+                     0);
 }
 
 /* Moves the flows of the least-hit subtables into the overflow pipapo
@@ -1760,9 +1831,17 @@ fdp_table_get_subtable_stats(const struct fdp_table *table,
 /* Rules.                                                                  */
 
 void
-fdp_rule_get_spec(const struct fdp_rule *rule, struct fdp_flow_spec *spec)
+fdp_rule_get_match(const struct fdp_rule *rule, struct fdp_match *match)
 {
-    spec->match = (struct fdp_match *) &rule->match;
+    fdp__cmatch_expand(&rule->match, match);
+}
+
+void
+fdp_rule_get_spec(const struct fdp_rule *rule, struct fdp_flow_spec *spec,
+                  struct fdp_match *match)
+{
+    fdp__cmatch_expand(&rule->match, match);
+    spec->match = match;
     spec->actions = FDP_RCU_GET(((struct fdp_rule *) rule)->actions);
     spec->cookie = rule->cookie;
     spec->priority = rule->priority;
@@ -1798,6 +1877,12 @@ fdp__rule_account_n(const struct fdp_rule *rule, uint64_t n_packets,
     __atomic_fetch_add(&s->n_packets, n_packets, __ATOMIC_RELAXED);
     __atomic_fetch_add(&s->n_bytes, n_bytes, __ATOMIC_RELAXED);
     __atomic_store_n(&s->used_ms, now, __ATOMIC_RELAXED);
+}
+
+uint64_t
+fdp_rule_get_cookie(const struct fdp_rule *rule)
+{
+    return rule->cookie;
 }
 
 uint64_t

@@ -10,33 +10,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rule.h"
 #include "tss.h"
 #include "util.h"
-
-/* Rules of one subtable with the same masked key, in one cache line for
- * keys of up to 4 words (allocated 64-byte aligned). */
-struct tss_group {
-    struct fdp_rule *rules;             /* RCU: best (priority, seq) first. */
-    uint32_t hash;                      /* Writer only: the hash under the
-                                         * current bucket array. */
-    struct rcu_head rcu;
-    uint64_t key[];                     /* The masked words. */
-};
 
 /* Entries per bucket: 5 hashes and 5 pointers with the pass count fill 64
  * bytes exactly (5 * 4 + 4 + 5 * 8). */
 #define TSS_BUCKET_ENTRIES 5
 
-/* One cache line of the bucket array.  Entry s is free if groups[s] is
- * NULL; otherwise hashes[s] is the hash of groups[s]'s key.  'n_pass'
- * counts the groups stored after this bucket whose home bucket (hash &
- * n_mask) is this one or one before it within the probe window: a probe
- * that finds no match here goes on to the next bucket only if it is
- * nonzero. */
+/* One cache line of the bucket array.  Entry s is free if heads[s] is
+ * NULL; otherwise heads[s] is the best rule of a group (the rules with one
+ * masked key, chained by 'next' best first) and hashes[s] the hash of that
+ * key.  'n_pass' counts the groups stored after this bucket whose home
+ * bucket (hash & n_mask) is this one or one before it within the probe
+ * window: a probe that finds no match here goes on to the next bucket only
+ * if it is nonzero. */
 struct tss_bucket {
     uint32_t hashes[TSS_BUCKET_ENTRIES];        /* Atomic, relaxed. */
     uint32_t n_pass;                            /* Atomic, relaxed. */
-    struct tss_group *groups[TSS_BUCKET_ENTRIES];       /* RCU. */
+    struct fdp_rule *heads[TSS_BUCKET_ENTRIES]; /* RCU. */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct tss_bucket) == 64,
@@ -104,9 +96,17 @@ tss_line(const struct tss_buckets *b, uint32_t index)
     return &b->lines[index & b->n_mask];
 }
 
-/* The group of 'words' (hash 'hash') in 'b', or NULL: the full probe over
- * the window. */
-static inline const struct tss_group *
+/* The masked key of the group 'r' heads: its compact match's value words
+ * (lib/match.h), which are the subtable's words in its order. */
+static inline const uint64_t *
+tss_rule_key(const struct fdp_rule *r)
+{
+    return r->match.w;
+}
+
+/* The head of the group of 'words' (hash 'hash') in 'b', or NULL: the full
+ * probe over the window. */
+static inline const struct fdp_rule *
 tss_probe(const struct tss_buckets *b, const uint64_t *words,
           unsigned int n, uint32_t hash)
 {
@@ -114,9 +114,9 @@ tss_probe(const struct tss_buckets *b, const uint64_t *words,
         const struct tss_bucket *bk = tss_line(b, hash + k);
         for (int s = 0; s < TSS_BUCKET_ENTRIES; s++) {
             if (__atomic_load_n(&bk->hashes[s], __ATOMIC_RELAXED) == hash) {
-                const struct tss_group *g = FDP_RCU_GET(bk->groups[s]);
-                if (g && tss_key_equal(g->key, words, n)) {
-                    return g;
+                const struct fdp_rule *h = FDP_RCU_GET(bk->heads[s]);
+                if (h && tss_key_equal(tss_rule_key(h), words, n)) {
+                    return h;
                 }
             }
         }
@@ -127,7 +127,7 @@ tss_probe(const struct tss_buckets *b, const uint64_t *words,
     return NULL;
 }
 
-/* The first rule of 'g' visible at 'version', or NULL. */
+/* The first rule from 'r' on visible at 'version', or NULL. */
 static inline const struct fdp_rule *
 tss_first_visible(const struct fdp_rule *r, uint64_t version)
 {
@@ -144,11 +144,11 @@ tss_first_visible(const struct fdp_rule *r, uint64_t version)
  * function, inlined).  Four passes over the keys, each issuing the loads
  * the next one needs, so that the misses of different keys overlap:
  *   1. gather, hash, prefetch the home bucket line;
- *   2. compare the hashes in the home line, prefetch the first group whose
- *      hash matches (or note a certain miss: no match and n_pass == 0);
- *   3. compare that group's key (else take the full probe), prefetch its
- *      first rule;
- *   4. take the first visible rule. */
+ *   2. compare the hashes in the home line, prefetch the group head whose
+ *      hash matches (or note a certain miss: no match and n_pass == 0):
+ *      both its lines, the key words and the versions;
+ *   3. compare the head's key (else take the full probe);
+ *   4. take the first visible rule of the group. */
 static inline __attribute__((always_inline)) uint64_t
 tss_lookup_batch_inline(const struct tss_subtable *st,
                         const struct tss_buckets *b,
@@ -177,19 +177,20 @@ tss_lookup_batch_inline(const struct tss_subtable *st,
     for (uint64_t m = probe; m; m &= m - 1) {
         size_t i = (size_t) __builtin_ctzll(m);
         const struct tss_bucket *bk = tss_line(b, hashes[i]);
-        const struct tss_group *g = NULL;
+        const struct fdp_rule *h = NULL;
         for (int s = 0; s < TSS_BUCKET_ENTRIES; s++) {
             if (__atomic_load_n(&bk->hashes[s], __ATOMIC_RELAXED)
                 == hashes[i]) {
-                g = FDP_RCU_GET(bk->groups[s]);
-                if (g) {
+                h = FDP_RCU_GET(bk->heads[s]);
+                if (h) {
                     break;
                 }
             }
         }
-        next[i] = g;
-        if (g) {
-            __builtin_prefetch(g);
+        next[i] = h;
+        if (h) {
+            __builtin_prefetch(tss_rule_key(h));
+            __builtin_prefetch(&h->add_version);
             maybe |= UINT64_C(1) << i;
         } else if (__atomic_load_n(&bk->n_pass, __ATOMIC_RELAXED)) {
             maybe |= UINT64_C(1) << i;
@@ -200,16 +201,15 @@ tss_lookup_batch_inline(const struct tss_subtable *st,
     for (uint64_t m = maybe; m; m &= m - 1) {
         size_t i = (size_t) __builtin_ctzll(m);
         const uint64_t *w = &words[i * stride];
-        const struct tss_group *g = next[i];
-        if (!g || !tss_key_equal(g->key, w, n)) {
-            g = tss_probe(b, w, n, hashes[i]);
-        }
-        const struct fdp_rule *r = g ? FDP_RCU_GET(g->rules) : NULL;
-        next[i] = r;
-        if (r) {
-            __builtin_prefetch(&r->add_version);
-        } else {
-            maybe &= ~(UINT64_C(1) << i);
+        const struct fdp_rule *h = next[i];
+        if (!h || !tss_key_equal(tss_rule_key(h), w, n)) {
+            h = tss_probe(b, w, n, hashes[i]);
+            next[i] = h;
+            if (h) {
+                __builtin_prefetch(&h->add_version);
+            } else {
+                maybe &= ~(UINT64_C(1) << i);
+            }
         }
     }
 

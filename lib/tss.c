@@ -14,16 +14,21 @@
  * Design
  * ======
  * - A group is the set of rules whose masked keys are equal (they differ
- *   in priority, or are two versions of one flow during a change), sorted
- *   best first: priority descending, then insertion sequence ascending.
- *   It holds the masked key words and the rule list, in one 64-byte line
- *   for masks of up to 4 words.
+ *   in priority, or are two versions of one flow during a change), linked
+ *   by their 'next' pointers best first: priority descending, then
+ *   insertion sequence ascending.  A group has no object of its own: the
+ *   bucket entry points to its best rule, the head, and the masked key is
+ *   the head's compact match's value words (lib/match.h puts them first,
+ *   in the subtable's word order).  A separate 64-byte group object per
+ *   masked key, as before, cost 64 bytes and a dependent cache miss per
+ *   flow, and nearly every group of a five-tuple table holds one rule.
  * - Buckets are cache lines (struct tss_bucket, lib/tss-private.h): 5
- *   32-bit hashes, a pass count and 5 group pointers, 64 bytes.  Open
+ *   32-bit hashes, a pass count and 5 head pointers, 64 bytes.  Open
  *   vSwitch's cmap is the model: a probe loads one line, compares the
- *   hashes in it, and dereferences only a group whose full 32-bit hash
- *   matches, so a miss usually costs one line and a hit two (plus the
- *   rule).
+ *   hashes in it, and dereferences only a head whose full 32-bit hash
+ *   matches, so a miss usually costs one line and a hit the bucket and
+ *   two lines of the head (its key words and its versions, fetched
+ *   together).
  * - Hashing and dispatch.  A subtable hashes only the words its mask
  *   touches (n_words of the 12), gathered into a small array, with a
  *   per-table random basis.  The hash is chosen when the subtable is
@@ -41,11 +46,11 @@
  * - Batch lookup.  fdp__tss_lookup_batch() takes up to 64 keys and runs
  *   four passes over them (tss_lookup_batch_inline()): gather and hash
  *   every key and prefetch its bucket line; compare the hashes of each
- *   home line and prefetch the first matching group; compare that group's
- *   key (or take the full probe) and prefetch its first rule; then take
- *   the first visible rule.  Each pass issues the loads the next one
- *   needs, so the three dependent cache misses of one key overlap with
- *   those of the others instead of adding up.
+ *   home line and prefetch both lines of the first matching head; compare
+ *   the head's key (or take the full probe); then take the first visible
+ *   rule.  Each pass issues the loads the next one needs, so the two
+ *   dependent cache misses of one key overlap with those of the others
+ *   instead of adding up.
  *
  * Overflow and the probe bound
  * ============================
@@ -76,9 +81,9 @@
  * Invariants
  * ==========
  * - Every group's key is the masked key of all its rules, and each group
- *   is in exactly one entry of the current bucket array, in the probe
- *   window of its hash, with that hash beside it; g->hash is its hash
- *   under the current array.
+ *   is in exactly one entry of the current bucket array, pointing to its
+ *   best rule, in the probe window of its hash under that array, with that
+ *   hash beside it.
  * - For every bucket B, n_pass(B) is the number of groups stored past B
  *   whose home is B or a bucket before B within their window.
  * - No two groups in one subtable have the same key.
@@ -90,29 +95,34 @@
  * Writers (insert, unlink, find_exact, the walks from the writer) run
  * under the table's mutex.  Lookups and reader walks may run concurrently
  * in an RCU read-side section.  A writer fills an entry by raising the
- * pass counts, storing the hash, and then publishing the group pointer
- * with a release store; the group is complete before that store, and a
- * reader acquires the pointer and compares the group's key itself, so a
+ * pass counts, storing the hash, and then publishing the head pointer
+ * with a release store; the rule is complete before that store, and a
+ * reader acquires the pointer and compares the head's key itself, so a
  * stale or new hash beside it can cost a wasted compare but never a wrong
- * answer.  Removal clears the pointer, then lowers the pass counts, and
- * frees the group after a grace period.  Resizing and rehashing build a
- * new array (sharing the groups, which hold no links) and publish it with
- * one pointer store; the old array is freed after a grace period.  Rule
- * lists are published as before: each link with a release store after the
- * rule is complete.
+ * answer.  A new best rule of a group is published in the entry after its
+ * 'next' points to the old head; removing a head that has a successor
+ * stores the successor in the entry, and the removed rule keeps its 'next'
+ * (lib/table.c frees it after a grace period), so a reader on it still
+ * walks the rest of the group.  Removing a group's last rule clears the
+ * entry, then lowers the pass counts.  Resizing and rehashing build a new
+ * array (sharing the rules) and publish it with one pointer store; the old
+ * array is freed after a grace period.  Rule lists are published as
+ * before: each link with a release store after the rule is complete.
  *
  * Cost of a lookup
  * ================
  * For an exact 5-tuple (2 words) under CRC32C, per key: the subtable's
  * first line (bucket pointer, word indices, 2 mask words: shared by the
  * batch), 2 loads from the packet key, 2 crc32q and the finaliser, then
- * line 1: the bucket (5 hash compares, one pointer load), line 2: the
- * group (2 key words, the rule list head), line 3: the rule's versions
- * (and the priority lib/table.c compares).  So 3 cache lines per hit that
- * depend on each other, which the batch overlaps across keys; a miss reads
- * 1 line when its bucket has not spilled.  The chained design before this
- * one read the bucket head and then the group before it could compare a
- * hash: 2 lines per miss, one more per colliding group.
+ * line 1: the bucket (5 hash compares, one pointer load), then, fetched
+ * together, the head rule's line with its 2 key words (the compact
+ * match) and its first line with the versions (and the priority
+ * lib/table.c compares).  So 3 cache lines per hit, two dependent misses,
+ * which the batch overlaps across keys; a miss reads 1 line when its
+ * bucket has not spilled.  With a separate group object the key and the
+ * versions were two dependent misses after the bucket; the chained design
+ * before that read the bucket head and then the group before it could
+ * compare a hash: 2 lines per miss, one more per colliding group.
  *
  * Worked example
  * ==============
@@ -125,10 +135,11 @@
  * 0x12345678 their hash is fdp_hash_crc32c() = 0xb6bb1406.  A new
  * subtable has 2 buckets (window 2), so the group's home is bucket
  * 0xb6bb1406 & 1 = 0; it takes entry 0 there: hashes[0] = 0xb6bb1406,
- * groups[0] = the group, n_pass stays 0.  A packet to 10.0.0.7 port 80
+ * heads[0] = the rule, n_pass stays 0.  A packet to 10.0.0.7 port 80
  * masks to the same two words and the same hash; the probe loads line 0,
- * finds 0xb6bb1406 in entry 0, loads the group, compares the two words,
- * and takes the group's first rule visible at the lookup's version.  A
+ * finds 0xb6bb1406 in entry 0, loads the rule, compares the two words
+ * with its match's value words, and takes the first rule of its list
+ * visible at the lookup's version.  A
  * packet to port 81 hashes elsewhere; if it lands in bucket 0 it matches
  * no hash there and, n_pass being 0, stops after one line.  Once the
  * subtable passes 6 groups it doubles to 4 buckets and the group moves to
@@ -346,7 +357,7 @@ find_free(const struct tss_buckets *b, uint32_t hash, struct slot *slot,
     for (uint32_t k = 0; k < b->window; k++) {
         const struct tss_bucket *bk = tss_line(b, hash + k);
         for (int s = 0; s < TSS_BUCKET_ENTRIES; s++) {
-            if (!bk->groups[s]) {
+            if (!bk->heads[s]) {
                 if (!found) {
                     found = true;
                     slot->k = k;
@@ -360,12 +371,13 @@ find_free(const struct tss_buckets *b, uint32_t hash, struct slot *slot,
     return found;
 }
 
-/* Stores 'g' with 'hash' at 'slot' of 'b': the pass counts first, then the
- * hash, then the pointer with a release store, so that a reader that finds
- * the pointer finds a complete group, and a reader that could reach the
- * entry already continues past the lines before it. */
+/* Stores the group headed by 'h' with 'hash' at 'slot' of 'b': the pass
+ * counts first, then the hash, then the pointer with a release store, so
+ * that a reader that finds the pointer finds a complete rule, and a reader
+ * that could reach the entry already continues past the lines before
+ * it. */
 static void
-place(struct tss_buckets *b, struct tss_group *g, uint32_t hash,
+place(struct tss_buckets *b, struct fdp_rule *h, uint32_t hash,
       struct slot slot)
 {
     for (uint32_t k = 0; k < slot.k; k++) {
@@ -374,36 +386,43 @@ place(struct tss_buckets *b, struct tss_group *g, uint32_t hash,
     }
     struct tss_bucket *bk = &b->lines[(hash + slot.k) & b->n_mask];
     __atomic_store_n(&bk->hashes[slot.s], hash, __ATOMIC_RELAXED);
-    FDP_RCU_SET(bk->groups[slot.s], g);
+    FDP_RCU_SET(bk->heads[slot.s], h);
 }
 
-/* Removes 'g' (whose hash under 'b' is g->hash) from 'b': the reverse of
- * place(). */
-static void
-unplace(struct tss_buckets *b, const struct tss_group *g)
+/* Where the group headed by 'h' (hash 'hash' under 'b') is in 'b'. */
+static struct slot
+find_head(const struct tss_buckets *b, const struct fdp_rule *h,
+          uint32_t hash)
 {
     for (uint32_t k = 0; k < b->window; k++) {
-        struct tss_bucket *bk = &b->lines[(g->hash + k) & b->n_mask];
+        const struct tss_bucket *bk = tss_line(b, hash + k);
         for (int s = 0; s < TSS_BUCKET_ENTRIES; s++) {
-            if (bk->groups[s] == g) {
-                FDP_RCU_SET(bk->groups[s], NULL);
-                for (uint32_t j = 0; j < k; j++) {
-                    struct tss_bucket *p = &b->lines[(g->hash + j)
-                                                     & b->n_mask];
-                    __atomic_store_n(&p->n_pass, p->n_pass - 1,
-                                     __ATOMIC_RELAXED);
-                }
-                return;
+            if (bk->heads[s] == h) {
+                return (struct slot) { k, s };
             }
         }
     }
+    /* Every group is in its window (see "Invariants"). */
+    abort();
 }
 
-static void
-free_group_cb(struct rcu_head *head)
+/* The entry of 'slot' in the window of 'hash'. */
+static struct fdp_rule **
+slot_entry(struct tss_buckets *b, uint32_t hash, struct slot slot)
 {
-    FDP_RCU_TSAN_ACQUIRE();
-    free(CONTAINER_OF(head, struct tss_group, rcu));
+    return &b->lines[(hash + slot.k) & b->n_mask].heads[slot.s];
+}
+
+/* Removes the group at 'slot' of the window of 'hash' from 'b': the
+ * reverse of place(). */
+static void
+unplace(struct tss_buckets *b, uint32_t hash, struct slot slot)
+{
+    FDP_RCU_SET(*slot_entry(b, hash, slot), NULL);
+    for (uint32_t j = 0; j < slot.k; j++) {
+        struct tss_bucket *p = &b->lines[(hash + j) & b->n_mask];
+        __atomic_store_n(&p->n_pass, p->n_pass - 1, __ATOMIC_RELAXED);
+    }
 }
 
 static void
@@ -423,7 +442,7 @@ free_subtable_cb(struct rcu_head *head)
 }
 
 /* Replaces the bucket array by one of 'n' buckets, using the keyed hash
- * (under a fresh key) if 'keyed'.  The groups themselves are shared by
+ * (under a fresh key) if 'keyed'.  The rules themselves are shared by
  * both arrays: only their entries move.  Returns 0, ENOMEM, or ENOSPC if
  * some probe window of the new array overflowed (try a bigger one); on
  * error the subtable is unchanged. */
@@ -436,43 +455,34 @@ rebuild(struct tss_subtable *st, uint32_t n, bool keyed)
         return ENOMEM;
     }
     struct tss_buckets *b = buckets_alloc(st, n, keyed, old->basis);
-    struct tss_group **groups = malloc((st->n_groups + 1) * sizeof *groups);
-    uint32_t *hashes = malloc((st->n_groups + 1) * sizeof *hashes);
-    int error = b && groups && hashes ? 0 : ENOMEM;
+    int error = b ? 0 : ENOMEM;
 
-    /* Fill the new array, unpublished; nothing changes if it fails. */
-    size_t n_groups = 0;
+    /* Fill the new array, unpublished; nothing changes if it fails.  The
+     * fast hash keeps its basis, so a group's hash carries over. */
     for (uint32_t j = 0; !error && j < n_buckets(old); j++) {
         for (int s = 0; !error && s < TSS_BUCKET_ENTRIES; s++) {
-            struct tss_group *g = old->lines[j].groups[s];
-            if (!g) {
+            struct fdp_rule *h = old->lines[j].heads[s];
+            if (!h) {
                 continue;
             }
             uint32_t hash = !keyed && !old->keyed
-                            ? g->hash : hash_words(st, b, g->key);
+                            ? old->lines[j].hashes[s]
+                            : hash_words(st, b, tss_rule_key(h));
             struct slot slot;
             unsigned int same;
             if (!find_free(b, hash, &slot, &same)) {
                 error = ENOSPC;
                 break;
             }
-            place(b, g, hash, slot);
-            groups[n_groups] = g;
-            hashes[n_groups++] = hash;
+            place(b, h, hash, slot);
         }
     }
     if (!error) {
         FDP_RCU_SET(st->buckets, b);
-        /* Readers still in the old array do not read 'hash'. */
-        for (size_t i = 0; i < n_groups; i++) {
-            groups[i]->hash = hashes[i];
-        }
         fdp__rcu_defer(&old->rcu, free_buckets_cb);
     } else {
         free(b);
     }
-    free(groups);
-    free(hashes);
     return error;
 }
 
@@ -569,14 +579,8 @@ fdp__tss_create(const struct fdp_key *mask, uint32_t basis)
 void
 fdp__tss_destroy_now(struct tss_subtable *st)
 {
-    struct tss_buckets *b = st->buckets;
-
-    for (uint32_t j = 0; j < n_buckets(b); j++) {
-        for (int s = 0; s < TSS_BUCKET_ENTRIES; s++) {
-            free(b->lines[j].groups[s]);
-        }
-    }
-    free(b);
+    /* The rules belong to the table. */
+    free(st->buckets);
     free(st);
 }
 
@@ -587,50 +591,34 @@ fdp__tss_destroy_deferred(struct tss_subtable *st)
     fdp__rcu_defer(&st->rcu, free_subtable_cb);
 }
 
-static size_t
-group_size(const struct tss_subtable *st)
-{
-    size_t size = sizeof(struct tss_group) + st->n_words * sizeof(uint64_t);
-
-    return (size + 63) & ~(size_t) 63;  /* aligned_alloc() wants a
-                                         * multiple of the alignment. */
-}
-
 int
 fdp__tss_insert(struct tss_subtable *st, struct fdp_rule *rule)
 {
-    uint64_t words[FDP_KEY_WORDS];
-
-    gather(st, &rule->match.value, words);
+    const uint64_t *words = tss_rule_key(rule);
     uint32_t hash = hash_words(st, st->buckets, words);
     /* The writer may change the group the probe returns. */
-    struct tss_group *g = (struct tss_group *) tss_probe(st->buckets, words,
-                                                         st->n_words, hash);
-    if (!g) {
+    struct fdp_rule *h = (struct fdp_rule *) tss_probe(st->buckets, words,
+                                                       st->n_words, hash);
+    if (!h) {
         struct slot slot;
         int error = make_room(st, words, &hash, &slot);
         if (error) {
             return error;
         }
-        g = aligned_alloc(64, group_size(st));
-        if (!g) {
-            return ENOMEM;
-        }
-        g->rules = NULL;
-        g->hash = hash;
-        memcpy(g->key, words, st->n_words * sizeof *words);
-        place(st->buckets, g, hash, slot);
+        rule->next = NULL;
+        place(st->buckets, rule, hash, slot);
         st->n_groups++;
+    } else {
+        /* Into the group's list, best first: a new best becomes the head,
+         * published in the entry (its 'next' first). */
+        struct fdp_rule **prev = slot_entry(st->buckets, hash,
+                                            find_head(st->buckets, h, hash));
+        while (*prev && fdp__rule_beats(*prev, rule)) {
+            prev = &(*prev)->next;
+        }
+        rule->next = *prev;
+        FDP_RCU_SET(*prev, rule);
     }
-
-    /* Insert into the group's list, best first. */
-    struct fdp_rule **prev = &g->rules;
-    while (*prev && fdp__rule_beats(*prev, rule)) {
-        prev = &(*prev)->next;
-    }
-    rule->next = *prev;
-    FDP_RCU_SET(*prev, rule);
-    rule->group = g;
     rule->owner = &st->up;
     st->up.n_rules++;
     fdp__subtable_raise_bounds(&st->up, rule);
@@ -640,20 +628,18 @@ fdp__tss_insert(struct tss_subtable *st, struct fdp_rule *rule)
 void
 fdp__tss_unlink(struct tss_subtable *st, struct fdp_rule *rule)
 {
-    struct tss_group *g = rule->group;
-    struct fdp_rule **prev = &g->rules;
+    struct tss_buckets *b = st->buckets;
+    const uint64_t *words = tss_rule_key(rule);
+    uint32_t hash = hash_words(st, b, words);
+    const struct fdp_rule *h = tss_probe(b, words, st->n_words, hash);
+    struct slot slot = find_head(b, h, hash);
+    struct fdp_rule **prev = slot_entry(b, hash, slot);
 
-    while (*prev != rule) {
-        prev = &(*prev)->next;
-    }
-    FDP_RCU_SET(*prev, rule->next);
-    st->up.n_rules--;
-
-    if (!g->rules) {
-        struct tss_buckets *b = st->buckets;
-        unplace(b, g);
-        fdp__rcu_defer(&g->rcu, free_group_cb);
+    /* 'rule' keeps its 'next', so a reader on it goes on down the list. */
+    if (*prev == rule && !rule->next) {
+        unplace(b, hash, slot);
         st->n_groups--;
+        st->up.n_rules--;
 
         /* Shrink below a quarter of the load bound, to half the buckets:
          * the new load is below half the bound, so the table can take
@@ -665,7 +651,13 @@ fdp__tss_unlink(struct tss_subtable *st, struct fdp_rule *rule)
             && n_buckets(b) > TSS_MIN_BUCKETS) {
             rebuild(st, n_buckets(b) / 2, b->keyed);
         }
+        return;
     }
+    while (*prev != rule) {
+        prev = &(*prev)->next;
+    }
+    FDP_RCU_SET(*prev, rule->next);
+    st->up.n_rules--;
 }
 
 struct fdp_rule *
@@ -676,13 +668,11 @@ fdp__tss_find_exact(const struct tss_subtable *st,
     uint64_t words[FDP_KEY_WORDS];
 
     gather(st, &match->value, words);
-    const struct tss_group *g = tss_probe(st->buckets, words, st->n_words,
-                                          hash_words(st, st->buckets, words));
-    if (g) {
-        for (struct fdp_rule *r = g->rules; r; r = r->next) {
-            if (r->priority == priority && fdp__rule_visible(r, version)) {
-                return r;
-            }
+    const struct fdp_rule *h = tss_probe(st->buckets, words, st->n_words,
+                                         hash_words(st, st->buckets, words));
+    for (const struct fdp_rule *r = h; r; r = r->next) {
+        if (r->priority == priority && fdp__rule_visible(r, version)) {
+            return (struct fdp_rule *) r;
         }
     }
     return NULL;
@@ -719,12 +709,8 @@ fdp__tss_for_each_rule(const struct tss_subtable *st,
 
     for (uint32_t j = 0; j < n_buckets(b); j++) {
         for (int s = 0; s < TSS_BUCKET_ENTRIES; s++) {
-            const struct tss_group *g = FDP_RCU_GET(b->lines[j].groups[s]);
-            if (!g) {
-                continue;
-            }
-            for (struct fdp_rule *r = FDP_RCU_GET(g->rules), *next; r;
-                 r = next) {
+            for (struct fdp_rule *r = FDP_RCU_GET(b->lines[j].heads[s]),
+                                 *next; r; r = next) {
                 next = FDP_RCU_GET(r->next);
                 if (!cb(r, aux)) {
                     return false;
@@ -745,8 +731,7 @@ uint64_t
 fdp__tss_memory(const struct tss_subtable *st)
 {
     return sizeof *st + sizeof(struct tss_buckets)
-           + n_buckets(st->buckets) * sizeof(struct tss_bucket)
-           + st->n_groups * group_size(st);
+           + n_buckets(st->buckets) * sizeof(struct tss_bucket);
 }
 
 unsigned int
@@ -758,19 +743,19 @@ fdp__tss_longest_probe(const struct tss_subtable *st, unsigned int *same)
     *same = 0;
     for (uint32_t j = 0; j < n_buckets(b); j++) {
         for (int s = 0; s < TSS_BUCKET_ENTRIES; s++) {
-            const struct tss_group *g = b->lines[j].groups[s];
-            if (!g) {
+            if (!b->lines[j].heads[s]) {
                 continue;
             }
             /* Lines from the group's home to its bucket, and the groups
              * in its window with its hash. */
-            unsigned int lines = ((j - g->hash) & b->n_mask) + 1;
+            uint32_t hash = b->lines[j].hashes[s];
+            unsigned int lines = ((j - hash) & b->n_mask) + 1;
             longest = lines > longest ? lines : longest;
             unsigned int n_same = 0;
             for (uint32_t k = 0; k < b->window; k++) {
-                const struct tss_bucket *bk = tss_line(b, g->hash + k);
+                const struct tss_bucket *bk = tss_line(b, hash + k);
                 for (int t = 0; t < TSS_BUCKET_ENTRIES; t++) {
-                    n_same += bk->groups[t] && bk->hashes[t] == g->hash;
+                    n_same += bk->heads[t] && bk->hashes[t] == hash;
                 }
             }
             *same = n_same > *same ? n_same : *same;

@@ -17,9 +17,8 @@
 #include "util.h"
 
 
-/* Buckets and groups are private to lib/tss.c (lib/tss-private.h). */
+/* Buckets are private to lib/tss.c (lib/tss-private.h). */
 struct tss_buckets;
-struct tss_group;
 
 struct tss_subtable {
     /* Read by lookups, first so that a lookup of up to 4 words reads one
@@ -71,8 +70,8 @@ fdp__tss_cast(const struct fdp__subtable *st)
 struct tss_subtable *fdp__tss_create(const struct fdp_key *mask,
                                      uint32_t basis);
 
-/* Frees 'st' and its groups now (no reader may still see it); the rules
- * are the caller's. */
+/* Frees 'st' now (no reader may still see it); the rules are the
+ * caller's. */
 void fdp__tss_destroy_now(struct tss_subtable *);
 
 /* Frees 'st', which holds no rule, after a grace period. */

@@ -287,11 +287,7 @@ check_agreement(struct acl_bench *ab, const char *name)
     fdp_table_read_lock();
     for (size_t i = 0; i < ab->n; i++) {
         const struct fdp_rule *r = fdp_table_lookup(ab->table, ab->kp[i]);
-        struct fdp_flow_spec spec = { .cookie = 0 };
-        if (r) {
-            fdp_rule_get_spec(r, &spec);
-        }
-        differ += spec.cookie != ab->results[i];
+        differ += (r ? fdp_rule_get_cookie(r) : 0) != ab->results[i];
     }
     fdp_table_read_unlock();
     if (differ) {

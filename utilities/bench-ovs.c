@@ -369,13 +369,8 @@ static long
 fdp_side_lookup(struct fdp_side *fs, size_t k)
 {
     const struct fdp_rule *r = fdp_table_lookup(fs->table, fs->batches[k]);
-    struct fdp_flow_spec spec;
 
-    if (!r) {
-        return -1;
-    }
-    fdp_rule_get_spec(r, &spec);
-    return (long) spec.cookie;
+    return r ? (long) fdp_rule_get_cookie(r) : -1;
 }
 
 static uint64_t

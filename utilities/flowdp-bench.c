@@ -485,15 +485,14 @@ tss_verify(struct tss_bench *tb, const uint64_t *expected,
         fdp_table_lookup_batch(tb->table, &tb->batches[off], TSS_BATCH,
                                rules);
         for (size_t j = 0; j < TSS_BATCH; j++) {
-            struct fdp_flow_spec spec;
             if (!rules[j]) {
                 fatal("%s: packet %zu misses, expected flow %" PRIu64,
                       case_name, off + j, expected[off + j]);
             }
-            fdp_rule_get_spec(rules[j], &spec);
-            if (spec.cookie != expected[off + j]) {
+            uint64_t cookie = fdp_rule_get_cookie(rules[j]);
+            if (cookie != expected[off + j]) {
                 fatal("%s: packet %zu finds flow %" PRIu64 ", expected %"
-                      PRIu64, case_name, off + j, spec.cookie,
+                      PRIu64, case_name, off + j, cookie,
                       expected[off + j]);
             }
         }
@@ -1520,19 +1519,22 @@ suite_pipapo(void)
                 start = end;
                 end = end + 1;
             }
-            struct fdp_rule *r = calloc(1, sizeof *r);
-            fdp__match_init(&r->match);
-            r->seq = i;
-            r->remove_version = FDP_VERSION_NEVER;
+            struct fdp_match m;
+            fdp__match_init(&m);
             for (unsigned int f = 0; f < pt->n; f++) {
                 if (pt->fmt[f] == PF_PROTO) {
-                    fdp__match_set_masked(&r->match, fields[f], 17, 0xff);
+                    fdp__match_set_masked(&m, fields[f], 17, 0xff);
                 } else {
-                    fdp__match_set_range(&r->match, fields[f],
+                    fdp__match_set_range(&m, fields[f],
                                          perf_value(pt->fmt[f], start),
                                          perf_value(pt->fmt[f], end));
                 }
             }
+            struct fdp_rule *r = fdp__rule_alloc(&m);
+            if (!r) {
+                fatal("out of memory");
+            }
+            r->seq = i;
             rules[i] = r;
             starts[i] = start;
             start = end + 1;

@@ -378,11 +378,8 @@ classify_batch(const struct classifier *c, bool linear,
     fdp_table_read_lock();
     fdp_table_lookup_batch(c->table, kp, n, rules);
     for (size_t i = 0; i < n; i++) {
-        struct fdp_flow_spec spec = { .cookie = 0 };
-        if (rules[i]) {
-            fdp_rule_get_spec(rules[i], &spec);
-        }
-        print_result(rules[i] != NULL, spec.cookie);
+        print_result(rules[i] != NULL,
+                     rules[i] ? fdp_rule_get_cookie(rules[i]) : 0);
     }
     fdp_table_read_unlock();
 }
@@ -552,6 +549,7 @@ struct dump {
     struct dumped_flow *flows;
     size_t n, alloc;
     int64_t now_ms;
+    struct fdp_match *match;    /* Storage for fdp_rule_get_spec(). */
 };
 
 static bool
@@ -561,7 +559,7 @@ collect_flow(const struct fdp_rule *rule, void *dump_)
     struct fdp_flow_spec spec;
     struct fdp_rule_stats stats;
 
-    fdp_rule_get_spec(rule, &spec);
+    fdp_rule_get_spec(rule, &spec, d->match);
     fdp_rule_get_stats(rule, &stats);
     if (d->n == d->alloc) {
         d->alloc = d->alloc ? 2 * d->alloc : 64;
@@ -594,11 +592,15 @@ compare_dumped(const void *a_, const void *b_)
 static void
 dump_flows_with_stats(struct fdp_table *table)
 {
-    struct dump d = { .now_ms = monotonic_ms() };
+    struct dump d = { .now_ms = monotonic_ms(), .match = fdp_match_create() };
 
+    if (!d.match) {
+        fatal("out of memory");
+    }
     fdp_table_read_lock();
     fdp_table_for_each(table, collect_flow, &d);
     fdp_table_read_unlock();
+    fdp_match_destroy(d.match);
     qsort(d.flows, d.n, sizeof *d.flows, compare_dumped);
     for (size_t i = 0; i < d.n; i++) {
         puts(d.flows[i].text);

@@ -371,10 +371,27 @@ op_expire(struct server *s, const json_t *op, struct op_result *r)
     return 0;
 }
 
-/* The flows of the table: match and priority of each, for replace. */
+/* fdp_rule_get_spec() into match storage of the calling thread's, reused
+ * from one call to the next: 'spec->match' is valid until the thread's
+ * next call, 'spec->actions' while the read lock is held. */
+static void
+get_spec(const struct fdp_rule *rule, struct fdp_flow_spec *spec)
+{
+    static _Thread_local struct fdp_match *match;
+
+    if (!match && !(match = fdp_match_create())) {
+        fatal("out of memory");
+    }
+    fdp_rule_get_spec(rule, spec, match);
+}
+
+/* The flows of the table, for replace: copies (the list owns each spec's
+ * match and actions), because the comparisons and removals run after the
+ * read-side section that collected them. */
 struct flow_list {
-    struct fdp_flow_spec *specs;    /* Pointers owned by the rules. */
+    struct fdp_flow_spec *specs;
     size_t n, alloc;
+    bool failed;                /* Out of memory: the list is short. */
 };
 
 static bool
@@ -387,12 +404,26 @@ collect_spec(const struct fdp_rule *rule, void *list_)
         struct fdp_flow_spec *p = realloc(list->specs,
                                           alloc * sizeof *p);
         if (!p) {
+            list->failed = true;
             return false;
         }
         list->specs = p;
         list->alloc = alloc;
     }
-    fdp_rule_get_spec(rule, &list->specs[list->n++]);
+    struct fdp_match *match = fdp_match_create();
+    struct fdp_flow_spec *spec = &list->specs[list->n];
+    if (!match) {
+        list->failed = true;
+        return false;
+    }
+    fdp_rule_get_spec(rule, spec, match);
+    spec->actions = fdp_actions_clone(spec->actions);
+    if (!spec->actions) {
+        fdp_match_destroy(match);
+        list->failed = true;
+        return false;
+    }
+    list->n++;
     return true;
 }
 
@@ -424,11 +455,14 @@ op_replace(struct server *s, const json_t *op, struct op_result *r)
 
     /* Remove what the new set lacks (the table as published: the
      * transaction has changed nothing yet). */
-    struct flow_list old = { NULL, 0, 0 };
+    struct flow_list old = { NULL, 0, 0, false };
     if (!error) {
         fdp_table_read_lock();
         fdp_table_for_each(s->table, collect_spec, &old);
         fdp_table_read_unlock();
+        if (old.failed) {
+            error = op_fail(r, RPC_FAILED, "out of memory");
+        }
     }
     for (size_t i = 0; !error && i < old.n; i++) {
         bool keep = false;
@@ -466,6 +500,9 @@ op_replace(struct server *s, const json_t *op, struct op_result *r)
             error = insert_flow(s, &specs[j], r, j);
             r->n++;
         }
+    }
+    for (size_t i = 0; i < old.n; i++) {
+        fdp_flow_spec_destroy(&old.specs[i]);
     }
     free(old.specs);
     for (size_t j = 0; j < parsed; j++) {
@@ -597,7 +634,7 @@ collect_text(const struct fdp_rule *rule, void *list_)
         l->items = p;
         l->alloc = alloc;
     }
-    fdp_rule_get_spec(rule, &spec);
+    get_spec(rule, &spec);
     l->items[l->n].seq = fdp_rule_get_seq(rule);
     l->items[l->n].text = fdp_flow_format(&spec);
     l->failed |= !l->items[l->n++].text;
@@ -652,7 +689,7 @@ check_expiry(const struct fdp_rule *rule, void *e_)
     struct fdp_flow_spec spec;
     struct fdp_rule_stats st;
 
-    fdp_rule_get_spec(rule, &spec);
+    get_spec(rule, &spec);
     if (!spec.idle_timeout && !spec.hard_timeout) {
         return true;
     }
@@ -896,7 +933,7 @@ dump_one(const struct fdp_rule *rule, void *d_)
     struct fdp_flow_spec spec;
     struct fdp_rule_stats st;
 
-    fdp_rule_get_spec(rule, &spec);
+    get_spec(rule, &spec);
     if (f->match && (f->strict
                      ? spec.priority != f->priority
                        || !fdp_match_equal(f->match, spec.match)
@@ -1284,7 +1321,7 @@ h_trace(struct server *s, const json_t *p, struct op_result *r)
     if (rule) {
         struct fdp_flow_spec spec;
         struct fdp_rule_stats st;
-        fdp_rule_get_spec(rule, &spec);
+        get_spec(rule, &spec);
         fdp_rule_get_stats(rule, &st);
         char *line = fdp_flow_format(&spec);
         char *acts = fdp_actions_format(spec.actions, spec.match);

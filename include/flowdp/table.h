@@ -265,9 +265,26 @@ FDP_API int fdp_table_get_subtable_stats(const struct fdp_table *table,
 /* ---- Rules ---- */
 
 /* A rule's flow: match, priority, cookie, table, timeouts and actions.
- * The spec's pointers belong to the rule. */
+ * A table keeps each rule's match in a compact form, so the match is
+ * copied into 'match', storage the caller owns (from fdp_match_create(),
+ * reusable from one call to the next), and 'spec->match' points to it:
+ * it stays valid after the read-side section and after the rule is gone.
+ * 'spec->actions' belongs to the rule: valid until the caller's
+ * fdp_table_read_unlock().  Neither pointer may be freed through the spec
+ * (do not call fdp_flow_spec_destroy() on it).  A lookup-class function:
+ * concurrent calls with different 'match' storage are safe. */
 FDP_API void fdp_rule_get_spec(const struct fdp_rule *rule,
-                               struct fdp_flow_spec *spec);
+                               struct fdp_flow_spec *spec,
+                               struct fdp_match *match);
+
+/* Copies the rule's match into 'match' (caller's storage, as for
+ * fdp_rule_get_spec()).  A lookup-class function. */
+FDP_API void fdp_rule_get_match(const struct fdp_rule *rule,
+                                struct fdp_match *match);
+
+/* The rule's cookie (as fdp_rule_get_spec() gives it, without copying the
+ * match).  A lookup-class function. */
+FDP_API uint64_t fdp_rule_get_cookie(const struct fdp_rule *rule);
 
 /* The rule's insertion sequence number: among overlapping flows of equal
  * priority the one with the lowest wins.  Replacing a flow's actions keeps

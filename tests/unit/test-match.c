@@ -1,6 +1,7 @@
 /*
  * Unit tests for lib/match.c: matching, covering and intersecting, each
- * against brute force over every key of a small field space.
+ * against brute force over every key of a small field space; the compact
+ * form rules store, round trip against the whole match.
  */
 #include <config.h>
 
@@ -241,6 +242,163 @@ START_TEST(field_table)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------- */
+/* The compact form (struct fdp__cmatch).                                  */
+
+/* A random value of 'n_bits' bits: all ones, all zeros or random, so that
+ * words come out zero and nonzero. */
+static fdp_u128
+random_bits(struct unit_rng *rng, unsigned int n_bits)
+{
+    fdp_u128 v = ((fdp_u128) unit_rng_next(rng) << 64) | unit_rng_next(rng);
+
+    switch (unit_rng_below(rng, 4)) {
+    case 0:
+        v = 0;
+        break;
+    case 1:
+        v = ~(fdp_u128) 0;
+        break;
+    default:
+        break;
+    }
+    return v & fdp__ones(n_bits);
+}
+
+/* A random match over every field: each wildcarded, masked, exact or a
+ * range (refused where the field takes none or its bits are taken). */
+static void
+random_wide_match(struct unit_rng *rng, struct fdp_match *m)
+{
+    fdp__match_init(m);
+    for (int f = 0; f < FDP_N_FIELDS; f++) {
+        unsigned int n = fdp__field(f)->n_bits;
+        fdp_u128 a = random_bits(rng, n), b = random_bits(rng, n);
+        switch (unit_rng_below(rng, 5)) {
+        case 0:
+        case 1:
+            break;
+        case 2:
+            fdp__match_set_masked(m, f, a & b, b);
+            break;
+        case 3:
+            fdp__match_set_masked(m, f, a, fdp__ones(n));
+            break;
+        default:
+            fdp__match_set_range(m, f, a < b ? a : b, a < b ? b : a);
+            break;
+        }
+    }
+}
+
+/* Packs 'm' into a block of exactly its compact size (so that ASan sees
+ * an overrun) and checks everything read back against 'm'. */
+static void
+check_compact(const struct fdp_match *m, uint64_t seed, int round)
+{
+    size_t size = fdp__cmatch_size(m);
+    struct fdp__cmatch *c = malloc(size);
+    struct fdp_match back;
+
+    ck_assert_ptr_nonnull(c);
+    fdp__cmatch_pack(c, m);
+    ck_assert_uint_eq(size, sizeof *c
+                            + (2 * fdp__cmatch_n_words(c)
+                               + (size_t) fdp__popcount16(c->hi_words))
+                              * sizeof(uint64_t));
+    fdp__cmatch_expand(c, &back);
+    ck_assert_msg(!memcmp(&back, m, sizeof back),
+                  "round %d: expanded match differs (seed %llu)", round,
+                  (unsigned long long) seed);
+    ck_assert(fdp__cmatch_equal(c, m));
+    ck_assert(fdp_match_equal(&back, m));
+    for (unsigned int w = 0; w < FDP_KEY_WORDS; w++) {
+        ck_assert(fdp__cmatch_word(c, FDP__MATCH_VALUE, w) == m->value.w[w]);
+        ck_assert(fdp__cmatch_word(c, FDP__MATCH_MASK, w) == m->mask.w[w]);
+        ck_assert(fdp__cmatch_word(c, FDP__MATCH_HI, w) == m->hi.w[w]);
+    }
+    for (int f = 0; f < FDP_N_FIELDS; f++) {
+        ck_assert(fdp__cmatch_get(c, FDP__MATCH_VALUE, f)
+                  == fdp__key_get(&m->value, f));
+        ck_assert(fdp__cmatch_get(c, FDP__MATCH_MASK, f)
+                  == fdp__key_get(&m->mask, f));
+        ck_assert(fdp__cmatch_get(c, FDP__MATCH_HI, f)
+                  == fdp__key_get(&m->hi, f));
+        ck_assert(fdp__cmatch_has_range(c, f) == fdp__match_has_range(m, f));
+    }
+
+    /* A match that differs in one bit of one part is not equal. */
+    struct fdp_match other = *m;
+    struct fdp_key *parts[] = { &other.value, &other.mask, &other.hi };
+    parts[round % 3]->w[(round / 3) % FDP_KEY_WORDS]
+        ^= UINT64_C(1) << (round % 64);
+    ck_assert(!fdp__cmatch_equal(c, &other));
+    free(c);
+}
+
+/* Random matches over every field, with ranges, survive the compact form
+ * bit for bit, and every field reads back as from the whole match. */
+START_TEST(compact_round_trip)
+{
+    struct unit_rng rng;
+    uint64_t seed = unit_seed();
+
+    unit_rng_init(&rng, 12);
+    int n_ranged = 0, n_two_word_hi = 0;
+
+    for (int round = 0; round < 20000; round++) {
+        struct fdp_match m;
+        random_wide_match(&rng, &m);
+        n_ranged += m.range_fields != 0;
+        n_two_word_hi += m.hi.w[6] && m.hi.w[7];
+        check_compact(&m, seed, round);
+    }
+    /* The generator reached ranges, and 128-bit ones. */
+    ck_assert_int_gt(n_ranged, 1000);
+    ck_assert_int_gt(n_two_word_hi, 10);
+}
+END_TEST
+
+/* The sizes the memory budget rests on (docs/PERFORMANCE.md). */
+START_TEST(compact_sizes)
+{
+    struct fdp_match m;
+
+    fdp__match_init(&m);
+    ck_assert_uint_eq(fdp__cmatch_size(&m), 8);
+    check_compact(&m, 0, 0);
+
+    /* An exact five-tuple: words 0 and 1, value and mask. */
+    fdp__match_set_masked(&m, FDP_F_DL_TYPE, 0x0800, 0xffff);
+    fdp__match_set_masked(&m, FDP_F_NW_PROTO, 6, 0xff);
+    fdp__match_set_masked(&m, FDP_F_NW_SRC, 0x0a000001, 0xffffffff);
+    fdp__match_set_masked(&m, FDP_F_NW_DST, 0x0a000002, 0xffffffff);
+    fdp__match_set_masked(&m, FDP_F_TP_SRC, 1234, 0xffff);
+    fdp__match_set_masked(&m, FDP_F_TP_DST, 80, 0xffff);
+    ck_assert_uint_eq(fdp__cmatch_size(&m), 8 + 4 * 8);
+    check_compact(&m, 0, 1);
+
+    /* A port range adds one hi word (word 1's). */
+    ck_assert_int_eq(fdp__match_set_range(&m, FDP_F_TP_DST, 1000, 2000), 0);
+    ck_assert_uint_eq(fdp__cmatch_size(&m), 8 + 5 * 8);
+    check_compact(&m, 0, 2);
+
+    /* An IPv6 range whose bounds differ only in the low word stores no
+     * word 6 of 'hi' if its high word is zero... */
+    fdp__match_init(&m);
+    ck_assert_int_eq(fdp__match_set_range(&m, FDP_F_IPV6_SRC, 3, 5), 0);
+    ck_assert_uint_eq(fdp__cmatch_size(&m), 8 + 3 * 8);
+    check_compact(&m, 0, 3);
+    /* ...and both where both are set. */
+    fdp_u128 lo = (fdp_u128) 0x20010db8 << 96;
+    ck_assert_int_eq(fdp__match_set_range(&m, FDP_F_IPV6_SRC, lo + 3,
+                                          lo + ((fdp_u128) 1 << 70) + 7),
+                     0);
+    ck_assert_uint_eq(fdp__cmatch_size(&m), 8 + 6 * 8);
+    check_compact(&m, 0, 4);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -251,5 +409,7 @@ main(void)
     tcase_add_test(tc, ranges_normalise);
     tcase_add_test(tc, public_api);
     tcase_add_test(tc, field_table);
+    tcase_add_test(tc, compact_round_trip);
+    tcase_add_test(tc, compact_sizes);
     return unit_run(s);
 }

@@ -58,16 +58,76 @@ near_value(struct unit_rng *rng, unsigned int n_bits)
     return (centre + unit_rng_below(rng, 200)) & fdp__ones(n_bits);
 }
 
+/* The tests build a rule's match field by field, as a whole struct
+ * fdp_match kept just before the rule in the same block (test_match());
+ * a rule keeps its match compact, so seal() packs the whole one into the
+ * rule's tail, which has room for every word, before pipapo reads it
+ * (build(), build_widths() and add() seal their rules). */
+#define MATCH_ROOM ((sizeof(struct fdp_match) + 63) / 64 * 64)
+#define RULE_ROOM ((sizeof(struct fdp_rule) \
+                    + 3 * FDP_KEY_WORDS * sizeof(uint64_t) + 63) / 64 * 64)
+
+static struct fdp_match *
+test_match(struct fdp_rule *r)
+{
+    return (struct fdp_match *) ((char *) r - MATCH_ROOM);
+}
+
 static struct fdp_rule *
 new_rule(uint16_t priority, uint64_t seq)
 {
-    struct fdp_rule *r = calloc(1, sizeof *r);
+    char *block = aligned_alloc(64, MATCH_ROOM + RULE_ROOM);
+    struct fdp_rule *r = (struct fdp_rule *) (block + MATCH_ROOM);
 
-    fdp__match_init(&r->match);
+    memset(block, 0, MATCH_ROOM + RULE_ROOM);
+    fdp__match_init(test_match(r));
     r->priority = priority;
     r->seq = seq;
     r->remove_version = FDP_VERSION_NEVER;
     return r;
+}
+
+static void
+free_rule(struct fdp_rule *r)
+{
+    free(test_match(r));
+}
+
+static struct fdp_rule *
+seal(struct fdp_rule *r)
+{
+    fdp__cmatch_pack(&r->match, test_match(r));
+    return r;
+}
+
+static void
+seal_all(struct fdp_rule **rules, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        seal(rules[i]);
+    }
+}
+
+static struct pipapo_snapshot *
+build(const enum fdp_field *fields, unsigned int n_fields,
+      struct fdp_rule **rules, uint32_t n, bool wide)
+{
+    seal_all(rules, n);
+    return fdp__pipapo_build(fields, n_fields, rules, n, wide);
+}
+
+static struct pipapo_snapshot *
+build_widths(const enum fdp_field *fields, unsigned int n_fields,
+             struct fdp_rule **rules, uint32_t n, const uint8_t *gb)
+{
+    seal_all(rules, n);
+    return fdp__pipapo_build_widths(fields, n_fields, rules, n, gb);
+}
+
+static int
+add(struct pipapo *p, struct fdp_rule *r)
+{
+    return fdp__pipapo_add(p, seal(r));
 }
 
 /* A random constraint on 'f': a range (often a two-value one, as the
@@ -124,7 +184,7 @@ static const struct fdp_rule *
 reference(struct fdp_rule **rules, uint32_t n, const struct fdp_key *key)
 {
     for (uint32_t i = 0; i < n; i++) {     /* Sorted best first. */
-        if (fdp_match_matches(&rules[i]->match, key)) {
+        if (fdp_match_matches(test_match(rules[i]), key)) {
             return rules[i];
         }
     }
@@ -141,7 +201,7 @@ make_probes(struct unit_rng *rng, const struct set_type *t,
     size_t k = 0;
 
     for (uint32_t i = 0; i < n && k + 4 * t->n + 2 <= max; i++) {
-        const struct fdp_match *m = &rules[i]->match;
+        const struct fdp_match *m = test_match(rules[i]);
         struct fdp_key inside;
         memset(&inside, 0, sizeof inside);
         for (unsigned int j = 0; j < t->n; j++) {
@@ -247,7 +307,7 @@ check_snapshots(const struct set_type *t, struct fdp_rule **rules,
         for (unsigned int j = 0; j < t->n; j++) {
             gb[j] = widths == 2 ? (j % 2 ? 4 : 8) : widths ? 8 : 4;
         }
-        struct pipapo_snapshot *snap = fdp__pipapo_build_widths(
+        struct pipapo_snapshot *snap = build_widths(
             t->fields, t->n, rules, n, gb);
         ck_assert_ptr_nonnull(snap);
         char label[128];
@@ -272,7 +332,7 @@ run_set_type(const struct set_type *t, uint32_t n, bool two_value,
     for (uint32_t i = 0; i < n; i++) {
         rules[i] = new_rule((uint16_t) unit_rng_below(&rng, 4), i);
         for (unsigned int j = 0; j < t->n; j++) {
-            random_constraint(&rng, &rules[i]->match, t->fields[j],
+            random_constraint(&rng, test_match(rules[i]), t->fields[j],
                               two_value);
         }
     }
@@ -284,14 +344,14 @@ run_set_type(const struct set_type *t, uint32_t n, bool two_value,
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (i % 3 == 2) {
-            free(rules[i]);
+            free_rule(rules[i]);
         } else {
             rules[m++] = rules[i];
         }
     }
     check_snapshots(t, rules, m, keys, n_keys, "after deletions");
     for (uint32_t i = 0; i < m; i++) {
-        free(rules[i]);
+        free_rule(rules[i]);
     }
     free(rules);
     free(keys);
@@ -365,10 +425,10 @@ START_TEST(uniform_groups)
             for (uint32_t i = 0; i < N; i++) {
                 rules[i] = new_rule((uint16_t) unit_rng_below(&rng, 4), i);
                 for (unsigned int j = 0; j < t->n; j++) {
-                    shared_constraint(&rng, &rules[i]->match, t->fields[j],
+                    shared_constraint(&rng, test_match(rules[i]), t->fields[j],
                                       base[j], low_wild);
                 }
-                ck_assert_int_eq(fdp__pipapo_add(p, rules[i]), 0);
+                ck_assert_int_eq(add(p, rules[i]), 0);
             }
             qsort(rules, N, sizeof *rules, compare_rules);
             size_t n_keys = make_probes(&rng, t, rules, N, keys,
@@ -393,7 +453,7 @@ START_TEST(uniform_groups)
             check_keys_in_order(p->snap, rules, N, keys, n_keys, t->name);
             fdp__pipapo_destroy_now(p);
             for (uint32_t i = 0; i < N; i++) {
-                free(rules[i]);
+                free_rule(rules[i]);
             }
             free(keys);
         }
@@ -422,11 +482,11 @@ START_TEST(candidate_overflow_continues)
         uint32_t dst = 0x0a000000 + unit_rng_below(&rng, 4);
         uint32_t sp = 1000 + unit_rng_below(&rng, 6);
         uint32_t dp = 3 + unit_rng_below(&rng, 50);
-        fdp__match_set_masked(&rules[i]->match, FDP_F_NW_DST, dst,
+        fdp__match_set_masked(test_match(rules[i]), FDP_F_NW_DST, dst,
                               0xffffffff);
-        fdp__match_set_range(&rules[i]->match, FDP_F_TP_SRC, sp, sp + 1);
+        fdp__match_set_range(test_match(rules[i]), FDP_F_TP_SRC, sp, sp + 1);
         /* [dp, 60000 - dp]: about 28 prefixes. */
-        fdp__match_set_range(&rules[i]->match, FDP_F_TP_DST, dp,
+        fdp__match_set_range(test_match(rules[i]), FDP_F_TP_DST, dp,
                              60000 - dp);
         for (int k = 0; k < 4; k++) {
             struct fdp_key *key = &keys[n_keys++];
@@ -437,7 +497,7 @@ START_TEST(candidate_overflow_continues)
         }
     }
     for (int widths = 0; widths < 2; widths++) {
-        struct pipapo_snapshot *snap = fdp__pipapo_build(fields, 3, rules, N,
+        struct pipapo_snapshot *snap = build(fields, 3, rules, N,
                                                          widths);
         ck_assert_ptr_nonnull(snap);
         check_keys_in_order(snap, rules, N, keys, n_keys,
@@ -445,7 +505,7 @@ START_TEST(candidate_overflow_continues)
         fdp__pipapo_snapshot_free(snap);
     }
     for (uint32_t i = 0; i < N; i++) {
-        free(rules[i]);
+        free_rule(rules[i]);
     }
 }
 END_TEST
@@ -488,9 +548,9 @@ START_TEST(selftest_large)
     for (uint32_t i = 0; i < N; i++) {
         rules[i] = new_rule((uint16_t) unit_rng_below(&rng, 4), i);
         for (unsigned int j = 0; j < t->n; j++) {
-            random_constraint(&rng, &rules[i]->match, t->fields[j], true);
+            random_constraint(&rng, test_match(rules[i]), t->fields[j], true);
         }
-        ck_assert_int_eq(fdp__pipapo_add(p, rules[i]), 0);
+        ck_assert_int_eq(add(p, rules[i]), 0);
     }
     qsort(rules, N, sizeof *rules, compare_rules);
     size_t n_keys = make_probes(&rng, t, rules, N, keys, max_keys);
@@ -521,7 +581,7 @@ START_TEST(selftest_large)
     fdp__pipapo_destroy_now(p);
     fdp__pipapo_lt_wide_max = PIPAPO_LT_WIDE_MAX;
     for (uint32_t i = 0; i < N; i++) {
-        free(rules[i]);
+        free_rule(rules[i]);
     }
     free(rules);
     free(kept);
@@ -559,9 +619,9 @@ START_TEST(group_width_switches)
     unit_rng_init(&rng, 62);
     for (uint32_t i = 0; i < N; i++) {
         rules[i] = new_rule(1, i);
-        random_constraint(&rng, &rules[i]->match, FDP_F_IPV6_DST, true);
-        random_constraint(&rng, &rules[i]->match, FDP_F_TP_DST, true);
-        ck_assert_int_eq(fdp__pipapo_add(p, rules[i]), 0);
+        random_constraint(&rng, test_match(rules[i]), FDP_F_IPV6_DST, true);
+        random_constraint(&rng, test_match(rules[i]), FDP_F_TP_DST, true);
+        ck_assert_int_eq(add(p, rules[i]), 0);
     }
     ck_assert_int_eq(fdp__pipapo_publish(p), 0);
     ck_assert_uint_eq(snap_field(p->snap, FDP_F_IPV6_DST)->group_bits, 4);
@@ -583,7 +643,7 @@ START_TEST(group_width_switches)
     ck_assert_uint_eq(snap_field(p->snap, FDP_F_TP_DST)->group_bits, 8);
     fdp__pipapo_destroy_now(p);
     for (uint32_t i = 0; i < N; i++) {
-        free(rules[i]);
+        free_rule(rules[i]);
     }
 }
 END_TEST
@@ -706,10 +766,10 @@ START_TEST(avx2_mismatch)
     fdp_u128 entry = (fdp_u128) 0xfe80dead01fe0000ull << 64;
     fdp_u128 probe = (fdp_u128) 0xfe80dead01ff0000ull << 64;
 
-    fdp__match_set_masked(&r->match, FDP_F_IPV6_DST, entry, ~(fdp_u128) 0);
-    fdp__match_set_range(&r->match, FDP_F_TP_DST, 20, 30);
+    fdp__match_set_masked(test_match(r), FDP_F_IPV6_DST, entry, ~(fdp_u128) 0);
+    fdp__match_set_range(test_match(r), FDP_F_TP_DST, 20, 30);
     for (int wide = 0; wide < 2; wide++) {
-        struct pipapo_snapshot *snap = fdp__pipapo_build(fields, 2, &r, 1,
+        struct pipapo_snapshot *snap = build(fields, 2, &r, 1,
                                                          wide);
         for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
             const struct fdp__pipapo_impl *pi = &fdp__pipapo_impls[i];
@@ -735,7 +795,7 @@ START_TEST(avx2_mismatch)
         }
         fdp__pipapo_snapshot_free(snap);
     }
-    free(r);
+    free_rule(r);
 }
 END_TEST
 
@@ -754,14 +814,14 @@ START_TEST(narrow_first_field)
     unit_rng_init(&rng, 63);
     for (int i = 0; i < N; i++) {
         rules[i] = new_rule(1, (uint64_t) i);
-        fdp__match_set_masked(&rules[i]->match, FDP_F_NW_PROTO,
+        fdp__match_set_masked(test_match(rules[i]), FDP_F_NW_PROTO,
                               i % 2 ? 6 : 17, 0xff);
         fdp_u128 lo = (fdp_u128) (i * 1000 + 3) << 64;
-        fdp__match_set_range(&rules[i]->match, FDP_F_IPV6_DST, lo,
+        fdp__match_set_range(test_match(rules[i]), FDP_F_IPV6_DST, lo,
                              lo + ((fdp_u128) 1 << 70) + 12345);
     }
     for (size_t k = 0; k < FDP_ARRAY_SIZE(keys); k++) {
-        const struct fdp_match *m = &rules[unit_rng_below(&rng, N)]->match;
+        const struct fdp_match *m = test_match(rules[unit_rng_below(&rng, N)]);
         fdp_u128 lo = fdp__key_get(&m->value, FDP_F_IPV6_DST);
         memset(&keys[k], 0, sizeof keys[k]);
         fdp__key_set(&keys[k], FDP_F_NW_PROTO,
@@ -772,7 +832,7 @@ START_TEST(narrow_first_field)
     }
     for (int widths = 0; widths < 3; widths++) {
         uint8_t gb[2] = { widths ? 8 : 4, widths == 1 ? 8 : 4 };
-        struct pipapo_snapshot *snap = fdp__pipapo_build_widths(fields, 2,
+        struct pipapo_snapshot *snap = build_widths(fields, 2,
                                                                 rules, N, gb);
         ck_assert(snap->fields[0].bsize < snap->fields[1].bsize);
         check_keys_in_order(snap, rules, N, keys, FDP_ARRAY_SIZE(keys),
@@ -780,7 +840,7 @@ START_TEST(narrow_first_field)
         fdp__pipapo_snapshot_free(snap);
     }
     for (int i = 0; i < N; i++) {
-        free(rules[i]);
+        free_rule(rules[i]);
     }
 }
 END_TEST
@@ -804,16 +864,16 @@ START_TEST(stale_bits_last_field)
     for (int i = 0; i < N; i++) {
         /* Rules 0-9 have proto 17 to themselves: short candidate lists. */
         rules[i] = new_rule((uint16_t) (i % 3), (uint64_t) i);
-        fdp__match_set_masked(&rules[i]->match, FDP_F_NW_PROTO,
+        fdp__match_set_masked(test_match(rules[i]), FDP_F_NW_PROTO,
                               i < 10 ? 17 : 6, 0xff);
-        fdp__match_set_range(&rules[i]->match, FDP_F_NW_DST,
+        fdp__match_set_range(test_match(rules[i]), FDP_F_NW_DST,
                              0x0a000000 + i * 16, 0x0a000000 + i * 16 + 300);
-        fdp__match_set_range(&rules[i]->match, FDP_F_TP_DST,
+        fdp__match_set_range(test_match(rules[i]), FDP_F_TP_DST,
                              1000 + i * 100, 1000 + i * 100 + 37);
     }
     qsort(rules, N, sizeof *rules, compare_rules);
     for (size_t k = 0; k < FDP_ARRAY_SIZE(keys); k++) {
-        const struct fdp_match *m = &rules[unit_rng_below(&rng, N)]->match;
+        const struct fdp_match *m = test_match(rules[unit_rng_below(&rng, N)]);
         fdp_u128 dst = fdp__key_get(&m->value, FDP_F_NW_DST)
                        + unit_rng_below(&rng, 301);
         fdp_u128 port = fdp__key_get(&m->value, FDP_F_TP_DST)
@@ -832,14 +892,14 @@ START_TEST(stale_bits_last_field)
         ck_assert(hit == (k % 2 == 0));
     }
     for (int wide = 0; wide < 2; wide++) {
-        struct pipapo_snapshot *snap = fdp__pipapo_build(fields, 3, rules, N,
+        struct pipapo_snapshot *snap = build(fields, 3, rules, N,
                                                          wide);
         check_keys_in_order(snap, rules, N, keys, FDP_ARRAY_SIZE(keys),
                             "stale bits");
         fdp__pipapo_snapshot_free(snap);
     }
     for (int i = 0; i < N; i++) {
-        free(rules[i]);
+        free_rule(rules[i]);
     }
 }
 END_TEST
@@ -865,14 +925,14 @@ START_TEST(deletion_out_of_bounds)
         fdp__pipapo_lt_wide_max = narrow ? 0 : PIPAPO_LT_WIDE_MAX;
         for (int i = 0; i < N; i++) {
             rules[i] = new_rule((uint16_t) (N - i), (uint64_t) i);
-            fdp__match_set_masked(&rules[i]->match, FDP_F_IPV6_SRC,
+            fdp__match_set_masked(test_match(rules[i]), FDP_F_IPV6_SRC,
                                   (fdp_u128) 0x20010db8 << 96
                                   | (unsigned) i % 8, ~(fdp_u128) 0);
-            fdp__match_set_range(&rules[i]->match, FDP_F_TP_SRC,
+            fdp__match_set_range(test_match(rules[i]), FDP_F_TP_SRC,
                                  1000 + i, 2000 + 3 * i);
-            fdp__match_set_masked(&rules[i]->match, FDP_F_DL_DST,
+            fdp__match_set_masked(test_match(rules[i]), FDP_F_DL_DST,
                                   (unsigned) i / 8, fdp__ones(48));
-            ck_assert_int_eq(fdp__pipapo_add(p, rules[i]), 0);
+            ck_assert_int_eq(add(p, rules[i]), 0);
             live[i] = rules[i];
             memset(&keys[i], 0, sizeof keys[i]);
             fdp__key_set(&keys[i], FDP_F_IPV6_SRC,
@@ -899,7 +959,7 @@ START_TEST(deletion_out_of_bounds)
         }
         fdp__pipapo_destroy_now(p);
         for (int i = 0; i < N; i++) {
-            free(rules[i]);
+            free_rule(rules[i]);
         }
     }
     fdp__pipapo_lt_wide_max = PIPAPO_LT_WIDE_MAX;
@@ -957,7 +1017,7 @@ START_TEST(incremental_updates)
          * insertion order decides. */
         all[i] = new_rule((uint16_t) unit_rng_below(&rng, 6), i);
         for (unsigned int j = 0; j < t->n; j++) {
-            random_constraint(&rng, &all[i]->match, t->fields[j], false);
+            random_constraint(&rng, test_match(all[i]), t->fields[j], false);
         }
     }
     size_t n_keys = make_probes(&rng, t, all, N_MAX, keys, max_keys);
@@ -965,7 +1025,7 @@ START_TEST(incremental_updates)
     fdp__pipapo_incr_min = 8;
     struct pipapo *p = fdp__pipapo_create(field_set);
     for (; n_all < N_START; n_all++) {
-        ck_assert_int_eq(fdp__pipapo_add(p, all[n_all]), 0);
+        ck_assert_int_eq(fdp__pipapo_add(p, seal(all[n_all])), 0);
         live[n_live++] = all[n_all];
     }
     ck_assert_int_eq(fdp__pipapo_publish(p), 0);
@@ -989,7 +1049,7 @@ START_TEST(incremental_updates)
                         (n_live - at - 1) * sizeof *live);
                 n_live--;
             } else if (n_all < N_MAX) {
-                ck_assert_int_eq(fdp__pipapo_add(p, all[n_all]), 0);
+                ck_assert_int_eq(fdp__pipapo_add(p, seal(all[n_all])), 0);
                 live[n_live++] = all[n_all++];
                 qsort(live, n_live, sizeof *live, compare_rules);
             }
@@ -1018,7 +1078,7 @@ START_TEST(incremental_updates)
     fdp__pipapo_destroy_now(p);
     fdp__rcu_barrier();
     for (uint32_t i = 0; i < N_MAX; i++) {
-        free(all[i]);
+        free_rule(all[i]);
     }
     free(all);
     free(live);
@@ -1070,11 +1130,11 @@ START_TEST(overlap_full_key)
         fdp_u128 lo = ((fdp_u128) 0x02 << 40) | (0x10u * (i + 1));
         fdp__match_set_range(&m[i], FDP_F_DL_DST, lo, lo + 0xf);
         rules[i] = new_rule(5, (uint64_t) i);
-        rules[i]->match = m[i];
+        *test_match(rules[i]) = m[i];
     }
 
     /* The sub-table: both rules, each found by its own probes. */
-    struct pipapo_snapshot *snap = fdp__pipapo_build(fields, 3, rules, 2,
+    struct pipapo_snapshot *snap = build(fields, 3, rules, 2,
                                                      true);
     struct fdp_key keys[6];
     for (int k = 0; k < 6; k++) {
@@ -1099,18 +1159,13 @@ START_TEST(overlap_full_key)
     for (int k = 0; k < 6; k++) {
         fdp_table_read_lock();
         const struct fdp_rule *r = fdp_table_lookup(table, &keys[k]);
-        struct fdp_flow_spec spec;
-        uint64_t cookie = 0;
-        if (r) {
-            fdp_rule_get_spec(r, &spec);
-            cookie = spec.cookie;
-        }
+        uint64_t cookie = r ? fdp_rule_get_cookie(r) : 0;
         fdp_table_read_unlock();
         ck_assert_uint_eq(cookie, k < 2 ? 1 : k < 4 ? 2 : 0);
     }
     fdp_table_destroy(table);
-    free(rules[0]);
-    free(rules[1]);
+    free_rule(rules[0]);
+    free_rule(rules[1]);
 }
 END_TEST
 

@@ -24,6 +24,16 @@
 #include "unit.h"
 #include "utilities/classbench.h"
 
+/* fdp_rule_get_spec() into match storage of the calling thread's (the
+ * concurrency tests read specs from several threads). */
+static void
+get_spec(const struct fdp_rule *rule, struct fdp_flow_spec *spec)
+{
+    static _Thread_local struct fdp_match match;
+
+    fdp_rule_get_spec(rule, spec, &match);
+}
+
 /* ---------------------------------------------------------------------- */
 /* The reference classifier.                                               */
 
@@ -250,7 +260,7 @@ check_lookups(struct unit_rng *rng, struct fdp_table *t,
         const struct ref_flow *want = ref_lookup(ref, &keys[i]);
         struct fdp_flow_spec got;
         if (rules[i]) {
-            fdp_rule_get_spec(rules[i], &got);
+            get_spec(rules[i], &got);
         }
         ck_assert_msg(!want == !rules[i]
                       && (!want || (want->cookie == got.cookie
@@ -261,6 +271,8 @@ check_lookups(struct unit_rng *rng, struct fdp_table *t,
                       want ? "hit" : "miss",
                       want ? (unsigned long long) want->cookie : 0ull,
                       (unsigned long long) unit_seed());
+        /* The rule's compact match expands to the flow's. */
+        ck_assert(!want || fdp_match_equal(got.match, &want->match));
         if (i < 4) {
             ck_assert(fdp_table_lookup(t, &keys[i]) == rules[i]);
         }
@@ -496,7 +508,7 @@ collect_cb(const struct fdp_rule *rule, void *aux)
     char **out = aux;
     char *s;
 
-    fdp_rule_get_spec(rule, &spec);
+    get_spec(rule, &spec);
     s = fdp_flow_format(&spec);
     size_t len = *out ? strlen(*out) : 0;
     *out = realloc(*out, len + strlen(s) + 2);
@@ -612,7 +624,7 @@ START_TEST(failed_bulk_change_leaves_table_unchanged)
     ck_assert_uint_eq(rs.n_packets, 1);
     ck_assert_uint_eq(rs.n_bytes, 100);
     struct fdp_flow_spec spec;
-    fdp_rule_get_spec(r, &spec);
+    get_spec(r, &spec);
     char *text = fdp_actions_format(spec.actions, spec.match);
     ck_assert_str_eq(text, "output:7");
     free(text);
@@ -650,7 +662,7 @@ START_TEST(equal_priority_first_added_wins)
         fdp_table_read_lock();
         const struct fdp_rule *r = fdp_table_lookup(t, &key);
         struct fdp_flow_spec spec;
-        fdp_rule_get_spec(r, &spec);
+        get_spec(r, &spec);
         ck_assert_uint_eq(spec.cookie, 0xa);
         fdp_table_read_unlock();
         /* However the subtables are ranked. */
@@ -998,7 +1010,7 @@ START_TEST(hash_flooding)
         const struct fdp_rule *r = fdp_table_lookup(t, &flows[k].value);
         ck_assert_ptr_nonnull(r);
         struct fdp_flow_spec spec;
-        fdp_rule_get_spec(r, &spec);
+        get_spec(r, &spec);
         ck_assert_uint_eq(spec.cookie, k + 1);
     }
     fdp_table_read_unlock();
@@ -1008,14 +1020,14 @@ START_TEST(hash_flooding)
      * bounds.  Regression: make_room() grew the array on the 17th colliding
      * group without re-checking the chain, which left it at 17. */
     struct tss_subtable *st = fdp__tss_create(&flows[0].mask, 12345);
-    struct fdp_rule *rules = calloc(N, sizeof *rules);
+    struct fdp_rule **rules = calloc(N, sizeof *rules);
     ck_assert_ptr_nonnull(st);
     for (size_t k = 0; k < N; k++) {
-        rules[k].match = flows[k];
-        rules[k].priority = 1;
-        rules[k].seq = k;
-        rules[k].remove_version = FDP_VERSION_NEVER;
-        ck_assert_int_eq(fdp__tss_insert(st, &rules[k]), 0);
+        rules[k] = fdp__rule_alloc(&flows[k]);
+        ck_assert_ptr_nonnull(rules[k]);
+        rules[k]->priority = 1;
+        rules[k]->seq = k;
+        ck_assert_int_eq(fdp__tss_insert(st, rules[k]), 0);
         unsigned int same;
         unsigned int lines = fdp__tss_longest_probe(st, &same);
         ck_assert_msg(lines <= TSS_MAX_PROBE && same <= TSS_MAX_SAME_HASH,
@@ -1023,6 +1035,9 @@ START_TEST(hash_flooding)
                       "one hash", k + 1, lines, same);
     }
     fdp__tss_destroy_now(st);
+    for (size_t k = 0; k < N; k++) {
+        free(rules[k]);
+    }
     free(rules);
     free(flows);
 }
@@ -1062,7 +1077,7 @@ reader_main(void *conc_)
                 fprintf(stderr, "key %d: miss\n", i);
                 return (void *) 1;
             }
-            fdp_rule_get_spec(rules[i], &spec);
+            get_spec(rules[i], &spec);
             if (spec.cookie != (uint64_t) i + 1
                 || fdp_actions_count(spec.actions) != 1) {
                 fprintf(stderr, "key %d: cookie %llu priority %u\n", i,
@@ -1180,7 +1195,7 @@ known_answer_reader(void *ka_)
         const struct fdp_rule *r = fdp_table_lookup(ka->table, &ka->key);
         struct fdp_flow_spec spec = { .cookie = 0 };
         if (r) {
-            fdp_rule_get_spec(r, &spec);
+            get_spec(r, &spec);
         }
         fdp_table_read_unlock();
         wrong += spec.cookie != ka->cookie;
@@ -1484,7 +1499,7 @@ START_TEST(classbench)
         const struct fdp_rule *got = fdp_table_lookup(t, &key);
         struct fdp_flow_spec spec = { .cookie = 0 };
         if (got) {
-            fdp_rule_get_spec(got, &spec);
+            get_spec(got, &spec);
         }
         ck_assert_msg(!want == !got && (!want || want->cookie == spec.cookie),
                       "%s line %zu: table %llu, reference %llu", path,
@@ -1520,7 +1535,7 @@ START_TEST(classbench)
         ck_assert_ptr_nonnull(want);
         ck_assert_ptr_nonnull(got);
         struct fdp_flow_spec spec;
-        fdp_rule_get_spec(got, &spec);
+        get_spec(got, &spec);
         ck_assert_uint_eq(spec.cookie, want->cookie);
     }
     fdp_table_read_unlock();
@@ -1636,7 +1651,7 @@ START_TEST(tie_free_levels_end_the_walk)
         const struct fdp_rule *r = fdp_table_lookup(t, &keys[0]);
         struct fdp_flow_spec spec;
         ck_assert_ptr_nonnull(r);
-        fdp_rule_get_spec(r, &spec);
+        get_spec(r, &spec);
         ck_assert_uint_eq(spec.cookie, 51);
         fdp_table_read_unlock();
         check_lookups(&rng, t, &ref, 2 + pass);
@@ -1737,7 +1752,7 @@ tie_race_reader(void *tr_)
         const struct fdp_rule *r = fdp_table_lookup(tr->table, &tr->key);
         struct fdp_flow_spec spec = { .cookie = 0 };
         if (r) {
-            fdp_rule_get_spec(r, &spec);
+            get_spec(r, &spec);
         }
         fdp_table_read_unlock();
         wrong += spec.cookie != 1;
@@ -1920,7 +1935,7 @@ START_TEST(incremental_pipapo_under_concurrent_lookups)
             const struct fdp_rule *got = fdp_table_lookup(c.table, &key);
             struct fdp_flow_spec spec = { .cookie = 0 };
             if (got) {
-                fdp_rule_get_spec(got, &spec);
+                get_spec(got, &spec);
             }
             ck_assert_msg(!want == !got && (!want || want->cookie
                                                      == spec.cookie),

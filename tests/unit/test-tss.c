@@ -60,19 +60,22 @@ random_mask(struct fdp_key *mask, size_t shape, struct unit_rng *rng)
     }
 }
 
-/* The reference: the best rule of 'rules' (those with 'linked' set) that
- * matches 'key' and is visible at 'version'. */
+/* The reference: the best rule of 'rules' (those with 'linked' set, whose
+ * matches are 'matches') that matches 'key' and is visible at
+ * 'version'. */
 static const struct fdp_rule *
-brute_lookup(const struct fdp_rule *rules, const bool *linked, size_t n,
-             const struct fdp_key *key, uint64_t version)
+brute_lookup(struct fdp_rule *const *rules, const struct fdp_match *matches,
+             const bool *linked, size_t n, const struct fdp_key *key,
+             uint64_t version)
 {
     const struct fdp_rule *best = NULL;
 
     for (size_t i = 0; i < n; i++) {
-        const struct fdp_rule *r = &rules[i];
+        const struct fdp_rule *r = rules[i];
+        const struct fdp_match *m = &matches[i];
         bool match = true;
         for (int w = 0; w < FDP_KEY_WORDS; w++) {
-            match &= (key->w[w] & r->match.mask.w[w]) == r->match.value.w[w];
+            match &= (key->w[w] & m->mask.w[w]) == m->value.w[w];
         }
         if (!linked[i] || !match || !fdp__rule_visible(r, version)) {
             continue;
@@ -104,9 +107,11 @@ differential_run(size_t shape, enum tss_hash_kind kind, uint64_t salt,
     if (!st) {
         return false;
     }
-    struct fdp_rule *rules = calloc(N_RULES, sizeof *rules);
+    struct fdp_rule **rules = calloc(N_RULES, sizeof *rules);
+    struct fdp_match *matches = calloc(N_RULES, sizeof *matches);
     bool *linked = calloc(N_RULES, sizeof *linked);
     ck_assert_ptr_nonnull(rules);
+    ck_assert_ptr_nonnull(matches);
     ck_assert_ptr_nonnull(linked);
     uint64_t seq = 0;
     size_t n_trace = 0;
@@ -115,13 +120,17 @@ differential_run(size_t shape, enum tss_hash_kind kind, uint64_t salt,
         size_t i = unit_rng_below(&rng, N_RULES);
         unsigned int what = unit_rng_below(&rng, 4);
         if (what == 0 && !linked[i]) {
-            /* Insert a fresh rule in slot i. */
-            struct fdp_rule *r = &rules[i];
-            memset(r, 0, sizeof *r);
-            r->match.mask = mask;
+            /* Insert a fresh rule in slot i ('cookie' says which). */
+            struct fdp_match *m = &matches[i];
+            fdp__match_init(m);
+            m->mask = mask;
             for (int w = 0; w < FDP_KEY_WORDS; w++) {
-                r->match.value.w[w] = small_word(&rng, mask.w[w]);
+                m->value.w[w] = small_word(&rng, mask.w[w]);
             }
+            free(rules[i]);
+            struct fdp_rule *r = rules[i] = fdp__rule_alloc(m);
+            ck_assert_ptr_nonnull(r);
+            r->cookie = i;
             r->priority = (uint16_t) unit_rng_below(&rng, 4);
             r->seq = seq++;
             r->add_version = unit_rng_below(&rng, 3);
@@ -130,7 +139,7 @@ differential_run(size_t shape, enum tss_hash_kind kind, uint64_t salt,
             ck_assert_int_eq(fdp__tss_insert(st, r), 0);
             linked[i] = true;
         } else if (what == 1 && linked[i]) {
-            fdp__tss_unlink(st, &rules[i]);
+            fdp__tss_unlink(st, rules[i]);
             linked[i] = false;
         } else {
             /* A batch of lookups, each also looked up alone. */
@@ -152,7 +161,8 @@ differential_run(size_t shape, enum tss_hash_kind kind, uint64_t salt,
                                                   found);
             for (int k = 0; k < FDP_TABLE_BATCH_MAX; k++) {
                 const struct fdp_rule *want
-                    = brute_lookup(rules, linked, N_RULES, &keys[k], version);
+                    = brute_lookup(rules, matches, linked, N_RULES,
+                                   &keys[k], version);
                 const struct fdp_rule *one = fdp__tss_lookup(st, &keys[k],
                                                              version);
                 ck_assert_msg(one == want, "seed %llu salt %llu op %d: "
@@ -172,14 +182,14 @@ differential_run(size_t shape, enum tss_hash_kind kind, uint64_t salt,
                                   "batch answered key %d it was not asked",
                                   k);
                 }
-                trace[n_trace++] = one ? (int) (one - rules) : -1;
+                trace[n_trace++] = one ? (int) one->cookie : -1;
             }
             fdp__rcu_read_unlock();
 
             /* find_exact() agrees with the list, too. */
             if (linked[i]) {
-                const struct fdp_rule *r = &rules[i];
-                struct fdp_rule *e = fdp__tss_find_exact(st, &r->match,
+                const struct fdp_rule *r = rules[i];
+                struct fdp_rule *e = fdp__tss_find_exact(st, &matches[i],
                                                          r->priority,
                                                          r->add_version);
                 ck_assert_ptr_nonnull(e);
@@ -194,7 +204,11 @@ differential_run(size_t shape, enum tss_hash_kind kind, uint64_t salt,
     }
     fdp__rcu_barrier();
     fdp__tss_destroy_now(st);
+    for (size_t i = 0; i < N_RULES; i++) {
+        free(rules[i]);
+    }
     free(rules);
+    free(matches);
     free(linked);
     return true;
 }
@@ -237,7 +251,7 @@ START_TEST(flood_bound)
 {
     enum { N = 2048 };
     struct fdp_match *flows = malloc(N * sizeof *flows);
-    struct fdp_rule *rules = calloc(N, sizeof *rules);
+    struct fdp_rule **rules = calloc(N, sizeof *rules);
 
     ck_assert_int_eq(fdp__tss_flood_flows(flows, N), 0);
     for (size_t k = 0; k < FDP_ARRAY_SIZE(kinds); k++) {
@@ -247,11 +261,10 @@ START_TEST(flood_bound)
             continue;
         }
         for (size_t i = 0; i < N; i++) {
-            memset(&rules[i], 0, sizeof rules[i]);
-            rules[i].match = flows[i];
-            rules[i].seq = i;
-            rules[i].remove_version = FDP_VERSION_NEVER;
-            ck_assert_int_eq(fdp__tss_insert(st, &rules[i]), 0);
+            rules[i] = fdp__rule_alloc(&flows[i]);
+            ck_assert_ptr_nonnull(rules[i]);
+            rules[i]->seq = i;
+            ck_assert_int_eq(fdp__tss_insert(st, rules[i]), 0);
             unsigned int same;
             unsigned int lines = fdp__tss_longest_probe(st, &same);
             ck_assert_msg(lines <= TSS_MAX_PROBE
@@ -264,14 +277,17 @@ START_TEST(flood_bound)
         fdp__rcu_read_lock();
         for (size_t i = 0; i < N; i++) {
             ck_assert_ptr_eq(fdp__tss_lookup(st, &flows[i].value, 0),
-                             &rules[i]);
+                             rules[i]);
         }
         fdp__rcu_read_unlock();
         for (size_t i = 0; i < N; i++) {
-            fdp__tss_unlink(st, &rules[i]);
+            fdp__tss_unlink(st, rules[i]);
         }
         fdp__rcu_barrier();
         fdp__tss_destroy_now(st);
+        for (size_t i = 0; i < N; i++) {
+            free(rules[i]);
+        }
     }
     free(rules);
     free(flows);
@@ -292,7 +308,7 @@ START_TEST(for_each_rule)
 {
     enum { N = 1500 };
     struct fdp_match *flows = malloc(N * sizeof *flows);
-    struct fdp_rule *rules = calloc(N, sizeof *rules);
+    struct fdp_rule **rules = calloc(N, sizeof *rules);
     struct tss_subtable *st;
     size_t n = 0;
 
@@ -302,20 +318,23 @@ START_TEST(for_each_rule)
     st = fdp__tss_create(&flows[0].mask, 1);
     ck_assert_ptr_nonnull(st);
     for (size_t i = 0; i < N; i++) {
-        rules[i].match = flows[i];
-        rules[i].remove_version = FDP_VERSION_NEVER;
-        ck_assert_int_eq(fdp__tss_insert(st, &rules[i]), 0);
+        rules[i] = fdp__rule_alloc(&flows[i]);
+        ck_assert_ptr_nonnull(rules[i]);
+        ck_assert_int_eq(fdp__tss_insert(st, rules[i]), 0);
     }
     ck_assert(!fdp__tss_for_each_rule(st, count_cb, &n));
     ck_assert_uint_eq(n, 1000);
     for (size_t i = 0; i < N / 2; i++) {
-        fdp__tss_unlink(st, &rules[i]);
+        fdp__tss_unlink(st, rules[i]);
     }
     n = 0;
     ck_assert(fdp__tss_for_each_rule(st, count_cb, &n));
     ck_assert_uint_eq(n, N - N / 2);
     fdp__rcu_barrier();
     fdp__tss_destroy_now(st);
+    for (size_t i = 0; i < N; i++) {
+        free(rules[i]);
+    }
     free(rules);
     free(flows);
 }
@@ -330,11 +349,14 @@ START_TEST(layout)
 
     ck_assert_uint_eq(sizeof(struct tss_bucket), 64);
     ck_assert_uint_eq(_Alignof(struct tss_bucket), 64);
-    ck_assert_uint_eq(offsetof(struct tss_bucket, groups), 24);
+    ck_assert_uint_eq(offsetof(struct tss_bucket, heads), 24);
     ck_assert_uint_eq(sizeof(struct tss_buckets) % 64, 0);
     ck_assert_uint_le(offsetof(struct tss_subtable, mask_words)
                       + 4 * sizeof(uint64_t), 64);
-    ck_assert_uint_le(sizeof(struct tss_group) + 4 * sizeof(uint64_t), 64);
+    /* A group head's key words share one line, not its first. */
+    ck_assert_uint_le(offsetof(struct fdp_rule, match.w) % 64
+                      + 4 * sizeof(uint64_t), 64);
+    ck_assert_uint_ge(offsetof(struct fdp_rule, match.w), 64);
     ck_assert_ptr_nonnull(st);
     ck_assert_uint_eq((uintptr_t) st % 64, 0);
     ck_assert_uint_eq((uintptr_t) st->buckets % 64, 0);
