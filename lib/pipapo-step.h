@@ -85,8 +85,11 @@ pipapo_step(uint64_t *res, uint64_t *sum, const struct pipapo_field *pf,
 #define PIPAPO_SHAPES(X)                                                \
     X(8, 1)     /* nw_proto, nw_ttl, nw_tos */                          \
     X(8, 2)     /* a port, dl_type, in_port */                          \
+    X(8, 3)     /* IPv4 with a uniform first byte, a MAC's low half */  \
     X(8, 4)     /* IPv4, pkt_mark */                                    \
+    X(8, 5)     /* a MAC address with a uniform byte */                 \
     X(8, 6)     /* a MAC address */                                     \
+    X(8, 8)     /* half an IPv6 address (a shared /64) */               \
     X(8, 16)    /* an IPv6 address */                                   \
     X(4, 2)     /* the same with 4-bit groups, for large tables */      \
     X(4, 4)                                                             \
