@@ -93,6 +93,16 @@ free_rule(struct fdp_rule *r)
     free(test_match(r));
 }
 
+/* Frees the 'n' rules of 'rules', and the array. */
+static void
+free_rules(struct fdp_rule **rules, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        free_rule(rules[i]);
+    }
+    free(rules);
+}
+
 static struct fdp_rule *
 seal(struct fdp_rule *r)
 {
@@ -580,10 +590,7 @@ START_TEST(selftest_large)
 
     fdp__pipapo_destroy_now(p);
     fdp__pipapo_lt_wide_max = PIPAPO_LT_WIDE_MAX;
-    for (uint32_t i = 0; i < N; i++) {
-        free_rule(rules[i]);
-    }
-    free(rules);
+    free_rules(rules, N);
     free(kept);
     free(keys);
 }
@@ -1077,10 +1084,7 @@ START_TEST(incremental_updates)
     fdp__pipapo_incr_max = UINT32_MAX;
     fdp__pipapo_destroy_now(p);
     fdp__rcu_barrier();
-    for (uint32_t i = 0; i < N_MAX; i++) {
-        free_rule(all[i]);
-    }
-    free(all);
+    free_rules(all, N_MAX);
     free(live);
     free(keys);
 }

@@ -1093,6 +1093,22 @@ reader_main(void *conc_)
     return NULL;
 }
 
+/* Stops the reader_main() threads 'readers' of 'c', checks that each
+ * saw only right answers and that they looked up at all, and destroys
+ * the table. */
+static void
+stop_readers(struct conc *c, pthread_t readers[N_READERS])
+{
+    __atomic_store_n(&c->stop, true, __ATOMIC_RELAXED);
+    for (int i = 0; i < N_READERS; i++) {
+        void *ret;
+        pthread_join(readers[i], &ret);
+        ck_assert_msg(ret == NULL, "reader %d saw a wrong answer", i);
+    }
+    ck_assert(c->lookups > 0);
+    fdp_table_destroy(c->table);
+}
+
 START_TEST(concurrent_lookups_during_churn)
 {
     struct conc c;
@@ -1162,14 +1178,7 @@ START_TEST(concurrent_lookups_during_churn)
         }
         fdp_table_read_unlock();
     }
-    __atomic_store_n(&c.stop, true, __ATOMIC_RELAXED);
-    for (int i = 0; i < N_READERS; i++) {
-        void *ret;
-        pthread_join(readers[i], &ret);
-        ck_assert_msg(ret == NULL, "reader %d saw a wrong answer", i);
-    }
-    ck_assert(c.lookups > 0);
-    fdp_table_destroy(c.table);
+    stop_readers(&c, readers);
 }
 END_TEST
 
@@ -1946,14 +1955,7 @@ START_TEST(incremental_pipapo_under_concurrent_lookups)
         }
         fdp_table_read_unlock();
     }
-    __atomic_store_n(&c.stop, true, __ATOMIC_RELAXED);
-    for (int i = 0; i < N_READERS; i++) {
-        void *ret;
-        pthread_join(readers[i], &ret);
-        ck_assert_msg(ret == NULL, "reader %d saw a wrong answer", i);
-    }
-    ck_assert(c.lookups > 0);
-    fdp_table_destroy(c.table);
+    stop_readers(&c, readers);
     free(ref.flows);
 }
 END_TEST
