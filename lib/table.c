@@ -645,6 +645,21 @@ reap_subtables(struct fdp_table *table)
     table->n_subs = n;
 }
 
+/* True if a tuple-space subtable has had lookup hits (the ranking that
+ * trim_masks() moves subtables out by). */
+static bool
+any_hits(const struct fdp_table *table)
+{
+    for (size_t i = 0; i < table->n_subs; i++) {
+        const struct fdp__subtable *st = table->subs[i];
+        if (st->kind == FDP_SUBTABLE_TSS
+            && __atomic_load_n(&st->hits, __ATOMIC_RELAXED)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* The pipapo sub-table for rules with ranges over 'field_set', or with
  * 'overflow' the one for masked flows moved out of tuple space.  A table
  * has a handful of them, so a scan finds it. */
@@ -1121,10 +1136,15 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
     }
     bool to_tss = fdp_match_is_masked(match) && !overflow;
     if (to_tss && table->max_masks && !find_subtable(table, &match->mask)
-        && table->n_tss >= 2 * table->max_masks) {
+        && table->n_tss >= (any_hits(table) ? 2 : 1) * table->max_masks) {
         /* Past twice the mask budget new masks go straight to the
          * overflow sub-table: an attacker who makes masks faster than
-         * fdp_table_run() trims them cannot grow the walk. */
+         * fdp_table_run() trims them cannot grow the walk.  Until some
+         * subtable has hits there is nothing for fdp_table_run() to rank
+         * them by, so past the budget itself: a bulk load into a fresh
+         * table would otherwise fill tuple space to twice the budget
+         * only for the next run to move half of it, chosen at random,
+         * and rebuild the overflow sub-table a second time. */
         to_tss = false;
     }
     struct fdp__subtable *st;
