@@ -825,6 +825,88 @@ START_TEST(subtable_stats_per_structure)
 }
 END_TEST
 
+/* A flow "tcp,nw_src=(10+i).i.0.0/LEN": one mask per prefix length,
+ * no two flows of different 'i' overlapping. */
+static void
+prefix_flow(struct fdp_match *m, unsigned int i, unsigned int len)
+{
+    uint32_t mask = (uint32_t) (0xffffffffull << (32 - len));
+
+    fdp__match_init(m);
+    fdp__match_set_masked(m, FDP_F_DL_TYPE, 0x0800, 0xffff);
+    fdp__match_set_masked(m, FDP_F_NW_PROTO, 6, 0xff);
+    fdp__match_set_masked(m, FDP_F_NW_SRC, ((10 + i) << 24 | i << 16) & mask,
+                          mask);
+}
+
+/* The mask budget at insert time: in a table whose subtables have no
+ * hits yet, masks past the budget go straight to the overflow sub-table
+ * (there is nothing for fdp_table_run() to rank them by); once lookups
+ * have hit, new masks may take tuple space up to twice the budget, and
+ * the run trims back to the budget by hits.  Lookups find every flow
+ * throughout. */
+START_TEST(mask_budget_at_insert)
+{
+    struct fdp_table *t;
+    struct fdp_table_stats st;
+    struct fdp_match m;
+
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    fdp_table_set_max_masks(t, 2);
+    fdp_table_begin(t);
+    for (unsigned int len = 8; len < 14; len++) {
+        prefix_flow(&m, len, len);
+        ck_assert_int_eq(table_insert(t, &m, 10, len, 0), 0);
+    }
+    ck_assert_int_eq(fdp_table_commit(t), 0);
+    fdp_table_get_stats(t, &st);
+    ck_assert_uint_eq(st.n_masks, 2);
+    ck_assert_uint_eq(st.n_pipapo_rules, 4);
+
+    /* A hit, then four more masks: up to twice the budget in tuple
+     * space until the run. */
+    for (unsigned int len = 8; len < 20; len++) {
+        if (len == 14) {
+            fdp_table_begin(t);
+        }
+        if (len >= 14) {
+            prefix_flow(&m, len, len);
+            ck_assert_int_eq(table_insert(t, &m, 10, len, 0), 0);
+        }
+        if (len == 8) {
+            struct fdp_key key;
+            memset(&key, 0, sizeof key);
+            fdp__key_set(&key, FDP_F_DL_TYPE, 0x0800);
+            fdp__key_set(&key, FDP_F_NW_PROTO, 6);
+            fdp__key_set(&key, FDP_F_NW_SRC, 18u << 24 | 8u << 16);
+            fdp_table_read_lock();
+            ck_assert_ptr_nonnull(fdp_table_lookup(t, &key));
+            fdp_table_read_unlock();
+        }
+    }
+    ck_assert_int_eq(fdp_table_commit(t), 0);
+    fdp_table_get_stats(t, &st);
+    ck_assert_uint_eq(st.n_masks, 4);
+    fdp_table_run(t);
+    fdp_table_get_stats(t, &st);
+    ck_assert_uint_eq(st.n_masks, 2);
+    ck_assert_uint_eq(st.n_flows, 12);
+    for (unsigned int len = 8; len < 20; len++) {
+        struct fdp_key key;
+        memset(&key, 0, sizeof key);
+        fdp__key_set(&key, FDP_F_DL_TYPE, 0x0800);
+        fdp__key_set(&key, FDP_F_NW_PROTO, 6);
+        fdp__key_set(&key, FDP_F_NW_SRC, (10 + len) << 24 | len << 16);
+        fdp_table_read_lock();
+        const struct fdp_rule *r = fdp_table_lookup(t, &key);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_uint_eq(fdp_rule_get_cookie(r), len);
+        fdp_table_read_unlock();
+    }
+    fdp_table_destroy(t);
+}
+END_TEST
+
 /* Regression: a strict filter with match NULL (table.h: all flows)
  * crashed in fdp_match_equal(NULL, ...).  NULL is the all-wildcard match:
  * strict, it selects the catch-all flow of the filter's priority. */
@@ -1981,6 +2063,7 @@ main(void)
     tcase_add_test(tc, subtable_stats_per_structure);
     tcase_add_test(tc, tie_free_levels_end_the_walk);
     tcase_add_test(tc, ties_differential);
+    tcase_add_test(tc, mask_budget_at_insert);
     /* Its own case, so that the TSan job can run it alone
      * (CK_RUN_CASE=concurrency). */
     tc = unit_tcase(s, "concurrency");
