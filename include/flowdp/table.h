@@ -124,7 +124,10 @@ FDP_API void fdp_table_abort(struct fdp_table *table);
  * more than the mask budget of tuple-space subtables, moves the flows of
  * the least-hit ones into a pipapo sub-table, whose cost does not grow
  * with the number of masks (the Tuple Space Explosion defence).  New
- * masks past twice the budget go to pipapo at once.  Moving flows is a
+ * masks past twice the budget go to pipapo at once, and past the budget
+ * itself while no tuple-space subtable has hits yet (a fresh table: there
+ * is nothing to rank by, so a bulk load is not put in tuple space only to
+ * be moved).  Moving flows is a
  * change like a replace (new rule objects with the same match, priority,
  * sequence number, cookie, actions and statistics): it is committed with
  * the caller's open transaction, or else at once, and so grows the
