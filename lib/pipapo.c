@@ -1035,17 +1035,19 @@ fdp__pipapo_destroy_deferred(struct pipapo *p)
     fdp__rcu_defer(&pf->rcu, free_pipapo_cb);
 }
 
-/* Where 'rule' goes in 'rules' (n, best first): the index of the first
- * rule it beats. */
+/* A binary search of 'rules' (n, best first) for 'rule''s place: the
+ * index past every rule that beats it, and with 'past_ties' also past
+ * those that tie with it on (priority, seq). */
 static uint32_t
-rule_position(struct fdp_rule *const *rules, uint32_t n,
-              const struct fdp_rule *rule)
+rule_bound(struct fdp_rule *const *rules, uint32_t n,
+           const struct fdp_rule *rule, bool past_ties)
 {
     uint32_t lo = 0, hi = n;
 
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (fdp__rule_beats(rules[mid], rule) || rules[mid] == rule) {
+        if (past_ties ? !fdp__rule_beats(rule, rules[mid])
+                      : fdp__rule_beats(rules[mid], rule)) {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -1055,17 +1057,17 @@ rule_position(struct fdp_rule *const *rules, uint32_t n,
 }
 
 /* The index of 'rule' in 'rules' (n, best first), or n if it is not
- * there. */
+ * there.  Rules may tie on (priority, seq): a modified flow's new version
+ * keeps the old one's sequence number, and both are linked until the
+ * commit unlinks the old one.  So the search looks through the run of
+ * ties from the first rule that does not beat 'rule'. */
 static uint32_t
 rule_find(struct fdp_rule *const *rules, uint32_t n,
           const struct fdp_rule *rule)
 {
-    uint32_t at = rule_position(rules, n, rule);
+    uint32_t end = rule_bound(rules, n, rule, true);
 
-    if (at && rules[at - 1] == rule) {
-        return at - 1;
-    }
-    for (uint32_t i = 0; i < n; i++) {      /* Not sorted as it should be. */
+    for (uint32_t i = rule_bound(rules, n, rule, false); i < end; i++) {
         if (rules[i] == rule) {
             return i;
         }
@@ -1088,7 +1090,7 @@ rules_insert(struct fdp_rule ***rules, uint32_t *n, uint32_t *alloc,
         *rules = r;
         *alloc = grown;
     }
-    uint32_t at = rule_position(*rules, *n, rule);
+    uint32_t at = rule_bound(*rules, *n, rule, true);
     memmove(&(*rules)[at + 1], &(*rules)[at], (*n - at) * sizeof **rules);
     (*rules)[at] = rule;
     (*n)++;
@@ -1893,22 +1895,30 @@ lookup_part(const struct pipapo_snapshot *snap, const struct fdp_key *key,
     return lookup_bitmaps(snap, key, version, impl, use_candidates);
 }
 
+/* A lookup in 'snap' (not NULL): the better of its built part's answer and
+ * its delta's, both with implementation 'impl' (a delta is built by the
+ * same process, so it has the same implementations). */
+static const struct fdp_rule *
+lookup_parts(const struct pipapo_snapshot *snap, const struct fdp_key *key,
+             uint64_t version, unsigned int impl, bool use_candidates)
+{
+    const struct fdp_rule *r = lookup_part(snap, key, version, impl,
+                                           use_candidates);
+    if (snap->delta) {
+        r = better(r, lookup_part(snap->delta, key, version, impl,
+                                  use_candidates));
+    }
+    return r;
+}
+
 const struct fdp_rule *
 fdp__pipapo_lookup_with(const struct pipapo_snapshot *snap,
                         const struct fdp_key *key, uint64_t version,
                         fdp__pipapo_and_fn *and_rows)
 {
-    if (!snap) {
-        return NULL;
-    }
-    const struct fdp_rule *r = lookup_part(
-        snap, key, version, impl_index(and_rows, snap->impl), true);
-    if (snap->delta) {
-        const struct pipapo_snapshot *d = snap->delta;
-        r = better(r, lookup_part(d, key, version,
-                                  impl_index(and_rows, d->impl), true));
-    }
-    return r;
+    return snap ? lookup_parts(snap, key, version,
+                               impl_index(and_rows, snap->impl), true)
+                : NULL;
 }
 
 /* FLOWDP_CPU=validate: every implementation this CPU runs answers the
@@ -1929,15 +1939,9 @@ lookup_validate(const struct pipapo_snapshot *snap, const struct fdp_key *key,
             continue;
         }
         for (int cand = 0; cand < 2; cand++) {
-            const struct fdp_rule *got = NULL;
-            if (snap) {
-                got = lookup_part(snap, key, version, (unsigned int) i,
-                                  cand);
-            }
-            if (snap && snap->delta) {
-                got = better(got, lookup_part(snap->delta, key, version,
-                                              (unsigned int) i, cand));
-            }
+            const struct fdp_rule *got = lookup_parts(snap, key, version,
+                                                      (unsigned int) i,
+                                                      cand);
             if (got != want) {
                 fprintf(stderr, "flowdp: FLOWDP_CPU=validate: pipapo %s "
                         "(%s) found rule %p where generic found %p\n",
@@ -1960,13 +1964,7 @@ fdp__pipapo_lookup(const struct pipapo_snapshot *snap,
     if (snap->validate) {
         return lookup_validate(snap, key, version);
     }
-    const struct fdp_rule *r = lookup_part(snap, key, version, snap->impl,
-                                           true);
-    if (snap->delta) {
-        const struct pipapo_snapshot *d = snap->delta;
-        r = better(r, lookup_part(d, key, version, d->impl, true));
-    }
-    return r;
+    return lookup_parts(snap, key, version, snap->impl, true);
 }
 
 const struct fdp_rule *

@@ -1090,6 +1090,70 @@ START_TEST(incremental_updates)
 }
 END_TEST
 
+/* Rules that tie on (priority, seq), as the old and new versions of a
+ * modified flow do until the commit unlinks the old one: each is found
+ * and removed by identity, in any order, on the incremental path and on
+ * the whole rebuild. */
+START_TEST(tied_rules_removed_by_identity)
+{
+    static const int orders[][3] = { { 0, 1, 2 }, { 2, 1, 0 }, { 1, 2, 0 } };
+    uint32_t field_set = (UINT32_C(1) << FDP_F_NW_DST)
+                         | (UINT32_C(1) << FDP_F_TP_DST);
+
+    for (int o = 0; o < 3; o++) {
+        for (int incr = 0; incr < 2; incr++) {
+            enum { N_BODY = 40, N = N_BODY + 3 };
+            struct fdp_rule *rules[N];
+            struct fdp_key keys[N];
+            struct pipapo *p = fdp__pipapo_create(field_set);
+
+            fdp__pipapo_incr_min = incr ? 8 : UINT32_MAX;
+            for (uint32_t i = 0; i < N; i++) {
+                bool tied = i >= N_BODY;
+                rules[i] = new_rule(tied ? 5 : (uint16_t) (10 + i % 3),
+                                    tied ? 7 : 100 + i);
+                struct fdp_match *m = test_match(rules[i]);
+                ck_assert_int_eq(fdp__match_set_range(m, FDP_F_NW_DST,
+                                                      0x0a000000 + i * 16,
+                                                      0x0a000000 + i * 16
+                                                      + 9), 0);
+                ck_assert_int_eq(fdp__match_set_range(m, FDP_F_TP_DST,
+                                                      1000, 2000 + i), 0);
+                memset(&keys[i], 0, sizeof keys[i]);
+                fdp__key_set(&keys[i], FDP_F_NW_DST, 0x0a000000 + i * 16 + 3);
+                fdp__key_set(&keys[i], FDP_F_TP_DST, 1500);
+                ck_assert_int_eq(add(p, rules[i]), 0);
+            }
+            ck_assert_int_eq(fdp__pipapo_publish(p), 0);
+            for (int k = 0; k < 3; k++) {
+                struct fdp_rule *gone = rules[N_BODY + orders[o][k]];
+                fdp__pipapo_remove(p, gone);
+                ck_assert_int_eq(fdp__pipapo_publish(p), 0);
+                ck_assert_uint_eq(p->up.n_rules, N - 1 - (uint32_t) k);
+                for (uint32_t i = 0; i < N; i++) {
+                    bool removed = false;
+                    for (int j = 0; j <= k; j++) {
+                        removed |= rules[i] == rules[N_BODY + orders[o][j]];
+                    }
+                    const struct fdp_rule *got
+                        = fdp__pipapo_lookup(p->snap, &keys[i], 0);
+                    ck_assert_msg(got == (removed ? NULL : rules[i]),
+                                  "order %d, %s, removal %d: key %u found "
+                                  "%p", o, incr ? "incremental" : "whole",
+                                  k, i, (const void *) got);
+                }
+            }
+            fdp__pipapo_destroy_now(p);
+            fdp__rcu_barrier();
+            for (uint32_t i = 0; i < N; i++) {
+                free_rule(rules[i]);
+            }
+        }
+    }
+    fdp__pipapo_incr_min = PIPAPO_INCR_MIN;
+}
+END_TEST
+
 /* A table of the flows matching 'matches', priority 5, cookies 1, 2...,
  * inserted with NO_REPLACE: each insert must succeed. */
 static struct fdp_table *
@@ -1192,6 +1256,7 @@ main(void)
     tcase_add_test(tc, stale_bits_last_field);
     tcase_add_test(tc, deletion_out_of_bounds);
     tcase_add_loop_test(tc, incremental_updates, 0, 4);
+    tcase_add_test(tc, tied_rules_removed_by_identity);
     tcase_add_test(tc, overlap_full_key);
     return unit_run(s);
 }

@@ -63,6 +63,18 @@ random_mask(struct fdp_key *mask, size_t shape, struct unit_rng *rng)
 /* The reference: the best rule of 'rules' (those with 'linked' set, whose
  * matches are 'matches') that matches 'key' and is visible at
  * 'version'. */
+/* Frees subtable 'st' once no reader can see it, then its 'n' rules
+ * (the subtable does not own them). */
+static void
+destroy_with_rules(struct tss_subtable *st, struct fdp_rule **rules, size_t n)
+{
+    fdp__rcu_barrier();
+    fdp__tss_destroy_now(st);
+    for (size_t i = 0; i < n; i++) {
+        free(rules[i]);
+    }
+}
+
 static const struct fdp_rule *
 brute_lookup(struct fdp_rule *const *rules, const struct fdp_match *matches,
              const bool *linked, size_t n, const struct fdp_key *key,
@@ -202,11 +214,7 @@ differential_run(size_t shape, enum tss_hash_kind kind, uint64_t salt,
     while (n_trace < (size_t) N_OPS * FDP_TABLE_BATCH_MAX) {
         trace[n_trace++] = -2;
     }
-    fdp__rcu_barrier();
-    fdp__tss_destroy_now(st);
-    for (size_t i = 0; i < N_RULES; i++) {
-        free(rules[i]);
-    }
+    destroy_with_rules(st, rules, N_RULES);
     free(rules);
     free(matches);
     free(linked);
@@ -283,11 +291,7 @@ START_TEST(flood_bound)
         for (size_t i = 0; i < N; i++) {
             fdp__tss_unlink(st, rules[i]);
         }
-        fdp__rcu_barrier();
-        fdp__tss_destroy_now(st);
-        for (size_t i = 0; i < N; i++) {
-            free(rules[i]);
-        }
+        destroy_with_rules(st, rules, N);
     }
     free(rules);
     free(flows);
@@ -330,11 +334,7 @@ START_TEST(for_each_rule)
     n = 0;
     ck_assert(fdp__tss_for_each_rule(st, count_cb, &n));
     ck_assert_uint_eq(n, N - N / 2);
-    fdp__rcu_barrier();
-    fdp__tss_destroy_now(st);
-    for (size_t i = 0; i < N; i++) {
-        free(rules[i]);
-    }
+    destroy_with_rules(st, rules, N);
     free(rules);
     free(flows);
 }
