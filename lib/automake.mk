@@ -19,6 +19,8 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/actions.h \
 	lib/cpu.c \
 	lib/cpu.h \
+	lib/cut.c \
+	lib/cut.h \
 	lib/hash.c \
 	lib/hash.h \
 	lib/hmap.c \

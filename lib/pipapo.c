@@ -1035,68 +1035,6 @@ fdp__pipapo_destroy_deferred(struct pipapo *p)
     fdp__rcu_defer(&pf->rcu, free_pipapo_cb);
 }
 
-/* A binary search of 'rules' (n, best first) for 'rule''s place: the
- * index past every rule that beats it, and with 'past_ties' also past
- * those that tie with it on (priority, seq). */
-static uint32_t
-rule_bound(struct fdp_rule *const *rules, uint32_t n,
-           const struct fdp_rule *rule, bool past_ties)
-{
-    uint32_t lo = 0, hi = n;
-
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (past_ties ? !fdp__rule_beats(rule, rules[mid])
-                      : fdp__rule_beats(rules[mid], rule)) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
-/* The index of 'rule' in 'rules' (n, best first), or n if it is not
- * there.  Rules may tie on (priority, seq): a modified flow's new version
- * keeps the old one's sequence number, and both are linked until the
- * commit unlinks the old one.  So the search looks through the run of
- * ties from the first rule that does not beat 'rule'. */
-static uint32_t
-rule_find(struct fdp_rule *const *rules, uint32_t n,
-          const struct fdp_rule *rule)
-{
-    uint32_t end = rule_bound(rules, n, rule, true);
-
-    for (uint32_t i = rule_bound(rules, n, rule, false); i < end; i++) {
-        if (rules[i] == rule) {
-            return i;
-        }
-    }
-    return n;
-}
-
-/* Inserts 'rule' into 'rules' (n of them, room for 'alloc') in order,
- * growing the array if needed.  Returns 0 or ENOMEM. */
-static int
-rules_insert(struct fdp_rule ***rules, uint32_t *n, uint32_t *alloc,
-             struct fdp_rule *rule)
-{
-    if (*n == *alloc) {
-        uint32_t grown = *alloc ? 2 * *alloc : 16;
-        struct fdp_rule **r = realloc(*rules, grown * sizeof *r);
-        if (!r) {
-            return ENOMEM;
-        }
-        *rules = r;
-        *alloc = grown;
-    }
-    uint32_t at = rule_bound(*rules, *n, rule, true);
-    memmove(&(*rules)[at + 1], &(*rules)[at], (*n - at) * sizeof **rules);
-    (*rules)[at] = rule;
-    (*n)++;
-    return 0;
-}
-
 /* True if the changes since the last whole build are too many for
  * another incremental publish, or there is no build to add them to. */
 static bool
@@ -1112,7 +1050,7 @@ changes_overflow(const struct pipapo *p, uint32_t more)
 int
 fdp__pipapo_add(struct pipapo *p, struct fdp_rule *rule)
 {
-    if (rules_insert(&p->rules, &p->up.n_rules, &p->alloc_rules, rule)) {
+    if (fdp__rules_insert(&p->rules, &p->up.n_rules, &p->alloc_rules, rule)) {
         return ENOMEM;
     }
     p->up.dirty = true;
@@ -1125,7 +1063,7 @@ fdp__pipapo_add(struct pipapo *p, struct fdp_rule *rule)
      * rebuild). */
     if (!p->rebuild) {
         if (changes_overflow(p, 1)
-            || rules_insert(&p->delta_rules, &p->n_delta, &p->alloc_delta,
+            || fdp__rules_insert(&p->delta_rules, &p->n_delta, &p->alloc_delta,
                             rule)) {
             p->rebuild = true;
         } else {
@@ -1138,7 +1076,7 @@ fdp__pipapo_add(struct pipapo *p, struct fdp_rule *rule)
 void
 fdp__pipapo_remove(struct pipapo *p, struct fdp_rule *rule)
 {
-    uint32_t i = rule_find(p->rules, p->up.n_rules, rule);
+    uint32_t i = fdp__rules_find(p->rules, p->up.n_rules, rule);
 
     if (i == p->up.n_rules) {
         return;
@@ -1152,7 +1090,7 @@ fdp__pipapo_remove(struct pipapo *p, struct fdp_rule *rule)
     }
 
     if (rule->owner_slot == PIPAPO_IN_DELTA) {
-        uint32_t d = rule_find(p->delta_rules, p->n_delta, rule);
+        uint32_t d = fdp__rules_find(p->delta_rules, p->n_delta, rule);
         if (d == p->n_delta) {
             p->rebuild = true;      /* Cannot happen: be safe. */
             return;

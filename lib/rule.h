@@ -5,9 +5,12 @@
 #ifndef FDP_RULE_H
 #define FDP_RULE_H 1
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "flowdp/table.h"
 #include "hmap.h"
@@ -126,6 +129,70 @@ fdp__rule_visible(const struct fdp_rule *rule, uint64_t version)
     return __atomic_load_n(&rule->add_version, __ATOMIC_RELAXED) <= version
            && version < __atomic_load_n(&rule->remove_version,
                                         __ATOMIC_RELAXED);
+}
+
+/* Arrays of rules kept best first (pipapo, partitioned sub-tables). */
+
+/* A binary search of 'rules' (n, best first) for 'rule''s place: the
+ * index past every rule that beats it, and with 'past_ties' also past
+ * those that tie with it on (priority, seq). */
+static inline uint32_t
+fdp__rules_bound(struct fdp_rule *const *rules, uint32_t n,
+           const struct fdp_rule *rule, bool past_ties)
+{
+    uint32_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (past_ties ? !fdp__rule_beats(rule, rules[mid])
+                      : fdp__rule_beats(rules[mid], rule)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* The index of 'rule' in 'rules' (n, best first), or n if it is not
+ * there.  Rules may tie on (priority, seq): a modified flow's new version
+ * keeps the old one's sequence number, and both are linked until the
+ * commit unlinks the old one.  So the search looks through the run of
+ * ties from the first rule that does not beat 'rule'. */
+static inline uint32_t
+fdp__rules_find(struct fdp_rule *const *rules, uint32_t n,
+          const struct fdp_rule *rule)
+{
+    uint32_t end = fdp__rules_bound(rules, n, rule, true);
+
+    for (uint32_t i = fdp__rules_bound(rules, n, rule, false); i < end; i++) {
+        if (rules[i] == rule) {
+            return i;
+        }
+    }
+    return n;
+}
+
+/* Inserts 'rule' into 'rules' (n of them, room for 'alloc') in order,
+ * growing the array if needed.  Returns 0 or ENOMEM. */
+static inline int
+fdp__rules_insert(struct fdp_rule ***rules, uint32_t *n, uint32_t *alloc,
+             struct fdp_rule *rule)
+{
+    if (*n == *alloc) {
+        uint32_t grown = *alloc ? 2 * *alloc : 16;
+        struct fdp_rule **r = realloc(*rules, grown * sizeof *r);
+        if (!r) {
+            return ENOMEM;
+        }
+        *rules = r;
+        *alloc = grown;
+    }
+    uint32_t at = fdp__rules_bound(*rules, *n, rule, true);
+    memmove(&(*rules)[at + 1], &(*rules)[at], (*n - at) * sizeof **rules);
+    (*rules)[at] = rule;
+    (*n)++;
+    return 0;
 }
 
 #endif /* FDP_RULE_H */

@@ -130,6 +130,7 @@
 #include <time.h>
 
 #include "actions.h"
+#include "cut.h"
 #include "hmap.h"
 #include "flowdp/cpu.h"
 #include "pipapo.h"
@@ -227,6 +228,7 @@ struct fdp_table {
     struct fdp__hmap rule_index;        /* fdp_rule.index_node. */
     struct fdp_hash_key index_key;
     size_t max_masks;                   /* Tuple-space mask budget. */
+    bool overflowed;                    /* A masked flow went past it. */
     uint64_t next_seq;
     uint64_t n_flows;                   /* Atomic: visible at 'version'. */
     uint64_t rule_memory;               /* Atomic: freed on RCU thread.
@@ -660,36 +662,37 @@ any_hits(const struct fdp_table *table)
     return false;
 }
 
-/* The pipapo sub-table for rules with ranges over 'field_set', or with
- * 'overflow' the one for masked flows moved out of tuple space.  A table
- * has a handful of them, so a scan finds it. */
-static struct pipapo *
+/* The partitioned sub-table (lib/cut.c), for rules with ranges and for
+ * masked flows moved out of tuple space ('overflow'), widened to the
+ * fields 'field_set' of the rule to come.  A table has one: a lookup
+ * walks one tree for all of them, rather than one per kind.  Its kind is
+ * that of the rule that created it (dump-tables shows "pipapo" or
+ * "overflow").  It comes after a few tuple-space subtables, so a scan
+ * finds it. */
+static struct fdp__subtable *
 get_pipapo(struct fdp_table *table, uint32_t field_set, bool overflow)
 {
-    enum fdp_subtable_kind kind = overflow ? FDP_SUBTABLE_OVERFLOW
-                                           : FDP_SUBTABLE_PIPAPO;
-
     for (size_t i = 0; i < table->n_subs; i++) {
         struct fdp__subtable *st = table->subs[i];
-        if (st->kind != kind) {
-            continue;
-        }
-        struct pipapo *p = fdp__pipapo_cast(st);
-        if (overflow || p->field_set == field_set) {
-            fdp__pipapo_add_fields(p, field_set);
-            return p;
+        if (st->kind != FDP_SUBTABLE_TSS) {
+            /* A field a rule does not use is a wildcard for it. */
+            fdp__cut_cast(st)->field_set |= field_set;
+            return st;
         }
     }
-    struct pipapo *pp = fdp__pipapo_create(field_set);
-    if (!pp) {
+    struct cut *cut = fdp__cut_create(field_set);
+    if (!cut) {
         return NULL;
     }
-    pp->up.kind = kind;
-    if (add_subtable(table, &pp->up)) {
-        fdp__pipapo_destroy_now(pp);
+    struct fdp__subtable *st = &cut->up;
+    if (overflow) {
+        st->kind = FDP_SUBTABLE_OVERFLOW;
+    }
+    if (add_subtable(table, st)) {
+        st->class->destroy(st, false);
         return NULL;
     }
-    return pp;
+    return st;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1148,14 +1151,15 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
         to_tss = false;
     }
     struct fdp__subtable *st;
+    if (!to_tss && fdp_match_is_masked(match)) {
+        table->overflowed = true;
+    }
     if (to_tss) {
         struct tss_subtable *tss = get_subtable(table, &match->mask);
         st = tss ? &tss->up : NULL;
     } else {
-        struct pipapo *pp = get_pipapo(table, fdp__pipapo_fields_of(match),
-                                       overflow
-                                       || fdp_match_is_masked(match));
-        st = pp ? &pp->up : NULL;
+        st = get_pipapo(table, fdp__pipapo_fields_of(match),
+                        overflow || fdp_match_is_masked(match));
     }
     error = st ? st->class->insert(st, rule) : ENOMEM;
     if (error) {
@@ -1441,9 +1445,10 @@ move_rule_cb(struct fdp_rule *r, void *aux_)
                      0);
 }
 
-/* Moves the flows of the least-hit subtables into the overflow pipapo
- * sub-table until at most 'max_masks' subtables remain, within the open
- * transaction.
+/* Moves the flows of the least-hit subtables into the overflow
+ * (partitioned) sub-table until at most 'max_masks' subtables remain,
+ * and, once the budget has been passed, those of every sparse subtable
+ * (see sparse()), within the open transaction.
  *
  * A move is a change like a replace: each flow gets a new rule in pipapo
  * (same match, priority, sequence number, cookie, actions and statistics)
@@ -1458,29 +1463,95 @@ move_rule_cb(struct fdp_rule *r, void *aux_)
  *
  * Stops at the first failure (ENOMEM): the flows moved so far are moved,
  * the rest stay in tuple space, and the table is correct either way. */
+/* for_each_rule() state for sparse(): priority levels seen. */
+struct levels_aux {
+    uint64_t *seen;             /* TIE_WORDS words. */
+    uint32_t n_levels;
+};
+
+static bool
+levels_cb(struct fdp_rule *r, void *aux_)
+{
+    struct levels_aux *aux = aux_;
+
+    if (!bit_test(aux->seen, r->priority)) {
+        bit_set(aux->seen, r->priority);
+        aux->n_levels++;
+    }
+    return true;
+}
+
+static bool
+levels_clear_cb(struct fdp_rule *r, void *aux_)
+{
+    struct levels_aux *aux = aux_;
+
+    aux->seen[r->priority / 64] = 0;
+    return true;
+}
+
+/* True if tuple-space subtable 'st' holds fewer than TSS_RULES_PER_LEVEL
+ * flows per priority level: then a probe of it, which every lookup that
+ * has not found a better flow pays, finds little, and the partitioned
+ * sub-table, whose cuts look at a packet's own bits, serves its flows
+ * better.  (Flows of one priority, as megaflows, are what tuple space is
+ * for; an ACL whose every flow has its own priority is not.) */
+#define TSS_RULES_PER_LEVEL 4
+
+/* Below this many flows a table's walk is short whatever its shape, and
+ * only the mask budget moves subtables. */
+#define SPARSE_MIN_FLOWS 256
+
+static bool
+sparse(struct fdp__subtable *st, uint64_t *seen)
+{
+    struct levels_aux aux = { .seen = seen, .n_levels = 0 };
+
+    st->class->for_each_rule(st, false, levels_cb, &aux);
+    st->class->for_each_rule(st, false, levels_clear_cb, &aux);
+    return st->n_rules < (uint64_t) TSS_RULES_PER_LEVEL * aux.n_levels;
+}
+
 static void
 trim_masks(struct fdp_table *table)
 {
-    if (!table->max_masks || table->n_tss <= table->max_masks) {
+    if (!table->max_masks
+        || (table->n_tss <= table->max_masks
+            && (!table->overflowed || table->n_flows < SPARSE_MIN_FLOWS))) {
         return;
     }
-    size_t n_move = table->n_tss - table->max_masks;
+    size_t n_move = table->n_tss > table->max_masks
+                    ? table->n_tss - table->max_masks : 0;
     struct fdp__subtable **order = malloc(table->n_tss * sizeof *order);
-    if (!order) {
+    uint64_t *seen = calloc(TIE_WORDS, sizeof *seen);
+    if (!order || !seen) {
+        free(order);
+        free(seen);
         return;
     }
-    size_t n_order = 0;
-    for (size_t i = 0; i < table->n_subs; i++) {
-        if (table->subs[i]->kind == FDP_SUBTABLE_TSS) {
-            order[n_order++] = table->subs[i];
+    /* Sparse subtables first (all of them go), then the least hit. */
+    size_t n_sparse = 0, n_order = table->n_tss;
+    for (size_t i = 0, back = n_order; i < table->n_subs; i++) {
+        struct fdp__subtable *st = table->subs[i];
+        if (st->kind == FDP_SUBTABLE_TSS) {
+            if (table->n_flows >= SPARSE_MIN_FLOWS && sparse(st, seen)) {
+                order[n_sparse++] = st;
+            } else {
+                order[--back] = st;
+            }
         }
     }
-    qsort(order, n_order, sizeof *order, compare_by_hits);
+    free(seen);
+    qsort(order + n_sparse, n_order - n_sparse, sizeof *order,
+          compare_by_hits);
+    if (n_move < n_sparse) {
+        n_move = n_sparse;
+    }
 
     /* add_rule() to pipapo and txn_remove() leave the subtables' chains
      * as they are, so walking them while moving is safe. */
     struct move_aux aux = { .table = table, .version = txn_version(table) };
-    for (size_t i = 0; i < n_move; i++) {
+    for (size_t i = 0; i < n_move && i < n_order; i++) {
         if (!order[i]->class->for_each_rule(order[i], false, move_rule_cb,
                                             &aux)) {
             break;

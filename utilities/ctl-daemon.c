@@ -575,12 +575,27 @@ print_subtables(const json_t *subtables)
         } else {
             fputs(" fields=", stdout);
             print_joined(json_object_get(st, "fields"));
-            fputs(" groups=", stdout);
-            print_joined(json_object_get(st, "group_bits"));
+            /* Partitioned sub-tables' leaves are lists: no groups. */
+            const json_t *groups = json_object_get(st, "group_bits");
+            bool any_group = false;
+            for (size_t g = 0; g < json_array_size(groups); g++) {
+                any_group |= json_integer_value(json_array_get(groups, g))
+                             != 0;
+            }
+            if (any_group) {
+                fputs(" groups=", stdout);
+                print_joined(groups);
+            }
             const json_t *consts = json_object_get(st, "const_fields");
             if (json_array_size(consts)) {
                 fputs(" const=", stdout);
                 print_joined(consts);
+            }
+            if (json_object_get(st, "partitions")) {
+                printf(" partitions=%" PRIu64 " depth=%" PRIu64
+                       " largest=%" PRIu64, get_u64(st, "partitions"),
+                       get_u64(st, "partition_depth"),
+                       get_u64(st, "largest_partition"));
             }
         }
         putchar('\n');

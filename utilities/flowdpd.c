@@ -1117,7 +1117,13 @@ subtable_json(const struct fdp_subtable_stats *st)
     }
     json_t *fields = json_array(), *groups = json_array();
     json_t *consts = json_array();
-    if (json_object_set_new(o, "fields", fields)
+    if (json_object_set_new(o, "partitions",
+                            json_integer(st->n_partitions))
+        || json_object_set_new(o, "partition_depth",
+                               json_integer(st->partition_depth))
+        || json_object_set_new(o, "largest_partition",
+                               json_integer(st->largest_partition))
+        || json_object_set_new(o, "fields", fields)
         || json_object_set_new(o, "group_bits", groups)
         || json_object_set_new(o, "const_fields", consts)) {
         json_decref(o);

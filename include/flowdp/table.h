@@ -236,16 +236,25 @@ struct fdp_subtable_stats {
                                  * chain passed its bound (flooding). */
     struct fdp_key mask;        /* The bits of the key its flows match. */
 
-    /* Pipapo and overflow only: the fields intersected, in lookup order
-     * (most selective first), and the bits each field's lookup table
-     * takes at a time (4 or 8); then the fields every flow of the
-     * sub-table matches alike (the dl_type and nw_proto of "udp,
-     * tp_dst=1000-2000" flows), checked once per lookup instead. */
+    /* Pipapo and overflow only: the fields their flows match, and the
+     * bits each field's lookup table takes at a time (4 or 8; 0 for a
+     * partitioned sub-table, whose small partitions test each flow
+     * directly, see lib/cut.c); then the fields every flow of the
+     * sub-table matches alike, checked once per lookup instead (none for
+     * a partitioned sub-table: each partition finds its own). */
     unsigned int n_fields;
     enum fdp_field fields[FDP_N_FIELDS];
     uint8_t group_bits[FDP_N_FIELDS];
     unsigned int n_const_fields;
     enum fdp_field const_fields[FDP_N_FIELDS];
+
+    /* Pipapo and overflow only: the partitions their flows are cut into,
+     * each a small leaf a lookup reaches through a tree of cuts (see
+     * lib/cut.c): how many, the deepest one's depth, and the most flows
+     * one holds. */
+    uint32_t n_partitions;
+    uint32_t partition_depth;
+    uint32_t largest_partition;
 };
 
 /* Describes each sub-table a lookup walks, in walk order, in out[0],

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "lib/actions.h"
+#include "lib/cut.h"
 #include "lib/hash-private.h"
 #include "lib/tss.h"
 #include "lib/util.h"
@@ -473,6 +474,93 @@ START_TEST(differential_mixed_few_masks)
 }
 END_TEST
 
+/* The partitioned sub-table (lib/cut.c) with leaves of 2 rules, so that
+ * random changes split leaves (past 4 rules), unhook emptied leaves and
+ * inner nodes, and runs fold shrunk subtrees back into leaves, all
+ * checked against the reference after every change; with a mask budget
+ * of 1, masked flows go to the partitions too (the ACL case), and with
+ * heavy overlap (few distinct values, wide ranges). */
+START_TEST(differential_partitions)
+{
+    uint32_t saved = fdp__cut_leaf_max;
+
+    fdp__cut_leaf_max = 2;
+    with_ranges = true;
+    differential_budget(40, 1500, 36, 1);
+    differential_budget(300, 800, 37, 8);
+    fdp__cut_leaf_max = saved;
+    differential_budget(40, 800, 38, 1);
+    with_ranges = false;
+}
+END_TEST
+
+/* The leaf form keeps what all its rules share as one test and the rest
+ * per rule; rules that differ only in bits the leaf shares must still be
+ * told apart (a cut leaves them in one leaf). */
+START_TEST(partition_leaf_common_bits)
+{
+    struct fdp_table *t;
+    struct ref ref = { NULL, 0, 0, 0 };
+    struct fdp_match m;
+    struct unit_rng rng;
+
+    unit_rng_init(&rng, 39);
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    fdp_table_set_max_masks(t, 1);
+    for (int i = 0; i < 40; i++) {
+        /* Same /16, different lengths and port ranges, and a few exact
+         * ports (masked flows, past the budget). */
+        uint32_t dst = 0x0a0b0000 | (uint32_t) unit_rng_below(&rng, 4) << 8;
+        unsigned int len = 16 + 8 * unit_rng_below(&rng, 3);
+        uint16_t lo = (uint16_t) unit_rng_below(&rng, 40);
+        fdp__match_init(&m);
+        fdp__match_set_masked(&m, FDP_F_DL_TYPE, 0x0800, 0xffff);
+        fdp__match_set_masked(&m, FDP_F_NW_PROTO, 17, 0xff);
+        fdp__match_set_masked(&m, FDP_F_NW_DST, dst & ~fdp__ones(32 - len),
+                              fdp__ones(32) & ~fdp__ones(32 - len));
+        if (i % 3) {
+            fdp__match_set_range(&m, FDP_F_TP_DST, lo,
+                                 lo + 1 + unit_rng_below(&rng, 20));
+        } else {
+            fdp__match_set_masked(&m, FDP_F_TP_DST, lo, 0xffff);
+        }
+        uint16_t prio = (uint16_t) (100 + unit_rng_below(&rng, 5));
+        if (table_insert(t, &m, prio, (uint64_t) i + 1, 0) == 0) {
+            ref_insert(&ref, &m, prio, (uint64_t) i + 1);
+        }
+        if (i % 10 == 9) {
+            fdp_table_run(t);
+        }
+    }
+    fdp_table_run(t);
+    fdp_table_read_lock();
+    for (uint32_t x = 0; x < 4; x++) {
+        for (uint32_t port = 0; port < 64; port++) {
+            struct fdp_key key;
+            memset(&key, 0, sizeof key);
+            fdp__key_set(&key, FDP_F_DL_TYPE, 0x0800);
+            fdp__key_set(&key, FDP_F_NW_PROTO, 17);
+            fdp__key_set(&key, FDP_F_NW_DST, 0x0a0b0001 | x << 8);
+            fdp__key_set(&key, FDP_F_TP_DST, port);
+            const struct ref_flow *want = ref_lookup(&ref, &key);
+            const struct fdp_rule *got = fdp_table_lookup(t, &key);
+            struct fdp_flow_spec spec = { .cookie = 0 };
+            if (got) {
+                get_spec(got, &spec);
+            }
+            ck_assert_msg(!want == !got
+                          && (!want || want->cookie == spec.cookie),
+                          "dst %u port %u: table %llu, reference %llu", x,
+                          port, (unsigned long long) spec.cookie,
+                          want ? (unsigned long long) want->cookie : 0ull);
+        }
+    }
+    fdp_table_read_unlock();
+    fdp_table_destroy(t);
+    free(ref.flows);
+}
+END_TEST
+
 /* A large table: 5000 flows in one transaction, then lookups. */
 START_TEST(differential_large)
 {
@@ -678,7 +766,11 @@ subtable_has_field(const struct fdp_subtable_stats *s, enum fdp_field field)
 {
     for (unsigned int i = 0; i < s->n_fields; i++) {
         if (s->fields[i] == field) {
-            ck_assert(s->group_bits[i] == 4 || s->group_bits[i] == 8);
+            /* 0: the partitions are lists (lib/cut.c). */
+            ck_assert(s->group_bits[i] == 0 || s->group_bits[i] == 4
+                      || s->group_bits[i] == 8);
+            ck_assert_uint_ge(s->n_partitions, 1);
+            ck_assert_uint_ge(s->largest_partition, 1);
             return true;
         }
     }
@@ -706,8 +798,8 @@ subtable_stats_checked(struct fdp_table *t, struct fdp_subtable_stats *out,
 }
 
 /* Per-sub-table statistics: exact flows over three masks, ranged flows
- * in one pipapo field set, then a mask budget of 1 that moves the flows of
- * the two least-hit masks to the overflow sub-table. */
+ * in the partitioned sub-table, then a mask budget of 1 that moves the
+ * flows of the two least-hit masks there too. */
 START_TEST(subtable_stats_per_structure)
 {
     static const char *const flows[] = {
@@ -787,20 +879,19 @@ START_TEST(subtable_stats_per_structure)
     ck_assert_int_eq(fdp_table_get_subtable_stats(t, out, 8, &n), 0);
     ck_assert_uint_eq(out[1].hits, 5);
 
-    /* A budget of one mask: B and C move to the overflow sub-table. */
+    /* A budget of one mask: B and C move to the partitioned sub-table,
+     * which the ranged flows share (one tree for both, lib/cut.c). */
     fdp_table_set_max_masks(t, 1);
     fdp_table_run(t);
-    ck_assert_uint_eq(subtable_stats_checked(t, out, FDP_ARRAY_SIZE(out)), 3);
+    ck_assert_uint_eq(subtable_stats_checked(t, out, FDP_ARRAY_SIZE(out)), 2);
     ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PIPAPO);
-    ck_assert_uint_eq(out[0].n_flows, 2);
+    ck_assert_uint_eq(out[0].n_flows, 7);
+    ck_assert_int_eq(out[0].max_priority, 200);
+    ck_assert(subtable_has_field(&out[0], FDP_F_NW_DST));
+    ck_assert(subtable_has_field(&out[0], FDP_F_NW_SRC));
     ck_assert_int_eq(out[1].kind, FDP_SUBTABLE_TSS);
     ck_assert_uint_eq(out[1].n_flows, 4);
     ck_assert_uint_eq(out[1].hits, 5);
-    ck_assert_int_eq(out[2].kind, FDP_SUBTABLE_OVERFLOW);
-    ck_assert_uint_eq(out[2].n_flows, 5);
-    ck_assert_int_eq(out[2].max_priority, 50);
-    ck_assert(subtable_has_field(&out[2], FDP_F_NW_DST));
-    ck_assert(subtable_has_field(&out[2], FDP_F_NW_SRC));
 
     /* Removing flows shows in the counts at once. */
     struct fdp_match *m = fdp_match_create();
@@ -817,10 +908,10 @@ START_TEST(subtable_stats_per_structure)
     ck_assert_int_eq(fdp_table_remove(t, &filter, &n), 0);
     ck_assert_uint_eq(n, 3);
     fdp_match_destroy(m);
-    ck_assert_uint_eq(subtable_stats_checked(t, out, FDP_ARRAY_SIZE(out)), 3);
-    ck_assert_int_eq(out[2].kind, FDP_SUBTABLE_OVERFLOW);
-    ck_assert_uint_eq(out[2].n_flows, 2);
-    ck_assert_int_eq(out[2].max_priority, 10);
+    ck_assert_uint_eq(subtable_stats_checked(t, out, FDP_ARRAY_SIZE(out)), 2);
+    ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PIPAPO);
+    ck_assert_uint_eq(out[0].n_flows, 4);
+    ck_assert_int_eq(out[0].max_priority, 200);
     fdp_table_destroy(t);
 }
 END_TEST
@@ -1933,6 +2024,12 @@ range_flow(struct fdp_match *m, uint32_t nw_lo, uint32_t nw_hi,
  * checks the hand-over of shared tables between snapshots. */
 START_TEST(incremental_pipapo_under_concurrent_lookups)
 {
+    /* Loop 1: leaves of 2 rules, so that partitions split, empty and fold
+     * back while the readers look up (lib/cut.c). */
+    uint32_t saved_leaf_max = fdp__cut_leaf_max;
+    if (_i == 1) {
+        fdp__cut_leaf_max = 2;
+    }
     struct conc c;
     struct unit_rng rng;
     pthread_t readers[N_READERS];
@@ -2039,6 +2136,7 @@ START_TEST(incremental_pipapo_under_concurrent_lookups)
     }
     stop_readers(&c, readers);
     free(ref.flows);
+    fdp__cut_leaf_max = saved_leaf_max;
 }
 END_TEST
 
@@ -2053,6 +2151,8 @@ main(void)
     tcase_add_test(tc, differential_mixed_ranges);
     tcase_add_test(tc, differential_mixed_few_masks);
     tcase_add_test(tc, differential_large);
+    tcase_add_test(tc, differential_partitions);
+    tcase_add_test(tc, partition_leaf_common_bits);
     tcase_add_test(tc, differential_pure_tuple_space);
     tcase_add_test(tc, failed_bulk_change_leaves_table_unchanged);
     tcase_add_test(tc, equal_priority_first_added_wins);
@@ -2072,7 +2172,8 @@ main(void)
     tcase_add_test(tc, dump_during_mask_trim_sees_each_flow_once);
     tcase_add_test(tc, get_stats_does_not_wait_for_open_transaction);
     tcase_add_test(tc, tie_bookkeeping_under_concurrent_lookups);
-    tcase_add_test(tc, incremental_pipapo_under_concurrent_lookups);
+    tcase_add_loop_test(tc, incremental_pipapo_under_concurrent_lookups, 0,
+                        2);
     tc = unit_tcase(s, "classbench");
     tcase_add_loop_test(tc, classbench, 0, 3);
     return unit_run(s);

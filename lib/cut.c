@@ -1,0 +1,1701 @@
+/*
+ * Partitioned range sub-tables: a tree of cuts over the rules, with small
+ * leaves.
+ *
+ * What it is for
+ * ==============
+ * Firewall and ACL rule sets hold thousands of flows with prefixes, port
+ * ranges and distinct priorities.  One pipapo sub-table over all of them
+ * (lib/pipapo.c) intersects bitmaps thousands of bits wide in every field
+ * and rebuilds whole on a change.  This sub-table cuts the rules into
+ * partitions of a few rules each, so that a lookup reaches one or two of
+ * them, and a change rebuilds one.
+ *
+ * Design
+ * ======
+ * Cuts.  An inner node cuts on the top k bits of one field (a "cut",
+ * written field/k: nw_dst/16 is the destination's /16).  A rule "fits" a
+ * cut if it is exact on those bits: a prefix at least k long, or a range
+ * whose ends share their top k bits.  Fitting rules go to the child for
+ * their value, found in a hash map of value -> child; the others go to the
+ * node's spill child, which is cut again on something else.  A packet can
+ * match only rules of the child its own top k bits select and rules of
+ * the spill: so a lookup follows at most two edges per node.
+ *
+ * Choosing a cut (HiCuts' and CutSplit's idea, without copying rules into
+ * several children).  For every field of the sub-table and every width k
+ * (4, 8, ... 24, then 32, 40, ... up to 64 bits), the writer counts, in
+ * one hash pass, the rules that fit and the largest group of them that
+ * shares one value; it takes the cut that minimises
+ *     spill + largest child,
+ * the rules a packet may still have to look at after the cut, and stops
+ * when no cut brings that under 3/4 of the node's rules.  Nodes of at most
+ * fdp__cut_leaf_max (16) rules are leaves.  A rule is never copied: each
+ * lives in exactly one leaf, so a change touches one leaf and memory is
+ * linear in the rules.
+ *
+ * Leaves.  A leaf is an immutable, RCU-published lookup form of its rules,
+ * best first.  Up to 64 rules it is a list in structure-of-arrays form:
+ * for each key word any of its rules masks, each rule's mask and value
+ * word; for each range field, each rule's bounds (0 and the field's
+ * maximum for a rule without a range there).  A lookup tests the rules in
+ * order and the first visible one that matches wins.  Above 64 rules (a
+ * set no cut separates) the leaf is a pipapo snapshot.
+ *
+ * Priority bounds.  Every node keeps the best (priority, seq) of the
+ * rules below it.  A lookup visits, at each inner node, the child and the
+ * spill in the order of their bounds and skips a node that cannot beat
+ * the best rule found so far: with rules of distinct priorities (first
+ * match), most lookups end after the first leaf that matches.  Bounds
+ * rise on insert, before the commit that makes the rule visible (a lookup
+ * that loads the new version sees the raised bound); a leaf's bound falls
+ * on remove, which the table calls after the grace period that follows
+ * the rule's removal, when no lookup can see it any more; inner nodes'
+ * bounds are tightened by compact() (fdp_table_run()).
+ *
+ * Updates.  An insert follows the rule's cut values down to its leaf,
+ * creating an empty child or spill where there is none, and adds the rule
+ * to the leaf's writer list; publish() rebuilds the lookup form of each
+ * leaf changed since the last publish (a few microseconds for 16 rules).
+ * A leaf that grows past twice fdp__cut_leaf_max is cut, and its subtree
+ * replaces it; a leaf left empty is unhooked, then an inner node left
+ * without children.  compact() folds a subtree that has shrunk to a
+ * leaf's size back into one leaf.  Lookups never stop: child maps are
+ * open-addressed, filled in place (value first, then the child pointer
+ * with a release store) and emptied with a tombstone, and copied whole
+ * only to grow or to shed tombstones; everything replaced is freed after
+ * a grace period.
+ *
+ * Cost.  A lookup costs, per node on its path, one hash of one key word
+ * and one probe (about two cache lines), and per leaf it visits one line
+ * of bounds and, per rule tested, a few words of the leaf's arrays (a
+ * 16-rule leaf of the five-tuple spans about 9 lines).  Measured on the
+ * ClassBench sets (docs/PERFORMANCE.md): about 1.2-1.5 leaves per lookup,
+ * trees 2-5 levels deep.
+ *
+ * Worked example
+ * ==============
+ * Rules, best first: A "nw_dst=10.1.0.0/16,tp_dst=80", B
+ * "nw_dst=10.1.2.0/24,tp_dst=1000-2000", C "nw_dst=10.2.0.0/16", D
+ * "nw_src=192.168.0.0/16", with a leaf size of 1.  At the root, the cut
+ * nw_dst/16 fits A, B and C (largest group: A and B, in 10.1) and spills D:
+ * cost 1 + 2 = 3; nw_dst/24 would fit only B (cost 3 + 1 = 4).  The root
+ * cuts nw_dst/16: child 10.1 {A, B}, child 10.2 {C}, spill {D}.  Child 10.1
+ * is cut again: tp_dst/16 fits only A (B's range spans many values),
+ * nw_dst/24 fits only B; either gives cost 2 and leaves {A} and {B}.  A
+ * packet to 10.2.3.4 from 192.168.1.1 follows the root's child 10.2, finds
+ * C, and visits the spill only if D's bound beats C: it does not (D comes
+ * after C), so the lookup ends after one leaf.
+ *
+ * References: P. Gupta, N. McKeown, "Packet classification using
+ * hierarchical intelligent cuttings" (HiCuts), Hot Interconnects 1999;
+ * W. Li et al., "CutSplit: a decision-tree combining cutting and
+ * splitting for scalable packet classification", INFOCOM 2018; J. Daly
+ * et al., "TupleMerge", IEEE/ACM ToN 2019.
+ */
+#include <config.h>
+
+#include "cut.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flowdp/hash.h"
+#include "field.h"
+#include "match.h"
+#include "pipapo.h"
+#include "rule.h"
+
+uint32_t fdp__cut_leaf_max = CUT_LEAF_MAX;
+
+/* Deepest tree: a path visits at most this many inner nodes. */
+#define CUT_DEPTH_MAX 8
+
+/* Largest list leaf: one bit per rule in a 64-bit word. */
+#define CUT_LIST_MAX 64
+
+/* A leaf's lookup form (immutable once published): see "Leaves". */
+struct cut_range {
+    uint8_t word, shift;
+    uint64_t fmask;             /* The field's bits, shifted down. */
+};
+
+struct cut_leaf {
+    /* What a lookup reads first, in the leaf's first cache line. */
+    uint32_t n;                 /* Rules, best first. */
+    uint8_t n_cwords;           /* Words every rule matches alike... */
+    uint8_t n_words;            /* ...and those that differ. */
+    uint8_t n_ranges;           /* Range fields. */
+    uint8_t rec_words;          /* 2 * (n_words + n_ranges). */
+    bool slow;                  /* A range on a 128-bit field: each rule's
+                                 * compact match is tested too. */
+    uint8_t cwords[FDP_KEY_WORDS];
+    uint8_t words[FDP_KEY_WORDS];
+    struct pipapo_snapshot *snap;   /* Non-NULL: more than CUT_LIST_MAX
+                                     * rules, looked up by pipapo. */
+    uint64_t memory;
+    struct rcu_head rcu;
+
+    /* Then, in order: n_cwords pairs (common mask, its value); n_ranges
+     * struct cut_range; n records of rec_words words: for each of 'words'
+     * its mask and value (common bits left out), then for each range its
+     * low and high bound; the n rule pointers. */
+    uint64_t data[];
+};
+
+static const uint64_t *
+leaf_cpairs(const struct cut_leaf *l)
+{
+    return l->data;
+}
+
+static const struct cut_range *
+leaf_ranges(const struct cut_leaf *l)
+{
+    return (const struct cut_range *) (l->data + 2 * l->n_cwords);
+}
+
+static const uint64_t *
+leaf_recs(const struct cut_leaf *l)
+{
+    return (const uint64_t *) (leaf_ranges(l) + l->n_ranges);
+}
+
+static struct fdp_rule *const *
+leaf_rules(const struct cut_leaf *l)
+{
+    return (struct fdp_rule *const *) (leaf_recs(l)
+                                       + (size_t) l->n * l->rec_words);
+}
+
+/* A child map: open addressing, linear probing. */
+struct cut_slot {
+    uint64_t value;
+    struct cut_node *child;     /* NULL: empty; &tombstone: removed. */
+};
+
+struct cut_map {
+    uint32_t mask;              /* Slots - 1. */
+    uint8_t shift;              /* 64 - log2(slots). */
+    uint32_t n;                 /* Children. */
+    uint32_t n_tombs;
+    uint64_t multiplier;
+    struct rcu_head rcu;
+    struct cut_slot slots[];
+};
+
+struct cut_node {
+    /* Read by lookups. */
+    int max_priority;           /* Bounds of the subtree (atomic). */
+    uint64_t min_seq;
+    bool inner;
+    uint8_t word, shift;        /* Inner: the cut value is */
+    uint64_t vmask;             /* (key->w[word] >> shift) & vmask. */
+    struct cut_map *map;        /* Inner, RCU. */
+    struct cut_node *spill;     /* Inner, RCU; NULL if none. */
+    struct cut_leaf *leaf;      /* Leaf, RCU; NULL while empty. */
+    enum fdp_field field;       /* Inner: the cut is field/k. */
+    uint8_t k;
+    uint8_t depth;
+    bool is_spill;              /* Where it hangs in 'parent'. */
+    uint64_t value;
+
+    /* Writer only. */
+    struct cut_node *parent;
+    uint32_t n_rules;           /* In the subtree. */
+    uint32_t n_kids;            /* Inner: children, spill included. */
+    struct fdp_rule **rules;    /* Leaf: best first. */
+    uint32_t n, alloc;
+    uint32_t uncut_at;          /* Leaf: no cut helped at this size. */
+    bool dirty;
+    struct cut_node *dirty_next;
+    struct rcu_head rcu;
+
+    uint64_t hits __attribute__((aligned(64)));     /* Lossy. */
+};
+
+static struct cut_node tombstone;
+
+/* ---------------------------------------------------------------------- */
+/* Rules and cuts.                                                         */
+
+/* The widths tried for a field of 'n_bits' bits, in 'ks'; returns their
+ * number. */
+static unsigned int
+cut_widths(unsigned int n_bits, uint8_t *ks)
+{
+    unsigned int n = 0, top = n_bits > 64 ? 64 : n_bits;
+
+    if (n_bits <= 8) {
+        ks[n++] = (uint8_t) n_bits;
+        return n;
+    }
+    for (unsigned int k = 4; k <= top; k += k < 24 ? 4 : 8) {
+        ks[n++] = (uint8_t) k;
+    }
+    if (ks[n - 1] != top) {
+        ks[n++] = (uint8_t) top;
+    }
+    return n;
+}
+
+/* If 'rule' is exact on the top 'k' bits of field 'f', stores them in
+ * '*v' and returns true. */
+static bool
+rule_cut_value(const struct fdp_rule *rule, enum fdp_field f, unsigned int k,
+               uint64_t *v)
+{
+    const struct fdp__cmatch *c = &rule->match;
+    unsigned int top = fdp__field(f)->n_bits - k;
+    fdp_u128 lo = fdp__cmatch_get(c, FDP__MATCH_VALUE, f);
+
+    if (fdp__cmatch_has_range(c, f)) {
+        fdp_u128 hi = fdp__cmatch_get(c, FDP__MATCH_HI, f);
+        if (lo >> top != hi >> top) {
+            return false;
+        }
+    } else {
+        fdp_u128 m = fdp__cmatch_get(c, FDP__MATCH_MASK, f) >> top;
+        if (m != fdp__ones(k)) {
+            return false;
+        }
+    }
+    *v = (uint64_t) (lo >> top);
+    return true;
+}
+
+/* Sets up 'n' as an inner node cutting on f/k. */
+static void
+set_cut(struct cut_node *n, enum fdp_field f, unsigned int k)
+{
+    const struct fdp__field *fd = fdp__field(f);
+
+    n->inner = true;
+    n->field = f;
+    n->k = (uint8_t) k;
+    n->word = fd->word;
+    n->shift = (uint8_t) (fd->n_bits == 128 ? 64 - k
+                                            : fd->shift + fd->n_bits - k);
+    n->vmask = (uint64_t) fdp__ones(k);
+}
+
+static uint64_t
+key_cut_value(const struct cut_node *n, const struct fdp_key *key)
+{
+    return (key->w[n->word] >> n->shift) & n->vmask;
+}
+
+/* A value -> count table for choose_cut(). */
+struct counter {
+    uint64_t *values;
+    uint32_t *counts;
+    uint32_t mask;
+};
+
+static uint32_t
+counter_slot(const struct counter *ct, uint64_t v)
+{
+    uint32_t i = (uint32_t) ((v * UINT64_C(0x9e3779b97f4a7c15)) >> 32)
+                 & ct->mask;
+
+    while (ct->counts[i] && ct->values[i] != v) {
+        i = (i + 1) & ct->mask;
+    }
+    return i;
+}
+
+/* Chooses the cut for 'rules' (n): see "Choosing a cut".  Returns false
+ * if no cut helps enough (or out of memory: then the rules stay in one
+ * leaf, which is slower but correct). */
+static bool
+choose_cut(struct fdp_rule **rules, uint32_t n, uint32_t field_set,
+           enum fdp_field *fp, unsigned int *kp)
+{
+    struct counter ct;
+    uint32_t slots = 16;
+    uint64_t best = n;
+    bool found = false;
+
+    while (slots < 2 * n) {
+        slots *= 2;
+    }
+    ct.mask = slots - 1;
+    ct.values = malloc(slots * sizeof *ct.values);
+    ct.counts = malloc(slots * sizeof *ct.counts);
+    if (!ct.values || !ct.counts) {
+        free(ct.values);
+        free(ct.counts);
+        return false;
+    }
+    for (uint32_t fs = field_set; fs; fs &= fs - 1) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctz(fs);
+        uint8_t ks[24];
+        unsigned int n_ks = cut_widths(fdp__field(f)->n_bits, ks);
+
+        for (unsigned int j = 0; j < n_ks; j++) {
+            uint32_t n_fit = 0, largest = 0;
+
+            memset(ct.counts, 0, slots * sizeof *ct.counts);
+            for (uint32_t i = 0; i < n; i++) {
+                uint64_t v;
+                if (rule_cut_value(rules[i], f, ks[j], &v)) {
+                    uint32_t s = counter_slot(&ct, v);
+                    ct.values[s] = v;
+                    if (++ct.counts[s] > largest) {
+                        largest = ct.counts[s];
+                    }
+                    n_fit++;
+                }
+            }
+            uint64_t cost = (uint64_t) (n - n_fit) + largest;
+            if (n_fit && largest < n && cost < best) {
+                best = cost;
+                *fp = f;
+                *kp = ks[j];
+                found = true;
+            }
+        }
+    }
+    free(ct.values);
+    free(ct.counts);
+    return found;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Leaves.                                                                 */
+
+static uint64_t
+leaf_value(const struct cut_range *r, const struct fdp_key *key)
+{
+    return (key->w[r->word] >> r->shift) & r->fmask;
+}
+
+/* True if 'key' matches 'c' (the slow leaves). */
+static bool
+cmatch_matches(const struct fdp__cmatch *c, const struct fdp_key *key)
+{
+    unsigned int n = fdp__cmatch_n_words(c), i = 0;
+
+    for (uint32_t ws = c->words; ws; ws &= ws - 1, i++) {
+        unsigned int w = (unsigned int) __builtin_ctz(ws);
+        if ((key->w[w] ^ c->w[i]) & c->w[n + i]) {
+            return false;
+        }
+    }
+    for (uint32_t rs = c->range_fields; rs; rs &= rs - 1) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctz(rs);
+        fdp_u128 v = fdp__key_get(key, f);
+        if (v < fdp__cmatch_get(c, FDP__MATCH_VALUE, f)
+            || v > fdp__cmatch_get(c, FDP__MATCH_HI, f)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The first rule of leaf 'l' that matches 'key' and is visible at
+ * 'version', or NULL. */
+static const struct fdp_rule *
+leaf_lookup(const struct cut_leaf *l, const struct fdp_key *key,
+            uint64_t version)
+{
+    uint64_t kw[FDP_KEY_WORDS], kr[PIPAPO_MAX_FIELDS];
+
+    if (l->snap) {
+        return fdp__pipapo_lookup(l->snap, key, version);
+    }
+    const uint64_t *cp = leaf_cpairs(l);
+    for (unsigned int i = 0; i < l->n_cwords; i++) {
+        if ((key->w[l->cwords[i]] ^ cp[2 * i + 1]) & cp[2 * i]) {
+            return NULL;
+        }
+    }
+    for (unsigned int i = 0; i < l->n_words; i++) {
+        kw[i] = key->w[l->words[i]];
+    }
+    const struct cut_range *ranges = leaf_ranges(l);
+    for (unsigned int g = 0; g < l->n_ranges; g++) {
+        kr[g] = leaf_value(&ranges[g], key);
+    }
+    struct fdp_rule *const *rules = leaf_rules(l);
+    const uint64_t *rec = leaf_recs(l);
+    for (uint32_t r = 0; r < l->n; r++, rec += l->rec_words) {
+        for (unsigned int i = 0; i < l->n_words; i++) {
+            if ((kw[i] ^ rec[2 * i + 1]) & rec[2 * i]) {
+                goto next;
+            }
+        }
+        const uint64_t *lh = rec + 2 * l->n_words;
+        for (unsigned int g = 0; g < l->n_ranges; g++) {
+            if (kr[g] < lh[2 * g] || kr[g] > lh[2 * g + 1]) {
+                goto next;
+            }
+        }
+        if (l->slow && !cmatch_matches(&rules[r]->match, key)) {
+            continue;
+        }
+        if (fdp__rule_visible(rules[r], version)) {
+            return rules[r];
+        }
+    next:;
+    }
+    return NULL;
+}
+
+static void
+leaf_free(struct cut_leaf *l)
+{
+    if (l) {
+        fdp__pipapo_snapshot_free(l->snap);
+        free(l);
+    }
+}
+
+static void
+leaf_free_cb(struct rcu_head *head)
+{
+    leaf_free(CONTAINER_OF(head, struct cut_leaf, rcu));
+}
+
+/* Builds the lookup form of 'rules' (n > 0, best first) over the fields
+ * of 'field_set'.  NULL if out of memory. */
+static struct cut_leaf *
+leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
+{
+    if (n > CUT_LIST_MAX) {
+        enum fdp_field fields[PIPAPO_MAX_FIELDS];
+        uint8_t bits[PIPAPO_MAX_FIELDS];
+        unsigned int n_fields = 0;
+        for (uint32_t fs = field_set; fs; fs &= fs - 1) {
+            fields[n_fields++] = (enum fdp_field) __builtin_ctz(fs);
+        }
+        struct cut_leaf *l = calloc(1, sizeof *l);
+        if (!l || fdp__pipapo_choose_widths(fields, n_fields, rules, n,
+                                            bits)) {
+            free(l);
+            return NULL;
+        }
+        l->snap = fdp__pipapo_build_widths(fields, n_fields, rules, n, bits);
+        if (!l->snap) {
+            free(l);
+            return NULL;
+        }
+        l->n = n;
+        l->memory = sizeof *l + l->snap->memory;
+        return l;
+    }
+
+    /* The bits every rule matches alike, per word: checked once. */
+    uint64_t common[FDP_KEY_WORDS], value0[FDP_KEY_WORDS];
+    uint32_t range_fields = 0;
+    for (unsigned int w = 0; w < FDP_KEY_WORDS; w++) {
+        common[w] = fdp__cmatch_word(&rules[0]->match, FDP__MATCH_MASK, w);
+        value0[w] = fdp__cmatch_word(&rules[0]->match, FDP__MATCH_VALUE, w);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const struct fdp__cmatch *c = &rules[i]->match;
+        for (uint32_t ws = c->words | rules[0]->match.words; ws;
+             ws &= ws - 1) {
+            unsigned int w = (unsigned int) __builtin_ctz(ws);
+            uint64_t m = fdp__cmatch_word(c, FDP__MATCH_MASK, w);
+            uint64_t v = fdp__cmatch_word(c, FDP__MATCH_VALUE, w);
+            common[w] &= m & ~(v ^ value0[w]);
+        }
+        range_fields |= c->range_fields;
+    }
+    uint32_t words = 0, cwords = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct fdp__cmatch *c = &rules[i]->match;
+        for (uint32_t ws = c->words; ws; ws &= ws - 1) {
+            unsigned int w = (unsigned int) __builtin_ctz(ws);
+            if (fdp__cmatch_word(c, FDP__MATCH_MASK, w) & ~common[w]) {
+                words |= ws & -ws;
+            }
+        }
+    }
+    for (unsigned int w = 0; w < FDP_KEY_WORDS; w++) {
+        cwords |= common[w] ? UINT32_C(1) << w : 0;
+    }
+    unsigned int n_words = fdp__popcount16(words);
+    unsigned int n_ranges = (unsigned int) __builtin_popcount(range_fields);
+    unsigned int rec_words = 2 * (n_words + n_ranges);
+    unsigned int n_cwords = fdp__popcount16(cwords);
+    size_t size = sizeof(struct cut_leaf)
+                  + 2 * n_cwords * sizeof(uint64_t)
+                  + n_ranges * sizeof(struct cut_range)
+                  + (size_t) n * rec_words * sizeof(uint64_t)
+                  + n * sizeof(struct fdp_rule *);
+    struct cut_leaf *l = aligned_alloc(64, (size + 63) & ~(size_t) 63);
+    if (!l) {
+        return NULL;
+    }
+    memset(l, 0, size);
+    l->n = n;
+    l->n_cwords = (uint8_t) n_cwords;
+    l->n_words = (uint8_t) n_words;
+    l->n_ranges = (uint8_t) n_ranges;
+    l->rec_words = (uint8_t) rec_words;
+    l->memory = size;
+    uint64_t *cp = l->data;
+    struct cut_range *ranges = (struct cut_range *) leaf_ranges(l);
+    uint64_t *recs = (uint64_t *) leaf_recs(l);
+    memcpy((void *) leaf_rules(l), rules, n * sizeof *rules);
+
+    unsigned int ci = 0;
+    for (uint32_t ws = cwords; ws; ws &= ws - 1, ci++) {
+        unsigned int w = (unsigned int) __builtin_ctz(ws);
+        l->cwords[ci] = (uint8_t) w;
+        cp[2 * ci] = common[w];
+        cp[2 * ci + 1] = value0[w] & common[w];
+    }
+    unsigned int i = 0;
+    for (uint32_t ws = words; ws; ws &= ws - 1, i++) {
+        unsigned int w = (unsigned int) __builtin_ctz(ws);
+        l->words[i] = (uint8_t) w;
+        for (uint32_t r = 0; r < n; r++) {
+            const struct fdp__cmatch *c = &rules[r]->match;
+            uint64_t m = fdp__cmatch_word(c, FDP__MATCH_MASK, w) & ~common[w];
+            recs[r * rec_words + 2 * i] = m;
+            recs[r * rec_words + 2 * i + 1]
+                = fdp__cmatch_word(c, FDP__MATCH_VALUE, w) & m;
+        }
+    }
+    unsigned int g = 0;
+    for (uint32_t rs = range_fields; rs; rs &= rs - 1, g++) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctz(rs);
+        const struct fdp__field *fd = fdp__field(f);
+        uint64_t *lh = recs + 2 * n_words + 2 * g;
+        if (fd->n_bits > 64) {
+            /* Compared rule by rule; here every rule passes. */
+            l->slow = true;
+            ranges[g] = (struct cut_range) { 0, 0, 0 };
+            for (uint32_t r = 0; r < n; r++) {
+                lh[r * rec_words] = lh[r * rec_words + 1] = 0;
+            }
+            continue;
+        }
+        ranges[g] = (struct cut_range) {
+            .word = fd->word, .shift = fd->shift,
+            .fmask = (uint64_t) fdp__ones(fd->n_bits),
+        };
+        for (uint32_t r = 0; r < n; r++) {
+            const struct fdp__cmatch *c = &rules[r]->match;
+            bool has = fdp__cmatch_has_range(c, f);
+            lh[r * rec_words]
+                = has ? (uint64_t) fdp__cmatch_get(c, FDP__MATCH_VALUE, f)
+                      : 0;
+            lh[r * rec_words + 1]
+                = has ? (uint64_t) fdp__cmatch_get(c, FDP__MATCH_HI, f)
+                      : ranges[g].fmask;
+        }
+    }
+    return l;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Child maps.                                                             */
+
+static uint32_t
+map_index(const struct cut_map *m, uint64_t v)
+{
+    return (uint32_t) ((v * m->multiplier) >> m->shift) & m->mask;
+}
+
+/* The child for value 'v', or NULL (lookups and the writer). */
+static struct cut_node *
+map_find(const struct cut_map *m, uint64_t v)
+{
+    if (!m) {
+        return NULL;
+    }
+    for (uint32_t i = map_index(m, v);; i = (i + 1) & m->mask) {
+        struct cut_node *c = __atomic_load_n(&m->slots[i].child,
+                                             __ATOMIC_ACQUIRE);
+        if (!c) {
+            return NULL;
+        }
+        if (c != &tombstone && m->slots[i].value == v) {
+            return c;
+        }
+    }
+}
+
+static struct cut_map *
+map_alloc(uint32_t n_children, uint64_t multiplier)
+{
+    uint32_t slots = 8;
+    unsigned int bits = 3;
+
+    while (slots < 2 * n_children + 2) {
+        slots *= 2;
+        bits++;
+    }
+    struct cut_map *m = calloc(1, sizeof *m + slots * sizeof m->slots[0]);
+    if (m) {
+        m->mask = slots - 1;
+        m->shift = (uint8_t) (64 - bits);
+        m->multiplier = multiplier;
+    }
+    return m;
+}
+
+static size_t
+map_size(const struct cut_map *m)
+{
+    return m ? sizeof *m + (m->mask + 1) * sizeof m->slots[0] : 0;
+}
+
+/* Stores 'child' for 'v' (absent) in the free slot of its probe
+ * sequence: the value first, then the child with a release store, so
+ * that a lookup that sees the child sees its value. */
+static void
+map_put(struct cut_map *m, uint64_t v, struct cut_node *child)
+{
+    uint32_t i = map_index(m, v);
+
+    while (m->slots[i].child) {
+        i = (i + 1) & m->mask;
+    }
+    m->slots[i].value = v;
+    __atomic_store_n(&m->slots[i].child, child, __ATOMIC_RELEASE);
+    m->n++;
+}
+
+static void
+map_free_cb(struct rcu_head *head)
+{
+    free(CONTAINER_OF(head, struct cut_map, rcu));
+}
+
+/* A copy of 'm' without tombstones, with room for 'extra' more. */
+static struct cut_map *
+map_copy(const struct cut_map *m, uint32_t extra, uint64_t multiplier)
+{
+    struct cut_map *c = map_alloc((m ? m->n : 0) + extra, multiplier);
+
+    for (uint32_t i = 0; c && m && i <= m->mask; i++) {
+        struct cut_node *child = m->slots[i].child;
+        if (child && child != &tombstone) {
+            map_put(c, m->slots[i].value, child);
+        }
+    }
+    return c;
+}
+
+/* Replaces node 'n''s map by 'c' (published) and frees the old one after
+ * a grace period. */
+static void
+map_replace(struct cut *cut, struct cut_node *n, struct cut_map *c)
+{
+    struct cut_map *old = n->map;
+
+    cut->bytes += map_size(c) - map_size(old);
+    FDP_RCU_SET(n->map, c);
+    if (old) {
+        fdp__rcu_defer(&old->rcu, map_free_cb);
+    }
+}
+
+/* Adds 'child' for 'v' to inner node 'n'.  Returns 0 or ENOMEM. */
+static int
+map_add(struct cut *cut, struct cut_node *n, uint64_t v,
+        struct cut_node *child)
+{
+    struct cut_map *m = n->map;
+
+    if (!m || 2 * (m->n + m->n_tombs + 1) > m->mask + 1) {
+        struct cut_map *c = map_copy(m, 1, cut->multiplier);
+        if (!c) {
+            return ENOMEM;
+        }
+        map_replace(cut, n, c);
+        m = c;
+    }
+    map_put(m, v, child);
+    return 0;
+}
+
+/* Removes the child for 'v' from 'n''s map. */
+static void
+map_remove(struct cut *cut, struct cut_node *n, uint64_t v)
+{
+    struct cut_map *m = n->map;
+
+    for (uint32_t i = map_index(m, v);; i = (i + 1) & m->mask) {
+        struct cut_node *c = m->slots[i].child;
+        if (c != &tombstone && m->slots[i].value == v) {
+            __atomic_store_n(&m->slots[i].child, &tombstone,
+                             __ATOMIC_RELEASE);
+            m->n--;
+            m->n_tombs++;
+            break;
+        }
+    }
+    if (m->n_tombs > (m->mask + 1) / 4) {
+        struct cut_map *c = map_copy(m, 0, cut->multiplier);
+        if (c) {
+            map_replace(cut, n, c);
+        }
+        /* Else: the tombstones stay until a later removal succeeds. */
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Nodes.                                                                  */
+
+static void
+set_bounds(struct cut_node *n, int max_priority, uint64_t min_seq)
+{
+    __atomic_store_n(&n->max_priority, max_priority, __ATOMIC_RELAXED);
+    __atomic_store_n(&n->min_seq, min_seq, __ATOMIC_RELAXED);
+}
+
+static void
+raise_bounds(struct cut_node *n, const struct fdp_rule *rule)
+{
+    if (rule->priority > n->max_priority
+        || (rule->priority == n->max_priority && rule->seq < n->min_seq)) {
+        set_bounds(n, rule->priority, rule->seq);
+    }
+}
+
+/* True if node 'n' may hold a rule that beats 'best' (or 'best' is
+ * NULL). */
+static bool
+node_may_beat(const struct cut_node *n, const struct fdp_rule *best)
+{
+    int p = __atomic_load_n(&n->max_priority, __ATOMIC_RELAXED);
+
+    return !best || p > best->priority
+           || (p == best->priority
+               && __atomic_load_n(&n->min_seq, __ATOMIC_RELAXED) < best->seq);
+}
+
+/* True if 'a''s bound beats 'b''s. */
+static bool
+node_bound_beats(const struct cut_node *a, const struct cut_node *b)
+{
+    int pa = __atomic_load_n(&a->max_priority, __ATOMIC_RELAXED);
+    int pb = __atomic_load_n(&b->max_priority, __ATOMIC_RELAXED);
+
+    return pa > pb
+           || (pa == pb && __atomic_load_n(&a->min_seq, __ATOMIC_RELAXED)
+                           < __atomic_load_n(&b->min_seq, __ATOMIC_RELAXED));
+}
+
+static struct cut_node *
+node_alloc(struct cut *cut, struct cut_node *parent, bool is_spill,
+           uint64_t value)
+{
+    struct cut_node *n = aligned_alloc(64, sizeof *n);
+
+    if (!n) {
+        return NULL;
+    }
+    memset(n, 0, sizeof *n);
+    n->max_priority = -1;
+    n->min_seq = UINT64_MAX;
+    n->parent = parent;
+    n->is_spill = is_spill;
+    n->value = value;
+    n->depth = parent ? (uint8_t) (parent->depth + 1) : 0;
+    cut->bytes += sizeof *n;
+    return n;
+}
+
+/* Frees 'n' and its subtree now (no reader can reach them). */
+static void
+node_free_tree(struct cut_node *n)
+{
+    if (!n) {
+        return;
+    }
+    if (n->inner) {
+        for (uint32_t i = 0; n->map && i <= n->map->mask; i++) {
+            struct cut_node *c = n->map->slots[i].child;
+            if (c && c != &tombstone) {
+                node_free_tree(c);
+            }
+        }
+        free(n->map);
+        node_free_tree(n->spill);
+    }
+    leaf_free(n->leaf);
+    free(n->rules);
+    free(n);
+}
+
+static void
+node_free_tree_cb(struct rcu_head *head)
+{
+    node_free_tree(CONTAINER_OF(head, struct cut_node, rcu));
+}
+
+/* Bytes of 'n''s subtree (the writer's accounting). */
+static uint64_t
+node_bytes(const struct cut_node *n)
+{
+    uint64_t b = sizeof *n + n->alloc * sizeof *n->rules
+                 + (n->leaf ? n->leaf->memory : 0);
+
+    if (n->inner) {
+        b += map_size(n->map);
+        for (uint32_t i = 0; n->map && i <= n->map->mask; i++) {
+            struct cut_node *c = n->map->slots[i].child;
+            if (c && c != &tombstone) {
+                b += node_bytes(c);
+            }
+        }
+        if (n->spill) {
+            b += node_bytes(n->spill);
+        }
+    }
+    return b;
+}
+
+static uint32_t
+count_leaves(const struct cut_node *n)
+{
+    uint32_t k = 0;
+
+    if (!n) {
+        return 0;
+    }
+    if (!n->inner) {
+        return 1;
+    }
+    for (uint32_t i = 0; n->map && i <= n->map->mask; i++) {
+        struct cut_node *c = n->map->slots[i].child;
+        if (c && c != &tombstone) {
+            k += count_leaves(c);
+        }
+    }
+    return k + count_leaves(n->spill);
+}
+
+/* Unlinks subtree 'n' from the tree (its rules moved elsewhere or gone)
+ * and frees it after a grace period. */
+static void
+node_retire(struct cut *cut, struct cut_node *n)
+{
+    cut->bytes -= node_bytes(n);
+    cut->n_leaves -= count_leaves(n);
+    fdp__rcu_defer(&n->rcu, node_free_tree_cb);
+}
+
+/* Hangs 'n' where 'old' hung (or, with 'old' NULL, nowhere yet: the
+ * caller links it), publishing the change. */
+static void
+node_replace(struct cut *cut, struct cut_node *old, struct cut_node *n)
+{
+    struct cut_node *parent = old->parent;
+
+    n->parent = parent;
+    n->is_spill = old->is_spill;
+    n->value = old->value;
+    if (!parent) {
+        FDP_RCU_SET(cut->root, n);
+    } else if (old->is_spill) {
+        FDP_RCU_SET(parent->spill, n);
+    } else {
+        struct cut_map *m = parent->map;
+        for (uint32_t i = map_index(m, old->value);; i = (i + 1) & m->mask) {
+            if (m->slots[i].child == old) {
+                __atomic_store_n(&m->slots[i].child, n, __ATOMIC_RELEASE);
+                break;
+            }
+        }
+    }
+}
+
+/* Publishes leaf 'n''s lookup form, built from its rules; frees the old
+ * one after a grace period.  Returns 0 or ENOMEM (then the old form
+ * stays, and the leaf stays dirty). */
+static int
+leaf_publish(struct cut *cut, struct cut_node *n)
+{
+    struct cut_leaf *l = NULL, *old = n->leaf;
+
+    if (n->n) {
+        l = leaf_build(n->rules, n->n, cut->field_set);
+        if (!l) {
+            return ENOMEM;
+        }
+    }
+    cut->bytes += (l ? l->memory : 0) - (old ? old->memory : 0);
+    FDP_RCU_SET(n->leaf, l);
+    if (old) {
+        fdp__rcu_defer(&old->rcu, leaf_free_cb);
+    }
+    return 0;
+}
+
+static int
+compare_rules(const void *a_, const void *b_)
+{
+    const struct fdp_rule *a = *(const struct fdp_rule *const *) a_;
+    const struct fdp_rule *b = *(const struct fdp_rule *const *) b_;
+
+    return fdp__rule_beats(a, b) ? -1 : fdp__rule_beats(b, a) ? 1
+           : a < b ? -1 : a > b;
+}
+
+/* Builds the subtree of 'rules' (n, best first) below 'parent' (not
+ * linked into it: the caller does).  NULL if out of memory. */
+static struct cut_node *
+build_tree(struct cut *cut, struct cut_node *parent, bool is_spill,
+           uint64_t value, struct fdp_rule **rules, uint32_t n)
+{
+    struct cut_node *node = node_alloc(cut, parent, is_spill, value);
+    enum fdp_field f;
+    unsigned int k;
+
+    if (!node) {
+        return NULL;
+    }
+    node->n_rules = n;
+    if (n) {
+        set_bounds(node, rules[0]->priority, rules[0]->seq);
+    }
+    if (n <= fdp__cut_leaf_max || node->depth >= CUT_DEPTH_MAX
+        || !choose_cut(rules, n, cut->field_set, &f, &k)) {
+        node->rules = malloc((n ? n : 1) * sizeof *node->rules);
+        if (!node->rules) {
+            goto nomem;
+        }
+        memcpy(node->rules, rules, n * sizeof *rules);
+        node->n = node->alloc = n;
+        cut->bytes += n * sizeof *rules;
+        node->uncut_at = n > fdp__cut_leaf_max ? n : 0;
+        cut->n_leaves++;
+        if (leaf_publish(cut, node)) {
+            goto nomem;
+        }
+        return node;
+    }
+
+    /* Group the fitting rules by value (each group stays best first) and
+     * gather the spill. */
+    set_cut(node, f, k);
+    struct fdp_rule **sorted = malloc(n * sizeof *sorted);
+    uint64_t *values = malloc(n * sizeof *values);
+    uint32_t *group = malloc(n * sizeof *group);
+    struct cut_map *ids = map_alloc(n, cut->multiplier);
+    uint32_t n_groups = 0, n_spill = 0;
+    if (!sorted || !values || !group || !ids) {
+        free(sorted);
+        free(values);
+        free(group);
+        free(ids);
+        goto nomem;
+    }
+    /* 'ids' maps a value to its group number + 1, disguised as a child
+     * pointer (never dereferenced). */
+    for (uint32_t i = 0; i < n; i++) {
+        if (!rule_cut_value(rules[i], f, k, &values[i])) {
+            group[i] = UINT32_MAX;
+            n_spill++;
+            continue;
+        }
+        struct cut_node *id = map_find(ids, values[i]);
+        if (!id) {
+            id = (struct cut_node *) (uintptr_t) ++n_groups;
+            map_put(ids, values[i], id);
+        }
+        group[i] = (uint32_t) (uintptr_t) id - 1;
+    }
+    uint32_t *start = calloc(n_groups + 2, sizeof *start);
+    if (!start) {
+        free(sorted);
+        free(values);
+        free(group);
+        free(ids);
+        goto nomem;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        start[(group[i] == UINT32_MAX ? n_groups : group[i]) + 1]++;
+    }
+    for (uint32_t g = 0; g <= n_groups; g++) {
+        start[g + 1] += start[g];
+    }
+    uint32_t *fill = calloc(n_groups + 1, sizeof *fill);
+    uint64_t *gvalue = malloc((n_groups + 1) * sizeof *gvalue);
+    if (!fill || !gvalue) {
+        free(fill);
+        free(gvalue);
+        free(start);
+        free(sorted);
+        free(values);
+        free(group);
+        free(ids);
+        goto nomem;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t g = group[i] == UINT32_MAX ? n_groups : group[i];
+        sorted[start[g] + fill[g]++] = rules[i];
+        if (g < n_groups) {
+            gvalue[g] = values[i];
+        }
+    }
+    free(ids);
+    free(values);
+    free(group);
+    free(fill);
+
+    int error = 0;
+    node->map = map_alloc(n_groups, cut->multiplier);
+    if (!node->map) {
+        error = ENOMEM;
+    } else {
+        cut->bytes += map_size(node->map);
+    }
+    for (uint32_t g = 0; !error && g < n_groups; g++) {
+        struct cut_node *c = build_tree(cut, node, false, gvalue[g],
+                                        &sorted[start[g]],
+                                        start[g + 1] - start[g]);
+        if (!c) {
+            error = ENOMEM;
+        } else {
+            map_put(node->map, gvalue[g], c);
+            node->n_kids++;
+        }
+    }
+    if (!error && n_spill) {
+        node->spill = build_tree(cut, node, true, 0, &sorted[start[n_groups]],
+                                 n_spill);
+        if (!node->spill) {
+            error = ENOMEM;
+        } else {
+            node->n_kids++;
+        }
+    }
+    free(gvalue);
+    free(start);
+    free(sorted);
+    if (!error) {
+        return node;
+    }
+
+nomem:
+    cut->bytes -= node_bytes(node);
+    cut->n_leaves -= count_leaves(node);
+    node_free_tree(node);
+    return NULL;
+}
+
+/* Gathers the rules of subtree 'n' into 'out' (room for n->n_rules). */
+static uint32_t
+gather_rules(const struct cut_node *n, struct fdp_rule **out)
+{
+    uint32_t k = 0;
+
+    if (!n->inner) {
+        memcpy(out, n->rules, n->n * sizeof *out);
+        return n->n;
+    }
+    for (uint32_t i = 0; n->map && i <= n->map->mask; i++) {
+        struct cut_node *c = n->map->slots[i].child;
+        if (c && c != &tombstone) {
+            k += gather_rules(c, out + k);
+        }
+    }
+    if (n->spill) {
+        k += gather_rules(n->spill, out + k);
+    }
+    return k;
+}
+
+/* Rebuilds subtree 'n' from its rules (a leaf grown past its bound, or an
+ * inner node shrunk to a leaf's size) and hangs the result in its place.
+ * Returns 0 or ENOMEM (then 'n' stays). */
+static int
+rebuild_subtree(struct cut *cut, struct cut_node *n)
+{
+    struct fdp_rule **rules = malloc((n->n_rules ? n->n_rules : 1)
+                                     * sizeof *rules);
+
+    if (!rules) {
+        return ENOMEM;
+    }
+    uint32_t k = gather_rules(n, rules);
+    if (n->inner) {
+        qsort(rules, k, sizeof *rules, compare_rules);
+    }
+    struct cut_node *t = build_tree(cut, n->parent, n->is_spill, n->value,
+                                    rules, k);
+    free(rules);
+    if (!t) {
+        return ENOMEM;
+    }
+    t->depth = n->depth;
+    node_replace(cut, n, t);
+    node_retire(cut, n);
+    return 0;
+}
+
+/* Unhooks empty node 'n' from its parent, and the parent if it is left
+ * without children; frees them after a grace period. */
+static void
+unhook_empty(struct cut *cut, struct cut_node *n)
+{
+    while (n) {
+        struct cut_node *parent = n->parent;
+        if (!parent) {
+            FDP_RCU_SET(cut->root, NULL);
+        } else if (n->is_spill) {
+            FDP_RCU_SET(parent->spill, NULL);
+        } else {
+            map_remove(cut, parent, n->value);
+        }
+        node_retire(cut, n);
+        if (!parent || --parent->n_kids) {
+            return;
+        }
+        n = parent;
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Writer operations.                                                      */
+
+static void
+mark_dirty(struct cut *cut, struct cut_node *leaf)
+{
+    if (!leaf->dirty) {
+        leaf->dirty = true;
+        leaf->dirty_next = cut->dirty;
+        cut->dirty = leaf;
+    }
+    cut->up.dirty = true;
+}
+
+/* The leaf 'rule' belongs in, creating the nodes on the way ('create'),
+ * or NULL (out of memory, or not found without 'create'). */
+static struct cut_node *
+find_leaf(struct cut *cut, const struct fdp_rule *rule, bool create)
+{
+    struct cut_node *n = cut->root;
+
+    if (!n) {
+        if (!create) {
+            return NULL;
+        }
+        n = node_alloc(cut, NULL, false, 0);
+        if (!n) {
+            return NULL;
+        }
+        cut->n_leaves++;
+        FDP_RCU_SET(cut->root, n);
+    }
+    while (n->inner) {
+        uint64_t v;
+        struct cut_node *c;
+        bool fits = rule_cut_value(rule, n->field, n->k, &v);
+
+        c = fits ? map_find(n->map, v) : n->spill;
+        if (!c && create) {
+            c = node_alloc(cut, n, !fits, fits ? v : 0);
+            if (!c) {
+                return NULL;
+            }
+            if (!fits) {
+                FDP_RCU_SET(n->spill, c);
+            } else if (map_add(cut, n, v, c)) {
+                cut->bytes -= sizeof *c;
+                free(c);
+                return NULL;
+            }
+            n->n_kids++;
+            cut->n_leaves++;
+        }
+        if (!c) {
+            return NULL;
+        }
+        n = c;
+    }
+    return n;
+}
+
+static int
+class_insert(struct fdp__subtable *st, struct fdp_rule *rule)
+{
+    struct cut *cut = fdp__cut_cast(st);
+    struct cut_node *leaf = find_leaf(cut, rule, true);
+    uint32_t alloc;
+
+    if (!leaf) {
+        return ENOMEM;
+    }
+    alloc = leaf->alloc;
+    if (fdp__rules_insert(&leaf->rules, &leaf->n, &leaf->alloc, rule)) {
+        /* An empty leaf just made stays until publish unhooks it. */
+        mark_dirty(cut, leaf);
+        return ENOMEM;
+    }
+    cut->bytes += (leaf->alloc - alloc) * sizeof *leaf->rules;
+    for (struct cut_node *n = leaf; n; n = n->parent) {
+        raise_bounds(n, rule);
+        n->n_rules++;
+    }
+    mark_dirty(cut, leaf);
+    rule->owner = st;
+    st->n_rules++;
+    fdp__subtable_raise_bounds(st, rule);
+    return 0;
+}
+
+static void
+class_remove(struct fdp__subtable *st, struct fdp_rule *rule)
+{
+    struct cut *cut = fdp__cut_cast(st);
+    struct cut_node *leaf = find_leaf(cut, rule, false);
+    uint32_t i = leaf ? fdp__rules_find(leaf->rules, leaf->n, rule) : 0;
+
+    if (!leaf || i == leaf->n) {
+        return;                 /* Not linked here: nothing to do. */
+    }
+    memmove(&leaf->rules[i], &leaf->rules[i + 1],
+            (leaf->n - i - 1) * sizeof *leaf->rules);
+    leaf->n--;
+    for (struct cut_node *n = leaf; n; n = n->parent) {
+        n->n_rules--;
+    }
+    /* No lookup can see 'rule' any more (see "Priority bounds"). */
+    if (leaf->n) {
+        set_bounds(leaf, leaf->rules[0]->priority, leaf->rules[0]->seq);
+    } else {
+        set_bounds(leaf, -1, UINT64_MAX);
+    }
+    mark_dirty(cut, leaf);
+    st->n_rules--;
+}
+
+static int
+class_publish(struct fdp__subtable *st)
+{
+    struct cut *cut = fdp__cut_cast(st);
+    struct cut_node *empty = NULL, *failed = NULL;
+    int error = 0;
+
+    /* Non-empty leaves first: unhooking an empty one may free its
+     * parent, which no other dirty leaf can be below (it has no other
+     * children). */
+    while (cut->dirty) {
+        struct cut_node *n = cut->dirty;
+        cut->dirty = n->dirty_next;
+        n->dirty = false;
+        if (!n->n) {
+            n->dirty_next = empty;
+            empty = n;
+            continue;
+        }
+        int e;
+        if (n->n > 2 * fdp__cut_leaf_max && n->depth < CUT_DEPTH_MAX
+            && n->n >= 2 * n->uncut_at) {
+            e = rebuild_subtree(cut, n);
+        } else {
+            e = leaf_publish(cut, n);
+        }
+        if (e) {
+            error = e;
+            n->dirty = true;
+            n->dirty_next = failed;
+            failed = n;
+        }
+    }
+    while (empty) {
+        struct cut_node *n = empty;
+        empty = n->dirty_next;
+        unhook_empty(cut, n);
+    }
+    cut->dirty = failed;
+    st->dirty = failed != NULL;
+    return error;
+}
+
+/* Tightens inner bounds and folds small subtrees into leaves (from
+ * fdp_table_run(), off the change path).  'n' may be replaced. */
+static void
+compact_node(struct cut *cut, struct cut_node *n)
+{
+    if (!n->inner) {
+        return;
+    }
+    if (n->n_rules <= fdp__cut_leaf_max / 2) {
+        if (!rebuild_subtree(cut, n)) {
+            return;
+        }
+    }
+    int max = -1;
+    uint64_t min_seq = UINT64_MAX;
+    for (uint32_t i = 0; n->map && i <= n->map->mask; i++) {
+        struct cut_node *c = n->map->slots[i].child;
+        if (c && c != &tombstone) {
+            compact_node(cut, c);
+            c = n->map->slots[i].child;     /* It may have been rebuilt. */
+            if (c->max_priority > max
+                || (c->max_priority == max && c->min_seq < min_seq)) {
+                max = c->max_priority;
+                min_seq = c->min_seq;
+            }
+        }
+    }
+    if (n->spill) {
+        compact_node(cut, n->spill);
+        struct cut_node *c = n->spill;
+        if (c->max_priority > max
+            || (c->max_priority == max && c->min_seq < min_seq)) {
+            max = c->max_priority;
+            min_seq = c->min_seq;
+        }
+    }
+    set_bounds(n, max, min_seq);
+}
+
+static void
+class_compact(struct fdp__subtable *st)
+{
+    struct cut *cut = fdp__cut_cast(st);
+
+    /* Only with every change published: a dirty leaf's bounds and lists
+     * are ahead of its lookup form, which a rebuild would skip over. */
+    if (cut->root && !cut->dirty) {
+        compact_node(cut, cut->root);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Lookups.                                                                */
+
+/* The better of 'best' and the best rule of subtree 'n' that matches
+ * 'key' at 'version'. */
+static const struct fdp_rule *
+node_lookup(const struct cut_node *n, const struct fdp_key *key,
+            uint64_t version, const struct fdp_rule *best)
+{
+    while (n && node_may_beat(n, best)) {
+        if (!n->inner) {
+            const struct cut_leaf *l = FDP_RCU_GET(n->leaf);
+            const struct fdp_rule *r = l ? leaf_lookup(l, key, version)
+                                         : NULL;
+            if (r && fdp__rule_beats(r, best)) {
+                struct cut_node *w = (struct cut_node *) n;
+                __atomic_store_n(&w->hits, __atomic_load_n(
+                                     &w->hits, __ATOMIC_RELAXED) + 1,
+                                 __ATOMIC_RELAXED);
+                best = r;
+            }
+            break;
+        }
+        const struct cut_node *c = map_find(FDP_RCU_GET(n->map),
+                                            key_cut_value(n, key));
+        const struct cut_node *s = FDP_RCU_GET(n->spill);
+        if (c && s) {
+            if (node_bound_beats(s, c)) {
+                const struct cut_node *t = c;
+                c = s;
+                s = t;
+            }
+            best = node_lookup(c, key, version, best);
+            n = s;
+        } else {
+            n = c ? c : s;
+        }
+    }
+    return best;
+}
+
+static uint64_t
+class_lookup_batch(const struct fdp__subtable *st,
+                   const struct fdp_key *const keys[], uint64_t probe,
+                   uint64_t version, const struct fdp_rule *found[])
+{
+    const struct cut_node *root = FDP_RCU_GET(fdp__cut_cast(st)->root);
+    uint64_t hits = 0;
+
+    if (!root) {
+        return 0;
+    }
+    /* The first levels of every key's path, prefetched for the whole
+     * batch before any key is walked, so that the batch waits for their
+     * misses once, not once per key: each key's slot in the root's map,
+     * then the child that slot names, then the child's own lookup
+     * structure (its leaf, or its map). */
+    if (root->inner) {
+        const struct cut_map *m = FDP_RCU_GET(root->map);
+        const struct cut_node *c[FDP_TABLE_BATCH_MAX];
+        for (uint64_t p = probe; m && p; p &= p - 1) {
+            size_t i = (size_t) __builtin_ctzll(p);
+            __builtin_prefetch(&m->slots[map_index(
+                                   m, key_cut_value(root, keys[i]))]);
+        }
+        for (uint64_t p = probe; m && p; p &= p - 1) {
+            size_t i = (size_t) __builtin_ctzll(p);
+            c[i] = map_find(m, key_cut_value(root, keys[i]));
+            if (c[i]) {
+                __builtin_prefetch(c[i]);
+            }
+        }
+        for (uint64_t p = probe; m && p; p &= p - 1) {
+            size_t i = (size_t) __builtin_ctzll(p);
+            if (c[i]) {
+                const void *next = c[i]->inner
+                                   ? (const void *) FDP_RCU_GET(c[i]->map)
+                                   : (const void *) FDP_RCU_GET(c[i]->leaf);
+                if (next) {
+                    __builtin_prefetch(next);
+                    __builtin_prefetch((const char *) next + 64);
+                }
+            }
+        }
+    }
+    for (uint64_t m = probe; m; m &= m - 1) {
+        size_t i = (size_t) __builtin_ctzll(m);
+        const struct fdp_rule *r = node_lookup(root, keys[i], version, NULL);
+        if (r) {
+            found[i] = r;
+            hits |= UINT64_C(1) << i;
+        }
+    }
+    return hits;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Walks.                                                                  */
+
+struct walk {
+    bool published;
+    bool (*rule_cb)(struct fdp_rule *, void *aux);
+    bool (*part_cb)(const struct fdp__cut_partition *, void *aux);
+    void *aux;
+    char path[160];
+};
+
+static bool
+walk_node(const struct cut_node *n, struct walk *w, size_t len,
+          unsigned int depth)
+{
+    if (!n) {
+        return true;
+    }
+    if (!n->inner) {
+        const struct cut_leaf *l = w->published ? FDP_RCU_GET(n->leaf)
+                                                : NULL;
+        if (w->part_cb) {
+            struct fdp__cut_partition p = {
+                .kind = l && l->snap ? "pipapo" : "list",
+                .n_rules = l ? l->n : 0,
+                .max_priority = __atomic_load_n(&n->max_priority,
+                                                __ATOMIC_RELAXED),
+                .hits = __atomic_load_n(&n->hits, __ATOMIC_RELAXED),
+                .memory = sizeof *n + (l ? l->memory : 0),
+                .depth = depth,
+            };
+            memcpy(p.path, w->path, len + 1);
+            return w->part_cb(&p, w->aux);
+        }
+        if (!w->published) {
+            for (uint32_t i = 0; i < n->n; i++) {
+                if (!w->rule_cb(n->rules[i], w->aux)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        for (uint32_t i = 0; l && i < l->n; i++) {
+            struct fdp_rule *r = l->snap ? l->snap->elems[i] : leaf_rules(l)[i];
+            if (!w->rule_cb(r, w->aux)) {
+                return false;
+            }
+        }
+        return true;
+    }
+    const struct cut_map *m = w->published ? FDP_RCU_GET(n->map) : n->map;
+    const char *name = fdp_field_name(n->field);
+    for (uint32_t i = 0; m && i <= m->mask; i++) {
+        const struct cut_node *c = __atomic_load_n(&m->slots[i].child,
+                                                   __ATOMIC_ACQUIRE);
+        if (!c || c == &tombstone) {
+            continue;
+        }
+        int k = snprintf(w->path + len, sizeof w->path - len,
+                         "%s%s/%u=0x%" PRIx64, len ? "," : "", name,
+                         n->k, m->slots[i].value);
+        size_t l2 = k < 0 ? len : len + (size_t) k;
+        if (l2 >= sizeof w->path) {
+            l2 = sizeof w->path - 1;
+        }
+        if (!walk_node(c, w, l2, depth + 1)) {
+            return false;
+        }
+        w->path[len] = '\0';
+    }
+    const struct cut_node *s = w->published ? FDP_RCU_GET(n->spill)
+                                            : n->spill;
+    if (s) {
+        int k = snprintf(w->path + len, sizeof w->path - len, "%s%s/%u=*",
+                         len ? "," : "", name, n->k);
+        size_t l2 = k < 0 ? len : len + (size_t) k;
+        if (l2 >= sizeof w->path) {
+            l2 = sizeof w->path - 1;
+        }
+        if (!walk_node(s, w, l2, depth + 1)) {
+            return false;
+        }
+        w->path[len] = '\0';
+    }
+    return true;
+}
+
+static bool
+class_for_each_rule(const struct fdp__subtable *st, bool published,
+                    bool (*cb)(struct fdp_rule *, void *aux), void *aux)
+{
+    const struct cut *cut = fdp__cut_cast(st);
+    struct walk w = { .published = published, .rule_cb = cb, .aux = aux };
+
+    w.path[0] = '\0';
+    return walk_node(published ? FDP_RCU_GET(cut->root) : cut->root, &w, 0,
+                     0);
+}
+
+bool
+fdp__cut_for_each_partition(const struct fdp__subtable *st,
+                            bool (*cb)(const struct fdp__cut_partition *,
+                                       void *aux),
+                            void *aux)
+{
+    const struct cut *cut = fdp__cut_cast(st);
+    struct walk w = { .published = true, .part_cb = cb, .aux = aux };
+
+    w.path[0] = '\0';
+    return walk_node(FDP_RCU_GET(cut->root), &w, 0, 0);
+}
+
+static unsigned int
+tree_depth(const struct cut_node *n)
+{
+    unsigned int d = 0;
+
+    if (!n || !n->inner) {
+        return 0;
+    }
+    for (uint32_t i = 0; n->map && i <= n->map->mask; i++) {
+        const struct cut_node *c = n->map->slots[i].child;
+        if (c && c != &tombstone) {
+            unsigned int cd = tree_depth(c);
+            d = cd > d ? cd : d;
+        }
+    }
+    unsigned int sd = tree_depth(n->spill);
+    return 1 + (sd > d ? sd : d);
+}
+
+void
+fdp__cut_shape(const struct cut *cut, unsigned int *depth,
+               uint32_t *n_leaves)
+{
+    *depth = tree_depth(cut->root);
+    *n_leaves = cut->n_leaves;
+}
+
+static bool
+describe_cb(const struct fdp__cut_partition *p, void *out_)
+{
+    struct fdp_subtable_stats *out = out_;
+
+    out->n_partitions++;
+    if (p->depth > out->partition_depth) {
+        out->partition_depth = p->depth;
+    }
+    if (p->n_rules > out->largest_partition) {
+        out->largest_partition = p->n_rules;
+    }
+    return true;
+}
+
+static void
+class_describe(const struct fdp__subtable *st, struct fdp_subtable_stats *out)
+{
+    const struct cut *cut = fdp__cut_cast(st);
+
+    out->kind = st->kind;
+    out->n_fields = 0;
+    for (uint32_t fs = cut->field_set; fs; fs &= fs - 1) {
+        out->fields[out->n_fields] = (enum fdp_field) __builtin_ctz(fs);
+        out->group_bits[out->n_fields++] = 0;   /* Leaves are lists. */
+    }
+    out->n_const_fields = 0;
+    out->n_partitions = 0;
+    out->partition_depth = 0;
+    out->largest_partition = 0;
+    fdp__cut_for_each_partition(st, describe_cb, out);
+}
+
+static uint64_t
+class_memory(const struct fdp__subtable *st)
+{
+    const struct cut *cut = fdp__cut_cast(st);
+
+    return sizeof *cut + cut->bytes;
+}
+
+static void
+free_cut(struct cut *cut)
+{
+    node_free_tree(cut->root);
+    free(cut);
+}
+
+static void
+free_cut_cb(struct rcu_head *head)
+{
+    free_cut(CONTAINER_OF(head, struct cut, rcu));
+}
+
+static void
+class_destroy(struct fdp__subtable *st, bool deferred)
+{
+    struct cut *cut = fdp__cut_cast(st);
+
+    if (deferred) {
+        fdp__rcu_defer(&cut->rcu, free_cut_cb);
+    } else {
+        free_cut(cut);
+    }
+}
+
+const struct fdp__subtable_class fdp__cut_class = {
+    .lookup_batch = class_lookup_batch,
+    .for_each_rule = class_for_each_rule,
+    .describe = class_describe,
+    .insert = class_insert,
+    .remove = class_remove,
+    .publish = class_publish,
+    .compact = class_compact,
+    .memory = class_memory,
+    .destroy = class_destroy,
+};
+
+struct cut *
+fdp__cut_create(uint32_t field_set)
+{
+    struct cut *cut = aligned_alloc(64, sizeof *cut);
+    uint32_t a, b;
+
+    if (!cut) {
+        return NULL;
+    }
+    memset(cut, 0, sizeof *cut);
+    if (fdp_hash_random_basis(&a) || fdp_hash_random_basis(&b)) {
+        a = 0x7f4a7c15;
+        b = 0x9e3779b9;
+    }
+    cut->multiplier = ((uint64_t) a << 32 | b) | 1;
+    cut->field_set = field_set;
+    fdp__subtable_init(&cut->up, &fdp__cut_class, FDP_SUBTABLE_PIPAPO);
+    return cut;
+}

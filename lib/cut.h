@@ -1,0 +1,74 @@
+/*
+ * Partitioned range sub-tables (internal): see lib/cut.c.
+ */
+#ifndef FDP_CUT_H
+#define FDP_CUT_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rcu.h"
+#include "subtable.h"
+#include "util.h"
+
+struct cut_node;
+
+/* The writer's side of a partitioned sub-table: a tree of cuts over its
+ * rules with small leaves (lib/cut.c). */
+struct cut {
+    uint32_t field_set;         /* Bit i: field i is matched by a rule. */
+    struct cut_node *root;      /* RCU. */
+    uint64_t multiplier;        /* Odd, random: the child maps' hash. */
+    struct cut_node *dirty;     /* Leaves changed since the last publish
+                                 * (linked by cut_node.dirty_next). */
+    uint64_t bytes;             /* Memory of nodes, maps and leaves. */
+    uint32_t n_leaves;
+    struct rcu_head rcu;
+    struct fdp__subtable up;
+};
+
+/* The class (kind FDP_SUBTABLE_PIPAPO: the sub-table for flows with
+ * ranges over one set of fields). */
+extern const struct fdp__subtable_class fdp__cut_class;
+
+static inline struct cut *
+fdp__cut_cast(const struct fdp__subtable *st)
+{
+    return CONTAINER_OF(st, struct cut, up);
+}
+
+/* A new, empty sub-table for rules over 'field_set'; NULL if out of
+ * memory. */
+struct cut *fdp__cut_create(uint32_t field_set);
+
+/* Tuning, lowered by tests to drive splits with few rules: a leaf holds
+ * up to fdp__cut_leaf_max rules before it is cut (on a bulk build) or
+ * once it passes twice that (on single changes). */
+#define CUT_LEAF_MAX 16
+extern uint32_t fdp__cut_leaf_max;
+
+/* One partition, as fdp__cut_for_each_partition() reports it. */
+struct fdp__cut_partition {
+    const char *kind;           /* "list" or "pipapo". */
+    char path[160];             /* The cuts that lead to it, e.g.
+                                 * "nw_dst/16=0x0a01,spill". */
+    uint32_t n_rules;
+    int max_priority;           /* Its bound. */
+    uint64_t hits;
+    uint64_t memory;
+    unsigned int depth;
+};
+
+/* Calls 'cb' for every leaf of the published tree (readers, in a
+ * read-side section) until it returns false. */
+bool fdp__cut_for_each_partition(const struct fdp__subtable *,
+                                 bool (*cb)(const struct fdp__cut_partition *,
+                                            void *aux),
+                                 void *aux);
+
+/* The depth of the writer's tree and its number of leaves (tests). */
+void fdp__cut_shape(const struct cut *, unsigned int *depth,
+                    uint32_t *n_leaves);
+
+#endif /* FDP_CUT_H */
