@@ -11,11 +11,17 @@
  * Design
  * ======
  * Sub-tables.  Every sub-table implements one class (lib/subtable.h):
- * tuple space, one hash table per mask (lib/tss.c), and pipapo, for flows
- * with ranges and for the flows of least-hit masks moved out of tuple
- * space (lib/pipapo.c).  This file walks, ranks, fills and describes them
- * through the class alone; which sub-table a new flow goes to is its only
- * kind-specific decision (add_rule()).
+ * tuple space, one hash table per mask (lib/tss.c), and the partitioned
+ * sub-table (lib/cut.c, leaves of a few flows under a tree of cuts, with
+ * pipapo, lib/pipapo.c, for a leaf no cut can split), one per table, for
+ * flows with ranges and for the flows of masks moved out of tuple space:
+ * the least hit past the mask budget, and, in a table of at least
+ * SPARSE_MIN_FLOWS flows past it, the sparse ones (fewer than
+ * TSS_RULES_PER_LEVEL flows per priority level: an ACL's masks, whose
+ * every flow has its own priority, which every lookup would otherwise
+ * probe one after the other).  This file walks, ranks, fills and
+ * describes them through the class alone; which sub-table a new flow goes
+ * to is its only kind-specific decision (add_rule(), trim_masks()).
  *
  * Priority walk.  The published view is an array of sub-tables sorted by
  * the best rule each may hold: max_priority descending, and among equal
