@@ -21,6 +21,7 @@
 #include <rte_acl.h>
 #include <rte_byteorder.h>
 #include <rte_eal.h>
+#include <rte_log.h>
 
 #include "flowdp/flowdp.h"
 #include "utilities/bench.h"
@@ -124,10 +125,48 @@ struct acl_bench {
     const uint8_t **data;
     uint32_t *results;
     size_t n;
+    uint64_t acl_bytes;         /* rte_acl's runtime footprint, 0 if
+                                 * its build log did not say. */
     /* flowdp on the same headers. */
     struct fdp_table *table;
     const struct fdp_key **kp;
 };
+
+/* Builds 'ab->ctx' with 'cfg' and takes rte_acl's own figure for the
+ * memory its tables use: its API has no call for it, but the build logs
+ * it ("total: N bytes", at DEBUG level), so for the build the log goes
+ * to a memory stream at that level.  Returns rte_acl_build()'s result. */
+static int
+acl_build_measured(struct acl_bench *ab, const struct rte_acl_config *cfg)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *saved = rte_log_get_stream();
+    FILE *log = open_memstream(&text, &size);
+    int level = rte_log_get_level(rte_log_register("lib.acl"));
+    uint32_t global = rte_log_get_global_level();
+
+    if (log) {
+        rte_log_set_global_level(RTE_LOG_DEBUG);
+        rte_log_set_level_pattern("lib.acl", RTE_LOG_DEBUG);
+        rte_openlog_stream(log);
+    }
+    int error = rte_acl_build(ab->ctx, cfg);
+    if (log) {
+        rte_openlog_stream(saved);
+        rte_log_set_global_level(global);
+        rte_log_set_level_pattern("lib.acl", level < 0 ? (uint32_t) RTE_LOG_ERR
+                                                       : (uint32_t) level);
+        fclose(log);
+        const char *total = text ? strstr(text, "total: ") : NULL;
+        unsigned long long bytes;
+        if (total && sscanf(total, "total: %llu", &bytes) == 1) {
+            ab->acl_bytes = bytes;
+        }
+        free(text);
+    }
+    return error;
+}
 
 static uint64_t
 acl_classify(void *ab_, uint64_t n)
@@ -231,7 +270,7 @@ load(const char *dir, const char *name, struct acl_bench *ab,
     if (!ab->ctx
         || rte_acl_add_rules(ab->ctx, (struct rte_acl_rule *) rules,
                              (uint32_t) n)
-        || rte_acl_build(ab->ctx, &cfg)) {
+        || acl_build_measured(ab, &cfg)) {
         fatal("peer-acl: %s: rte_acl could not build", path);
     }
     *acl_build_ns = now_ns() - t0;
@@ -334,11 +373,18 @@ suite_peer_acl(void)
         report(&(struct result) {
             .suite = "peer-acl", .case_name = name, .impl = "rte_acl",
             .entries = n_rules, .ns_per_op = build_ns / n_rules,
+            .bytes = ab.acl_bytes,
         });
+        /* flowdp's bytes: the whole table, its rules with their actions
+         * and statistics included (rte_acl's figure covers its tries and
+         * its match results). */
+        struct fdp_table_stats st;
+        fdp_table_get_stats(ab.table, &st);
+        uint64_t flowdp_bytes = st.memory_bytes;
         double ns = measure(flowdp_classify, &ab);
         report(&(struct result) {
             .suite = "peer-acl", .case_name = sets[s], .impl = "flowdp",
-            .entries = n_rules, .ns_per_op = ns,
+            .entries = n_rules, .ns_per_op = ns, .bytes = flowdp_bytes,
         });
         for (size_t a = 0; a < sizeof algs / sizeof algs[0]; a++) {
             if (rte_acl_set_ctx_classify(ab.ctx, algs[a].alg)) {
@@ -349,6 +395,7 @@ suite_peer_acl(void)
             report(&(struct result) {
                 .suite = "peer-acl", .case_name = sets[s],
                 .impl = algs[a].name, .entries = n_rules, .ns_per_op = ns,
+                .bytes = ab.acl_bytes,
             });
         }
         rte_acl_free(ab.ctx);
