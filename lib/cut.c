@@ -114,8 +114,12 @@ uint32_t fdp__cut_leaf_max = CUT_LEAF_MAX;
 /* Deepest tree: a path visits at most this many inner nodes. */
 #define CUT_DEPTH_MAX 8
 
-/* Largest list leaf: one bit per rule in a 64-bit word. */
+/* Largest list leaf. */
 #define CUT_LIST_MAX 64
+
+/* Words of a fixed-shape leaf record: two (mask, value) pairs, two
+ * (low, span) pairs. */
+#define CUT_REC_FIXED 8
 
 /* A leaf's lookup form (immutable once published): see "Leaves". */
 struct cut_range {
@@ -124,7 +128,8 @@ struct cut_range {
 };
 
 struct cut_leaf {
-    /* What a lookup reads first, in the leaf's first cache line. */
+    /* What a lookup reads first, with the first common pair, in the
+     * leaf's first cache line (the leaf is 64-byte aligned). */
     uint32_t n;                 /* Rules, best first. */
     uint8_t n_cwords;           /* Words every rule matches alike... */
     uint8_t n_words;            /* ...and those that differ. */
@@ -132,19 +137,25 @@ struct cut_leaf {
     uint8_t rec_words;          /* 2 * (n_words + n_ranges). */
     bool slow;                  /* A range on a 128-bit field: each rule's
                                  * compact match is tested too. */
-    uint8_t cwords[FDP_KEY_WORDS];
-    uint8_t words[FDP_KEY_WORDS];
+    bool fixed;                 /* Records of CUT_REC_FIXED words. */
+    uint16_t cword_bits;        /* Bit w: key word w is a common word. */
+    uint16_t word_bits;         /* Bit w: key word w differs by rule. */
     struct pipapo_snapshot *snap;   /* Non-NULL: more than CUT_LIST_MAX
                                      * rules, looked up by pipapo. */
     uint64_t memory;
     struct rcu_head rcu;
 
     /* Then, in order: n_cwords pairs (common mask, its value); n_ranges
-     * struct cut_range; n records of rec_words words: for each of 'words'
-     * its mask and value (common bits left out), then for each range its
-     * low and high bound; the n rule pointers. */
+     * struct cut_range; n records of rec_words words: for each of
+     * 'word_bits' its mask and value (common bits left out), then for
+     * each range its low bound and its span (high - low); the n rule
+     * pointers.  A fixed-shape leaf (CUT_REC_FIXED) pads every record to
+     * two pairs of each. */
     uint64_t data[];
 };
+
+static_assert(offsetof(struct cut_leaf, data) + 2 * sizeof(uint64_t) <= 64,
+              "a leaf's header and first common pair share one line");
 
 static const uint64_t *
 leaf_cpairs(const struct cut_leaf *l)
@@ -182,10 +193,18 @@ struct cut_map {
     uint8_t shift;              /* 64 - log2(slots). */
     uint32_t n;                 /* Children. */
     uint32_t n_tombs;
-    uint64_t multiplier;
+    uint64_t multiplier;        /* The sub-table's. */
     struct rcu_head rcu;
-    struct cut_slot slots[];
+    struct cut_slot slots[] __attribute__((aligned(64)));
 };
+
+/* A node holds its map as one word, the map's address with log2 of its
+ * slot count in the low bits (maps are 64-byte aligned), so that a lookup
+ * finds a key's slot from the node's line alone, without first loading
+ * the map's header. */
+static_assert(offsetof(struct cut_map, slots) == 64,
+              "a map's slots start one line past its header");
+#define CUT_MAP_TAG_BITS 63u
 
 struct cut_node {
     /* Read by lookups. */
@@ -194,7 +213,7 @@ struct cut_node {
     bool inner;
     uint8_t word, shift;        /* Inner: the cut value is */
     uint64_t vmask;             /* (key->w[word] >> shift) & vmask. */
-    struct cut_map *map;        /* Inner, RCU. */
+    uintptr_t map_tag;          /* Inner, RCU: struct cut_map, tagged. */
     struct cut_node *spill;     /* Inner, RCU; NULL if none. */
     struct cut_leaf *leaf;      /* Leaf, RCU; NULL while empty. */
     enum fdp_field field;       /* Inner: the cut is field/k. */
@@ -218,6 +237,41 @@ struct cut_node {
 };
 
 static struct cut_node tombstone;
+
+/* Node 'n''s map, or NULL (readers and the writer). */
+static struct cut_map *
+node_map(const struct cut_node *n)
+{
+    return (struct cut_map *) (__atomic_load_n(&n->map_tag, __ATOMIC_ACQUIRE)
+                               & ~(uintptr_t) CUT_MAP_TAG_BITS);
+}
+
+/* The child in slot 'i' of 'm', or NULL if the slot is empty or its
+ * child was removed. */
+static struct cut_node *
+slot_child(const struct cut_map *m, uint32_t i)
+{
+    struct cut_node *c = __atomic_load_n(&m->slots[i].child,
+                                         __ATOMIC_ACQUIRE);
+
+    return c == &tombstone ? NULL : c;
+}
+
+/* Runs the statement that follows with 'c' set to each child in inner
+ * node 'n''s map (not its spill). */
+#define FOR_EACH_CHILD(c, n)                                            \
+    for (const struct cut_map *m_ = node_map(n); m_; m_ = NULL)         \
+        for (uint32_t i_ = 0; i_ <= m_->mask; i_++)                     \
+            for (struct cut_node *c = slot_child(m_, i_); c; c = NULL)
+
+/* Publishes 'm' as node 'n''s map. */
+static void
+set_map(struct cut_node *n, struct cut_map *m)
+{
+    uintptr_t tag = m ? (uintptr_t) (64 - m->shift) : 0;
+
+    __atomic_store_n(&n->map_tag, (uintptr_t) m | tag, __ATOMIC_RELEASE);
+}
 
 /* ---------------------------------------------------------------------- */
 /* Rules and cuts.                                                         */
@@ -330,25 +384,43 @@ choose_cut(struct fdp_rule **rules, uint32_t n, uint32_t field_set,
         free(ct.counts);
         return false;
     }
-    for (uint32_t fs = field_set; fs; fs &= fs - 1) {
+    /* Each rule's field, read once per field rather than once per width:
+     * its value (a range's low end) and, for a range, its high end, else
+     * its mask. */
+    fdp_u128 *lo = malloc(n * sizeof *lo), *hm = malloc(n * sizeof *hm);
+    bool *ranged = malloc(n * sizeof *ranged);
+    for (uint32_t fs = lo && hm && ranged ? field_set : 0; fs; fs &= fs - 1) {
         enum fdp_field f = (enum fdp_field) __builtin_ctz(fs);
+        unsigned int n_bits = fdp__field(f)->n_bits;
         uint8_t ks[24];
-        unsigned int n_ks = cut_widths(fdp__field(f)->n_bits, ks);
+        unsigned int n_ks = cut_widths(n_bits, ks);
 
+        for (uint32_t i = 0; i < n; i++) {
+            const struct fdp__cmatch *c = &rules[i]->match;
+            ranged[i] = fdp__cmatch_has_range(c, f);
+            lo[i] = fdp__cmatch_get(c, FDP__MATCH_VALUE, f);
+            hm[i] = fdp__cmatch_get(c, ranged[i] ? FDP__MATCH_HI
+                                                  : FDP__MATCH_MASK, f);
+        }
         for (unsigned int j = 0; j < n_ks; j++) {
+            unsigned int top = n_bits - ks[j];
+            fdp_u128 ones = fdp__ones(ks[j]);
             uint32_t n_fit = 0, largest = 0;
 
             memset(ct.counts, 0, slots * sizeof *ct.counts);
             for (uint32_t i = 0; i < n; i++) {
-                uint64_t v;
-                if (rule_cut_value(rules[i], f, ks[j], &v)) {
-                    uint32_t s = counter_slot(&ct, v);
-                    ct.values[s] = v;
-                    if (++ct.counts[s] > largest) {
-                        largest = ct.counts[s];
-                    }
-                    n_fit++;
+                /* As rule_cut_value(). */
+                if (ranged[i] ? lo[i] >> top != hm[i] >> top
+                              : hm[i] >> top != ones) {
+                    continue;
                 }
+                uint64_t v = (uint64_t) (lo[i] >> top);
+                uint32_t s = counter_slot(&ct, v);
+                ct.values[s] = v;
+                if (++ct.counts[s] > largest) {
+                    largest = ct.counts[s];
+                }
+                n_fit++;
             }
             uint64_t cost = (uint64_t) (n - n_fit) + largest;
             if (n_fit && largest < n && cost < best) {
@@ -359,6 +431,9 @@ choose_cut(struct fdp_rule **rules, uint32_t n, uint32_t field_set,
             }
         }
     }
+    free(lo);
+    free(hm);
+    free(ranged);
     free(ct.values);
     free(ct.counts);
     return found;
@@ -408,13 +483,14 @@ leaf_lookup(const struct cut_leaf *l, const struct fdp_key *key,
         return fdp__pipapo_lookup(l->snap, key, version);
     }
     const uint64_t *cp = leaf_cpairs(l);
-    for (unsigned int i = 0; i < l->n_cwords; i++) {
-        if ((key->w[l->cwords[i]] ^ cp[2 * i + 1]) & cp[2 * i]) {
+    for (uint32_t ws = l->cword_bits; ws; ws &= ws - 1, cp += 2) {
+        if ((key->w[__builtin_ctz(ws)] ^ cp[1]) & cp[0]) {
             return NULL;
         }
     }
-    for (unsigned int i = 0; i < l->n_words; i++) {
-        kw[i] = key->w[l->words[i]];
+    unsigned int nw = 0;
+    for (uint32_t ws = l->word_bits; ws; ws &= ws - 1) {
+        kw[nw++] = key->w[__builtin_ctz(ws)];
     }
     const struct cut_range *ranges = leaf_ranges(l);
     for (unsigned int g = 0; g < l->n_ranges; g++) {
@@ -422,25 +498,36 @@ leaf_lookup(const struct cut_leaf *l, const struct fdp_key *key,
     }
     struct fdp_rule *const *rules = leaf_rules(l);
     const uint64_t *rec = leaf_recs(l);
-    for (uint32_t r = 0; r < l->n; r++, rec += l->rec_words) {
-        for (unsigned int i = 0; i < l->n_words; i++) {
-            if ((kw[i] ^ rec[2 * i + 1]) & rec[2 * i]) {
-                goto next;
+    if (l->fixed) {
+        /* Two words and two ranges, missing ones padded (mask 0, span
+         * all ones): one test per rule, no branch until it matches. */
+        uint64_t k0 = nw > 0 ? kw[0] : 0, k1 = nw > 1 ? kw[1] : 0;
+        uint64_t r0 = l->n_ranges > 0 ? kr[0] : 0;
+        uint64_t r1 = l->n_ranges > 1 ? kr[1] : 0;
+        for (uint32_t r = 0; r < l->n; r++, rec += CUT_REC_FIXED) {
+            uint64_t miss = ((k0 ^ rec[1]) & rec[0]) | ((k1 ^ rec[3]) & rec[2])
+                            | (uint64_t) (r0 - rec[4] > rec[5])
+                            | (uint64_t) (r1 - rec[6] > rec[7]);
+            if (!miss && (!l->slow || cmatch_matches(&rules[r]->match, key))
+                && fdp__rule_visible(rules[r], version)) {
+                return rules[r];
             }
+        }
+        return NULL;
+    }
+    for (uint32_t r = 0; r < l->n; r++, rec += l->rec_words) {
+        uint64_t miss = 0;
+        for (unsigned int i = 0; i < l->n_words; i++) {
+            miss |= (kw[i] ^ rec[2 * i + 1]) & rec[2 * i];
         }
         const uint64_t *lh = rec + 2 * l->n_words;
         for (unsigned int g = 0; g < l->n_ranges; g++) {
-            if (kr[g] < lh[2 * g] || kr[g] > lh[2 * g + 1]) {
-                goto next;
-            }
+            miss |= (uint64_t) (kr[g] - lh[2 * g] > lh[2 * g + 1]);
         }
-        if (l->slow && !cmatch_matches(&rules[r]->match, key)) {
-            continue;
-        }
-        if (fdp__rule_visible(rules[r], version)) {
+        if (!miss && (!l->slow || cmatch_matches(&rules[r]->match, key))
+            && fdp__rule_visible(rules[r], version)) {
             return rules[r];
         }
-    next:;
     }
     return NULL;
 }
@@ -521,7 +608,10 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
     }
     unsigned int n_words = fdp__popcount16(words);
     unsigned int n_ranges = (unsigned int) __builtin_popcount(range_fields);
-    unsigned int rec_words = 2 * (n_words + n_ranges);
+    /* The usual shape (a five-tuple: two key words, two port ranges)
+     * takes fixed records, padded: see leaf_lookup(). */
+    bool fixed = n_words <= 2 && n_ranges <= 2;
+    unsigned int rec_words = fixed ? CUT_REC_FIXED : 2 * (n_words + n_ranges);
     unsigned int n_cwords = fdp__popcount16(cwords);
     size_t size = sizeof(struct cut_leaf)
                   + 2 * n_cwords * sizeof(uint64_t)
@@ -538,23 +628,24 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
     l->n_words = (uint8_t) n_words;
     l->n_ranges = (uint8_t) n_ranges;
     l->rec_words = (uint8_t) rec_words;
+    l->fixed = fixed;
     l->memory = size;
     uint64_t *cp = l->data;
     struct cut_range *ranges = (struct cut_range *) leaf_ranges(l);
     uint64_t *recs = (uint64_t *) leaf_recs(l);
     memcpy((void *) leaf_rules(l), rules, n * sizeof *rules);
 
+    l->cword_bits = (uint16_t) cwords;
+    l->word_bits = (uint16_t) words;
     unsigned int ci = 0;
     for (uint32_t ws = cwords; ws; ws &= ws - 1, ci++) {
         unsigned int w = (unsigned int) __builtin_ctz(ws);
-        l->cwords[ci] = (uint8_t) w;
         cp[2 * ci] = common[w];
         cp[2 * ci + 1] = value0[w] & common[w];
     }
     unsigned int i = 0;
     for (uint32_t ws = words; ws; ws &= ws - 1, i++) {
         unsigned int w = (unsigned int) __builtin_ctz(ws);
-        l->words[i] = (uint8_t) w;
         for (uint32_t r = 0; r < n; r++) {
             const struct fdp__cmatch *c = &rules[r]->match;
             uint64_t m = fdp__cmatch_word(c, FDP__MATCH_MASK, w) & ~common[w];
@@ -567,13 +658,14 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
     for (uint32_t rs = range_fields; rs; rs &= rs - 1, g++) {
         enum fdp_field f = (enum fdp_field) __builtin_ctz(rs);
         const struct fdp__field *fd = fdp__field(f);
-        uint64_t *lh = recs + 2 * n_words + 2 * g;
+        uint64_t *lh = recs + (fixed ? 4 : 2 * n_words) + 2 * g;
         if (fd->n_bits > 64) {
             /* Compared rule by rule; here every rule passes. */
             l->slow = true;
             ranges[g] = (struct cut_range) { 0, 0, 0 };
             for (uint32_t r = 0; r < n; r++) {
-                lh[r * rec_words] = lh[r * rec_words + 1] = 0;
+                lh[r * rec_words] = 0;
+                lh[r * rec_words + 1] = UINT64_MAX;
             }
             continue;
         }
@@ -588,8 +680,10 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
                 = has ? (uint64_t) fdp__cmatch_get(c, FDP__MATCH_VALUE, f)
                       : 0;
             lh[r * rec_words + 1]
-                = has ? (uint64_t) fdp__cmatch_get(c, FDP__MATCH_HI, f)
-                      : ranges[g].fmask;
+                = has ? (uint64_t) (fdp__cmatch_get(c, FDP__MATCH_HI, f)
+                                    - fdp__cmatch_get(c, FDP__MATCH_VALUE,
+                                                      f))
+                      : UINT64_MAX;
         }
     }
     return l;
@@ -633,8 +727,10 @@ map_alloc(uint32_t n_children, uint64_t multiplier)
         slots *= 2;
         bits++;
     }
-    struct cut_map *m = calloc(1, sizeof *m + slots * sizeof m->slots[0]);
+    struct cut_map *m = aligned_alloc(64, sizeof *m
+                                          + slots * sizeof m->slots[0]);
     if (m) {
+        memset(m, 0, sizeof *m + slots * sizeof m->slots[0]);
         m->mask = slots - 1;
         m->shift = (uint8_t) (64 - bits);
         m->multiplier = multiplier;
@@ -690,10 +786,10 @@ map_copy(const struct cut_map *m, uint32_t extra, uint64_t multiplier)
 static void
 map_replace(struct cut *cut, struct cut_node *n, struct cut_map *c)
 {
-    struct cut_map *old = n->map;
+    struct cut_map *old = node_map(n);
 
     cut->bytes += map_size(c) - map_size(old);
-    FDP_RCU_SET(n->map, c);
+    set_map(n, c);
     if (old) {
         fdp__rcu_defer(&old->rcu, map_free_cb);
     }
@@ -704,7 +800,7 @@ static int
 map_add(struct cut *cut, struct cut_node *n, uint64_t v,
         struct cut_node *child)
 {
-    struct cut_map *m = n->map;
+    struct cut_map *m = node_map(n);
 
     if (!m || 2 * (m->n + m->n_tombs + 1) > m->mask + 1) {
         struct cut_map *c = map_copy(m, 1, cut->multiplier);
@@ -722,7 +818,7 @@ map_add(struct cut *cut, struct cut_node *n, uint64_t v,
 static void
 map_remove(struct cut *cut, struct cut_node *n, uint64_t v)
 {
-    struct cut_map *m = n->map;
+    struct cut_map *m = node_map(n);
 
     for (uint32_t i = map_index(m, v);; i = (i + 1) & m->mask) {
         struct cut_node *c = m->slots[i].child;
@@ -814,13 +910,10 @@ node_free_tree(struct cut_node *n)
         return;
     }
     if (n->inner) {
-        for (uint32_t i = 0; n->map && i <= n->map->mask; i++) {
-            struct cut_node *c = n->map->slots[i].child;
-            if (c && c != &tombstone) {
-                node_free_tree(c);
-            }
+        FOR_EACH_CHILD (c, n) {
+            node_free_tree(c);
         }
-        free(n->map);
+        free(node_map(n));
         node_free_tree(n->spill);
     }
     leaf_free(n->leaf);
@@ -842,12 +935,9 @@ node_bytes(const struct cut_node *n)
                  + (n->leaf ? n->leaf->memory : 0);
 
     if (n->inner) {
-        b += map_size(n->map);
-        for (uint32_t i = 0; n->map && i <= n->map->mask; i++) {
-            struct cut_node *c = n->map->slots[i].child;
-            if (c && c != &tombstone) {
-                b += node_bytes(c);
-            }
+        b += map_size(node_map(n));
+        FOR_EACH_CHILD (c, n) {
+            b += node_bytes(c);
         }
         if (n->spill) {
             b += node_bytes(n->spill);
@@ -867,11 +957,8 @@ count_leaves(const struct cut_node *n)
     if (!n->inner) {
         return 1;
     }
-    for (uint32_t i = 0; n->map && i <= n->map->mask; i++) {
-        struct cut_node *c = n->map->slots[i].child;
-        if (c && c != &tombstone) {
-            k += count_leaves(c);
-        }
+    FOR_EACH_CHILD (c, n) {
+        k += count_leaves(c);
     }
     return k + count_leaves(n->spill);
 }
@@ -901,7 +988,7 @@ node_replace(struct cut *cut, struct cut_node *old, struct cut_node *n)
     } else if (old->is_spill) {
         FDP_RCU_SET(parent->spill, n);
     } else {
-        struct cut_map *m = parent->map;
+        struct cut_map *m = node_map(parent);
         for (uint32_t i = map_index(m, old->value);; i = (i + 1) & m->mask) {
             if (m->slots[i].child == old) {
                 __atomic_store_n(&m->slots[i].child, n, __ATOMIC_RELEASE);
@@ -1046,11 +1133,12 @@ build_tree(struct cut *cut, struct cut_node *parent, bool is_spill,
     free(fill);
 
     int error = 0;
-    node->map = map_alloc(n_groups, cut->multiplier);
-    if (!node->map) {
+    struct cut_map *map = map_alloc(n_groups, cut->multiplier);
+    set_map(node, map);
+    if (!map) {
         error = ENOMEM;
     } else {
-        cut->bytes += map_size(node->map);
+        cut->bytes += map_size(map);
     }
     for (uint32_t g = 0; !error && g < n_groups; g++) {
         struct cut_node *c = build_tree(cut, node, false, gvalue[g],
@@ -1059,7 +1147,7 @@ build_tree(struct cut *cut, struct cut_node *parent, bool is_spill,
         if (!c) {
             error = ENOMEM;
         } else {
-            map_put(node->map, gvalue[g], c);
+            map_put(map, gvalue[g], c);
             node->n_kids++;
         }
     }
@@ -1096,11 +1184,8 @@ gather_rules(const struct cut_node *n, struct fdp_rule **out)
         memcpy(out, n->rules, n->n * sizeof *out);
         return n->n;
     }
-    for (uint32_t i = 0; n->map && i <= n->map->mask; i++) {
-        struct cut_node *c = n->map->slots[i].child;
-        if (c && c != &tombstone) {
-            k += gather_rules(c, out + k);
-        }
+    FOR_EACH_CHILD (c, n) {
+        k += gather_rules(c, out + k);
     }
     if (n->spill) {
         k += gather_rules(n->spill, out + k);
@@ -1195,7 +1280,7 @@ find_leaf(struct cut *cut, const struct fdp_rule *rule, bool create)
         struct cut_node *c;
         bool fits = rule_cut_value(rule, n->field, n->k, &v);
 
-        c = fits ? map_find(n->map, v) : n->spill;
+        c = fits ? map_find(node_map(n), v) : n->spill;
         if (!c && create) {
             c = node_alloc(cut, n, !fits, fits ? v : 0);
             if (!c) {
@@ -1316,6 +1401,17 @@ class_publish(struct fdp__subtable *st)
     return error;
 }
 
+/* Raises (*max, *min_seq) to node 'c''s bound. */
+static void
+take_bound(const struct cut_node *c, int *max, uint64_t *min_seq)
+{
+    if (c->max_priority > *max
+        || (c->max_priority == *max && c->min_seq < *min_seq)) {
+        *max = c->max_priority;
+        *min_seq = c->min_seq;
+    }
+}
+
 /* Tightens inner bounds and folds small subtrees into leaves (from
  * fdp_table_run(), off the change path).  'n' may be replaced. */
 static void
@@ -1331,26 +1427,16 @@ compact_node(struct cut *cut, struct cut_node *n)
     }
     int max = -1;
     uint64_t min_seq = UINT64_MAX;
-    for (uint32_t i = 0; n->map && i <= n->map->mask; i++) {
-        struct cut_node *c = n->map->slots[i].child;
-        if (c && c != &tombstone) {
-            compact_node(cut, c);
-            c = n->map->slots[i].child;     /* It may have been rebuilt. */
-            if (c->max_priority > max
-                || (c->max_priority == max && c->min_seq < min_seq)) {
-                max = c->max_priority;
-                min_seq = c->min_seq;
-            }
+    FOR_EACH_CHILD (c, n) {
+        compact_node(cut, c);
+        c = slot_child(m_, i_);         /* It may have been rebuilt. */
+        if (c) {
+            take_bound(c, &max, &min_seq);
         }
     }
     if (n->spill) {
         compact_node(cut, n->spill);
-        struct cut_node *c = n->spill;
-        if (c->max_priority > max
-            || (c->max_priority == max && c->min_seq < min_seq)) {
-            max = c->max_priority;
-            min_seq = c->min_seq;
-        }
+        take_bound(n->spill, &max, &min_seq);
     }
     set_bounds(n, max, min_seq);
 }
@@ -1390,7 +1476,7 @@ node_lookup(const struct cut_node *n, const struct fdp_key *key,
             }
             break;
         }
-        const struct cut_node *c = map_find(FDP_RCU_GET(n->map),
+        const struct cut_node *c = map_find(node_map(n),
                                             key_cut_value(n, key));
         const struct cut_node *s = FDP_RCU_GET(n->spill);
         if (c && s) {
@@ -1408,49 +1494,103 @@ node_lookup(const struct cut_node *n, const struct fdp_key *key,
     return best;
 }
 
+/* The batch's keys' paths, prefetched level by level before any key is
+ * walked (as rte_acl runs several flows through its trie together): at
+ * each level, every key's slot in its node's map, then the child that
+ * slot names and the spill beside it, then, at a leaf, its lookup form.
+ * The walk that follows (node_lookup()) finds those lines in cache, and
+ * the batch waits for each level's misses once, not once per key.  The
+ * node's tagged map word gives the slot without the map's header. */
+static void
+prefetch_paths(const struct cut *cut, const struct cut_node *root,
+               const struct fdp_key *const keys[], uint64_t probe)
+{
+    const struct cut_node *node[FDP_TABLE_BATCH_MAX];
+    const struct cut_slot *slot[FDP_TABLE_BATCH_MAX];
+    uint64_t v[FDP_TABLE_BATCH_MAX];
+    uint32_t mask[FDP_TABLE_BATCH_MAX];
+    uint64_t inner = 0;
+
+    for (uint64_t p = probe; p; p &= p - 1) {
+        node[__builtin_ctzll(p)] = root;
+    }
+    inner = root->inner ? probe : 0;
+    for (unsigned int level = 0; inner && level < CUT_DEPTH_MAX; level++) {
+        for (uint64_t p = inner; p; p &= p - 1) {
+            size_t i = (size_t) __builtin_ctzll(p);
+            uintptr_t tag = __atomic_load_n(&node[i]->map_tag,
+                                            __ATOMIC_ACQUIRE);
+            const struct cut_map *m
+                = (const struct cut_map *) (tag & ~(uintptr_t)
+                                                  CUT_MAP_TAG_BITS);
+            const struct cut_node *s = FDP_RCU_GET(node[i]->spill);
+            if (s) {
+                __builtin_prefetch(s);
+            }
+            if (!m) {
+                inner &= ~(UINT64_C(1) << i);
+                continue;
+            }
+            unsigned int bits = (unsigned int) (tag & CUT_MAP_TAG_BITS);
+            v[i] = key_cut_value(node[i], keys[i]);
+            mask[i] = (UINT32_C(1) << bits) - 1;
+            slot[i] = &m->slots[(uint32_t) ((v[i] * cut->multiplier)
+                                            >> (64 - bits)) & mask[i]];
+            __builtin_prefetch(slot[i]);
+        }
+        uint64_t next = 0;
+        for (uint64_t p = inner; p; p &= p - 1) {
+            size_t i = (size_t) __builtin_ctzll(p);
+            const struct cut_node *c = NULL;
+            const struct cut_map *m = node_map(node[i]);
+            for (uint32_t k = (uint32_t) (slot[i] - m->slots);;
+                 k = (k + 1) & mask[i]) {
+                const struct cut_node *x = __atomic_load_n(
+                    &m->slots[k].child, __ATOMIC_ACQUIRE);
+                if (!x || (x != &tombstone && m->slots[k].value == v[i])) {
+                    c = x;
+                    break;
+                }
+            }
+            if (!c) {
+                continue;
+            }
+            __builtin_prefetch(c);
+            node[i] = c;
+            next |= UINT64_C(1) << i;
+        }
+        /* The children's own next lines: a leaf's form, or (next level)
+         * an inner node's slot. */
+        inner = 0;
+        for (uint64_t p = next; p; p &= p - 1) {
+            size_t i = (size_t) __builtin_ctzll(p);
+            if (node[i]->inner) {
+                inner |= UINT64_C(1) << i;
+            } else {
+                const struct cut_leaf *l = FDP_RCU_GET(node[i]->leaf);
+                if (l) {
+                    __builtin_prefetch(l);
+                    __builtin_prefetch((const char *) l + 64);
+                }
+            }
+        }
+    }
+}
+
 static uint64_t
 class_lookup_batch(const struct fdp__subtable *st,
                    const struct fdp_key *const keys[], uint64_t probe,
                    uint64_t version, const struct fdp_rule *found[])
 {
-    const struct cut_node *root = FDP_RCU_GET(fdp__cut_cast(st)->root);
+    const struct cut *cut = fdp__cut_cast(st);
+    const struct cut_node *root = FDP_RCU_GET(cut->root);
     uint64_t hits = 0;
 
     if (!root) {
         return 0;
     }
-    /* The first levels of every key's path, prefetched for the whole
-     * batch before any key is walked, so that the batch waits for their
-     * misses once, not once per key: each key's slot in the root's map,
-     * then the child that slot names, then the child's own lookup
-     * structure (its leaf, or its map). */
-    if (root->inner) {
-        const struct cut_map *m = FDP_RCU_GET(root->map);
-        const struct cut_node *c[FDP_TABLE_BATCH_MAX];
-        for (uint64_t p = probe; m && p; p &= p - 1) {
-            size_t i = (size_t) __builtin_ctzll(p);
-            __builtin_prefetch(&m->slots[map_index(
-                                   m, key_cut_value(root, keys[i]))]);
-        }
-        for (uint64_t p = probe; m && p; p &= p - 1) {
-            size_t i = (size_t) __builtin_ctzll(p);
-            c[i] = map_find(m, key_cut_value(root, keys[i]));
-            if (c[i]) {
-                __builtin_prefetch(c[i]);
-            }
-        }
-        for (uint64_t p = probe; m && p; p &= p - 1) {
-            size_t i = (size_t) __builtin_ctzll(p);
-            if (c[i]) {
-                const void *next = c[i]->inner
-                                   ? (const void *) FDP_RCU_GET(c[i]->map)
-                                   : (const void *) FDP_RCU_GET(c[i]->leaf);
-                if (next) {
-                    __builtin_prefetch(next);
-                    __builtin_prefetch((const char *) next + 64);
-                }
-            }
-        }
+    if (probe & (probe - 1)) {
+        prefetch_paths(cut, root, keys, probe);
     }
     for (uint64_t m = probe; m; m &= m - 1) {
         size_t i = (size_t) __builtin_ctzll(m);
@@ -1469,7 +1609,7 @@ class_lookup_batch(const struct fdp__subtable *st,
 struct walk {
     bool published;
     bool (*rule_cb)(struct fdp_rule *, void *aux);
-    bool (*part_cb)(const struct fdp__cut_partition *, void *aux);
+    bool (*part_cb)(const struct fdp_partition_stats *, void *aux);
     void *aux;
     char path[160];
 };
@@ -1485,13 +1625,13 @@ walk_node(const struct cut_node *n, struct walk *w, size_t len,
         const struct cut_leaf *l = w->published ? FDP_RCU_GET(n->leaf)
                                                 : NULL;
         if (w->part_cb) {
-            struct fdp__cut_partition p = {
+            struct fdp_partition_stats p = {
                 .kind = l && l->snap ? "pipapo" : "list",
-                .n_rules = l ? l->n : 0,
+                .n_flows = l ? l->n : 0,
                 .max_priority = __atomic_load_n(&n->max_priority,
                                                 __ATOMIC_RELAXED),
                 .hits = __atomic_load_n(&n->hits, __ATOMIC_RELAXED),
-                .memory = sizeof *n + (l ? l->memory : 0),
+                .memory_bytes = sizeof *n + (l ? l->memory : 0),
                 .depth = depth,
             };
             memcpy(p.path, w->path, len + 1);
@@ -1513,7 +1653,7 @@ walk_node(const struct cut_node *n, struct walk *w, size_t len,
         }
         return true;
     }
-    const struct cut_map *m = w->published ? FDP_RCU_GET(n->map) : n->map;
+    const struct cut_map *m = w->published ? node_map(n) : node_map(n);
     const char *name = fdp_field_name(n->field);
     for (uint32_t i = 0; m && i <= m->mask; i++) {
         const struct cut_node *c = __atomic_load_n(&m->slots[i].child,
@@ -1521,9 +1661,10 @@ walk_node(const struct cut_node *n, struct walk *w, size_t len,
         if (!c || c == &tombstone) {
             continue;
         }
-        int k = snprintf(w->path + len, sizeof w->path - len,
-                         "%s%s/%u=0x%" PRIx64, len ? "," : "", name,
-                         n->k, m->slots[i].value);
+        int k = !w->part_cb ? 0
+                : snprintf(w->path + len, sizeof w->path - len,
+                           "%s%s/%u=0x%" PRIx64, len ? "," : "", name,
+                           n->k, m->slots[i].value);
         size_t l2 = k < 0 ? len : len + (size_t) k;
         if (l2 >= sizeof w->path) {
             l2 = sizeof w->path - 1;
@@ -1536,8 +1677,9 @@ walk_node(const struct cut_node *n, struct walk *w, size_t len,
     const struct cut_node *s = w->published ? FDP_RCU_GET(n->spill)
                                             : n->spill;
     if (s) {
-        int k = snprintf(w->path + len, sizeof w->path - len, "%s%s/%u=*",
-                         len ? "," : "", name, n->k);
+        int k = !w->part_cb ? 0
+                : snprintf(w->path + len, sizeof w->path - len, "%s%s/%u=*",
+                           len ? "," : "", name, n->k);
         size_t l2 = k < 0 ? len : len + (size_t) k;
         if (l2 >= sizeof w->path) {
             l2 = sizeof w->path - 1;
@@ -1564,7 +1706,7 @@ class_for_each_rule(const struct fdp__subtable *st, bool published,
 
 bool
 fdp__cut_for_each_partition(const struct fdp__subtable *st,
-                            bool (*cb)(const struct fdp__cut_partition *,
+                            bool (*cb)(const struct fdp_partition_stats *,
                                        void *aux),
                             void *aux)
 {
@@ -1583,12 +1725,9 @@ tree_depth(const struct cut_node *n)
     if (!n || !n->inner) {
         return 0;
     }
-    for (uint32_t i = 0; n->map && i <= n->map->mask; i++) {
-        const struct cut_node *c = n->map->slots[i].child;
-        if (c && c != &tombstone) {
-            unsigned int cd = tree_depth(c);
-            d = cd > d ? cd : d;
-        }
+    FOR_EACH_CHILD (c, n) {
+        unsigned int cd = tree_depth(c);
+        d = cd > d ? cd : d;
     }
     unsigned int sd = tree_depth(n->spill);
     return 1 + (sd > d ? sd : d);
@@ -1603,7 +1742,7 @@ fdp__cut_shape(const struct cut *cut, unsigned int *depth,
 }
 
 static bool
-describe_cb(const struct fdp__cut_partition *p, void *out_)
+describe_cb(const struct fdp_partition_stats *p, void *out_)
 {
     struct fdp_subtable_stats *out = out_;
 
@@ -1611,8 +1750,8 @@ describe_cb(const struct fdp__cut_partition *p, void *out_)
     if (p->depth > out->partition_depth) {
         out->partition_depth = p->depth;
     }
-    if (p->n_rules > out->largest_partition) {
-        out->largest_partition = p->n_rules;
+    if (p->n_flows > out->largest_partition) {
+        out->largest_partition = (uint32_t) p->n_flows;
     }
     return true;
 }

@@ -48,22 +48,10 @@ struct cut *fdp__cut_create(uint32_t field_set);
 #define CUT_LEAF_MAX 16
 extern uint32_t fdp__cut_leaf_max;
 
-/* One partition, as fdp__cut_for_each_partition() reports it. */
-struct fdp__cut_partition {
-    const char *kind;           /* "list" or "pipapo". */
-    char path[160];             /* The cuts that lead to it, e.g.
-                                 * "nw_dst/16=0x0a01,spill". */
-    uint32_t n_rules;
-    int max_priority;           /* Its bound. */
-    uint64_t hits;
-    uint64_t memory;
-    unsigned int depth;
-};
-
 /* Calls 'cb' for every leaf of the published tree (readers, in a
  * read-side section) until it returns false. */
 bool fdp__cut_for_each_partition(const struct fdp__subtable *,
-                                 bool (*cb)(const struct fdp__cut_partition *,
+                                 bool (*cb)(const struct fdp_partition_stats *,
                                             void *aux),
                                  void *aux);
 

@@ -1924,6 +1924,24 @@ fdp_table_get_subtable_stats(const struct fdp_table *table,
     return *n > n_max ? ENOBUFS : 0;
 }
 
+void
+fdp_table_for_each_partition(const struct fdp_table *table,
+                             bool (*cb)(const struct fdp_partition_stats *,
+                                        void *aux),
+                             void *aux)
+{
+    fdp__rcu_read_lock();
+    const struct tss_view *view = FDP_RCU_GET(table->view);
+    for (size_t i = 0; view && i < view->n; i++) {
+        const struct fdp__subtable *st = view->e[i].st;
+        if (st->kind != FDP_SUBTABLE_TSS
+            && !fdp__cut_for_each_partition(st, cb, aux)) {
+            break;
+        }
+    }
+    fdp__rcu_read_unlock();
+}
+
 /* ---------------------------------------------------------------------- */
 /* Rules.                                                                  */
 

@@ -5,14 +5,17 @@
  * is priority order): the bulk build (all rules in one transaction, then
  * fdp_table_run()), lookups of the set's trace headers in batches of 32
  * through fdp_table_lookup_batch() and one at a time through
- * fdp_table_lookup(), and single-rule updates on the full table (one
- * transaction adding a rule and one removing it; ns per change).  The
+ * fdp_table_lookup(), batched lookups again while another thread makes
+ * single-rule changes without pause ("-while-updating", and the writer's
+ * ns per change meanwhile, "-update-while-looking-up"), and single-rule updates on the full table (one transaction
+ * adding a rule and one removing it; ns per change).  The
  * rule sets live in FLOWDP_CLASSBENCH_DIR (default: the shared data beside
  * the source tree).
  */
 #include <config.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +58,30 @@ lookups_batched(void *tb_, uint64_t n)
     return hits;
 }
 
+/* lookups_batched() with a read-side section per batch, as a datapath
+ * takes one per burst: a writer's grace periods then end between
+ * batches. */
+static uint64_t
+lookups_batched_sections(void *tb_, uint64_t n)
+{
+    struct table_bench *tb = tb_;
+    const struct fdp_rule *rules[BATCH];
+    uint64_t hits = 0;
+    size_t off = 0;
+
+    for (uint64_t i = 0; i < n; i += BATCH) {
+        if (off + BATCH > tb->n_keys) {
+            off = 0;
+        }
+        fdp_table_read_lock();
+        fdp_table_lookup_batch(tb->table, &tb->kp[off], BATCH, rules);
+        hits += rules[0] != NULL;
+        fdp_table_read_unlock();
+        off += BATCH;
+    }
+    return hits;
+}
+
 static uint64_t
 lookups_single(void *tb_, uint64_t n)
 {
@@ -92,6 +119,26 @@ updates(void *tb_, uint64_t n)
         fdp_table_remove(tb->table, &filter, NULL);
     }
     return n;
+}
+
+/* A writer making single changes (as updates()) until told to stop, for
+ * lookups measured while the table changes. */
+struct churn {
+    struct table_bench *tb;
+    bool stop;
+    uint64_t n_changes;
+};
+
+static void *
+churn_main(void *c_)
+{
+    struct churn *c = c_;
+
+    while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+        updates(c->tb, 2);
+        __atomic_store_n(&c->n_changes, c->n_changes + 2, __ATOMIC_RELAXED);
+    }
+    return NULL;
 }
 
 const char *
@@ -233,6 +280,36 @@ suite_table(void)
             report(&(struct result) {
                 .suite = "table", .case_name = name, .impl = "flowdp",
                 .entries = n_rules, .ns_per_op = ns,
+                .bytes = st.memory_bytes,
+            });
+        }
+        if (tb.n_keys >= BATCH) {
+            /* Batched lookups while another thread adds and removes a
+             * rule without pause (one change per transaction). */
+            struct churn churn = { .tb = &tb, .stop = false, .n_changes = 0 };
+            pthread_t writer;
+            if (pthread_create(&writer, NULL, churn_main, &churn)) {
+                fatal("table: cannot start a writer thread");
+            }
+            double t0 = now_ns();
+            double ns = measure(lookups_batched_sections, &tb);
+            __atomic_store_n(&churn.stop, true, __ATOMIC_RELAXED);
+            pthread_join(writer, NULL);
+            double changes_per_s = churn.n_changes / ((now_ns() - t0) / 1e9);
+            snprintf(name, sizeof name, "%s-while-updating", sets[s]);
+            report(&(struct result) {
+                .suite = "table", .case_name = name, .impl = "flowdp",
+                .entries = n_rules, .ns_per_op = ns,
+                .bytes = st.memory_bytes,
+            });
+            /* And the writer's rate meanwhile, as ns per change. */
+            snprintf(name, sizeof name, "%s-update-while-looking-up",
+                     sets[s]);
+            no_spread();
+            report(&(struct result) {
+                .suite = "table", .case_name = name, .impl = "flowdp",
+                .entries = n_rules,
+                .ns_per_op = changes_per_s > 0 ? 1e9 / changes_per_s : 0,
                 .bytes = st.memory_bytes,
             });
         }

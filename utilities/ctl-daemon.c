@@ -605,11 +605,13 @@ print_subtables(const json_t *subtables)
 void
 cmd_dump_tables(int argc, char *argv[])
 {
-    (void) argv;
-    if (argc != 1) {
-        fatal("dump-tables: takes no arguments");
+    bool partitions = argc == 2 && !strcmp(argv[1], "--partitions");
+    if (argc != 1 && !partitions) {
+        fatal("dump-tables: %s: unknown argument (the only option is "
+              "--partitions)", argv[1]);
     }
-    json_t *r = call("dump-tables", "dump-tables", json_object());
+    json_t *r = call("dump-tables", "dump-tables",
+                     json_pack("{s:b}", "partitions", partitions));
     uint64_t flows = get_u64(r, "flows"), pp = get_u64(r, "pipapo_flows");
     uint64_t lookups = get_u64(r, "lookups");
     printf("  table 0: active=%" PRIu64 ", lookups=%" PRIu64 ", matched=%"
@@ -625,6 +627,18 @@ cmd_dump_tables(int argc, char *argv[])
            lookups ? (double) get_u64(r, "masks_visited") / lookups : 0.0,
            get_u64(r, "memory"));
     print_subtables(json_object_get(r, "subtables"));
+    const json_t *parts = json_object_get(r, "partitions");
+    for (size_t i = 0; i < json_array_size(parts); i++) {
+        const json_t *pt = json_array_get(parts, i);
+        const char *kind = json_string_value(json_object_get(pt, "kind"));
+        const char *path = json_string_value(json_object_get(pt, "path"));
+        printf("    partition %s flows=%" PRIu64 " max_priority=%"
+               JSON_INTEGER_FORMAT " hits=%" PRIu64 " mem=%" PRIu64
+               " cuts=%s\n", kind ? kind : "?", get_u64(pt, "flows"),
+               json_integer_value(json_object_get(pt, "max_priority")),
+               get_u64(pt, "hits"), get_u64(pt, "memory"),
+               path && *path ? path : "none");
+    }
     json_decref(r);
     flush_stdout("dump-tables");
 }

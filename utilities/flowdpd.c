@@ -1181,19 +1181,50 @@ subtables_json(struct fdp_table *table)
     return array;
 }
 
+/* fdp_table_for_each_partition() callback: appends the partition to a
+ * JSON array; stops if out of memory. */
+static bool
+partition_json_cb(const struct fdp_partition_stats *p, void *array_)
+{
+    json_t *array = array_;
+
+    return !json_array_append_new(
+        array, json_pack("{s:s, s:s, s:I, s:i, s:I, s:I, s:i}",
+                         "kind", p->kind, "path", p->path,
+                         "flows", (json_int_t) p->n_flows,
+                         "max_priority", p->max_priority,
+                         "hits", (json_int_t) p->hits,
+                         "memory", (json_int_t) p->memory_bytes,
+                         "depth", (int) p->depth));
+}
+
 static json_t *
 h_tables(struct server *s, const json_t *p, struct op_result *r)
 {
     struct fdp_table_stats st;
+    const json_t *want = json_object_get(p, "partitions");
 
-    (void) p;
-    (void) r;
+    if (want && !json_is_boolean(want)) {
+        op_fail(r, RPC_INVALID_PARAMS, "\"partitions\": expected true or "
+                "false");
+        return NULL;
+    }
     fdp_table_get_stats(s->table, &st);
     json_t *subtables = subtables_json(s->table);
     if (!subtables) {
         return NULL;
     }
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+    json_t *partitions = NULL;
+    if (json_is_true(want)) {
+        partitions = json_array();
+        if (!partitions) {
+            json_decref(subtables);
+            return NULL;
+        }
+        fdp_table_for_each_partition(s->table, partition_json_cb,
+                                     partitions);
+    }
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
                      "s:o}",
                      "flows", (json_int_t) st.n_flows,
                      "masks", (json_int_t) st.n_masks,
@@ -1206,6 +1237,14 @@ h_tables(struct server *s, const json_t *p, struct op_result *r)
                      "keyed_masks", (json_int_t) st.n_keyed_subtables,
                      "memory", (json_int_t) st.memory_bytes,
                      "subtables", subtables);
+    if (o && partitions && json_object_set_new(o, "partitions", partitions)) {
+        json_decref(o);
+        return NULL;
+    }
+    if (!o) {
+        json_decref(partitions);
+    }
+    return o;
 }
 
 static json_t *

@@ -274,6 +274,33 @@ FDP_API int fdp_table_get_subtable_stats(const struct fdp_table *table,
                                          struct fdp_subtable_stats *out,
                                          size_t n_max, size_t *n);
 
+/* One partition of a partitioned sub-table (the pipapo and overflow kinds:
+ * a tree of cuts over their flows with small leaves, see lib/cut.c). */
+struct fdp_partition_stats {
+    const char *kind;           /* "list": flows tested one by one;
+                                 * "pipapo": a leaf no cut could split. */
+    char path[160];             /* The cuts that lead to it, root first:
+                                 * "nw_dst/16=0xa01,tp_dst/8=*" (a field's
+                                 * top bits and their value, or '*' for
+                                 * the spill of flows that are not exact
+                                 * on them); "" for a sub-table that is
+                                 * one leaf. */
+    uint64_t n_flows;           /* Flows in it (as of its last publish). */
+    int max_priority;           /* Its bound: no flow in it beats this
+                                 * priority. */
+    uint64_t hits;              /* Lookups it won (approximate). */
+    uint64_t memory_bytes;      /* Its node and lookup form. */
+    unsigned int depth;         /* Cuts above it. */
+};
+
+/* Calls 'cb(p, aux)' for every partition of every partitioned sub-table
+ * of 'table', in walk order, until it returns false.  A lookup-class
+ * function (no lock needed; it takes its own read-side section); it walks
+ * every partition, so it is for the control plane. */
+FDP_API void fdp_table_for_each_partition(
+    const struct fdp_table *table,
+    bool (*cb)(const struct fdp_partition_stats *p, void *aux), void *aux);
+
 /* ---- Rules ---- */
 
 /* A rule's flow: match, priority, cookie, table, timeouts and actions.
