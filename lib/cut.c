@@ -544,6 +544,7 @@ leaf_free(struct cut_leaf *l)
 static void
 leaf_free_cb(struct rcu_head *head)
 {
+    FDP_RCU_TSAN_ACQUIRE();     /* The grace period (lib/rcu.h). */
     leaf_free(CONTAINER_OF(head, struct cut_leaf, rcu));
 }
 
@@ -763,6 +764,7 @@ map_put(struct cut_map *m, uint64_t v, struct cut_node *child)
 static void
 map_free_cb(struct rcu_head *head)
 {
+    FDP_RCU_TSAN_ACQUIRE();     /* The grace period (lib/rcu.h). */
     free(CONTAINER_OF(head, struct cut_map, rcu));
 }
 
@@ -924,6 +926,7 @@ node_free_tree(struct cut_node *n)
 static void
 node_free_tree_cb(struct rcu_head *head)
 {
+    FDP_RCU_TSAN_ACQUIRE();     /* The grace period (lib/rcu.h). */
     node_free_tree(CONTAINER_OF(head, struct cut_node, rcu));
 }
 
@@ -1792,6 +1795,7 @@ free_cut(struct cut *cut)
 static void
 free_cut_cb(struct rcu_head *head)
 {
+    FDP_RCU_TSAN_ACQUIRE();     /* The grace period (lib/rcu.h). */
     free_cut(CONTAINER_OF(head, struct cut, rcu));
 }
 
