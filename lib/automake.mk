@@ -61,7 +61,7 @@ endif
 if FDP_HAVE_AVX2
 noinst_LTLIBRARIES += lib/libflowdp-avx2.la
 lib_libflowdp_avx2_la_CFLAGS = $(FDP_LIB_CFLAGS) -mavx2
-lib_libflowdp_avx2_la_SOURCES = lib/pipapo-avx2.c
+lib_libflowdp_avx2_la_SOURCES = lib/cut-avx2.c lib/pipapo-avx2.c
 lib_libflowdp_core_la_LIBADD += lib/libflowdp-avx2.la
 endif
 

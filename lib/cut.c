@@ -96,13 +96,16 @@
 #include <config.h>
 
 #include "cut.h"
+#include "cpu.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "flowdp/cpu.h"
 #include "flowdp/hash.h"
 #include "field.h"
 #include "match.h"
@@ -138,19 +141,28 @@ struct cut_leaf {
     bool slow;                  /* A range on a 128-bit field: each rule's
                                  * compact match is tested too. */
     bool fixed;                 /* Records of CUT_REC_FIXED words. */
-    uint16_t cword_bits;        /* Bit w: key word w is a common word. */
-    uint16_t word_bits;         /* Bit w: key word w differs by rule. */
+    union {
+        struct {
+            uint16_t cword_bits;    /* Bit w: key word w is common. */
+            uint16_t word_bits;     /* Bit w: key word w differs. */
+        };
+        uint8_t fixed_words[4];     /* A fixed-shape leaf's common words
+                                     * and differing words, in order,
+                                     * unused ones 0 (with mask 0). */
+    };
+    uint32_t n_removing;        /* Rules of this form given a remove
+                                 * version (atomic; see leaf_visible()). */
+    uint32_t rules_off;         /* Words from 'data' to the rules. */
     struct pipapo_snapshot *snap;   /* Non-NULL: more than CUT_LIST_MAX
                                      * rules, looked up by pipapo. */
-    uint64_t memory;
     struct rcu_head rcu;
 
     /* Then, in order: n_cwords pairs (common mask, its value); n_ranges
      * struct cut_range; n records of rec_words words: for each of
      * 'word_bits' its mask and value (common bits left out), then for
      * each range its low bound and its span (high - low); the n rule
-     * pointers.  A fixed-shape leaf (CUT_REC_FIXED) pads every record to
-     * two pairs of each. */
+     * pointers; their n add versions.  A fixed-shape leaf (CUT_REC_FIXED)
+     * pads every record to two pairs of each. */
     uint64_t data[];
 };
 
@@ -169,17 +181,58 @@ leaf_ranges(const struct cut_leaf *l)
     return (const struct cut_range *) (l->data + 2 * l->n_cwords);
 }
 
+/* The records: 32-byte aligned, for the AVX2 scan's loads. */
 static const uint64_t *
 leaf_recs(const struct cut_leaf *l)
 {
-    return (const uint64_t *) (leaf_ranges(l) + l->n_ranges);
+    return (const uint64_t *) (((uintptr_t) (leaf_ranges(l) + l->n_ranges)
+                                + 31) & ~(uintptr_t) 31);
+}
+
+/* Words of a leaf's records: whole blocks for a fixed-shape leaf. */
+static size_t
+leaf_rec_words(uint32_t n, bool fixed, unsigned int rec_words)
+{
+    return fixed ? (size_t) (n + 3) / 4 * CUT_BLOCK_WORDS
+                 : (size_t) n * rec_words;
 }
 
 static struct fdp_rule *const *
 leaf_rules(const struct cut_leaf *l)
 {
-    return (struct fdp_rule *const *) (leaf_recs(l)
-                                       + (size_t) l->n * l->rec_words);
+    return (struct fdp_rule *const *) (l->data + l->rules_off);
+}
+
+static const uint64_t *
+leaf_addv(const struct cut_leaf *l)
+{
+    return l->data + l->rules_off + l->n;
+}
+
+/* Bytes of leaf 'l', its pipapo snapshot included. */
+static uint64_t
+leaf_memory(const struct cut_leaf *l)
+{
+    return l->snap ? sizeof *l + l->snap->memory
+                   : sizeof *l + (l->rules_off + 2 * (uint64_t) l->n)
+                                 * sizeof(uint64_t);
+}
+
+/* True if rule 'r' of leaf 'l' is visible at 'version'.  Add versions
+ * never change, so the leaf keeps a copy; a remove version is set only by
+ * a transaction that removes the rule, which first tells the sub-table
+ * (class_removing()), and that counts it in the leaf's form before the
+ * commit publishes the version.  So while a form counts none, a rule of
+ * it is visible from its add version on, and the lookup need not load
+ * the rule (a cache miss at the end of every lookup that hits). */
+static bool
+leaf_visible(const struct cut_leaf *l, uint32_t r, uint64_t version)
+{
+    if (!__atomic_load_n(&((struct cut_leaf *) l)->n_removing,
+                         __ATOMIC_ACQUIRE)) {
+        return leaf_addv(l)[r] <= version;
+    }
+    return fdp__rule_visible(leaf_rules(l)[r], version);
 }
 
 /* A child map: open addressing, linear probing. */
@@ -471,6 +524,60 @@ cmatch_matches(const struct fdp__cmatch *c, const struct fdp_key *key)
     return true;
 }
 
+uint32_t
+fdp__cut_scan_generic(const uint64_t *blocks, uint32_t n, uint32_t from,
+                      uint64_t k0, uint64_t k1, uint64_t r0, uint64_t r1)
+{
+    for (uint32_t r = from; r < n; r++) {
+        /* Word x of rule r: blocks[r / 4 * CUT_BLOCK_WORDS + x * 4 + r % 4]. */
+        const uint64_t *b = blocks + r / 4 * CUT_BLOCK_WORDS + r % 4;
+        uint64_t miss = ((k0 ^ b[4]) & b[0]) | ((k1 ^ b[12]) & b[8])
+                        | (uint64_t) (r0 - b[16] > b[20])
+                        | (uint64_t) (r1 - b[24] > b[28]);
+        if (!miss) {
+            return r;
+        }
+    }
+    return n;
+}
+
+/* The scan lookups use: AVX2 where the CPU and FLOWDP_CPU allow it, and
+ * under FLOWDP_CPU=validate every scan checked against the generic one. */
+static fdp__cut_scan_fn *scan_selected = fdp__cut_scan_generic;
+static bool scan_validate;
+static pthread_once_t scan_once = PTHREAD_ONCE_INIT;
+
+static void
+scan_select(void)
+{
+    fdp_cpu_init();
+#ifdef FDP_HAVE_AVX2
+    if (fdp__cpu_supports(FDP_CPU_AVX2) && fdp__cpu_allows(FDP_CPU_AVX2)) {
+        scan_selected = fdp__cut_scan_avx2;
+    }
+#endif
+    scan_validate = fdp_cpu_validating();
+}
+
+static uint32_t
+leaf_scan(const uint64_t *blocks, uint32_t n, uint32_t from, uint64_t k0,
+          uint64_t k1, uint64_t r0, uint64_t r1)
+{
+    uint32_t r = scan_selected(blocks, n, from, k0, k1, r0, r1);
+
+    if (scan_validate) {
+        uint32_t want = fdp__cut_scan_generic(blocks, n, from, k0, k1, r0,
+                                              r1);
+        if (r != want) {
+            fprintf(stderr, "flowdp: FLOWDP_CPU=validate: partition scan "
+                    "found rule %u of %u where generic found %u\n", r, n,
+                    want);
+            abort();
+        }
+    }
+    return r;
+}
+
 /* The first rule of leaf 'l' that matches 'key' and is visible at
  * 'version', or NULL. */
 static const struct fdp_rule *
@@ -483,6 +590,27 @@ leaf_lookup(const struct cut_leaf *l, const struct fdp_key *key,
         return fdp__pipapo_lookup(l->snap, key, version);
     }
     const uint64_t *cp = leaf_cpairs(l);
+    if (l->fixed) {
+        /* Two common pairs, two differing words and two ranges, unused
+         * ones padded: no loop, no branch until the scan. */
+        const uint8_t *fw = l->fixed_words;
+        const struct cut_range *rg = leaf_ranges(l);
+        if (((key->w[fw[0]] ^ cp[1]) & cp[0])
+            | ((key->w[fw[1]] ^ cp[3]) & cp[2])) {
+            return NULL;
+        }
+        uint64_t k0 = key->w[fw[2]], k1 = key->w[fw[3]];
+        uint64_t r0 = (key->w[rg[0].word] >> rg[0].shift) & rg[0].fmask;
+        uint64_t r1 = (key->w[rg[1].word] >> rg[1].shift) & rg[1].fmask;
+        const uint64_t *blocks = leaf_recs(l);
+        for (uint32_t r = 0;
+             (r = leaf_scan(blocks, l->n, r, k0, k1, r0, r1)) < l->n; r++) {
+            if (leaf_visible(l, r, version)) {
+                return leaf_rules(l)[r];
+            }
+        }
+        return NULL;
+    }
     for (uint32_t ws = l->cword_bits; ws; ws &= ws - 1, cp += 2) {
         if ((key->w[__builtin_ctz(ws)] ^ cp[1]) & cp[0]) {
             return NULL;
@@ -498,23 +626,6 @@ leaf_lookup(const struct cut_leaf *l, const struct fdp_key *key,
     }
     struct fdp_rule *const *rules = leaf_rules(l);
     const uint64_t *rec = leaf_recs(l);
-    if (l->fixed) {
-        /* Two words and two ranges, missing ones padded (mask 0, span
-         * all ones): one test per rule, no branch until it matches. */
-        uint64_t k0 = nw > 0 ? kw[0] : 0, k1 = nw > 1 ? kw[1] : 0;
-        uint64_t r0 = l->n_ranges > 0 ? kr[0] : 0;
-        uint64_t r1 = l->n_ranges > 1 ? kr[1] : 0;
-        for (uint32_t r = 0; r < l->n; r++, rec += CUT_REC_FIXED) {
-            uint64_t miss = ((k0 ^ rec[1]) & rec[0]) | ((k1 ^ rec[3]) & rec[2])
-                            | (uint64_t) (r0 - rec[4] > rec[5])
-                            | (uint64_t) (r1 - rec[6] > rec[7]);
-            if (!miss && (!l->slow || cmatch_matches(&rules[r]->match, key))
-                && fdp__rule_visible(rules[r], version)) {
-                return rules[r];
-            }
-        }
-        return NULL;
-    }
     for (uint32_t r = 0; r < l->n; r++, rec += l->rec_words) {
         uint64_t miss = 0;
         for (unsigned int i = 0; i < l->n_words; i++) {
@@ -525,7 +636,7 @@ leaf_lookup(const struct cut_leaf *l, const struct fdp_key *key,
             miss |= (uint64_t) (kr[g] - lh[2 * g] > lh[2 * g + 1]);
         }
         if (!miss && (!l->slow || cmatch_matches(&rules[r]->match, key))
-            && fdp__rule_visible(rules[r], version)) {
+            && leaf_visible(l, r, version)) {
             return rules[r];
         }
     }
@@ -553,6 +664,7 @@ leaf_free_cb(struct rcu_head *head)
 static struct cut_leaf *
 leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
 {
+    pthread_once(&scan_once, scan_select);
     if (n > CUT_LIST_MAX) {
         enum fdp_field fields[PIPAPO_MAX_FIELDS];
         uint8_t bits[PIPAPO_MAX_FIELDS];
@@ -572,7 +684,6 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
             return NULL;
         }
         l->n = n;
-        l->memory = sizeof *l + l->snap->memory;
         return l;
     }
 
@@ -611,14 +722,27 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
     unsigned int n_ranges = (unsigned int) __builtin_popcount(range_fields);
     /* The usual shape (a five-tuple: two key words, two port ranges)
      * takes fixed records, padded: see leaf_lookup(). */
-    bool fixed = n_words <= 2 && n_ranges <= 2;
-    unsigned int rec_words = fixed ? CUT_REC_FIXED : 2 * (n_words + n_ranges);
     unsigned int n_cwords = fdp__popcount16(cwords);
+    bool wide_range = false;
+    for (uint32_t rs = range_fields; rs; rs &= rs - 1) {
+        wide_range |= fdp__field((enum fdp_field) __builtin_ctz(rs))->n_bits
+                      > 64;
+    }
+    bool fixed = n_words <= 2 && n_ranges <= 2 && n_cwords <= 2
+                 && !wide_range;
+    unsigned int rec_words = fixed ? CUT_REC_FIXED : 2 * (n_words + n_ranges);
+    /* A fixed-shape leaf always lays out two common pairs and two ranges,
+     * padded (mask 0; a range of the zero bits of word 0 that every
+     * record passes), so that its lookup has no loop to set up. */
+    if (fixed) {
+        n_cwords = n_ranges = 2;
+    }
     size_t size = sizeof(struct cut_leaf)
                   + 2 * n_cwords * sizeof(uint64_t)
                   + n_ranges * sizeof(struct cut_range)
-                  + (size_t) n * rec_words * sizeof(uint64_t)
-                  + n * sizeof(struct fdp_rule *);
+                  + 32 + leaf_rec_words(n, fixed, rec_words)
+                         * sizeof(uint64_t)
+                  + n * (sizeof(struct fdp_rule *) + sizeof(uint64_t));
     struct cut_leaf *l = aligned_alloc(64, (size + 63) & ~(size_t) 63);
     if (!l) {
         return NULL;
@@ -630,19 +754,48 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
     l->n_ranges = (uint8_t) n_ranges;
     l->rec_words = (uint8_t) rec_words;
     l->fixed = fixed;
-    l->memory = size;
+    l->rules_off = (uint32_t) ((leaf_recs(l) - l->data)
+                               + leaf_rec_words(n, fixed, rec_words));
     uint64_t *cp = l->data;
     struct cut_range *ranges = (struct cut_range *) leaf_ranges(l);
     uint64_t *recs = (uint64_t *) leaf_recs(l);
     memcpy((void *) leaf_rules(l), rules, n * sizeof *rules);
+    uint64_t *addv = (uint64_t *) leaf_addv(l);
+    for (uint32_t r = 0; r < n; r++) {
+        addv[r] = __atomic_load_n(&rules[r]->add_version, __ATOMIC_RELAXED);
+        l->n_removing += __atomic_load_n(&rules[r]->remove_version,
+                                         __ATOMIC_RELAXED)
+                         != FDP_VERSION_NEVER;
+    }
 
-    l->cword_bits = (uint16_t) cwords;
-    l->word_bits = (uint16_t) words;
+    if (fixed) {
+        unsigned int k = 0;
+        for (uint32_t ws = cwords; ws; ws &= ws - 1) {
+            l->fixed_words[k++] = (uint8_t) __builtin_ctz(ws);
+        }
+        k = 2;
+        for (uint32_t ws = words; ws; ws &= ws - 1) {
+            l->fixed_words[k++] = (uint8_t) __builtin_ctz(ws);
+        }
+    } else {
+        l->cword_bits = (uint16_t) cwords;
+        l->word_bits = (uint16_t) words;
+    }
     unsigned int ci = 0;
     for (uint32_t ws = cwords; ws; ws &= ws - 1, ci++) {
         unsigned int w = (unsigned int) __builtin_ctz(ws);
         cp[2 * ci] = common[w];
         cp[2 * ci + 1] = value0[w] & common[w];
+    }
+    /* Word x of rule r's record. */
+#define REC(r, x) recs[fixed ? (size_t) (r) / 4 * CUT_BLOCK_WORDS        \
+                                + (x) * 4 + (r) % 4                     \
+                              : (size_t) (r) * rec_words + (x)]
+    if (fixed) {
+        /* Padded ranges pass every value. */
+        for (uint32_t r = 0; r < n; r++) {
+            REC(r, 5) = REC(r, 7) = UINT64_MAX;
+        }
     }
     unsigned int i = 0;
     for (uint32_t ws = words; ws; ws &= ws - 1, i++) {
@@ -650,23 +803,22 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
         for (uint32_t r = 0; r < n; r++) {
             const struct fdp__cmatch *c = &rules[r]->match;
             uint64_t m = fdp__cmatch_word(c, FDP__MATCH_MASK, w) & ~common[w];
-            recs[r * rec_words + 2 * i] = m;
-            recs[r * rec_words + 2 * i + 1]
-                = fdp__cmatch_word(c, FDP__MATCH_VALUE, w) & m;
+            REC(r, 2 * i) = m;
+            REC(r, 2 * i + 1) = fdp__cmatch_word(c, FDP__MATCH_VALUE, w) & m;
         }
     }
     unsigned int g = 0;
     for (uint32_t rs = range_fields; rs; rs &= rs - 1, g++) {
         enum fdp_field f = (enum fdp_field) __builtin_ctz(rs);
         const struct fdp__field *fd = fdp__field(f);
-        uint64_t *lh = recs + (fixed ? 4 : 2 * n_words) + 2 * g;
+        unsigned int x = (fixed ? 4 : 2 * n_words) + 2 * g;
         if (fd->n_bits > 64) {
             /* Compared rule by rule; here every rule passes. */
             l->slow = true;
             ranges[g] = (struct cut_range) { 0, 0, 0 };
             for (uint32_t r = 0; r < n; r++) {
-                lh[r * rec_words] = 0;
-                lh[r * rec_words + 1] = UINT64_MAX;
+                REC(r, x) = 0;
+                REC(r, x + 1) = UINT64_MAX;
             }
             continue;
         }
@@ -677,16 +829,14 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
         for (uint32_t r = 0; r < n; r++) {
             const struct fdp__cmatch *c = &rules[r]->match;
             bool has = fdp__cmatch_has_range(c, f);
-            lh[r * rec_words]
-                = has ? (uint64_t) fdp__cmatch_get(c, FDP__MATCH_VALUE, f)
-                      : 0;
-            lh[r * rec_words + 1]
-                = has ? (uint64_t) (fdp__cmatch_get(c, FDP__MATCH_HI, f)
-                                    - fdp__cmatch_get(c, FDP__MATCH_VALUE,
-                                                      f))
+            fdp_u128 lo = fdp__cmatch_get(c, FDP__MATCH_VALUE, f);
+            REC(r, x) = has ? (uint64_t) lo : 0;
+            REC(r, x + 1)
+                = has ? (uint64_t) (fdp__cmatch_get(c, FDP__MATCH_HI, f) - lo)
                       : UINT64_MAX;
         }
     }
+#undef REC
     return l;
 }
 
@@ -935,7 +1085,7 @@ static uint64_t
 node_bytes(const struct cut_node *n)
 {
     uint64_t b = sizeof *n + n->alloc * sizeof *n->rules
-                 + (n->leaf ? n->leaf->memory : 0);
+                 + (n->leaf ? leaf_memory(n->leaf) : 0);
 
     if (n->inner) {
         b += map_size(node_map(n));
@@ -1015,7 +1165,7 @@ leaf_publish(struct cut *cut, struct cut_node *n)
             return ENOMEM;
         }
     }
-    cut->bytes += (l ? l->memory : 0) - (old ? old->memory : 0);
+    cut->bytes += (l ? leaf_memory(l) : 0) - (old ? leaf_memory(old) : 0);
     FDP_RCU_SET(n->leaf, l);
     if (old) {
         fdp__rcu_defer(&old->rcu, leaf_free_cb);
@@ -1361,6 +1511,20 @@ class_remove(struct fdp__subtable *st, struct fdp_rule *rule)
     st->n_rules--;
 }
 
+static void
+class_removing(struct fdp__subtable *st, struct fdp_rule *rule)
+{
+    struct cut_node *leaf = find_leaf(fdp__cut_cast(st), rule, false);
+    struct cut_leaf *l = leaf ? leaf->leaf : NULL;
+
+    /* The form lookups use now; a form built later counts the rule
+     * itself (leaf_build()).  An abort leaves the count high, which only
+     * sends lookups of this leaf to the rules until its next build. */
+    if (l) {
+        __atomic_fetch_add(&l->n_removing, 1, __ATOMIC_RELEASE);
+    }
+}
+
 static int
 class_publish(struct fdp__subtable *st)
 {
@@ -1460,13 +1624,34 @@ class_compact(struct fdp__subtable *st)
 /* Lookups.                                                                */
 
 /* The better of 'best' and the best rule of subtree 'n' that matches
- * 'key' at 'version'. */
+ * 'key' at 'version'.  At an inner node with both a child for the key and
+ * a spill, the walk goes on with the one whose bound is better and keeps
+ * the other on a stack (at most one per inner node of the path, so
+ * CUT_DEPTH_MAX deep), to visit once the first is done if it can still
+ * win: iteration rather than recursion, as every lookup takes this path
+ * a few times. */
 static const struct fdp_rule *
 node_lookup(const struct cut_node *n, const struct fdp_key *key,
             uint64_t version, const struct fdp_rule *best)
 {
-    while (n && node_may_beat(n, best)) {
-        if (!n->inner) {
+    const struct cut_node *stack[CUT_DEPTH_MAX + 1];
+    unsigned int sp = 0;
+
+    for (;;) {
+        if (n && node_may_beat(n, best)) {
+            if (n->inner) {
+                const struct cut_node *c = map_find(node_map(n),
+                                                    key_cut_value(n, key));
+                const struct cut_node *s = FDP_RCU_GET(n->spill);
+                if (c && s && sp < FDP_ARRAY_SIZE(stack)) {
+                    bool spill_first = node_bound_beats(s, c);
+                    stack[sp++] = spill_first ? c : s;
+                    n = spill_first ? s : c;
+                } else {
+                    n = c ? c : s;
+                }
+                continue;
+            }
             const struct cut_leaf *l = FDP_RCU_GET(n->leaf);
             const struct fdp_rule *r = l ? leaf_lookup(l, key, version)
                                          : NULL;
@@ -1477,106 +1662,11 @@ node_lookup(const struct cut_node *n, const struct fdp_key *key,
                                  __ATOMIC_RELAXED);
                 best = r;
             }
-            break;
         }
-        const struct cut_node *c = map_find(node_map(n),
-                                            key_cut_value(n, key));
-        const struct cut_node *s = FDP_RCU_GET(n->spill);
-        if (c && s) {
-            if (node_bound_beats(s, c)) {
-                const struct cut_node *t = c;
-                c = s;
-                s = t;
-            }
-            best = node_lookup(c, key, version, best);
-            n = s;
-        } else {
-            n = c ? c : s;
+        if (!sp) {
+            return best;
         }
-    }
-    return best;
-}
-
-/* The batch's keys' paths, prefetched level by level before any key is
- * walked (as rte_acl runs several flows through its trie together): at
- * each level, every key's slot in its node's map, then the child that
- * slot names and the spill beside it, then, at a leaf, its lookup form.
- * The walk that follows (node_lookup()) finds those lines in cache, and
- * the batch waits for each level's misses once, not once per key.  The
- * node's tagged map word gives the slot without the map's header. */
-static void
-prefetch_paths(const struct cut *cut, const struct cut_node *root,
-               const struct fdp_key *const keys[], uint64_t probe)
-{
-    const struct cut_node *node[FDP_TABLE_BATCH_MAX];
-    const struct cut_slot *slot[FDP_TABLE_BATCH_MAX];
-    uint64_t v[FDP_TABLE_BATCH_MAX];
-    uint32_t mask[FDP_TABLE_BATCH_MAX];
-    uint64_t inner = 0;
-
-    for (uint64_t p = probe; p; p &= p - 1) {
-        node[__builtin_ctzll(p)] = root;
-    }
-    inner = root->inner ? probe : 0;
-    for (unsigned int level = 0; inner && level < CUT_DEPTH_MAX; level++) {
-        for (uint64_t p = inner; p; p &= p - 1) {
-            size_t i = (size_t) __builtin_ctzll(p);
-            uintptr_t tag = __atomic_load_n(&node[i]->map_tag,
-                                            __ATOMIC_ACQUIRE);
-            const struct cut_map *m
-                = (const struct cut_map *) (tag & ~(uintptr_t)
-                                                  CUT_MAP_TAG_BITS);
-            const struct cut_node *s = FDP_RCU_GET(node[i]->spill);
-            if (s) {
-                __builtin_prefetch(s);
-            }
-            if (!m) {
-                inner &= ~(UINT64_C(1) << i);
-                continue;
-            }
-            unsigned int bits = (unsigned int) (tag & CUT_MAP_TAG_BITS);
-            v[i] = key_cut_value(node[i], keys[i]);
-            mask[i] = (UINT32_C(1) << bits) - 1;
-            slot[i] = &m->slots[(uint32_t) ((v[i] * cut->multiplier)
-                                            >> (64 - bits)) & mask[i]];
-            __builtin_prefetch(slot[i]);
-        }
-        uint64_t next = 0;
-        for (uint64_t p = inner; p; p &= p - 1) {
-            size_t i = (size_t) __builtin_ctzll(p);
-            const struct cut_node *c = NULL;
-            const struct cut_map *m = node_map(node[i]);
-            for (uint32_t k = (uint32_t) (slot[i] - m->slots);;
-                 k = (k + 1) & mask[i]) {
-                const struct cut_node *x = __atomic_load_n(
-                    &m->slots[k].child, __ATOMIC_ACQUIRE);
-                if (!x || (x != &tombstone && m->slots[k].value == v[i])) {
-                    c = x;
-                    break;
-                }
-            }
-            if (!c) {
-                continue;
-            }
-            __builtin_prefetch(c);
-            node[i] = c;
-            next |= UINT64_C(1) << i;
-        }
-        /* The children's own next lines: a leaf's form, or (next level)
-         * an inner node's slot. */
-        inner = 0;
-        for (uint64_t p = next; p; p &= p - 1) {
-            size_t i = (size_t) __builtin_ctzll(p);
-            if (node[i]->inner) {
-                inner |= UINT64_C(1) << i;
-            } else {
-                const struct cut_leaf *l = FDP_RCU_GET(node[i]->leaf);
-                if (l) {
-                    __builtin_prefetch(l);
-                    __builtin_prefetch((const char *) l + 64);
-                }
-            }
-        }
+        n = stack[--sp];
     }
 }
 
@@ -1591,9 +1681,6 @@ class_lookup_batch(const struct fdp__subtable *st,
 
     if (!root) {
         return 0;
-    }
-    if (probe & (probe - 1)) {
-        prefetch_paths(cut, root, keys, probe);
     }
     for (uint64_t m = probe; m; m &= m - 1) {
         size_t i = (size_t) __builtin_ctzll(m);
@@ -1634,7 +1721,7 @@ walk_node(const struct cut_node *n, struct walk *w, size_t len,
                 .max_priority = __atomic_load_n(&n->max_priority,
                                                 __ATOMIC_RELAXED),
                 .hits = __atomic_load_n(&n->hits, __ATOMIC_RELAXED),
-                .memory_bytes = sizeof *n + (l ? l->memory : 0),
+                .memory_bytes = sizeof *n + (l ? leaf_memory(l) : 0),
                 .depth = depth,
             };
             memcpy(p.path, w->path, len + 1);
@@ -1817,6 +1904,7 @@ const struct fdp__subtable_class fdp__cut_class = {
     .describe = class_describe,
     .insert = class_insert,
     .remove = class_remove,
+    .removing = class_removing,
     .publish = class_publish,
     .compact = class_compact,
     .memory = class_memory,

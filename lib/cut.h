@@ -55,6 +55,23 @@ bool fdp__cut_for_each_partition(const struct fdp__subtable *,
                                             void *aux),
                                  void *aux);
 
+/* A fixed-shape leaf (the usual five-tuple shape: two key words that
+ * differ by rule, at most two ranges) stores its rules in blocks of four:
+ * for each of the eight record words (mask and value of the first word,
+ * of the second, low end and span of the first range, of the second), the
+ * four rules' values side by side.  A block is 32 words, 256 bytes,
+ * 32-byte aligned; lanes past the leaf's last rule are never reported. */
+#define CUT_BLOCK_WORDS 32
+
+/* The index of the first rule from 'from' on, among the 'n' of the
+ * fixed-shape 'blocks', that key words 'k0', 'k1' and range values 'r0',
+ * 'r1' match, or 'n' if none: generic and AVX2 (lib/cut-avx2.c). */
+typedef uint32_t fdp__cut_scan_fn(const uint64_t *blocks, uint32_t n,
+                                  uint32_t from, uint64_t k0, uint64_t k1,
+                                  uint64_t r0, uint64_t r1);
+fdp__cut_scan_fn fdp__cut_scan_generic;
+fdp__cut_scan_fn fdp__cut_scan_avx2;
+
 /* The depth of the writer's tree and its number of leaves (tests). */
 void fdp__cut_shape(const struct cut *, unsigned int *depth,
                     uint32_t *n_leaves);

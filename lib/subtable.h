@@ -61,6 +61,13 @@ struct fdp__subtable_class {
      * a sub-table that publishes snapshots, after the next publish). */
     void (*remove)(struct fdp__subtable *, struct fdp_rule *);
 
+    /* Told that 'rule', still linked, has just been given a remove
+     * version (it leaves at the open transaction's commit), before that
+     * version is published: for a sub-table whose lookups judge
+     * visibility without loading the rule while none of its rules is
+     * leaving (lib/cut.c).  NULL if not needed. */
+    void (*removing)(struct fdp__subtable *, struct fdp_rule *);
+
     /* Makes the changes since the last call visible to lookups, if the
      * implementation batches them (pipapo rebuilds a snapshot); NULL if
      * every change is visible at once.  Returns 0 or ENOMEM (then lookups

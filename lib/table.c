@@ -937,6 +937,9 @@ txn_remove(struct fdp_table *table, struct fdp_rule *rule)
     table->txn_removed[table->n_txn_removed++] = rule;
     __atomic_store_n(&rule->remove_version, txn_version(table),
                      __ATOMIC_RELAXED);
+    if (rule->owner->class->removing) {
+        rule->owner->class->removing(rule->owner, rule);
+    }
     table->txn_flows_delta--;
     return 0;
 }
