@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "lib/actions.h"
+#include "lib/cpu.h"
 #include "lib/cut.h"
 #include "lib/hash-private.h"
 #include "lib/tss.h"
@@ -558,6 +559,62 @@ START_TEST(partition_leaf_common_bits)
     fdp_table_read_unlock();
     fdp_table_destroy(t);
     free(ref.flows);
+}
+END_TEST
+
+/* The AVX2 scan of fixed-shape partition leaves against the generic one
+ * on the same random blocks: values and ranges near 2^63 (the signed
+ * compares' edge), spans of all ones, every start offset, rule counts
+ * that do not fill the last block. */
+START_TEST(partition_scan_avx2_matches_generic)
+{
+#ifdef FDP_HAVE_AVX2
+    if (!fdp__cpu_supports(FDP_CPU_AVX2)) {
+        printf("partition scan: no AVX2 on this CPU, skipped\n");
+        return;
+    }
+    struct unit_rng rng;
+    static uint64_t blocks[16 * CUT_BLOCK_WORDS] __attribute__((aligned(32)));
+    static const uint64_t edges[] = {
+        0, 1, UINT64_C(1) << 63, (UINT64_C(1) << 63) - 1, UINT64_MAX,
+        UINT64_MAX - 1, 0xffff, 0x10000,
+    };
+
+    unit_rng_init(&rng, 41);
+    for (int round = 0; round < 20000; round++) {
+        uint32_t n = 1 + unit_rng_below(&rng, 16 * 4);
+        for (size_t i = 0; i < FDP_ARRAY_SIZE(blocks); i++) {
+            uint64_t v = unit_rng_next(&rng);
+            switch (unit_rng_below(&rng, 4)) {
+            case 0: v = edges[unit_rng_below(&rng, FDP_ARRAY_SIZE(edges))];
+                break;
+            case 1: v &= 0xff;
+                break;
+            default:
+                break;
+            }
+            /* Masks sparse enough that rules match now and then. */
+            if ((i % CUT_BLOCK_WORDS) / 4 % 2 == 0
+                && (i % CUT_BLOCK_WORDS) < 16) {
+                v &= unit_rng_below(&rng, 3) ? 0 : 0xf;
+            }
+            blocks[i] = v;
+        }
+        uint64_t k0 = unit_rng_next(&rng) & 0xf, k1 = unit_rng_next(&rng) & 0xf;
+        uint64_t r0 = unit_rng_below(&rng, 2)
+                      ? edges[unit_rng_below(&rng, FDP_ARRAY_SIZE(edges))]
+                      : unit_rng_next(&rng);
+        uint64_t r1 = unit_rng_next(&rng) & 0xff;
+        uint32_t from = unit_rng_below(&rng, n + 1);
+        uint32_t want = fdp__cut_scan_generic(blocks, n, from, k0, k1, r0, r1);
+        uint32_t got = fdp__cut_scan_avx2(blocks, n, from, k0, k1, r0, r1);
+        ck_assert_msg(got == want, "round %d: n %u from %u: avx2 %u, "
+                      "generic %u (seed %llu)", round, n, from, got, want,
+                      (unsigned long long) unit_seed());
+    }
+#else
+    printf("partition scan: built without AVX2, skipped\n");
+#endif
 }
 END_TEST
 
@@ -2159,6 +2216,7 @@ main(void)
     tcase_add_test(tc, differential_large);
     tcase_add_test(tc, differential_partitions);
     tcase_add_test(tc, partition_leaf_common_bits);
+    tcase_add_test(tc, partition_scan_avx2_matches_generic);
     tcase_add_test(tc, differential_pure_tuple_space);
     tcase_add_test(tc, failed_bulk_change_leaves_table_unchanged);
     tcase_add_test(tc, equal_priority_first_added_wins);
