@@ -257,7 +257,21 @@ struct fdp_table {
     struct fdp_rule **txn_removed;      /* Array. */
     size_t n_txn_removed, alloc_txn_removed;
     int64_t txn_flows_delta;
+
+    /* Rules removed by committed transactions, invisible but still
+     * linked until the writer next waits for a grace period (see
+     * "Versions"). */
+    struct fdp_rule **removed;
+    size_t n_removed, alloc_removed;
 };
+
+/* At most this many removed rules stay linked, invisible, after their
+ * commits: a commit that would leave more waits for a grace period and
+ * unlinks them all, so that a change waits for lookups once per this many
+ * removals, not at every one.  Few, because every one of them is a rule
+ * its sub-table still holds: a flow added and removed again and again
+ * leaves a copy per removal in its partition until they go. */
+#define REMOVED_PENDING_MAX 8
 
 static int64_t
 now_ms(void)
@@ -953,6 +967,49 @@ txn_finish(struct fdp_table *table)
     pthread_mutex_unlock(&table->mutex);
 }
 
+/* Unlinks 'rules' (n), which no lookup can see any more; the caller then
+ * republishes and frees them (free_unlinked()). */
+static void
+unlink_removed(struct fdp_table *table, struct fdp_rule **rules, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unlink_rule(table, rules[i]);
+    }
+}
+
+/* Frees unlinked 'rules' (n) once no lookup can be walking past them,
+ * unless they may still be in a snapshot that the last publish
+ * ('republished' false: it failed) could not rebuild: then they stay
+ * allocated, and invisible, rather than be freed under a live one. */
+static void
+free_unlinked(struct fdp_table *table, struct fdp_rule **rules, size_t n,
+              bool republished)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (republished || !rule_in_snapshot(rules[i])) {
+            rule_free_deferred(table, rules[i]);
+        }
+    }
+}
+
+/* Waits for a grace period, after which no lookup can see the removed
+ * rules any more, unlinks them, publishes, and frees them once no lookup
+ * can be walking past them.  Writer, with the mutex held. */
+static void
+reap_removed(struct fdp_table *table)
+{
+    if (!table->n_removed) {
+        return;
+    }
+    fdp__rcu_synchronize();
+    unlink_removed(table, table->removed, table->n_removed);
+    /* Snapshots that still hold removed rules must be rebuilt before the
+     * rules can be freed. */
+    free_unlinked(table, table->removed, table->n_removed,
+                  !publish_view(table));
+    table->n_removed = 0;
+}
+
 static void txn_abort(struct fdp_table *);
 
 static int
@@ -972,26 +1029,37 @@ txn_commit(struct fdp_table *table)
                      __ATOMIC_RELAXED);
 
     /* Removed rules are invisible from 'version' on, but a lookup that
-     * loaded the previous version may still need them: wait until every
-     * such lookup has finished, then unlink them, and free them once no
-     * lookup can still be walking past them.  (Adds need no wait: a rule
-     * is linked before its version is published.) */
+     * loaded the previous version may still need them: they stay linked
+     * until the writer has waited for every such lookup to finish, then
+     * are unlinked, and freed once no lookup can still be walking past
+     * them.  A commit waits only once REMOVED_PENDING_MAX of them have
+     * gathered (or when out of memory to keep them), fdp_table_run()
+     * always.  (Adds need no wait: a rule is linked before its version is
+     * published.) */
     if (table->n_txn_removed) {
-        fdp__rcu_synchronize();
-    }
-    for (size_t i = 0; i < table->n_txn_removed; i++) {
-        unlink_rule(table, table->txn_removed[i]);
-    }
-    /* Pipapo snapshots that still hold removed rules must be rebuilt
-     * before the rules can be freed. */
-    bool republished = !publish_view(table);
-    for (size_t i = 0; i < table->n_txn_removed; i++) {
-        struct fdp_rule *rule = table->txn_removed[i];
-        if (republished || !rule_in_snapshot(rule)) {
-            rule_free_deferred(table, rule);
+        size_t need = table->n_removed + table->n_txn_removed;
+        if (need > table->alloc_removed) {
+            size_t alloc = need > 2 * table->alloc_removed
+                           ? need : 2 * table->alloc_removed;
+            struct fdp_rule **r = realloc(table->removed, alloc * sizeof *r);
+            if (r) {
+                table->removed = r;
+                table->alloc_removed = alloc;
+            }
         }
-        /* Else: out of memory rebuilding; the rule stays allocated (and
-         * invisible) rather than be freed under a live snapshot. */
+        if (need <= table->alloc_removed) {
+            memcpy(&table->removed[table->n_removed], table->txn_removed,
+                   table->n_txn_removed * sizeof *table->removed);
+            table->n_removed = need;
+        } else {
+            fdp__rcu_synchronize();
+            unlink_removed(table, table->txn_removed, table->n_txn_removed);
+            free_unlinked(table, table->txn_removed, table->n_txn_removed,
+                          !publish_view(table));
+        }
+        if (table->n_removed > REMOVED_PENDING_MAX) {
+            reap_removed(table);
+        }
     }
     reap_subtables(table);
     txn_finish(table);
@@ -1644,6 +1712,10 @@ fdp_table_run(struct fdp_table *table)
      * caller's, or one of our own. */
     bool started = auto_begin(table);
 
+    /* Rules removed by earlier commits leave first, so that what follows
+     * sees the table as lookups do. */
+    reap_removed(table);
+
     /* Tighten bounds left stale by removals (before trimming, which
      * chooses by hits, and after it for the overflow sub-table that the
      * moved flows raised), then re-rank. */
@@ -1662,8 +1734,11 @@ fdp_table_run(struct fdp_table *table)
             txn_finish(table);
         }
         /* Ties after the commit, when the moved flows' old rules are
-         * gone, so that a move does not leave its levels "may tie". */
+         * gone (unlinked here, after the grace period), so that a move
+         * does not leave its levels "may tie". */
         pthread_mutex_lock(&table->mutex);
+        reap_removed(table);
+        reap_subtables(table);
     }
     if (update_ties(table)) {
         publish_view(table);
@@ -2072,9 +2147,11 @@ fdp_table_destroy(struct fdp_table *table)
     if (!table) {
         return;
     }
-    /* Let deferred frees that reference the table finish first. */
+    /* Let deferred frees that reference the table finish first.  Removed
+     * rules not yet unlinked are freed below with the rest. */
     fdp__rcu_barrier();
     FDP_RCU_TSAN_ACQUIRE();
+    free(table->removed);
     for (size_t i = 0; i < table->n_subs; i++) {
         struct fdp__subtable *st = table->subs[i];
         st->class->for_each_rule(st, false, free_rule_cb, NULL);

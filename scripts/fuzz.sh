@@ -24,7 +24,7 @@ fi
 
 cflags="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
         -I$top/include -I$top -I$top/_build $(pkg-config --cflags liburcu-bp libpcap)"
-libs="$(pkg-config --libs libcrypto liburcu-bp libpcap) -lpthread"
+libs="$(pkg-config --libs libcrypto liburcu-memb libpcap) -lpthread"
 objs=()
 for src in lib/*.c datapath/*.c; do
     extra=

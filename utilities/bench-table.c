@@ -6,8 +6,9 @@
  * fdp_table_run()), lookups of the set's trace headers in batches of 32
  * through fdp_table_lookup_batch() and one at a time through
  * fdp_table_lookup(), batched lookups again while another thread makes
- * single-rule changes without pause ("-while-updating", and the writer's
- * ns per change meanwhile, "-update-while-looking-up"), and single-rule updates on the full table (one transaction
+ * single-rule changes, at 100,000 per second ("-while-100k-changes", the
+ * pace reached as "-changes-paced") and without pause ("-while-updating",
+ * the writer's ns per change as "-update-while-looking-up"), and single-rule updates on the full table (one transaction
  * adding a rule and one removing it; ns per change).  The
  * rule sets live in FLOWDP_CLASSBENCH_DIR (default: the shared data beside
  * the source tree).
@@ -16,9 +17,13 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "flowdp/flowdp.h"
 #include "utilities/bench.h"
@@ -127,6 +132,9 @@ struct churn {
     struct table_bench *tb;
     bool stop;
     uint64_t n_changes;
+    int lookup_cpu;             /* The measuring thread's CPU. */
+    double rate;                /* Changes per second to aim at, or 0: as
+                                 * fast as it can. */
 };
 
 static void *
@@ -134,11 +142,64 @@ churn_main(void *c_)
 {
     struct churn *c = c_;
 
+    /* On another CPU than the lookups (a switch's control thread does not
+     * share the datapath's cores), if there is one. */
+    cpu_set_t set;
+    long n_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    CPU_ZERO(&set);
+    for (long i = 0; i < n_cpus && i < CPU_SETSIZE; i++) {
+        if (i != c->lookup_cpu) {
+            CPU_SET(i, &set);
+        }
+    }
+    if (CPU_COUNT(&set)) {
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
+
+    /* Paced: a burst of changes, then a sleep until the time the rate
+     * allows them (bursts of 10, so that the sleeps stay long enough for
+     * the timer to keep; with a 1 us timer slack). */
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+    double start = now_ns();
     while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
-        updates(c->tb, 2);
-        __atomic_store_n(&c->n_changes, c->n_changes + 2, __ATOMIC_RELAXED);
+        updates(c->tb, c->rate > 0 ? 10 : 2);
+        uint64_t n = c->n_changes + (c->rate > 0 ? 10 : 2);
+        __atomic_store_n(&c->n_changes, n, __ATOMIC_RELAXED);
+        if (c->rate > 0) {
+            double due = start + n * 1e9 / c->rate, t = now_ns();
+            if (due > t) {
+                struct timespec d = {
+                    .tv_sec = (time_t) ((due - t) / 1e9),
+                    .tv_nsec = (long) ((uint64_t) (due - t) % 1000000000),
+                };
+                nanosleep(&d, NULL);
+            }
+        }
     }
     return NULL;
+}
+
+/* Batched lookups while a writer thread makes single changes at 'rate'
+ * per second (0: as fast as it can); stores the rate it reached. */
+static double
+lookups_while_changing(struct table_bench *tb, double rate,
+                       double *changes_per_s)
+{
+    struct churn churn = {
+        .tb = tb, .stop = false, .n_changes = 0,
+        .lookup_cpu = sched_getcpu(), .rate = rate,
+    };
+    pthread_t writer;
+
+    if (pthread_create(&writer, NULL, churn_main, &churn)) {
+        fatal("table: cannot start a writer thread");
+    }
+    double t0 = now_ns();
+    double ns = measure(lookups_batched_sections, tb);
+    __atomic_store_n(&churn.stop, true, __ATOMIC_RELAXED);
+    pthread_join(writer, NULL);
+    *changes_per_s = churn.n_changes / ((now_ns() - t0) / 1e9);
+    return ns;
 }
 
 const char *
@@ -285,33 +346,34 @@ suite_table(void)
         }
         if (tb.n_keys >= BATCH) {
             /* Batched lookups while another thread adds and removes a
-             * rule without pause (one change per transaction). */
-            struct churn churn = { .tb = &tb, .stop = false, .n_changes = 0 };
-            pthread_t writer;
-            if (pthread_create(&writer, NULL, churn_main, &churn)) {
-                fatal("table: cannot start a writer thread");
+             * rule (one change per transaction): at 100,000 changes per
+             * second, then as fast as it can, with the rate it reached
+             * reported as ns per change. */
+            static const struct {
+                double rate;
+                const char *lookups, *changes;
+            } runs[] = {
+                { 1e5, "-while-100k-changes", "-changes-paced" },
+                { 0, "-while-updating", "-update-while-looking-up" },
+            };
+            for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+                double rate;
+                double ns = lookups_while_changing(&tb, runs[r].rate, &rate);
+                snprintf(name, sizeof name, "%s%s", sets[s], runs[r].lookups);
+                report(&(struct result) {
+                    .suite = "table", .case_name = name, .impl = "flowdp",
+                    .entries = n_rules, .ns_per_op = ns,
+                    .bytes = st.memory_bytes,
+                });
+                snprintf(name, sizeof name, "%s%s", sets[s], runs[r].changes);
+                no_spread();
+                report(&(struct result) {
+                    .suite = "table", .case_name = name, .impl = "flowdp",
+                    .entries = n_rules,
+                    .ns_per_op = rate > 0 ? 1e9 / rate : 0,
+                    .bytes = st.memory_bytes,
+                });
             }
-            double t0 = now_ns();
-            double ns = measure(lookups_batched_sections, &tb);
-            __atomic_store_n(&churn.stop, true, __ATOMIC_RELAXED);
-            pthread_join(writer, NULL);
-            double changes_per_s = churn.n_changes / ((now_ns() - t0) / 1e9);
-            snprintf(name, sizeof name, "%s-while-updating", sets[s]);
-            report(&(struct result) {
-                .suite = "table", .case_name = name, .impl = "flowdp",
-                .entries = n_rules, .ns_per_op = ns,
-                .bytes = st.memory_bytes,
-            });
-            /* And the writer's rate meanwhile, as ns per change. */
-            snprintf(name, sizeof name, "%s-update-while-looking-up",
-                     sets[s]);
-            no_spread();
-            report(&(struct result) {
-                .suite = "table", .case_name = name, .impl = "flowdp",
-                .entries = n_rules,
-                .ns_per_op = changes_per_s > 0 ? 1e9 / changes_per_s : 0,
-                .bytes = st.memory_bytes,
-            });
         }
         snprintf(name, sizeof name, "%s-update", sets[s]);
         double ns = measure(updates, &tb);
