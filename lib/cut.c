@@ -29,18 +29,26 @@
  * shares one value; it takes the cut that minimises
  *     spill + largest child,
  * the rules a packet may still have to look at after the cut, and stops
- * when no cut brings that under 3/4 of the node's rules.  Nodes of at most
+ * when no cut lowers it below the node's rules.  Nodes of at most
  * fdp__cut_leaf_max (16) rules are leaves.  A rule is never copied: each
  * lives in exactly one leaf, so a change touches one leaf and memory is
  * linear in the rules.
  *
  * Leaves.  A leaf is an immutable, RCU-published lookup form of its rules,
- * best first.  Up to 64 rules it is a list in structure-of-arrays form:
- * for each key word any of its rules masks, each rule's mask and value
- * word; for each range field, each rule's bounds (0 and the field's
- * maximum for a rule without a range there).  A lookup tests the rules in
- * order and the first visible one that matches wins.  Above 64 rules (a
- * set no cut separates) the leaf is a pipapo snapshot.
+ * best first.  The bits every rule of the leaf matches alike (the cut
+ * bits above it, a shared dl_type) are tested once, as (mask, value)
+ * pairs of key words; what differs is tested rule by rule: for each key
+ * word that differs its mask and value, for each range field its low end
+ * and its span (a rule without a range there passes any value).  The
+ * usual shape, two differing words and two ranges (a five-tuple with
+ * port ranges), is "fixed": the records come in blocks of four rules, one
+ * 256-bit vector per record word, that the AVX2 scan (lib/cut-avx2.c)
+ * tests four at a time with no branch until a block holds a match, and
+ * the generic scan one by one.  Other shapes take records per rule.  Up
+ * to 64 rules a leaf is such a list; above (a set no cut separates) it is
+ * a pipapo snapshot.  A leaf also keeps its rules' add versions, and the
+ * number of its rules being removed (class_removing()): while none is, a
+ * match's visibility is read from the leaf, and the lookup loads no rule.
  *
  * Priority bounds.  Every node keeps the best (priority, seq) of the
  * rules below it.  A lookup visits, at each inner node, the child and the
@@ -67,11 +75,18 @@
  * a grace period.
  *
  * Cost.  A lookup costs, per node on its path, one hash of one key word
- * and one probe (about two cache lines), and per leaf it visits one line
- * of bounds and, per rule tested, a few words of the leaf's arrays (a
- * 16-rule leaf of the five-tuple spans about 9 lines).  Measured on the
- * ClassBench sets (docs/PERFORMANCE.md): about 1.2-1.5 leaves per lookup,
- * trees 2-5 levels deep.
+ * and one probe: the node's line, whose tagged map word gives the slot,
+ * and the slot's line; per leaf its header line (with the common pairs),
+ * one line of ranges, and a 256-byte block per four rules scanned.
+ * Counted on the ClassBench sets: 3-6 nodes and 1.2-2.2 leaves per
+ * lookup, 4.6-9 rules tested (1-3 blocks), trees 3-5 levels deep; so
+ * about 12-20 lines, of which the first levels stay in cache.  Measured
+ * with cachegrind on ipc_1k: about 490 instructions per lookup (tree walk
+ * 280, leaves 150, table 50); perf on acl_10k puts most of the rest of
+ * the time in the misses on the nodes' and leaves' first lines.  The
+ * walk is iterative; prefetching every key's path for the whole batch
+ * ahead of the walk was tried and cost more instructions than it saved
+ * misses (docs/PERFORMANCE.md).
  *
  * Worked example
  * ==============
