@@ -306,6 +306,17 @@ struct cut_node {
 
 static struct cut_node tombstone;
 
+/* Defines 'name', an RCU callback that passes the 'type' whose 'rcu' member
+ * is 'head' to 'free_fn', after acquiring the grace period for
+ * ThreadSanitizer (lib/rcu.h). */
+#define DEFINE_RCU_FREE(name, type, free_fn)                            \
+    static void                                                         \
+    name(struct rcu_head *head)                                         \
+    {                                                                   \
+        FDP_RCU_TSAN_ACQUIRE();                                         \
+        free_fn(CONTAINER_OF(head, type, rcu));                         \
+    }
+
 /* Node 'n''s map, or NULL (readers and the writer). */
 static struct cut_map *
 node_map(const struct cut_node *n)
@@ -667,12 +678,7 @@ leaf_free(struct cut_leaf *l)
     }
 }
 
-static void
-leaf_free_cb(struct rcu_head *head)
-{
-    FDP_RCU_TSAN_ACQUIRE();     /* The grace period (lib/rcu.h). */
-    leaf_free(CONTAINER_OF(head, struct cut_leaf, rcu));
-}
+DEFINE_RCU_FREE(leaf_free_cb, struct cut_leaf, leaf_free)
 
 /* Builds the lookup form of 'rules' (n > 0, best first) over the fields
  * of 'field_set'.  NULL if out of memory. */
@@ -926,12 +932,7 @@ map_put(struct cut_map *m, uint64_t v, struct cut_node *child)
     m->n++;
 }
 
-static void
-map_free_cb(struct rcu_head *head)
-{
-    FDP_RCU_TSAN_ACQUIRE();     /* The grace period (lib/rcu.h). */
-    free(CONTAINER_OF(head, struct cut_map, rcu));
-}
+DEFINE_RCU_FREE(map_free_cb, struct cut_map, free)
 
 /* A copy of 'm' without tombstones, with room for 'extra' more. */
 static struct cut_map *
@@ -1088,12 +1089,7 @@ node_free_tree(struct cut_node *n)
     free(n);
 }
 
-static void
-node_free_tree_cb(struct rcu_head *head)
-{
-    FDP_RCU_TSAN_ACQUIRE();     /* The grace period (lib/rcu.h). */
-    node_free_tree(CONTAINER_OF(head, struct cut_node, rcu));
-}
+DEFINE_RCU_FREE(node_free_tree_cb, struct cut_node, node_free_tree)
 
 /* Bytes of 'n''s subtree (the writer's accounting). */
 static uint64_t
@@ -1235,20 +1231,22 @@ build_tree(struct cut *cut, struct cut_node *parent, bool is_spill,
     /* Group the fitting rules by value (each group stays best first) and
      * gather the spill. */
     set_cut(node, f, k);
+    /* Scratch, all at once (there are at most n groups): 'ids' maps a
+     * value to its group number + 1, disguised as a child pointer (never
+     * dereferenced). */
     struct fdp_rule **sorted = malloc(n * sizeof *sorted);
     uint64_t *values = malloc(n * sizeof *values);
     uint32_t *group = malloc(n * sizeof *group);
-    struct cut_map *ids = map_alloc(n, cut->multiplier);
+    uint32_t *start = calloc(n + 2, sizeof *start);
+    uint32_t *fill = calloc(n + 1, sizeof *fill);
+    uint64_t *gvalue = malloc((n + 1) * sizeof *gvalue);
+    struct cut_map *ids = map_alloc(n, cut->multiplier), *map;
     uint32_t n_groups = 0, n_spill = 0;
-    if (!sorted || !values || !group || !ids) {
-        free(sorted);
-        free(values);
-        free(group);
-        free(ids);
-        goto nomem;
+    int error = 0;
+    if (!sorted || !values || !group || !start || !fill || !gvalue || !ids) {
+        error = ENOMEM;
+        goto done;
     }
-    /* 'ids' maps a value to its group number + 1, disguised as a child
-     * pointer (never dereferenced). */
     for (uint32_t i = 0; i < n; i++) {
         if (!rule_cut_value(rules[i], f, k, &values[i])) {
             group[i] = UINT32_MAX;
@@ -1262,31 +1260,11 @@ build_tree(struct cut *cut, struct cut_node *parent, bool is_spill,
         }
         group[i] = (uint32_t) (uintptr_t) id - 1;
     }
-    uint32_t *start = calloc(n_groups + 2, sizeof *start);
-    if (!start) {
-        free(sorted);
-        free(values);
-        free(group);
-        free(ids);
-        goto nomem;
-    }
     for (uint32_t i = 0; i < n; i++) {
         start[(group[i] == UINT32_MAX ? n_groups : group[i]) + 1]++;
     }
     for (uint32_t g = 0; g <= n_groups; g++) {
         start[g + 1] += start[g];
-    }
-    uint32_t *fill = calloc(n_groups + 1, sizeof *fill);
-    uint64_t *gvalue = malloc((n_groups + 1) * sizeof *gvalue);
-    if (!fill || !gvalue) {
-        free(fill);
-        free(gvalue);
-        free(start);
-        free(sorted);
-        free(values);
-        free(group);
-        free(ids);
-        goto nomem;
     }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t g = group[i] == UINT32_MAX ? n_groups : group[i];
@@ -1295,13 +1273,8 @@ build_tree(struct cut *cut, struct cut_node *parent, bool is_spill,
             gvalue[g] = values[i];
         }
     }
-    free(ids);
-    free(values);
-    free(group);
-    free(fill);
 
-    int error = 0;
-    struct cut_map *map = map_alloc(n_groups, cut->multiplier);
+    map = map_alloc(n_groups, cut->multiplier);
     set_map(node, map);
     if (!map) {
         error = ENOMEM;
@@ -1328,6 +1301,11 @@ build_tree(struct cut *cut, struct cut_node *parent, bool is_spill,
             node->n_kids++;
         }
     }
+done:
+    free(ids);
+    free(values);
+    free(group);
+    free(fill);
     free(gvalue);
     free(start);
     free(sorted);
@@ -1894,12 +1872,7 @@ free_cut(struct cut *cut)
     free(cut);
 }
 
-static void
-free_cut_cb(struct rcu_head *head)
-{
-    FDP_RCU_TSAN_ACQUIRE();     /* The grace period (lib/rcu.h). */
-    free_cut(CONTAINER_OF(head, struct cut, rcu));
-}
+DEFINE_RCU_FREE(free_cut_cb, struct cut, free_cut)
 
 static void
 class_destroy(struct fdp__subtable *st, bool deferred)

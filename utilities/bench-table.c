@@ -40,8 +40,12 @@ struct table_bench {
     const struct fdp_key **kp;
     size_t n_keys;
     struct fdp_flow_spec update;    /* The rule updates add and remove. */
+    bool sections;                  /* A read-side section per batch. */
 };
 
+/* 'n' lookups in batches of BATCH, in one read-side section, or with
+ * 'tb->sections' one per batch (as a datapath takes one per burst: a
+ * writer's grace periods then end between batches). */
 static uint64_t
 lookups_batched(void *tb_, uint64_t n)
 {
@@ -50,39 +54,25 @@ lookups_batched(void *tb_, uint64_t n)
     uint64_t hits = 0;
     size_t off = 0;
 
-    fdp_table_read_lock();
+    if (!tb->sections) {
+        fdp_table_read_lock();
+    }
     for (uint64_t i = 0; i < n; i += BATCH) {
         if (off + BATCH > tb->n_keys) {
             off = 0;
         }
+        if (tb->sections) {
+            fdp_table_read_lock();
+        }
         fdp_table_lookup_batch(tb->table, &tb->kp[off], BATCH, rules);
         hits += rules[0] != NULL;
+        if (tb->sections) {
+            fdp_table_read_unlock();
+        }
         off += BATCH;
     }
-    fdp_table_read_unlock();
-    return hits;
-}
-
-/* lookups_batched() with a read-side section per batch, as a datapath
- * takes one per burst: a writer's grace periods then end between
- * batches. */
-static uint64_t
-lookups_batched_sections(void *tb_, uint64_t n)
-{
-    struct table_bench *tb = tb_;
-    const struct fdp_rule *rules[BATCH];
-    uint64_t hits = 0;
-    size_t off = 0;
-
-    for (uint64_t i = 0; i < n; i += BATCH) {
-        if (off + BATCH > tb->n_keys) {
-            off = 0;
-        }
-        fdp_table_read_lock();
-        fdp_table_lookup_batch(tb->table, &tb->kp[off], BATCH, rules);
-        hits += rules[0] != NULL;
+    if (!tb->sections) {
         fdp_table_read_unlock();
-        off += BATCH;
     }
     return hits;
 }
@@ -195,7 +185,9 @@ lookups_while_changing(struct table_bench *tb, double rate,
         fatal("table: cannot start a writer thread");
     }
     double t0 = now_ns();
-    double ns = measure(lookups_batched_sections, tb);
+    tb->sections = true;
+    double ns = measure(lookups_batched, tb);
+    tb->sections = false;
     __atomic_store_n(&churn.stop, true, __ATOMIC_RELAXED);
     pthread_join(writer, NULL);
     *changes_per_s = churn.n_changes / ((now_ns() - t0) / 1e9);
@@ -312,7 +304,7 @@ suite_table(void)
 
     report_header("table");
     for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
-        struct table_bench tb = { NULL, NULL, NULL, 0, { NULL } };
+        struct table_bench tb = { .table = NULL };
         double build_ns;
         size_t n_rules = load_rules(sets[s], &tb, &build_ns);
         if (!n_rules) {
