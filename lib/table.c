@@ -580,6 +580,12 @@ view_stats_compute(const struct fdp_table *table, struct tss_view *view)
         view->entry_memory[i] = st->class->memory(st);
         vs->memory_bytes += view->entry_memory[i];
     }
+    /* Removed flows still linked are not flows any more. */
+    for (size_t i = 0; i < table->n_removed; i++) {
+        vs->n_pipapo_rules -= table->removed[i]->owner->kind
+                              != FDP_SUBTABLE_TSS;
+    }
+    vs->memory_bytes += table->alloc_removed * sizeof *table->removed;
 }
 
 /* Publishes a view of the sub-tables that have rules, sorted, after
@@ -1007,13 +1013,14 @@ reap_removed(struct fdp_table *table)
     if (!table->n_removed) {
         return;
     }
+    size_t n = table->n_removed;
+
     fdp__rcu_synchronize();
-    unlink_removed(table, table->removed, table->n_removed);
+    table->n_removed = 0;       /* Before the publish counts them. */
+    unlink_removed(table, table->removed, n);
     /* Snapshots that still hold removed rules must be rebuilt before the
      * rules can be freed. */
-    free_unlinked(table, table->removed, table->n_removed,
-                  !publish_view(table));
-    table->n_removed = 0;
+    free_unlinked(table, table->removed, n, !publish_view(table));
 }
 
 static void txn_abort(struct fdp_table *);
@@ -1065,6 +1072,9 @@ txn_commit(struct fdp_table *table)
         }
         if (table->n_removed > REMOVED_PENDING_MAX) {
             reap_removed(table);
+        } else {
+            /* The view's statistics count flows, not removed rules. */
+            publish_view(table);
         }
     }
     reap_subtables(table);

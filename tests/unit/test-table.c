@@ -969,6 +969,12 @@ START_TEST(subtable_stats_per_structure)
     ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PIPAPO);
     ck_assert_uint_eq(out[0].n_flows, 4);
     ck_assert_int_eq(out[0].max_priority, 200);
+    /* The table's own count too, although the removed rules stay linked
+     * until a grace period. */
+    struct fdp_table_stats ts;
+    fdp_table_get_stats(t, &ts);
+    ck_assert_uint_eq(ts.n_pipapo_rules, 4);
+    ck_assert_uint_eq(ts.n_flows, 8);
     fdp_table_destroy(t);
 }
 END_TEST
