@@ -3,7 +3,9 @@
  *
  * For each of acl_1k, acl_10k, fw_1k, fw_10k, ipc_1k, ipc_10k (file order
  * is priority order): the bulk build (all rules in one transaction, then
- * fdp_table_run()), lookups of the set's trace headers in batches of 32
+ * fdp_table_run()), the same from the rules written as flow text and
+ * parsed with fdp_flow_parse() ("-build-text", checked to answer the trace
+ * alike), lookups of the set's trace headers in batches of 32
  * through fdp_table_lookup_batch() and one at a time through
  * fdp_table_lookup(), batched lookups again while another thread makes
  * single-rule changes, at 100,000 per second ("-while-100k-changes", the
@@ -265,6 +267,72 @@ load_rules(const char *name, struct table_bench *tb, double *build_ns)
     return n;
 }
 
+/* The set's rules as a user writes them, text in ovs-ofctl syntax, through
+ * fdp_flow_parse() into a new table, as flowdp-ctl add-flows and an
+ * embedding switch do: returns the build's ns (parse, insert, commit,
+ * run), and checks that the table answers every trace header as 'tb''s
+ * does. */
+static double
+build_from_text(const char *name, const struct table_bench *tb)
+{
+    char path[4096], line[512];
+    char **texts = calloc(MAX_RULES, sizeof *texts);
+    struct fdp_table *t;
+    size_t n = 0;
+
+    snprintf(path, sizeof path, "%s/%s", bench_classbench_dir(), name);
+    FILE *f = fopen(path, "r");
+    if (!f || !texts || fdp_table_create(&t)) {
+        fatal("table: %s: cannot build from text", path);
+    }
+    while (n < MAX_RULES && fgets(line, sizeof line, f)) {
+        char text[512];
+        if (!classbench_rule_text(line, (unsigned int) (MAX_RULES + 100 - n),
+                                  n, text, sizeof text)
+            || !(texts[n] = strdup(text))) {
+            fatal("table: %s:%zu: cannot write as a flow", path, n + 1);
+        }
+        n++;
+    }
+    fclose(f);
+
+    double t0 = now_ns();
+    fdp_table_begin(t);
+    for (size_t i = 0; i < n; i++) {
+        struct fdp_flow_spec spec;
+        char *error = NULL;
+        if (fdp_flow_parse(texts[i], 0, &spec, &error)
+            || fdp_table_insert(t, &spec, 0)) {
+            fatal("table: %s:%zu: \"%s\": %s", path, i + 1, texts[i],
+                  error ? error : "insert failed");
+        }
+        fdp_flow_spec_destroy(&spec);
+    }
+    if (fdp_table_commit(t)) {
+        fatal("table: %s: commit failed", path);
+    }
+    fdp_table_run(t);
+    double ns = now_ns() - t0;
+
+    fdp_table_read_lock();
+    for (size_t i = 0; i < tb->n_keys; i++) {
+        const struct fdp_rule *a = fdp_table_lookup(tb->table, &tb->keys[i]);
+        const struct fdp_rule *b = fdp_table_lookup(t, &tb->keys[i]);
+        if (!a != !b || (a && fdp_rule_get_cookie(a)
+                                != fdp_rule_get_cookie(b))) {
+            fatal("table: %s: the table built from text answers trace "
+                  "header %zu differently", name, i + 1);
+        }
+    }
+    fdp_table_read_unlock();
+    fdp_table_destroy(t);
+    for (size_t i = 0; i < n; i++) {
+        free(texts[i]);
+    }
+    free(texts);
+    return ns;
+}
+
 static size_t
 load_trace(const char *name, struct table_bench *tb)
 {
@@ -322,6 +390,16 @@ suite_table(void)
             .bytes = st.memory_bytes,
         });
         if (load_trace(sets[s], &tb) >= BATCH) {
+            /* The same build from flow text, as users write the rules. */
+            double text_ns = build_from_text(sets[s], &tb);
+            snprintf(name, sizeof name, "%s-build-text", sets[s]);
+            no_spread();
+            report(&(struct result) {
+                .suite = "table", .case_name = name, .impl = "flowdp",
+                .entries = n_rules, .ns_per_op = text_ns / n_rules,
+                .bytes = st.memory_bytes,
+            });
+
             double ns = measure(lookups_batched, &tb);
             report(&(struct result) {
                 .suite = "table", .case_name = sets[s], .impl = "flowdp",

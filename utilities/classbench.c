@@ -78,3 +78,55 @@ classbench_parse_header(const char *line, struct fdp_key *key)
                    (uint32_t) dport, (uint32_t) proto);
     return true;
 }
+
+bool
+classbench_rule_text(const char *line, unsigned int priority,
+                     unsigned long long cookie, char *buf, size_t size)
+{
+    unsigned int s[4], slen, d[4], dlen, splo, sphi, dplo, dphi, proto, pmask;
+    size_t n = 0;
+    int k;
+
+    if (sscanf(line, "@%u.%u.%u.%u/%u %u.%u.%u.%u/%u %u : %u %u : %u "
+               "%x/%x", &s[0], &s[1], &s[2], &s[3], &slen, &d[0], &d[1],
+               &d[2], &d[3], &dlen, &splo, &sphi, &dplo, &dphi, &proto,
+               &pmask) != 16
+        || slen > 32 || dlen > 32 || splo > sphi || sphi > 0xffff
+        || dplo > dphi || dphi > 0xffff || proto > 0xff || pmask > 0xff
+        || (pmask && pmask != 0xff)) {
+        return false;
+    }
+#define APPEND(...)                                                     \
+    k = snprintf(buf + n, size - n, __VA_ARGS__);                       \
+    if (k < 0 || (size_t) k >= size - n) {                              \
+        return false;                                                   \
+    }                                                                   \
+    n += (size_t) k;
+    APPEND("priority=%u,cookie=%#llx,ip", priority, cookie);
+    if (slen) {
+        APPEND(",nw_src=%u.%u.%u.%u/%u", s[0], s[1], s[2], s[3], slen);
+    }
+    if (dlen) {
+        APPEND(",nw_dst=%u.%u.%u.%u/%u", d[0], d[1], d[2], d[3], dlen);
+    }
+    if (pmask) {
+        APPEND(",nw_proto=%u", proto);
+    }
+    if (splo != 0 || sphi != 0xffff) {
+        if (splo == sphi) {
+            APPEND(",tp_src=%u", splo);
+        } else {
+            APPEND(",tp_src=%u-%u", splo, sphi);
+        }
+    }
+    if (dplo != 0 || dphi != 0xffff) {
+        if (dplo == dphi) {
+            APPEND(",tp_dst=%u", dplo);
+        } else {
+            APPEND(",tp_dst=%u-%u", dplo, dphi);
+        }
+    }
+    APPEND(",actions=output:1");
+#undef APPEND
+    return true;
+}
