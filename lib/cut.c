@@ -1800,30 +1800,6 @@ fdp__cut_for_each_partition(const struct fdp__subtable *st,
     return walk_node(FDP_RCU_GET(cut->root), &w, 0, 0);
 }
 
-static unsigned int
-tree_depth(const struct cut_node *n)
-{
-    unsigned int d = 0;
-
-    if (!n || !n->inner) {
-        return 0;
-    }
-    FOR_EACH_CHILD (c, n) {
-        unsigned int cd = tree_depth(c);
-        d = cd > d ? cd : d;
-    }
-    unsigned int sd = tree_depth(n->spill);
-    return 1 + (sd > d ? sd : d);
-}
-
-void
-fdp__cut_shape(const struct cut *cut, unsigned int *depth,
-               uint32_t *n_leaves)
-{
-    *depth = tree_depth(cut->root);
-    *n_leaves = cut->n_leaves;
-}
-
 static bool
 describe_cb(const struct fdp_partition_stats *p, void *out_)
 {

@@ -72,8 +72,5 @@ typedef uint32_t fdp__cut_scan_fn(const uint64_t *blocks, uint32_t n,
 fdp__cut_scan_fn fdp__cut_scan_generic;
 fdp__cut_scan_fn fdp__cut_scan_avx2;
 
-/* The depth of the writer's tree and its number of leaves (tests). */
-void fdp__cut_shape(const struct cut *, unsigned int *depth,
-                    uint32_t *n_leaves);
 
 #endif /* FDP_CUT_H */

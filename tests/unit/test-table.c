@@ -534,6 +534,22 @@ START_TEST(partition_leaf_common_bits)
         }
     }
     fdp_table_run(t);
+
+    /* 40 flows are more than a leaf holds: the sub-table is cut. */
+    struct fdp_subtable_stats stats[4];
+    size_t n_subs, cut = 4;
+    ck_assert_int_eq(fdp_table_get_subtable_stats(t, stats, 4, &n_subs), 0);
+    for (size_t i = 0; i < n_subs; i++) {
+        if (stats[i].kind != FDP_SUBTABLE_TSS) {
+            cut = i;
+        }
+    }
+    ck_assert_uint_lt(cut, n_subs);
+    ck_assert_uint_gt(stats[cut].n_flows, 2 * CUT_LEAF_MAX);
+    ck_assert_uint_gt(stats[cut].n_partitions, 1);
+    ck_assert_uint_ge(stats[cut].partition_depth, 1);
+    ck_assert_uint_le(stats[cut].largest_partition, 2 * CUT_LEAF_MAX);
+
     fdp_table_read_lock();
     for (uint32_t x = 0; x < 4; x++) {
         for (uint32_t port = 0; port < 64; port++) {
