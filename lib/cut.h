@@ -28,8 +28,9 @@ struct cut {
     struct fdp__subtable up;
 };
 
-/* The class (kind FDP_SUBTABLE_PIPAPO: the sub-table for flows with
- * ranges over one set of fields). */
+/* The class.  A table has one such sub-table, for its flows with ranges
+ * and those moved out of tuple space: kind FDP_SUBTABLE_PIPAPO, or
+ * FDP_SUBTABLE_OVERFLOW if a moved flow created it (lib/table.c). */
 extern const struct fdp__subtable_class fdp__cut_class;
 
 static inline struct cut *

@@ -702,7 +702,7 @@ any_hits(const struct fdp_table *table)
  * "overflow").  It comes after a few tuple-space subtables, so a scan
  * finds it. */
 static struct fdp__subtable *
-get_pipapo(struct fdp_table *table, uint32_t field_set, bool overflow)
+get_partitioned(struct fdp_table *table, uint32_t field_set, bool overflow)
 {
     for (size_t i = 0; i < table->n_subs; i++) {
         struct fdp__subtable *st = table->subs[i];
@@ -1251,8 +1251,8 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
         struct tss_subtable *tss = get_subtable(table, &match->mask);
         st = tss ? &tss->up : NULL;
     } else {
-        st = get_pipapo(table, fdp__pipapo_fields_of(match),
-                        overflow || fdp_match_is_masked(match));
+        st = get_partitioned(table, fdp__pipapo_fields_of(match),
+                             overflow || fdp_match_is_masked(match));
     }
     error = st ? st->class->insert(st, rule) : ENOMEM;
     if (error) {
@@ -1538,24 +1538,6 @@ move_rule_cb(struct fdp_rule *r, void *aux_)
                      0);
 }
 
-/* Moves the flows of the least-hit subtables into the overflow
- * (partitioned) sub-table until at most 'max_masks' subtables remain,
- * and, once the budget has been passed, those of every sparse subtable
- * (see sparse()), within the open transaction.
- *
- * A move is a change like a replace: each flow gets a new rule in pipapo
- * (same match, priority, sequence number, cookie, actions and statistics)
- * added at the transaction's version, and its tuple-space rule is removed
- * at that version.  So at every version each flow has exactly one visible
- * rule, and a dump (which walks both structures) or a lookup sees it once:
- * before the commit in tuple space, after it in pipapo.  Moving the same
- * rule object instead would leave it reachable through both structures
- * for a grace period, and a dump in that window reported it twice.  The
- * commit then unlinks the old rules after a grace period, which empties
- * the subtables, and reaps them.
- *
- * Stops at the first failure (ENOMEM): the flows moved so far are moved,
- * the rest stay in tuple space, and the table is correct either way. */
 /* for_each_rule() state for sparse(): priority levels seen. */
 struct levels_aux {
     uint64_t *seen;             /* TIE_WORDS words. */
@@ -1574,15 +1556,6 @@ levels_cb(struct fdp_rule *r, void *aux_)
     return true;
 }
 
-static bool
-levels_clear_cb(struct fdp_rule *r, void *aux_)
-{
-    struct levels_aux *aux = aux_;
-
-    aux->seen[r->priority / 64] = 0;
-    return true;
-}
-
 /* True if tuple-space subtable 'st' holds fewer than TSS_RULES_PER_LEVEL
  * flows per priority level: then a probe of it, which every lookup that
  * has not found a better flow pays, finds little, and the partitioned
@@ -1595,16 +1568,35 @@ levels_clear_cb(struct fdp_rule *r, void *aux_)
  * only the mask budget moves subtables. */
 #define SPARSE_MIN_FLOWS 256
 
+/* 'seen' is scratch of TIE_WORDS words. */
 static bool
 sparse(struct fdp__subtable *st, uint64_t *seen)
 {
     struct levels_aux aux = { .seen = seen, .n_levels = 0 };
 
+    memset(seen, 0, TIE_WORDS * sizeof *seen);
     st->class->for_each_rule(st, false, levels_cb, &aux);
-    st->class->for_each_rule(st, false, levels_clear_cb, &aux);
     return st->n_rules < (uint64_t) TSS_RULES_PER_LEVEL * aux.n_levels;
 }
 
+/* Moves the flows of the least-hit subtables into the overflow
+ * (partitioned) sub-table until at most 'max_masks' subtables remain,
+ * and, once the budget has been passed, those of every sparse subtable
+ * (see sparse()), within the open transaction.
+ *
+ * A move is a change like a replace: each flow gets a new rule in the
+ * partitioned sub-table (same match, priority, sequence number, cookie, actions and statistics)
+ * added at the transaction's version, and its tuple-space rule is removed
+ * at that version.  So at every version each flow has exactly one visible
+ * rule, and a dump (which walks both structures) or a lookup sees it once:
+ * before the commit in tuple space, after it in the partitioned one.  Moving the same
+ * rule object instead would leave it reachable through both structures
+ * for a grace period, and a dump in that window reported it twice.  The
+ * commit then unlinks the old rules after a grace period, which empties
+ * the subtables, and reaps them.
+ *
+ * Stops at the first failure (ENOMEM): the flows moved so far are moved,
+ * the rest stay in tuple space, and the table is correct either way. */
 static void
 trim_masks(struct fdp_table *table)
 {
@@ -1616,7 +1608,7 @@ trim_masks(struct fdp_table *table)
     size_t n_move = table->n_tss > table->max_masks
                     ? table->n_tss - table->max_masks : 0;
     struct fdp__subtable **order = malloc(table->n_tss * sizeof *order);
-    uint64_t *seen = calloc(TIE_WORDS, sizeof *seen);
+    uint64_t *seen = malloc(TIE_WORDS * sizeof *seen);
     if (!order || !seen) {
         free(order);
         free(seen);
@@ -1641,7 +1633,7 @@ trim_masks(struct fdp_table *table)
         n_move = n_sparse;
     }
 
-    /* add_rule() to pipapo and txn_remove() leave the subtables' chains
+    /* add_rule() elsewhere and txn_remove() leave the subtables' chains
      * as they are, so walking them while moving is safe. */
     struct move_aux aux = { .table = table, .version = txn_version(table) };
     for (size_t i = 0; i < n_move && i < n_order; i++) {
