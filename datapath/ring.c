@@ -41,6 +41,9 @@
  * than asked, so it loads consumer (5): 8 free; it gets 8 at index 5,
  * which wrap to slots 5, 6, 7, 0, 1, 2, 3, 4.
  *
+ * The burst operations are inline in flowdp/ring.h (libxdp's xsk.h does
+ * the same): this file only creates and destroys rings.
+ *
  * Reference: Linux Documentation/networking/af_xdp.rst; libxdp's xsk.h.
  */
 #include <config.h>
@@ -50,23 +53,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct fdp_ring {
-    /* Written by the producer only. */
-    uint32_t producer __attribute__((aligned(64)));
-    /* Written by the consumer only. */
-    uint32_t consumer __attribute__((aligned(64)));
-    /* Producer's private state. */
-    uint32_t prod_head __attribute__((aligned(64)));
-    uint32_t cached_cons;
-    /* Consumer's private state. */
-    uint32_t cons_head __attribute__((aligned(64)));
-    uint32_t cached_prod;
-    /* Fixed. */
-    uint32_t size __attribute__((aligned(64)));
-    uint32_t mask;
-    struct fdp_desc *descs;
-};
 
 int
 fdp_ring_create(uint32_t size, struct fdp_ring **ringp)
@@ -104,62 +90,4 @@ uint32_t
 fdp_ring_size(const struct fdp_ring *r)
 {
     return r->size;
-}
-
-uint32_t
-fdp_ring_reserve(struct fdp_ring *r, uint32_t n, uint32_t *idx)
-{
-    uint32_t free_slots = r->size - (r->prod_head - r->cached_cons);
-
-    if (free_slots < n) {
-        r->cached_cons = __atomic_load_n(&r->consumer, __ATOMIC_ACQUIRE);
-        free_slots = r->size - (r->prod_head - r->cached_cons);
-    }
-    n = n < free_slots ? n : free_slots;
-    *idx = r->prod_head;
-    r->prod_head += n;
-    return n;
-}
-
-void
-fdp_ring_cancel(struct fdp_ring *r, uint32_t n)
-{
-    r->prod_head -= n;
-}
-
-void
-fdp_ring_submit(struct fdp_ring *r, uint32_t n)
-{
-    uint32_t p = __atomic_load_n(&r->producer, __ATOMIC_RELAXED);
-
-    __atomic_store_n(&r->producer, p + n, __ATOMIC_RELEASE);
-}
-
-uint32_t
-fdp_ring_peek(struct fdp_ring *r, uint32_t n, uint32_t *idx)
-{
-    uint32_t avail = r->cached_prod - r->cons_head;
-
-    if (avail < n) {
-        r->cached_prod = __atomic_load_n(&r->producer, __ATOMIC_ACQUIRE);
-        avail = r->cached_prod - r->cons_head;
-    }
-    n = n < avail ? n : avail;
-    *idx = r->cons_head;
-    r->cons_head += n;
-    return n;
-}
-
-void
-fdp_ring_release(struct fdp_ring *r, uint32_t n)
-{
-    uint32_t c = __atomic_load_n(&r->consumer, __ATOMIC_RELAXED);
-
-    __atomic_store_n(&r->consumer, c + n, __ATOMIC_RELEASE);
-}
-
-struct fdp_desc *
-fdp_ring_slot(struct fdp_ring *r, uint32_t idx)
-{
-    return &r->descs[idx & r->mask];
 }
