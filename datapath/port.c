@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "lib/ds.h"
+#include "lib/util.h"
 
 /* ---------------------------------------------------------------------- */
 /* Arguments: "key=value,key=value".                                       */
@@ -109,6 +110,13 @@ fdp__port_set_error(struct fdp__port *port, const char *format, ...)
 struct ring_port {
     struct fdp__port up;
     struct fdp_ring *fill, *rx, *tx, *completion;
+
+    /* The datapath's buffer area, copied here at open so that the
+     * per-descriptor checks make no calls. */
+    uint32_t *owner;            /* Per frame: the port holding it. */
+    uint64_t umem_size;
+    uint32_t frame_size;
+    unsigned int frame_shift;   /* log2(frame_size). */
 };
 
 static struct ring_port *
@@ -156,7 +164,10 @@ ring_port_open(struct fdp_dp *dp, const char *args, struct fdp__port **portp,
     if (!rp) {
         return ENOMEM;
     }
-    (void) dp;
+    fdp__dp_umem(dp, &rp->umem_size);
+    rp->owner = fdp__dp_frame_owner(dp);
+    rp->frame_size = fdp__dp_frame_size(dp);
+    rp->frame_shift = (unsigned int) __builtin_ctz(rp->frame_size);
     if (fdp_ring_create((uint32_t) size, &rp->fill)
         || fdp_ring_create((uint32_t) size, &rp->rx)
         || fdp_ring_create((uint32_t) size, &rp->tx)
@@ -194,27 +205,26 @@ ring_port_close(struct fdp__port *port)
 /* Checks a descriptor from the peer: it must name a frame the peer holds
  * for this port, with the packet inside the frame after the metadata.
  * Takes the frame back and returns true, or counts an error. */
-static bool
-ring_port_take(struct fdp__port *port, const struct fdp_desc *d,
+static inline bool
+ring_port_take(struct ring_port *rp, const struct fdp_desc *d,
                bool need_packet)
 {
-    uint32_t frame_size = fdp__dp_frame_size(port->dp);
-    uint32_t *owner = fdp__dp_frame_owner(port->dp);
-    uint64_t umem_size;
-    uint64_t offset = d->addr & (frame_size - 1);
+    uint64_t offset = d->addr & (rp->frame_size - 1);
+    uint64_t frame = d->addr >> rp->frame_shift;
 
-    fdp__dp_umem(port->dp, &umem_size);
-    if (d->addr >= umem_size || owner[d->addr / frame_size] != port->port_no
-        || (need_packet
-            && (offset < FDP__FRAME_META_SIZE
-                || d->len > frame_size - offset || d->len == 0))) {
-        fdp__count(&port->stats.rx_errors, 1);
-        fdp__port_set_error(port, "peer gave back a bad descriptor "
+    if (FDP_UNLIKELY(d->addr >= rp->umem_size
+                     || rp->owner[frame] != rp->up.port_no
+                     || (need_packet
+                         && (offset < FDP__FRAME_META_SIZE
+                             || d->len > rp->frame_size - offset
+                             || d->len == 0)))) {
+        fdp__count(&rp->up.stats.rx_errors, 1);
+        fdp__port_set_error(&rp->up, "peer gave back a bad descriptor "
                             "(addr %#" PRIx64 ", len %" PRIu32 ")",
                             d->addr, d->len);
         return false;
     }
-    owner[d->addr / frame_size] = 0;
+    rp->owner[frame] = 0;
     return true;
 }
 
@@ -223,8 +233,8 @@ ring_port_take(struct fdp__port *port, const struct fdp_desc *d,
 static void
 ring_port_stock(struct ring_port *rp, struct fdp__frame_cache *cache)
 {
-    uint32_t frame_size = fdp__dp_frame_size(rp->up.dp);
-    uint32_t *owner = fdp__dp_frame_owner(rp->up.dp);
+    uint32_t frame_size = rp->frame_size;
+    uint32_t *owner = rp->owner;
     uint32_t idx, n = fdp_ring_reserve(rp->fill, UINT32_MAX, &idx);
     uint32_t i;
 
@@ -233,7 +243,7 @@ ring_port_stock(struct ring_port *rp, struct fdp__frame_cache *cache)
         if (frame == UINT64_MAX) {
             break;
         }
-        owner[frame / frame_size] = rp->up.port_no;
+        owner[frame >> rp->frame_shift] = rp->up.port_no;
         *fdp_ring_slot(rp->fill, idx + i) = (struct fdp_desc) {
             .addr = frame + FDP_DP_HEADROOM,
             .len = frame_size - FDP_DP_HEADROOM,
@@ -256,7 +266,7 @@ ring_port_rx(struct fdp__port *port, struct fdp__frame_cache *cache,
     got = fdp_ring_peek(rp->rx, n, &idx);
     for (uint32_t i = 0; i < got; i++) {
         const struct fdp_desc *d = fdp_ring_slot(rp->rx, idx + i);
-        if (ring_port_take(port, d, true)) {
+        if (ring_port_take(rp, d, true)) {
             descs[k++] = *d;
         }
     }
@@ -269,12 +279,10 @@ ring_port_tx(struct fdp__port *port, struct fdp__frame_cache *cache,
              const struct fdp_desc *descs, uint32_t n)
 {
     struct ring_port *rp = ring_port_cast(port);
-    uint32_t frame_size = fdp__dp_frame_size(port->dp);
-    uint32_t *owner = fdp__dp_frame_owner(port->dp);
     uint32_t idx, room = fdp_ring_reserve(rp->tx, n, &idx);
 
     for (uint32_t i = 0; i < room; i++) {
-        owner[descs[i].addr / frame_size] = port->port_no;
+        rp->owner[descs[i].addr >> rp->frame_shift] = port->port_no;
         *fdp_ring_slot(rp->tx, idx + i) = descs[i];
     }
     fdp_ring_submit(rp->tx, room);
@@ -294,7 +302,7 @@ ring_port_recycle(struct fdp__port *port, struct fdp__frame_cache *cache)
 
     for (uint32_t i = 0; i < n; i++) {
         const struct fdp_desc *d = fdp_ring_slot(rp->completion, idx + i);
-        if (ring_port_take(port, d, false)) {
+        if (ring_port_take(rp, d, false)) {
             fdp__cache_put(cache, d->addr);
         }
     }
