@@ -536,3 +536,29 @@ fdp__cmatch_equal(const struct fdp__cmatch *c, const struct fdp_match *m)
     }
     return !diff;
 }
+
+bool
+fdp__cmatch_matches(const struct fdp__cmatch *c, const struct fdp_key *key)
+{
+    unsigned int n = fdp__cmatch_n_words(c), i = 0;
+    uint64_t diff = 0;
+
+    /* Masked bits: the value holds range bounds outside the mask, so the
+     * difference is masked before it counts. */
+    for (uint32_t words = c->words; words; words &= words - 1, i++) {
+        unsigned int w = (unsigned int) __builtin_ctz(words);
+        diff |= (key->w[w] ^ c->w[i]) & c->w[n + i];
+    }
+    if (diff) {
+        return false;
+    }
+    for (uint32_t r = c->range_fields; r; r &= r - 1) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctz(r);
+        fdp_u128 v = fdp__key_get(key, f);
+        if (v < fdp__cmatch_get(c, FDP__MATCH_VALUE, f)
+            || v > fdp__cmatch_get(c, FDP__MATCH_HI, f)) {
+            return false;
+        }
+    }
+    return true;
+}

@@ -97,6 +97,10 @@ void fdp__cmatch_pack(struct fdp__cmatch *c, const struct fdp_match *m);
 /* Stores in 'm' the match whose compact form is 'c'. */
 void fdp__cmatch_expand(const struct fdp__cmatch *c, struct fdp_match *m);
 
+/* True if 'key' is in the set of keys the compact match 'c' matches. */
+bool fdp__cmatch_matches(const struct fdp__cmatch *c,
+                         const struct fdp_key *key);
+
 /* True if 'c' is the compact form of 'm'. */
 bool fdp__cmatch_equal(const struct fdp__cmatch *c,
                        const struct fdp_match *m);

@@ -119,6 +119,17 @@ fdp__rule_actions(const struct fdp_rule *rule)
     return __atomic_load_n(&rule->actions, __ATOMIC_CONSUME);
 }
 
+/* True if 'key' is in 'rule''s match (not whether the rule is the best
+ * one for it). */
+static inline bool
+fdp__rule_matches(const struct fdp_rule *rule, const struct fdp_key *key)
+{
+    return fdp__cmatch_matches(&rule->match, key);
+}
+
+/* True if 'table' was declared disjoint (fdp_table_set_disjoint()). */
+bool fdp__table_is_disjoint(const struct fdp_table *table);
+
 /* fdp_rule_account() for 'n_packets' packets at once. */
 void fdp__rule_account_n(const struct fdp_rule *, uint64_t n_packets,
                          uint64_t n_bytes, int64_t now_ms);

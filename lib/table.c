@@ -2092,6 +2092,12 @@ fdp_rule_get_seq(const struct fdp_rule *rule)
     return rule->seq;
 }
 
+bool
+fdp__table_is_disjoint(const struct fdp_table *table)
+{
+    return __atomic_load_n(&table->disjoint, __ATOMIC_RELAXED);
+}
+
 uint64_t
 fdp_table_version(const struct fdp_table *table)
 {

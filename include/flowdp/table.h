@@ -154,8 +154,8 @@ FDP_API void fdp_table_set_disjoint(struct fdp_table *table, bool disjoint);
 
 /* ---- Lookups ---- */
 
-/* RCU read-side section (liburcu, bulletproof flavour: any thread may call
- * these without registering). */
+/* RCU read-side section (liburcu, membarrier flavour: a thread is
+ * registered on its first call, so any thread may call these). */
 FDP_API void fdp_table_read_lock(void);
 FDP_API void fdp_table_read_unlock(void);
 
