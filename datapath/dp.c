@@ -83,15 +83,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "execute.h"
 #include "flowdp/cpu.h"
 #include "flowdp/hash.h"
 #include "flowdp/table.h"
+#include "lib/actions.h"
 #include "lib/ds.h"
 #include "lib/field.h"
 #include "lib/rcu.h"
+#include "lib/rule.h"
 #include "lib/tss.h"
 #include "lib/util.h"
 
@@ -118,23 +124,73 @@ struct emc_entry {
 } __attribute__((aligned(64)));
 static_assert(sizeof(struct emc_entry) == 128, "an EMC entry is 2 lines");
 
-/* Most outputs one batch may queue before a flush: 32 packets x 8. */
-#define TX_QUEUE_MAX (FDP_DP_BATCH * 8)
+/* The signature match cache (SMC): buckets of SMC_WAYS entries, each a
+ * 16-bit signature of the key's hash and the flow it led to, with the
+ * table version the bucket is valid at.  See "The caches" in the design. */
+#define SMC_WAYS 4
+#define DEFAULT_SMC_ENTRIES (1u << 18)
+#define MAX_SMC_ENTRIES (1u << 24)
 
-struct tx_entry {
+struct smc_bucket {
+    uint64_t version;
+    uint16_t sig[SMC_WAYS];
+    const struct fdp_rule *rule[SMC_WAYS];
+} __attribute__((aligned(64)));
+static_assert(sizeof(struct smc_bucket) == 64, "an SMC bucket is a line");
+
+/* A cache's auto mode (see meter_use()). */
+struct cache_meter {
+    enum fdp_dp_cache_mode mode;
+    bool use;                   /* AUTO: the current choice. */
+    uint32_t batches;           /* In the current period. */
+    uint64_t cycles[2];         /* Classification cycles, [used]. */
+    uint64_t packets[2];        /* Packets classified, [used]. */
+    uint64_t n_switches;        /* Times the choice changed. */
+};
+
+/* Per-port transmit batches: up to TXQ_PORTS ports per batch, TXQ_MAX
+ * packets each before an early flush (two batches' worth). */
+#define TXQ_PORTS 16
+#define TXQ_MAX (2 * FDP_DP_BATCH)
+
+struct txq {
     struct fdp__port *port;
-    struct fdp_desc desc;
+    uint32_t n;
+    uint32_t n_dropped;         /* Outputs lost for want of a frame. */
+    struct fdp_desc descs[TXQ_MAX];
 };
 
 /* The pmd's counters (written by the pmd only). */
 struct pmd_counters {
     uint64_t n_packets;
     uint64_t n_emc_hits;
+    uint64_t n_smc_hits;
     uint64_t n_table_hits;
     uint64_t n_missed;
     uint64_t n_upcalls;
     uint64_t n_ttl_expired;
     uint64_t n_no_room;
+    uint64_t n_emc_bypassed;
+};
+
+/* The packets of a batch that hit one flow, in arrival order: Open
+ * vSwitch's packet_batch_per_flow.  Accounting and actions run once per
+ * group. */
+struct flow_group {
+    const struct fdp_rule *rule;    /* NULL: the misses. */
+    uint32_t n;
+    uint64_t n_bytes;
+    uint8_t pkts[FDP_DP_BATCH];
+};
+
+struct batch {
+    uint32_t n;
+    uint32_t n_groups;
+    struct fdp__pkt pkts[FDP_DP_BATCH];
+    uint32_t hashes[FDP_DP_BATCH];
+    const struct fdp_rule *rules[FDP_DP_BATCH];
+    bool sent[FDP_DP_BATCH];    /* Went to at least one port. */
+    struct flow_group groups[FDP_DP_BATCH];
 };
 
 struct fdp_dp_pmd {
@@ -142,15 +198,20 @@ struct fdp_dp_pmd {
     unsigned int id;
     struct fdp_dp_pmd *next;    /* In dp->pmds, under dp->mutex. */
     struct emc_entry *emc;      /* NULL if the cache is off. */
-    uint32_t rng;               /* xorshift32 state for EMC insertion. */
+    struct smc_bucket *smc;     /* NULL if the cache is off. */
+    uint32_t smc_mask;          /* Buckets - 1. */
+    size_t smc_size;            /* Bytes mapped for 'smc'. */
+    struct cache_meter emc_meter, smc_meter;
+    uint32_t rng;               /* xorshift32 state for insertions. */
     struct fdp__frame_cache cache;
     struct pmd_counters counters;
 
     /* Per batch. */
     const struct port_set *ports;
     struct fdp__port *in_port;
-    struct tx_entry tx[TX_QUEUE_MAX];
-    size_t n_tx;
+    uint32_t n_txq;
+    struct txq txq[TXQ_PORTS];
+    struct batch batch;
 };
 
 /* The published set of ports, sorted by number. */
@@ -292,6 +353,10 @@ fdp_dp_options_init(struct fdp_dp_options *o)
     o->frame_size = DEFAULT_FRAME_SIZE;
     o->emc_insert_inv_prob = DEFAULT_EMC_INV_PROB;
     o->n_pmds = 1;
+    o->emc_mode = FDP_DP_CACHE_AUTO;
+    o->smc_mode = FDP_DP_CACHE_AUTO;
+    o->smc_entries = DEFAULT_SMC_ENTRIES;
+    o->smc_insert_inv_prob = 1;
 }
 
 static bool
@@ -301,7 +366,13 @@ options_valid(const struct fdp_dp_options *o)
            && o->frame_size >= MIN_FRAME_SIZE
            && o->frame_size <= MAX_FRAME_SIZE
            && !(o->frame_size & (o->frame_size - 1))
-           && o->n_pmds >= 1 && o->n_pmds <= 1024;
+           && o->n_pmds >= 1 && o->n_pmds <= 1024
+           && (unsigned int) o->emc_mode <= FDP_DP_CACHE_OFF
+           && (unsigned int) o->smc_mode <= FDP_DP_CACHE_OFF
+           && (o->smc_mode == FDP_DP_CACHE_OFF
+               || (o->smc_entries >= SMC_WAYS
+                   && o->smc_entries <= MAX_SMC_ENTRIES
+                   && !(o->smc_entries & (o->smc_entries - 1))));
 }
 
 int
@@ -691,7 +762,8 @@ fdp_dp_pmd_create(struct fdp_dp *dp, unsigned int id,
         return ENOMEM;
     }
     memset(pmd, 0, sizeof *pmd);
-    if (dp->options.emc_insert_inv_prob) {
+    if (dp->options.emc_insert_inv_prob
+        && dp->options.emc_mode != FDP_DP_CACHE_OFF) {
         pmd->emc = aligned_alloc(64, EMC_ENTRIES * sizeof *pmd->emc);
         if (!pmd->emc) {
             free(pmd);
@@ -699,6 +771,26 @@ fdp_dp_pmd_create(struct fdp_dp *dp, unsigned int id,
         }
         memset(pmd->emc, 0, EMC_ENTRIES * sizeof *pmd->emc);
     }
+    if (dp->options.smc_mode != FDP_DP_CACHE_OFF
+        && dp->options.smc_insert_inv_prob) {
+        /* Anonymous memory: zero pages until a bucket is written, so an
+         * SMC that a table never uses (not disjoint) costs no memory. */
+        uint32_t n_buckets = dp->options.smc_entries / SMC_WAYS;
+        pmd->smc_size = (size_t) n_buckets * sizeof *pmd->smc;
+        void *p = mmap(NULL, pmd->smc_size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) {
+            free(pmd->emc);
+            free(pmd);
+            return ENOMEM;
+        }
+        pmd->smc = p;
+        pmd->smc_mask = n_buckets - 1;
+    }
+    pmd->emc_meter = (struct cache_meter) { .mode = dp->options.emc_mode,
+                                            .use = true };
+    pmd->smc_meter = (struct cache_meter) { .mode = dp->options.smc_mode,
+                                            .use = true };
     pmd->dp = dp;
     pmd->id = id;
     pmd->rng = dp->emc_basis | 1;
@@ -717,6 +809,8 @@ add_counters(struct pmd_counters *sum, const struct pmd_counters *c)
 {
     sum->n_packets += fdp__read_count(&c->n_packets);
     sum->n_emc_hits += fdp__read_count(&c->n_emc_hits);
+    sum->n_smc_hits += fdp__read_count(&c->n_smc_hits);
+    sum->n_emc_bypassed += fdp__read_count(&c->n_emc_bypassed);
     sum->n_table_hits += fdp__read_count(&c->n_table_hits);
     sum->n_missed += fdp__read_count(&c->n_missed);
     sum->n_upcalls += fdp__read_count(&c->n_upcalls);
@@ -742,6 +836,9 @@ fdp_dp_pmd_destroy(struct fdp_dp_pmd *pmd)
     pthread_mutex_unlock(&dp->mutex);
     fdp__cache_flush(&pmd->cache);
     free(pmd->emc);
+    if (pmd->smc) {
+        munmap(pmd->smc, pmd->smc_size);
+    }
     free(pmd);
 }
 
@@ -761,6 +858,8 @@ fdp_dp_get_stats(struct fdp_dp *dp, struct fdp_dp_stats *stats)
     pthread_mutex_unlock(&dp->pool.mutex);
     stats->n_packets = sum.n_packets;
     stats->n_emc_hits = sum.n_emc_hits;
+    stats->n_smc_hits = sum.n_smc_hits;
+    stats->n_emc_bypassed = sum.n_emc_bypassed;
     stats->n_table_hits = sum.n_table_hits;
     stats->n_missed = sum.n_missed;
     stats->n_upcalls = sum.n_upcalls;
@@ -768,16 +867,65 @@ fdp_dp_get_stats(struct fdp_dp *dp, struct fdp_dp_stats *stats)
     stats->n_no_room = sum.n_no_room;
 }
 
-/* Relaxed increment of a counter only this pmd writes (others read it). */
-static void
+/* Relaxed increment of a counter only one thread writes (others read
+ * it): a plain add, no locked instruction. */
+static inline void
 pmd_count(uint64_t *counter, uint64_t n)
 {
     __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n,
                      __ATOMIC_RELAXED);
 }
 
+/* The caches' hash of a key: fdp_hash_fast() of the key folded to five
+ * words (word i XOR words i + 5 and i + 10), the words an IPv4 five-tuple
+ * and its Ethernet header fill, with the IPv6 and ARP words folded in.
+ * The caches only need a hash that spreads keys: an EMC hit compares the
+ * whole key and an SMC hit the flow's match, so keys that the fold makes
+ * collide cost a miss, never a wrong answer; hashing 5 words instead of
+ * 12 takes a third of the time. */
+#define CACHE_HASH_WORDS 5
+static_assert(FDP_KEY_WORDS == 12, "the fold covers every key word");
+
+static inline uint32_t
+cache_hash(const struct fdp_key *key, uint32_t basis)
+{
+    const uint64_t *k = key->w;
+    uint64_t w[CACHE_HASH_WORDS] = {
+        k[0] ^ k[5] ^ k[10],
+        k[1] ^ k[6] ^ k[11],
+        k[2] ^ k[7],
+        k[3] ^ k[8],
+        k[4] ^ k[9],
+    };
+
+    return fdp_hash_fast(w, CACHE_HASH_WORDS, basis);
+}
+
+/* Extracts a packet's key and returns its cache hash. */
+static inline uint32_t
+extract_hash(const void *data, size_t size, uint32_t in_port,
+             uint32_t basis, struct fdp_key *key,
+             struct fdp_packet_layout *layout)
+{
+    fdp_packet_extract(data, size, in_port, key, layout);
+    return cache_hash(key, basis);
+}
+
+/* A cycle counter for the caches' meters: the TSC where there is one. */
+static inline uint64_t
+cycles_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __rdtsc();
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+#endif
+}
+
 /* ---------------------------------------------------------------------- */
-/* The exact-match cache.                                                  */
+/* The caches.                                                             */
 
 static uint32_t
 pmd_random(struct fdp_dp_pmd *pmd)
@@ -790,20 +938,40 @@ pmd_random(struct fdp_dp_pmd *pmd)
     return pmd->rng = x;
 }
 
+/* True with probability 1/inv (inv >= 1). */
+static bool
+pmd_chance(struct fdp_dp_pmd *pmd, uint32_t inv)
+{
+    return inv <= 1 || !(pmd_random(pmd) % inv);
+}
+
+static inline bool
+key_equal(const struct fdp_key *a, const struct fdp_key *b)
+{
+    uint64_t diff = 0;
+
+    for (size_t i = 0; i < FDP_KEY_WORDS; i++) {
+        diff |= a->w[i] ^ b->w[i];
+    }
+    return !diff;
+}
+
+static inline const struct emc_entry *
+emc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
+{
+    return &pmd->emc[(way ? hash >> EMC_SHIFT : hash) & EMC_MASK];
+}
+
 static const struct fdp_rule *
 emc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
            uint32_t hash, uint64_t version)
 {
-    const struct emc_entry *e0 = &pmd->emc[hash & EMC_MASK];
-    const struct emc_entry *e1 = &pmd->emc[(hash >> EMC_SHIFT) & EMC_MASK];
-
-    if (e0->hash == hash && e0->version == version && e0->rule
-        && !memcmp(&e0->key, key, sizeof *key)) {
-        return e0->rule;
-    }
-    if (e1->hash == hash && e1->version == version && e1->rule
-        && !memcmp(&e1->key, key, sizeof *key)) {
-        return e1->rule;
+    for (unsigned int way = 0; way < 2; way++) {
+        const struct emc_entry *e = emc_way(pmd, hash, way);
+        if (e->hash == hash && e->version == version && e->rule
+            && key_equal(&e->key, key)) {
+            return e->rule;
+        }
     }
     return NULL;
 }
@@ -814,13 +982,11 @@ static void
 emc_insert(struct fdp_dp_pmd *pmd, const struct fdp_key *key, uint32_t hash,
            uint64_t version, const struct fdp_rule *rule)
 {
-    uint32_t inv = pmd->dp->options.emc_insert_inv_prob;
-
-    if (inv > 1 && pmd_random(pmd) % inv) {
+    if (!pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
         return;
     }
-    struct emc_entry *e0 = &pmd->emc[hash & EMC_MASK];
-    struct emc_entry *e1 = &pmd->emc[(hash >> EMC_SHIFT) & EMC_MASK];
+    struct emc_entry *e0 = (struct emc_entry *) emc_way(pmd, hash, 0);
+    struct emc_entry *e1 = (struct emc_entry *) emc_way(pmd, hash, 1);
     struct emc_entry *e = (!e0->rule || e0->version != version) ? e0
                           : (!e1->rule || e1->version != version) ? e1
                           : (hash >> 31) ? e1 : e0;
@@ -830,154 +996,414 @@ emc_insert(struct fdp_dp_pmd *pmd, const struct fdp_key *key, uint32_t hash,
     e->key = *key;
 }
 
+/* The signature match cache's bucket for 'hash'. */
+static inline struct smc_bucket *
+smc_bucket(const struct fdp_dp_pmd *pmd, uint32_t hash)
+{
+    return &pmd->smc[hash & pmd->smc_mask];
+}
+
+/* The signature: the hash's top 16 bits, which the bucket index (its low
+ * bits, at most 22 of them) leaves out. */
+static inline uint16_t
+smc_sig(uint32_t hash)
+{
+    return (uint16_t) (hash >> 16);
+}
+
+/* A rule whose signature matches: it is the answer if the key is in its
+ * match, because the table is disjoint (no key is in two flows' matches)
+ * and the bucket's version says the rule is still in the table. */
+static const struct fdp_rule *
+smc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
+           uint32_t hash, uint64_t version)
+{
+    const struct smc_bucket *bk = smc_bucket(pmd, hash);
+    uint16_t sig = smc_sig(hash);
+
+    if (bk->version != version) {
+        return NULL;
+    }
+    for (unsigned int i = 0; i < SMC_WAYS; i++) {
+        if (bk->sig[i] == sig && bk->rule[i]
+            && fdp__rule_matches(bk->rule[i], key)) {
+            return bk->rule[i];
+        }
+    }
+    return NULL;
+}
+
+/* The first rule in the bucket for 'hash' whose signature matches, not
+ * yet checked against the key, or NULL. */
+static inline const struct fdp_rule *
+smc_candidate(const struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version)
+{
+    const struct smc_bucket *bk = smc_bucket(pmd, hash);
+    uint16_t sig = smc_sig(hash);
+
+    if (bk->version == version) {
+        for (unsigned int i = 0; i < SMC_WAYS; i++) {
+            if (bk->sig[i] == sig && bk->rule[i]) {
+                return bk->rule[i];
+            }
+        }
+    }
+    return NULL;
+}
+
+static void
+smc_insert(struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version,
+           const struct fdp_rule *rule)
+{
+    if (!pmd_chance(pmd, pmd->dp->options.smc_insert_inv_prob)) {
+        return;
+    }
+    struct smc_bucket *bk = smc_bucket(pmd, hash);
+    uint16_t sig = smc_sig(hash);
+    unsigned int way = SMC_WAYS;
+
+    if (bk->version != version) {
+        /* Made at an older version: every way is stale. */
+        memset(bk, 0, sizeof *bk);
+        bk->version = version;
+    }
+    for (unsigned int i = 0; i < SMC_WAYS && way == SMC_WAYS; i++) {
+        if (!bk->rule[i] || bk->sig[i] == sig) {
+            way = i;
+        }
+    }
+    if (way == SMC_WAYS) {
+        way = pmd_random(pmd) % SMC_WAYS;
+    }
+    bk->sig[way] = sig;
+    bk->rule[way] = rule;
+}
+
+/* Whether to use a cache in auto mode for the next batch, and what its
+ * last batch cost.
+ *
+ * A cache pays when probing it costs less than the lookups its hits
+ * save; that depends on the flows (one mask or a hundred), the traffic
+ * (how often keys repeat) and the machine, so the pmd measures instead of
+ * guessing: in each period of METER_PERIOD batches it spends METER_TRIAL
+ * of them with the other choice, counts the cycles per packet of
+ * classification under each, and keeps the cheaper at the end of the
+ * period (with a 1/16 margin in favour of the current choice, so that
+ * noise does not flip it back and forth).  While off, a cache keeps
+ * taking insertions, so that a trial finds it warm. */
+#define METER_PERIOD 1024
+#define METER_TRIAL 64
+
+static bool
+meter_use(const struct cache_meter *m)
+{
+    return m->mode == FDP_DP_CACHE_ON
+           || (m->mode == FDP_DP_CACHE_AUTO
+               && m->use != (m->batches >= METER_PERIOD - METER_TRIAL));
+}
+
+static void
+meter_account(struct cache_meter *m, bool used, uint64_t cycles,
+              uint32_t n_packets)
+{
+    if (m->mode != FDP_DP_CACHE_AUTO) {
+        return;
+    }
+    m->cycles[used] += cycles;
+    m->packets[used] += n_packets;
+    if (++m->batches < METER_PERIOD) {
+        return;
+    }
+    /* cycles/packet with the cache against without: a/b < c/d. */
+    if (m->packets[0] && m->packets[1]) {
+        double on = (double) m->cycles[1] / (double) m->packets[1];
+        double off = (double) m->cycles[0] / (double) m->packets[0];
+        if (m->use ? off < on * (15.0 / 16) : on < off * (15.0 / 16)) {
+            m->use = !m->use;
+            m->n_switches++;
+        }
+    }
+    m->batches = 0;
+    m->cycles[0] = m->cycles[1] = 0;
+    m->packets[0] = m->packets[1] = 0;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Batch processing.                                                       */
 
-struct batch {
-    size_t n;
-    struct fdp__pkt pkts[FDP_DP_BATCH];
-    const struct fdp_rule *rules[FDP_DP_BATCH];
-    bool sent[FDP_DP_BATCH];    /* Went to at least one port. */
-};
-
-/* Phase 1: receive and extract. */
+/* Phase 1: receive and extract; the cache hash comes with the key. */
 static void
 batch_extract(struct fdp_dp_pmd *pmd, struct batch *b,
-              const struct fdp_desc *descs, size_t n)
+              const struct fdp_desc *descs, uint32_t n)
 {
     struct fdp_dp *dp = pmd->dp;
     struct fdp__port *in = pmd->in_port;
+    uint32_t frame_mask = dp->options.frame_size - 1;
     uint64_t bytes = 0;
 
     b->n = n;
-    for (size_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         struct fdp__pkt *p = &b->pkts[i];
-        uint32_t offset = (uint32_t) (descs[i].addr
-                                      & (dp->options.frame_size - 1));
+        uint32_t offset = (uint32_t) (descs[i].addr & frame_mask);
         p->data = dp->umem + descs[i].addr;
         p->size = descs[i].len;
         p->headroom = offset - FDP__FRAME_META_SIZE;
-        fdp_packet_extract(p->data, p->size, in->port_no, &p->key,
-                           &p->layout);
+        b->hashes[i] = extract_hash(p->data, p->size, in->port_no,
+                                    dp->emc_basis, &p->key, &p->layout);
         b->sent[i] = false;
         bytes += p->size;
     }
-    fdp__count(&in->stats.rx_packets, n);
-    fdp__count(&in->stats.rx_bytes, bytes);
+    /* The port's rx counters have one writer: the pmd that polls it. */
+    pmd_count(&in->stats.rx_packets, n);
+    pmd_count(&in->stats.rx_bytes, bytes);
     pmd_count(&pmd->counters.n_packets, n);
 }
 
-/* Phase 2: exact-match cache, then the table for the rest. */
+/* Phase 2: the exact-match cache, the signature match cache for its
+ * misses, the table for theirs; results enter the caches. */
 static void
 batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
 {
     struct fdp_dp *dp = pmd->dp;
     const struct fdp_key *miss_keys[FDP_DP_BATCH];
     const struct fdp_rule *miss_rules[FDP_DP_BATCH];
-    uint32_t hashes[FDP_DP_BATCH] = { 0 };
     uint8_t miss_idx[FDP_DP_BATCH];
-    size_t n_miss = 0, n_emc = 0, n_hit = 0;
+    uint32_t n_miss = 0, n_emc = 0, n_smc = 0, n_hit = 0;
     uint64_t version = fdp_table_version(dp->table);
+    uint64_t start = cycles_now();
+    bool use_emc = pmd->emc && meter_use(&pmd->emc_meter);
+    /* The SMC is sound only for a disjoint table: see the design. */
+    bool smc_ok = pmd->smc && fdp__table_is_disjoint(dp->table);
+    bool use_smc = smc_ok && meter_use(&pmd->smc_meter);
 
-    if (pmd->emc) {
-        /* Hash the whole batch first and prefetch both ways of each
-         * set, so that the cache misses overlap instead of queueing. */
-        for (size_t i = 0; i < b->n; i++) {
-            hashes[i] = fdp_hash_fast(b->pkts[i].key.w, FDP_KEY_WORDS,
-                                      dp->emc_basis);
-            __builtin_prefetch(&pmd->emc[hashes[i] & EMC_MASK]);
-            __builtin_prefetch(&pmd->emc[(hashes[i] >> EMC_SHIFT)
-                                         & EMC_MASK]);
+    if (use_emc) {
+        /* Prefetch both ways of each set first, so that the cache misses
+         * overlap instead of queueing. */
+        for (uint32_t i = 0; i < b->n; i++) {
+            __builtin_prefetch(emc_way(pmd, b->hashes[i], 0));
+            __builtin_prefetch(emc_way(pmd, b->hashes[i], 1));
         }
     }
-    for (size_t i = 0; i < b->n; i++) {
+    for (uint32_t i = 0; i < b->n; i++) {
         const struct fdp_key *key = &b->pkts[i].key;
-        b->rules[i] = pmd->emc ? emc_lookup(pmd, key, hashes[i], version)
-                               : NULL;
-        if (b->rules[i]) {
-            n_emc++;
-        } else {
+        const struct fdp_rule *rule = NULL;
+        if (use_emc) {
+            rule = emc_lookup(pmd, key, b->hashes[i], version);
+            n_emc += rule != NULL;
+        }
+        b->rules[i] = rule;
+        if (!rule) {
             miss_idx[n_miss] = (uint8_t) i;
             miss_keys[n_miss++] = key;
         }
     }
+    if (use_smc && n_miss) {
+        /* Three passes, so that the batch's cache misses overlap: the
+         * buckets, then the first candidate's rule (its first line and
+         * the line of its match), then the checks. */
+        const struct fdp_rule *cand[FDP_DP_BATCH];
+        uint32_t k = 0;
+        for (uint32_t j = 0; j < n_miss; j++) {
+            __builtin_prefetch(smc_bucket(pmd, b->hashes[miss_idx[j]]));
+        }
+        for (uint32_t j = 0; j < n_miss; j++) {
+            cand[j] = smc_candidate(pmd, b->hashes[miss_idx[j]], version);
+            if (cand[j]) {
+                __builtin_prefetch(cand[j]);
+                __builtin_prefetch(&cand[j]->match.w[0]);
+            }
+        }
+        for (uint32_t j = 0; j < n_miss; j++) {
+            uint32_t i = miss_idx[j];
+            const struct fdp_rule *rule
+                = cand[j] && fdp__rule_matches(cand[j], miss_keys[j])
+                  ? cand[j]
+                  : smc_lookup(pmd, miss_keys[j], b->hashes[i], version);
+            if (rule) {
+                b->rules[i] = rule;
+                n_smc++;
+                if (pmd->emc) {
+                    emc_insert(pmd, miss_keys[j], b->hashes[i], version,
+                               rule);
+                }
+            } else {
+                miss_idx[k] = (uint8_t) i;
+                miss_keys[k++] = miss_keys[j];
+            }
+        }
+        n_miss = k;
+    }
     if (n_miss) {
         fdp_table_lookup_batch(dp->table, miss_keys, n_miss, miss_rules);
     }
-    for (size_t j = 0; j < n_miss; j++) {
-        size_t i = miss_idx[j];
-        b->rules[i] = miss_rules[j];
-        if (miss_rules[j]) {
+    for (uint32_t j = 0; j < n_miss; j++) {
+        uint32_t i = miss_idx[j];
+        const struct fdp_rule *rule = miss_rules[j];
+        b->rules[i] = rule;
+        if (rule) {
             n_hit++;
             if (pmd->emc) {
-                emc_insert(pmd, &b->pkts[i].key, hashes[i], version,
-                           miss_rules[j]);
+                emc_insert(pmd, miss_keys[j], b->hashes[i], version, rule);
+            }
+            if (smc_ok) {
+                smc_insert(pmd, b->hashes[i], version, rule);
             }
         }
     }
+
+    uint64_t cycles = cycles_now() - start;
+    if (pmd->emc) {
+        meter_account(&pmd->emc_meter, use_emc, cycles, b->n);
+    }
+    if (smc_ok) {
+        meter_account(&pmd->smc_meter, use_smc, cycles, b->n);
+    }
     pmd_count(&pmd->counters.n_emc_hits, n_emc);
+    pmd_count(&pmd->counters.n_smc_hits, n_smc);
     pmd_count(&pmd->counters.n_table_hits, n_hit);
+    if (pmd->emc && !use_emc) {
+        pmd_count(&pmd->counters.n_emc_bypassed, b->n);
+    }
 }
 
-/* Phase 3: flow statistics, one update per run of equal rules. */
+/* Phase 3: group the batch by flow.  A small open-addressed table from
+ * rule to group keeps this linear: 64 slots for at most 32 groups. */
+#define GROUP_SLOTS 64
+
+static void
+batch_group(struct batch *b)
+{
+    uint8_t slot_group[GROUP_SLOTS];    /* Group + 1, or 0: empty. */
+
+    memset(slot_group, 0, sizeof slot_group);
+    b->n_groups = 0;
+    for (uint32_t i = 0; i < b->n; i++) {
+        const struct fdp_rule *rule = b->rules[i];
+        /* Rules are 64-byte aligned: the bits above 6 spread them. */
+        uint32_t h = (uint32_t) (((uintptr_t) rule >> 6)
+                                 * UINT64_C(0x9e3779b97f4a7c15) >> 58);
+        struct flow_group *g;
+        for (;;) {
+            uint8_t k = slot_group[h];
+            if (!k) {
+                g = &b->groups[b->n_groups];
+                slot_group[h] = (uint8_t) ++b->n_groups;
+                g->rule = rule;
+                g->n = 0;
+                g->n_bytes = 0;
+                break;
+            }
+            g = &b->groups[k - 1];
+            if (g->rule == rule) {
+                break;
+            }
+            h = (h + 1) & (GROUP_SLOTS - 1);
+        }
+        g->pkts[g->n++] = (uint8_t) i;
+        g->n_bytes += b->pkts[i].size;
+    }
+}
+
+/* Phase 4: flow statistics, one update per group. */
 static void
 batch_account(struct batch *b)
 {
     struct timespec ts;
 
+    /* Each group's statistics and actions are lines of their own: ask
+     * for all of them before the first is needed. */
+    for (uint32_t g = 0; g < b->n_groups; g++) {
+        const struct fdp_rule *rule = b->groups[g].rule;
+        if (rule) {
+            __builtin_prefetch(rule->stats, 1);
+            __builtin_prefetch(rule->actions);
+        }
+    }
+
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     int64_t now = (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    for (size_t i = 0; i < b->n; ) {
-        const struct fdp_rule *rule = b->rules[i];
-        uint64_t n_packets = 0, n_bytes = 0;
-        size_t j = i;
-        for (; j < b->n && b->rules[j] == rule; j++) {
-            n_packets++;
-            n_bytes += b->pkts[j].size;
+    for (uint32_t g = 0; g < b->n_groups; g++) {
+        const struct flow_group *fg = &b->groups[g];
+        if (fg->rule) {
+            fdp__rule_account_n(fg->rule, fg->n, fg->n_bytes, now);
         }
-        if (rule) {
-            fdp__rule_account_n(rule, n_packets, n_bytes, now);
-        }
-        i = j;
     }
 }
 
-/* Transmits the queued outputs, a port at a time. */
+/* Transmits the batch queued for 'q''s port and empties 'q'.  The tx
+ * counters are written under the port's tx mutex, by one thread at a
+ * time. */
+static void
+txq_flush(struct fdp_dp_pmd *pmd, struct txq *q)
+{
+    struct fdp__port *port = q->port;
+    uint64_t bytes = 0;
+    bool lock = pmd->dp->options.n_pmds > 1;
+
+    if (lock) {
+        pthread_mutex_lock(&port->tx_mutex);
+    }
+    uint32_t sent = port->class->tx(port, &pmd->cache, q->descs, q->n);
+    for (uint32_t k = 0; k < sent; k++) {
+        bytes += q->descs[k].len;
+    }
+    pmd_count(&port->stats.tx_packets, sent);
+    pmd_count(&port->stats.tx_bytes, bytes);
+    pmd_count(&port->stats.tx_dropped, q->n - sent + q->n_dropped);
+    if (lock) {
+        pthread_mutex_unlock(&port->tx_mutex);
+    }
+    q->n = 0;
+    q->n_dropped = 0;
+}
+
+/* Transmits every port's queued batch. */
 static void
 pmd_flush_tx(struct fdp_dp_pmd *pmd)
 {
-    struct fdp_desc descs[TX_QUEUE_MAX];
-
-    for (size_t i = 0; i < pmd->n_tx; i++) {
-        struct fdp__port *port = pmd->tx[i].port;
-        uint64_t bytes = 0;
-        uint32_t n = 0;
-        if (!port) {
-            continue;
+    for (uint32_t i = 0; i < pmd->n_txq; i++) {
+        struct txq *q = &pmd->txq[i];
+        if (q->n || q->n_dropped) {
+            txq_flush(pmd, q);
         }
-        for (size_t j = i; j < pmd->n_tx; j++) {
-            if (pmd->tx[j].port == port) {
-                descs[n++] = pmd->tx[j].desc;
-                pmd->tx[j].port = NULL;
-            }
-        }
-        pthread_mutex_lock(&port->tx_mutex);
-        uint32_t sent = port->class->tx(port, &pmd->cache, descs, n);
-        pthread_mutex_unlock(&port->tx_mutex);
-        for (uint32_t k = 0; k < sent; k++) {
-            bytes += descs[k].len;
-        }
-        fdp__count(&port->stats.tx_packets, sent);
-        fdp__count(&port->stats.tx_bytes, bytes);
-        fdp__count(&port->stats.tx_dropped, n - sent);
     }
-    pmd->n_tx = 0;
+    pmd->n_txq = 0;
+}
+
+/* The transmit queue of 'port' for this pmd, made if it has none yet in
+ * this batch.  A batch outputs to a port or two: a scan is the fastest
+ * search. */
+static struct txq *
+pmd_txq(struct fdp_dp_pmd *pmd, struct fdp__port *port)
+{
+    for (uint32_t i = 0; i < pmd->n_txq; i++) {
+        if (pmd->txq[i].port == port) {
+            return &pmd->txq[i];
+        }
+    }
+    if (pmd->n_txq == TXQ_PORTS) {
+        pmd_flush_tx(pmd);
+    }
+    struct txq *q = &pmd->txq[pmd->n_txq++];
+    q->port = port;
+    q->n = 0;
+    q->n_dropped = 0;
+    return q;
+}
+
+static void
+txq_push(struct fdp_dp_pmd *pmd, struct txq *q, uint64_t addr, uint32_t len)
+{
+    if (q->n == TXQ_MAX) {
+        txq_flush(pmd, q);
+    }
+    q->descs[q->n++] = (struct fdp_desc) { .addr = addr, .len = len };
 }
 
 struct exec_ctx {
     struct fdp_dp_pmd *pmd;
     struct batch *batch;
-    size_t i;
+    uint32_t i;
 };
 
 static void
@@ -995,26 +1421,22 @@ exec_output(void *ctx_, struct fdp__pkt *pkt, uint32_t port_no, bool steal)
         }
         return;                 /* No such port: OpenFlow drops. */
     }
+    struct txq *q = pmd_txq(pmd, port);
     if (!steal) {
         /* Copy into a new frame at the same offset, with metadata. */
         uint64_t frame = fdp__cache_get(&pmd->cache);
         if (frame == UINT64_MAX) {
-            fdp__count(&port->stats.tx_dropped, 1);
+            q->n_dropped++;
             return;
         }
         uint32_t offset = (uint32_t) (addr & (dp->options.frame_size - 1));
         uint64_t src = addr - offset;
-        memcpy(dp->umem + frame, dp->umem + src, sizeof(struct fdp__frame_meta));
+        memcpy(dp->umem + frame, dp->umem + src,
+               sizeof(struct fdp__frame_meta));
         memcpy(dp->umem + frame + offset, pkt->data, pkt->size);
         addr = frame + offset;
     }
-    if (pmd->n_tx == TX_QUEUE_MAX) {
-        pmd_flush_tx(pmd);
-    }
-    pmd->tx[pmd->n_tx++] = (struct tx_entry) {
-        .port = port,
-        .desc = { .addr = addr, .len = pkt->size },
-    };
+    txq_push(pmd, q, addr, pkt->size);
     ctx->batch->sent[ctx->i] = true;
 }
 
@@ -1055,45 +1477,89 @@ static const struct fdp__exec_ops exec_ops = {
     .controller = exec_controller,
 };
 
-/* Phase 4: actions (or upcall) for each packet; then transmit. */
+/* The port of a flow whose actions are one output to a port other than
+ * the input port (the common case, run without the executor), or NULL. */
+static struct fdp__port *
+single_output(struct fdp_dp_pmd *pmd, const struct fdp_actions *actions)
+{
+    const struct fdp__action *a = fdp__actions_first(actions);
+
+    if (!a || a->type != FDP_ACT_OUTPUT || fdp__actions_next(actions, a)
+        || a->arg == pmd->in_port->port_no) {
+        return NULL;
+    }
+    return find_port(pmd->ports, a->arg);
+}
+
+/* Runs a group's actions on each of its packets. */
+static void
+group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
+              const struct flow_group *g)
+{
+    struct fdp__port *in = pmd->in_port;
+    const struct fdp_actions *actions = fdp__rule_actions(g->rule);
+    struct fdp__port *out = single_output(pmd, actions);
+
+    if (out) {
+        struct txq *q = pmd_txq(pmd, out);
+        for (uint32_t k = 0; k < g->n; k++) {
+            struct fdp__pkt *pkt = &b->pkts[g->pkts[k]];
+            txq_push(pmd, q, (uint64_t) (pkt->data - pmd->dp->umem),
+                     pkt->size);
+            b->sent[g->pkts[k]] = true;
+        }
+        return;
+    }
+    for (uint32_t k = 0; k < g->n; k++) {
+        uint32_t i = g->pkts[k];
+        struct fdp__pkt *pkt = &b->pkts[i];
+        struct exec_ctx ctx = { pmd, b, i };
+        enum fdp__exec_result r = fdp__execute(actions, pkt, in->port_no,
+                                               &exec_ops, &ctx);
+        if (r == FDP__EXEC_TTL_EXPIRED) {
+            pmd_count(&pmd->counters.n_ttl_expired, 1);
+        } else if (r == FDP__EXEC_NO_ROOM) {
+            pmd_count(&pmd->counters.n_no_room, 1);
+        }
+        if (r != FDP__EXEC_STOLEN) {
+            fdp__cache_put(&pmd->cache,
+                           (uint64_t) (pkt->data - pmd->dp->umem));
+        }
+    }
+}
+
+/* Phase 5: actions (or upcalls) group by group; then transmit. */
 static void
 batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
 {
     struct fdp__port *in = pmd->in_port;
     uint64_t dropped = 0;
 
-    for (size_t i = 0; i < b->n; i++) {
-        struct fdp__pkt *pkt = &b->pkts[i];
-        enum fdp__exec_result r = FDP__EXEC_DONE;
-
-        if (!b->rules[i]) {
-            pmd_count(&pmd->counters.n_missed, 1);
+    for (uint32_t g = 0; g < b->n_groups; g++) {
+        const struct flow_group *fg = &b->groups[g];
+        if (fg->rule) {
+            group_execute(pmd, b, fg);
+            continue;
+        }
+        pmd_count(&pmd->counters.n_missed, fg->n);
+        for (uint32_t k = 0; k < fg->n; k++) {
+            struct fdp__pkt *pkt = &b->pkts[fg->pkts[k]];
             do_upcall(pmd, FDP_UPCALL_MISS, pkt, pkt->size);
-        } else {
-            struct exec_ctx ctx = { pmd, b, i };
-            r = fdp__execute(fdp__rule_actions(b->rules[i]), pkt,
-                             in->port_no, &exec_ops, &ctx);
-            if (r == FDP__EXEC_TTL_EXPIRED) {
-                pmd_count(&pmd->counters.n_ttl_expired, 1);
-            } else if (r == FDP__EXEC_NO_ROOM) {
-                pmd_count(&pmd->counters.n_no_room, 1);
-            }
+            fdp__cache_put(&pmd->cache,
+                           (uint64_t) (pkt->data - pmd->dp->umem));
         }
-        if (r != FDP__EXEC_STOLEN) {
-            fdp__cache_put(&pmd->cache, (uint64_t) (pkt->data
-                                                    - pmd->dp->umem));
-        }
+    }
+    for (uint32_t i = 0; i < b->n; i++) {
         dropped += !b->sent[i];
     }
-    fdp__count(&in->stats.rx_dropped, dropped);
+    pmd_count(&in->stats.rx_dropped, dropped);
     pmd_flush_tx(pmd);
 }
 
-static size_t
+static uint32_t
 pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
 {
     struct fdp_desc descs[FDP_DP_BATCH];
-    struct batch b;
     uint32_t n;
 
     if (port->rx_eof) {
@@ -1104,11 +1570,13 @@ pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
         port->rx_eof = *eof;
     }
     if (n) {
+        struct batch *b = &pmd->batch;
         pmd->in_port = port;
-        batch_extract(pmd, &b, descs, n);
-        batch_classify(pmd, &b);
-        batch_account(&b);
-        batch_execute(pmd, &b);
+        batch_extract(pmd, b, descs, n);
+        batch_classify(pmd, b);
+        batch_group(b);
+        batch_account(b);
+        batch_execute(pmd, b);
     }
     if (port->class->recycle) {
         port->class->recycle(port, &pmd->cache);

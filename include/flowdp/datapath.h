@@ -91,6 +91,17 @@ struct fdp_table;
  * VLAN tags (4 bytes each) without copying. */
 #define FDP_DP_HEADROOM 256
 
+/* How a pmd uses one of its caches. */
+enum fdp_dp_cache_mode {
+    FDP_DP_CACHE_AUTO,          /* While it pays: the pmd measures the
+                                 * cycles per packet of classification
+                                 * with and without the cache (a short
+                                 * trial of the other choice in every 1024
+                                 * batches) and keeps the cheaper. */
+    FDP_DP_CACHE_ON,            /* Always. */
+    FDP_DP_CACHE_OFF,           /* Never (no memory taken). */
+};
+
 struct fdp_dp_options {
     uint32_t n_frames;          /* Frames in the buffer area (default
                                  * 16384). */
@@ -104,6 +115,21 @@ struct fdp_dp_options {
                                  * always; 0 turns the cache off. */
     uint32_t n_pmds;            /* Poll-mode threads that will share the
                                  * ports (default 1). */
+    enum fdp_dp_cache_mode emc_mode;    /* Default AUTO. */
+    /* The signature match cache (SMC): a second-level cache of 16-bit
+     * signatures of the key's hash, each naming the flow it led to, with
+     * no keys: 16 bytes per entry, so it holds the 100,000s of flows that
+     * make the exact-match cache thrash.  A hit is checked against the
+     * flow's match, which gives the right answer only if no packet
+     * matches two flows: the SMC serves disjoint tables only
+     * (fdp_table_set_disjoint(), a megaflow cache) and is bypassed
+     * otherwise. */
+    enum fdp_dp_cache_mode smc_mode;    /* Default AUTO. */
+    uint32_t smc_entries;       /* A power of two from 4 to 2^24 (default
+                                 * 2^18: 4 MiB per pmd, taken only as the
+                                 * cache fills). */
+    uint32_t smc_insert_inv_prob;   /* As emc_insert_inv_prob (default 1:
+                                 * every table hit; 0 turns it off). */
 };
 
 /* Sets 'options' to the defaults. */
@@ -227,12 +253,16 @@ FDP_API size_t fdp_dp_pmd_poll(struct fdp_dp_pmd *pmd, bool *exhausted);
 struct fdp_dp_stats {
     uint64_t n_packets;         /* Received on all ports. */
     uint64_t n_emc_hits;        /* Found in an exact-match cache. */
+    uint64_t n_smc_hits;        /* Found in a signature match cache. */
     uint64_t n_table_hits;      /* Found by a table lookup. */
     uint64_t n_missed;          /* No flow. */
     uint64_t n_upcalls;         /* Given to the upcall callback. */
     uint64_t n_ttl_expired;     /* Dropped by dec_ttl. */
     uint64_t n_no_room;         /* Dropped: no headroom for a tag. */
     uint64_t n_frames_free;     /* Frames in the free pool now. */
+    uint64_t n_emc_bypassed;    /* Classified without the exact-match
+                                 * cache, which auto mode found did not
+                                 * pay. */
 };
 
 FDP_API void fdp_dp_get_stats(struct fdp_dp *dp, struct fdp_dp_stats *stats);

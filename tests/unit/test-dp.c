@@ -120,6 +120,9 @@ rig_create(struct rig *rig, uint32_t emc_inv_prob, uint32_t n_frames)
     ck_assert_int_eq(fdp_table_create(&rig->table), 0);
     fdp_dp_options_init(&o);
     o.emc_insert_inv_prob = emc_inv_prob;
+    /* These tests count the cache's hits: no auto mode deciding to
+     * bypass it. */
+    o.emc_mode = FDP_DP_CACHE_ON;
     if (n_frames) {
         o.n_frames = n_frames;
     }
@@ -317,6 +320,189 @@ START_TEST(emc_follows_table_changes)
     fdp_dp_pmd_poll(rig.pmd, NULL);
     peer_drain(&rig.ports[2], got2);
     ck_assert_uint_eq(got2[9], 11);
+    rig_destroy(&rig);
+}
+END_TEST
+
+/* The signature match cache on a disjoint table: flows for even
+ * destinations with a masked source port, so that a hit is checked
+ * against a masked match; every packet must go where a lookup sends it,
+ * through hits, misses, flows removed (a stale entry must not answer)
+ * and flows added back.  The EMC is off so that the SMC does the work. */
+START_TEST(smc_follows_table)
+{
+    struct rig rig;
+    struct unit_rng r;
+    struct fdp_dp_options o;
+    uint8_t pkt[128];
+    char flow[128];
+    unsigned int seed = 1414;
+
+    printf("smc_follows_table: seed %u\n", seed);
+    unit_rng_init(&r, seed);
+    memset(&rig, 0, sizeof rig);
+    ck_assert_int_eq(fdp_table_create(&rig.table), 0);
+    fdp_table_set_disjoint(rig.table, true);
+    fdp_dp_options_init(&o);
+    o.emc_mode = FDP_DP_CACHE_OFF;
+    o.smc_mode = FDP_DP_CACHE_ON;
+    o.smc_entries = 64;         /* Small: buckets shared, ways evicted. */
+    ck_assert_int_eq(fdp_dp_create(rig.table, &o, &rig.dp), 0);
+    for (uint32_t p = 1; p <= 3; p++) {
+        ck_assert_int_eq(fdp_dp_port_add(rig.dp, p, "ring:size=256", NULL),
+                         0);
+        ck_assert_int_eq(fdp_dp_port_rings(rig.dp, p, &rig.ports[p]), 0);
+    }
+    ck_assert_int_eq(fdp_dp_pmd_create(rig.dp, 0, &rig.pmd), 0);
+
+    bool present[N_DSTS] = { false };
+    for (int phase = 0; phase < 6; phase++) {
+        /* Each phase adds or removes a random third of the flows. */
+        fdp_table_begin(rig.table);
+        for (unsigned int d = 0; d < N_DSTS; d += 2) {
+            if (unit_rng_below(&r, 3)) {
+                continue;
+            }
+            int n = snprintf(flow, sizeof flow, "udp,nw_dst=10.0.0.%u,"
+                             "tp_src=0/0xfffc", d);
+            snprintf(flow + n, sizeof flow - (size_t) n, ",actions=output:%u",
+                     2 + d % 4 / 2);
+            if (present[d]) {
+                struct fdp_flow_spec spec;
+                flow[n] = '\0';
+                ck_assert_int_eq(fdp_flow_parse(flow, FDP_PARSE_MATCH_ONLY,
+                                                &spec, NULL), 0);
+                struct fdp_table_filter filter = {
+                    .match = spec.match, .strict = true,
+                    .priority = spec.priority,
+                };
+                ck_assert_int_eq(fdp_table_remove(rig.table, &filter,
+                                                  NULL), 0);
+                fdp_flow_spec_destroy(&spec);
+            } else {
+                add_flow(rig.table, flow);
+            }
+            present[d] = !present[d];
+        }
+        ck_assert_int_eq(fdp_table_commit(rig.table), 0);
+
+        uint64_t want2[N_DSTS] = { 0 }, want3[N_DSTS] = { 0 };
+        uint64_t got2[N_DSTS] = { 0 }, got3[N_DSTS] = { 0 };
+        for (int round = 0; round < 200; round++) {
+            size_t burst = 1 + unit_rng_below(&r, 32);
+            for (size_t i = 0; i < burst; i++) {
+                unsigned int d = unit_rng_below(&r, N_DSTS);
+                /* Source ports 0-3 match the flows' mask, 4 never. */
+                uint16_t sport = (uint16_t) unit_rng_below(&r, 5);
+                size_t len = make_packet(pkt, d, sport);
+                if (!peer_send(&rig.ports[1], pkt, len)) {
+                    break;
+                }
+                if (present[d] && sport < 4) {
+                    (d % 4 / 2 ? want3 : want2)[d]++;
+                }
+            }
+            fdp_dp_pmd_poll(rig.pmd, NULL);
+            peer_drain(&rig.ports[2], got2);
+            peer_drain(&rig.ports[3], got3);
+        }
+        for (unsigned int d = 0; d < N_DSTS; d++) {
+            ck_assert_msg(got2[d] == want2[d] && got3[d] == want3[d],
+                          "seed %u phase %d dst %u: ports 2/3 got "
+                          "%" PRIu64 "/%" PRIu64 ", want %" PRIu64 "/%"
+                          PRIu64, seed, phase, d, got2[d], got3[d],
+                          want2[d], want3[d]);
+        }
+    }
+    struct fdp_dp_stats st;
+    fdp_dp_get_stats(rig.dp, &st);
+    ck_assert_uint_gt(st.n_smc_hits, st.n_table_hits);
+    ck_assert_uint_eq(st.n_emc_hits, 0);
+    rig_destroy(&rig);
+}
+END_TEST
+
+/* Without fdp_table_set_disjoint() the SMC never answers: a match is not
+ * the answer when flows overlap. */
+START_TEST(smc_needs_disjoint_table)
+{
+    struct rig rig;
+    struct fdp_dp_options o;
+    uint8_t pkt[128];
+    uint64_t got2[N_DSTS] = { 0 }, got3[N_DSTS] = { 0 };
+
+    memset(&rig, 0, sizeof rig);
+    ck_assert_int_eq(fdp_table_create(&rig.table), 0);
+    fdp_dp_options_init(&o);
+    o.emc_mode = FDP_DP_CACHE_OFF;
+    o.smc_mode = FDP_DP_CACHE_ON;
+    ck_assert_int_eq(fdp_dp_create(rig.table, &o, &rig.dp), 0);
+    for (uint32_t p = 1; p <= 3; p++) {
+        ck_assert_int_eq(fdp_dp_port_add(rig.dp, p, "ring:size=256", NULL),
+                         0);
+        ck_assert_int_eq(fdp_dp_port_rings(rig.dp, p, &rig.ports[p]), 0);
+    }
+    ck_assert_int_eq(fdp_dp_pmd_create(rig.dp, 0, &rig.pmd), 0);
+    add_flow(rig.table, "priority=10,udp,actions=output:2");
+    add_flow(rig.table, "priority=20,udp,tp_src=1,actions=output:3");
+    for (uint16_t sport = 0; sport < 40; sport++) {
+        size_t len = make_packet(pkt, 9, sport % 2);
+        ck_assert(peer_send(&rig.ports[1], pkt, len));
+        fdp_dp_pmd_poll(rig.pmd, NULL);
+    }
+    peer_drain(&rig.ports[2], got2);
+    peer_drain(&rig.ports[3], got3);
+    ck_assert_uint_eq(got2[9], 20);
+    ck_assert_uint_eq(got3[9], 20);
+    struct fdp_dp_stats st;
+    fdp_dp_get_stats(rig.dp, &st);
+    ck_assert_uint_eq(st.n_smc_hits, 0);
+    rig_destroy(&rig);
+}
+END_TEST
+
+/* Auto mode may keep or bypass the caches; either way every packet goes
+ * where the table says and the counters add up. */
+START_TEST(cache_auto_mode_is_transparent)
+{
+    struct rig rig;
+    uint8_t pkt[128];
+    uint64_t got2[N_DSTS] = { 0 };
+    struct fdp_dp_options o;
+    size_t total = 0;
+
+    memset(&rig, 0, sizeof rig);
+    ck_assert_int_eq(fdp_table_create(&rig.table), 0);
+    fdp_dp_options_init(&o);
+    o.emc_insert_inv_prob = 1;
+    ck_assert_int_eq(fdp_dp_create(rig.table, &o, &rig.dp), 0);
+    for (uint32_t p = 1; p <= 3; p++) {
+        ck_assert_int_eq(fdp_dp_port_add(rig.dp, p, "ring:size=256", NULL),
+                         0);
+        ck_assert_int_eq(fdp_dp_port_rings(rig.dp, p, &rig.ports[p]), 0);
+    }
+    ck_assert_int_eq(fdp_dp_pmd_create(rig.dp, 0, &rig.pmd), 0);
+    add_flow(rig.table, "priority=10,udp,actions=output:2");
+    /* 3000 batches: three periods of the meter, trials included. */
+    for (int round = 0; round < 3000; round++) {
+        for (unsigned int i = 0; i < 4; i++) {
+            size_t len = make_packet(pkt, (round + i) % N_DSTS, 0);
+            ck_assert(peer_send(&rig.ports[1], pkt, len));
+            total++;
+        }
+        fdp_dp_pmd_poll(rig.pmd, NULL);
+        peer_drain(&rig.ports[2], got2);
+    }
+    uint64_t sum = 0;
+    for (unsigned int d = 0; d < N_DSTS; d++) {
+        sum += got2[d];
+    }
+    ck_assert_uint_eq(sum, total);
+    struct fdp_dp_stats st;
+    fdp_dp_get_stats(rig.dp, &st);
+    ck_assert_uint_eq(st.n_emc_hits + st.n_table_hits, total);
+    /* The trials alone bypass the cache for 64 of each 1024 batches. */
+    ck_assert_uint_gt(st.n_emc_bypassed, 0);
     rig_destroy(&rig);
 }
 END_TEST
@@ -573,6 +759,9 @@ main(void)
     tcase_add_test(tc, traffic_emc_always);
     tcase_add_test(tc, traffic_emc_default);
     tcase_add_test(tc, emc_follows_table_changes);
+    tcase_add_test(tc, smc_follows_table);
+    tcase_add_test(tc, smc_needs_disjoint_table);
+    tcase_add_test(tc, cache_auto_mode_is_transparent);
     tcase_add_test(tc, upcalls);
     tcase_add_test(tc, frames_conserved);
     tcase_add_test(tc, bad_ports);
