@@ -194,18 +194,31 @@ suite_ring(void)
 /* ---------------------------------------------------------------------- */
 /* datapath                                                                */
 
-#define N_FLOWS 1000
 #define FRAME_LEN 60
+#define MAX_PMDS 2
+
+/* One pmd and the ports it forwards between, driven by a peer on the
+ * pmd's own thread. */
+struct dp_lane {
+    struct fdp_dp_pmd *pmd;
+    struct fdp_port_rings in, out;
+    const uint8_t (*packets)[FRAME_LEN];
+    unsigned int n_packets;     /* Distinct packets this lane sends. */
+    unsigned int next;
+    uint64_t n;                 /* Packets to send (threaded runs). */
+};
 
 struct dp_bench {
     struct fdp_table *table;
     struct fdp_dp *dp;
-    struct fdp_dp_pmd *pmd;
-    struct fdp_port_rings in, out;
-    uint8_t packets[N_FLOWS][FRAME_LEN];
+    unsigned int n_lanes;
+    struct dp_lane lanes[MAX_PMDS];
+    uint8_t (*packets)[FRAME_LEN];
+    unsigned int n_flows;
 };
 
-/* A UDP/IPv4 frame from 10.1.0.1:1000 to 10.0.X.Y:5000 for flow 'i'. */
+/* A UDP/IPv4 frame from 10.1.0.1:1000 to 10.X.Y.Z:5000 for flow 'i'
+ * (i < 2^24). */
 static void
 make_frame(uint8_t *p, unsigned int i)
 {
@@ -217,8 +230,9 @@ make_frame(uint8_t *p, unsigned int i)
     };
     memset(p, 0, FRAME_LEN);
     memcpy(p, head, sizeof head);
-    p[32] = (uint8_t) (i / 250);
-    p[33] = (uint8_t) (i % 250);
+    p[31] = (uint8_t) (i >> 16);
+    p[32] = (uint8_t) (i >> 8);
+    p[33] = (uint8_t) i;
 }
 
 static void
@@ -234,80 +248,141 @@ add_flow(struct fdp_table *t, const char *text)
     fdp_flow_spec_destroy(&spec);
 }
 
-/* Flow 'i' of each shape; every one matches frame 'i' only. */
+/* Flow 'i' of each shape, sending to port 'out'; every one matches frame
+ * 'i' only. */
 static void
-flow_text(const char *shape, unsigned int i, char *buf, size_t size)
+flow_text(const char *shape, unsigned int i, unsigned int out, char *buf,
+          size_t size)
 {
-    unsigned int a = i / 250, b = i % 250;
+    unsigned int a = i >> 16, b = (i >> 8) & 0xff, c = i & 0xff;
 
-    if (!strcmp(shape, "1000x100")) {
+    if (!strcmp(shape, "x100")) {
         /* 100 masks: nw_src prefix /26../32 x tp_src mask, as the run
          * measurement in docs/PERFORMANCE.md. */
         unsigned int m = i % 100, plen = 26 + m % 7;
         unsigned int tmask = (0xffffu << (m / 7)) & 0xffff;
-        snprintf(buf, size, "udp,nw_src=10.1.0.1/%u,nw_dst=10.0.%u.%u,"
-                 "tp_src=%u/0x%x,actions=output:2", plen, a, b,
-                 1000 & tmask, tmask);
+        snprintf(buf, size, "udp,nw_src=10.1.0.1/%u,nw_dst=10.%u.%u.%u,"
+                 "tp_src=%u/0x%x,actions=output:%u", plen, a, b, c,
+                 1000 & tmask, tmask, out);
     } else if (!strcmp(shape, "ranges")) {
-        snprintf(buf, size, "udp,nw_dst=10.0.%u.%u,tp_dst=4000-6000,"
-                 "tp_src=1000-1010,actions=output:2", a, b);
+        snprintf(buf, size, "udp,nw_dst=10.%u.%u.%u,tp_dst=4000-6000,"
+                 "tp_src=1000-1010,actions=output:%u", a, b, c, out);
     } else {
-        snprintf(buf, size, "udp,nw_dst=10.0.%u.%u,actions=output:2", a, b);
+        snprintf(buf, size, "udp,nw_dst=10.%u.%u.%u,actions=output:%u",
+                 a, b, c, out);
     }
 }
 
-/* The peer sends a batch on port 1, the pmd forwards it, the peer drains
- * port 2: 'n' packets in all. */
+/* The peer sends a batch on the lane's rx port, the pmd forwards it, the
+ * peer drains the tx port: 'n' packets in all. */
 static uint64_t
-dp_packets(void *db_, uint64_t n)
+lane_run(struct dp_lane *l, uint64_t n)
 {
-    struct dp_bench *db = db_;
     uint64_t sent = 0, got = 0;
-    unsigned int next = 0;
 
     while (sent < n) {
-        uint32_t fidx, ridx, room = fdp_ring_reserve(db->in.rx, BATCH, &ridx);
-        uint32_t k = fdp_ring_peek(db->in.fill, room, &fidx);
-        fdp_ring_cancel(db->in.rx, room - k);
+        uint32_t fidx, ridx, room = fdp_ring_reserve(l->in.rx, BATCH, &ridx);
+        uint32_t k = fdp_ring_peek(l->in.fill, room, &fidx);
+        fdp_ring_cancel(l->in.rx, room - k);
         for (uint32_t i = 0; i < k; i++) {
-            struct fdp_desc d = *fdp_ring_slot(db->in.fill, fidx + i);
-            memcpy((uint8_t *) db->in.umem + d.addr, db->packets[next],
+            struct fdp_desc d = *fdp_ring_slot(l->in.fill, fidx + i);
+            memcpy((uint8_t *) l->in.umem + d.addr, l->packets[l->next],
                    FRAME_LEN);
             d.len = FRAME_LEN;
-            *fdp_ring_slot(db->in.rx, ridx + i) = d;
-            next = next + 1 == N_FLOWS ? 0 : next + 1;
+            *fdp_ring_slot(l->in.rx, ridx + i) = d;
+            l->next = l->next + 1 == l->n_packets ? 0 : l->next + 1;
         }
-        fdp_ring_release(db->in.fill, k);
-        fdp_ring_submit(db->in.rx, k);
+        fdp_ring_release(l->in.fill, k);
+        fdp_ring_submit(l->in.rx, k);
         sent += k;
-        fdp_dp_pmd_poll(db->pmd, NULL);
+        fdp_dp_pmd_poll(l->pmd, NULL);
 
-        uint32_t tidx, cidx, t = fdp_ring_peek(db->out.tx, RING_SIZE, &tidx);
-        t = fdp_ring_reserve(db->out.completion, t, &cidx);
+        uint32_t tidx, cidx, t = fdp_ring_peek(l->out.tx, RING_SIZE, &tidx);
+        t = fdp_ring_reserve(l->out.completion, t, &cidx);
         for (uint32_t i = 0; i < t; i++) {
-            *fdp_ring_slot(db->out.completion, cidx + i)
-                = *fdp_ring_slot(db->out.tx, tidx + i);
+            *fdp_ring_slot(l->out.completion, cidx + i)
+                = *fdp_ring_slot(l->out.tx, tidx + i);
         }
-        fdp_ring_submit(db->out.completion, t);
-        fdp_ring_release(db->out.tx, t);
+        fdp_ring_submit(l->out.completion, t);
+        fdp_ring_release(l->out.tx, t);
         got += t;
     }
     return got;
 }
 
+static uint64_t
+dp_packets(void *db_, uint64_t n)
+{
+    struct dp_bench *db = db_;
+
+    return lane_run(&db->lanes[0], n);
+}
+
+static void *
+lane_main(void *l_)
+{
+    struct dp_lane *l = l_;
+
+    lane_run(l, l->n);
+    return NULL;
+}
+
+/* Every lane on its own thread, 'n' packets in all: the aggregate rate. */
+static uint64_t
+dp_packets_threaded(void *db_, uint64_t n)
+{
+    struct dp_bench *db = db_;
+    pthread_t threads[MAX_PMDS];
+
+    for (unsigned int i = 0; i < db->n_lanes; i++) {
+        db->lanes[i].n = n / db->n_lanes;
+        if (pthread_create(&threads[i], NULL, lane_main, &db->lanes[i])) {
+            fatal("datapath: pthread_create: %s", strerror(errno));
+        }
+    }
+    for (unsigned int i = 0; i < db->n_lanes; i++) {
+        pthread_join(threads[i], NULL);
+    }
+    return n;
+}
+
+struct dp_case_def {
+    const char *name;
+    const char *shape;          /* "x1", "x100", "ranges". */
+    unsigned int n_flows;
+    enum fdp_dp_cache_mode emc, smc;
+    uint32_t emc_inv_prob;
+    bool disjoint;              /* fdp_table_set_disjoint(). */
+    unsigned int n_pmds;        /* 0: 1, driven on this thread. */
+};
+
+static const char *
+mode_name(enum fdp_dp_cache_mode m)
+{
+    return m == FDP_DP_CACHE_ON ? "on" : m == FDP_DP_CACHE_OFF ? "off"
+                                                               : "auto";
+}
+
 static void
-dp_case(const char *name, const char *shape, uint32_t emc_inv_prob)
+dp_case(const struct dp_case_def *c)
 {
     struct dp_bench *db = calloc(1, sizeof *db);
     struct fdp_dp_options o;
     char flow[256];
 
-    if (!db || fdp_table_create(&db->table)) {
+    if (!db || fdp_table_create(&db->table)
+        || !(db->packets = malloc((size_t) c->n_flows * FRAME_LEN))) {
         fatal("datapath: out of memory");
     }
+    db->n_flows = c->n_flows;
+    db->n_lanes = c->n_pmds ? c->n_pmds : 1;
+    fdp_table_set_disjoint(db->table, c->disjoint);
     fdp_table_begin(db->table);
-    for (unsigned int i = 0; i < N_FLOWS; i++) {
-        flow_text(shape, i, flow, sizeof flow);
+    for (unsigned int i = 0; i < c->n_flows; i++) {
+        /* Lane k sends packets [k * n / lanes, (k + 1) * n / lanes) on
+         * port 10k + 1; their flows output to port 10k + 2. */
+        unsigned int lane = i / (c->n_flows / db->n_lanes);
+        flow_text(c->shape, i, 10 * lane + 2, flow, sizeof flow);
         add_flow(db->table, flow);
         make_frame(db->packets[i], i);
     }
@@ -316,42 +391,107 @@ dp_case(const char *name, const char *shape, uint32_t emc_inv_prob)
     }
     fdp_table_run(db->table);
     fdp_dp_options_init(&o);
-    o.emc_insert_inv_prob = emc_inv_prob;
-    if (fdp_dp_create(db->table, &o, &db->dp)
-        || fdp_dp_port_add(db->dp, 1, "ring:size=1024", NULL)
-        || fdp_dp_port_add(db->dp, 2, "ring:size=1024", NULL)
-        || fdp_dp_port_rings(db->dp, 1, &db->in)
-        || fdp_dp_port_rings(db->dp, 2, &db->out)
-        || fdp_dp_pmd_create(db->dp, 0, &db->pmd)) {
+    o.emc_insert_inv_prob = c->emc_inv_prob;
+    o.emc_mode = c->emc;
+    o.smc_mode = c->smc;
+    o.n_pmds = db->n_lanes;
+    o.n_frames = 16384 * db->n_lanes;
+    if (fdp_dp_create(db->table, &o, &db->dp)) {
         fatal("datapath: setting up: out of memory");
     }
-    sink += dp_packets(db, 4 * N_FLOWS);     /* Warm up (and the EMC). */
-    double ns = measure(dp_packets, db);
+    /* Ports go to pmds by order of addition modulo n_pmds: every lane's
+     * rx port first, so that pmd k polls lane k's. */
+    for (unsigned int pass = 0; pass < 2; pass++) {
+        for (unsigned int k = 0; k < db->n_lanes; k++) {
+            struct dp_lane *l = &db->lanes[k];
+            uint32_t port_no = 10 * k + 1 + pass;
+            if (fdp_dp_port_add(db->dp, port_no, "ring:size=1024", NULL)
+                || fdp_dp_port_rings(db->dp, port_no,
+                                     pass ? &l->out : &l->in)) {
+                fatal("datapath: setting up: out of memory");
+            }
+            if (!pass) {
+                l->n_packets = c->n_flows / db->n_lanes;
+                l->packets = (const uint8_t (*)[FRAME_LEN])
+                             db->packets[k * l->n_packets];
+                if (fdp_dp_pmd_create(db->dp, k, &l->pmd)) {
+                    fatal("datapath: setting up: out of memory");
+                }
+            }
+        }
+    }
+    /* Warm up: every distinct packet through, four times (the caches). */
+    for (unsigned int i = 0; i < db->n_lanes; i++) {
+        sink += lane_run(&db->lanes[i], 4 * (uint64_t) db->lanes[i].n_packets);
+    }
+    double ns = measure(db->n_lanes > 1 ? dp_packets_threaded : dp_packets,
+                        db);
 
     struct fdp_dp_stats st;
     struct fdp_table_stats ts;
     fdp_dp_get_stats(db->dp, &st);
     fdp_table_get_stats(db->table, &ts);
     if (st.n_missed) {
-        fatal("datapath: %s: %" PRIu64 " packets missed", name, st.n_missed);
+        fatal("datapath: %s: %" PRIu64 " packets missed", c->name,
+              st.n_missed);
     }
+    char impl[48];
+    snprintf(impl, sizeof impl, "emc=%s,smc=%s",
+             c->emc_inv_prob ? mode_name(c->emc) : "off", mode_name(c->smc));
     report(&(struct result) {
-        .suite = "datapath", .case_name = name,
-        .impl = emc_inv_prob ? "emc" : "noemc", .entries = N_FLOWS,
-        .ns_per_op = ns, .bytes = ts.memory_bytes,
+        .suite = "datapath", .case_name = c->name, .impl = impl,
+        .entries = c->n_flows, .ns_per_op = ns, .bytes = ts.memory_bytes,
     });
-    fdp_dp_pmd_destroy(db->pmd);
+    if (getenv("FLOWDP_BENCH_VERBOSE")) {
+        printf("  %s: packets %" PRIu64 " emc %" PRIu64 " smc %" PRIu64
+               " table %" PRIu64 " emc-bypassed %" PRIu64 "\n", c->name,
+               st.n_packets, st.n_emc_hits, st.n_smc_hits, st.n_table_hits,
+               st.n_emc_bypassed);
+    }
+    for (unsigned int i = 0; i < db->n_lanes; i++) {
+        fdp_dp_pmd_destroy(db->lanes[i].pmd);
+    }
     fdp_dp_destroy(db->dp);
     fdp_table_destroy(db->table);
+    free(db->packets);
     free(db);
 }
 
 void
 suite_datapath(void)
 {
+    static const struct dp_case_def cases[] = {
+        { "emc-hit", "x1", 1000, FDP_DP_CACHE_ON, FDP_DP_CACHE_OFF, 1,
+          false, 0 },
+        { "1000x1-noemc", "x1", 1000, FDP_DP_CACHE_OFF, FDP_DP_CACHE_OFF, 0,
+          false, 0 },
+        { "1000x1-auto", "x1", 1000, FDP_DP_CACHE_AUTO, FDP_DP_CACHE_OFF, 1,
+          false, 0 },
+        { "1000x100-noemc", "x100", 1000, FDP_DP_CACHE_OFF,
+          FDP_DP_CACHE_OFF, 0, false, 0 },
+        { "1000x100-auto", "x100", 1000, FDP_DP_CACHE_AUTO,
+          FDP_DP_CACHE_OFF, 100, false, 0 },
+        { "ranges", "ranges", 1000, FDP_DP_CACHE_OFF, FDP_DP_CACHE_OFF, 0,
+          false, 0 },
+        { "100k-emc", "x100", 100000, FDP_DP_CACHE_ON, FDP_DP_CACHE_OFF, 1,
+          true, 0 },
+        { "100k-smc", "x100", 100000, FDP_DP_CACHE_OFF, FDP_DP_CACHE_ON,
+          0, true, 0 },
+        { "100k-emc+smc", "x100", 100000, FDP_DP_CACHE_ON, FDP_DP_CACHE_ON,
+          1, true, 0 },
+        { "100k-auto", "x100", 100000, FDP_DP_CACHE_AUTO,
+          FDP_DP_CACHE_AUTO, 100, true, 0 },
+        { "emc-hit-1pmd", "x1", 2000, FDP_DP_CACHE_ON, FDP_DP_CACHE_OFF, 1,
+          false, 1 },
+        { "emc-hit-2pmd", "x1", 2000, FDP_DP_CACHE_ON, FDP_DP_CACHE_OFF, 1,
+          false, 2 },
+    };
+    const char *only = getenv("FLOWDP_BENCH_CASE");
+
     report_header("datapath");
-    dp_case("emc-hit", "1000x1", 1);
-    dp_case("1000x1-noemc", "1000x1", 0);
-    dp_case("1000x100-noemc", "1000x100", 0);
-    dp_case("ranges", "ranges", 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (!only || !strcmp(only, cases[i].name)) {
+            dp_case(&cases[i]);
+        }
+    }
 }

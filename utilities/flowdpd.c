@@ -119,8 +119,8 @@ vlog(enum log_level level, const char *format, ...)
 struct server {
     struct fdp_table *table;
     struct fdp_dp *dp;
-    struct fdp_dp_pmd *pmd;
-    pthread_t pmd_thread;
+    unsigned int n_pmds;        /* --pmds. */
+    struct pmd_thread *pmds;    /* [n_pmds]. */
     bool pmd_stop;              /* Atomic. */
 
     struct journal *journal;    /* NULL without --db. */
@@ -141,14 +141,23 @@ static int signal_pipe[2] = { -1, -1 };
 /* ---------------------------------------------------------------------- */
 /* The packet thread.                                                      */
 
+/* One poll-mode thread: pmd 'pmd' of the datapath, polling the ports
+ * whose order of addition is its number modulo --pmds. */
+struct pmd_thread {
+    struct server *server;
+    struct fdp_dp_pmd *pmd;
+    pthread_t thread;
+};
+
 static void *
-pmd_main(void *s_)
+pmd_main(void *t_)
 {
-    struct server *s = s_;
+    struct pmd_thread *t = t_;
+    struct server *s = t->server;
     unsigned int idle = 0;
 
     while (!__atomic_load_n(&s->pmd_stop, __ATOMIC_ACQUIRE)) {
-        if (fdp_dp_pmd_poll(s->pmd, NULL)) {
+        if (fdp_dp_pmd_poll(t->pmd, NULL)) {
             idle = 0;
         } else if (++idle > 64) {
             /* Nothing for a while: nap 50 us rather than spin, so that a
@@ -158,6 +167,38 @@ pmd_main(void *s_)
         }
     }
     return NULL;
+}
+
+/* Starts the --pmds packet threads. */
+static void
+start_pmds(struct server *s)
+{
+    s->pmds = calloc(s->n_pmds, sizeof *s->pmds);
+    if (!s->pmds) {
+        fatal("starting the packet threads: out of memory");
+    }
+    for (unsigned int i = 0; i < s->n_pmds; i++) {
+        struct pmd_thread *t = &s->pmds[i];
+        int error = fdp_dp_pmd_create(s->dp, i, &t->pmd);
+        t->server = s;
+        if (error || pthread_create(&t->thread, NULL, pmd_main, t)) {
+            fatal("starting packet thread %u: %s", i,
+                  strerror(error ? error : errno));
+        }
+    }
+}
+
+/* Stops and joins the packet threads. */
+static void
+stop_pmds(struct server *s)
+{
+    __atomic_store_n(&s->pmd_stop, true, __ATOMIC_RELEASE);
+    for (unsigned int i = 0; i < s->n_pmds; i++) {
+        pthread_join(s->pmds[i].thread, NULL);
+        fdp_dp_pmd_destroy(s->pmds[i].pmd);
+    }
+    free(s->pmds);
+    s->pmds = NULL;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1277,10 +1318,14 @@ h_show(struct server *s, const json_t *p, struct op_result *r)
             "tx_dropped", (json_int_t) ps.tx_dropped));
     }
     fdp_dp_get_stats(s->dp, &ds);
-    return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
+    return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+                     "s:b}",
                      "ports", ports,
+                     "pmds", (json_int_t) s->n_pmds,
                      "packets", (json_int_t) ds.n_packets,
                      "emc_hits", (json_int_t) ds.n_emc_hits,
+                     "emc_bypassed", (json_int_t) ds.n_emc_bypassed,
+                     "smc_hits", (json_int_t) ds.n_smc_hits,
                      "table_hits", (json_int_t) ds.n_table_hits,
                      "missed", (json_int_t) ds.n_missed,
                      "ttl_expired", (json_int_t) ds.n_ttl_expired,
@@ -1580,7 +1625,13 @@ usage(void)
            "  --port=N=TYPE:ARGS       a port (ring[:size=N],\n"
            "                           pcap:rx=FILE[,loop=K][,tx=FILE]);\n"
            "                           repeatable\n"
-           "  --no-emc                 no exact-match cache\n"
+           "  --pmds=N                 N packet threads (default 1); ports\n"
+           "                           go to them in turn, in order\n"
+           "  --emc=auto|on|off        exact-match cache (default auto: used\n"
+           "                           while it makes lookups cheaper)\n"
+           "  --smc=auto|on|off        signature match cache, for disjoint\n"
+           "                           tables only (default auto)\n"
+           "  --no-emc                 the same as --emc=off\n"
            "  --db=FILE                keep the flow table in FILE: every\n"
            "                           acknowledged change is on disk first,\n"
            "                           and the table is restored on start\n"
@@ -1683,7 +1734,7 @@ main(int argc, char *argv[])
     enum {
         OPT_UNIX = 256, OPT_LISTEN, OPT_KEY, OPT_CERT, OPT_CA, OPT_PORT,
         OPT_DB, OPT_DETACH, OPT_PIDFILE, OPT_LOG, OPT_NO_EMC, OPT_MAX_REQ,
-        OPT_DB_COMPACT,
+        OPT_DB_COMPACT, OPT_PMDS, OPT_EMC, OPT_SMC,
     };
     static const struct option options[] = {
         { "unix", required_argument, NULL, OPT_UNIX },
@@ -1698,6 +1749,9 @@ main(int argc, char *argv[])
         { "pidfile", optional_argument, NULL, OPT_PIDFILE },
         { "log-file", required_argument, NULL, OPT_LOG },
         { "no-emc", no_argument, NULL, OPT_NO_EMC },
+        { "pmds", required_argument, NULL, OPT_PMDS },
+        { "emc", required_argument, NULL, OPT_EMC },
+        { "smc", required_argument, NULL, OPT_SMC },
         { "max-request", required_argument, NULL, OPT_MAX_REQ },
         { "verbose", optional_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
@@ -1770,8 +1824,34 @@ main(int argc, char *argv[])
             log_file = optarg;
             break;
         case OPT_NO_EMC:
-            dpo.emc_insert_inv_prob = 0;
+            dpo.emc_mode = FDP_DP_CACHE_OFF;
             break;
+        case OPT_PMDS: {
+            char *end;
+            errno = 0;
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (errno || *end || optarg[0] == '-' || v < 1 || v > 64) {
+                fatal("--pmds: \"%s\": expected a number of threads from "
+                      "1 to 64", optarg);
+            }
+            dpo.n_pmds = (uint32_t) v;
+            break;
+        }
+        case OPT_EMC:
+        case OPT_SMC: {
+            static const char *const modes[] = { "auto", "on", "off" };
+            size_t m;
+            for (m = 0; m < 3 && strcmp(optarg, modes[m]); m++) {
+                continue;
+            }
+            if (m == 3) {
+                fatal("--%s: \"%s\": expected auto, on or off",
+                      opt == OPT_EMC ? "emc" : "smc", optarg);
+            }
+            *(opt == OPT_EMC ? &dpo.emc_mode : &dpo.smc_mode)
+                = (enum fdp_dp_cache_mode) m;
+            break;
+        }
         case OPT_MAX_REQ: {
             char *end;
             errno = 0;
@@ -1850,6 +1930,7 @@ main(int argc, char *argv[])
             malloc_trim(0);
         }
     }
+    s.n_pmds = dpo.n_pmds;
     error = fdp_dp_create(s.table, &dpo, &s.dp);
     if (error) {
         fatal("creating the datapath: %s", strerror(error));
@@ -1902,11 +1983,7 @@ main(int argc, char *argv[])
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    error = fdp_dp_pmd_create(s.dp, 0, &s.pmd);
-    if (error || pthread_create(&s.pmd_thread, NULL, pmd_main, &s)) {
-        fatal("starting the packet thread: %s", strerror(error ? error
-                                                                : errno));
-    }
+    start_pmds(&s);
     vlog(L_INFO, "flowdpd %s started (pid %ld)", PACKAGE_VERSION,
          (long) getpid());
     if (ready_fd >= 0) {
@@ -1930,9 +2007,7 @@ main(int argc, char *argv[])
 
     /* Clean exit: stop packets, close ports (completing captures), remove
      * the socket and pidfile. */
-    __atomic_store_n(&s.pmd_stop, true, __ATOMIC_RELEASE);
-    pthread_join(s.pmd_thread, NULL);
-    fdp_dp_pmd_destroy(s.pmd);
+    stop_pmds(&s);
     for (size_t i = 0; i < s.n_conns; i++) {
         rpc_close(s.conns[i]);
     }
