@@ -11,16 +11,21 @@
  * Design
  * ======
  * A pmd polls its ports in turn.  For each port it receives a batch of up
- * to FDP_DP_BATCH (32) packets and runs four phases over the batch:
- *   1. extract: parse each packet into a key (extract.c);
+ * to FDP_DP_BATCH (32) packets and runs five phases over the batch:
+ *   1. extract: parse each packet into a key (extract.c) and hash the
+ *      key for the caches (cache_hash(): the key folded to 5 words);
  *   2. classify: probe the pmd's exact-match cache (EMC) with the whole
- *      key, then look the cache misses up in the table with one
- *      fdp_table_lookup_batch() call;
- *   3. account: add each packet to its flow's statistics, one atomic add
- *      per run of packets that hit the same flow;
- *   4. execute: run each flow's actions (execute.c); outputs are queued
- *      per port and transmitted once per batch.
+ *      key, the signature match cache (SMC) with the EMC's misses, and
+ *      look the rest up in the table with one fdp_table_lookup_batch();
+ *   3. group: gather the packets of each flow (Open vSwitch's
+ *      packet_batch_per_flow), so that the next phases run once per flow;
+ *   4. account: one update of each flow's statistics per group;
+ *   5. execute: each group's actions on its packets (a flow whose actions
+ *      are one output queues them without the executor); outputs go to
+ *      per-port transmit queues, each sent as one burst per batch.
  *
+ * The caches
+ * ----------
  * The EMC is Open vSwitch's: 8192 entries, two-way set associative,
  * keyed by the full key, each holding the rule a lookup found.  A lookup
  * result enters the cache with probability 1/emc_insert_inv_prob (OVS's
@@ -32,6 +37,35 @@
  * what keeps the cached rule pointers safe: a rule is freed only after a
  * version change and a grace period, and a pmd uses an entry only if the
  * version it loaded in its current read-side section matches.
+ *
+ * The SMC holds what the EMC cannot: 100,000s of flows, 16 bytes an
+ * entry instead of 128, because it keeps no key, only a 16-bit signature
+ * (the hash's top half; the bucket index is its low bits).  Buckets are
+ * one line: the version they were filled at and 4 (signature, rule)
+ * ways.  Without the key, a hit is checked against the rule's match, and
+ * that proves the rule is the answer only if no other flow matches the
+ * packet: so the SMC serves tables declared disjoint
+ * (fdp_table_set_disjoint(), a megaflow cache, where Open vSwitch's SMC
+ * makes the same assumption) and is bypassed for all others.  Open
+ * vSwitch's entries are 16-bit flow indices; flowdp's table has no dense
+ * index, and 100k flows need more than 16 bits, so a way holds the rule
+ * pointer, kept safe by the bucket's version as the EMC's are.
+ *
+ * Auto mode.  A cache pays only where probing it costs less than the
+ * lookups it saves: not with one mask, where a table lookup is a hash
+ * probe like the EMC's; not at 100k flows, where the EMC never hits.  So
+ * each pmd measures: a short trial of the other choice in every period
+ * (meter_use()) and the cheaper per packet kept.
+ *
+ * Cost on paper, per packet, an EMC hit on 1000 flows (everything in
+ * L1/L2): the frame's first line (extract), the EMC's two lines for the
+ * set (prefetched for the whole batch first), the rule's first line
+ * (actions and statistics pointers), the actions line and the statistics
+ * line, written: six lines, one of them written by a locked add per
+ * group.  An SMC hit replaces the EMC's lines by one bucket and adds the
+ * rule's match line; at 100k flows every one of those is an L3 or DRAM
+ * miss, which the classify and account phases overlap by prefetching the
+ * whole batch's lines before using the first.
  *
  * Buffers (the UMEM).  One area of n_frames frames of frame_size bytes;
  * a free pool (a stack under a mutex) with a per-pmd cache in front of
@@ -54,7 +88,10 @@
  * Control functions serialise on dp->mutex and publish the port set with
  * RCU; a removed port is closed after a grace period, when no pmd can be
  * transmitting to it.  Pmd counters are written by their pmd only and
- * read with relaxed atomics.
+ * read with relaxed atomics; so are a port's rx counters (its polling
+ * pmd) and its tx counters (under its tx mutex, which a datapath with one
+ * pmd does not need).  Each pmd has its own caches: nothing a pmd writes
+ * per packet is shared, except the flows' statistics.
  *
  * Worked example
  * ==============
@@ -64,11 +101,12 @@
  * EMC and the table finds the flow; say the 1-in-100 draw inserts it.
  * Packet 1 then hits the EMC.  (Both were looked up in the same batch,
  * so in fact both went to the table; the EMC serves the next batch.)
- * Accounting adds 3 packets to the flow in one atomic add.  Executing,
- * packets 0 and 1 get TTL 63 (IPv4 checksum updated) and are queued for
- * port 2 in their own frames; packet 2's dec_ttl fails: dropped, counted
- * in n_ttl_expired and in port 1's rx_dropped.  The tx flush hands port
- * 2 two descriptors.
+ * Grouping finds one flow and three packets; accounting adds 3 packets
+ * to the flow in one update.  Executing, packets 0 and 1 get TTL 63 (IPv4
+ * checksum updated) and are queued for port 2 in their own frames;
+ * packet 2's dec_ttl fails: dropped, counted in n_ttl_expired and in port
+ * 1's rx_dropped.  The tx flush hands port 2 two descriptors in one
+ * burst.
  *
  * References: B. Pfaff et al., "The Design and Implementation of Open
  * vSwitch", NSDI 2015 (the microflow cache); Open vSwitch's
@@ -203,6 +241,7 @@ struct fdp_dp_pmd {
     size_t smc_size;            /* Bytes mapped for 'smc'. */
     struct cache_meter emc_meter, smc_meter;
     uint32_t rng;               /* xorshift32 state for insertions. */
+    unsigned int stats_shard;   /* For the flows' counters: lib/rule.h. */
     struct fdp__frame_cache cache;
     struct pmd_counters counters;
 
@@ -793,6 +832,7 @@ fdp_dp_pmd_create(struct fdp_dp *dp, unsigned int id,
                                             .use = true };
     pmd->dp = dp;
     pmd->id = id;
+    pmd->stats_shard = fdp__stats_shard_acquire();
     pmd->rng = dp->emc_basis | 1;
     fdp__cache_init(&pmd->cache, &dp->pool);
 
@@ -835,6 +875,7 @@ fdp_dp_pmd_destroy(struct fdp_dp_pmd *pmd)
     add_counters(&dp->retired, &pmd->counters);
     pthread_mutex_unlock(&dp->mutex);
     fdp__cache_flush(&pmd->cache);
+    fdp__stats_shard_release(pmd->stats_shard);
     free(pmd->emc);
     if (pmd->smc) {
         munmap(pmd->smc, pmd->smc_size);
@@ -1306,7 +1347,7 @@ batch_group(struct batch *b)
 
 /* Phase 4: flow statistics, one update per group. */
 static void
-batch_account(struct batch *b)
+batch_account(struct fdp_dp_pmd *pmd, struct batch *b)
 {
     struct timespec ts;
 
@@ -1325,7 +1366,8 @@ batch_account(struct batch *b)
     for (uint32_t g = 0; g < b->n_groups; g++) {
         const struct flow_group *fg = &b->groups[g];
         if (fg->rule) {
-            fdp__rule_account_n(fg->rule, fg->n, fg->n_bytes, now);
+            fdp__rule_account_n(fg->rule, fg->n, fg->n_bytes, now,
+                                pmd->stats_shard);
         }
     }
 }
@@ -1575,7 +1617,7 @@ pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
         batch_extract(pmd, b, descs, n);
         batch_classify(pmd, b);
         batch_group(b);
-        batch_account(b);
+        batch_account(pmd, b);
         batch_execute(pmd, b);
     }
     if (port->class->recycle) {

@@ -1207,11 +1207,12 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
         rule->table_id = spec->table_id;
         rule->idle_timeout = spec->idle_timeout;
         rule->hard_timeout = spec->hard_timeout;
-        rule->stats = calloc(1, sizeof *rule->stats);
+        rule->stats = aligned_alloc(64, sizeof *rule->stats);
         if (!rule->stats) {
             rule_free(table, rule);
             return ENOMEM;
         }
+        memset(rule->stats, 0, sizeof *rule->stats);
         /* Counted here, uncounted by whichever version of the flow frees
          * it (the one that owns it then). */
         __atomic_fetch_add(&table->rule_memory, sizeof *rule->stats,
@@ -2054,10 +2055,16 @@ fdp_rule_get_spec(const struct fdp_rule *rule, struct fdp_flow_spec *spec,
 void
 fdp_rule_get_stats(const struct fdp_rule *rule, struct fdp_rule_stats *stats)
 {
-    const struct fdp_rule_stats *s = rule->stats;
+    const struct fdp__rule_counters *s = rule->stats;
 
-    stats->n_packets = __atomic_load_n(&s->n_packets, __ATOMIC_RELAXED);
-    stats->n_bytes = __atomic_load_n(&s->n_bytes, __ATOMIC_RELAXED);
+    stats->n_packets = 0;
+    stats->n_bytes = 0;
+    for (unsigned int i = 0; i < FDP__STATS_SHARDS; i++) {
+        stats->n_packets += __atomic_load_n(&s->shard[i].n_packets,
+                                            __ATOMIC_RELAXED);
+        stats->n_bytes += __atomic_load_n(&s->shard[i].n_bytes,
+                                          __ATOMIC_RELAXED);
+    }
     stats->used_ms = __atomic_load_n(&s->used_ms, __ATOMIC_RELAXED);
     stats->created_ms = s->created_ms;
 }
@@ -2066,18 +2073,38 @@ void
 fdp_rule_account(const struct fdp_rule *rule, uint64_t n_bytes,
                  int64_t now)
 {
-    fdp__rule_account_n(rule, 1, n_bytes, now);
+    fdp__rule_account_n(rule, 1, n_bytes, now, FDP__STATS_SHARED);
+}
+
+/* Owned shards in use: bit i for shard i. */
+static uint32_t stats_shards_taken;
+
+unsigned int
+fdp__stats_shard_acquire(void)
+{
+    uint32_t taken = __atomic_load_n(&stats_shards_taken, __ATOMIC_RELAXED);
+
+    for (;;) {
+        unsigned int i = (unsigned int) __builtin_ctz(~taken);
+        if (i >= FDP__STATS_SHARED) {
+            return FDP__STATS_SHARED;
+        }
+        if (__atomic_compare_exchange_n(&stats_shards_taken, &taken,
+                                        taken | (UINT32_C(1) << i), false,
+                                        __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED)) {
+            return i;
+        }
+    }
 }
 
 void
-fdp__rule_account_n(const struct fdp_rule *rule, uint64_t n_packets,
-                    uint64_t n_bytes, int64_t now)
+fdp__stats_shard_release(unsigned int shard)
 {
-    struct fdp_rule_stats *s = rule->stats;
-
-    __atomic_fetch_add(&s->n_packets, n_packets, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->n_bytes, n_bytes, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->used_ms, now, __ATOMIC_RELAXED);
+    if (shard < FDP__STATS_SHARED) {
+        __atomic_fetch_and(&stats_shards_taken, ~(UINT32_C(1) << shard),
+                           __ATOMIC_ACQ_REL);
+    }
 }
 
 uint64_t

@@ -1694,7 +1694,7 @@ START_TEST(get_stats_does_not_wait_for_open_transaction)
     /* Memory counts each rule with its statistics object, and the new
      * subtable. */
     ck_assert_uint_ge(after.memory_bytes - before.memory_bytes,
-                      sizeof(struct fdp_rule) + sizeof(struct fdp_rule_stats)
+                      sizeof(struct fdp_rule) + sizeof(struct fdp__rule_counters)
                       + sizeof(struct tss_subtable));
     fdp_table_destroy(ot.table);
 }
