@@ -354,4 +354,5 @@ suite_datapath(void)
     dp_case("1000x1-noemc", "1000x1", 0);
     dp_case("1000x100-noemc", "1000x100", 0);
     dp_case("ranges", "ranges", 0);
+    suite_datapath_veth();
 }

@@ -1,0 +1,970 @@
+/*
+ * flowdp-bench datapath suite, veth cases: real packets through the kernel.
+ *
+ * What
+ * ====
+ * Packets per second that reach a sink in one network namespace when a
+ * generator in another sends as fast as it can and something in between
+ * forwards them: the Linux kernel's own forwarding (a bridge; an XDP
+ * program that redirects) and flowdp's datapath with afxdp and afpacket
+ * ports, one after the other on the same veth pairs in one run.
+ *
+ * Topology
+ * ========
+ * Three namespaces, named fdpV<pid>src, fdpV<pid>fwd and fdpV<pid>dst so
+ * that concurrent runs (the test suite runs in parallel) never meet:
+ *
+ *     src            fwd                       dst
+ *     s0 ---veth--- s1   [forwarder]   d1 ---veth--- d0
+ *   10.254.0.1                                     10.254.0.2
+ *
+ * Addresses exist only inside these namespaces, and nothing is routed:
+ * every forwarder works at layer 2.  The forwarders, in turn:
+ *
+ *   veth-bridge        a Linux bridge br0 in fwd with s1 and d1 as ports
+ *                      (created for the case, deleted after it);
+ *   veth-xdp-redirect  a native XDP program on s1 that returns
+ *                      bpf_redirect(ifindex of d1, 0) for every frame;
+ *   veth-afxdp         flowdp: a datapath with ports 1 = afxdp:dev=s1 and
+ *                      2 = afxdp:dev=d1, the flow in_port=1,actions=output:2
+ *                      and one pmd thread that enters fwd (setns) and polls,
+ *                      as flowdpd does;
+ *   veth-afpacket      the same with afpacket:dev=s1 and afpacket:dev=d1.
+ * A flowdp case whose port type this build lacks (fdp_dp_port_add()
+ * refuses the spec) is reported as skipped with the datapath's message.
+ *
+ * Generator
+ * =========
+ * A thread that enters src sends the same 60-byte UDP/IPv4 frame (64 bytes
+ * on a wire with the FCS) from s0 to d0's MAC address through an
+ * AF_PACKET socket with PACKET_QDISC_BYPASS, SEND_BATCH frames per
+ * sendmmsg(), counting the frames the kernel accepted.  (The kernel's
+ * pktgen would be faster still, but it is a module that many kernels,
+ * this machine's included, do not have; one generator serves every
+ * forwarder, so the comparison is fair either way.)
+ *
+ * Sink
+ * ====
+ * An XDP program on d0 that counts each frame in a per-CPU array and drops
+ * it, so the sink costs a few instructions per packet and no socket.  It
+ * is attached for the whole run, which veth needs anyway: a veth device
+ * delivers a frame that XDP redirected to it (veth_xdp_xmit() on d1 puts
+ * it on the peer's receive queue) only if its peer d0 runs NAPI, which
+ * it does when an XDP program is attached to d0 (or GRO is enabled on
+ * it); without that, redirected frames are dropped and counted as d1's
+ * transmit errors.  The bridge and flowdp deliver socket buffers to d0,
+ * which the same program sees on the same queue.
+ *
+ * What is measured
+ * ================
+ * For each forwarder: the generator starts; once the first frames reach
+ * the sink (warm-up, at most WARMUP_NS), measure() times how long d0
+ * takes to receive N more frames, N calibrated so that each of its 5 runs
+ * lasts about --seconds / 5 (default 0.2 s; 0.02 s with --quick): the
+ * median is ns per received packet, reported as case veth-FORWARDER, impl
+ * "received".  The generator's rate over the same runs is the row with
+ * impl "sent" (what was offered; the difference was dropped on the way).
+ * The generator, the forwarder and the sink share this machine's CPUs:
+ * the figures compare forwarders with each other in one run; they are not
+ * the forwarders' rates on dedicated cores.
+ *
+ * Setup uses "ip" (iproute2) through popen(): namespaces, veth pairs,
+ * addresses and the bridge, which would be a few hundred lines of
+ * rtnetlink by hand.  XDP programs are raw BPF instructions (no BPF
+ * compiler needed) loaded and attached with libbpf; without libbpf the
+ * veth cases are skipped.  Everything is removed when the cases end, at
+ * exit (fatal() included) and on SIGINT, SIGTERM or SIGHUP: removing the
+ * three namespaces (what "ip netns delete" does: unmount and unlink their
+ * /run/netns entries, async-signal-safe) removes the veths, the bridge
+ * and the programs attached to them once this process's threads are
+ * gone.  Only SIGKILL leaves them behind, under names that say whose
+ * they were.
+ */
+#include <config.h>
+
+#include "utilities/bench.h"
+
+#include <stdio.h>
+
+#ifdef HAVE_LIBBPF
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "flowdp/flowdp.h"
+#include "utilities/tool.h"
+
+#define VETH_FRAME_LEN 60       /* 64 bytes on a wire, less the FCS. */
+#define SEND_BATCH 64           /* Frames per sendmmsg(): enough that the
+                                 * system call costs little per frame. */
+#define VETH_RUNS 5             /* measure()'s timed runs. */
+#define WARMUP_NS 2e9           /* The longest wait for a first frame. */
+#define STALL_NS 1e9            /* No frame for this long: stalled. */
+
+/* The interfaces' MAC addresses, fixed so that the frame needs no
+ * look-up: locally administered (0x02), "fd" for flowdp. */
+#define MAC_S0 "02:fd:00:00:00:01"
+#define MAC_D0 "02:fd:00:00:00:02"
+static const uint8_t mac_s0[6] = { 0x02, 0xfd, 0, 0, 0, 0x01 };
+static const uint8_t mac_d0[6] = { 0x02, 0xfd, 0, 0, 0, 0x02 };
+
+enum veth_ns { NS_SRC, NS_FWD, NS_DST, N_NS };
+static const char *const ns_role[N_NS] = { "src", "fwd", "dst" };
+
+/* Everything the cases set up, global so that the exit and signal
+ * handlers can remove it. */
+struct veth_env {
+    char ns_name[N_NS][32];
+    char ns_path[N_NS][64];     /* /run/netns/NAME. */
+    int ns_fd[N_NS];
+    int home_fd;                /* The namespace the bench started in. */
+    int ifindex_s0, ifindex_s1, ifindex_d1, ifindex_d0;
+    int sink_map_fd, sink_prog_fd;
+    int n_cpus;                 /* Values per key of the per-CPU map. */
+    uint64_t *sink_values;
+};
+
+static struct veth_env env = {
+    .ns_fd = { -1, -1, -1 }, .home_fd = -1,
+    .sink_map_fd = -1, .sink_prog_fd = -1,
+};
+static volatile sig_atomic_t env_live;  /* Namespaces may exist. */
+
+/* ---------------------------------------------------------------------- */
+/* Cleanup.                                                                */
+
+/* Removes the namespaces as "ip netns delete" does.  Only system calls:
+ * safe in a signal handler. */
+static void
+remove_namespaces(void)
+{
+    if (!env_live) {
+        return;
+    }
+    for (int i = 0; i < N_NS; i++) {
+        if (env.ns_path[i][0]) {
+            umount2(env.ns_path[i], MNT_DETACH);
+            unlink(env.ns_path[i]);
+        }
+    }
+    env_live = 0;
+}
+
+static void
+veth_atexit(void)
+{
+    remove_namespaces();
+}
+
+static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction saved_actions[3];
+
+static void
+veth_signal(int sig)
+{
+    remove_namespaces();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void
+install_cleanup(void)
+{
+    static bool registered;
+    struct sigaction sa;
+
+    if (!registered) {
+        atexit(veth_atexit);
+        registered = true;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = veth_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < 3; i++) {
+        sigaction(cleanup_signals[i], &sa, &saved_actions[i]);
+    }
+}
+
+static void
+teardown(void)
+{
+    if (env.sink_prog_fd >= 0) {
+        close(env.sink_prog_fd);
+        env.sink_prog_fd = -1;
+    }
+    if (env.sink_map_fd >= 0) {
+        close(env.sink_map_fd);
+        env.sink_map_fd = -1;
+    }
+    free(env.sink_values);
+    env.sink_values = NULL;
+    for (int i = 0; i < N_NS; i++) {
+        if (env.ns_fd[i] >= 0) {
+            close(env.ns_fd[i]);
+            env.ns_fd[i] = -1;
+        }
+    }
+    remove_namespaces();
+    if (env.home_fd >= 0) {
+        close(env.home_fd);
+        env.home_fd = -1;
+    }
+    for (size_t i = 0; i < 3; i++) {
+        sigaction(cleanup_signals[i], &saved_actions[i], NULL);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Helpers.                                                                */
+
+static void
+skip(const char *case_name, const char *msg)
+{
+    if (json_output) {
+        fprintf(stderr, "%s: datapath %s: skipped: %s\n", program_name,
+                case_name, msg);
+    } else {
+        printf("%-32s skipped: %s\n", case_name, msg);
+        fflush(stdout);
+    }
+}
+
+/* Runs the shell command made from 'format'.  Returns NULL on success, or
+ * a message with the command and its output, which the caller frees. */
+static char * __attribute__((format(printf, 1, 2)))
+run_cmd(const char *format, ...)
+{
+    char cmd[1024], out[512];
+    size_t len = 0;
+    va_list args;
+
+    va_start(args, format);
+    vsnprintf(cmd, sizeof cmd, format, args);
+    va_end(args);
+
+    char *full = xasprintf("%s 2>&1", cmd);
+    FILE *p = full ? popen(full, "r") : NULL;
+    free(full);
+    if (!p) {
+        return xasprintf("%s: %s", cmd, strerror(errno));
+    }
+    while (len < sizeof out - 1) {
+        size_t n = fread(out + len, 1, sizeof out - 1 - len, p);
+        if (!n) {
+            break;
+        }
+        len += n;
+    }
+    out[len] = '\0';
+    while (len && (out[len - 1] == '\n' || out[len - 1] == ' ')) {
+        out[--len] = '\0';
+    }
+    int status = pclose(p);
+    if (status == 0) {
+        return NULL;
+    }
+    return xasprintf("\"%s\" failed%s%s", cmd, len ? ": " : "", out);
+}
+
+static int
+enter_ns(int fd)
+{
+    return setns(fd, CLONE_NEWNET) ? errno : 0;
+}
+
+/* Lets a thread run on every CPU: flowdp-bench --cpu pins the main
+ * thread, and threads inherit its affinity, but the generator and the
+ * forwarder must not share one CPU when there are two. */
+static void
+unpin_thread(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    for (long i = 0; i < n && i < CPU_SETSIZE; i++) {
+        CPU_SET(i, &set);
+    }
+    sched_setaffinity(0, sizeof set, &set);
+}
+
+static int
+cmp_double(const void *a_, const void *b_)
+{
+    double a = *(const double *) a_, b = *(const double *) b_;
+
+    return a < b ? -1 : a > b;
+}
+
+static void
+sleep_ns(double ns)
+{
+    struct timespec ts = { .tv_sec = (time_t) (ns / 1e9),
+                           .tv_nsec = (long) ((uint64_t) ns % 1000000000) };
+    nanosleep(&ts, NULL);
+}
+
+/* ---------------------------------------------------------------------- */
+/* XDP programs, as raw BPF instructions.                                  */
+
+static struct bpf_insn
+insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
+{
+    return (struct bpf_insn) { .code = code, .dst_reg = dst, .src_reg = src,
+                               .off = off, .imm = imm };
+}
+
+/* Loads the 'n' instructions at 'insns' as an XDP program.  Returns its
+ * file descriptor, or -1 with a message in '*msgp'. */
+static int
+load_xdp(const char *name, const struct bpf_insn *insns, size_t n,
+         char **msgp)
+{
+    static char log[4096];
+    LIBBPF_OPTS(bpf_prog_load_opts, opts, .log_buf = log,
+                .log_size = sizeof log, .log_level = 1);
+
+    log[0] = '\0';
+    int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, name, "GPL", insns, n, &opts);
+    if (fd < 0) {
+        *msgp = xasprintf("loading the XDP program %s: %s%s%s", name,
+                          strerror(-fd), log[0] ? "; verifier: " : "", log);
+    }
+    return fd;
+}
+
+/* The redirect forwarder: r0 = bpf_redirect(ifindex, 0); return r0. */
+static int
+load_redirect(int ifindex, char **msgp)
+{
+    const struct bpf_insn prog[] = {
+        insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, ifindex),
+        insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, 0),
+        insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_redirect),
+        insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+    };
+
+    return load_xdp("fdp_redirect", prog, sizeof prog / sizeof prog[0],
+                    msgp);
+}
+
+/* The sink: counts the frame in slot 0 of the per-CPU array 'map_fd' (a
+ * plain add: each CPU has its own counter, and XDP runs with migration
+ * off), then drops it. */
+static int
+load_sink(int map_fd, char **msgp)
+{
+    const struct bpf_insn prog[] = {
+        /* key = 0, on the stack at r10 - 4; r2 = &key. */
+        insn(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),
+        insn(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
+        insn(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4),
+        /* r1 = the map (a 16-byte load: two instructions). */
+        insn(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0,
+             map_fd),
+        insn(0, 0, 0, 0, 0),
+        /* r0 = bpf_map_lookup_elem(map, &key); if (r0) (*r0)++. */
+        insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
+        insn(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 3, 0),
+        insn(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_0, 0, 0),
+        insn(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_1, 0, 0, 1),
+        insn(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_1, 0, 0),
+        /* return XDP_DROP. */
+        insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_DROP),
+        insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+    };
+
+    return load_xdp("fdp_sink", prog, sizeof prog / sizeof prog[0], msgp);
+}
+
+/* Attaches 'prog_fd' in native (driver) mode to 'ifindex' in namespace
+ * 'ns' (libbpf's netlink socket lives in the calling thread's
+ * namespace).  Returns NULL or a message. */
+static char *
+attach_xdp(enum veth_ns ns, int ifindex, const char *ifname, int prog_fd)
+{
+    int error = enter_ns(env.ns_fd[ns]);
+    if (!error) {
+        error = -bpf_xdp_attach(ifindex, prog_fd, XDP_FLAGS_DRV_MODE, NULL);
+        enter_ns(env.home_fd);
+    }
+    return error ? xasprintf("attaching XDP to %s: %s", ifname,
+                             strerror(error)) : NULL;
+}
+
+static void
+detach_xdp(enum veth_ns ns, int ifindex)
+{
+    if (!enter_ns(env.ns_fd[ns])) {
+        bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL);
+        enter_ns(env.home_fd);
+    }
+}
+
+/* Frames the sink has counted so far. */
+static uint64_t
+sink_read(void)
+{
+    uint32_t key = 0;
+    uint64_t sum = 0;
+
+    if (bpf_map_lookup_elem(env.sink_map_fd, &key, env.sink_values)) {
+        return 0;
+    }
+    for (int i = 0; i < env.n_cpus; i++) {
+        sum += env.sink_values[i];
+    }
+    return sum;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Setup.                                                                  */
+
+static int
+ifindex_in(enum veth_ns ns, const char *name)
+{
+    int ifindex = 0;
+
+    if (!enter_ns(env.ns_fd[ns])) {
+        ifindex = (int) if_nametoindex(name);
+        enter_ns(env.home_fd);
+    }
+    return ifindex;
+}
+
+/* Creates the namespaces, the veth pairs and the sink.  Returns NULL or
+ * why not. */
+static char *
+setup(void)
+{
+    const char *s, *f, *d;
+    char *msg;
+
+    if (geteuid() != 0) {
+        return xasprintf("needs root (network namespaces, veth pairs, "
+                         "XDP)");
+    }
+    env.home_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (env.home_fd < 0) {
+        return xasprintf("/proc/thread-self/ns/net: %s", strerror(errno));
+    }
+    for (int i = 0; i < N_NS; i++) {
+        snprintf(env.ns_name[i], sizeof env.ns_name[i], "fdpV%ld%s",
+                 (long) getpid(), ns_role[i]);
+        snprintf(env.ns_path[i], sizeof env.ns_path[i], "/run/netns/%s",
+                 env.ns_name[i]);
+    }
+    s = env.ns_name[NS_SRC];
+    f = env.ns_name[NS_FWD];
+    d = env.ns_name[NS_DST];
+
+    install_cleanup();
+    env_live = 1;
+    msg = run_cmd("ip netns add %s && ip netns add %s && ip netns add %s",
+                  s, f, d);
+    if (!msg) {
+        msg = run_cmd("ip -n %s link add s1 type veth peer name s0 netns %s "
+                      "address " MAC_S0 " && "
+                      "ip -n %s link add d1 type veth peer name d0 netns %s "
+                      "address " MAC_D0, f, s, f, d);
+    }
+    if (!msg) {
+        msg = run_cmd("ip -n %s link set lo up && "
+                      "ip -n %s link set s0 up && "
+                      "ip -n %s addr add 10.254.0.1/24 dev s0 && "
+                      "ip -n %s link set s1 up && ip -n %s link set d1 up && "
+                      "ip -n %s link set d0 up && "
+                      "ip -n %s addr add 10.254.0.2/24 dev d0",
+                      s, s, s, f, f, d, d);
+    }
+    if (msg) {
+        return msg;
+    }
+    for (int i = 0; i < N_NS; i++) {
+        env.ns_fd[i] = open(env.ns_path[i], O_RDONLY | O_CLOEXEC);
+        if (env.ns_fd[i] < 0) {
+            return xasprintf("%s: %s", env.ns_path[i], strerror(errno));
+        }
+    }
+    env.ifindex_s0 = ifindex_in(NS_SRC, "s0");
+    env.ifindex_s1 = ifindex_in(NS_FWD, "s1");
+    env.ifindex_d1 = ifindex_in(NS_FWD, "d1");
+    env.ifindex_d0 = ifindex_in(NS_DST, "d0");
+    if (!env.ifindex_s0 || !env.ifindex_s1 || !env.ifindex_d1
+        || !env.ifindex_d0) {
+        return xasprintf("the veth interfaces have no index");
+    }
+
+    /* The sink. */
+    env.n_cpus = libbpf_num_possible_cpus();
+    if (env.n_cpus <= 0) {
+        return xasprintf("counting CPUs: %s", strerror(-env.n_cpus));
+    }
+    env.sink_values = calloc((size_t) env.n_cpus, sizeof *env.sink_values);
+    if (!env.sink_values) {
+        fatal("datapath: veth: out of memory");
+    }
+    env.sink_map_fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "fdp_sink",
+                                     sizeof(uint32_t), sizeof(uint64_t), 1,
+                                     NULL);
+    if (env.sink_map_fd < 0) {
+        return xasprintf("creating the sink's map: %s",
+                         strerror(-env.sink_map_fd));
+    }
+    env.sink_prog_fd = load_sink(env.sink_map_fd, &msg);
+    if (env.sink_prog_fd < 0) {
+        return msg;
+    }
+    return attach_xdp(NS_DST, env.ifindex_d0, "d0", env.sink_prog_fd);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The generator.                                                          */
+
+struct generator {
+    pthread_t thread;
+    atomic_bool stop;
+    _Atomic uint64_t sent;      /* Frames the kernel accepted. */
+    int error;                  /* errno that stopped it, or 0. */
+    const char *what;           /* The call that failed. */
+};
+
+/* The frame: UDP/IPv4 from 10.254.0.1:1000 to 10.254.0.2:5000, 18 bytes
+ * of zeros after the UDP header, IPv4 checksum filled in, UDP checksum
+ * zero ("none", allowed on IPv4). */
+static void
+make_veth_frame(uint8_t *p)
+{
+    static const uint8_t head[] = {
+        0x08, 0x00,                             /* IPv4. */
+        0x45, 0, 0, 46, 0, 0, 0x40, 0, 64, 17, 0, 0,
+        10, 254, 0, 1, 10, 254, 0, 2,
+        0x03, 0xe8, 0x13, 0x88, 0, 26, 0, 0,
+    };
+    uint32_t sum = 0;
+
+    memset(p, 0, VETH_FRAME_LEN);
+    memcpy(p, mac_d0, 6);
+    memcpy(p + 6, mac_s0, 6);
+    memcpy(p + 12, head, sizeof head);
+    for (int i = 14; i < 34; i += 2) {
+        sum += (uint32_t) (p[i] << 8 | p[i + 1]);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    p[24] = (uint8_t) (~sum >> 8);
+    p[25] = (uint8_t) ~sum;
+}
+
+static void *
+generator_main(void *g_)
+{
+    struct generator *g = g_;
+    uint8_t frame[VETH_FRAME_LEN];
+    struct sockaddr_ll to;
+    struct mmsghdr msgs[SEND_BATCH];
+    struct iovec iov;
+    int one = 1, fd;
+
+    unpin_thread();
+    g->error = enter_ns(env.ns_fd[NS_SRC]);
+    if (g->error) {
+        g->what = "setns(src)";
+        return NULL;
+    }
+    fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        g->error = errno;
+        g->what = "socket(AF_PACKET)";
+        return NULL;
+    }
+    if (setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one)) {
+        g->error = errno;
+        g->what = "PACKET_QDISC_BYPASS";
+        close(fd);
+        return NULL;
+    }
+
+    make_veth_frame(frame);
+    memset(&to, 0, sizeof to);
+    to.sll_family = AF_PACKET;
+    to.sll_protocol = htons(ETH_P_IP);
+    to.sll_ifindex = env.ifindex_s0;
+    to.sll_halen = 6;
+    memcpy(to.sll_addr, mac_d0, 6);
+    iov.iov_base = frame;
+    iov.iov_len = sizeof frame;
+    memset(msgs, 0, sizeof msgs);
+    for (int i = 0; i < SEND_BATCH; i++) {
+        msgs[i].msg_hdr.msg_name = &to;
+        msgs[i].msg_hdr.msg_namelen = sizeof to;
+        msgs[i].msg_hdr.msg_iov = &iov;
+        msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+
+    while (!atomic_load_explicit(&g->stop, memory_order_relaxed)) {
+        int n = sendmmsg(fd, msgs, SEND_BATCH, 0);
+        if (n > 0) {
+            atomic_fetch_add_explicit(&g->sent, (uint64_t) n,
+                                      memory_order_relaxed);
+        } else if (n < 0 && errno != ENOBUFS && errno != EAGAIN
+                   && errno != EINTR) {
+            /* ENOBUFS: the device queue was full (a drop, not an end). */
+            g->error = errno;
+            g->what = "sendmmsg";
+            break;
+        }
+    }
+    close(fd);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Forwarders.                                                             */
+
+/* A forwarder that flowdp runs. */
+struct flowdp_fwd {
+    struct fdp_table *table;
+    struct fdp_dp *dp;
+    struct fdp_dp_pmd *pmd;
+    pthread_t thread;
+    bool running;
+    atomic_bool stop;
+};
+
+static struct flowdp_fwd fdp_fwd;
+static int redirect_fd = -1;
+
+static void *
+pmd_main(void *f_)
+{
+    struct flowdp_fwd *f = f_;
+
+    unpin_thread();
+    if (enter_ns(env.ns_fd[NS_FWD])) {
+        return NULL;
+    }
+    while (!atomic_load_explicit(&f->stop, memory_order_relaxed)) {
+        fdp_dp_pmd_poll(f->pmd, NULL);
+    }
+    return NULL;
+}
+
+static char *
+bridge_start(const char *type)
+{
+    const char *f = env.ns_name[NS_FWD];
+
+    return run_cmd("ip -n %s link add br0 type bridge forward_delay 0 && "
+                   "ip -n %s link set s1 master br0 && "
+                   "ip -n %s link set d1 master br0 && "
+                   "ip -n %s link set br0 up", f, f, f, f);
+}
+
+static void
+bridge_stop(void)
+{
+    free(run_cmd("ip -n %s link del br0", env.ns_name[NS_FWD]));
+}
+
+static char *
+redirect_start(const char *type)
+{
+    char *msg = NULL;
+
+    redirect_fd = load_redirect(env.ifindex_d1, &msg);
+    if (redirect_fd < 0) {
+        return msg;
+    }
+    msg = attach_xdp(NS_FWD, env.ifindex_s1, "s1", redirect_fd);
+    if (msg) {
+        close(redirect_fd);
+        redirect_fd = -1;
+    }
+    return msg;
+}
+
+static void
+redirect_stop(void)
+{
+    detach_xdp(NS_FWD, env.ifindex_s1);
+    if (redirect_fd >= 0) {
+        close(redirect_fd);
+        redirect_fd = -1;
+    }
+}
+
+static void
+flowdp_stop(void)
+{
+    struct flowdp_fwd *f = &fdp_fwd;
+
+    if (f->running) {
+        atomic_store(&f->stop, true);
+        pthread_join(f->thread, NULL);
+        f->running = false;
+    }
+    fdp_dp_pmd_destroy(f->pmd);
+    fdp_dp_destroy(f->dp);
+    fdp_table_destroy(f->table);
+    memset(f, 0, sizeof *f);
+}
+
+/* Adds port 'port_no' = 'type':dev='ifname' in namespace fwd.  Returns
+ * NULL or a message. */
+static char *
+flowdp_port(struct flowdp_fwd *f, uint32_t port_no, const char *type,
+            const char *ifname)
+{
+    char *spec = xasprintf("%s:dev=%s", type, ifname);
+    char *err = NULL, *msg = NULL;
+    int error;
+
+    if (!spec) {
+        fatal("datapath: veth: out of memory");
+    }
+    error = enter_ns(env.ns_fd[NS_FWD]);
+    if (!error) {
+        error = fdp_dp_port_add(f->dp, port_no, spec, &err);
+        enter_ns(env.home_fd);
+    }
+    if (error) {
+        msg = xasprintf("port %" PRIu32 " %s: %s", port_no, spec,
+                        err ? err : strerror(error));
+    }
+    free(err);
+    free(spec);
+    return msg;
+}
+
+/* A datapath in fwd with ports 1 = TYPE:dev=s1 and 2 = TYPE:dev=d1, the
+ * flow in_port=1,actions=output:2, and a pmd polling in fwd. */
+static char *
+flowdp_start(const char *type)
+{
+    static const char flow[] = "in_port=1,actions=output:2";
+    struct flowdp_fwd *f = &fdp_fwd;
+    struct fdp_flow_spec spec;
+    char *msg = NULL;
+    int error;
+
+    memset(f, 0, sizeof *f);
+    if (fdp_table_create(&f->table)) {
+        fatal("datapath: veth: out of memory");
+    }
+    if (fdp_flow_parse(flow, 0, &spec, &msg)
+        || fdp_table_insert(f->table, &spec, 0)) {
+        fatal("datapath: veth: %s: %s", flow, msg ? msg : "insert failed");
+    }
+    fdp_flow_spec_destroy(&spec);
+    fdp_table_run(f->table);
+
+    error = fdp_dp_create(f->table, NULL, &f->dp);
+    if (error) {
+        msg = xasprintf("creating the datapath: %s", strerror(error));
+    }
+    if (!msg) {
+        msg = flowdp_port(f, 1, type, "s1");
+    }
+    if (!msg) {
+        msg = flowdp_port(f, 2, type, "d1");
+    }
+    if (!msg) {
+        error = fdp_dp_pmd_create(f->dp, 0, &f->pmd);
+        if (error) {
+            msg = xasprintf("creating the pmd: %s", strerror(error));
+        }
+    }
+    if (!msg) {
+        error = pthread_create(&f->thread, NULL, pmd_main, f);
+        if (error) {
+            msg = xasprintf("starting the pmd thread: %s", strerror(error));
+        } else {
+            f->running = true;
+        }
+    }
+    if (msg) {
+        flowdp_stop();
+    }
+    return msg;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Measuring.                                                              */
+
+struct veth_run {
+    struct generator *gen;
+    bool stalled;
+    double rate;                    /* Received per ns, last call. */
+    double sent_rate[VETH_RUNS];    /* Sent per ns, last calls. */
+    unsigned int n_calls;
+};
+
+/* measure()'s operation: waits until the sink has counted 'n' more
+ * frames (sleeping between reads, so that the bench's own thread takes
+ * no CPU from the generator and the forwarder). */
+static uint64_t
+wait_received(void *r_, uint64_t n)
+{
+    struct veth_run *r = r_;
+    uint64_t sent0 = atomic_load(&r->gen->sent);
+    double t0 = now_ns(), progress_t = t0;
+    uint64_t got0 = sink_read(), got = got0, target = got0 + n;
+
+    while (!r->stalled && got < target) {
+        double wait = r->rate > 0 ? (double) (target - got) / r->rate / 2
+                      : 50e3;
+        sleep_ns(wait < 20e3 ? 20e3 : wait > 5e6 ? 5e6 : wait);
+
+        uint64_t now = sink_read();
+        double t = now_ns();
+        if (now != got) {
+            progress_t = t;
+            got = now;
+        } else if (t - progress_t > STALL_NS) {
+            r->stalled = true;
+        }
+    }
+
+    double dt = now_ns() - t0;
+    if (dt > 0) {
+        r->rate = (double) (got - got0) / dt;
+        r->sent_rate[r->n_calls++ % VETH_RUNS]
+            = (double) (atomic_load(&r->gen->sent) - sent0) / dt;
+    }
+    return n;
+}
+
+static void
+report_row(const char *case_name, const char *impl, double ns)
+{
+    report(&(struct result) {
+        .suite = "datapath", .case_name = case_name, .impl = impl,
+        .entries = 1, .ns_per_op = ns, .bytes = VETH_FRAME_LEN,
+    });
+}
+
+/* Runs the generator through the forwarder that 'start' sets up, and
+ * reports what reaches d0. */
+static void
+veth_case(const char *case_name, char *(*start)(const char *type),
+          void (*stop)(void), const char *type)
+{
+    struct generator gen;
+    struct veth_run run;
+    char *msg = start(type);
+    int error;
+
+    if (msg) {
+        skip(case_name, msg);
+        free(msg);
+        return;
+    }
+
+    memset(&gen, 0, sizeof gen);
+    memset(&run, 0, sizeof run);
+    run.gen = &gen;
+    error = pthread_create(&gen.thread, NULL, generator_main, &gen);
+    if (error) {
+        stop();
+        fatal("datapath: veth: starting the generator: %s", strerror(error));
+    }
+
+    /* Warm up: until the first frames arrive, then as long again. */
+    double t0 = now_ns();
+    uint64_t base = sink_read();
+    while (sink_read() == base && now_ns() - t0 < WARMUP_NS && !gen.error) {
+        sleep_ns(1e6);
+    }
+    bool flowing = sink_read() != base;
+    if (flowing) {
+        sleep_ns(now_ns() - t0);
+        double ns = measure(wait_received, &run);
+        if (!run.stalled) {
+            report_row(case_name, "received", ns);
+
+            double sent[VETH_RUNS];
+            unsigned int k = run.n_calls < VETH_RUNS ? run.n_calls
+                             : VETH_RUNS;
+            memcpy(sent, run.sent_rate, sizeof sent);
+            qsort(sent, k, sizeof sent[0], cmp_double);
+            no_spread();
+            report_row(case_name, "sent",
+                       k && sent[k / 2] > 0 ? 1 / sent[k / 2] : 0);
+        }
+    }
+
+    atomic_store(&gen.stop, true);
+    pthread_join(gen.thread, NULL);
+    stop();
+
+    if (gen.error) {
+        msg = xasprintf("generator: %s: %s", gen.what, strerror(gen.error));
+    } else if (!flowing) {
+        msg = xasprintf("no frame reached d0 in %.0f s", WARMUP_NS / 1e9);
+    } else if (run.stalled) {
+        msg = xasprintf("frames stopped reaching d0 for %.0f s",
+                        STALL_NS / 1e9);
+    }
+    if (msg && (gen.error || !flowing || run.stalled)) {
+        skip(case_name, msg);
+    }
+    free(msg);
+}
+
+void
+suite_datapath_veth(void)
+{
+    char *msg = setup();
+
+    if (msg) {
+        skip("veth", msg);
+        free(msg);
+    } else {
+        veth_case("veth-bridge", bridge_start, bridge_stop, NULL);
+        veth_case("veth-xdp-redirect", redirect_start, redirect_stop, NULL);
+        veth_case("veth-afxdp", flowdp_start, flowdp_stop, "afxdp");
+        veth_case("veth-afpacket", flowdp_start, flowdp_stop,
+                  "afpacket");
+    }
+    teardown();
+}
+
+#else /* !HAVE_LIBBPF */
+
+void
+suite_datapath_veth(void)
+{
+    const char *msg = "built without libbpf (Debian: libbpf-dev): the veth "
+                      "cases' XDP programs need it";
+
+    if (json_output) {
+        fprintf(stderr, "flowdp-bench: datapath veth: skipped: %s\n", msg);
+    } else {
+        printf("%-32s skipped: %s\n", "veth", msg);
+    }
+}
+
+#endif /* HAVE_LIBBPF */
