@@ -92,9 +92,11 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/bpf.h>
+#include <linux/ethtool.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/if_packet.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <pthread.h>
 #include <sched.h>
@@ -104,6 +106,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -121,6 +124,15 @@
 #define VETH_RUNS 5             /* measure()'s timed runs. */
 #define WARMUP_NS 2e9           /* The longest wait for a first frame. */
 #define STALL_NS 1e9            /* No frame for this long: stalled. */
+#define LIVE_REPEAT (1 << 20)   /* Frames per BPF_PROG_TEST_RUN call.  Each
+                                 * call sets up and tears down a page pool,
+                                 * which took 25 ms here (a grace period),
+                                 * a gap in the traffic: so many frames
+                                 * per call.  The program counts what it
+                                 * sends and drops the rest of a call's
+                                 * frames once told to stop. */
+#define LIVE_BATCH 64           /* Frames the kernel builds and flushes at
+                                 * once (its default, at most 256). */
 
 /* The interfaces' MAC addresses, fixed so that the frame needs no
  * look-up: locally administered (0x02), "fd" for flowdp. */
@@ -130,6 +142,10 @@ static const uint8_t mac_s0[6] = { 0x02, 0xfd, 0, 0, 0, 0x01 };
 static const uint8_t mac_d0[6] = { 0x02, 0xfd, 0, 0, 0, 0x02 };
 
 enum veth_ns { NS_SRC, NS_FWD, NS_DST, N_NS };
+
+/* How frames are made (see "Generator" above). */
+enum veth_gen { GEN_XDP_LIVE, GEN_AF_PACKET };
+static const char *const gen_name[] = { "xdp-live", "af_packet" };
 static const char *const ns_role[N_NS] = { "src", "fwd", "dst" };
 
 /* Everything the cases set up, global so that the exit and signal
@@ -143,11 +159,15 @@ struct veth_env {
     int sink_map_fd, sink_prog_fd;
     int n_cpus;                 /* Values per key of the per-CPU map. */
     uint64_t *sink_values;
+    enum veth_gen gen;
+    int gen_map_fd;             /* GEN_XDP_LIVE: struct gen_state. */
+    int gen_prog_fd;            /* GEN_XDP_LIVE: redirects to s0. */
 };
 
 static struct veth_env env = {
     .ns_fd = { -1, -1, -1 }, .home_fd = -1,
-    .sink_map_fd = -1, .sink_prog_fd = -1,
+    .sink_map_fd = -1, .sink_prog_fd = -1, .gen_prog_fd = -1,
+    .gen_map_fd = -1,
 };
 static volatile sig_atomic_t env_live;  /* Namespaces may exist. */
 
@@ -179,6 +199,7 @@ veth_atexit(void)
 
 static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
 static struct sigaction saved_actions[3];
+static bool handled[3];         /* Whether veth_signal() is installed. */
 
 static void
 veth_signal(int sig)
@@ -202,13 +223,27 @@ install_cleanup(void)
     sa.sa_handler = veth_signal;
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < 3; i++) {
-        sigaction(cleanup_signals[i], &sa, &saved_actions[i]);
+        /* A signal the bench ignores (a shell's background job ignores
+         * SIGINT) stays ignored. */
+        sigaction(cleanup_signals[i], NULL, &saved_actions[i]);
+        handled[i] = saved_actions[i].sa_handler != SIG_IGN;
+        if (handled[i]) {
+            sigaction(cleanup_signals[i], &sa, NULL);
+        }
     }
 }
 
 static void
 teardown(void)
 {
+    if (env.gen_prog_fd >= 0) {
+        close(env.gen_prog_fd);
+        env.gen_prog_fd = -1;
+    }
+    if (env.gen_map_fd >= 0) {
+        close(env.gen_map_fd);
+        env.gen_map_fd = -1;
+    }
     if (env.sink_prog_fd >= 0) {
         close(env.sink_prog_fd);
         env.sink_prog_fd = -1;
@@ -231,7 +266,10 @@ teardown(void)
         env.home_fd = -1;
     }
     for (size_t i = 0; i < 3; i++) {
-        sigaction(cleanup_signals[i], &saved_actions[i], NULL);
+        if (handled[i]) {
+            sigaction(cleanup_signals[i], &saved_actions[i], NULL);
+            handled[i] = false;
+        }
     }
 }
 
@@ -369,6 +407,59 @@ load_redirect(int ifindex, char **msgp)
                     msgp);
 }
 
+/* The value of the XDP generator's one-slot array map. */
+struct gen_state {
+    uint64_t stop;              /* Nonzero: drop instead of sending. */
+    uint64_t sent;              /* Frames redirected to s0. */
+};
+
+/* The XDP generator, run by BPF_PROG_TEST_RUN on live frames: unless
+ * told to stop, counts the frame and redirects it to 'ifindex' (s0),
+ * whose peer s1 receives it.  One thread runs it on one CPU at a time,
+ * so the count needs no atomic add. */
+static int
+load_generator(int ifindex, int map_fd, char **msgp)
+{
+    const struct bpf_insn prog[] = {
+        /* r0 = bpf_map_lookup_elem(map, &(u32) {0}). */
+        insn(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),
+        insn(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
+        insn(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4),
+        insn(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0,
+             map_fd),
+        insn(0, 0, 0, 0, 0),
+        insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
+        /* if (!r0 || r0->stop) goto drop (instruction 16). */
+        insn(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 9, 0),
+        insn(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_0, 0, 0),
+        insn(BPF_JMP | BPF_JNE | BPF_K, BPF_REG_1, 0, 7, 0),
+        /* r0->sent++. */
+        insn(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_1, BPF_REG_0, 8, 0),
+        insn(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_1, 0, 0, 1),
+        insn(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_1, 8, 0),
+        /* return bpf_redirect(ifindex, 0). */
+        insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, ifindex),
+        insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, 0),
+        insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_redirect),
+        insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+        /* drop: return XDP_DROP. */
+        insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, XDP_DROP),
+        insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+    };
+
+    return load_xdp("fdp_generator", prog, sizeof prog / sizeof prog[0],
+                    msgp);
+}
+
+static void
+gen_state_set(uint64_t stop)
+{
+    struct gen_state st = { .stop = stop };
+    uint32_t key = 0;
+
+    bpf_map_update_elem(env.gen_map_fd, &key, &st, BPF_ANY);
+}
+
 /* The sink: counts the frame in slot 0 of the per-CPU array 'map_fd' (a
  * plain add: each CPU has its own counter, and XDP runs with migration
  * off), then drops it. */
@@ -453,6 +544,35 @@ ifindex_in(enum veth_ns ns, const char *name)
     return ifindex;
 }
 
+/* Turns GRO on for 'ifname' in 'ns', as "ethtool -K IFNAME gro on" does
+ * (ETHTOOL_SGRO).  A veth device with GRO runs NAPI, and so accepts the
+ * frames that XDP redirects to its peer (see "Sink" above). */
+static char *
+enable_gro(enum veth_ns ns, const char *ifname)
+{
+    struct ethtool_value ev = { .cmd = ETHTOOL_SGRO, .data = 1 };
+    struct ifreq ifr;
+    int error = enter_ns(env.ns_fd[ns]);
+
+    if (!error) {
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            error = errno;
+        } else {
+            memset(&ifr, 0, sizeof ifr);
+            snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
+            ifr.ifr_data = (char *) &ev;
+            if (ioctl(fd, SIOCETHTOOL, &ifr)) {
+                error = errno;
+            }
+            close(fd);
+        }
+        enter_ns(env.home_fd);
+    }
+    return error ? xasprintf("enabling GRO on %s: %s", ifname,
+                             strerror(error)) : NULL;
+}
+
 /* Creates the namespaces, the veth pairs and the sink.  Returns NULL or
  * why not. */
 static char *
@@ -516,6 +636,13 @@ setup(void)
         return xasprintf("the veth interfaces have no index");
     }
 
+    /* s1 runs NAPI in every case, so that the XDP generator can reach it
+     * (the bridge and afpacket attach no program to it). */
+    msg = enable_gro(NS_FWD, "s1");
+    if (msg) {
+        return msg;
+    }
+
     /* The sink. */
     env.n_cpus = libbpf_num_possible_cpus();
     if (env.n_cpus <= 0) {
@@ -545,7 +672,8 @@ setup(void)
 struct generator {
     pthread_t thread;
     atomic_bool stop;
-    _Atomic uint64_t sent;      /* Frames the kernel accepted. */
+    _Atomic uint64_t sent;      /* GEN_AF_PACKET: frames the kernel
+                                 * accepted. */
     int error;                  /* errno that stopped it, or 0. */
     const char *what;           /* The call that failed. */
 };
@@ -578,33 +706,49 @@ make_veth_frame(uint8_t *p)
     p[25] = (uint8_t) ~sum;
 }
 
-static void *
-generator_main(void *g_)
+/* GEN_XDP_LIVE: the kernel runs the program that redirects to s0 on
+ * LIVE_REPEAT copies of the frame per call, and transmits each. */
+static void
+generate_xdp_live(struct generator *g)
 {
-    struct generator *g = g_;
+    uint8_t frame[VETH_FRAME_LEN];
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame,
+                .data_size_in = sizeof frame, .repeat = LIVE_REPEAT,
+                .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
+                .batch_size = LIVE_BATCH);
+
+    make_veth_frame(frame);
+    while (!atomic_load_explicit(&g->stop, memory_order_relaxed)) {
+        int error = bpf_prog_test_run_opts(env.gen_prog_fd, &opts);
+        if (error) {
+            g->error = -error;
+            g->what = "BPF_PROG_TEST_RUN";
+            break;
+        }
+    }
+}
+
+/* GEN_AF_PACKET: SEND_BATCH copies of the frame per sendmmsg() on s0. */
+static void
+generate_af_packet(struct generator *g)
+{
     uint8_t frame[VETH_FRAME_LEN];
     struct sockaddr_ll to;
     struct mmsghdr msgs[SEND_BATCH];
     struct iovec iov;
     int one = 1, fd;
 
-    unpin_thread();
-    g->error = enter_ns(env.ns_fd[NS_SRC]);
-    if (g->error) {
-        g->what = "setns(src)";
-        return NULL;
-    }
     fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         g->error = errno;
         g->what = "socket(AF_PACKET)";
-        return NULL;
+        return;
     }
     if (setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one)) {
         g->error = errno;
         g->what = "PACKET_QDISC_BYPASS";
         close(fd);
-        return NULL;
+        return;
     }
 
     make_veth_frame(frame);
@@ -638,7 +782,83 @@ generator_main(void *g_)
         }
     }
     close(fd);
+}
+
+static void *
+generator_main(void *g_)
+{
+    struct generator *g = g_;
+
+    unpin_thread();
+    g->error = enter_ns(env.ns_fd[NS_SRC]);
+    if (g->error) {
+        g->what = "setns(src)";
+    } else if (env.gen == GEN_XDP_LIVE) {
+        generate_xdp_live(g);
+    } else {
+        generate_af_packet(g);
+    }
     return NULL;
+}
+
+/* Chooses the generator: XDP live frames where the kernel has them (5.18
+ * and later), which make several times more frames per second than an
+ * AF_PACKET socket (docs/PERFORMANCE.md), else AF_PACKET.
+ * FLOWDP_BENCH_VETH_GEN=af_packet forces the latter.  Prints the choice
+ * and returns it. */
+static enum veth_gen
+choose_generator(void)
+{
+    const char *force = getenv("FLOWDP_BENCH_VETH_GEN");
+    char *why = NULL;
+
+    if (force && !strcmp(force, "af_packet")) {
+        why = xasprintf("FLOWDP_BENCH_VETH_GEN=%s", force);
+    } else {
+        env.gen_map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fdp_gen",
+                                        sizeof(uint32_t),
+                                        sizeof(struct gen_state), 1, NULL);
+        if (env.gen_map_fd < 0) {
+            why = xasprintf("creating its map: %s",
+                            strerror(-env.gen_map_fd));
+        } else {
+            env.gen_prog_fd = load_generator(env.ifindex_s0, env.gen_map_fd,
+                                             &why);
+        }
+    }
+    if (env.gen_prog_fd >= 0) {
+        uint8_t frame[VETH_FRAME_LEN];
+        LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame,
+                    .data_size_in = sizeof frame, .repeat = 1,
+                    .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+        int error = enter_ns(env.ns_fd[NS_SRC]);
+
+        make_veth_frame(frame);
+        if (!error) {
+            error = -bpf_prog_test_run_opts(env.gen_prog_fd, &opts);
+            enter_ns(env.home_fd);
+        }
+        if (error) {
+            why = xasprintf("XDP live frames: %s", strerror(error));
+        }
+    }
+
+    env.gen = why ? GEN_AF_PACKET : GEN_XDP_LIVE;
+    if (why && env.gen_prog_fd >= 0) {
+        close(env.gen_prog_fd);
+        env.gen_prog_fd = -1;
+    }
+    char *line = xasprintf("veth: generator %s%s%s%s, sink: XDP count and "
+                           "drop on d0", gen_name[env.gen],
+                           why ? " (" : "", why ? why : "", why ? ")" : "");
+    if (json_output) {
+        fprintf(stderr, "%s: datapath %s\n", program_name, line);
+    } else {
+        printf("%s\n", line);
+    }
+    free(line);
+    free(why);
+    return env.gen;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -814,6 +1034,19 @@ flowdp_start(const char *type)
 /* ---------------------------------------------------------------------- */
 /* Measuring.                                                              */
 
+/* Frames the generator has sent so far. */
+static uint64_t
+gen_sent(struct generator *g)
+{
+    if (env.gen == GEN_XDP_LIVE) {
+        struct gen_state st;
+        uint32_t key = 0;
+
+        return bpf_map_lookup_elem(env.gen_map_fd, &key, &st) ? 0 : st.sent;
+    }
+    return atomic_load(&g->sent);
+}
+
 struct veth_run {
     struct generator *gen;
     bool stalled;
@@ -829,7 +1062,7 @@ static uint64_t
 wait_received(void *r_, uint64_t n)
 {
     struct veth_run *r = r_;
-    uint64_t sent0 = atomic_load(&r->gen->sent);
+    uint64_t sent0 = gen_sent(r->gen);
     double t0 = now_ns(), progress_t = t0;
     uint64_t got0 = sink_read(), got = got0, target = got0 + n;
 
@@ -852,7 +1085,7 @@ wait_received(void *r_, uint64_t n)
     if (dt > 0) {
         r->rate = (double) (got - got0) / dt;
         r->sent_rate[r->n_calls++ % VETH_RUNS]
-            = (double) (atomic_load(&r->gen->sent) - sent0) / dt;
+            = (double) (gen_sent(r->gen) - sent0) / dt;
     }
     return n;
 }
@@ -886,6 +1119,9 @@ veth_case(const char *case_name, char *(*start)(const char *type),
     memset(&gen, 0, sizeof gen);
     memset(&run, 0, sizeof run);
     run.gen = &gen;
+    if (env.gen == GEN_XDP_LIVE) {
+        gen_state_set(0);
+    }
     error = pthread_create(&gen.thread, NULL, generator_main, &gen);
     if (error) {
         stop();
@@ -917,6 +1153,9 @@ veth_case(const char *case_name, char *(*start)(const char *type),
     }
 
     atomic_store(&gen.stop, true);
+    if (env.gen == GEN_XDP_LIVE) {
+        gen_state_set(1);
+    }
     pthread_join(gen.thread, NULL);
     stop();
 
@@ -943,6 +1182,7 @@ suite_datapath_veth(void)
         skip("veth", msg);
         free(msg);
     } else {
+        choose_generator();
         veth_case("veth-bridge", bridge_start, bridge_stop, NULL);
         veth_case("veth-xdp-redirect", redirect_start, redirect_stop, NULL);
         veth_case("veth-afxdp", flowdp_start, flowdp_stop, "afxdp");
