@@ -848,8 +848,9 @@ choose_generator(void)
         close(env.gen_prog_fd);
         env.gen_prog_fd = -1;
     }
-    char *line = xasprintf("veth: generator %s%s%s%s, sink: XDP count and "
-                           "drop on d0", gen_name[env.gen],
+    char *line = xasprintf("veth: namespaces fdpV%ld{src,fwd,dst}, "
+                           "generator %s%s%s%s, sink: XDP count and drop "
+                           "on d0", (long) getpid(), gen_name[env.gen],
                            why ? " (" : "", why ? why : "", why ? ")" : "");
     if (json_output) {
         fprintf(stderr, "%s: datapath %s\n", program_name, line);
