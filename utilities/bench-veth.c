@@ -314,7 +314,7 @@ run_cmd(const char *format, ...)
     vsnprintf(cmd, sizeof cmd, format, args);
     va_end(args);
 
-    char *full = xasprintf("%s 2>&1", cmd);
+    char *full = xasprintf("(%s) 2>&1", cmd);
     FILE *p = full ? popen(full, "r") : NULL;
     free(full);
     if (!p) {
