@@ -36,12 +36,22 @@
  * Generator
  * =========
  * A thread that enters src sends the same 60-byte UDP/IPv4 frame (64 bytes
- * on a wire with the FCS) from s0 to d0's MAC address through an
- * AF_PACKET socket with PACKET_QDISC_BYPASS, SEND_BATCH frames per
- * sendmmsg(), counting the frames the kernel accepted.  (The kernel's
- * pktgen would be faster still, but it is a module that many kernels,
- * this machine's included, do not have; one generator serves every
- * forwarder, so the comparison is fair either way.)
+ * on a wire with the FCS) from s0 to d0's MAC address, in one of two ways,
+ * chosen once per run so that every forwarder gets the same one:
+ *   xdp-live   BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES (kernel
+ *              5.18 and later; libbpf) runs a program that counts the
+ *              frame and redirects it to s0, LIVE_REPEAT frames per call:
+ *              the kernel builds the frames itself, with no socket buffer
+ *              and no system call per frame.  The default where it works.
+ *   af_packet  an AF_PACKET socket with PACKET_QDISC_BYPASS, SEND_BATCH
+ *              frames per sendmmsg(), counting the frames the kernel
+ *              accepted: without libbpf, on older kernels, or with
+ *              FLOWDP_BENCH_VETH_GEN=af_packet.  It made 8x fewer frames
+ *              per second into the XDP redirect here.
+ * (The kernel's pktgen is a module that many kernels, this machine's
+ * included, do not have.)  s1 has GRO on in every case: a veth device
+ * takes frames XDP redirected to its peer only if it runs NAPI (see
+ * "Sink"), and the bridge and afpacket attach no XDP program to s1.
  *
  * Sink
  * ====
@@ -53,26 +63,34 @@
  * it does when an XDP program is attached to d0 (or GRO is enabled on
  * it); without that, redirected frames are dropped and counted as d1's
  * transmit errors.  The bridge and flowdp deliver socket buffers to d0,
- * which the same program sees on the same queue.
+ * which the same program sees on the same queue.  Without libbpf (or with
+ * FLOWDP_BENCH_VETH_SINK=rx_packets) the sink is d0's rx_packets counter
+ * read over rtnetlink, GRO on d0 giving it NAPI; the frames then go up
+ * dst's stack, which costs the forwarders' CPU, so those figures are
+ * lower and only comparable among themselves.
  *
  * What is measured
  * ================
  * For each forwarder: the generator starts; once the first frames reach
  * the sink (warm-up, at most WARMUP_NS), measure() times how long d0
  * takes to receive N more frames, N calibrated so that each of its 5 runs
- * lasts about --seconds / 5 (default 0.2 s; 0.02 s with --quick): the
+ * lasts about --seconds / 5 (0.2 s without --seconds, 0.02 s with
+ * --quick): the
  * median is ns per received packet, reported as case veth-FORWARDER, impl
  * "received".  The generator's rate over the same runs is the row with
  * impl "sent" (what was offered; the difference was dropped on the way).
  * The generator, the forwarder and the sink share this machine's CPUs:
  * the figures compare forwarders with each other in one run; they are not
- * the forwarders' rates on dedicated cores.
+ * the forwarders' rates on dedicated cores.  The kernel's forwarders run
+ * in the generator's own context (veth runs the NAPI poll it schedules
+ * when the generator's bottom half ends, on the same CPU), so for them
+ * "sent" equals "received"; flowdp's pmd polls on a thread of its own.
  *
  * Setup uses "ip" (iproute2) through popen(): namespaces, veth pairs,
  * addresses and the bridge, which would be a few hundred lines of
  * rtnetlink by hand.  XDP programs are raw BPF instructions (no BPF
  * compiler needed) loaded and attached with libbpf; without libbpf the
- * veth cases are skipped.  Everything is removed when the cases end, at
+ * XDP redirect case is skipped.  Everything is removed when the cases end, at
  * exit (fatal() included) and on SIGINT, SIGTERM or SIGHUP: removing the
  * three namespaces (what "ip netns delete" does: unmount and unlink their
  * /run/netns entries, async-signal-safe) removes the veths, the bridge
@@ -84,9 +102,6 @@
 
 #include "utilities/bench.h"
 
-#include <stdio.h>
-
-#ifdef HAVE_LIBBPF
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -96,6 +111,8 @@
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/if_packet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <pthread.h>
@@ -104,6 +121,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -112,8 +130,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef HAVE_LIBBPF
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#endif
 
 #include "flowdp/flowdp.h"
 #include "utilities/tool.h"
@@ -158,9 +178,11 @@ struct veth_env {
     int ns_fd[N_NS];
     int home_fd;                /* The namespace the bench started in. */
     int ifindex_s0, ifindex_s1, ifindex_d1, ifindex_d0;
-    int sink_map_fd, sink_prog_fd;
+    int sink_map_fd, sink_prog_fd;  /* The XDP sink (libbpf). */
     int n_cpus;                 /* Values per key of the per-CPU map. */
     uint64_t *sink_values;
+    int sink_nl_fd;             /* Without libbpf: rtnetlink in dst. */
+    uint64_t sink_last;         /* Its last good reading. */
     enum veth_gen gen;
     int gen_map_fd;             /* GEN_XDP_LIVE: struct gen_state. */
     int gen_prog_fd;            /* GEN_XDP_LIVE: redirects to s0. */
@@ -169,7 +191,7 @@ struct veth_env {
 static struct veth_env env = {
     .ns_fd = { -1, -1, -1 }, .home_fd = -1,
     .sink_map_fd = -1, .sink_prog_fd = -1, .gen_prog_fd = -1,
-    .gen_map_fd = -1,
+    .gen_map_fd = -1, .sink_nl_fd = -1,
 };
 static volatile sig_atomic_t env_live;  /* Namespaces may exist. */
 
@@ -256,6 +278,10 @@ teardown(void)
     if (env.sink_map_fd >= 0) {
         close(env.sink_map_fd);
         env.sink_map_fd = -1;
+    }
+    if (env.sink_nl_fd >= 0) {
+        close(env.sink_nl_fd);
+        env.sink_nl_fd = -1;
     }
     free(env.sink_values);
     env.sink_values = NULL;
@@ -378,6 +404,8 @@ sleep_ns(double ns)
 
 /* ---------------------------------------------------------------------- */
 /* XDP programs, as raw BPF instructions.                                  */
+
+#ifdef HAVE_LIBBPF
 
 static struct bpf_insn
 insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm)
@@ -526,20 +554,130 @@ detach_xdp(enum veth_ns ns, int ifindex)
     }
 }
 
-/* Frames the sink has counted so far. */
+/* Frames the XDP sink has counted so far. */
 static uint64_t
-sink_read(void)
+sink_read_xdp(void)
 {
     uint32_t key = 0;
     uint64_t sum = 0;
 
     if (bpf_map_lookup_elem(env.sink_map_fd, &key, env.sink_values)) {
-        return 0;
+        return env.sink_last;
     }
     for (int i = 0; i < env.n_cpus; i++) {
         sum += env.sink_values[i];
     }
+    env.sink_last = sum;
     return sum;
+}
+
+/* Loads the sink and attaches it to d0.  Returns NULL or why not. */
+static char *
+setup_xdp_sink(void)
+{
+    char *msg = NULL;
+
+    env.n_cpus = libbpf_num_possible_cpus();
+    if (env.n_cpus <= 0) {
+        return xasprintf("counting CPUs: %s", strerror(-env.n_cpus));
+    }
+    env.sink_values = calloc((size_t) env.n_cpus, sizeof *env.sink_values);
+    if (!env.sink_values) {
+        fatal("datapath: veth: out of memory");
+    }
+    env.sink_map_fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "fdp_sink",
+                                     sizeof(uint32_t), sizeof(uint64_t), 1,
+                                     NULL);
+    if (env.sink_map_fd < 0) {
+        return xasprintf("creating the sink's map: %s",
+                         strerror(-env.sink_map_fd));
+    }
+    env.sink_prog_fd = load_sink(env.sink_map_fd, &msg);
+    if (env.sink_prog_fd < 0) {
+        return msg;
+    }
+    return attach_xdp(NS_DST, env.ifindex_d0, "d0", env.sink_prog_fd);
+}
+
+#else /* !HAVE_LIBBPF */
+
+static void
+gen_state_set(uint64_t stop)
+{
+}
+
+#endif /* HAVE_LIBBPF */
+
+/* ---------------------------------------------------------------------- */
+/* The sink without libbpf: d0's receive counter.                          */
+
+/* A rtnetlink socket made in dst, where d0 is (a socket keeps the
+ * namespace it was made in).  Returns NULL or why not. */
+static char *
+setup_netlink_sink(void)
+{
+    int error = enter_ns(env.ns_fd[NS_DST]);
+
+    if (!error) {
+        env.sink_nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
+                                NETLINK_ROUTE);
+        error = env.sink_nl_fd < 0 ? errno : 0;
+        enter_ns(env.home_fd);
+    }
+    return error ? xasprintf("rtnetlink socket in dst: %s", strerror(error))
+           : NULL;
+}
+
+/* d0's rx_packets (IFLA_STATS64 of RTM_GETLINK), or the last good reading
+ * if the kernel's answer is not one. */
+static uint64_t
+sink_read_netlink(void)
+{
+    static uint32_t seq;
+    static uint64_t buf[4096];      /* 32 kB: one link's attributes. */
+    struct {
+        struct nlmsghdr nh;
+        struct ifinfomsg ifi;
+    } req = {
+        .nh = { .nlmsg_len = sizeof req, .nlmsg_type = RTM_GETLINK,
+                .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = ++seq },
+        .ifi = { .ifi_family = AF_UNSPEC, .ifi_index = env.ifindex_d0 },
+    };
+
+    if (send(env.sink_nl_fd, &req, sizeof req, 0) < 0) {
+        return env.sink_last;
+    }
+    ssize_t n = recv(env.sink_nl_fd, buf, sizeof buf, 0);
+    struct nlmsghdr *nh = (struct nlmsghdr *) buf;
+    if (n < 0 || !NLMSG_OK(nh, (size_t) n)
+        || nh->nlmsg_type != RTM_NEWLINK) {
+        return env.sink_last;
+    }
+
+    int len = (int) IFLA_PAYLOAD(nh);
+    for (struct rtattr *a = IFLA_RTA((struct ifinfomsg *) NLMSG_DATA(nh));
+         RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+        struct rtnl_link_stats64 st;
+
+        if (a->rta_type == IFLA_STATS64 && RTA_PAYLOAD(a) >= sizeof st) {
+            memcpy(&st, RTA_DATA(a), sizeof st);
+            env.sink_last = st.rx_packets;
+            break;
+        }
+    }
+    return env.sink_last;
+}
+
+/* Frames the sink has counted so far. */
+static uint64_t
+sink_read(void)
+{
+#ifdef HAVE_LIBBPF
+    if (env.sink_nl_fd < 0) {
+        return sink_read_xdp();
+    }
+#endif
+    return sink_read_netlink();
 }
 
 /* ---------------------------------------------------------------------- */
@@ -656,27 +794,17 @@ setup(void)
         return msg;
     }
 
-    /* The sink. */
-    env.n_cpus = libbpf_num_possible_cpus();
-    if (env.n_cpus <= 0) {
-        return xasprintf("counting CPUs: %s", strerror(-env.n_cpus));
+    /* The sink: the XDP one, unless there is no libbpf or
+     * FLOWDP_BENCH_VETH_SINK=rx_packets asks for d0's counter, which
+     * needs GRO on d0 for NAPI (see "Sink" above). */
+#ifdef HAVE_LIBBPF
+    const char *sink_kind = getenv("FLOWDP_BENCH_VETH_SINK");
+    if (!sink_kind || strcmp(sink_kind, "rx_packets")) {
+        return setup_xdp_sink();
     }
-    env.sink_values = calloc((size_t) env.n_cpus, sizeof *env.sink_values);
-    if (!env.sink_values) {
-        fatal("datapath: veth: out of memory");
-    }
-    env.sink_map_fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "fdp_sink",
-                                     sizeof(uint32_t), sizeof(uint64_t), 1,
-                                     NULL);
-    if (env.sink_map_fd < 0) {
-        return xasprintf("creating the sink's map: %s",
-                         strerror(-env.sink_map_fd));
-    }
-    env.sink_prog_fd = load_sink(env.sink_map_fd, &msg);
-    if (env.sink_prog_fd < 0) {
-        return msg;
-    }
-    return attach_xdp(NS_DST, env.ifindex_d0, "d0", env.sink_prog_fd);
+#endif
+    msg = enable_gro(NS_DST, "d0");
+    return msg ? msg : setup_netlink_sink();
 }
 
 /* ---------------------------------------------------------------------- */
@@ -727,6 +855,7 @@ gen_fail(struct generator *g, const char *what, int error)
     atomic_store(&g->error, error);
 }
 
+#ifdef HAVE_LIBBPF
 /* GEN_XDP_LIVE: the kernel runs the program that redirects to s0 on
  * LIVE_REPEAT copies of the frame per call, and transmits each. */
 static void
@@ -747,6 +876,8 @@ generate_xdp_live(struct generator *g)
         }
     }
 }
+
+#endif
 
 /* GEN_AF_PACKET: SEND_BATCH copies of the frame per sendmmsg() on s0. */
 static void
@@ -810,8 +941,10 @@ generator_main(void *g_)
     int error = enter_ns(env.ns_fd[NS_SRC]);
     if (error) {
         gen_fail(g, "setns(src)", error);
+#ifdef HAVE_LIBBPF
     } else if (env.gen == GEN_XDP_LIVE) {
         generate_xdp_live(g);
+#endif
     } else {
         generate_af_packet(g);
     }
@@ -826,9 +959,12 @@ generator_main(void *g_)
 static enum veth_gen
 choose_generator(void)
 {
-    const char *force = getenv("FLOWDP_BENCH_VETH_GEN");
     char *why = NULL;
 
+#ifndef HAVE_LIBBPF
+    why = xasprintf("built without libbpf");
+#else
+    const char *force = getenv("FLOWDP_BENCH_VETH_GEN");
     if (force && !strcmp(force, "af_packet")) {
         why = xasprintf("FLOWDP_BENCH_VETH_GEN=%s", force);
     } else {
@@ -859,6 +995,7 @@ choose_generator(void)
             why = xasprintf("XDP live frames: %s", strerror(error));
         }
     }
+#endif
 
     env.gen = why ? GEN_AF_PACKET : GEN_XDP_LIVE;
     if (why && env.gen_prog_fd >= 0) {
@@ -866,9 +1003,12 @@ choose_generator(void)
         env.gen_prog_fd = -1;
     }
     char *line = xasprintf("veth: namespaces fdpV%ld{src,fwd,dst}, "
-                           "generator %s%s%s%s, sink: XDP count and drop "
-                           "on d0", (long) getpid(), gen_name[env.gen],
-                           why ? " (" : "", why ? why : "", why ? ")" : "");
+                           "generator %s%s%s%s, sink: %s", (long) getpid(),
+                           gen_name[env.gen], why ? " (" : "",
+                           why ? why : "", why ? ")" : "",
+                           env.sink_nl_fd >= 0
+                           ? "d0's rx_packets over rtnetlink"
+                           : "XDP count and drop on d0");
     if (json_output) {
         fprintf(stderr, "%s: datapath %s\n", program_name, line);
     } else {
@@ -931,6 +1071,9 @@ bridge_stop(void)
 static char *
 redirect_start(const char *type)
 {
+#ifndef HAVE_LIBBPF
+    return xasprintf("built without libbpf (Debian: libbpf-dev)");
+#else
     char *msg = NULL;
 
     redirect_fd = load_redirect(env.ifindex_d1, &msg);
@@ -943,12 +1086,15 @@ redirect_start(const char *type)
         redirect_fd = -1;
     }
     return msg;
+#endif
 }
 
 static void
 redirect_stop(void)
 {
+#ifdef HAVE_LIBBPF
     detach_xdp(NS_FWD, env.ifindex_s1);
+#endif
     if (redirect_fd >= 0) {
         close(redirect_fd);
         redirect_fd = -1;
@@ -963,12 +1109,14 @@ check_no_xdp(const char *case_name, int ifindex, const char *ifname)
 {
     uint32_t id = 0;
 
+#ifdef HAVE_LIBBPF
     if (!enter_ns(env.ns_fd[NS_FWD])) {
         if (!bpf_xdp_query_id(ifindex, 0, &id) && id) {
             bpf_xdp_detach(ifindex, 0, NULL);
         }
         enter_ns(env.home_fd);
     }
+#endif
     if (id) {
         char *msg = xasprintf("the datapath left XDP program %" PRIu32
                               " on %s after closing its ports (removed)",
@@ -1082,12 +1230,14 @@ flowdp_start(const char *type)
 static uint64_t
 gen_sent(struct generator *g)
 {
+#ifdef HAVE_LIBBPF
     if (env.gen == GEN_XDP_LIVE) {
         struct gen_state st;
         uint32_t key = 0;
 
         return bpf_map_lookup_elem(env.gen_map_fd, &key, &st) ? 0 : st.sent;
     }
+#endif
     return atomic_load(&g->sent);
 }
 
@@ -1250,20 +1400,3 @@ suite_datapath_veth(void)
     }
     teardown();
 }
-
-#else /* !HAVE_LIBBPF */
-
-void
-suite_datapath_veth(void)
-{
-    const char *msg = "built without libbpf (Debian: libbpf-dev): the veth "
-                      "cases' XDP programs need it";
-
-    if (json_output) {
-        fprintf(stderr, "flowdp-bench: datapath veth: skipped: %s\n", msg);
-    } else {
-        printf("%-32s skipped: %s\n", "veth", msg);
-    }
-}
-
-#endif /* HAVE_LIBBPF */
