@@ -1126,6 +1126,25 @@ check_no_xdp(const char *case_name, int ifindex, const char *ifname)
     }
 }
 
+/* Prints the datapath's port counters after a case, to tell where
+ * frames sent but not received were lost. */
+static void
+flowdp_note_stats(struct flowdp_fwd *f)
+{
+    struct fdp_port_stats in, out;
+
+    if (!fdp_dp_port_get_stats(f->dp, 1, &in, NULL)
+        && !fdp_dp_port_get_stats(f->dp, 2, &out, NULL)) {
+        char *msg = xasprintf("port 1 (s1) rx %" PRIu64 " rx_dropped %"
+                              PRIu64 " rx_errors %" PRIu64 "; port 2 (d1) "
+                              "tx %" PRIu64 " tx_dropped %" PRIu64,
+                              in.rx_packets, in.rx_dropped, in.rx_errors,
+                              out.tx_packets, out.tx_dropped);
+        note(current_case, "ports", msg);
+        free(msg);
+    }
+}
+
 static void
 flowdp_stop(void)
 {
@@ -1135,6 +1154,7 @@ flowdp_stop(void)
         atomic_store(&f->stop, true);
         pthread_join(f->thread, NULL);
         f->running = false;
+        flowdp_note_stats(f);
     }
     fdp_dp_pmd_destroy(f->pmd);
     fdp_dp_destroy(f->dp);
