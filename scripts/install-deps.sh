@@ -6,9 +6,10 @@ set -eu
 # python3 and openvswitch-common (ovs-ofctl) run the flow-syntax tests, which
 # compare flowdp-ctl's output with ovs-ofctl's; clang and libclang-rt-14-dev
 # build the libFuzzer targets; tcpdump double-checks the checksums of the
-# packets the datapath tests write.
+# packets the datapath tests write; libbpf-dev loads the XDP programs of
+# flowdp-bench's veth cases.
 PACKAGES="gcc make autoconf automake libtool pkg-config
-          check libssl-dev liburcu-dev libpcap-dev libjansson-dev
+          check libssl-dev liburcu-dev libpcap-dev libjansson-dev libbpf-dev
           python3 openvswitch-common clang libclang-rt-14-dev tcpdump"
 
 missing=

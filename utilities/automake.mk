@@ -25,12 +25,16 @@ utilities_flowdpd_CPPFLAGS = $(AM_CPPFLAGS) $(FDP_RUNDIR_CPPFLAGS)
 utilities_flowdpd_CFLAGS = $(RPC_CFLAGS)
 
 utilities_flowdp_bench_SOURCES = utilities/flowdp-bench.c utilities/bench.h \
-	utilities/bench-table.c utilities/bench-dp.c utilities/classbench.c \
-	utilities/classbench.h utilities/tool.c utilities/tool.h
+	utilities/bench-table.c utilities/bench-dp.c utilities/bench-veth.c \
+	utilities/classbench.c utilities/classbench.h utilities/tool.c \
+	utilities/tool.h
 # The benchmark links the core statically: it times internal variants
 # (each SIMD implementation) that the installed library does not export.
-utilities_flowdp_bench_LDADD = lib/libflowdp-core.la $(JANSSON_LIBS)
-utilities_flowdp_bench_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(URCU_CFLAGS)
+# libbpf (optional) loads the veth cases' XDP programs (bench-veth.c).
+utilities_flowdp_bench_LDADD = lib/libflowdp-core.la $(JANSSON_LIBS) \
+	$(LIBBPF_LIBS)
+utilities_flowdp_bench_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(URCU_CFLAGS) \
+	$(LIBBPF_CFLAGS)
 utilities_flowdp_bench_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DFDP_CLASSBENCH_DIR='"$(abs_top_srcdir)/../shared/data/classbench"'
 

@@ -494,4 +494,7 @@ suite_datapath(void)
             dp_case(&cases[i]);
         }
     }
+    if (!only || !strncmp(only, "veth", 4)) {
+        suite_datapath_veth();
+    }
 }
