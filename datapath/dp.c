@@ -83,6 +83,31 @@
  * - A port's rx is polled by one pmd only (rank modulo n_pmds); its tx
  *   may be fed by every pmd, under the port's tx mutex.
  *
+ * Scaling to many cores
+ * ---------------------
+ * What each pmd owns: its rx ports (each port, an rx queue, is polled by
+ * one pmd), its EMC (1 MiB) and SMC (4 MiB), its frame cache, its batch
+ * and transmit queues, its counters, and one shard of every flow's
+ * counters (while shards last).  What is shared: the table (read-only
+ * under RCU: lookups take no lock and write nothing), the port set (RCU),
+ * the table version (one line, read every batch, written once per
+ * commit), the free-frame pool (a mutex taken once per 128 frames), and
+ * the ports' tx side (a mutex per port and burst).  Measured on this
+ * machine's 2 cores: 2 pmds forward 1.8-1.9x one (docs/PERFORMANCE.md).
+ * Planned for 64: the pool mutex would be taken 5 million times a second
+ * at 10 Mpps per core, so the pool becomes one per NUMA node, or frames
+ * stay with the port they came from (an AF_XDP UMEM per queue); a port
+ * that 64 pmds transmit on would serialise them on its mutex, so each
+ * pmd gets its own tx queue per port (AF_XDP: a socket per queue, the
+ * kernel's XPS; Open vSwitch's static tx queues); flow counters have two
+ * owned shards, which is right for two cores: with RSS a flow arrives on
+ * one queue, so the shared shard's locked adds hit a line only that core
+ * holds (about 20 cycles, no transfer), and a flow whose packets reach
+ * many cores would want per-pmd copies as Open vSwitch's dp_netdev_flow;
+ * a grace period signals every core (membarrier), so writers keep
+ * batching their waits (lib/table.c).  Memory: 5 MiB of caches per pmd,
+ * 320 MiB for 64.
+ *
  * Thread-safety
  * =============
  * Control functions serialise on dp->mutex and publish the port set with
@@ -983,6 +1008,11 @@ key_equal(const struct fdp_key *a, const struct fdp_key *b)
 {
     uint64_t diff = 0;
 
+    /* Unrolled: 12 XORs and ORs without a loop, which the compiler may
+     * pair into 128-bit operations. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 12
+#endif
     for (size_t i = 0; i < FDP_KEY_WORDS; i++) {
         diff |= a->w[i] ^ b->w[i];
     }
@@ -1230,7 +1260,12 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
         const struct fdp_rule *rule = NULL;
         if (use_emc) {
             rule = emc_lookup(pmd, key, b->hashes[i], version);
-            n_emc += rule != NULL;
+            if (rule) {
+                /* Its first line holds the actions and counters
+                 * pointers that grouping and accounting read. */
+                __builtin_prefetch(rule);
+                n_emc++;
+            }
         }
         b->rules[i] = rule;
         if (!rule) {
