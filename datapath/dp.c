@@ -1296,6 +1296,9 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
                   ? cand[j]
                   : smc_lookup(pmd, miss_keys[j], b->hashes[i], version);
             if (rule) {
+                /* Grouping and accounting read these next. */
+                __builtin_prefetch(rule->stats, 1);
+                __builtin_prefetch(rule->actions);
                 b->rules[i] = rule;
                 n_smc++;
                 if (pmd->emc) {
