@@ -126,7 +126,7 @@ struct fdp_dp_options {
      * otherwise. */
     enum fdp_dp_cache_mode smc_mode;    /* Default AUTO. */
     uint32_t smc_entries;       /* A power of two from 4 to 2^24 (default
-                                 * 2^18: 4 MiB per pmd, taken only as the
+                                 * 2^20: 16 MiB per pmd, taken only as the
                                  * cache fills). */
     uint32_t smc_insert_inv_prob;   /* As emc_insert_inv_prob (default 1:
                                  * every table hit; 0 turns it off). */
