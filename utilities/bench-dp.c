@@ -9,13 +9,27 @@
  *
  * datapath: 64-byte frames (60 bytes without the FCS: UDP over IPv4)
  *   generated in memory, pushed through a ring port's rx by a peer running
- *   on the same thread as the pmd, forwarded by output:2 and drained from
- *   port 2's tx: ns per packet for the whole path on one core.
- *   emc-hit        1000 flows, 1000 distinct packets, every result cached
- *                  (insertion probability 1; warmed up);
- *   1000x1-noemc   1000 flows over 1 mask, EMC off;
- *   1000x100-noemc 1000 flows over 100 masks, EMC off;
- *   ranges         1000 flows with port ranges (pipapo), EMC off.
+ *   on the same thread as the pmd, forwarded by output and drained from
+ *   the output port's tx: ns per packet for the whole path on one core
+ *   (the peer's copy of each frame included).  impl says how each cache
+ *   is used (on, off, auto) and, where not the default, the EMC's
+ *   insertion probability and the SMC's size.
+ *   emc-hit        1000 flows (one mask), 1000 distinct packets, every
+ *                  result cached (insertion probability 1; warmed up);
+ *   emc-hit-p100   the same at Open vSwitch's 1/100;
+ *   1000x1-*       the same flows, EMC off, or auto (the pmd decides);
+ *   1000x100-*     1000 flows over 100 masks (megaflow-like: nw_src
+ *                  prefixes x tp_src masks), EMC off or auto;
+ *   ranges         1000 flows with port ranges, EMC off;
+ *   100k-*         100,000 such 100-mask flows in a table declared
+ *                  disjoint, 100,000 distinct packets: the EMC alone
+ *                  (which thrashes), the SMC alone (default size and
+ *                  2^18), both, both in auto mode;
+ *   emc-hit-Npmd   2000 flows, each of N pmds on its own thread with its
+ *                  own ports and half the flows: the aggregate rate.
+ *   FLOWDP_BENCH_CASE=NAME runs one case (a profile's target);
+ *   FLOWDP_BENCH_VERBOSE prints each case's cache counters.
+ *   veth-*         (bench-veth.c) real interfaces in network namespaces.
  */
 #include <config.h>
 
@@ -354,6 +368,7 @@ struct dp_case_def {
     uint32_t emc_inv_prob;
     bool disjoint;              /* fdp_table_set_disjoint(). */
     unsigned int n_pmds;        /* 0: 1, driven on this thread. */
+    uint32_t smc_entries;       /* 0: the default. */
 };
 
 static const char *
@@ -394,6 +409,9 @@ dp_case(const struct dp_case_def *c)
     o.emc_insert_inv_prob = c->emc_inv_prob;
     o.emc_mode = c->emc;
     o.smc_mode = c->smc;
+    if (c->smc_entries) {
+        o.smc_entries = c->smc_entries;
+    }
     o.n_pmds = db->n_lanes;
     o.n_frames = 16384 * db->n_lanes;
     if (fdp_dp_create(db->table, &o, &db->dp)) {
@@ -438,6 +456,14 @@ dp_case(const struct dp_case_def *c)
     char impl[48];
     snprintf(impl, sizeof impl, "emc=%s,smc=%s",
              c->emc_inv_prob ? mode_name(c->emc) : "off", mode_name(c->smc));
+    if (c->emc_inv_prob > 1) {
+        snprintf(impl + strlen(impl), sizeof impl - strlen(impl), ",1/%u",
+                 c->emc_inv_prob);
+    }
+    if (c->smc_entries) {
+        snprintf(impl + strlen(impl), sizeof impl - strlen(impl),
+                 ",smc=2^%d", __builtin_ctz(c->smc_entries));
+    }
     report(&(struct result) {
         .suite = "datapath", .case_name = c->name, .impl = impl,
         .entries = c->n_flows, .ns_per_op = ns, .bytes = ts.memory_bytes,
@@ -462,29 +488,33 @@ suite_datapath(void)
 {
     static const struct dp_case_def cases[] = {
         { "emc-hit", "x1", 1000, FDP_DP_CACHE_ON, FDP_DP_CACHE_OFF, 1,
-          false, 0 },
+          false, 0, 0 },
+        { "emc-hit-p100", "x1", 1000, FDP_DP_CACHE_ON, FDP_DP_CACHE_OFF,
+          100, false, 0, 0 },
         { "1000x1-noemc", "x1", 1000, FDP_DP_CACHE_OFF, FDP_DP_CACHE_OFF, 0,
-          false, 0 },
+          false, 0, 0 },
         { "1000x1-auto", "x1", 1000, FDP_DP_CACHE_AUTO, FDP_DP_CACHE_OFF, 1,
-          false, 0 },
+          false, 0, 0 },
         { "1000x100-noemc", "x100", 1000, FDP_DP_CACHE_OFF,
-          FDP_DP_CACHE_OFF, 0, false, 0 },
+          FDP_DP_CACHE_OFF, 0, false, 0, 0 },
         { "1000x100-auto", "x100", 1000, FDP_DP_CACHE_AUTO,
-          FDP_DP_CACHE_OFF, 100, false, 0 },
+          FDP_DP_CACHE_OFF, 100, false, 0, 0 },
         { "ranges", "ranges", 1000, FDP_DP_CACHE_OFF, FDP_DP_CACHE_OFF, 0,
-          false, 0 },
+          false, 0, 0 },
         { "100k-emc", "x100", 100000, FDP_DP_CACHE_ON, FDP_DP_CACHE_OFF, 1,
-          true, 0 },
+          true, 0, 0 },
         { "100k-smc", "x100", 100000, FDP_DP_CACHE_OFF, FDP_DP_CACHE_ON,
-          0, true, 0 },
+          0, true, 0, 0 },
+        { "100k-smc-2^18", "x100", 100000, FDP_DP_CACHE_OFF,
+          FDP_DP_CACHE_ON, 0, true, 0, 1u << 18 },
         { "100k-emc+smc", "x100", 100000, FDP_DP_CACHE_ON, FDP_DP_CACHE_ON,
-          1, true, 0 },
+          1, true, 0, 0 },
         { "100k-auto", "x100", 100000, FDP_DP_CACHE_AUTO,
-          FDP_DP_CACHE_AUTO, 100, true, 0 },
+          FDP_DP_CACHE_AUTO, 100, true, 0, 0 },
         { "emc-hit-1pmd", "x1", 2000, FDP_DP_CACHE_ON, FDP_DP_CACHE_OFF, 1,
-          false, 1 },
+          false, 1, 0 },
         { "emc-hit-2pmd", "x1", 2000, FDP_DP_CACHE_ON, FDP_DP_CACHE_OFF, 1,
-          false, 2 },
+          false, 2, 0 },
     };
     const char *only = getenv("FLOWDP_BENCH_CASE");
 
