@@ -1564,10 +1564,13 @@ static const struct fdp__exec_ops exec_ops = {
 static struct fdp__port *
 single_output(struct fdp_dp_pmd *pmd, const struct fdp_actions *actions)
 {
-    const struct fdp__action *a = fdp__actions_first(actions);
+    const struct fdp__action *a;
 
-    if (!a || a->type != FDP_ACT_OUTPUT || fdp__actions_next(actions, a)
-        || a->arg == pmd->in_port->port_no) {
+    if (!actions || actions->n_actions != 1) {
+        return NULL;
+    }
+    a = fdp__actions_first(actions);
+    if (!a || a->type != FDP_ACT_OUTPUT || a->arg == pmd->in_port->port_no) {
         return NULL;
     }
     if (a->arg != pmd->last_out_no) {

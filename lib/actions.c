@@ -17,22 +17,6 @@
 
 #include "match.h"
 
-const struct fdp__action *
-fdp__actions_first(const struct fdp_actions *acts)
-{
-    return acts && acts->n_words
-           ? (const struct fdp__action *) &acts->words[0] : NULL;
-}
-
-const struct fdp__action *
-fdp__actions_next(const struct fdp_actions *acts, const struct fdp__action *a)
-{
-    const uint64_t *w = (const uint64_t *) a + a->n_words;
-
-    return w < acts->words + acts->n_words
-           ? (const struct fdp__action *) w : NULL;
-}
-
 fdp_u128
 fdp__action_value(const struct fdp__action *a)
 {

@@ -34,10 +34,22 @@ struct fdp_actions {
 };
 
 /* Iteration: for (a = fdp__actions_first(acts); a; a = fdp__actions_next(
- * acts, a)). */
-const struct fdp__action *fdp__actions_first(const struct fdp_actions *);
-const struct fdp__action *fdp__actions_next(const struct fdp_actions *,
-                                            const struct fdp__action *);
+ * acts, a)).  Inline: the datapath walks a flow's actions per batch. */
+static inline const struct fdp__action *
+fdp__actions_first(const struct fdp_actions *acts)
+{
+    return acts && acts->n_words
+           ? (const struct fdp__action *) &acts->words[0] : NULL;
+}
+
+static inline const struct fdp__action *
+fdp__actions_next(const struct fdp_actions *acts, const struct fdp__action *a)
+{
+    const uint64_t *w = (const uint64_t *) a + a->n_words;
+
+    return w < acts->words + acts->n_words
+           ? (const struct fdp__action *) w : NULL;
+}
 
 /* The value of a FDP_ACT_SET_FIELD record. */
 fdp_u128 fdp__action_value(const struct fdp__action *);
