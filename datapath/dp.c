@@ -188,6 +188,8 @@ struct fdp_dp {
 static const struct fdp__port_class *const port_classes[] = {
     &fdp__ring_port_class,
     &fdp__pcap_port_class,
+    &fdp__afxdp_port_class,
+    &fdp__afpacket_port_class,
 };
 
 /* ---------------------------------------------------------------------- */
@@ -462,7 +464,8 @@ open_port(struct fdp_dp *dp, const char *spec, struct fdp__port **portp,
             return error;
         }
     }
-    *errorp = fdp__xasprintf("\"%.*s\" is not a port type (ring, pcap)",
+    *errorp = fdp__xasprintf("\"%.*s\" is not a port type (ring, pcap, "
+                             "afxdp, afpacket)",
                              (int) type_len, spec);
     return EINVAL;
 }
