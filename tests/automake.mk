@@ -85,13 +85,14 @@ TESTSUITE_AT = \
 	tests/classify.at \
 	tests/datapath.at \
 	tests/daemon.at \
-	tests/bench.at
+	tests/bench.at \
+	tests/netns.at
 TESTSUITE = $(srcdir)/tests/testsuite
 AUTOTEST_PATH = utilities
 EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
-	tests/rpc-fuzz.py \
+	tests/rpc-fuzz.py tests/netns-traffic.py \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \
 	tests/fuzz/corpus
 DISTCLEANFILES += tests/atconfig tests/atlocal
