@@ -21,7 +21,9 @@
  * variable-sized V3 blocks; every slot is a frame).  tx copies each
  * packet into the next free slot (tp_status TP_STATUS_AVAILABLE), marks
  * it TP_STATUS_SEND_REQUEST, and one send() per batch makes the kernel
- * send every requested slot and mark it available again.  Datapath frames
+ * send every requested slot and mark it available again (PACKET_LOSS:
+ * also one it cannot send, a packet longer than the MTU, which is then
+ * lost without a count).  Datapath frames
  * are freed at once: AF_PACKET always copies, so the port never holds
  * one, and closing it has no frame to take back.
  *
@@ -209,6 +211,15 @@ afpacket_setup(struct afpacket_port *ap, unsigned int ifindex,
     error = set_packet_opt(ap, PACKET_VERSION, "TPACKET_V3", &version,
                            sizeof version, errorp);
     if (!error) {
+        /* A slot the kernel cannot send (a packet longer than the MTU)
+         * is skipped and made available again.  Without this the kernel
+         * marks it TP_STATUS_WRONG_FORMAT and stops at it: every later
+         * slot would wait until tx came round the ring to reuse it.
+         * (Before the rings exist: the kernel refuses it after.) */
+        error = set_packet_opt(ap, PACKET_LOSS, "packet loss", &one,
+                               sizeof one, errorp);
+    }
+    if (!error) {
         error = set_packet_opt(ap, PACKET_RX_RING, "rx ring", &rx_req,
                                sizeof rx_req, errorp);
     }
@@ -266,7 +277,9 @@ afpacket_open(struct fdp_dp *dp, const char *args, struct fdp__port **portp,
         error = fdp__port_ifindex("afpacket", known[0].value, &ifindex,
                                   errorp);
     }
-    if (!error && fdp__dp_frame_size(dp) - FDP_DP_HEADROOM
+    /* A packet may start anywhere after its frame's metadata (pushed
+     * tags grow into the headroom). */
+    if (!error && fdp__dp_frame_size(dp) - FDP__FRAME_META_SIZE
                   > TX_SLOT_SIZE - TX_DATA_OFFSET) {
         *errorp = fdp__xasprintf("afpacket: dev=%s: frames of %" PRIu32
                                  " bytes hold packets larger than a tx "
@@ -430,8 +443,8 @@ afpacket_tx(struct fdp__port *port, struct fdp__frame_cache *cache,
         uint32_t status = __atomic_load_n(&slot->tp_status,
                                           __ATOMIC_ACQUIRE);
         if (status == TP_STATUS_WRONG_FORMAT) {
-            /* An earlier packet was not sent after all: the kernel found
-             * its slot malformed.  The slot is free again. */
+            /* Not with PACKET_LOSS; should a kernel do it anyway, the slot
+             * is taken again rather than left to block the ring. */
             fdp__port_set_error(port, "afpacket: dev=%s: the kernel "
                                 "refused a packet as malformed", ap->dev);
         } else if (status != TP_STATUS_AVAILABLE) {

@@ -243,8 +243,9 @@ umem_create(struct fdp_dp *dp, const char *dev, struct afxdp_umem **up,
                                  "%" PRIu64 "-byte buffer area as a UMEM: "
                                  "%s%s", dev, size, strerror(error),
                                  error == EPERM
-                                 ? " (needs CAP_NET_RAW and CAP_IPC_LOCK "
-                                   "or a large enough RLIMIT_MEMLOCK)" : "");
+                                 ? " (needs CAP_NET_RAW, and CAP_IPC_LOCK "
+                                   "or a large enough RLIMIT_MEMLOCK to "
+                                   "pin it)" : "");
         free(u);
         return error;
     }
@@ -408,7 +409,10 @@ try_socket(struct afxdp_port *ap, uint32_t xdp_flags, uint16_t bind_flags,
     restore_messages(saved);
     if (error) {
         const char *hint = error == EBUSY
-                           ? " (another AF_XDP socket has the queue)" : "";
+                           ? " (another AF_XDP socket has the queue)"
+                           : error == EINVAL && ap->queue
+                           ? " (is the queue in range? the driver does not "
+                             "say how many it has)" : "";
         *reason = last_message[0]
                   ? fdp__xasprintf("%s (%s)%s", strerror(error),
                                    last_message, hint)
