@@ -818,7 +818,8 @@ afxdp_open(struct fdp_dp *dp, const char *args, struct fdp__port **portp,
     (void) portp;
     *errorp = fdp__xasprintf("afxdp: flowdp was built without libxdp "
                              "(install libxdp-dev and libbpf-dev and run "
-                             "configure again), use afpacket:dev=IFNAME");
+                             "configure again); afpacket:dev=IFNAME needs "
+                             "neither");
     return EOPNOTSUPP;
 }
 
