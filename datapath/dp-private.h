@@ -117,6 +117,11 @@ struct fdp__port_class {
 
     /* Ring ports only: the peer's view. */
     void (*rings)(struct fdp__port *, struct fdp_port_rings *);
+
+    /* What the back end set up, in a few words for people (the XDP
+     * program and mode an afxdp port got), into 'buf' of 'size' bytes.
+     * Control thread, under the datapath's mutex.  May be NULL. */
+    void (*describe)(const struct fdp__port *, char *buf, size_t size);
 };
 
 extern const struct fdp__port_class fdp__ring_port_class;

@@ -626,6 +626,22 @@ fdp_dp_port_get_error(struct fdp_dp *dp, uint32_t port_no, char *buf,
 }
 
 int
+fdp_dp_port_describe(struct fdp_dp *dp, uint32_t port_no, char *buf,
+                     size_t size)
+{
+    pthread_mutex_lock(&dp->mutex);
+    struct fdp__port *port = find_port(dp->ports, port_no);
+    if (port && size) {
+        buf[0] = '\0';
+        if (port->class->describe) {
+            port->class->describe(port, buf, size);
+        }
+    }
+    pthread_mutex_unlock(&dp->mutex);
+    return port ? 0 : ENOENT;
+}
+
+int
 fdp_dp_port_rings(struct fdp_dp *dp, uint32_t port_no,
                   struct fdp_port_rings *rings)
 {

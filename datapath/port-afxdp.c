@@ -134,6 +134,7 @@ struct afxdp_port {
     struct xsk_ring_cons *comp;
     bool zero_copy;
     const char *xdp_mode;       /* "native" or "generic". */
+    char description[128];      /* For fdp_dp_port_describe(). */
 };
 
 static pthread_mutex_t umems_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -439,6 +440,43 @@ socket_zero_copy(const struct afxdp_port *ap)
            && (opts.flags & XDP_OPTIONS_ZEROCOPY);
 }
 
+/* Records which XDP program libxdp attached (or found) on the interface,
+ * in which mode, and the socket's copy or zero-copy mode. */
+static void
+record_program(struct afxdp_port *ap)
+{
+    struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(
+        (int) ap->ifindex);
+    const char *name = "?";
+    uint32_t id = 0;
+    enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
+
+    if (mp && !libxdp_get_error(mp)) {
+        /* A dispatcher runs the programs in order; libxdp's is among
+         * them.  Without one, the program is the main one. */
+        struct xdp_program *prog = xdp_multiprog__is_legacy(mp)
+                                   ? xdp_multiprog__main_prog(mp)
+                                   : xdp_multiprog__next_prog(NULL, mp);
+        if (prog) {
+            name = xdp_program__name(prog);
+            id = xdp_program__id(prog);
+        }
+        mode = xdp_multiprog__attach_mode(mp);
+        snprintf(ap->description, sizeof ap->description,
+                 "XDP program %s (id %" PRIu32 ")%s, %s mode; %s", name, id,
+                 xdp_multiprog__is_legacy(mp) ? "" : " under a dispatcher",
+                 mode == XDP_MODE_NATIVE ? "native"
+                 : mode == XDP_MODE_SKB ? "generic"
+                 : mode == XDP_MODE_HW ? "offloaded" : ap->xdp_mode,
+                 ap->zero_copy ? "zero copy" : "copy");
+        xdp_multiprog__close(mp);
+    } else {
+        snprintf(ap->description, sizeof ap->description,
+                 "XDP %s mode; %s", ap->xdp_mode,
+                 ap->zero_copy ? "zero copy" : "copy");
+    }
+}
+
 static void afxdp_destroy(struct afxdp_port *);
 
 /* Binds the socket in 'mode': native XDP, then (not for zc) generic. */
@@ -500,6 +538,9 @@ afxdp_bind(struct afxdp_port *ap, enum afxdp_mode mode, char **errorp)
                                  ap->zero_copy ? "zero-copy" : "copy");
         return EINVAL;
     }
+    struct saved_print saved = capture_messages();
+    record_program(ap);
+    restore_messages(saved);
     return 0;
 }
 
@@ -796,6 +837,12 @@ afxdp_recycle(struct fdp__port *port, struct fdp__frame_cache *cache)
     }
 }
 
+static void
+afxdp_describe(const struct fdp__port *port, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", ((const struct afxdp_port *) port)->description);
+}
+
 const struct fdp__port_class fdp__afxdp_port_class = {
     .type = "afxdp",
     .open = afxdp_open,
@@ -803,6 +850,7 @@ const struct fdp__port_class fdp__afxdp_port_class = {
     .rx = afxdp_rx,
     .tx = afxdp_tx,
     .recycle = afxdp_recycle,
+    .describe = afxdp_describe,
 };
 
 #else  /* !HAVE_XDP */

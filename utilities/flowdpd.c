@@ -1302,6 +1302,18 @@ port_param(const json_t *p, struct op_result *r, uint32_t *port)
     return 0;
 }
 
+/* Logs a new port with what its back end set up (an afxdp port's XDP
+ * program and mode). */
+static void
+log_port_added(struct fdp_dp *dp, uint32_t port, const char *spec)
+{
+    char what[160];
+
+    fdp_dp_port_describe(dp, port, what, sizeof what);
+    vlog(L_INFO, "port %" PRIu32 " added: %s%s%s%s", port, spec,
+         what[0] ? " (" : "", what, what[0] ? ")" : "");
+}
+
 static json_t *
 h_add_port(struct server *s, const json_t *p, struct op_result *r)
 {
@@ -1322,7 +1334,7 @@ h_add_port(struct server *s, const json_t *p, struct op_result *r)
         free(msg);
         return NULL;
     }
-    vlog(L_INFO, "port %" PRIu32 " added: %s", port, spec);
+    log_port_added(s->dp, port, spec);
     return json_object();
 }
 
@@ -1867,6 +1879,7 @@ main(int argc, char *argv[])
             fatal("--port %s: %s", port_specs[i], msg ? msg
                                                       : strerror(error));
         }
+        log_port_added(s.dp, (uint32_t) no, eq + 1);
     }
 
     /* Control sockets. */

@@ -186,6 +186,14 @@ FDP_API int fdp_dp_port_get_stats(struct fdp_dp *dp, uint32_t port_no,
 FDP_API int fdp_dp_port_get_error(struct fdp_dp *dp, uint32_t port_no,
                                   char *buf, size_t size);
 
+/* What port 'port_no''s back end set up, in a few words, or "" if it
+ * has nothing to say: for an afxdp port, the XDP program on the interface
+ * and its mode, and whether the socket is in copy or zero-copy mode
+ * ("XDP program xsk_def_prog (id 42), native mode; copy").  Copied into
+ * 'buf' of 'size' bytes.  Returns 0 or ENOENT. */
+FDP_API int fdp_dp_port_describe(struct fdp_dp *dp, uint32_t port_no,
+                                 char *buf, size_t size);
+
 /* The rings a ring port's peer drives, and the buffer area. */
 struct fdp_port_rings {
     void *umem;                 /* Frame area: descriptor addrs are
