@@ -82,6 +82,11 @@
  * slots carry). */
 #define TX_DATA_OFFSET TPACKET_ALIGN(sizeof(struct tpacket3_hdr))
 
+/* How often recycle reads the kernel's drop counter: every this many polls
+ * (one system call; at the idle pmd's 50 us naps, some 20 times a
+ * second). */
+#define STATS_INTERVAL 1024
+
 static_assert(RX_BLOCK_SIZE % 4096 == 0 && TX_BLOCK_SIZE % 4096 == 0,
               "ring blocks are whole pages");
 static_assert(TX_BLOCK_SIZE % TX_SLOT_SIZE == 0
@@ -99,6 +104,8 @@ struct afpacket_port {
     uint32_t rx_block;          /* Block being read. */
     uint32_t rx_pkt;            /* Packets of it already taken. */
     struct tpacket3_hdr *rx_next;   /* The next one, if rx_pkt > 0. */
+
+    uint32_t recycles;          /* Polling pmd: for STATS_INTERVAL. */
 
     /* tx: under tx_mutex. */
     uint8_t *tx_ring;
@@ -470,14 +477,35 @@ afpacket_tx(struct fdp__port *port, struct fdp__frame_cache *cache,
     return sent;
 }
 
+/* Adds the packets the kernel dropped since the last read (the ring was
+ * full) to rx_errors.  Reading the counters resets them. */
+static void
+read_kernel_stats(struct afpacket_port *ap)
+{
+    struct tpacket_stats_v3 st = { 0 };
+    socklen_t len = sizeof st;
+
+    if (!getsockopt(ap->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len)
+        && st.tp_drops) {
+        fdp__count(&ap->up.stats.rx_errors, st.tp_drops);
+        fdp__port_set_error(&ap->up, "afpacket: dev=%s: the kernel dropped "
+                            "%u packets: the rx ring was full", ap->dev,
+                            st.tp_drops);
+    }
+}
+
 /* A send() that failed for want of buffers is tried again after each
- * poll, so that requested slots do not wait for the next packet. */
+ * poll, so that requested slots do not wait for the next packet; now and
+ * then, the kernel's drop counter. */
 static void
 afpacket_recycle(struct fdp__port *port, struct fdp__frame_cache *cache)
 {
     struct afpacket_port *ap = afpacket_cast(port);
 
     (void) cache;
+    if (!(++ap->recycles % STATS_INTERVAL)) {
+        read_kernel_stats(ap);
+    }
     if (__atomic_load_n(&ap->tx_kick_failed, __ATOMIC_RELAXED)
         && !pthread_mutex_trylock(&port->tx_mutex)) {
         if (__atomic_load_n(&ap->tx_kick_failed, __ATOMIC_RELAXED)) {

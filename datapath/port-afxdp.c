@@ -135,7 +135,16 @@ struct afxdp_port {
     bool zero_copy;
     const char *xdp_mode;       /* "native" or "generic". */
     char description[128];      /* For fdp_dp_port_describe(). */
+
+    /* The kernel's counters (XDP_STATISTICS) as last read, by recycle. */
+    uint32_t recycles;
+    struct xdp_statistics kstats;
 };
+
+/* How often recycle reads the kernel's counters: every this many polls
+ * (one system call; at the idle pmd's 50 us naps, some 20 times a
+ * second). */
+#define STATS_INTERVAL 1024
 
 static pthread_mutex_t umems_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct afxdp_umem *umems;
@@ -786,8 +795,41 @@ afxdp_tx(struct fdp__port *port, struct fdp__frame_cache *cache,
     return room;
 }
 
+/* Adds what the kernel dropped since the last read to the port's
+ * rx_errors: packets for which the rx ring was full, or that it could not
+ * put in a frame.  Descriptors it refused on tx are reported: their frames
+ * come back only when the port closes (the kernel completes them never). */
+static void
+read_kernel_stats(struct afxdp_port *ap)
+{
+    struct xdp_statistics now = { 0 };
+    socklen_t len = sizeof now;
+
+    if (getsockopt(ap->fd, SOL_XDP, XDP_STATISTICS, &now, &len) < 0) {
+        return;
+    }
+    uint64_t dropped = (now.rx_dropped - ap->kstats.rx_dropped)
+                       + (now.rx_ring_full - ap->kstats.rx_ring_full)
+                       + (now.rx_invalid_descs - ap->kstats.rx_invalid_descs);
+    if (dropped) {
+        fdp__count(&ap->up.stats.rx_errors, dropped);
+        fdp__port_set_error(&ap->up, "afxdp: dev=%s: the kernel dropped %"
+                            PRIu64 " packets (rx ring full %" PRIu64 ", "
+                            "no frame or too big %" PRIu64 ", so far)",
+                            ap->dev, dropped, (uint64_t) now.rx_ring_full,
+                            (uint64_t) now.rx_dropped);
+    }
+    if (now.tx_invalid_descs != ap->kstats.tx_invalid_descs) {
+        fdp__port_set_error(&ap->up, "afxdp: dev=%s: the kernel refused %"
+                            PRIu64 " tx descriptors so far", ap->dev,
+                            (uint64_t) now.tx_invalid_descs);
+    }
+    ap->kstats = now;
+}
+
 /* Completed frames back to the pool; the fill ring stocked; the kernel
- * woken for either ring if it asked. */
+ * woken for either ring if it asked; now and then, the kernel's drop
+ * counters. */
 static void
 afxdp_recycle(struct fdp__port *port, struct fdp__frame_cache *cache)
 {
@@ -834,6 +876,9 @@ afxdp_recycle(struct fdp__port *port, struct fdp__frame_cache *cache)
     }
     if (xsk_ring_prod__needs_wakeup(ap->fill)) {
         recvfrom(ap->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+    }
+    if (!(++ap->recycles % STATS_INTERVAL)) {
+        read_kernel_stats(ap);
     }
 }
 
