@@ -169,7 +169,9 @@ struct fdp_port_stats {
     uint64_t rx_dropped;        /* Received, then sent nowhere: no flow,
                                  * drop actions, TTL expired. */
     uint64_t rx_errors;         /* Unreadable: too big for a frame,
-                                 * capture errors. */
+                                 * capture errors; for live ports also
+                                 * what the kernel dropped before the
+                                 * port could take it (a full ring). */
     uint64_t tx_packets, tx_bytes;
     uint64_t tx_dropped;        /* Not sent: ring full, no free frame. */
 };
