@@ -126,8 +126,9 @@ struct fdp__port_class {
 
 extern const struct fdp__port_class fdp__ring_port_class;
 extern const struct fdp__port_class fdp__pcap_port_class;
-extern const struct fdp__port_class fdp__afpacket_port_class;  /* port-afpacket.c */
-extern const struct fdp__port_class fdp__afxdp_port_class;     /* port-afxdp.c */
+/* In port-afpacket.c and port-afxdp.c. */
+extern const struct fdp__port_class fdp__afpacket_port_class;
+extern const struct fdp__port_class fdp__afxdp_port_class;
 
 /* What the back ends need from the datapath. */
 uint8_t *fdp__dp_umem(const struct fdp_dp *, uint64_t *size);

@@ -361,7 +361,8 @@ rx_copy(struct afpacket_port *ap, struct fdp__frame_cache *cache,
     if (tagged) {
         uint16_t tpid = (h->tp_status & TP_STATUS_VLAN_TPID_VALID)
                         ? h->hv1.tp_vlan_tpid : ETH_P_8021Q;
-        uint16_t tag[2] = { htons(tpid), htons((uint16_t) h->hv1.tp_vlan_tci) };
+        uint16_t tag[2] = { htons(tpid),
+                            htons((uint16_t) h->hv1.tp_vlan_tci) };
         memcpy(dst, data, 2 * ETH_ALEN);
         memcpy(dst + 2 * ETH_ALEN, tag, sizeof tag);
         memcpy(dst + 2 * ETH_ALEN + 4, data + 2 * ETH_ALEN,
@@ -445,8 +446,8 @@ afpacket_tx(struct fdp__port *port, struct fdp__frame_cache *cache,
     uint32_t sent = 0;
 
     for (uint32_t i = 0; i < n; i++) {
-        struct tpacket3_hdr *slot = (void *) (ap->tx_ring + (size_t) ap->tx_head
-                                                             * TX_SLOT_SIZE);
+        struct tpacket3_hdr *slot
+            = (void *) (ap->tx_ring + (size_t) ap->tx_head * TX_SLOT_SIZE);
         uint32_t status = __atomic_load_n(&slot->tp_status,
                                           __ATOMIC_ACQUIRE);
         if (status == TP_STATUS_WRONG_FORMAT) {

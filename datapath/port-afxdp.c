@@ -28,7 +28,9 @@
  * socket that created the UMEM is special: libxdp keeps its file
  * descriptor (still bound to its queue) until the UMEM itself is deleted,
  * so when that port closes before the others its frames are parked
- * (owner PARKED) and come back when the last afxdp port closes.
+ * (owner PARKED) and come back when the last afxdp port closes; until
+ * then its queue cannot be bound again, and a port asking for it is
+ * refused with that reason ('parked_ifindex').
  *
  * Frame layout.  The kernel writes a received packet at the frame's start
  * + XDP_PACKET_HEADROOM + the UMEM's frame headroom; with
@@ -114,6 +116,10 @@ struct afxdp_umem {
     struct xsk_ring_prod fill;
     struct xsk_ring_cons comp;
     struct afxdp_port *ports;   /* Sockets bound to it. */
+    /* The queue the first socket, whose descriptor is the UMEM's, stays
+     * bound to after its port closed, or 0 if that port is open. */
+    unsigned int parked_ifindex;
+    uint32_t parked_queue;
 };
 
 struct afxdp_port {
@@ -607,6 +613,15 @@ afxdp_open(struct fdp_dp *dp, const char *args, struct fdp__port **portp,
             error = EBUSY;
         }
     }
+    if (!error && u && u->parked_ifindex == ifindex
+        && u->parked_queue == queue) {
+        *errorp = fdp__xasprintf("afxdp: dev=%s,queue=%" PRIu32 ": the "
+                                 "datapath's UMEM still holds that queue "
+                                 "(its first afxdp port was there); the "
+                                 "kernel lets it go when the last afxdp "
+                                 "port of the datapath closes", dev, queue);
+        error = EBUSY;
+    }
     if (!error) {
         error = afxdp_bind(ap, mode, errorp);
     }
@@ -639,10 +654,16 @@ afxdp_destroy(struct afxdp_port *ap)
             }
         }
         uint32_t port_no = ap->up.port_no;
+        if (holds_umem_fd && u->ports && !port_no) {
+            u->parked_ifindex = ap->ifindex;
+            u->parked_queue = ap->queue;
+        }
         if (port_no) {
             /* No port number: closed before the datapath numbered it,
              * so it never stocked a frame. */
             if (holds_umem_fd && u->ports) {
+                u->parked_ifindex = ap->ifindex;
+                u->parked_queue = ap->queue;
                 uint32_t *owner = fdp__dp_frame_owner(ap->dp);
                 uint32_t frame_size = fdp__dp_frame_size(ap->dp);
                 uint64_t umem_size;

@@ -11,7 +11,8 @@
  * Every pair of port types (afxdp and afpacket on either side) runs the
  * loop.  Then the frames: once the ports are deleted (the afxdp port that
  * created the UMEM first, so that its frames are parked until the last
- * afxdp port goes), every frame of the datapath is back in the pool.
+ * afxdp port goes), every frame of the datapath is back in the pool,
+ * and that first port's queue can be bound again only then.
  */
 #include <config.h>
 
@@ -224,6 +225,37 @@ START_TEST(afpacket_to_afxdp)
 }
 END_TEST
 
+/* The first afxdp port's queue stays bound to the UMEM until the last
+ * afxdp port closes: adding a port there before is refused with that
+ * reason, after it works again. */
+START_TEST(first_queue_parked)
+{
+    struct fdp_table *table;
+    struct fdp_dp *dp;
+    char *error = NULL;
+
+    ck_assert_int_eq(fdp_table_create(&table), 0);
+    ck_assert_int_eq(fdp_dp_create(table, NULL, &dp), 0);
+    ck_assert_msg(!fdp_dp_port_add(dp, 1, "afxdp:dev=t0", &error), "%s",
+                  error);
+    ck_assert_msg(!fdp_dp_port_add(dp, 2, "afxdp:dev=t1", &error), "%s",
+                  error);
+    ck_assert_int_eq(fdp_dp_port_del(dp, 1), 0);
+    ck_assert_int_eq(fdp_dp_port_add(dp, 1, "afxdp:dev=t0", &error), EBUSY);
+    ck_assert_msg(strstr(error, "afxdp: dev=t0,queue=0: the datapath's UMEM "
+                         "still holds that queue"), "%s", error);
+    free(error);
+    error = NULL;
+    ck_assert_int_eq(fdp_dp_port_del(dp, 2), 0);
+    ck_assert_msg(!fdp_dp_port_add(dp, 1, "afxdp:dev=t0", &error), "%s",
+                  error);
+    ck_assert_msg(!fdp_dp_port_add(dp, 2, "afxdp:dev=t1", &error), "%s",
+                  error);
+    fdp_dp_destroy(dp);
+    fdp_table_destroy(table);
+}
+END_TEST
+
 /* Closing the datapath with live ports open (no port_del) gives every
  * socket back and takes the XDP program off: the next test's ports can
  * bind the same queues. */
@@ -278,6 +310,7 @@ main(void)
     tcase_add_test(tc, afpacket_to_afpacket);
     tcase_add_test(tc, afxdp_to_afpacket);
     tcase_add_test(tc, afpacket_to_afxdp);
+    tcase_add_test(tc, first_queue_parked);
     tcase_add_test(tc, destroy_with_ports_open);
     return unit_run(s);
 }
