@@ -12,7 +12,8 @@
  * loop.  Then the frames: once the ports are deleted (the afxdp port that
  * created the UMEM first, so that its frames are parked until the last
  * afxdp port goes), every frame of the datapath is back in the pool,
- * and that first port's queue can be bound again only then.
+ * and that first port's queue can be bound again only then.  Native XDP
+ * on veth, generic on lo, as fdp_dp_port_describe() reports.
  */
 #include <config.h>
 
@@ -256,6 +257,46 @@ START_TEST(first_queue_parked)
 }
 END_TEST
 
+/* Native XDP where the driver has it (veth), generic where not (lo), as
+ * fdp_dp_port_describe() reports; mode=copy likewise; afpacket ports have
+ * nothing to describe. */
+START_TEST(xdp_modes)
+{
+    static const struct {
+        const char *spec;
+        const char *mode;
+    } cases[] = {
+        { "afxdp:dev=t0", ", native mode; copy" },
+        { "afxdp:dev=lo", ", generic mode; copy" },
+        { "afxdp:dev=lo,mode=copy", ", generic mode; copy" },
+        { "afxdp:dev=t1,mode=copy", ", native mode; copy" },
+        { "afpacket:dev=t0", "" },
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct fdp_table *table;
+        struct fdp_dp *dp;
+        char *error = NULL, what[200];
+        ck_assert_int_eq(fdp_table_create(&table), 0);
+        ck_assert_int_eq(fdp_dp_create(table, NULL, &dp), 0);
+        ck_assert_msg(!fdp_dp_port_add(dp, 1, cases[i].spec, &error),
+                      "%s: %s", cases[i].spec, error);
+        ck_assert_int_eq(fdp_dp_port_describe(dp, 1, what, sizeof what), 0);
+        if (cases[i].mode[0]) {
+            ck_assert_msg(!strncmp(what, "XDP program xsk_def_prog (id ", 29)
+                          && strstr(what, cases[i].mode), "%s: %s",
+                          cases[i].spec, what);
+        } else {
+            ck_assert_str_eq(what, "");
+        }
+        ck_assert_int_eq(fdp_dp_port_describe(dp, 2, what, sizeof what),
+                         ENOENT);
+        fdp_dp_destroy(dp);
+        fdp_table_destroy(table);
+    }
+}
+END_TEST
+
 /* Closing the datapath with live ports open (no port_del) gives every
  * socket back and takes the XDP program off: the next test's ports can
  * bind the same queues. */
@@ -311,6 +352,7 @@ main(void)
     tcase_add_test(tc, afxdp_to_afpacket);
     tcase_add_test(tc, afpacket_to_afxdp);
     tcase_add_test(tc, first_queue_parked);
+    tcase_add_test(tc, xdp_modes);
     tcase_add_test(tc, destroy_with_ports_open);
     return unit_run(s);
 }
