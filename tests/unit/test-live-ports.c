@@ -33,22 +33,46 @@
 #define N_PACKETS 300
 #define BURST 20
 
-/* A UDP/IPv4 broadcast packet numbered 'seq' (in its payload). */
+/* Whether the packets of the test running carry an 802.1Q tag (VLAN
+ * 100, priority 5) between the MACs and the EtherType. */
+static bool tagged;
+
+/* Bytes before the payload: Ethernet (and the tag), IPv4, UDP. */
+static size_t
+head_size(void)
+{
+    return 42 + (tagged ? 4 : 0);
+}
+
+/* A UDP/IPv4 broadcast packet numbered 'seq' (in its payload), tagged if
+ * 'tagged'. */
 static size_t
 make_packet(uint8_t *p, uint32_t seq)
 {
+    static const uint8_t eth[] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1,  /* MACs */
+    };
+    static const uint8_t tag[] = { 0x81, 0x00, 0xa0, 100 };
     static const uint8_t head[] = {
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1,  /* Ethernet */
-        0x08, 0x00,
-        0x45, 0, 0, 40, 0, 0, 0, 0, 64, 17, 0, 0,              /* IPv4 */
+        0x08, 0x00,                                            /* IPv4 */
+        0x45, 0, 0, 40, 0, 0, 0, 0, 64, 17, 0, 0,
         10, 0, 0, 1, 10, 0, 0, 2,
         0x30, 0x39, 0x30, 0x39, 0, 20, 0, 0,                   /* UDP */
     };
-    memcpy(p, head, sizeof head);
-    memcpy(p + sizeof head, "fdpX", 4);
-    memcpy(p + sizeof head + 4, &seq, sizeof seq);
-    memset(p + sizeof head + 8, 0x5a, 4);
-    return sizeof head + 12;
+    size_t n = 0;
+
+    memcpy(p, eth, sizeof eth);
+    n += sizeof eth;
+    if (tagged) {
+        memcpy(p + n, tag, sizeof tag);
+        n += sizeof tag;
+    }
+    memcpy(p + n, head, sizeof head);
+    n += sizeof head;
+    memcpy(p + n, "fdpX", 4);
+    memcpy(p + n + 4, &seq, sizeof seq);
+    memset(p + n + 8, 0x5a, 4);
+    return n + 12;
 }
 
 /* Puts a packet on ring port 'r''s rx ring; false if no frame is free. */
@@ -81,10 +105,11 @@ peer_drain(const struct fdp_port_rings *r, bool *seen)
     for (uint32_t i = 0; i < n; i++) {
         struct fdp_desc d = *fdp_ring_slot(r->tx, idx + i);
         const uint8_t *p = (const uint8_t *) r->umem + d.addr;
-        uint8_t want[64];
+        uint8_t want[72];
         uint32_t seq;
-        if (d.len >= 46 && !memcmp(p + 42, "fdpX", 4)) {
-            memcpy(&seq, p + 46, sizeof seq);
+        size_t off = head_size();
+        if (d.len >= off + 8 && !memcmp(p + off, "fdpX", 4)) {
+            memcpy(&seq, p + off + 4, sizeof seq);
             ck_assert_uint_lt(seq, N_PACKETS);
             size_t len = make_packet(want, seq);
             ck_assert_uint_eq(d.len, len);
@@ -133,7 +158,7 @@ loop_through(const char *out, const char *in)
     struct fdp_dp_stats st;
     char *error = NULL;
     static bool seen[N_PACKETS];
-    uint8_t pkt[64];
+    uint8_t pkt[72];
 
     memset(seen, 0, sizeof seen);
     ck_assert_int_eq(fdp_table_create(&table), 0);
@@ -223,6 +248,18 @@ END_TEST
 START_TEST(afpacket_to_afxdp)
 {
     loop_through("afpacket:dev=t0", "afxdp:dev=t1");
+}
+END_TEST
+
+/* The kernel takes a VLAN tag off into the packet socket's metadata; the
+ * afpacket port puts it back, so the packet comes back as it was sent. */
+START_TEST(vlan_tag_kept)
+{
+    tagged = true;
+    loop_through("afxdp:dev=t0", "afpacket:dev=t1");
+    loop_through("afpacket:dev=t0", "afxdp:dev=t1");
+    loop_through("afpacket:dev=t0", "afpacket:dev=t1");
+    tagged = false;
 }
 END_TEST
 
@@ -351,6 +388,7 @@ main(void)
     tcase_add_test(tc, afpacket_to_afpacket);
     tcase_add_test(tc, afxdp_to_afpacket);
     tcase_add_test(tc, afpacket_to_afxdp);
+    tcase_add_test(tc, vlan_tag_kept);
     tcase_add_test(tc, first_queue_parked);
     tcase_add_test(tc, xdp_modes);
     tcase_add_test(tc, destroy_with_ports_open);
