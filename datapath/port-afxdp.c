@@ -96,9 +96,11 @@
  * fill + rx + tx + completion frames; 4 x 1024 out of the default 16384
  * leaves room for several ports and the pmds' caches. */
 #define AFXDP_RING_SIZE 1024u
-/* Frames put on the fill ring per recycle at most: what one batch may
- * have consumed, with room to spare. */
-#define AFXDP_FILL_BATCH (4 * FDP_DP_BATCH)
+/* How many frames a port keeps on its fill ring: the whole ring, but not
+ * more than an eighth of the datapath's frames, so that a small buffer
+ * area still has frames for other ports, the pmds' caches and copies
+ * (1024 of the default 16384). */
+#define AFXDP_FILL_SHARE 8
 /* Owner-table mark of a frame parked with a closed port's socket until
  * the UMEM is deleted; port numbers stop below FDP_PORT_MAX. */
 #define PARKED UINT32_MAX
@@ -875,11 +877,19 @@ afxdp_recycle(struct fdp__port *port, struct fdp__frame_cache *cache)
         tx_kick(ap);
     }
 
-    /* The fill ring. */
-    n = xsk_prod_nb_free(ap->fill, AFXDP_FILL_BATCH);
-    if (n > AFXDP_FILL_BATCH) {
-        n = AFXDP_FILL_BATCH;
+    /* The fill ring, topped up to its share: every frame the kernel
+     * took since the last poll is replaced at once, so a burst finds the
+     * ring as deep as before (the first call, when the port is added,
+     * stocks it all). */
+    uint64_t umem_size;
+    fdp__dp_umem(ap->dp, &umem_size);
+    uint32_t target = (uint32_t) (umem_size / frame_size / AFXDP_FILL_SHARE);
+    if (target > AFXDP_RING_SIZE) {
+        target = AFXDP_RING_SIZE;
     }
+    uint32_t held = AFXDP_RING_SIZE - xsk_prod_nb_free(ap->fill,
+                                                       AFXDP_RING_SIZE);
+    n = held < target ? target - held : 0;
     if (n && xsk_ring_prod__reserve(ap->fill, n, &idx) == n) {
         uint32_t i;
         for (i = 0; i < n; i++) {

@@ -9,7 +9,7 @@
  * pair, the live port on t1 receives them, and flows bring them back to
  * the ring port's tx ring, where the test counts them byte for byte.
  * Every pair of port types (afxdp and afpacket on either side) runs the
- * loop.  Then the frames: once the ports are deleted (the afxdp port that
+ * loop, with one pmd and with two on two threads.  Then the frames: once the ports are deleted (the afxdp port that
  * created the UMEM first, so that its frames are parked until the last
  * afxdp port goes), every frame of the datapath is back in the pool,
  * and that first port's queue can be bound again only then.  Native XDP
@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,9 +147,32 @@ now_sec(void)
     return (double) ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Ring port 3 -> 'out' on t0 -> the kernel -> 'in' on t1 -> ring port 3. */
+/* The second pmd of a two-pmd loop, polling on its own thread until told
+ * to stop. */
+struct second_pmd {
+    struct fdp_dp_pmd *pmd;
+    bool stop;
+};
+
+static void *
+second_pmd_main(void *sp_)
+{
+    struct second_pmd *sp = sp_;
+
+    while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
+        if (!fdp_dp_pmd_poll(sp->pmd, NULL)) {
+            struct timespec nap = { 0, 20 * 1000 };
+            nanosleep(&nap, NULL);
+        }
+    }
+    return NULL;
+}
+
+/* Ring port 3 -> 'out' on t0 -> the kernel -> 'in' on t1 -> ring port 3,
+ * with 'n_pmds' pmds: with 2, a second thread polls port 2 ('in') and
+ * transmits to the ring port while this one polls ports 1 and 3. */
 static void
-loop_through(const char *out, const char *in)
+loop_through_pmds(const char *out, const char *in, unsigned int n_pmds)
 {
     struct fdp_table *table;
     struct fdp_dp *dp;
@@ -164,15 +188,25 @@ loop_through(const char *out, const char *in)
     ck_assert_int_eq(fdp_table_create(&table), 0);
     fdp_dp_options_init(&o);
     o.n_frames = N_FRAMES;
+    o.n_pmds = n_pmds;
     ck_assert_int_eq(fdp_dp_create(table, &o, &dp), 0);
     ck_assert_msg(!fdp_dp_port_add(dp, 1, out, &error), "%s: %s", out,
                   error);
     ck_assert_msg(!fdp_dp_port_add(dp, 2, in, &error), "%s: %s", in, error);
-    ck_assert_int_eq(fdp_dp_port_add(dp, 3, "ring:size=256", &error), 0);
+    /* Room for every packet on its tx ring: with two pmds, port 2's may
+     * transmit them all while this thread is not draining. */
+    ck_assert_int_eq(fdp_dp_port_add(dp, 3, "ring:size=512", &error), 0);
     ck_assert_int_eq(fdp_dp_port_rings(dp, 3, &ring), 0);
     add_flow(table, "in_port=3,actions=output:1");
     add_flow(table, "udp,in_port=2,tp_dst=12345,actions=output:3");
     ck_assert_int_eq(fdp_dp_pmd_create(dp, 0, &pmd), 0);
+    struct second_pmd second = { .pmd = NULL, .stop = false };
+    pthread_t thread;
+    if (n_pmds == 2) {
+        ck_assert_int_eq(fdp_dp_pmd_create(dp, 1, &second.pmd), 0);
+        ck_assert_int_eq(pthread_create(&thread, NULL, second_pmd_main,
+                                        &second), 0);
+    }
 
     uint32_t sent = 0, got = 0;
     double deadline = now_sec() + 10;
@@ -191,14 +225,26 @@ loop_through(const char *out, const char *in)
             nanosleep(&nap, NULL);
         }
     }
+    if (n_pmds == 2) {
+        __atomic_store_n(&second.stop, true, __ATOMIC_RELEASE);
+        ck_assert_int_eq(pthread_join(thread, NULL), 0);
+        fdp_dp_pmd_destroy(second.pmd);
+    }
     char err1[200], err2[200];
+    struct fdp_port_stats ps, ps1, ps2, ps3;
     fdp_dp_port_get_error(dp, 1, err1, sizeof err1);
     fdp_dp_port_get_error(dp, 2, err2, sizeof err2);
+    fdp_dp_port_get_stats(dp, 1, &ps1, NULL);
+    fdp_dp_port_get_stats(dp, 2, &ps2, NULL);
+    fdp_dp_port_get_stats(dp, 3, &ps3, NULL);
     ck_assert_msg(got == N_PACKETS, "%s -> %s: %" PRIu32 " of %d packets "
-                  "came back (errors: \"%s\", \"%s\")", out, in, got,
-                  N_PACKETS, err1, err2);
+                  "came back (port 1 tx %" PRIu64 " dropped %" PRIu64
+                  ", port 2 rx %" PRIu64 " errors %" PRIu64 ", port 3 tx %"
+                  PRIu64 " dropped %" PRIu64 "; errors: \"%s\", \"%s\")",
+                  out, in, got, N_PACKETS, ps1.tx_packets, ps1.tx_dropped,
+                  ps2.rx_packets, ps2.rx_errors, ps3.tx_packets,
+                  ps3.tx_dropped, err1, err2);
 
-    struct fdp_port_stats ps;
     ck_assert_int_eq(fdp_dp_port_get_stats(dp, 1, &ps, NULL), 0);
     ck_assert_uint_eq(ps.tx_packets, N_PACKETS);
     ck_assert_uint_eq(ps.tx_dropped, 0);
@@ -219,6 +265,12 @@ loop_through(const char *out, const char *in)
     ck_assert_uint_eq(st.n_frames_free, N_FRAMES);
     fdp_dp_destroy(dp);
     fdp_table_destroy(table);
+}
+
+static void
+loop_through(const char *out, const char *in)
+{
+    loop_through_pmds(out, in, 1);
 }
 
 START_TEST(afxdp_to_afxdp)
@@ -248,6 +300,16 @@ END_TEST
 START_TEST(afpacket_to_afxdp)
 {
     loop_through("afpacket:dev=t0", "afxdp:dev=t1");
+}
+END_TEST
+
+/* Two pmds: port 2's receives and transmits to the ring port, the other
+ * receives from it and transmits on port 1, concurrently. */
+START_TEST(two_pmds)
+{
+    loop_through_pmds("afxdp:dev=t0", "afxdp:dev=t1", 2);
+    loop_through_pmds("afpacket:dev=t0", "afpacket:dev=t1", 2);
+    loop_through_pmds("afpacket:dev=t0", "afxdp:dev=t1", 2);
 }
 END_TEST
 
@@ -388,6 +450,7 @@ main(void)
     tcase_add_test(tc, afpacket_to_afpacket);
     tcase_add_test(tc, afxdp_to_afpacket);
     tcase_add_test(tc, afpacket_to_afxdp);
+    tcase_add_test(tc, two_pmds);
     tcase_add_test(tc, vlan_tag_kept);
     tcase_add_test(tc, first_queue_parked);
     tcase_add_test(tc, xdp_modes);
