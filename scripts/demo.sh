@@ -171,7 +171,9 @@ live_demo() {
     done
     local lctl="env FLOWDP_RUNDIR=$demo/live $ctl"
     echo "flowdpd runs in namespace $live_ns-dp with $kind ports 1 (dpa) and 2 (dpb)"
-    [ $kind = afxdp ] && $dp ip link show dpa | sed -n 's/^ *prog\/\(xdp[a-z]*\) .*name \([^ ]*\).*/  XDP program on dpa: \2 (\1)/p'
+    # What each port got (for afxdp: the XDP program, its mode, copy or
+    # zero copy), as flowdpd logs it.
+    sed -n 's/.*|info|\(port [0-9]* added: .*\)/  \1/p' "$demo/live/flowdpd.log"
     cat > "$demo/live/flows.txt" <<'FLOWS'
 cookie=0x11,priority=100,arp,in_port=1,actions=output:2
 cookie=0x12,priority=100,arp,in_port=2,actions=output:1
