@@ -1,5 +1,5 @@
 # The fast path: packet parsing, descriptor rings, the exact-match cache,
-# batch processing, action execution and ports (ring and pcap).  Its objects join
+# batch processing, action execution and ports (ring, pcap, AF_PACKET, AF_XDP).  Its objects join
 # lib/libflowdp-core.la; datapath/ may include lib/, never the reverse.
 lib_libflowdp_core_la_SOURCES += \
 	datapath/dp.c \
@@ -8,4 +8,6 @@ lib_libflowdp_core_la_SOURCES += \
 	datapath/execute.h \
 	datapath/extract.c \
 	datapath/port.c \
+	datapath/port-afpacket.c \
+	datapath/port-afxdp.c \
 	datapath/ring.c

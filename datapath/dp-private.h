@@ -61,6 +61,29 @@ struct fdp__port {
     char error[160];            /* The back end's last error, or "". */
 };
 
+/* A back end's option: "key=value" in its spec. */
+struct fdp__port_arg {
+    const char *key;
+    char *value;                /* Owned; NULL if not given. */
+};
+
+/* Parses 'args' ("key=value,key=value", or NULL for none) into the
+ * 'n_known' options 'known' of port type 'type'.  Returns 0, or EINVAL
+ * with '*errorp' naming an option that is not KEY=VALUE, unknown or given
+ * twice, or ENOMEM.  The caller frees the values with
+ * fdp__port_free_args() either way. */
+int fdp__port_parse_args(const char *type, const char *args,
+                         struct fdp__port_arg *known, size_t n_known,
+                         char **errorp);
+void fdp__port_free_args(struct fdp__port_arg *, size_t n);
+
+/* Checks that 'dev' (the dev= option of port type 'type', NULL if not
+ * given) names an interface and returns its index through '*ifindex'.
+ * Returns 0, or EINVAL or ENODEV with '*errorp' naming the interface and
+ * what is wrong.  In port-afpacket.c. */
+int fdp__port_ifindex(const char *type, const char *dev,
+                      unsigned int *ifindex, char **errorp);
+
 /* Records a back-end error message for fdp_dp_port_get_error(). */
 void fdp__port_set_error(struct fdp__port *, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
@@ -94,10 +117,18 @@ struct fdp__port_class {
 
     /* Ring ports only: the peer's view. */
     void (*rings)(struct fdp__port *, struct fdp_port_rings *);
+
+    /* What the back end set up, in a few words for people (the XDP
+     * program and mode an afxdp port got), into 'buf' of 'size' bytes.
+     * Control thread, under the datapath's mutex.  May be NULL. */
+    void (*describe)(const struct fdp__port *, char *buf, size_t size);
 };
 
 extern const struct fdp__port_class fdp__ring_port_class;
 extern const struct fdp__port_class fdp__pcap_port_class;
+/* In port-afpacket.c and port-afxdp.c. */
+extern const struct fdp__port_class fdp__afpacket_port_class;
+extern const struct fdp__port_class fdp__afxdp_port_class;
 
 /* What the back ends need from the datapath. */
 uint8_t *fdp__dp_umem(const struct fdp_dp *, uint64_t *size);

@@ -317,6 +317,8 @@ struct fdp_dp {
 static const struct fdp__port_class *const port_classes[] = {
     &fdp__ring_port_class,
     &fdp__pcap_port_class,
+    &fdp__afxdp_port_class,
+    &fdp__afpacket_port_class,
 };
 
 /* ---------------------------------------------------------------------- */
@@ -601,7 +603,8 @@ open_port(struct fdp_dp *dp, const char *spec, struct fdp__port **portp,
             return error;
         }
     }
-    *errorp = fdp__xasprintf("\"%.*s\" is not a port type (ring, pcap)",
+    *errorp = fdp__xasprintf("\"%.*s\" is not a port type (ring, pcap, "
+                             "afxdp, afpacket)",
                              (int) type_len, spec);
     return EINVAL;
 }
@@ -756,6 +759,22 @@ fdp_dp_port_get_error(struct fdp_dp *dp, uint32_t port_no, char *buf,
         pthread_mutex_lock(&port->error_mutex);
         snprintf(buf, size, "%s", port->error);
         pthread_mutex_unlock(&port->error_mutex);
+    }
+    pthread_mutex_unlock(&dp->mutex);
+    return port ? 0 : ENOENT;
+}
+
+int
+fdp_dp_port_describe(struct fdp_dp *dp, uint32_t port_no, char *buf,
+                     size_t size)
+{
+    pthread_mutex_lock(&dp->mutex);
+    struct fdp__port *port = find_port(dp->ports, port_no);
+    if (port && size) {
+        buf[0] = '\0';
+        if (port->class->describe) {
+            port->class->describe(port, buf, size);
+        }
     }
     pthread_mutex_unlock(&dp->mutex);
     return port ? 0 : ENOENT;

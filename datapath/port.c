@@ -35,14 +35,10 @@
 /* ---------------------------------------------------------------------- */
 /* Arguments: "key=value,key=value".                                       */
 
-struct port_arg {
-    const char *key;
-    char *value;                /* Owned; NULL if not given. */
-};
-
-static int
-parse_args(const char *type, const char *args, struct port_arg *known,
-           size_t n_known, char **errorp)
+int
+fdp__port_parse_args(const char *type, const char *args,
+                     struct fdp__port_arg *known, size_t n_known,
+                     char **errorp)
 {
     char *copy = strdup(args ? args : "");
     char *save = NULL;
@@ -81,8 +77,8 @@ parse_args(const char *type, const char *args, struct port_arg *known,
     return error;
 }
 
-static void
-free_args(struct port_arg *args, size_t n)
+void
+fdp__port_free_args(struct fdp__port_arg *args, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(args[i].value);
@@ -139,9 +135,9 @@ static int
 ring_port_open(struct fdp_dp *dp, const char *args, struct fdp__port **portp,
                char **errorp)
 {
-    struct port_arg known[] = { { "size", NULL } };
+    struct fdp__port_arg known[] = { { "size", NULL } };
     unsigned long size = RING_DEFAULT_SIZE;
-    int error = parse_args("ring", args, known, 1, errorp);
+    int error = fdp__port_parse_args("ring", args, known, 1, errorp);
 
     if (!error && known[0].value) {
         char *end;
@@ -155,7 +151,7 @@ ring_port_open(struct fdp_dp *dp, const char *args, struct fdp__port **portp,
             error = EINVAL;
         }
     }
-    free_args(known, 1);
+    fdp__port_free_args(known, 1);
     if (error) {
         return error;
     }
@@ -409,10 +405,10 @@ static int
 pcap_port_open(struct fdp_dp *dp, const char *args, struct fdp__port **portp,
                char **errorp)
 {
-    struct port_arg known[] = {
+    struct fdp__port_arg known[] = {
         { "rx", NULL }, { "tx", NULL }, { "loop", NULL },
     };
-    int error = parse_args("pcap", args, known, 3, errorp);
+    int error = fdp__port_parse_args("pcap", args, known, 3, errorp);
     struct pcap_port *pp = NULL;
     unsigned long loops = 1;
 
@@ -445,7 +441,7 @@ pcap_port_open(struct fdp_dp *dp, const char *args, struct fdp__port **portp,
     }
     free(known[2].value);
     if (error) {
-        free_args(known, 2);
+        fdp__port_free_args(known, 2);
         return error;
     }
     pp->rx_path = known[0].value;

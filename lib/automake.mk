@@ -11,7 +11,7 @@ lib_LTLIBRARIES += lib/libflowdp.la
 noinst_LTLIBRARIES += lib/libflowdp-core.la
 
 FDP_LIB_CFLAGS = $(AM_CFLAGS) $(FDP_VISIBILITY_CFLAGS) $(LIBCRYPTO_CFLAGS) $(URCU_CFLAGS) \
-	$(PCAP_CFLAGS)
+	$(PCAP_CFLAGS) $(XDP_CFLAGS)
 
 lib_libflowdp_core_la_CFLAGS = $(FDP_LIB_CFLAGS)
 lib_libflowdp_core_la_SOURCES = \
@@ -49,7 +49,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/tss.h \
 	lib/tss-private.h \
 	lib/util.h
-lib_libflowdp_core_la_LIBADD = $(LIBCRYPTO_LIBS) $(URCU_LIBS) $(PCAP_LIBS)
+lib_libflowdp_core_la_LIBADD = $(LIBCRYPTO_LIBS) $(URCU_LIBS) $(PCAP_LIBS) $(XDP_LIBS)
 
 if FDP_HAVE_SSE42
 noinst_LTLIBRARIES += lib/libflowdp-sse42.la

@@ -2,8 +2,11 @@
 # The main job: installs dependencies, builds flowdp, and runs it: flowdpd
 # with capture ports and a durable table, flows inserted with flowdp-ctl
 # (some with ranges), captures replayed through them, dump-flows with
-# counters, dump-tables, a restart that restores the flows; then the
-# offline tools (parse-flows, classify), the CPU level and hashing.
+# counters, dump-tables, a restart that restores the flows; then real
+# traffic between two network namespaces forwarded by flowdpd through
+# AF_XDP ports (AF_PACKET where XDP is refused): ping, ping -6 and a TCP
+# transfer; then the offline tools (parse-flows, classify), the CPU level
+# and hashing.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
@@ -25,7 +28,25 @@ daemon="$top/_build/utilities/flowdpd"
 "$daemon" --detach --pidfile --log-file="$demo/flowdpd.log" --db="$demo/flows.db" \
     --port=2=pcap:tx="$demo/out2.pcap" --port=3=pcap:tx="$demo/out3.pcap" \
     --port=5=pcap:tx="$demo/ranges.pcap"
-trap '[ -f "$demo/flowdpd.pid" ] && kill "$(cat "$demo/flowdpd.pid")"; rm -rf "$demo"' EXIT
+live_ns=
+# Stops what the demo started (daemons by their pidfiles, processes in
+# its namespaces) and removes its namespaces and files, on every exit.
+cleanup() {
+    for pidfile in "$demo/flowdpd.pid" "$demo/live/flowdpd.pid"; do
+        [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
+    done
+    if [ -n "$live_ns" ]; then
+        for ns in a b dp; do
+            for pid in $(ip netns pids "$live_ns-$ns" 2>/dev/null); do
+                kill "$pid" 2>/dev/null
+            done
+            ip netns del "$live_ns-$ns" 2>/dev/null
+        done
+    fi
+    rm -rf "$demo"
+}
+trap 'cleanup' EXIT
+trap 'exit 1' HUP INT TERM
 echo "flowdpd started: $(grep -o 'listening on .*' "$demo/flowdpd.log")"
 echo
 echo "== flowdp-ctl add-flows: flows using every action kind =="
@@ -84,6 +105,115 @@ if command -v tcpdump >/dev/null; then
     tcpdump -nn -vv -e -r "$demo/out2.pcap" 2>/dev/null
 fi
 echo
+
+# Live traffic.  Three namespaces: "a" (va, 10.77.0.1, fd77::1) and "b"
+# (vb, 10.77.0.2, fd77::2), each on a veth whose other end (dpa, dpb) is
+# in "dp", where flowdpd runs with no addresses of its own; nothing touches
+# the host's interfaces.
+live_skip() {
+    echo "skipped: $*"
+    echo
+}
+live_demo() {
+    if [ "$(id -u)" != 0 ]; then
+        live_skip "network namespaces need root"
+        return 0
+    fi
+    live_ns=fdpX-demo$$
+    if ! ip netns add "$live_ns-a" 2>"$demo/netns.err"; then
+        live_ns=
+        live_skip "the kernel refuses network namespaces: $(cat "$demo/netns.err")"
+        return 0
+    fi
+    ip netns add "$live_ns-b" && ip netns add "$live_ns-dp" || {
+        live_skip "the kernel refuses network namespaces"; return 0; }
+    if ! ip link add va netns "$live_ns-a" type veth peer name dpa netns "$live_ns-dp" \
+            2>"$demo/netns.err" \
+       || ! ip link add vb netns "$live_ns-b" type veth peer name dpb netns "$live_ns-dp" \
+            2>"$demo/netns.err"; then
+        live_skip "the kernel refuses veth pairs: $(cat "$demo/netns.err")"
+        return 0
+    fi
+    local a="ip netns exec $live_ns-a" b="ip netns exec $live_ns-b" dp="ip netns exec $live_ns-dp"
+    for ns in a b dp; do ip -n "$live_ns-$ns" link set lo up; done
+    $dp sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+    for dev in dpa dpb; do
+        $dp sysctl -qw net.ipv6.conf.$dev.disable_ipv6=1
+        $dp ethtool -K $dev gro off >/dev/null 2>&1 || true
+        ip -n "$live_ns-dp" link set $dev up
+    done
+    # Checksum offload off at the senders: veth leaves TCP/UDP checksums
+    # for "the hardware" (CHECKSUM_PARTIAL), and the datapath forwards
+    # the packet as AF_XDP or AF_PACKET hands it over, checksum unfilled.
+    $a ethtool -K va tx off >/dev/null
+    $b ethtool -K vb tx off >/dev/null
+    ip -n "$live_ns-a" link set va up
+    ip -n "$live_ns-b" link set vb up
+    ip -n "$live_ns-a" addr add 10.77.0.1/24 dev va
+    ip -n "$live_ns-b" addr add 10.77.0.2/24 dev vb
+    ip -n "$live_ns-a" addr add fd77::1/64 dev va nodad
+    ip -n "$live_ns-b" addr add fd77::2/64 dev vb nodad
+
+    mkdir -p "$demo/live"
+    local kind
+    for kind in afxdp afpacket; do
+        if FLOWDP_RUNDIR="$demo/live" $dp "$daemon" --detach --pidfile \
+               --log-file="$demo/live/flowdpd.log" \
+               --port=1=$kind:dev=dpa --port=2=$kind:dev=dpb 2>"$demo/live/err"; then
+            break
+        fi
+        echo "flowdpd with $kind ports: $(cat "$demo/live/err")"
+        if [ $kind = afpacket ]; then
+            live_skip "no live port type works here"
+            return 0
+        fi
+        echo "falling back to afpacket"
+    done
+    local lctl="env FLOWDP_RUNDIR=$demo/live $ctl"
+    echo "flowdpd runs in namespace $live_ns-dp with $kind ports 1 (dpa) and 2 (dpb)"
+    # What each port got (for afxdp: the XDP program, its mode, copy or
+    # zero copy), as flowdpd logs it.
+    sed -n 's/.*|info|\(port [0-9]* added: .*\)/  \1/p' "$demo/live/flowdpd.log"
+    cat > "$demo/live/flows.txt" <<'FLOWS'
+cookie=0x11,priority=100,arp,in_port=1,actions=output:2
+cookie=0x12,priority=100,arp,in_port=2,actions=output:1
+cookie=0x21,priority=100,ip,in_port=1,actions=output:2
+cookie=0x22,priority=100,ip,in_port=2,actions=output:1
+cookie=0x31,priority=100,ipv6,in_port=1,actions=output:2
+cookie=0x32,priority=100,ipv6,in_port=2,actions=output:1
+FLOWS
+    echo "flowdp-ctl add-flows:"
+    sed 's/^/  /' "$demo/live/flows.txt"
+    $lctl add-flows "$demo/live/flows.txt"
+    echo
+    echo "-- ping 10.77.0.2 and fd77::2 from namespace a --"
+    $a ping -c 3 -i 0.2 -W 2 10.77.0.2 | tail -2
+    $a ping -6 -c 3 -i 0.2 -W 2 fd77::2 | tail -2
+    echo "-- a 512 KiB TCP transfer from a to b, SHA-256 checked --"
+    head -c 524288 /dev/urandom > "$demo/live/sent.bin"
+    $b python3 "$top/tests/netns-traffic.py" tcp-server 10.77.0.2 5001 "$demo/live/got.bin" &
+    local server=$!
+    $a python3 "$top/tests/netns-traffic.py" tcp-client 10.77.0.2 5001 "$demo/live/sent.bin"
+    wait $server
+    local sent got
+    sent=$(sha256sum < "$demo/live/sent.bin")
+    got=$(sha256sum < "$demo/live/got.bin")
+    echo "sent     ${sent%% *}"
+    echo "received ${got%% *}"
+    [ "$sent" = "$got" ] || { echo "demo.sh: the file arrived damaged" >&2; exit 1; }
+    echo
+    echo "-- flowdp-ctl show --"
+    $lctl show
+    echo "-- flowdp-ctl dump-flows --rsort --"
+    $lctl dump-flows --rsort
+    kill "$(cat "$demo/live/flowdpd.pid")"
+    while [ -e "$demo/live/flowdpd.pid" ]; do sleep 0.1; done
+    for ns in a b dp; do ip netns del "$live_ns-$ns"; done
+    live_ns=
+    echo
+}
+echo "== Live traffic: flowdpd forwards between two network namespaces (AF_XDP) =="
+live_demo
 
 echo "== Offline: flowdp-ctl parse-flows and classify =="
 cat > "$demo/flows.txt" <<'FLOWS'

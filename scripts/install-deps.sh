@@ -6,11 +6,16 @@ set -eu
 # python3 and openvswitch-common (ovs-ofctl) run the flow-syntax tests, which
 # compare flowdp-ctl's output with ovs-ofctl's; clang and libclang-rt-14-dev
 # build the libFuzzer targets; tcpdump double-checks the checksums of the
-# packets the datapath tests write; libbpf-dev loads the XDP programs of
-# flowdp-bench's veth cases.
+# packets the datapath tests write.  libxdp-dev and libbpf-dev build the
+# AF_XDP ports (configure builds them when it finds both); iproute2,
+# ethtool and iputils-ping run the namespace tests (tests/netns.at) and the
+# demo's live section: veth pairs, offloads off, ping and ping -6;
+# libbpf-dev also loads the XDP programs of flowdp-bench's veth cases.
 PACKAGES="gcc make autoconf automake libtool pkg-config
-          check libssl-dev liburcu-dev libpcap-dev libjansson-dev libbpf-dev
-          python3 openvswitch-common clang libclang-rt-14-dev tcpdump"
+          check libssl-dev liburcu-dev libpcap-dev libjansson-dev
+          libxdp-dev libbpf-dev
+          python3 openvswitch-common clang libclang-rt-14-dev tcpdump
+          iproute2 ethtool iputils-ping"
 
 missing=
 for pkg in $PACKAGES; do

@@ -14,6 +14,7 @@ UNIT_TESTS = \
 	tests/unit/test-extract \
 	tests/unit/test-flow \
 	tests/unit/test-hash \
+	tests/unit/test-live-ports \
 	tests/unit/test-match \
 	tests/unit/test-pipapo \
 	tests/unit/test-ring \
@@ -31,6 +32,10 @@ UNIT_LDADD = tests/unit/libunit.la lib/libflowdp-core.la $(CHECK_LIBS) -lpthread
 tests_unit_test_dp_SOURCES = tests/unit/test-dp.c
 tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_dp_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_live_ports_SOURCES = tests/unit/test-live-ports.c
+tests_unit_test_live_ports_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_live_ports_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_execute_SOURCES = tests/unit/test-execute.c
 tests_unit_test_execute_CFLAGS = $(UNIT_CFLAGS)
@@ -85,13 +90,14 @@ TESTSUITE_AT = \
 	tests/classify.at \
 	tests/datapath.at \
 	tests/daemon.at \
-	tests/bench.at
+	tests/bench.at \
+	tests/netns.at
 TESTSUITE = $(srcdir)/tests/testsuite
 AUTOTEST_PATH = utilities
 EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
-	tests/rpc-fuzz.py \
+	tests/rpc-fuzz.py tests/netns-traffic.py \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \
 	tests/fuzz/corpus
 DISTCLEANFILES += tests/atconfig tests/atlocal

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pcap/pcap.h>
+#include <signal.h>
 #include <time.h>
 
 #include "flowdp/flowdp.h"
@@ -63,7 +64,8 @@ usage(void)
            "                           sub-tables (with --partitions, each\n"
            "                           partition of the partitioned ones)\n"
            "  show                     ports and their counters\n"
-           "  add-port PORT TYPE:ARGS  add a port (ring, pcap:...)\n"
+           "  add-port PORT TYPE:ARGS  add a port (ring, pcap:..., afxdp:dev=IF,\n"
+           "                           afpacket:dev=IF)\n"
            "  del-port PORT            remove a port\n"
            "  trace PACKET             the flow a packet hits, and its actions\n"
            "\n"
@@ -75,13 +77,16 @@ usage(void)
            "                           print the cookie of the flow each packet\n"
            "                           hits (0xN), or miss; --linear scans every\n"
            "                           flow instead of using the table\n"
-           "  run [--no-emc] [--emc-insert-inv-prob=N] [--timing] FLOWS-FILE\n"
-           "      --port N=TYPE:ARGS...\n"
+           "  run [--no-emc] [--emc-insert-inv-prob=N] [--timing]\n"
+           "      [--duration=S] FLOWS-FILE --port N=TYPE:ARGS...\n"
            "                           forward packets through a datapath with\n"
            "                           those flows and ports until every rx\n"
-           "                           capture is read; print port counters and\n"
+           "                           capture is read (or S seconds passed,\n"
+           "                           or SIGINT); print port counters and\n"
            "                           flows with statistics.  Ports:\n"
            "                           pcap:rx=IN.pcap[,loop=K][,tx=OUT.pcap]\n"
+           "                           afxdp:dev=IF[,queue=Q][,mode=auto|copy|zc]\n"
+           "                           afpacket:dev=IF\n"
            "  cpu                      show the CPU level detected and in use\n"
            "  hash [--basis=N] [--key=K0:K1] WORD...\n"
            "                           hash a key of 64-bit WORDs with every\n"
@@ -667,6 +672,17 @@ print_ports(struct fdp_dp *dp)
     return any_error;
 }
 
+/* Set by SIGINT or SIGTERM: "run" stops forwarding and prints what it
+ * counted. */
+static volatile sig_atomic_t run_interrupted;
+
+static void
+run_interrupt(int sig)
+{
+    (void) sig;
+    run_interrupted = 1;
+}
+
 static void
 cmd_run(int argc, char *argv[])
 {
@@ -675,9 +691,11 @@ cmd_run(int argc, char *argv[])
         { "no-emc", no_argument, NULL, 'n' },
         { "emc-insert-inv-prob", required_argument, NULL, 'e' },
         { "timing", no_argument, NULL, 't' },
+        { "duration", required_argument, NULL, 'd' },
         { NULL, 0, NULL, 0 },
     };
     struct fdp_dp_options dp_options;
+    uint64_t duration = 0;
     const char **port_args = calloc((size_t) argc, sizeof *port_args);
     size_t n_ports = 0;
     bool timing = false;
@@ -703,6 +721,9 @@ cmd_run(int argc, char *argv[])
             break;
         case 't':
             timing = true;
+            break;
+        case 'd':
+            duration = parse_u64(optarg, 86400, "--duration");
             break;
         default:
             fatal("run: bad option (see --help)");
@@ -734,12 +755,31 @@ cmd_run(int argc, char *argv[])
     if (error) {
         fatal("run: %s", strerror(error));
     }
+    /* Live ports (afxdp, afpacket) never run dry: those runs end after
+     * --duration seconds, or when interrupted. */
+    struct sigaction sa = { .sa_handler = run_interrupt };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     double start = monotonic_sec();
     bool exhausted = false;
     uint64_t n_packets = 0;
     double upkeep = start;
-    for (unsigned int polls = 0; !exhausted; polls++) {
-        n_packets += fdp_dp_pmd_poll(pmd, &exhausted);
+    unsigned int idle = 0;
+    for (unsigned int polls = 0; !exhausted && !run_interrupted; polls++) {
+        size_t got = fdp_dp_pmd_poll(pmd, &exhausted);
+        n_packets += got;
+        if (got) {
+            idle = 0;
+        } else if (++idle > 64) {
+            /* Nothing for a while (live ports): nap 50 us, as flowdpd. */
+            struct timespec nap = { 0, 50 * 1000 };
+            nanosleep(&nap, NULL);
+        }
+        if (duration && !(polls % 64)
+            && monotonic_sec() - start >= (double) duration) {
+            break;
+        }
         /* The table's periodic upkeep (re-ranking, the Tuple Space
          * Explosion defence), once a second as a switch would run it. */
         if (!(polls % 1024) && monotonic_sec() - upkeep >= 1.0) {

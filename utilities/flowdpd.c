@@ -1347,6 +1347,18 @@ port_param(const json_t *p, struct op_result *r, uint32_t *port)
     return 0;
 }
 
+/* Logs a new port with what its back end set up (an afxdp port's XDP
+ * program and mode). */
+static void
+log_port_added(struct fdp_dp *dp, uint32_t port, const char *spec)
+{
+    char what[160];
+
+    fdp_dp_port_describe(dp, port, what, sizeof what);
+    vlog(L_INFO, "port %" PRIu32 " added: %s%s%s%s", port, spec,
+         what[0] ? " (" : "", what, what[0] ? ")" : "");
+}
+
 static json_t *
 h_add_port(struct server *s, const json_t *p, struct op_result *r)
 {
@@ -1367,7 +1379,7 @@ h_add_port(struct server *s, const json_t *p, struct op_result *r)
         free(msg);
         return NULL;
     }
-    vlog(L_INFO, "port %" PRIu32 " added: %s", port, spec);
+    log_port_added(s->dp, port, spec);
     return json_object();
 }
 
@@ -1623,15 +1635,26 @@ usage(void)
            "  --max-request=BYTES      largest request (default %u)\n"
            "Datapath:\n"
            "  --port=N=TYPE:ARGS       a port (ring[:size=N],\n"
-           "                           pcap:rx=FILE[,loop=K][,tx=FILE]);\n"
-           "                           repeatable\n"
-           "  --pmds=N                 N packet threads (default 1); ports\n"
-           "                           go to them in turn, in order\n"
-           "  --emc=auto|on|off        exact-match cache (default auto: used\n"
-           "                           while it makes lookups cheaper)\n"
-           "  --smc=auto|on|off        signature match cache, for disjoint\n"
-           "                           tables only (default auto)\n"
-           "  --no-emc                 the same as --emc=off\n"
+           "                           pcap:rx=FILE[,loop=K][,tx=FILE],
+"
+           "                           afxdp:dev=IF[,queue=Q][,mode=auto|copy|zc],
+"
+           "                           afpacket:dev=IF); repeatable
+"
+           "  --pmds=N                 N packet threads (default 1); ports
+"
+           "                           go to them in turn, in order
+"
+           "  --emc=auto|on|off        exact-match cache (default auto: used
+"
+           "                           while it makes lookups cheaper)
+"
+           "  --smc=auto|on|off        signature match cache, for disjoint
+"
+           "                           tables only (default auto)
+"
+           "  --no-emc                 the same as --emc=off
+"
            "  --db=FILE                keep the flow table in FILE: every\n"
            "                           acknowledged change is on disk first,\n"
            "                           and the table is restored on start\n"
@@ -1947,6 +1970,7 @@ main(int argc, char *argv[])
             fatal("--port %s: %s", port_specs[i], msg ? msg
                                                       : strerror(error));
         }
+        log_port_added(s.dp, (uint32_t) no, eq + 1);
     }
 
     /* Control sockets. */

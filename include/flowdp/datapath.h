@@ -30,6 +30,29 @@
  *   pcap:tx=FILE                  Ethernet capture (then is exhausted),
  *                                 tx writes one (microsecond stamps;
  *                                 a packet keeps the time it was read).
+ *   afxdp:dev=IF[,queue=Q][,mode=auto|copy|zc]
+ *                                 an AF_XDP socket on queue Q (default 0)
+ *                                 of interface IF, through libxdp, whose
+ *                                 XDP program redirects the queue to the
+ *                                 socket.  The datapath's buffer area is
+ *                                 the UMEM, shared by all its afxdp ports,
+ *                                 so forwarding between them copies
+ *                                 nothing.  mode=auto: zero copy where the
+ *                                 driver can, else copy; native XDP, else
+ *                                 generic.  copy: copy mode, native XDP,
+ *                                 else generic.  zc: zero copy and native
+ *                                 XDP or fail.  Frames of at most 4096
+ *                                 bytes.  EOPNOTSUPP where flowdp was
+ *                                 built without libxdp.
+ *   afpacket:dev=IF               an AF_PACKET socket bound to IF with
+ *                                 TPACKET_V3 rx and tx rings (packets are
+ *                                 copied); promiscuous, not receiving
+ *                                 what it sends.
+ * Live ports (afxdp, afpacket) never reach their end; opening one fails
+ * with ENODEV (no such interface), EPERM (not permitted), EOPNOTSUPP (XDP
+ * or zero copy not supported), EINVAL (a queue out of range, a bad
+ * option), EBUSY (the queue is taken) or another errno from the kernel,
+ * with a message naming the interface and the kernel's reason.
  * A ring port's peer (the "NIC" side, in the embedding program) takes free
  * frames from the fill ring, writes packets into them and submits them on
  * the rx ring; it takes sent packets from the tx ring and gives the frames
@@ -152,9 +175,9 @@ FDP_API void fdp_dp_destroy(struct fdp_dp *dp);
 
 /* Adds port 'port_no' (1..0xfeff) with back end 'spec' (see above).
  * Returns 0; EINVAL for a bad number or spec; EEXIST if the number is
- * taken; an errno from opening a file; ENOMEM.  On failure, if 'errorp'
- * is nonnull, '*errorp' gets a message naming what was wrong, which the
- * caller frees. */
+ * taken; an errno from opening a file or an interface (see above);
+ * ENOMEM.  On failure, if 'errorp' is nonnull, '*errorp' gets a message
+ * naming what was wrong, which the caller frees. */
 FDP_API int fdp_dp_port_add(struct fdp_dp *dp, uint32_t port_no,
                             const char *spec, char **errorp);
 
@@ -172,7 +195,9 @@ struct fdp_port_stats {
     uint64_t rx_dropped;        /* Received, then sent nowhere: no flow,
                                  * drop actions, TTL expired. */
     uint64_t rx_errors;         /* Unreadable: too big for a frame,
-                                 * capture errors. */
+                                 * capture errors; for live ports also
+                                 * what the kernel dropped before the
+                                 * port could take it (a full ring). */
     uint64_t tx_packets, tx_bytes;
     uint64_t tx_dropped;        /* Not sent: ring full, no free frame. */
 };
@@ -188,6 +213,14 @@ FDP_API int fdp_dp_port_get_stats(struct fdp_dp *dp, uint32_t port_no,
  * copied into 'buf' of 'size' bytes.  Returns 0 or ENOENT. */
 FDP_API int fdp_dp_port_get_error(struct fdp_dp *dp, uint32_t port_no,
                                   char *buf, size_t size);
+
+/* What port 'port_no''s back end set up, in a few words, or "" if it
+ * has nothing to say: for an afxdp port, the XDP program on the interface
+ * and its mode, and whether the socket is in copy or zero-copy mode
+ * ("XDP program xsk_def_prog (id 42), native mode; copy").  Copied into
+ * 'buf' of 'size' bytes.  Returns 0 or ENOENT. */
+FDP_API int fdp_dp_port_describe(struct fdp_dp *dp, uint32_t port_no,
+                                 char *buf, size_t size);
 
 /* The rings a ring port's peer drives, and the buffer area. */
 struct fdp_port_rings {
