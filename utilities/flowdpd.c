@@ -1635,26 +1635,16 @@ usage(void)
            "  --max-request=BYTES      largest request (default %u)\n"
            "Datapath:\n"
            "  --port=N=TYPE:ARGS       a port (ring[:size=N],\n"
-           "                           pcap:rx=FILE[,loop=K][,tx=FILE],
-"
-           "                           afxdp:dev=IF[,queue=Q][,mode=auto|copy|zc],
-"
-           "                           afpacket:dev=IF); repeatable
-"
-           "  --pmds=N                 N packet threads (default 1); ports
-"
-           "                           go to them in turn, in order
-"
-           "  --emc=auto|on|off        exact-match cache (default auto: used
-"
-           "                           while it makes lookups cheaper)
-"
-           "  --smc=auto|on|off        signature match cache, for disjoint
-"
-           "                           tables only (default auto)
-"
-           "  --no-emc                 the same as --emc=off
-"
+           "                           pcap:rx=FILE[,loop=K][,tx=FILE],\n"
+           "                           afxdp:dev=IF[,queue=Q][,mode=auto|copy|zc],\n"
+           "                           afpacket:dev=IF); repeatable\n"
+           "  --pmds=N                 N packet threads (default 1); ports\n"
+           "                           go to them in turn, in order\n"
+           "  --emc=auto|on|off        exact-match cache (default auto: used\n"
+           "                           while it makes lookups cheaper)\n"
+           "  --smc=auto|on|off        signature match cache, for disjoint\n"
+           "                           tables only (default auto)\n"
+           "  --no-emc                 the same as --emc=off\n"
            "  --db=FILE                keep the flow table in FILE: every\n"
            "                           acknowledged change is on disk first,\n"
            "                           and the table is restored on start\n"
