@@ -107,7 +107,8 @@ struct fdp__port_class {
 
     /* Sends 'n' packets, taking every frame; returns how many were sent
      * (the first ones; the rest were dropped and their frames freed to
-     * 'cache').  Under tx_mutex. */
+     * 'cache').  Under tx_mutex, which a datapath with one pmd does
+     * not take: its only pmd is then the only caller. */
     uint32_t (*tx)(struct fdp__port *, struct fdp__frame_cache *,
                    const struct fdp_desc *descs, uint32_t n);
 

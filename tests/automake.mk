@@ -8,6 +8,7 @@ tests_unit_libunit_la_SOURCES = tests/unit/unit.c tests/unit/unit.h
 tests_unit_libunit_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 UNIT_TESTS = \
+	tests/unit/test-actions \
 	tests/unit/test-cpu \
 	tests/unit/test-dp \
 	tests/unit/test-execute \
@@ -37,6 +38,9 @@ tests_unit_test_live_ports_SOURCES = tests/unit/test-live-ports.c
 tests_unit_test_live_ports_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_live_ports_LDADD = $(UNIT_LDADD)
 
+tests_unit_test_actions_SOURCES = tests/unit/test-actions.c
+tests_unit_test_actions_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_actions_LDADD = $(UNIT_LDADD)
 tests_unit_test_execute_SOURCES = tests/unit/test-execute.c
 tests_unit_test_execute_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_execute_LDADD = $(UNIT_LDADD)

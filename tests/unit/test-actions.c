@@ -1,0 +1,204 @@
+/*
+ * Unit tests for lib/actions.c: action lists built from random sequences
+ * of records read back, in order, exactly as added (the reference is the
+ * sequence itself); clone, equality, count and size agree with it; bad
+ * set-field values are refused without touching the list.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/actions.h"
+#include "lib/field.h"
+#include "lib/util.h"
+#include "unit.h"
+
+/* One record of the reference: what was added. */
+struct ref_action {
+    enum fdp_action_type type;
+    uint32_t arg;
+    enum fdp_field field;
+    fdp_u128 value;
+    uint8_t flags;
+};
+
+#define MAX_REF 40
+
+/* A random field value that fits 'f'. */
+static fdp_u128
+random_value(struct unit_rng *r, enum fdp_field f)
+{
+    fdp_u128 v = ((fdp_u128) unit_rng_next(r) << 64) | unit_rng_next(r);
+    fdp_u128 max = fdp__field(f)->max;
+
+    return max == ~(fdp_u128) 0 ? v : v % (max + 1);
+}
+
+/* Builds a list from 'n' random records into 'ref' and returns it. */
+static struct fdp_actions *
+build_random(struct unit_rng *r, struct ref_action *ref, size_t n)
+{
+    static const enum fdp_action_type simple[] = {
+        FDP_ACT_OUTPUT, FDP_ACT_IN_PORT, FDP_ACT_CONTROLLER,
+        FDP_ACT_SET_VLAN_VID, FDP_ACT_SET_VLAN_PCP, FDP_ACT_STRIP_VLAN,
+        FDP_ACT_PUSH_VLAN, FDP_ACT_DEC_TTL,
+    };
+    struct fdp__actions_builder b;
+
+    fdp__actions_builder_init(&b);
+    for (size_t i = 0; i < n; i++) {
+        struct ref_action *a = &ref[i];
+        memset(a, 0, sizeof *a);
+        if (unit_rng_below(r, 3) == 0) {
+            a->type = FDP_ACT_SET_FIELD;
+            a->field = (enum fdp_field) unit_rng_below(r, FDP_N_FIELDS);
+            a->value = random_value(r, a->field);
+            a->flags = (uint8_t) unit_rng_below(r, 2);
+            ck_assert_int_eq(fdp__actions_add_set_field(&b, a->field,
+                                                        a->value, a->flags),
+                             0);
+        } else {
+            a->type = simple[unit_rng_below(r, FDP_ARRAY_SIZE(simple))];
+            a->arg = (uint32_t) unit_rng_next(r);
+            fdp__actions_add(&b, a->type, a->arg);
+        }
+    }
+    struct fdp_actions *acts = fdp__actions_finish(&b);
+    ck_assert_ptr_nonnull(acts);
+    return acts;
+}
+
+/* Checks that iterating 'acts' gives exactly 'ref'. */
+static void
+check_against(const struct fdp_actions *acts, const struct ref_action *ref,
+              size_t n, uint64_t seed)
+{
+    size_t i = 0;
+
+    for (const struct fdp__action *a = fdp__actions_first(acts); a;
+         a = fdp__actions_next(acts, a), i++) {
+        ck_assert_msg(i < n, "seed %" PRIu64 ": more records than added",
+                      seed);
+        ck_assert_msg(a->type == ref[i].type, "seed %" PRIu64 ": record "
+                      "%zu type %u, want %u", seed, i, a->type, ref[i].type);
+        if (a->type == FDP_ACT_SET_FIELD) {
+            ck_assert_uint_eq(a->field, ref[i].field);
+            ck_assert_uint_eq(a->flags, ref[i].flags);
+            ck_assert_msg(fdp__action_value(a) == ref[i].value,
+                          "seed %" PRIu64 ": record %zu value differs",
+                          seed, i);
+            ck_assert_uint_eq(a->n_words,
+                              fdp__field(ref[i].field)->n_bits > 64 ? 3 : 2);
+        } else {
+            ck_assert_uint_eq(a->arg, ref[i].arg);
+            ck_assert_uint_eq(a->n_words, 1);
+        }
+    }
+    ck_assert_msg(i == n, "seed %" PRIu64 ": %zu records, want %zu", seed,
+                  i, n);
+    ck_assert_uint_eq(fdp_actions_count(acts), n);
+}
+
+START_TEST(random_lists_read_back)
+{
+    uint64_t seed = unit_seed();
+    struct unit_rng r;
+    struct ref_action ref[MAX_REF];
+
+    unit_rng_init(&r, 0xac7);
+    for (int round = 0; round < 2000; round++) {
+        size_t n = unit_rng_below(&r, MAX_REF + 1);
+        struct fdp_actions *acts = build_random(&r, ref, n);
+        check_against(acts, ref, n, seed);
+
+        struct fdp_actions *copy = fdp_actions_clone(acts);
+        ck_assert_ptr_nonnull(copy);
+        ck_assert(fdp_actions_equal(acts, copy));
+        ck_assert_uint_eq(fdp_actions_size(copy), fdp_actions_size(acts));
+        check_against(copy, ref, n, seed);
+        fdp_actions_destroy(copy);
+        fdp_actions_destroy(acts);
+    }
+}
+END_TEST
+
+/* Two lists that differ in one record's argument or value are unequal. */
+START_TEST(equality_sees_every_word)
+{
+    struct fdp__actions_builder b;
+
+    fdp__actions_builder_init(&b);
+    fdp__actions_add(&b, FDP_ACT_OUTPUT, 2);
+    ck_assert_int_eq(fdp__actions_add_set_field(&b, FDP_F_IPV6_DST, 7, 0), 0);
+    struct fdp_actions *a = fdp__actions_finish(&b);
+
+    fdp__actions_builder_init(&b);
+    fdp__actions_add(&b, FDP_ACT_OUTPUT, 2);
+    ck_assert_int_eq(fdp__actions_add_set_field(&b, FDP_F_IPV6_DST,
+                                                (fdp_u128) 7 << 64, 0), 0);
+    struct fdp_actions *c = fdp__actions_finish(&b);
+
+    ck_assert(!fdp_actions_equal(a, c));
+    ck_assert(fdp_actions_equal(a, a));
+    fdp_actions_destroy(a);
+    fdp_actions_destroy(c);
+}
+END_TEST
+
+/* A value wider than its field, or a field that does not exist, is refused
+ * and the list is what it was. */
+START_TEST(bad_set_field_refused)
+{
+    struct fdp__actions_builder b;
+
+    fdp__actions_builder_init(&b);
+    fdp__actions_add(&b, FDP_ACT_DEC_TTL, 0);
+    ck_assert_int_eq(fdp__actions_add_set_field(&b, FDP_F_TP_DST, 65536, 0),
+                     EINVAL);
+    ck_assert_int_eq(fdp__actions_add_set_field(&b, FDP_N_FIELDS, 1, 0),
+                     EINVAL);
+    struct fdp_actions *acts = fdp__actions_finish(&b);
+    ck_assert_ptr_nonnull(acts);
+    ck_assert_uint_eq(fdp_actions_count(acts), 1);
+    const struct fdp__action *a = fdp__actions_first(acts);
+    ck_assert_ptr_nonnull(a);
+    if (a) {
+        ck_assert_uint_eq(a->type, FDP_ACT_DEC_TTL);
+        ck_assert_ptr_null(fdp__actions_next(acts, a));
+    }
+    fdp_actions_destroy(acts);
+    fdp_actions_destroy(NULL);
+}
+END_TEST
+
+/* The empty list: no records, and fdp__actions_first() of NULL is NULL. */
+START_TEST(empty_list)
+{
+    struct fdp__actions_builder b;
+
+    fdp__actions_builder_init(&b);
+    struct fdp_actions *acts = fdp__actions_finish(&b);
+    ck_assert_ptr_nonnull(acts);
+    ck_assert_ptr_null(fdp__actions_first(acts));
+    ck_assert_ptr_null(fdp__actions_first(NULL));
+    ck_assert_uint_eq(fdp_actions_count(acts), 0);
+    fdp_actions_destroy(acts);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("actions");
+    TCase *tc = unit_tcase(s, "actions");
+
+    tcase_add_test(tc, random_lists_read_back);
+    tcase_add_test(tc, equality_sees_every_word);
+    tcase_add_test(tc, bad_set_field_refused);
+    tcase_add_test(tc, empty_list);
+    return unit_run(s);
+}
