@@ -1741,8 +1741,24 @@ write_pidfile(const char *path)
     }
 }
 
-int
-main(int argc, char *argv[])
+/* Everything the command line says. */
+struct options {
+    const char *unix_path, *db, *log_file;
+    const char *listen_specs[MAX_LISTENERS];
+    const char *port_specs[MAX_PORTS];
+    size_t n_listen, n_ports;
+    char *pidfile;
+    bool detach;
+    struct rpc_tls tls;
+    struct fdp_dp_options dpo;
+    size_t max_request;
+    size_t compact_growth;
+};
+
+/* Parses the command line into 'o'; exits on --help, --version and any
+ * error (with a message naming the option). */
+static void
+parse_options(int argc, char *argv[], struct options *o)
 {
     enum {
         OPT_UNIX = 256, OPT_LISTEN, OPT_KEY, OPT_CERT, OPT_CA, OPT_PORT,
@@ -1771,50 +1787,40 @@ main(int argc, char *argv[])
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
-    struct server s = {
-        .max_request = DEFAULT_MAX_REQUEST,
-        .compact_growth = COMPACT_MIN_GROWTH,
-    };
-    struct rpc_tls tls = { NULL, NULL, NULL };
-    const char *unix_path = NULL, *db = NULL, *log_file = NULL;
-    const char *listen_specs[MAX_LISTENERS];
-    const char *port_specs[MAX_PORTS];
-    size_t n_listen = 0, n_ports = 0;
-    char *pidfile = NULL;
-    bool detach_flag = false;
-    struct fdp_dp_options dpo;
     int opt;
 
-    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
-    fdp_dp_options_init(&dpo);
+    memset(o, 0, sizeof *o);
+    o->max_request = DEFAULT_MAX_REQUEST;
+    o->compact_growth = COMPACT_MIN_GROWTH;
+    fdp_dp_options_init(&o->dpo);
     while ((opt = getopt_long(argc, argv, "hVv::", options, NULL)) != -1) {
         switch (opt) {
         case OPT_UNIX:
-            unix_path = optarg;
+            o->unix_path = optarg;
             break;
         case OPT_LISTEN:
-            if (n_listen == MAX_LISTENERS - 1) {
+            if (o->n_listen == MAX_LISTENERS - 1) {
                 fatal("--listen: at most %d", MAX_LISTENERS - 1);
             }
-            listen_specs[n_listen++] = optarg;
+            o->listen_specs[o->n_listen++] = optarg;
             break;
         case OPT_KEY:
-            tls.private_key = optarg;
+            o->tls.private_key = optarg;
             break;
         case OPT_CERT:
-            tls.certificate = optarg;
+            o->tls.certificate = optarg;
             break;
         case OPT_CA:
-            tls.ca_cert = optarg;
+            o->tls.ca_cert = optarg;
             break;
         case OPT_PORT:
-            if (n_ports == MAX_PORTS) {
+            if (o->n_ports == MAX_PORTS) {
                 fatal("--port: at most %d", MAX_PORTS);
             }
-            port_specs[n_ports++] = optarg;
+            o->port_specs[o->n_ports++] = optarg;
             break;
         case OPT_DB:
-            db = optarg;
+            o->db = optarg;
             break;
         case OPT_DB_COMPACT: {
             char *end;
@@ -1824,20 +1830,20 @@ main(int argc, char *argv[])
                 fatal("--db-compact: \"%s\": expected a number of bytes",
                       optarg);
             }
-            s.compact_growth = (size_t) v;
+            o->compact_growth = (size_t) v;
             break;
         }
         case OPT_DETACH:
-            detach_flag = true;
+            o->detach = true;
             break;
         case OPT_PIDFILE:
-            pidfile = optarg ? strdup(optarg) : default_path("flowdpd.pid");
+            o->pidfile = optarg ? strdup(optarg) : default_path("flowdpd.pid");
             break;
         case OPT_LOG:
-            log_file = optarg;
+            o->log_file = optarg;
             break;
         case OPT_NO_EMC:
-            dpo.emc_mode = FDP_DP_CACHE_OFF;
+            o->dpo.emc_mode = FDP_DP_CACHE_OFF;
             break;
         case OPT_PMDS: {
             char *end;
@@ -1847,7 +1853,7 @@ main(int argc, char *argv[])
                 fatal("--pmds: \"%s\": expected a number of threads from "
                       "1 to 64", optarg);
             }
-            dpo.n_pmds = (uint32_t) v;
+            o->dpo.n_pmds = (uint32_t) v;
             break;
         }
         case OPT_EMC:
@@ -1861,7 +1867,7 @@ main(int argc, char *argv[])
                 fatal("--%s: \"%s\": expected auto, on or off",
                       opt == OPT_EMC ? "emc" : "smc", optarg);
             }
-            *(opt == OPT_EMC ? &dpo.emc_mode : &dpo.smc_mode)
+            *(opt == OPT_EMC ? &o->dpo.emc_mode : &o->dpo.smc_mode)
                 = (enum fdp_dp_cache_mode) m;
             break;
         }
@@ -1873,7 +1879,7 @@ main(int argc, char *argv[])
                 fatal("--max-request: \"%s\": expected bytes from 1024 to "
                       "2147483648", optarg);
             }
-            s.max_request = (size_t) v;
+            o->max_request = (size_t) v;
             break;
         }
         case 'v':
@@ -1892,10 +1898,10 @@ main(int argc, char *argv[])
             break;
         case 'h':
             usage();
-            return EXIT_SUCCESS;
+            exit(EXIT_SUCCESS);
         case 'V':
             printf("flowdpd (flowdp) %s\n", PACKAGE_VERSION);
-            return EXIT_SUCCESS;
+            exit(EXIT_SUCCESS);
         default:
             fatal("unknown option (see --help)");
         }
@@ -1903,32 +1909,24 @@ main(int argc, char *argv[])
     if (optind < argc) {
         fatal("unexpected argument \"%s\" (see --help)", argv[optind]);
     }
-    if (fdp_cpu_init()) {
-        fatal("%s", fdp_cpu_strerror());
-    }
-    if (log_file && !(log_stream = fopen(log_file, "a"))) {
-        fatal("--log-file: %s: %s", log_file, strerror(errno));
-    }
+}
 
-    /* Fork before any thread exists (liburcu's call_rcu worker starts
-     * with the first deferred free, during journal replay): a forked
-     * child has no threads but the caller.  The parent waits until the
-     * child is ready, so errors below still reach the terminal. */
-    int ready_fd = -1;
-    if (detach_flag) {
-        ready_fd = detach();
-    }
+/* Startup, step by step. */
 
-    /* The table, restored from the journal, and the datapath. */
-    int error = fdp_table_create(&s.table);
+/* The flow table, restored from --db's journal if given. */
+static void
+open_table(struct server *s, const struct options *o)
+{
+    int error = fdp_table_create(&s->table);
     if (error) {
         fatal("creating the table: %s", strerror(error));
     }
-    if (db) {
+    if (o->db) {
         char *msg = NULL, *warning = NULL;
-        s.replaying = true;
-        error = journal_open(db, replay_op, &s, &s.journal, &msg, &warning);
-        s.replaying = false;
+        s->replaying = true;
+        error = journal_open(o->db, replay_op, s, &s->journal, &msg,
+                             &warning);
+        s->replaying = false;
         if (error) {
             fatal("--db: %s", msg ? msg : strerror(error));
         }
@@ -1937,56 +1935,76 @@ main(int argc, char *argv[])
             free(warning);
         }
         struct fdp_table_stats st;
-        fdp_table_get_stats(s.table, &st);
-        vlog(L_INFO, "%s: %" PRIu64 " flows restored", db, st.n_flows);
+        fdp_table_get_stats(s->table, &st);
+        vlog(L_INFO, "%s: %" PRIu64 " flows restored", o->db, st.n_flows);
         if (st.n_flows >= TRIM_MIN_FLOWS) {
             malloc_trim(0);
         }
     }
-    s.n_pmds = dpo.n_pmds;
-    error = fdp_dp_create(s.table, &dpo, &s.dp);
+}
+
+/* The datapath and the --port ports. */
+static void
+open_datapath(struct server *s, const struct options *o)
+{
+    s->n_pmds = o->dpo.n_pmds;
+    int error = fdp_dp_create(s->table, &o->dpo, &s->dp);
     if (error) {
         fatal("creating the datapath: %s", strerror(error));
     }
-    for (size_t i = 0; i < n_ports; i++) {
-        const char *eq = strchr(port_specs[i], '=');
+    for (size_t i = 0; i < o->n_ports; i++) {
+        const char *eq = strchr(o->port_specs[i], '=');
         char *end, *msg = NULL;
-        unsigned long no = strtoul(port_specs[i], &end, 10);
+        unsigned long no = strtoul(o->port_specs[i], &end, 10);
         if (!eq || end != eq) {
-            fatal("--port %s: expected N=TYPE:ARGS", port_specs[i]);
+            fatal("--port %s: expected N=TYPE:ARGS", o->port_specs[i]);
         }
-        error = fdp_dp_port_add(s.dp, (uint32_t) no, eq + 1, &msg);
+        error = fdp_dp_port_add(s->dp, (uint32_t) no, eq + 1, &msg);
         if (error) {
-            fatal("--port %s: %s", port_specs[i], msg ? msg
-                                                      : strerror(error));
+            fatal("--port %s: %s", o->port_specs[i],
+                  msg ? msg : strerror(error));
         }
-        log_port_added(s.dp, (uint32_t) no, eq + 1);
+        log_port_added(s->dp, (uint32_t) no, eq + 1);
     }
+}
 
-    /* Control sockets. */
-    char *default_unix = NULL;
+/* The unix socket (--unix or the default path) and the --listen ones.
+ * Returns the unix listener's spec, which the caller frees; sets
+ * '*default_unix' to the default path if that was used (also freed). */
+static char *
+open_listeners(struct server *s, struct options *o, char **default_unix)
+{
+    const char *unix_path = o->unix_path;
+    char *unix_spec;
+
+    *default_unix = NULL;
     if (!unix_path) {
-        unix_path = default_unix = default_path("flowdpd.sock");
+        unix_path = *default_unix = default_path("flowdpd.sock");
         make_dirs(rundir());
     }
-    char *unix_spec;
     if (asprintf(&unix_spec, "unix:%s", unix_path) < 0) {
         fatal("out of memory");
     }
-    listen_specs[n_listen++] = unix_spec;
-    for (size_t i = 0; i < n_listen; i++) {
+    o->listen_specs[o->n_listen++] = unix_spec;
+    for (size_t i = 0; i < o->n_listen; i++) {
         char *msg = NULL;
-        error = rpc_listen(listen_specs[i], &tls, &s.listeners[i], &msg);
+        int error = rpc_listen(o->listen_specs[i], &o->tls, &s->listeners[i],
+                               &msg);
         if (error) {
             fatal("%s", msg ? msg : strerror(error));
         }
-        s.n_listeners++;
-        vlog(L_INFO, "listening on %s", rpc_listener_name(s.listeners[i]));
+        s->n_listeners++;
+        vlog(L_INFO, "listening on %s",
+             rpc_listener_name(s->listeners[i]));
     }
+    return unix_spec;
+}
 
-    if (pidfile) {
-        write_pidfile(pidfile);
-    }
+/* SIGTERM, SIGINT and SIGHUP end serve() through 'signal_pipe'; SIGPIPE
+ * is ignored (a client that went away is an error on its socket). */
+static void
+install_signals(void)
+{
     if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK)) {
         fatal("pipe: %s", strerror(errno));
     }
@@ -1996,45 +2014,92 @@ main(int argc, char *argv[])
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
 
+/* --detach: tells the waiting parent that the daemon is ready and lets go
+ * of the terminal. */
+static void
+finish_detach(int ready_fd)
+{
+    if (write(ready_fd, "", 1) != 1) {
+        vlog(L_WARN, "telling the parent we are ready: %s",
+             strerror(errno));
+    }
+    close(ready_fd);
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+        dup2(null, STDIN_FILENO);
+        dup2(null, STDOUT_FILENO);
+        if (log_stream) {
+            dup2(null, STDERR_FILENO);
+        }
+        close(null);
+    }
+}
+
+/* Clean exit: stop packets, close the connections, listeners and ports
+ * (completing captures), the table and the journal. */
+static void
+shut_down(struct server *s)
+{
+    stop_pmds(s);
+    for (size_t i = 0; i < s->n_conns; i++) {
+        rpc_close(s->conns[i]);
+    }
+    free(s->conns);
+    for (size_t i = 0; i < s->n_listeners; i++) {
+        rpc_listener_close(s->listeners[i]);
+    }
+    fdp_dp_destroy(s->dp);
+    fdp_table_destroy(s->table);
+    journal_close(s->journal);
+}
+
+int
+main(int argc, char *argv[])
+{
+    struct options o;
+
+    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+    parse_options(argc, argv, &o);
+    if (fdp_cpu_init()) {
+        fatal("%s", fdp_cpu_strerror());
+    }
+    if (o.log_file && !(log_stream = fopen(o.log_file, "a"))) {
+        fatal("--log-file: %s: %s", o.log_file, strerror(errno));
+    }
+
+    /* Fork before any thread exists (liburcu's call_rcu worker starts
+     * with the first deferred free, during journal replay): a forked
+     * child has no threads but the caller.  The parent waits until the
+     * child is ready, so errors below still reach the terminal. */
+    int ready_fd = o.detach ? detach() : -1;
+
+    struct server s = {
+        .max_request = o.max_request,
+        .compact_growth = o.compact_growth,
+    };
+    char *default_unix;
+    open_table(&s, &o);
+    open_datapath(&s, &o);
+    char *unix_spec = open_listeners(&s, &o, &default_unix);
+    if (o.pidfile) {
+        write_pidfile(o.pidfile);
+    }
+    install_signals();
     start_pmds(&s);
     vlog(L_INFO, "flowdpd %s started (pid %ld)", PACKAGE_VERSION,
          (long) getpid());
     if (ready_fd >= 0) {
-        if (write(ready_fd, "", 1) != 1) {
-            vlog(L_WARN, "telling the parent we are ready: %s",
-                 strerror(errno));
-        }
-        close(ready_fd);
-        int null = open("/dev/null", O_RDWR);
-        if (null >= 0) {
-            dup2(null, STDIN_FILENO);
-            dup2(null, STDOUT_FILENO);
-            if (log_stream) {
-                dup2(null, STDERR_FILENO);
-            }
-            close(null);
-        }
+        finish_detach(ready_fd);
     }
 
     serve(&s);
 
-    /* Clean exit: stop packets, close ports (completing captures), remove
-     * the socket and pidfile. */
-    stop_pmds(&s);
-    for (size_t i = 0; i < s.n_conns; i++) {
-        rpc_close(s.conns[i]);
-    }
-    free(s.conns);
-    for (size_t i = 0; i < s.n_listeners; i++) {
-        rpc_listener_close(s.listeners[i]);
-    }
-    fdp_dp_destroy(s.dp);
-    fdp_table_destroy(s.table);
-    journal_close(s.journal);
-    if (pidfile) {
-        unlink(pidfile);
-        free(pidfile);
+    shut_down(&s);
+    if (o.pidfile) {
+        unlink(o.pidfile);
+        free(o.pidfile);
     }
     free(unix_spec);
     free(default_unix);
