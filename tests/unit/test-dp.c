@@ -111,13 +111,27 @@ struct rig {
     struct fdp_port_rings ports[4];     /* Ports 1..3 at [1..3]. */
 };
 
+/* A table, a datapath with 'o', ring ports 1 to 3 and pmd 0. */
+static void
+rig_create_with(struct rig *rig, const struct fdp_dp_options *o)
+{
+    memset(rig, 0, sizeof *rig);
+    ck_assert_int_eq(fdp_table_create(&rig->table), 0);
+    ck_assert_int_eq(fdp_dp_create(rig->table, o, &rig->dp), 0);
+    for (uint32_t p = 1; p <= 3; p++) {
+        char *error = NULL;
+        ck_assert_int_eq(fdp_dp_port_add(rig->dp, p, "ring:size=256",
+                                         &error), 0);
+        ck_assert_int_eq(fdp_dp_port_rings(rig->dp, p, &rig->ports[p]), 0);
+    }
+    ck_assert_int_eq(fdp_dp_pmd_create(rig->dp, 0, &rig->pmd), 0);
+}
+
 static void
 rig_create(struct rig *rig, uint32_t emc_inv_prob, uint32_t n_frames)
 {
     struct fdp_dp_options o;
 
-    memset(rig, 0, sizeof *rig);
-    ck_assert_int_eq(fdp_table_create(&rig->table), 0);
     fdp_dp_options_init(&o);
     o.emc_insert_inv_prob = emc_inv_prob;
     /* These tests count the cache's hits: no auto mode deciding to
@@ -126,14 +140,7 @@ rig_create(struct rig *rig, uint32_t emc_inv_prob, uint32_t n_frames)
     if (n_frames) {
         o.n_frames = n_frames;
     }
-    ck_assert_int_eq(fdp_dp_create(rig->table, &o, &rig->dp), 0);
-    for (uint32_t p = 1; p <= 3; p++) {
-        char *error = NULL;
-        ck_assert_int_eq(fdp_dp_port_add(rig->dp, p, "ring:size=256",
-                                         &error), 0);
-        ck_assert_int_eq(fdp_dp_port_rings(rig->dp, p, &rig->ports[p]), 0);
-    }
-    ck_assert_int_eq(fdp_dp_pmd_create(rig->dp, 0, &rig->pmd), 0);
+    rig_create_with(rig, &o);
 }
 
 static void
@@ -340,20 +347,12 @@ START_TEST(smc_follows_table)
 
     printf("smc_follows_table: seed %u\n", seed);
     unit_rng_init(&r, seed);
-    memset(&rig, 0, sizeof rig);
-    ck_assert_int_eq(fdp_table_create(&rig.table), 0);
-    fdp_table_set_disjoint(rig.table, true);
     fdp_dp_options_init(&o);
     o.emc_mode = FDP_DP_CACHE_OFF;
     o.smc_mode = FDP_DP_CACHE_ON;
     o.smc_entries = 64;         /* Small: buckets shared, ways evicted. */
-    ck_assert_int_eq(fdp_dp_create(rig.table, &o, &rig.dp), 0);
-    for (uint32_t p = 1; p <= 3; p++) {
-        ck_assert_int_eq(fdp_dp_port_add(rig.dp, p, "ring:size=256", NULL),
-                         0);
-        ck_assert_int_eq(fdp_dp_port_rings(rig.dp, p, &rig.ports[p]), 0);
-    }
-    ck_assert_int_eq(fdp_dp_pmd_create(rig.dp, 0, &rig.pmd), 0);
+    rig_create_with(&rig, &o);
+    fdp_table_set_disjoint(rig.table, true);
 
     bool present[N_DSTS] = { false };
     for (int phase = 0; phase < 6; phase++) {
@@ -431,18 +430,10 @@ START_TEST(smc_needs_disjoint_table)
     uint8_t pkt[128];
     uint64_t got2[N_DSTS] = { 0 }, got3[N_DSTS] = { 0 };
 
-    memset(&rig, 0, sizeof rig);
-    ck_assert_int_eq(fdp_table_create(&rig.table), 0);
     fdp_dp_options_init(&o);
     o.emc_mode = FDP_DP_CACHE_OFF;
     o.smc_mode = FDP_DP_CACHE_ON;
-    ck_assert_int_eq(fdp_dp_create(rig.table, &o, &rig.dp), 0);
-    for (uint32_t p = 1; p <= 3; p++) {
-        ck_assert_int_eq(fdp_dp_port_add(rig.dp, p, "ring:size=256", NULL),
-                         0);
-        ck_assert_int_eq(fdp_dp_port_rings(rig.dp, p, &rig.ports[p]), 0);
-    }
-    ck_assert_int_eq(fdp_dp_pmd_create(rig.dp, 0, &rig.pmd), 0);
+    rig_create_with(&rig, &o);
     add_flow(rig.table, "priority=10,udp,actions=output:2");
     add_flow(rig.table, "priority=20,udp,tp_src=1,actions=output:3");
     for (uint16_t sport = 0; sport < 40; sport++) {
@@ -471,17 +462,9 @@ START_TEST(cache_auto_mode_is_transparent)
     struct fdp_dp_options o;
     size_t total = 0;
 
-    memset(&rig, 0, sizeof rig);
-    ck_assert_int_eq(fdp_table_create(&rig.table), 0);
     fdp_dp_options_init(&o);
     o.emc_insert_inv_prob = 1;
-    ck_assert_int_eq(fdp_dp_create(rig.table, &o, &rig.dp), 0);
-    for (uint32_t p = 1; p <= 3; p++) {
-        ck_assert_int_eq(fdp_dp_port_add(rig.dp, p, "ring:size=256", NULL),
-                         0);
-        ck_assert_int_eq(fdp_dp_port_rings(rig.dp, p, &rig.ports[p]), 0);
-    }
-    ck_assert_int_eq(fdp_dp_pmd_create(rig.dp, 0, &rig.pmd), 0);
+    rig_create_with(&rig, &o);
     add_flow(rig.table, "priority=10,udp,actions=output:2");
     /* 3000 batches: three periods of the meter, trials included. */
     for (int round = 0; round < 3000; round++) {
