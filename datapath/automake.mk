@@ -7,5 +7,6 @@ lib_libflowdp_core_la_SOURCES += \
 	datapath/execute.c \
 	datapath/execute.h \
 	datapath/extract.c \
+	datapath/extract-internal.h \
 	datapath/port.c \
 	datapath/ring.c

@@ -24,6 +24,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "datapath/extract-internal.h"
+#include "flowdp/hash.h"
 #include "lib/field.h"
 
 struct cursor {
@@ -322,4 +324,13 @@ fdp_packet_extract(const void *data, size_t size, uint32_t in_port,
     default:
         break;
     }
+}
+
+uint32_t
+fdp__packet_extract_hash(const void *data, size_t size, uint32_t in_port,
+                         uint32_t basis, struct fdp_key *key,
+                         struct fdp_packet_layout *layout)
+{
+    fdp_packet_extract(data, size, in_port, key, layout);
+    return fdp_hash_fast(key->w, FDP_KEY_WORDS, basis);
 }

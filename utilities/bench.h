@@ -49,5 +49,6 @@ void suite_peer_acl(void);     /* Only built with DPDK. */
 void suite_peer_ovs(void);     /* Only built with --with-ovs-source. */
 void suite_ring(void);
 void suite_datapath(void);
+void suite_extract(void);
 
 #endif /* FDP_BENCH_H */
