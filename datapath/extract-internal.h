@@ -21,4 +21,11 @@ uint32_t fdp__packet_extract_hash(const void *data, size_t size,
                                   struct fdp_key *key,
                                   struct fdp_packet_layout *layout);
 
+/* The same with SSE4.2 (datapath/extract-sse42.c): only for when
+ * fdp_hash_fast() is fdp__hash_crc32c_sse42(). */
+uint32_t fdp__packet_extract_hash_sse42(const void *data, size_t size,
+                                        uint32_t in_port, uint32_t basis,
+                                        struct fdp_key *key,
+                                        struct fdp_packet_layout *layout);
+
 #endif /* FDP_EXTRACT_INTERNAL_H */
