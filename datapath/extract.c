@@ -87,10 +87,16 @@ fdp_packet_extract(const void *data, size_t size, uint32_t in_port,
     struct fdp_packet_layout l;
     uint64_t w[FDP_KEY_WORDS];
 
-    fdp__extract_words(data, size, in_port, w, &l);
-    for (int i = 0; i < FDP_KEY_WORDS; i++) {
-        key->w[i] = w[i];
+    if (fdp__extract_fast(data, size, in_port, w, &l)) {
+#define ZERO_REST(i) if (i >= FDP__FAST_WORDS) { w[i] = 0; }
+        FDP__FOR_EACH_WORD(ZERO_REST)
+#undef ZERO_REST
+    } else {
+        fdp__extract_words(data, size, in_port, w, &l);
     }
+#define STORE(i) key->w[i] = w[i];
+    FDP__FOR_EACH_WORD(STORE)
+#undef STORE
     if (layout) {
         *layout = l;
     }
