@@ -37,6 +37,7 @@
 #define FDP__ICMP_HEADER_LEN 8     /* Type, code, checksum, 4 more bytes:
                                     * OVS wants all 8 for ICMP and ICMPv6. */
 #define FDP__IPV6_EXT_MIN 8        /* Every extension header's least size. */
+#define FDP__IPPROTO_IGMP 2        /* Its header is 8 bytes too. */
 
 /* IPv6 extension headers (RFC 8200) and "no next header". */
 #define FDP__IPV6_HOPOPTS 0
@@ -128,6 +129,9 @@ fdp__extract_l4(const uint8_t *l4, size_t n, uint8_t proto, uint64_t *w)
         return true;
     case FDP_IPPROTO_ICMP:
     case FDP_IPPROTO_ICMPV6:
+    case FDP__IPPROTO_IGMP:
+        /* ICMP, ICMPv6 and (as OVS) IGMP: type and code in tp_src and
+         * tp_dst, from a header of at least 8 bytes. */
         if (n < FDP__ICMP_HEADER_LEN) {
             return false;
         }

@@ -47,9 +47,10 @@
  *     nw_proto 44 (the fragment header's number).  59 ("no next header")
  *     and unknown protocols end the walk with nw_proto set.
  *   - TCP (20 bytes and its data offset, >= 5 words), UDP (8), SCTP (12),
- *     ICMP and ICMPv6 (8: type, code, checksum and 4 more), within the IP
- *     length, else no transport fields; ICMP type and code go to tp_src and
- *     tp_dst.  tcp_flags is the low 12 bits of the flags word.
+ *     ICMP, ICMPv6 and IGMP (8: type, code, checksum and 4 more), within
+ *     the IP length, else no transport fields; ICMP and IGMP type and code
+ *     go to tp_src and tp_dst.  tcp_flags is the low 12 bits of the flags
+ *     word.
  *   - ARP and RARP: Ethernet/IPv4 only (hrd 1, pro 0x0800, hln 6, pln 4,
  *     28 bytes); the opcode goes to nw_proto only if it fits 8 bits.
  *
@@ -62,8 +63,8 @@
  *   - IPv6 neighbour discovery's nd_target, nd_sll and nd_tll (OVS also
  *     stores the ND options type and reserved bits); ICMPv6 type and code
  *     are extracted;
- *   - MPLS labels (dl_type 0x8847/0x8848 is kept, nothing after it), IGMP
- *     type, code and group (nw_proto 2 is kept, no transport fields), NSH;
+ *   - MPLS labels (dl_type 0x8847/0x8848 is kept, nothing after it), the
+ *     IGMP group address, NSH;
  *   - metadata OVS carries beside the headers (tunnel, conntrack, skb
  *     priority, packet type: flowdp is Ethernet only).
  *

@@ -415,6 +415,11 @@ def odd_shapes():
     na = struct.pack("!BBHI16s", 136, 0, 0, 0x60000000, ip6("2001:db8::2")) \
         + struct.pack("!BB6s", 2, 1, mac(B))
     out.append(e(0x86dd, ipv6_chain([], 58, na)))
+    # IGMP (OVS keeps its type and code in tp_src and tp_dst), whole and
+    # cut to 4 bytes.
+    igmp = struct.pack("!BBH4s", 0x16, 0, 0, ip4("224.0.0.5"))
+    out.append(e(0x0800, v4(2, igmp)))
+    out.append(e(0x0800, v4(2, igmp[:4])))
     # 802.3: LLC, SNAP with a type, SNAP with a small type, too short.
     out.append(e(46, b"\x42\x42\x03" + bytes(43)))
     out.append(e(48, b"\xaa\xaa\x03\x00\x00\x00\x08\x00"
@@ -436,10 +441,8 @@ def odd_shapes():
     return out
 
 
-# Network and transport numbers the random packets use.  Not IGMP (2),
-# MPLS or NSH: flowdp keeps none of their fields, and ovs-ofctl prints
-# them under other names (documented in utilities/flowdp-ctl.8).
-RANDOM_PROTOS = (6, 17, 132, 1, 58, 59, 0, 43, 44, 51, 60, 47)
+# Network and transport numbers the random packets use.
+RANDOM_PROTOS = (6, 17, 132, 1, 58, 2, 59, 0, 43, 44, 51, 60, 47)
 
 
 def random_packet(rng):

@@ -299,6 +299,7 @@ enum {
 };
 enum {
     IP_PROTO_ICMP = 1,
+    IP_PROTO_IGMP = 2,
     IP_PROTO_TCP = 6,
     IP_PROTO_UDP = 17,
     IP_PROTO_ICMPV6 = 58,
@@ -379,8 +380,9 @@ format_packet_key(const struct fdp_key *key)
         if (!(fdp_key_get(key, FDP_F_IP_FRAG).lo & FDP_FRAG_LATER)) {
             if (proto == IP_PROTO_TCP) {
                 EXACT(pcap_tcp_fields);
-            } else if (proto == IP_PROTO_UDP
-                       || proto == IP_PROTO_SCTP) {
+            } else if (proto == IP_PROTO_UDP || proto == IP_PROTO_SCTP
+                       || proto == IP_PROTO_IGMP) {
+                /* IGMP's type and code, as OVS keeps them. */
                 EXACT(pcap_ports_fields);
             } else if (proto == IP_PROTO_ICMP
                        || proto == IP_PROTO_ICMPV6) {

@@ -530,7 +530,7 @@ ref_transport(const struct bytes *b, size_t at, size_t end, int proto,
         } else {
             r->layout.l4 = -1;
         }
-    } else if (proto == 1 || proto == 58) {
+    } else if (proto == 1 || proto == 58 || proto == 2) {
         if (have >= 8) {
             r->f[FDP_F_ICMP_TYPE] = (uint64_t) byte(b, at);
             r->f[FDP_F_ICMP_CODE] = (uint64_t) byte(b, at + 1);
