@@ -103,6 +103,18 @@ fdp_packet_extract(const void *data, size_t size, uint32_t in_port,
     }
 }
 
+/* fdp__packet_extract_hash() where the fast hash is not the hardware
+ * CRC32C: two passes.  Out of line, so that the dispatch above it is a
+ * compare and a jump. */
+static __attribute__((noinline)) uint32_t
+extract_then_hash(const void *data, size_t size, uint32_t in_port,
+                  uint32_t basis, struct fdp_key *key,
+                  struct fdp_packet_layout *layout)
+{
+    fdp_packet_extract(data, size, in_port, key, layout);
+    return fdp_hash_fast(key->w, FDP_KEY_WORDS, basis);
+}
+
 uint32_t
 fdp__packet_extract_hash(const void *data, size_t size, uint32_t in_port,
                          uint32_t basis, struct fdp_key *key,
@@ -118,6 +130,5 @@ fdp__packet_extract_hash(const void *data, size_t size, uint32_t in_port,
                                               key, layout);
     }
 #endif
-    fdp_packet_extract(data, size, in_port, key, layout);
-    return fdp_hash_fast(key->w, FDP_KEY_WORDS, basis);
+    return extract_then_hash(data, size, in_port, basis, key, layout);
 }
