@@ -18,10 +18,22 @@
  * against the bytes left first: the header's own length, then the IP total
  * length or payload length (never the Ethernet padding), so a truncated or
  * lying header ends parsing at the last layer OVS would accept.
+ * The common packet (Ethernet, at most one 802.1Q tag, IPv4 without
+ * options, not a fragment, whole UDP or TCP) goes through a straight-line
+ * path, fdp__extract_fast(), whose checks imply the general parser's, so
+ * that it fills only the first five words and the rest are zero; anything
+ * else goes through the general parser, fdp__extract_words(), phase by
+ * phase (Ethernet and tags, network header, transport header).
+ *
  * fdp__packet_extract_hash() is the datapath's entry: with SSE4.2 and
  * CRC32C as the fast hash, datapath/extract-sse42.c runs the same body and
- * feeds the words to crc32q as they are stored; otherwise it parses and
- * calls fdp_hash_fast().
+ * feeds the words to crc32q as they are stored (for the common packet,
+ * three short chains over its five words joined with carry-less
+ * multiplies that also skip the seven zero words); otherwise it parses
+ * and calls fdp_hash_fast().  Measured with flowdp-bench extract on the
+ * development machine (shared, 2 vCPUs): a 64-byte UDP/IPv4 packet takes
+ * about 5.5 ns to extract and 9 ns to extract and hash, against 40 and
+ * 40-53 ns when every field went through the field table.
  *
  * What is extracted, as flow_extract()
  * ====================================
