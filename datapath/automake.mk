@@ -7,7 +7,16 @@ lib_libflowdp_core_la_SOURCES += \
 	datapath/execute.c \
 	datapath/execute.h \
 	datapath/extract.c \
+	datapath/extract-internal.h \
 	datapath/port.c \
 	datapath/port-afpacket.c \
 	datapath/port-afxdp.c \
 	datapath/ring.c
+lib_libflowdp_core_la_SOURCES += datapath/extract-impl.h
+# The parser with the CRC32C hash in line joins the SSE4.2 library
+# (lib/automake.mk), compiled with that library's flags.
+if FDP_HAVE_SSE42
+lib_libflowdp_sse42_la_SOURCES += datapath/extract-sse42.c
+else
+EXTRA_DIST += datapath/extract-sse42.c
+endif

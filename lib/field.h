@@ -70,6 +70,115 @@ struct fdp__field {
     fdp_u128 exact_mask;
 };
 
+/* The field table, once.  Everything about where a field lives comes from
+ * this list: the rows of fdp__fields[] (lib/key.c), the compile-time
+ * position constants below (which the packet parser, datapath/extract.c,
+ * uses to build whole key words), and the static_asserts in lib/key.c that
+ * check the layout.  Columns:
+ *
+ *   ID       the enum fdp_field constant without FDP_F_ (the public enum in
+ *            flowdp/key.h is API; the list must follow its order, which a
+ *            static_assert checks);
+ *   NAME     the Open vSwitch name;
+ *   WORD, SHIFT, BITS  where the field lives (a 128-bit field takes words
+ *            WORD and WORD + 1, high half first, SHIFT 0);
+ *   FL       flags: MR (masks and ranges), M, R or 0;
+ *   BASE     the field whose storage this one shares (itself if none): the
+ *            aliases of key.h's comment, which are the only fields allowed
+ *            to overlap, and each must lie inside its base;
+ *   PREREQ, SYNTAX  FDP__P_ and FDP__S_ without the prefix;
+ *   MAX, EXACT  as struct fdp__field's max and exact_mask;
+ *   ...      the other names, NULL-terminated.
+ *
+ * Adding a field: add its FDP_F_ constant to key.h, a row here at the same
+ * place, and nothing else. */
+#define FDP__FIELDS(F)                                                      \
+    F(IN_PORT, "in_port", 2, 48, 16, R, IN_PORT, NONE, PORT, 0xffff, 0,     \
+      NULL)                                                                 \
+    F(PKT_MARK, "pkt_mark", 2, 0, 32, MR, PKT_MARK, NONE, HEX,              \
+      0xffffffffu, 0, NULL)                                                 \
+    F(DL_SRC, "dl_src", 3, 16, 48, MR, DL_SRC, NONE, MAC,                   \
+      0xffffffffffffull, 0, "eth_src", NULL)                                \
+    F(DL_DST, "dl_dst", 4, 16, 48, MR, DL_DST, NONE, MAC,                   \
+      0xffffffffffffull, 0, "eth_dst", NULL)                                \
+    F(DL_TYPE, "dl_type", 1, 16, 16, R, DL_TYPE, NONE, HEX4, 0xffff,        \
+      0xffff, "eth_type", NULL)                                             \
+    F(VLAN_TCI, "vlan_tci", 2, 32, 16, MR, VLAN_TCI, NONE, HEX4, 0xffff, 0, \
+      NULL)                                                                 \
+    F(DL_VLAN, "dl_vlan", 2, 32, 12, R, VLAN_TCI, VLAN, VLAN_VID, 0xfff,    \
+      0xffff, NULL)                                                         \
+    F(DL_VLAN_PCP, "dl_vlan_pcp", 2, 45, 3, R, VLAN_TCI, VLAN, DEC, 7,      \
+      0xff, "vlan_pcp", NULL)                                               \
+    F(NW_SRC, "nw_src", 0, 32, 32, MR, NW_SRC, IPV4, IPV4, 0xffffffffu, 0,  \
+      "ip_src", NULL)                                                       \
+    F(NW_DST, "nw_dst", 0, 0, 32, MR, NW_DST, IPV4, IPV4, 0xffffffffu, 0,   \
+      "ip_dst", NULL)                                                       \
+    F(IPV6_SRC, "ipv6_src", 6, 0, 128, MR, IPV6_SRC, IPV6, IPV6,            \
+      ~(fdp_u128) 0, 0, NULL)                                               \
+    F(IPV6_DST, "ipv6_dst", 8, 0, 128, MR, IPV6_DST, IPV6, IPV6,            \
+      ~(fdp_u128) 0, 0, NULL)                                               \
+    F(IPV6_LABEL, "ipv6_label", 5, 32, 20, MR, IPV6_LABEL, IPV6, HEX5,      \
+      0xfffff, 0, NULL)                                                     \
+    F(NW_PROTO, "nw_proto", 1, 8, 8, R, NW_PROTO, IP_ANY, DEC, 0xff, 0xff,  \
+      "ip_proto", NULL)                                                     \
+    F(NW_TOS, "nw_tos", 1, 2, 6, R, NW_TOS, IP_ANY, TOS, 0x3f, 0xff, NULL)  \
+    F(NW_ECN, "nw_ecn", 1, 0, 2, R, NW_ECN, IP_ANY, DEC, 3, 0xff, "ip_ecn", \
+      NULL)                                                                 \
+    F(NW_TTL, "nw_ttl", 3, 8, 8, R, NW_TTL, IP_ANY, DEC, 0xff, 0xff, NULL)  \
+    F(IP_FRAG, "ip_frag", 3, 0, 2, M, IP_FRAG, IP_ANY, FRAG, 3, 0,          \
+      "nw_frag", NULL)                                                      \
+    F(TP_SRC, "tp_src", 1, 48, 16, MR, TP_SRC, L4, DEC, 0xffff, 0,          \
+      "tcp_src", "udp_src", "sctp_src", NULL)                               \
+    F(TP_DST, "tp_dst", 1, 32, 16, MR, TP_DST, L4, DEC, 0xffff, 0,          \
+      "tcp_dst", "udp_dst", "sctp_dst", NULL)                               \
+    F(TCP_FLAGS, "tcp_flags", 4, 0, 12, M, TCP_FLAGS, TCP, TCP_FLAGS,       \
+      0xfff, 0, NULL)                                                       \
+    F(ICMP_TYPE, "icmp_type", 1, 48, 16, R, TP_SRC, ICMP_ANY, DEC, 0xff,    \
+      0xff, "icmpv6_type", NULL)                                            \
+    F(ICMP_CODE, "icmp_code", 1, 32, 16, R, TP_DST, ICMP_ANY, DEC, 0xff,    \
+      0xff, "icmpv6_code", NULL)                                            \
+    F(ARP_OP, "arp_op", 1, 8, 8, R, NW_PROTO, ARP, DEC, 0xff, 0xffff, NULL) \
+    F(ARP_SPA, "arp_spa", 0, 32, 32, MR, NW_SRC, ARP, IPV4, 0xffffffffu, 0, \
+      NULL)                                                                 \
+    F(ARP_TPA, "arp_tpa", 0, 0, 32, MR, NW_DST, ARP, IPV4, 0xffffffffu, 0,  \
+      NULL)                                                                 \
+    F(ARP_SHA, "arp_sha", 10, 16, 48, MR, ARP_SHA, ARP, MAC,                \
+      0xffffffffffffull, 0, NULL)                                           \
+    F(ARP_THA, "arp_tha", 11, 16, 48, MR, ARP_THA, ARP, MAC,                \
+      0xffffffffffffull, 0, NULL)
+
+/* The FL column's values. */
+enum {
+    FDP__FL_0 = 0,
+    FDP__FL_M = FDP__F_MASKABLE,
+    FDP__FL_R = FDP__F_RANGE,
+    FDP__FL_MR = FDP__F_MASKABLE | FDP__F_RANGE,
+};
+
+/* Compile-time positions: FDP__WORD_TP_DST is tp_dst's key word,
+ * FDP__SHIFT_TP_DST the bit of its LSB there, FDP__BITS_TP_DST its width,
+ * and FDP__ORDER_TP_DST its row in the list (checked against FDP_F_TP_DST).
+ * (Not FDP__S_: that prefix is the syntax's.) */
+#define FDP__FIELD_POS(ID, NAME, WORD, SHIFT, BITS, ...)                    \
+    FDP__WORD_##ID = (WORD), FDP__SHIFT_##ID = (SHIFT),                     \
+    FDP__BITS_##ID = (BITS),
+enum { FDP__FIELDS(FDP__FIELD_POS) };
+#undef FDP__FIELD_POS
+
+#define FDP__FIELD_ORDER(ID, ...) FDP__ORDER_##ID,
+enum fdp__field_order { FDP__FIELDS(FDP__FIELD_ORDER) FDP__N_ORDER };
+#undef FDP__FIELD_ORDER
+
+/* The bits field ID occupies in its word, as a 64-bit mask (all ones for
+ * each word of a 128-bit field). */
+#define FDP__MASK(ID)                                                       \
+    (FDP__BITS_##ID >= 64 ? ~(uint64_t) 0                                   \
+     : (((uint64_t) 1 << FDP__BITS_##ID) - 1) << FDP__SHIFT_##ID)
+
+/* 'value' placed at field ID's bits of its word: for building whole key
+ * words at compile-time-fixed positions.  The value must fit the field. */
+#define FDP__PUT(ID, value) ((uint64_t) (value) << FDP__SHIFT_##ID)
+
 extern const struct fdp__field fdp__fields[FDP_N_FIELDS];
 
 static inline const struct fdp__field *

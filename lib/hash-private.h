@@ -40,6 +40,13 @@ struct fdp__hash_impl {
 extern const struct fdp__hash_impl fdp__hash_impls[];
 extern const size_t fdp__hash_n_impls;
 
+/* What fdp_hash_fast() calls: a resolver until the first call selects the
+ * implementation, then the row's hash_fast (or what fdp__hash_set_fast()
+ * chose).  The packet parser (datapath/extract.c) reads it to tell whether
+ * the fast hash is the hardware CRC32C it can compute in line. */
+extern uint32_t (*fdp__hash_fast_fn)(const uint64_t *words, size_t n_words,
+                                     uint32_t basis);
+
 /* The row chosen for this process. */
 const struct fdp__hash_impl *fdp__hash_selected(void);
 

@@ -330,11 +330,12 @@ static uint32_t resolve_hash_fast(const uint64_t *, size_t, uint32_t);
 
 /* Jump pointers: each starts at its resolver, which selects the
  * implementation and replaces the pointer, so that later calls cost one
- * indirect call. */
+ * indirect call.  fdp__hash_fast_fn is not static: the packet parser reads
+ * it (lib/hash-private.h). */
 static uint32_t (*crc32c_fn)(uint32_t, const void *, size_t) = resolve_crc32c;
 static uint32_t (*hash_crc32c_fn)(const uint64_t *, size_t, uint32_t)
     = resolve_hash_crc32c;
-static uint32_t (*hash_fast_fn)(const uint64_t *, size_t, uint32_t)
+uint32_t (*fdp__hash_fast_fn)(const uint64_t *, size_t, uint32_t)
     = resolve_hash_fast;
 
 static void
@@ -351,7 +352,7 @@ select_impl(void)
     __atomic_store_n(&crc32c_fn, selected->funcs.crc32c, __ATOMIC_RELEASE);
     __atomic_store_n(&hash_crc32c_fn, selected->funcs.hash_crc32c,
                      __ATOMIC_RELEASE);
-    __atomic_store_n(&hash_fast_fn, selected->funcs.hash_fast,
+    __atomic_store_n(&fdp__hash_fast_fn, selected->funcs.hash_fast,
                      __ATOMIC_RELEASE);
 }
 
@@ -399,8 +400,9 @@ fdp_hash_crc32c(const uint64_t *words, size_t n_words, uint32_t basis)
 uint32_t
 fdp_hash_fast(const uint64_t *words, size_t n_words, uint32_t basis)
 {
-    return __atomic_load_n(&hash_fast_fn, __ATOMIC_ACQUIRE)(words, n_words,
-                                                            basis);
+    return __atomic_load_n(&fdp__hash_fast_fn, __ATOMIC_ACQUIRE)(words,
+                                                                 n_words,
+                                                                 basis);
 }
 
 static const char *fast_name_override;
@@ -423,14 +425,15 @@ fdp__hash_set_fast(const char *name)
             if (!impl->probe()) {
                 return ENOTSUP;
             }
-            __atomic_store_n(&hash_fast_fn, impl->funcs.hash_fast,
+            __atomic_store_n(&fdp__hash_fast_fn, impl->funcs.hash_fast,
                              __ATOMIC_RELEASE);
             __atomic_store_n(&fast_name_override, "crc32c", __ATOMIC_RELEASE);
             return 0;
         }
     }
     if (!strcmp(name, "jhash2")) {
-        __atomic_store_n(&hash_fast_fn, fdp_hash_jhash2, __ATOMIC_RELEASE);
+        __atomic_store_n(&fdp__hash_fast_fn, fdp_hash_jhash2,
+                         __ATOMIC_RELEASE);
         __atomic_store_n(&fast_name_override, "jhash2", __ATOMIC_RELEASE);
         return 0;
     }

@@ -16,70 +16,93 @@
 
 #include "util.h"
 
-#define M FDP__F_MASKABLE
-#define R FDP__F_RANGE
-
+/* The rows, from FDP__FIELDS (lib/field.h). */
+#define FDP__FIELD_ROW(ID, NAME, WORD, SHIFT, BITS, FL, BASE, PREREQ,       \
+                       SYNTAX, MAX, EXACT, ...)                             \
+    [FDP_F_##ID] = { NAME, { __VA_ARGS__ }, WORD, SHIFT, BITS, FDP__FL_##FL, \
+                     FDP__P_##PREREQ, FDP__S_##SYNTAX, MAX, EXACT },
 const struct fdp__field fdp__fields[FDP_N_FIELDS] = {
-    [FDP_F_IN_PORT] = { "in_port", { NULL }, 2, 48, 16, R,
-                        FDP__P_NONE, FDP__S_PORT, 0xffff },
-    [FDP_F_PKT_MARK] = { "pkt_mark", { NULL }, 2, 0, 32, M | R,
-                         FDP__P_NONE, FDP__S_HEX, 0xffffffffu },
-    [FDP_F_DL_SRC] = { "dl_src", { "eth_src", NULL }, 3, 16, 48, M | R,
-                       FDP__P_NONE, FDP__S_MAC, 0xffffffffffffull },
-    [FDP_F_DL_DST] = { "dl_dst", { "eth_dst", NULL }, 4, 16, 48, M | R,
-                       FDP__P_NONE, FDP__S_MAC, 0xffffffffffffull },
-    [FDP_F_DL_TYPE] = { "dl_type", { "eth_type", NULL }, 1, 16, 16, R,
-                        FDP__P_NONE, FDP__S_HEX4, 0xffff, 0xffff },
-    [FDP_F_VLAN_TCI] = { "vlan_tci", { NULL }, 2, 32, 16, M | R,
-                         FDP__P_NONE, FDP__S_HEX4, 0xffff },
-    [FDP_F_DL_VLAN] = { "dl_vlan", { NULL }, 2, 32, 12, R,
-                        FDP__P_VLAN, FDP__S_VLAN_VID, 0xfff, 0xffff },
-    [FDP_F_DL_VLAN_PCP] = { "dl_vlan_pcp", { "vlan_pcp", NULL }, 2, 45, 3, R,
-                            FDP__P_VLAN, FDP__S_DEC, 7, 0xff },
-    [FDP_F_NW_SRC] = { "nw_src", { "ip_src", NULL }, 0, 32, 32, M | R,
-                       FDP__P_IPV4, FDP__S_IPV4, 0xffffffffu },
-    [FDP_F_NW_DST] = { "nw_dst", { "ip_dst", NULL }, 0, 0, 32, M | R,
-                       FDP__P_IPV4, FDP__S_IPV4, 0xffffffffu },
-    [FDP_F_IPV6_SRC] = { "ipv6_src", { NULL }, 6, 0, 128, M | R,
-                         FDP__P_IPV6, FDP__S_IPV6, ~(fdp_u128) 0 },
-    [FDP_F_IPV6_DST] = { "ipv6_dst", { NULL }, 8, 0, 128, M | R,
-                         FDP__P_IPV6, FDP__S_IPV6, ~(fdp_u128) 0 },
-    [FDP_F_IPV6_LABEL] = { "ipv6_label", { NULL }, 5, 32, 20, M | R,
-                           FDP__P_IPV6, FDP__S_HEX5, 0xfffff },
-    [FDP_F_NW_PROTO] = { "nw_proto", { "ip_proto", NULL }, 1, 8, 8, R,
-                         FDP__P_IP_ANY, FDP__S_DEC, 0xff, 0xff },
-    [FDP_F_NW_TOS] = { "nw_tos", { NULL }, 1, 2, 6, R,
-                       FDP__P_IP_ANY, FDP__S_TOS, 0x3f, 0xff },
-    [FDP_F_NW_ECN] = { "nw_ecn", { "ip_ecn", NULL }, 1, 0, 2, R,
-                       FDP__P_IP_ANY, FDP__S_DEC, 3, 0xff },
-    [FDP_F_NW_TTL] = { "nw_ttl", { NULL }, 3, 8, 8, R,
-                       FDP__P_IP_ANY, FDP__S_DEC, 0xff, 0xff },
-    [FDP_F_IP_FRAG] = { "ip_frag", { "nw_frag", NULL }, 3, 0, 2, M,
-                        FDP__P_IP_ANY, FDP__S_FRAG, 3 },
-    [FDP_F_TP_SRC] = { "tp_src", { "tcp_src", "udp_src", "sctp_src", NULL },
-                       1, 48, 16, M | R, FDP__P_L4, FDP__S_DEC, 0xffff },
-    [FDP_F_TP_DST] = { "tp_dst", { "tcp_dst", "udp_dst", "sctp_dst", NULL },
-                       1, 32, 16, M | R, FDP__P_L4, FDP__S_DEC, 0xffff },
-    [FDP_F_TCP_FLAGS] = { "tcp_flags", { NULL }, 4, 0, 12, M,
-                          FDP__P_TCP, FDP__S_TCP_FLAGS, 0xfff },
-    [FDP_F_ICMP_TYPE] = { "icmp_type", { "icmpv6_type", NULL },
-                          1, 48, 16, R, FDP__P_ICMP_ANY, FDP__S_DEC, 0xff, 0xff },
-    [FDP_F_ICMP_CODE] = { "icmp_code", { "icmpv6_code", NULL },
-                          1, 32, 16, R, FDP__P_ICMP_ANY, FDP__S_DEC, 0xff, 0xff },
-    [FDP_F_ARP_OP] = { "arp_op", { NULL }, 1, 8, 8, R,
-                       FDP__P_ARP, FDP__S_DEC, 0xff, 0xffff },
-    [FDP_F_ARP_SPA] = { "arp_spa", { NULL }, 0, 32, 32, M | R,
-                        FDP__P_ARP, FDP__S_IPV4, 0xffffffffu },
-    [FDP_F_ARP_TPA] = { "arp_tpa", { NULL }, 0, 0, 32, M | R,
-                        FDP__P_ARP, FDP__S_IPV4, 0xffffffffu },
-    [FDP_F_ARP_SHA] = { "arp_sha", { NULL }, 10, 16, 48, M | R,
-                        FDP__P_ARP, FDP__S_MAC, 0xffffffffffffull },
-    [FDP_F_ARP_THA] = { "arp_tha", { NULL }, 11, 16, 48, M | R,
-                        FDP__P_ARP, FDP__S_MAC, 0xffffffffffffull },
+    FDP__FIELDS(FDP__FIELD_ROW)
 };
+#undef FDP__FIELD_ROW
 
-#undef M
-#undef R
+/* Layout checks, all from the same list.
+ *
+ * Each field fits its word (a 128-bit field takes two whole words), sits
+ * in its row of the public enum, and lies inside its BASE (itself, or the
+ * field whose storage it shares, in the same word). */
+#define FDP__FIELD_CHECK(ID, NAME, WORD, SHIFT, BITS, FL, BASE, ...)        \
+    static_assert((int) FDP__ORDER_##ID == (int) FDP_F_##ID,             \
+                  #ID ": the list follows enum fdp_field");                 \
+    static_assert(BITS == 128                                               \
+                  ? SHIFT == 0 && WORD + 1 < FDP_KEY_WORDS                  \
+                  : BITS > 0 && SHIFT + BITS <= 64 && WORD < FDP_KEY_WORDS, \
+                  #ID " fits its word");                                    \
+    static_assert(FDP__WORD_##BASE == WORD                                  \
+                  && (FDP__MASK(ID) & ~FDP__MASK(BASE)) == 0,               \
+                  #ID " lies inside " #BASE);
+FDP__FIELDS(FDP__FIELD_CHECK)
+#undef FDP__FIELD_CHECK
+static_assert((int) FDP__N_ORDER == (int) FDP_N_FIELDS,
+              "one row per enum fdp_field");
+
+/* Fields that are their own base never overlap: for each word, the sum of
+ * their masks (in 128 bits, so nothing carries out) equals their union,
+ * which holds exactly when no two share a bit.  A 128-bit field counts
+ * all of its two words. */
+#define FDP__OWN(ID, WORD, BASE, w)                                         \
+    (FDP_F_##ID == FDP_F_##BASE                                             \
+     && (WORD == (w) || (FDP__BITS_##ID == 128 && WORD + 1 == (w))))
+#define FDP__ADD_W(ID, NAME, WORD, SHIFT, BITS, FL, BASE, ...)              \
+    + (FDP__OWN(ID, WORD, BASE, FDP__W) ? (fdp_u128) FDP__MASK(ID) : 0)
+#define FDP__OR_W(ID, NAME, WORD, SHIFT, BITS, FL, BASE, ...)               \
+    | (FDP__OWN(ID, WORD, BASE, FDP__W) ? FDP__MASK(ID) : 0)
+#define FDP__CHECK_WORD                                                     \
+    static_assert((fdp_u128) 0 FDP__FIELDS(FDP__ADD_W)                      \
+                  == (fdp_u128) (0 FDP__FIELDS(FDP__OR_W)),                 \
+                  "own fields of a word do not overlap")
+/* One check per word: FDP__W names the word each time. */
+static_assert(FDP_KEY_WORDS == 12, "one FDP__CHECK_WORD per key word");
+#define FDP__W 0
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 1
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 2
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 3
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 4
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 5
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 6
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 7
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 8
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 9
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 10
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 11
+FDP__CHECK_WORD;
+#undef FDP__W
+#undef FDP__CHECK_WORD
+#undef FDP__OR_W
+#undef FDP__ADD_W
+#undef FDP__OWN
 
 const struct fdp__set_field_name fdp__set_field_names[] = {
     { "pkt_mark", FDP_F_PKT_MARK, FDP__P_NONE },

@@ -93,6 +93,7 @@ TESTSUITE_AT = \
 	tests/flow-syntax.at \
 	tests/classify.at \
 	tests/datapath.at \
+	tests/parse-pcap.at \
 	tests/daemon.at \
 	tests/bench.at \
 	tests/netns.at
@@ -101,6 +102,7 @@ AUTOTEST_PATH = utilities
 EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
+	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \
 	tests/fuzz/corpus

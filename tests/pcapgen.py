@@ -8,6 +8,11 @@
                               (every checksum computed in full), never by
                               editing the input
   pcapgen.py many FILE N      N 64-byte UDP packets to 1000 destinations
+  pcapgen.py odd FILE [N SEED]  packets made to test the parser against
+                              Open vSwitch's (tests/parse-pcap.at): odd
+                              shapes by hand, then N random packets and
+                              mutations of them from SEED (default 2000,
+                              14)
   pcapgen.py compare A B      compare two captures packet by packet
   pcapgen.py show FILE        one line of hex per packet
 
@@ -293,12 +298,229 @@ def compare(a, b):
     return 0
 
 
+# ---------------------------------------------------------------------------
+# Odd packets for the parser (tests/parse-pcap.at).
+
+def ext6(next_hdr, kind, hlen=0, offlg=0):
+    """An IPv6 extension header of type 'kind' (0, 43, 60: 8 * (hlen + 1)
+    bytes; 51: 4 * (hlen + 2); 44: fragment with offset/flags 'offlg')."""
+    if kind == 44:
+        return struct.pack("!BBHI", next_hdr, 0, offlg, 0x1234)
+    size = (hlen + 2) * 4 if kind == 51 else (hlen + 1) * 8
+    return struct.pack("!BB", next_hdr, hlen) + bytes(size - 2)
+
+
+def ipv6_chain(chain, proto, l4, tclass=0, label=0x12345, plen=None):
+    """IPv6 with extension headers 'chain' ((kind, hlen, offlg) tuples)
+    in front of 'l4' of protocol 'proto'."""
+    body = b""
+    kinds = [c[0] for c in chain] + [proto]
+    for i, (kind, hlen, offlg) in enumerate(chain):
+        body += ext6(kinds[i + 1], kind, hlen, offlg)
+    body += l4
+    first = kinds[0]
+    if plen is None:
+        plen = len(body)
+    return struct.pack("!IHBB16s16s", 6 << 28 | tclass << 20 | label, plen,
+                       first, 64, ip6("2001:db8::1"), ip6("2001:db8::2")) \
+        + body
+
+
+TCP_HDR = struct.pack("!HHIIBBHHH", 1234, 80, 1, 0, 0x50, 0x12, 1000, 0, 0)
+UDP_HDR = struct.pack("!HHHH", 53, 5353, 8, 0)
+SCTP_HDR = struct.pack("!HHII", 2905, 2906, 0, 0)
+
+
+def odd_shapes():
+    """Hand-made packets, each once parsed differently from OVS or close to
+    a boundary of its checks."""
+    e = lambda t, payload, tags=(): eth(B, A, t, payload, tags)
+    v4 = lambda proto, l4, **kw: ipv4("10.0.0.1", "10.0.0.2", proto, l4, **kw)
+    out = []
+    # IPv6 extension headers before TCP, UDP, SCTP.
+    for proto, l4 in ((6, TCP_HDR), (17, UDP_HDR), (132, SCTP_HDR)):
+        out.append(e(0x86dd, ipv6_chain([(0, 0, 0)], proto, l4)))
+        out.append(e(0x86dd, ipv6_chain([(43, 1, 0)], proto, l4)))
+        out.append(e(0x86dd, ipv6_chain([(60, 0, 0)], proto, l4)))
+        out.append(e(0x86dd, ipv6_chain([(0, 0, 0), (43, 2, 0), (60, 1, 0)],
+                                        proto, l4)))
+        out.append(e(0x86dd, ipv6_chain([(51, 1, 0)], proto, l4)))
+    # Fragments: first, later, atomic, later after options.
+    out.append(e(0x86dd, ipv6_chain([(44, 0, 0x0001)], 17, UDP_HDR)))
+    out.append(e(0x86dd, ipv6_chain([(44, 0, 0x0100)], 17, UDP_HDR)))
+    out.append(e(0x86dd, ipv6_chain([(44, 0, 0x0101)], 6, TCP_HDR)))
+    out.append(e(0x86dd, ipv6_chain([(44, 0, 0)], 17, UDP_HDR)))
+    out.append(e(0x86dd, ipv6_chain([(0, 0, 0), (44, 0, 0x0008)], 6,
+                                    TCP_HDR)))
+    out.append(e(0x0800, v4(17, UDP_HDR, frag=0x2000)))
+    out.append(e(0x0800, v4(17, UDP_HDR, frag=0x0010)))
+    # No next header; unknown next header.
+    out.append(e(0x86dd, ipv6_chain([], 59, b"")))
+    out.append(e(0x86dd, ipv6_chain([(60, 0, 0)], 59, bytes(8))))
+    out.append(e(0x86dd, ipv6_chain([], 47, bytes(12))))
+    # Truncated in the middle of a header (the lengths claim more).
+    full6 = e(0x86dd, ipv6_chain([(0, 1, 0)], 6, TCP_HDR))
+    for cut in (14 + 20, 14 + 40 + 4, 14 + 40 + 12, 14 + 40 + 16 + 10):
+        out.append(full6[:cut])
+    full4 = e(0x0800, v4(6, TCP_HDR + b"data"))
+    for cut in (14, 14 + 10, 14 + 20 + 10):
+        out.append(full4[:cut])
+    # Extension header longer than the payload length; payload length
+    # past the frame.
+    out.append(e(0x86dd, ipv6_chain([(0, 3, 0)], 17, UDP_HDR, plen=16)))
+    out.append(e(0x86dd, ipv6_chain([], 17, UDP_HDR, plen=200)))
+    # VLAN: a tag with nothing after it, a tag then a type only, two tags,
+    # three tags, 802.1ad outside.
+    out.append(mac(B) + mac(A) + struct.pack("!HH", 0x8100, 0x6005))
+    out.append(mac(B) + mac(A) + struct.pack("!HHH", 0x8100, 0x6005, 0x0800))
+    out.append(e(0x0800, v4(17, UDP_HDR), tags=((0x8100, 0x2064),
+                                                (0x8100, 0x00c8))))
+    out.append(e(0x0800, v4(17, UDP_HDR), tags=((0x88a8, 0x0064),
+                                                (0x8100, 0x00c8),
+                                                (0x8100, 0x012c))))
+    out.append(e(0x86dd, ipv6_chain([], 6, TCP_HDR), tags=((0x88a8, 5),)))
+    # IPv4 options; IHL past the data; total length cutting TCP; the
+    # version nibble wrong; Ethernet padding after a short UDP.
+    out.append(e(0x0800, v4(6, TCP_HDR, options=b"\x01" * 8)))
+    out.append(e(0x0800, v4(132, SCTP_HDR, options=b"\x01" * 40)))
+    bad_ihl = bytearray(e(0x0800, v4(6, TCP_HDR)))
+    bad_ihl[14] = 0x4f
+    out.append(bytes(bad_ihl))
+    short = bytearray(e(0x0800, v4(6, TCP_HDR)))
+    short[16:18] = struct.pack("!H", 28)
+    out.append(bytes(short))
+    ver = bytearray(e(0x0800, v4(17, UDP_HDR)))
+    ver[14] = 0x65
+    out.append(bytes(ver))
+    out.append(e(0x0800, v4(17, UDP_HDR)) + bytes(18))
+    # Truncated TCP: a data offset past the segment, below 5.
+    tcp_long = bytearray(TCP_HDR)
+    tcp_long[12] = 0xf0
+    out.append(e(0x0800, v4(6, bytes(tcp_long))))
+    tcp_small = bytearray(TCP_HDR)
+    tcp_small[12] = 0x40
+    out.append(e(0x0800, v4(6, bytes(tcp_small))))
+    out.append(e(0x0800, v4(6, TCP_HDR[:12])))
+    # ICMP: whole, 4 bytes only; ICMPv6 echo, and neighbour discovery
+    # (whose nd_target, nd_sll and nd_tll flowdp does not keep).
+    icmp = struct.pack("!BBHHH", 8, 0, 0, 1, 1)
+    out.append(e(0x0800, v4(1, icmp)))
+    out.append(e(0x0800, v4(1, icmp[:4])))
+    out.append(e(0x86dd, ipv6_chain([], 58, struct.pack("!BBHI", 128, 0, 0,
+                                                        1))))
+    out.append(e(0x86dd, ipv6_chain([], 58, struct.pack("!BBH", 128, 0, 0))))
+    ns = struct.pack("!BBHI16s", 135, 0, 0, 0, ip6("2001:db8::2")) \
+        + struct.pack("!BB6s", 1, 1, mac(A))
+    out.append(e(0x86dd, ipv6_chain([], 58, ns)))
+    na = struct.pack("!BBHI16s", 136, 0, 0, 0x60000000, ip6("2001:db8::2")) \
+        + struct.pack("!BB6s", 2, 1, mac(B))
+    out.append(e(0x86dd, ipv6_chain([], 58, na)))
+    # IGMP (OVS keeps its type and code in tp_src and tp_dst), whole and
+    # cut to 4 bytes.
+    igmp = struct.pack("!BBH4s", 0x16, 0, 0, ip4("224.0.0.5"))
+    out.append(e(0x0800, v4(2, igmp)))
+    out.append(e(0x0800, v4(2, igmp[:4])))
+    # 802.3: LLC, SNAP with a type, SNAP with a small type, too short.
+    out.append(e(46, b"\x42\x42\x03" + bytes(43)))
+    out.append(e(48, b"\xaa\xaa\x03\x00\x00\x00\x08\x00"
+                 + v4(17, UDP_HDR)))
+    out.append(e(48, b"\xaa\xaa\x03\x00\x00\x00\x01\x00" + bytes(40)))
+    out.append(e(48, b"\xaa\xaa\x03"))
+    # ARP: request, reply, an opcode past 8 bits, not Ethernet/IPv4, RARP.
+    out.append(e(0x0806, arp(1, A, "10.0.0.1", "00:00:00:00:00:00",
+                             "10.0.0.2")))
+    out.append(e(0x0806, arp(2, B, "10.0.0.2", A, "10.0.0.1")))
+    out.append(e(0x0806, arp(0x1ff, B, "10.0.0.2", A, "10.0.0.1")))
+    bad_arp = bytearray(e(0x0806, arp(1, A, "10.0.0.1", B, "10.0.0.2")))
+    bad_arp[14 + 4] = 8
+    out.append(bytes(bad_arp))
+    out.append(e(0x8035, arp(3, A, "0.0.0.0", A, "0.0.0.0")))
+    out.append(e(0x0806, arp(1, A, "10.0.0.1", B, "10.0.0.2")[:20]))
+    # Shorter than Ethernet.
+    out.append(mac(B) + mac(A))
+    return out
+
+
+# Network and transport numbers the random packets use.
+RANDOM_PROTOS = (6, 17, 132, 1, 58, 2, 59, 0, 43, 44, 51, 60, 47)
+
+
+def random_packet(rng):
+    out = bytes(rng.getrandbits(8) for _ in range(12))
+    for _ in range(rng.choice((0, 0, 1, 2, 3))):
+        out += struct.pack("!HH", rng.choice((0x8100, 0x88a8)),
+                           rng.getrandbits(16))
+    kind = rng.randrange(6)
+    if kind < 2:
+        proto = rng.choice(RANDOM_PROTOS)
+        options = bytes(rng.getrandbits(8)
+                        for _ in range(4 * rng.choice((0, 0, 0, 1, 5))))
+        l4 = bytes(rng.getrandbits(8) for _ in range(rng.randrange(4, 48)))
+        frag = rng.choice((0, 0, 0x2000, rng.getrandbits(13)))
+        out += struct.pack("!H", 0x0800) + ipv4(
+            "10.%d.%d.%d" % tuple(rng.randrange(256) for _ in range(3)),
+            "10.0.0.%d" % rng.randrange(256), proto, l4,
+            tos=rng.getrandbits(8), ttl=rng.randrange(256), frag=frag,
+            options=options)
+    elif kind < 4:
+        chain = []
+        for _ in range(rng.choice((0, 0, 1, 2, 3))):
+            k = rng.choice((0, 43, 60, 51, 44))
+            chain.append((k, rng.randrange(3),
+                          rng.choice((0, 1, 8, 0x100, 0x101))))
+        proto = rng.choice(RANDOM_PROTOS)
+        l4 = bytes(rng.getrandbits(8) for _ in range(rng.randrange(4, 48)))
+        if proto == 6 and len(l4) >= 13 and rng.randrange(4):
+            l4 = l4[:12] + bytes([(5 + rng.randrange(3)) << 4]) + l4[13:]
+        out += struct.pack("!H", 0x86dd) + ipv6_chain(
+            chain, proto, l4, tclass=rng.getrandbits(8),
+            label=rng.getrandbits(20))
+    elif kind == 4:
+        out += struct.pack("!H", rng.choice((0x0806, 0x8035))) + arp(
+            rng.choice((1, 2, 3, 4, 0x1ff)), A, "10.0.0.1", B, "10.0.0.2")
+    else:
+        out += struct.pack("!H", rng.choice((rng.randrange(0x600), 0x88cc,
+                                             0x0800, 0x86dd)))
+        out += bytes(rng.getrandbits(8) for _ in range(rng.randrange(60)))
+    return out
+
+
+def mutate(rng, pkt):
+    pkt = bytearray(pkt)
+    for _ in range(rng.randrange(1, 4)):
+        what = rng.randrange(3)
+        if what == 0:
+            # Not to nothing: ovs-ofctl takes an empty packet for the end
+            # of the file.
+            del pkt[rng.randrange(1, len(pkt) + 1):]
+        elif what == 1 and pkt:
+            at = rng.randrange(len(pkt))
+            for i in range(at, min(len(pkt), at + rng.randrange(1, 8))):
+                pkt[i] = rng.getrandbits(8)
+        elif pkt:
+            pkt[rng.randrange(len(pkt))] ^= 1 << rng.randrange(8)
+    return bytes(pkt)
+
+
+def odd(path, count=2000, seed=14):
+    import random
+    rng = random.Random(seed)
+    packets = odd_shapes()
+    for _ in range(count):
+        p = random_packet(rng)
+        packets.append(p)
+        packets.append(mutate(rng, p))
+    write_pcap(path, [(i, p) for i, p in enumerate(packets)])
+
+
 def main():
     args = sys.argv[1:]
     if len(args) == 2 and args[0] == "scenario":
         scenario(args[1])
     elif len(args) == 3 and args[0] == "many":
         many(args[1], int(args[2]))
+    elif len(args) in (2, 4) and args[0] == "odd":
+        odd(args[1], *(int(a, 0) for a in args[2:]))
     elif len(args) == 3 and args[0] == "compare":
         return compare(args[1], args[2])
     elif len(args) == 2 and args[0] == "show":

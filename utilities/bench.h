@@ -50,5 +50,6 @@ void suite_peer_ovs(void);     /* Only built with --with-ovs-source. */
 void suite_ring(void);
 void suite_datapath(void);
 void suite_datapath_veth(void);    /* Part of suite_datapath (bench-veth.c). */
+void suite_extract(void);
 
 #endif /* FDP_BENCH_H */

@@ -67,6 +67,8 @@
  *          disjoint flows), prio-1000x100 (every flow its own priority)
  *          and insert-CASE (ns per flow to insert them all).
  *   ring, datapath  descriptor rings and the whole datapath (bench-dp.c).
+ *   extract  the packet parser, alone, followed by the flow hash, and
+ *          with the hash computed as it goes (bench-extract.c).
  * Every result also carries "spread": (max - min) / median of its runs.
  */
 #include <config.h>
@@ -1631,6 +1633,7 @@ static const struct suite suites[] = {
 #endif
     { "ring", suite_ring },
     { "datapath", suite_datapath },
+    { "extract", suite_extract },
 };
 
 static void

@@ -7,6 +7,8 @@
  *
  * Offline commands, which need no daemon:
  *   parse-flows FILE|-        print each flow of FILE in canonical form
+ *   parse-pcap FILE           the flow key of each packet of a capture, as
+ *                             ovs-ofctl parse-pcap prints it
  *   classify FLOWS PACKETS    the flow each packet hits (PACKETS: text
  *                             lines, or --pcap FILE)
  *   run FLOWS --port N=SPEC   forward captures through the datapath
@@ -72,6 +74,8 @@ usage(void)
            "Offline commands:\n"
            "  parse-flows FILE|-       print each flow of FILE (- for stdin) in\n"
            "                           canonical ovs-ofctl form\n"
+           "  parse-pcap FILE          print the flow key of each packet of an\n"
+           "                           Ethernet capture, as ovs-ofctl parse-pcap\n"
            "  classify [--linear] FLOWS-FILE PACKETS-FILE\n"
            "  classify [--linear] [--in-port=N] FLOWS-FILE --pcap PCAP-FILE\n"
            "                           print the cookie of the flow each packet\n"
@@ -288,6 +292,160 @@ cmd_parse_flows(int argc, char *argv[])
     for_each_flow_line(argv[1], print_flow);
     if (fflush(stdout) || ferror(stdout)) {
         fatal("parse-flows: write error: %s", strerror(errno));
+    }
+}
+
+/* Ethernet types and IP protocols parse-pcap tells apart. */
+enum {
+    ETH_TYPE_IP = 0x0800,
+    ETH_TYPE_ARP = 0x0806,
+    ETH_TYPE_RARP = 0x8035,
+    ETH_TYPE_IPV6 = 0x86dd,
+};
+enum {
+    IP_PROTO_ICMP = 1,
+    IP_PROTO_IGMP = 2,
+    IP_PROTO_TCP = 6,
+    IP_PROTO_UDP = 17,
+    IP_PROTO_ICMPV6 = 58,
+    IP_PROTO_SCTP = 132,
+};
+
+/* parse-pcap: the fields ovs-ofctl parse-pcap prints for a packet, as
+ * Open vSwitch's flow_wildcards_init_for_packet() chooses them: the
+ * Ethernet fields always; then by dl_type the network fields; for IP, the
+ * transport fields unless a later fragment.  flow_print() formats them as
+ * a match, and so does fdp_match_format(), so the line is the same. */
+static const enum fdp_field pcap_eth_fields[] = {
+    FDP_F_IN_PORT, FDP_F_DL_SRC, FDP_F_DL_DST, FDP_F_DL_TYPE, FDP_F_VLAN_TCI,
+};
+static const enum fdp_field pcap_ipv4_fields[] = {
+    FDP_F_NW_SRC, FDP_F_NW_DST,
+};
+static const enum fdp_field pcap_ipv6_fields[] = {
+    FDP_F_IPV6_SRC, FDP_F_IPV6_DST, FDP_F_IPV6_LABEL,
+};
+static const enum fdp_field pcap_ip_fields[] = {
+    FDP_F_IP_FRAG, FDP_F_NW_TOS, FDP_F_NW_ECN, FDP_F_NW_TTL, FDP_F_NW_PROTO,
+};
+static const enum fdp_field pcap_arp_fields[] = {
+    FDP_F_ARP_SPA, FDP_F_ARP_TPA, FDP_F_ARP_OP, FDP_F_ARP_SHA, FDP_F_ARP_THA,
+};
+static const enum fdp_field pcap_ports_fields[] = {
+    FDP_F_TP_SRC, FDP_F_TP_DST,
+};
+static const enum fdp_field pcap_tcp_fields[] = {
+    FDP_F_TP_SRC, FDP_F_TP_DST, FDP_F_TCP_FLAGS,
+};
+static const enum fdp_field pcap_icmp_fields[] = {
+    FDP_F_ICMP_TYPE, FDP_F_ICMP_CODE,
+};
+
+/* Matches 'key''s value of each of the 'n' 'fields' exactly in 'm'. */
+static void
+match_exact(struct fdp_match *m, const struct fdp_key *key,
+            const enum fdp_field *fields, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned int width = fdp_field_width(fields[i]);
+        struct fdp_value mask = {
+            width >= 128 ? UINT64_MAX : 0,
+            width >= 64 ? UINT64_MAX : ((uint64_t) 1 << width) - 1,
+        };
+        if (fdp_match_set_masked(m, fields[i], fdp_key_get(key, fields[i]),
+                                 mask)) {
+            fatal("parse-pcap: cannot match %s", fdp_field_name(fields[i]));
+        }
+    }
+}
+
+/* The line ovs-ofctl parse-pcap prints for 'key'. */
+static char *
+format_packet_key(const struct fdp_key *key)
+{
+    struct fdp_match *m = fdp_match_create();
+    uint64_t dl_type = fdp_key_get(key, FDP_F_DL_TYPE).lo;
+
+    if (!m) {
+        fatal("out of memory");
+    }
+#define EXACT(FIELDS) \
+    match_exact(m, key, FIELDS, sizeof FIELDS / sizeof *FIELDS)
+    EXACT(pcap_eth_fields);
+    if (dl_type == ETH_TYPE_ARP || dl_type == ETH_TYPE_RARP) {
+        EXACT(pcap_arp_fields);
+    } else if (dl_type == ETH_TYPE_IP || dl_type == ETH_TYPE_IPV6) {
+        if (dl_type == ETH_TYPE_IP) {
+            EXACT(pcap_ipv4_fields);
+        } else {
+            EXACT(pcap_ipv6_fields);
+        }
+        EXACT(pcap_ip_fields);
+        uint64_t proto = fdp_key_get(key, FDP_F_NW_PROTO).lo;
+        if (!(fdp_key_get(key, FDP_F_IP_FRAG).lo & FDP_FRAG_LATER)) {
+            if (proto == IP_PROTO_TCP) {
+                EXACT(pcap_tcp_fields);
+            } else if (proto == IP_PROTO_UDP || proto == IP_PROTO_SCTP
+                       || proto == IP_PROTO_IGMP) {
+                /* IGMP's type and code, as OVS keeps them. */
+                EXACT(pcap_ports_fields);
+            } else if (proto == IP_PROTO_ICMP
+                       || proto == IP_PROTO_ICMPV6) {
+                EXACT(pcap_icmp_fields);
+            }
+        }
+    }
+#undef EXACT
+    char *s = fdp_match_format(m, FDP_DEFAULT_PRIORITY);
+    fdp_match_destroy(m);
+    if (!s) {
+        fatal("out of memory");
+    }
+    return s;
+}
+
+static void
+cmd_parse_pcap(int argc, char *argv[])
+{
+    char errbuf[PCAP_ERRBUF_SIZE] = "";
+    struct pcap_pkthdr *hdr;
+    const u_char *data;
+    int r;
+
+    if (argc != 2) {
+        fatal("parse-pcap: expected one argument, a capture FILE");
+    }
+    const char *path = argv[1];
+    pcap_t *pcap = pcap_open_offline(path, errbuf);
+    if (!pcap) {
+        /* libpcap names the file itself in some messages, not all. */
+        size_t n = strlen(path);
+        const char *why = (!strncmp(errbuf, path, n)
+                           && !strncmp(errbuf + n, ": ", 2)
+                           ? errbuf + n + 2 : errbuf);
+        fatal("parse-pcap: %s: %s", path, why);
+    }
+    if (pcap_datalink(pcap) != DLT_EN10MB) {
+        const char *name = pcap_datalink_val_to_name(pcap_datalink(pcap));
+        fatal("parse-pcap: %s: link type %d (%s) is not Ethernet", path,
+              pcap_datalink(pcap), name ? name : "unknown");
+    }
+    /* Packets are received on no port: OpenFlow's OFPP_NONE, which
+     * ovs-ofctl gives too and both print as in_port=ANY. */
+    while ((r = pcap_next_ex(pcap, &hdr, &data)) == 1) {
+        struct fdp_key key;
+        fdp_packet_extract(data, hdr->caplen, 0xffff, &key, NULL);
+        char *line = format_packet_key(&key);
+        puts(line);
+        free(line);
+    }
+    if (r == PCAP_ERROR) {
+        fflush(stdout);
+        fatal("parse-pcap: %s: %s", path, pcap_geterr(pcap));
+    }
+    pcap_close(pcap);
+    if (fflush(stdout) || ferror(stdout)) {
+        fatal("parse-pcap: write error: %s", strerror(errno));
     }
 }
 
@@ -821,6 +979,7 @@ static const struct command commands[] = {
     { "classify", cmd_classify },
     { "cpu", cmd_cpu },
     { "parse-flows", cmd_parse_flows },
+    { "parse-pcap", cmd_parse_pcap },
     { "hash", cmd_hash },
     { "run", cmd_run },
     { "add-flow", cmd_add_flow },

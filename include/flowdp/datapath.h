@@ -88,14 +88,22 @@ struct fdp_packet_layout {
     int32_t l4;             /* TCP, UDP, SCTP, ICMP or ICMPv6 header. */
 };
 
-/* Parses the 'size' bytes at 'data', received on OpenFlow port 'in_port',
- * into 'key' (all other fields zero), and, if 'layout' is nonnull, where
- * each layer starts.  Understands Ethernet II, 802.3 LLC/SNAP, 802.1Q and
- * 802.1ad tags (the outer one goes to vlan_tci, with the CFI bit set to
- * say "tagged"), ARP, IPv4 (options, fragments), IPv6 (hop-by-hop,
- * routing, destination options and fragment headers), TCP, UDP, SCTP,
- * ICMP and ICMPv6.  A truncated or malformed header ends parsing: the key
- * holds the layers before it.  Never reads past 'size' bytes. */
+/* Parses the 'size' bytes at 'data', received on OpenFlow port 'in_port'
+ * (its low 16 bits), into 'key' (all other fields zero), and, if 'layout'
+ * is nonnull, where each layer starts.  The key is the one Open vSwitch's
+ * flow_extract() gives for the same bytes, for the fields key.h has.
+ * Understands Ethernet II, 802.3 LLC/SNAP, up to two 802.1Q or 802.1ad
+ * tags (the outer one goes to vlan_tci, with the CFI bit set to say
+ * "tagged"; a third tag's TPID, or a tag with no type after it, is
+ * dl_type), ARP, IPv4 (options, fragments), IPv6 (hop-by-hop, routing,
+ * destination options, AH and fragment headers; a later fragment has
+ * nw_proto 44), TCP, UDP, SCTP, ICMP, ICMPv6 and IGMP (type and code in
+ * tp_src and tp_dst).  A truncated or malformed header ends parsing: the
+ * key holds the layers before it, as flow_extract()'s does (an IPv6
+ * extension header cut short keeps only the addresses); transport headers
+ * are read within the IP length, never from Ethernet padding.  Never
+ * reads past 'size' bytes.  datapath/extract.c lists the details and the
+ * fields of flow_extract() flowdp does not keep. */
 FDP_API void fdp_packet_extract(const void *data, size_t size,
                                 uint32_t in_port, struct fdp_key *key,
                                 struct fdp_packet_layout *layout);

@@ -1,7 +1,8 @@
 /*
  * libFuzzer target: packet parsing (datapath/extract.c).  Each input is a
  * frame; it is copied into a buffer of exactly its size so that ASan
- * catches any read past the end.
+ * catches any read past the end.  fdp__packet_extract_hash() must give
+ * the same key and layout, and fdp_hash_fast() of that key.
  */
 #include <config.h>
 
@@ -9,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datapath/extract-internal.h"
 #include "flowdp/datapath.h"
+#include "flowdp/hash.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -25,6 +28,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     memcpy(copy, data, size);
     fdp_packet_extract(copy, size, 1, &key, &layout);
+    struct fdp_key key2;
+    struct fdp_packet_layout layout2;
+    uint32_t hash = fdp__packet_extract_hash(copy, size, 1, 0x1234, &key2,
+                                             &layout2);
+    if (memcmp(&key, &key2, sizeof key) || memcmp(&layout, &layout2,
+                                                  sizeof layout)
+        || hash != fdp_hash_fast(key.w, FDP_KEY_WORDS, 0x1234)) {
+        abort();
+    }
     /* Layer offsets must lie inside the packet and in order. */
     if (layout.l3 >= 0 && (size_t) layout.l3 > size) {
         abort();

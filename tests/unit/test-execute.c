@@ -531,7 +531,9 @@ random_case(uint64_t seed)
                 memmove(&m.tci[0], &m.tci[1], m.n_tags * sizeof m.tci[0]);
                 model_vlan_key(&m);
             }
-        } else if (what < 14) {
+        } else if (what < 14 && m.n_tags < 2) {
+            /* At most two tags: the parser, as Open vSwitch's, reads two
+             * and takes a third TPID for the frame's type. */
             uint16_t tpid = unit_rng_below(&r, 2) ? 0x8100 : 0x88a8;
             fdp__actions_add(&ab, FDP_ACT_PUSH_VLAN, tpid);
             model_push(&m, tpid, m.n_tags ? m.tci[0] : 0);
