@@ -12,8 +12,9 @@
  * ======
  * A pmd polls its ports in turn.  For each port it receives a batch of up
  * to FDP_DP_BATCH (32) packets and runs five phases over the batch:
- *   1. extract: parse each packet into a key (extract.c) and hash the
- *      key for the caches (cache_hash(): the key folded to 5 words);
+ *   1. extract: parse each packet into a key (extract.c), which also
+ *      returns the key's hash for the caches, computed in line as the key
+ *      words are built (fdp__packet_extract_hash());
  *   2. classify: probe the pmd's exact-match cache (EMC) with the whole
  *      key, the signature match cache (SMC) with the EMC's misses, and
  *      look the rest up in the table with one fdp_table_lookup_batch();
@@ -153,6 +154,7 @@
 #endif
 
 #include "execute.h"
+#include "extract-internal.h"
 #include "flowdp/cpu.h"
 #include "flowdp/hash.h"
 #include "flowdp/table.h"
@@ -965,31 +967,6 @@ pmd_count(uint64_t *counter, uint64_t n)
                      __ATOMIC_RELAXED);
 }
 
-/* The caches' hash of a key: fdp_hash_fast() of the key folded to five
- * words (word i XOR words i + 5 and i + 10), the words an IPv4 five-tuple
- * and its Ethernet header fill, with the IPv6 and ARP words folded in.
- * The caches only need a hash that spreads keys: an EMC hit compares the
- * whole key and an SMC hit the flow's match, so keys that the fold makes
- * collide cost a miss, never a wrong answer; hashing 5 words instead of
- * 12 takes a third of the time. */
-#define CACHE_HASH_WORDS 5
-static_assert(FDP_KEY_WORDS == 12, "the fold covers every key word");
-
-static inline uint32_t
-cache_hash(const struct fdp_key *key, uint32_t basis)
-{
-    const uint64_t *k = key->w;
-    uint64_t w[CACHE_HASH_WORDS] = {
-        k[0] ^ k[5] ^ k[10],
-        k[1] ^ k[6] ^ k[11],
-        k[2] ^ k[7],
-        k[3] ^ k[8],
-        k[4] ^ k[9],
-    };
-
-    return fdp_hash_fast(w, CACHE_HASH_WORDS, basis);
-}
-
 /* A cycle counter for the caches' meters: the TSC where there is one. */
 static inline uint64_t
 cycles_now(void)
@@ -1215,7 +1192,7 @@ meter_account(struct cache_meter *m, bool used, uint64_t cycles,
 /* ---------------------------------------------------------------------- */
 /* Batch processing.                                                       */
 
-/* Phase 1: receive, extract, hash. */
+/* Phase 1: receive, extract (the hash comes with the key). */
 static void
 batch_extract(struct fdp_dp_pmd *pmd, struct batch *b,
               const struct fdp_desc *descs, uint32_t n)
@@ -1232,18 +1209,11 @@ batch_extract(struct fdp_dp_pmd *pmd, struct batch *b,
         p->data = dp->umem + descs[i].addr;
         p->size = descs[i].len;
         p->headroom = offset - FDP__FRAME_META_SIZE;
-        fdp_packet_extract(p->data, p->size, in->port_no, &p->key,
-                           &p->layout);
+        b->hashes[i] = fdp__packet_extract_hash(p->data, p->size,
+                                                in->port_no, dp->emc_basis,
+                                                &p->key, &p->layout);
         b->sent[i] = false;
         bytes += p->size;
-    }
-    /* Hashed in a pass of its own: the parser stored each key a word at a
-     * time, and a load of two words at once (the fold's, vectorised)
-     * right behind those stores cannot be forwarded from them and stalls;
-     * a batch later they are in L1.  perf annotate put 15% of the pmd's
-     * time on that load before. */
-    for (uint32_t i = 0; i < n; i++) {
-        b->hashes[i] = cache_hash(&b->pkts[i].key, dp->emc_basis);
     }
     /* The port's rx counters have one writer: the pmd that polls it. */
     pmd_count(&in->stats.rx_packets, n);
