@@ -27,6 +27,7 @@ struct fdp__pool {
     pthread_mutex_t mutex;
     uint64_t *frames;
     uint32_t n;
+    uint32_t frame_size;        /* Fixed: a power of two. */
 };
 
 /* A thread's private stock of free frames, refilled from and spilled to
@@ -35,17 +36,39 @@ struct fdp__pool {
 #define FDP__CACHE_SIZE 256
 struct fdp__frame_cache {
     struct fdp__pool *pool;
+    uint64_t frame_mask;        /* ~(frame_size - 1). */
     uint32_t n;
     uint64_t frames[FDP__CACHE_SIZE];
 };
 
 void fdp__cache_init(struct fdp__frame_cache *, struct fdp__pool *);
-/* A free frame's offset, or UINT64_MAX if none is left. */
-uint64_t fdp__cache_get(struct fdp__frame_cache *);
-/* Frees the frame holding offset 'addr' (any offset within it). */
-void fdp__cache_put(struct fdp__frame_cache *, uint64_t addr);
 /* Gives every cached frame back to the pool. */
 void fdp__cache_flush(struct fdp__frame_cache *);
+
+/* The slow paths of the two below: the pool, under its mutex. */
+uint64_t fdp__cache_refill(struct fdp__frame_cache *);
+void fdp__cache_spill(struct fdp__frame_cache *, uint32_t n);
+
+/* A free frame's offset, or UINT64_MAX if none is left.  Inline: every
+ * packet takes one (a port's fill ring) and gives one back. */
+static inline uint64_t
+fdp__cache_get(struct fdp__frame_cache *c)
+{
+    if (__builtin_expect(!c->n, 0)) {
+        return fdp__cache_refill(c);
+    }
+    return c->frames[--c->n];
+}
+
+/* Frees the frame holding offset 'addr' (any offset within it). */
+static inline void
+fdp__cache_put(struct fdp__frame_cache *c, uint64_t addr)
+{
+    if (__builtin_expect(c->n == FDP__CACHE_SIZE, 0)) {
+        fdp__cache_spill(c, FDP__CACHE_SIZE / 2);
+    }
+    c->frames[c->n++] = addr & c->frame_mask;
+}
 
 /* A port: the generic part, embedded in each back end's struct. */
 struct fdp__port {
