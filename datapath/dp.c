@@ -277,8 +277,8 @@ struct fdp_dp_pmd {
     /* Per batch. */
     const struct port_set *ports;
     struct fdp__port *in_port;
-    uint32_t last_out_no;       /* The last port found for an output */
-    struct fdp__port *last_out; /* (this poll's port set), or 0/NULL. */
+    uint32_t last_out_no;       /* The port of the last one-output flow */
+    struct txq *last_txq;       /* and its queue, or 0/NULL. */
     uint32_t n_txq;
     struct txq txq[TXQ_PORTS];
     struct batch batch;
@@ -993,18 +993,27 @@ typedef uint64_t key_pair __attribute__((vector_size(16)));
 static_assert(sizeof(struct fdp_key) % sizeof(key_pair) == 0,
               "a key is whole pairs of words");
 
+static inline key_pair
+key_pair_at(const struct fdp_key *k, size_t i)
+{
+    key_pair x;
+
+    memcpy(&x, &k->w[2 * i], sizeof x);
+    return x;
+}
+
 static inline bool
 key_equal(const struct fdp_key *a, const struct fdp_key *b)
 {
-    key_pair diff = { 0, 0 };
+    static_assert(FDP_KEY_WORDS == 12, "six pairs below");
+    key_pair d = ((key_pair_at(a, 0) ^ key_pair_at(b, 0))
+                  | (key_pair_at(a, 1) ^ key_pair_at(b, 1))
+                  | (key_pair_at(a, 2) ^ key_pair_at(b, 2)))
+                 | ((key_pair_at(a, 3) ^ key_pair_at(b, 3))
+                    | (key_pair_at(a, 4) ^ key_pair_at(b, 4))
+                    | (key_pair_at(a, 5) ^ key_pair_at(b, 5)));
 
-    for (size_t i = 0; i < sizeof *a / sizeof diff; i++) {
-        key_pair x, y;
-        memcpy(&x, (const char *) a + i * sizeof x, sizeof x);
-        memcpy(&y, (const char *) b + i * sizeof y, sizeof y);
-        diff |= x ^ y;
-    }
-    return !(diff[0] | diff[1]);
+    return !(d[0] | d[1]);
 }
 
 static inline const struct emc_entry *
@@ -1429,6 +1438,7 @@ pmd_flush_tx(struct fdp_dp_pmd *pmd)
         }
     }
     pmd->n_txq = 0;
+    pmd->last_out_no = 0;       /* Its queue is gone. */
 }
 
 /* The transmit queue of 'port' for this pmd, made if it has none yet in
@@ -1538,9 +1548,10 @@ static const struct fdp__exec_ops exec_ops = {
     .controller = exec_controller,
 };
 
-/* The port of a flow whose actions are one output to a port other than
- * the input port (the common case, run without the executor), or NULL. */
-static struct fdp__port *
+/* The transmit queue for a flow whose actions are one output to a port
+ * other than the input port (the common case, run without the executor),
+ * or NULL. */
+static struct txq *
 single_output(struct fdp_dp_pmd *pmd, const struct fdp_actions *actions)
 {
     const struct fdp__action *a;
@@ -1553,11 +1564,15 @@ single_output(struct fdp_dp_pmd *pmd, const struct fdp_actions *actions)
         return NULL;
     }
     if (a->arg != pmd->last_out_no) {
-        /* Most flows of a batch send to the port the last one did. */
-        pmd->last_out = find_port(pmd->ports, a->arg);
+        /* Most flows of a batch send where the last one did. */
+        struct fdp__port *port = find_port(pmd->ports, a->arg);
+        if (!port) {
+            return NULL;        /* The executor drops it. */
+        }
+        pmd->last_txq = pmd_txq(pmd, port);
         pmd->last_out_no = a->arg;
     }
-    return pmd->last_out;
+    return pmd->last_txq;
 }
 
 /* Runs a group's actions on each of its packets. */
@@ -1567,10 +1582,9 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
 {
     struct fdp__port *in = pmd->in_port;
     const struct fdp_actions *actions = fdp__rule_actions(g->rule);
-    struct fdp__port *out = single_output(pmd, actions);
+    struct txq *q = single_output(pmd, actions);
 
-    if (out) {
-        struct txq *q = pmd_txq(pmd, out);
+    if (q) {
         for (uint32_t k = 0; k < g->n; k++) {
             struct fdp__pkt *pkt = &b->pkts[g->pkts[k]];
             txq_push(pmd, q, (uint64_t) (pkt->data - pmd->dp->umem),
@@ -1663,7 +1677,7 @@ fdp_dp_pmd_poll(struct fdp_dp_pmd *pmd, bool *exhausted)
     fdp__rcu_read_lock();
     pmd->ports = FDP_RCU_GET(dp->ports);
     pmd->last_out_no = 0;       /* Never a port number. */
-    pmd->last_out = NULL;
+    pmd->last_txq = NULL;
     for (size_t i = 0; i < pmd->ports->n; i++) {
         struct fdp__port *port = pmd->ports->ports[i];
         if (port->rank % dp->options.n_pmds == pmd->id) {
