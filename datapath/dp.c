@@ -19,9 +19,10 @@
  *      key, the signature match cache (SMC) with the EMC's misses, and
  *      look the rest up in the table with one fdp_table_lookup_batch();
  *   3. group: gather the packets of each flow (Open vSwitch's
- *      packet_batch_per_flow), so that the next phases run once per flow;
- *   4. account: one update of each flow's statistics per group;
- *   5. execute: each group's actions on its packets (a flow whose actions
+ *      packet_batch_per_flow), so that the next phases run once per flow,
+ *      and prefetch each flow's counters and actions;
+ *   4. account and execute, group by group: one update of the flow's
+ *      statistics, then its actions on its packets (a flow whose actions
  *      are one output queues them without the executor); outputs go to
  *      per-port transmit queues, each sent as one burst per batch.
  *
@@ -1360,6 +1361,12 @@ batch_group(struct batch *b)
                 g->rule = rule;
                 g->n = 0;
                 g->n_bytes = 0;
+                if (rule) {
+                    /* The flow's counters and actions are lines of their
+                     * own, needed once the whole batch is grouped. */
+                    __builtin_prefetch(rule->stats, 1);
+                    __builtin_prefetch(rule->actions);
+                }
                 break;
             }
             g = &b->groups[k - 1];
@@ -1373,31 +1380,15 @@ batch_group(struct batch *b)
     }
 }
 
-/* Phase 4: flow statistics, one update per group. */
-static void
-batch_account(struct fdp_dp_pmd *pmd, struct batch *b)
+/* Monotonic milliseconds, for the flows' "used" times: the coarse clock
+ * (a vDSO read, no system call) once per batch. */
+static int64_t
+batch_now_ms(void)
 {
     struct timespec ts;
 
-    /* Each group's statistics and actions are lines of their own: ask
-     * for all of them before the first is needed. */
-    for (uint32_t g = 0; g < b->n_groups; g++) {
-        const struct fdp_rule *rule = b->groups[g].rule;
-        if (rule) {
-            __builtin_prefetch(rule->stats, 1);
-            __builtin_prefetch(rule->actions);
-        }
-    }
-
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    int64_t now = (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    for (uint32_t g = 0; g < b->n_groups; g++) {
-        const struct flow_group *fg = &b->groups[g];
-        if (fg->rule) {
-            fdp__rule_account_n(fg->rule, fg->n, fg->n_bytes, now,
-                                pmd->stats_shard);
-        }
-    }
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Transmits the batch queued for 'q''s port and empties 'q'.  The tx
@@ -1611,16 +1602,20 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
     }
 }
 
-/* Phase 5: actions (or upcalls) group by group; then transmit. */
+/* Phases 4 and 5, group by group: the flow's counters (one update per
+ * group), then its actions (or the upcalls of the misses); then transmit. */
 static void
 batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
 {
     struct fdp__port *in = pmd->in_port;
+    int64_t now = batch_now_ms();
     uint64_t dropped = 0;
 
     for (uint32_t g = 0; g < b->n_groups; g++) {
         const struct flow_group *fg = &b->groups[g];
         if (fg->rule) {
+            fdp__rule_account_n(fg->rule, fg->n, fg->n_bytes, now,
+                                pmd->stats_shard);
             group_execute(pmd, b, fg);
             continue;
         }
@@ -1658,7 +1653,6 @@ pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
         batch_extract(pmd, b, descs, n);
         batch_classify(pmd, b);
         batch_group(b);
-        batch_account(pmd, b);
         batch_execute(pmd, b);
     }
     if (port->class->recycle) {
