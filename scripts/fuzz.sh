@@ -23,8 +23,12 @@ fi
 [ -f _build/config.h ] || { echo "fuzz: run scripts/build.sh first"; exit 1; }
 
 cflags="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
-        -I$top/include -I$top -I$top/_build $(pkg-config --cflags liburcu-bp libpcap)"
+        -I$top/include -I$top -I$top/_build $(pkg-config --cflags liburcu-memb libpcap)"
 libs="$(pkg-config --libs libcrypto liburcu-memb libpcap) -lpthread"
+# The AF_XDP port, if _build found libxdp and libbpf, needs them too.
+if grep -q '^#define HAVE_XDP 1' _build/config.h; then
+    libs="$libs $(pkg-config --libs libxdp libbpf)"
+fi
 objs=()
 for src in lib/*.c datapath/*.c; do
     extra=
