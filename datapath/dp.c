@@ -210,11 +210,18 @@ static_assert(sizeof(struct smc_bucket) == 64, "an SMC bucket is a line");
 struct cache_meter {
     enum fdp_dp_cache_mode mode;
     bool use;                   /* AUTO: the current choice. */
+    bool trial_midway;          /* Trial in the middle of the period, not
+                                 * at its end (the SMC's, so that the two
+                                 * caches' trials never overlap). */
+    uint32_t period;            /* Batches, METER_PERIOD or more. */
     uint32_t batches;           /* In the current period. */
     uint64_t cycles[2];         /* Classification cycles, [used]. */
     uint64_t packets[2];        /* Packets classified, [used]. */
     uint64_t n_switches;        /* Times the choice changed. */
 };
+
+static void meter_init(struct cache_meter *, enum fdp_dp_cache_mode,
+                       bool trial_midway);
 
 /* Per-port transmit batches: up to TXQ_PORTS ports per batch, TXQ_MAX
  * packets each before an early flush (two batches' worth). */
@@ -862,10 +869,8 @@ fdp_dp_pmd_create(struct fdp_dp *dp, unsigned int id,
         pmd->smc = p;
         pmd->smc_mask = n_buckets - 1;
     }
-    pmd->emc_meter = (struct cache_meter) { .mode = dp->options.emc_mode,
-                                            .use = true };
-    pmd->smc_meter = (struct cache_meter) { .mode = dp->options.smc_mode,
-                                            .use = true };
+    meter_init(&pmd->emc_meter, dp->options.emc_mode, false);
+    meter_init(&pmd->smc_meter, dp->options.smc_mode, true);
     pmd->dp = dp;
     pmd->id = id;
     pmd->stats_shard = fdp__stats_shard_acquire();
@@ -1146,21 +1151,52 @@ smc_insert(struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version,
  * A cache pays when probing it costs less than the lookups its hits
  * save; that depends on the flows (one mask or a hundred), the traffic
  * (how often keys repeat) and the machine, so the pmd measures instead of
- * guessing: in each period of METER_PERIOD batches it spends METER_TRIAL
- * of them with the other choice, counts the cycles per packet of
- * classification under each, and keeps the cheaper at the end of the
+ * guessing: in each period of at least METER_PERIOD batches it spends
+ * METER_TRIAL of them with the other choice, counts the cycles per packet
+ * of classification under each, and keeps the cheaper at the end of the
  * period (with a 1/16 margin in favour of the current choice, so that
- * noise does not flip it back and forth).  While off, a cache keeps
- * taking insertions, so that a trial finds it warm. */
+ * noise does not flip it back and forth).
+ *
+ * A trial of the worse choice costs what the better one saves: with 100k
+ * flows, 64 batches in 1024 without the SMC sent 6% of packets to the
+ * table at five times the cost.  So a period in which the current choice
+ * wins by 2x or more doubles the next one, up to METER_PERIOD_MAX (the
+ * trial then costs 64/32768 of the time); a close call or a change goes
+ * back to METER_PERIOD.  The EMC's trial closes its period, the SMC's
+ * sits in the middle of its own: both meters count every batch, and two
+ * trials at once would blame each cache for the other's absence.  While
+ * off, a cache keeps taking insertions, so that a trial finds it warm. */
 #define METER_PERIOD 1024
+#define METER_PERIOD_MAX 32768
 #define METER_TRIAL 64
+
+static void
+meter_init(struct cache_meter *m, enum fdp_dp_cache_mode mode,
+           bool trial_midway)
+{
+    *m = (struct cache_meter) {
+        .mode = mode,
+        .use = true,
+        .trial_midway = trial_midway,
+        .period = METER_PERIOD,
+    };
+}
+
+static bool
+meter_in_trial(const struct cache_meter *m)
+{
+    uint32_t start = m->trial_midway ? m->period / 2 - METER_TRIAL
+                                     : m->period - METER_TRIAL;
+
+    return m->batches >= start && m->batches < start + METER_TRIAL;
+}
 
 static bool
 meter_use(const struct cache_meter *m)
 {
     return m->mode == FDP_DP_CACHE_ON
            || (m->mode == FDP_DP_CACHE_AUTO
-               && m->use != (m->batches >= METER_PERIOD - METER_TRIAL));
+               && m->use != meter_in_trial(m));
 }
 
 static void
@@ -1172,18 +1208,25 @@ meter_account(struct cache_meter *m, bool used, uint64_t cycles,
     }
     m->cycles[used] += cycles;
     m->packets[used] += n_packets;
-    if (++m->batches < METER_PERIOD) {
+    if (++m->batches < m->period) {
         return;
     }
-    /* cycles/packet with the cache against without: a/b < c/d. */
+    /* Cycles per packet with the cache and without. */
+    uint32_t next = METER_PERIOD;
     if (m->packets[0] && m->packets[1]) {
         double on = (double) m->cycles[1] / (double) m->packets[1];
         double off = (double) m->cycles[0] / (double) m->packets[0];
-        if (m->use ? off < on * (15.0 / 16) : on < off * (15.0 / 16)) {
+        double mine = m->use ? on : off, other = m->use ? off : on;
+        if (other < mine * (15.0 / 16)) {
             m->use = !m->use;
             m->n_switches++;
+        } else if (other >= 2 * mine && m->period < METER_PERIOD_MAX) {
+            next = 2 * m->period;
+        } else if (other >= 2 * mine) {
+            next = METER_PERIOD_MAX;
         }
     }
+    m->period = next;
     m->batches = 0;
     m->cycles[0] = m->cycles[1] = 0;
     m->packets[0] = m->packets[1] = 0;
