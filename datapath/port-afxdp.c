@@ -76,6 +76,7 @@
 
 #ifdef HAVE_XDP
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
@@ -83,8 +84,10 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <stdarg.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -130,7 +133,9 @@ struct afxdp_port {
     struct afxdp_port *next;    /* In umem->ports. */
     struct afxdp_umem *umem;
     char *dev;
-    unsigned int ifindex;
+    unsigned int ifindex;       /* In 'netns'. */
+    int netns_fd;               /* The network namespace the port was
+                                 * opened in, or -1. */
     uint32_t queue;
     struct xsk_socket *xsk;
     int fd;
@@ -603,6 +608,10 @@ afxdp_open(struct fdp_dp *dp, const char *args, struct fdp__port **portp,
     ap->ifindex = ifindex;
     ap->queue = queue;
     ap->fd = -1;
+    /* The interface index means something only in this namespace, and
+     * libxdp detaches its program by index when the socket goes: see
+     * enter_port_netns(). */
+    ap->netns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 
     pthread_mutex_lock(&umems_mutex);
     struct afxdp_umem *u = umem_find(dp);
@@ -638,6 +647,48 @@ afxdp_open(struct fdp_dp *dp, const char *args, struct fdp__port **portp,
     return 0;
 }
 
+/* The port's network namespace, entered by the calling thread if it is in
+ * another one.  libxdp's xsk_socket__delete() removes the XDP program it
+ * attached by interface index, through netlink, in the calling thread's
+ * namespace: a datapath closed from another namespace than the one its
+ * ports were opened in (a daemon's control thread, flowdp-bench's main
+ * thread) would leave the program on the port's interface, and could
+ * take another program off whatever interface has that index where the
+ * thread is.  Returns the thread's own namespace to go back to with
+ * leave_port_netns(), or -1 if it was already in the port's (or the
+ * kernel refused: then the deletion runs where the thread is). */
+static int
+enter_port_netns(const struct afxdp_port *ap)
+{
+    struct stat mine, theirs;
+
+    if (ap->netns_fd < 0) {
+        return -1;
+    }
+    int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (self < 0 || fstat(self, &mine) || fstat(ap->netns_fd, &theirs)
+        || (mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino)
+        || setns(ap->netns_fd, CLONE_NEWNET)) {
+        if (self >= 0) {
+            close(self);
+        }
+        return -1;
+    }
+    return self;
+}
+
+static void
+leave_port_netns(int self)
+{
+    if (self >= 0) {
+        if (setns(self, CLONE_NEWNET)) {
+            /* Cannot happen: the thread was there a moment ago. */
+            abort();
+        }
+        close(self);
+    }
+}
+
 /* Deletes the socket and gives back its frames.  Under umems_mutex. */
 static void
 afxdp_destroy(struct afxdp_port *ap)
@@ -647,7 +698,9 @@ afxdp_destroy(struct afxdp_port *ap)
     if (ap->xsk) {
         bool holds_umem_fd = ap->fd == xsk_umem__fd(u->umem);
         struct saved_print saved = capture_messages();
+        int self = enter_port_netns(ap);
         xsk_socket__delete(ap->xsk);
+        leave_port_netns(self);
         restore_messages(saved);
         for (struct afxdp_port **p = &u->ports; *p; p = &(*p)->next) {
             if (*p == ap) {
@@ -680,6 +733,9 @@ afxdp_destroy(struct afxdp_port *ap)
             }
         }
         umem_release(ap->dp, u);
+    }
+    if (ap->netns_fd >= 0) {
+        close(ap->netns_fd);
     }
     free(ap->dev);
     free(ap);

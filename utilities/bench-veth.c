@@ -370,19 +370,24 @@ enter_ns(int fd)
     return setns(fd, CLONE_NEWNET) ? errno : 0;
 }
 
-/* Lets a thread run on every CPU: flowdp-bench --cpu pins the main
- * thread, and threads inherit its affinity, but the generator and the
- * forwarder must not share one CPU when there are two. */
+/* Puts the calling thread on CPU 'cpu' (counted from the last online CPU
+ * if negative): the generator, and with it the kernel's forwarding that
+ * runs in its context, on the first CPU, flowdp's pmd on the last, as a
+ * switch gives its pmd a core of its own.  With one CPU, both share it.
+ * flowdp-bench --cpu pins the main thread, and threads inherit that, so
+ * each thread sets its own. */
 static void
-unpin_thread(void)
+pin_thread(long cpu)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     cpu_set_t set;
 
-    CPU_ZERO(&set);
-    for (long i = 0; i < n && i < CPU_SETSIZE; i++) {
-        CPU_SET(i, &set);
+    if (n < 1) {
+        return;
     }
+    cpu = cpu < 0 ? n + cpu : cpu;
+    CPU_ZERO(&set);
+    CPU_SET(cpu < 0 ? 0 : cpu % n, &set);
     sched_setaffinity(0, sizeof set, &set);
 }
 
@@ -937,7 +942,7 @@ generator_main(void *g_)
 {
     struct generator *g = g_;
 
-    unpin_thread();
+    pin_thread(0);
     int error = enter_ns(env.ns_fd[NS_SRC]);
     if (error) {
         gen_fail(g, "setns(src)", error);
@@ -1041,7 +1046,7 @@ pmd_main(void *f_)
 {
     struct flowdp_fwd *f = f_;
 
-    unpin_thread();
+    pin_thread(-1);
     if (enter_ns(env.ns_fd[NS_FWD])) {
         return NULL;
     }

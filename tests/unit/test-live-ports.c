@@ -18,6 +18,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -419,6 +420,73 @@ START_TEST(destroy_with_ports_open)
 }
 END_TEST
 
+/* A datapath whose afxdp ports were opened in another network namespace
+ * than the thread that closes it: the XDP programs come off the ports'
+ * interfaces anyway.  (libxdp detaches by interface index, in the
+ * calling thread's namespace: closed from here, the index named another
+ * interface or none, and the programs stayed.)  The other namespace has
+ * its own veth pair, u0 and u1, whose indices are those of t0 and t1
+ * here. */
+struct other_ns {
+    int ns_fd;
+    struct fdp_dp *dp;
+    char *error;
+    int has_xdp;                /* 'ip link' in the other namespace. */
+};
+
+static void *
+open_in_other_ns(void *o_)
+{
+    struct other_ns *o = o_;
+
+    if (unshare(CLONE_NEWNET) < 0
+        || system("ip link add u0 type veth peer name u1 "
+                  "&& ip link set u0 up && ip link set u1 up")) {
+        o->error = strdup("cannot make the second namespace");
+        return NULL;
+    }
+    o->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (fdp_dp_port_add(o->dp, 1, "afxdp:dev=u0", &o->error)
+        || fdp_dp_port_add(o->dp, 2, "afxdp:dev=u1", &o->error)) {
+        return NULL;
+    }
+    return NULL;
+}
+
+static void *
+look_in_other_ns(void *o_)
+{
+    struct other_ns *o = o_;
+
+    if (setns(o->ns_fd, CLONE_NEWNET)) {
+        o->has_xdp = -1;
+        return NULL;
+    }
+    o->has_xdp = !system("ip link show | grep -q 'prog/xdp'");
+    system("ip link del u0");
+    return NULL;
+}
+
+START_TEST(destroy_from_another_namespace)
+{
+    struct fdp_table *table;
+    struct other_ns o = { .ns_fd = -1 };
+    pthread_t t;
+
+    ck_assert_int_eq(fdp_table_create(&table), 0);
+    ck_assert_int_eq(fdp_dp_create(table, NULL, &o.dp), 0);
+    ck_assert_int_eq(pthread_create(&t, NULL, open_in_other_ns, &o), 0);
+    pthread_join(t, NULL);
+    ck_assert_msg(!o.error, "%s", o.error);
+    fdp_dp_destroy(o.dp);       /* Here, not where the ports are. */
+    ck_assert_int_eq(pthread_create(&t, NULL, look_in_other_ns, &o), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(o.has_xdp, 0);
+    close(o.ns_fd);
+    fdp_table_destroy(table);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -455,5 +523,6 @@ main(void)
     tcase_add_test(tc, first_queue_parked);
     tcase_add_test(tc, xdp_modes);
     tcase_add_test(tc, destroy_with_ports_open);
+    tcase_add_test(tc, destroy_from_another_namespace);
     return unit_run(s);
 }
