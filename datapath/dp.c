@@ -228,7 +228,6 @@ struct cache_meter {
     uint32_t batches;           /* In the current period. */
     uint64_t cycles[2];         /* Classification cycles, [used]. */
     uint64_t packets[2];        /* Packets classified, [used]. */
-    uint64_t n_switches;        /* Times the choice changed. */
 };
 
 static void meter_init(struct cache_meter *, enum fdp_dp_cache_mode,
@@ -1254,7 +1253,6 @@ meter_account(struct cache_meter *m, bool used, uint64_t cycles,
         double mine = m->use ? on : off, other = m->use ? off : on;
         if (other < mine * (15.0 / 16)) {
             m->use = !m->use;
-            m->n_switches++;
         } else if (other >= 2 * mine && m->period < METER_PERIOD_MAX) {
             next = 2 * m->period;
         } else if (other >= 2 * mine) {
