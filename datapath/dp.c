@@ -1099,8 +1099,11 @@ smc_bucket(const struct fdp_dp_pmd *pmd, uint32_t hash)
     return &pmd->smc[hash & pmd->smc_mask];
 }
 
-/* The signature: the hash's top 16 bits, which the bucket index (its low
- * bits, at most 22 of them) leaves out. */
+/* The signature: the hash's top 16 bits.  The bucket index is its low
+ * bits, so past 2^16 buckets the two share bits: at the default 2^18
+ * buckets the signature adds 14 bits of its own, not 16, and a false
+ * candidate (1 in 16k per way) costs one check of the rule's match,
+ * never a wrong answer. */
 static inline uint16_t
 smc_sig(uint32_t hash)
 {
