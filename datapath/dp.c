@@ -196,7 +196,9 @@ struct emc_entry {
     uint32_t out;               /* Output hint: see output_hint(). */
     uint64_t version;           /* Table version the entry is valid at. */
     const struct fdp_rule *rule;    /* NULL: empty. */
-    struct fdp_key key;
+    uint64_t key[FDP_KEY_PACKET_WORDS]; /* The key's packet words: the
+                                         * pipeline's are zero on entry
+                                         * (key.h). */
 } __attribute__((aligned(64)));
 static_assert(sizeof(struct emc_entry) == 128, "an EMC entry is 2 lines");
 
@@ -1003,26 +1005,28 @@ pmd_chance(struct fdp_dp_pmd *pmd, uint32_t inv)
     return inv <= 1 || !(pmd_random(pmd) % inv);
 }
 
-/* Two keys compared 16 bytes at a time: GCC's and clang's vector types
- * (SSE2 on x86-64, NEON on arm64, pairs of words elsewhere), 6 XORs and
- * 5 ORs instead of 12 and 11.  memcpy keeps the loads unaligned-safe. */
+/* A cached key's packet words against a packet's, 16 bytes at a time:
+ * GCC's and clang's vector types (SSE2 on x86-64, NEON on arm64, pairs of
+ * words elsewhere), 6 XORs and 5 ORs instead of 12 and 11.  memcpy keeps
+ * the loads unaligned-safe.  The pipeline's words are not compared: they
+ * are zero for every packet that reaches the caches (key.h). */
 typedef uint64_t key_pair __attribute__((vector_size(16)));
-static_assert(sizeof(struct fdp_key) % sizeof(key_pair) == 0,
-              "a key is whole pairs of words");
+static_assert(FDP_KEY_PACKET_WORDS % 2 == 0,
+              "the packet words are whole pairs");
 
 static inline key_pair
-key_pair_at(const struct fdp_key *k, size_t i)
+key_pair_at(const uint64_t *w, size_t i)
 {
     key_pair x;
 
-    memcpy(&x, &k->w[2 * i], sizeof x);
+    memcpy(&x, &w[2 * i], sizeof x);
     return x;
 }
 
 static inline bool
-key_equal(const struct fdp_key *a, const struct fdp_key *b)
+key_equal(const uint64_t *a, const uint64_t *b)
 {
-    static_assert(FDP_KEY_WORDS == 12, "six pairs below");
+    static_assert(FDP_KEY_PACKET_WORDS == 12, "six pairs below");
     key_pair d = ((key_pair_at(a, 0) ^ key_pair_at(b, 0))
                   | (key_pair_at(a, 1) ^ key_pair_at(b, 1))
                   | (key_pair_at(a, 2) ^ key_pair_at(b, 2)))
@@ -1063,7 +1067,7 @@ emc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
     for (unsigned int way = 0; way < 2; way++) {
         const struct emc_entry *e = emc_way(pmd, hash, way);
         if (e->hash == hash && e->version == version && e->rule
-            && key_equal(&e->key, key)) {
+            && key_equal(e->key, key->w)) {
             *hint = e->out;
             return e->rule;
         }
@@ -1089,7 +1093,7 @@ emc_insert(struct fdp_dp_pmd *pmd, const struct fdp_key *key, uint32_t hash,
     e->out = output_hint(rule);
     e->version = version;
     e->rule = rule;
-    e->key = *key;
+    memcpy(e->key, key->w, sizeof e->key);
 }
 
 /* The signature match cache's bucket for 'hash'. */

@@ -498,6 +498,38 @@ dec_ttl(struct fdp__pkt *pkt)
     return true;
 }
 
+/* load, set_field with a mask, or move into a header field: some bits of
+ * the field change.  The field's current value is read back from the
+ * bytes (earlier actions may have changed it), by parsing the packet
+ * again: these are rare outside a pipeline, whose composed actions turn
+ * them into whole set-field actions.  The pipeline's registers are zero
+ * here, as a packet's are on arrival. */
+static void
+write_bits(struct fdp__pkt *pkt, uint32_t in_port, const struct fdp__action *a)
+{
+    struct fdp_key cur;
+    enum fdp_field dst = (enum fdp_field) a->field;
+    uint64_t value, mask;
+
+    fdp_packet_extract(pkt->data, pkt->size, in_port, &cur, NULL);
+    if (a->type == FDP_ACT_MOVE) {
+        struct fdp__move mv = fdp__action_move(a);
+        uint64_t bits = (uint64_t) (fdp__key_get(&cur, mv.src) >> mv.src_ofs);
+        uint64_t ones = mv.n_bits >= 64 ? UINT64_MAX
+                                        : (UINT64_C(1) << mv.n_bits) - 1;
+        value = (bits & ones) << mv.dst_ofs;
+        mask = ones << mv.dst_ofs;
+    } else {
+        value = fdp__action_masked_value(a);
+        mask = fdp__action_masked_mask(a);
+    }
+    if (fdp__field(dst)->n_bits > 64) {
+        return;                 /* Refused by the builders. */
+    }
+    uint64_t old = (uint64_t) fdp__key_get(&cur, dst);
+    set_field(pkt, dst, (old & ~mask) | (value & mask));
+}
+
 enum fdp__exec_result
 fdp__execute(const struct fdp_actions *actions, struct fdp__pkt *pkt,
              uint32_t in_port, const struct fdp__exec_ops *ops, void *aux)
@@ -550,6 +582,19 @@ fdp__execute(const struct fdp_actions *actions, struct fdp__pkt *pkt,
             if (!dec_ttl(pkt)) {
                 return FDP__EXEC_TTL_EXPIRED;
             }
+            break;
+        case FDP_ACT_SET_MASKED:
+        case FDP_ACT_MOVE:
+            if (!fdp__action_is_pipeline(a)) {
+                write_bits(pkt, in_port, a);
+            }
+            break;
+        case FDP_ACT_GOTO_TABLE:
+        case FDP_ACT_RESUBMIT:
+        case FDP_ACT_CONJUNCTION:
+            /* The pipeline's (lib/pipeline.c), which runs them before the
+             * packet gets here: what reaches the executor from a
+             * pipeline has none, and a single table has nowhere to go. */
             break;
         case FDP_N_ACTION_TYPES:
             break;

@@ -57,12 +57,22 @@ static_assert(FDP__WORD_NW_ECN == FDP__WORD_NW_TOS
 static_assert(FDP__BITS_IPV6_SRC == 128 && FDP__BITS_IPV6_DST == 128,
               "IPv6 addresses take two whole words each");
 
-/* X(0) ... X(11): statements for each key word with a constant index,
- * written out so that the compiler keeps the words in registers (a loop
- * over an array index makes it keep them in memory). */
+/* X(0) ... X(11): statements for each of the key's packet words with a
+ * constant index, written out so that the compiler keeps the words in
+ * registers (a loop over an array index makes it keep them in memory).
+ * The pipeline's words (key.h) are zero in every extracted key:
+ * fdp__zero_pipeline_words() clears them. */
 #define FDP__FOR_EACH_WORD(X)                                               \
     X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-static_assert(FDP_KEY_WORDS == 12, "FDP__FOR_EACH_WORD names every word");
+static_assert(FDP_KEY_PACKET_WORDS == 12,
+              "FDP__FOR_EACH_WORD names every packet word");
+
+static inline void
+fdp__zero_pipeline_words(struct fdp_key *key)
+{
+    memset(&key->w[FDP_KEY_PACKET_WORDS], 0,
+           (FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS) * sizeof key->w[0]);
+}
 
 static inline uint16_t
 fdp__be16(const uint8_t *p)

@@ -11,7 +11,7 @@
 #include "flowdp/key.h"
 
 /* Extracts exactly as fdp_packet_extract() does ('layout' may be NULL) and
- * returns fdp_hash_fast(key->w, FDP_KEY_WORDS, basis), computed as the key
+ * returns fdp_hash_fast(key->w, FDP_KEY_PACKET_WORDS, basis), computed as the key
  * words are finalised where the CPU level runs CRC32C in hardware (one
  * pass, no second call), else by calling fdp_hash_fast().
  *

@@ -46,7 +46,7 @@ crc_premul(uint64_t x, size_t w)
 static inline uint32_t
 crc_fast_words(uint64_t crc, const uint64_t *w)
 {
-    enum { ZEROS = FDP_KEY_WORDS - FDP__FAST_WORDS };
+    enum { ZEROS = FDP_KEY_PACKET_WORDS - FDP__FAST_WORDS };
     static_assert(FDP__FAST_WORDS == 5, "three chains: 2, 2 and 1 words");
     uint64_t a = _mm_crc32_u64(_mm_crc32_u64(crc, w[0]), w[1]);
     uint64_t b = _mm_crc32_u64(_mm_crc32_u64(0, w[2]), w[3]);
@@ -65,7 +65,7 @@ fdp__packet_extract_hash_sse42(const void *data, size_t size,
                                struct fdp_packet_layout *layout)
 {
     struct fdp_packet_layout l;
-    uint64_t w[FDP_KEY_WORDS];
+    uint64_t w[FDP_KEY_PACKET_WORDS];
     uint64_t crc = basis;
 
     if (fdp__extract_fast(data, size, in_port, w, &l)) {
@@ -80,6 +80,7 @@ fdp__packet_extract_hash_sse42(const void *data, size_t size,
         FDP__FOR_EACH_WORD(STORE_AND_HASH)
 #undef STORE_AND_HASH
     }
+    fdp__zero_pipeline_words(key);
     if (layout) {
         *layout = l;
     }

@@ -98,7 +98,7 @@ fdp_packet_extract(const void *data, size_t size, uint32_t in_port,
                    struct fdp_key *key, struct fdp_packet_layout *layout)
 {
     struct fdp_packet_layout l;
-    uint64_t w[FDP_KEY_WORDS];
+    uint64_t w[FDP_KEY_PACKET_WORDS];
 
     if (fdp__extract_fast(data, size, in_port, w, &l)) {
 #define ZERO_REST(i) if (i >= FDP__FAST_WORDS) { w[i] = 0; }
@@ -110,6 +110,7 @@ fdp_packet_extract(const void *data, size_t size, uint32_t in_port,
 #define STORE(i) key->w[i] = w[i];
     FDP__FOR_EACH_WORD(STORE)
 #undef STORE
+    fdp__zero_pipeline_words(key);
     if (layout) {
         *layout = l;
     }
@@ -124,7 +125,7 @@ extract_then_hash(const void *data, size_t size, uint32_t in_port,
                   struct fdp_packet_layout *layout)
 {
     fdp_packet_extract(data, size, in_port, key, layout);
-    return fdp_hash_fast(key->w, FDP_KEY_WORDS, basis);
+    return fdp_hash_fast(key->w, FDP_KEY_PACKET_WORDS, basis);
 }
 
 uint32_t

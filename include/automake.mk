@@ -10,5 +10,6 @@ flowdpinclude_HEADERS = \
 	include/flowdp/hash.h \
 	include/flowdp/key.h \
 	include/flowdp/match.h \
+	include/flowdp/pipeline.h \
 	include/flowdp/ring.h \
 	include/flowdp/table.h

@@ -32,8 +32,15 @@ fdp__action_prereq(const struct fdp__action *a)
     case FDP_ACT_SET_FIELD:
         return a->field < FDP_N_FIELDS ? fdp__field(a->field)->prereq
                                        : FDP__P_NONE;
+    case FDP_ACT_SET_MASKED:
+        return a->field < FDP_N_FIELDS ? fdp__field(a->field)->prereq
+                                       : FDP__P_NONE;
     case FDP_ACT_DEC_TTL:
         return FDP__P_IP_ANY;
+    case FDP_ACT_MOVE:
+    case FDP_ACT_GOTO_TABLE:
+    case FDP_ACT_RESUBMIT:
+    case FDP_ACT_CONJUNCTION:
     case FDP_ACT_OUTPUT:
     case FDP_ACT_IN_PORT:
     case FDP_ACT_CONTROLLER:
@@ -61,8 +68,27 @@ fdp__actions_validate(const struct fdp_actions *acts,
             }
             return EINVAL;
         }
+        if (a->type == FDP_ACT_MOVE) {
+            /* Both ends' prerequisites, as Open vSwitch checks them. */
+            struct fdp__move mv = fdp__action_move(a);
+            if (!fdp__match_meets(match, fdp__field(mv.src)->prereq)
+                || !fdp__match_meets(match, fdp__field(mv.dst)->prereq)) {
+                if (bad) {
+                    *bad = i;
+                }
+                return EINVAL;
+            }
+        }
     }
     return 0;
+}
+
+bool
+fdp__actions_is_conjunctive(const struct fdp_actions *acts)
+{
+    const struct fdp__action *a = fdp__actions_first(acts);
+
+    return a && a->type == FDP_ACT_CONJUNCTION;
 }
 
 void
@@ -135,6 +161,78 @@ fdp__actions_add_set_field(struct fdp__actions_builder *b, enum fdp_field f,
         }
     }
     return 0;
+}
+
+int
+fdp__actions_add_set_masked(struct fdp__actions_builder *b, enum fdp_field f,
+                            uint64_t value, uint64_t mask, uint8_t flags)
+{
+    if ((unsigned int) f >= FDP_N_FIELDS || fdp__field(f)->n_bits > 64
+        || !mask || mask > fdp__field(f)->max || value & ~mask) {
+        return EINVAL;
+    }
+
+    uint64_t *w = builder_reserve(b, 3);
+    if (w) {
+        struct fdp__action *a = (struct fdp__action *) w;
+        a->type = FDP_ACT_SET_MASKED;
+        a->n_words = 3;
+        a->field = (uint8_t) f;
+        a->flags = flags;
+        w[1] = value;
+        w[2] = mask;
+    }
+    return 0;
+}
+
+int
+fdp__actions_add_move(struct fdp__actions_builder *b, enum fdp_field src,
+                      unsigned int src_ofs, enum fdp_field dst,
+                      unsigned int dst_ofs, unsigned int n_bits)
+{
+    if ((unsigned int) src >= FDP_N_FIELDS
+        || (unsigned int) dst >= FDP_N_FIELDS || !n_bits || n_bits > 64
+        || src_ofs + n_bits > fdp__field(src)->n_bits
+        || dst_ofs + n_bits > fdp__field(dst)->n_bits) {
+        return EINVAL;
+    }
+
+    struct fdp__action *a = (struct fdp__action *) builder_reserve(b, 1);
+    if (a) {
+        a->type = FDP_ACT_MOVE;
+        a->n_words = 1;
+        a->field = (uint8_t) dst;
+        a->arg = (uint32_t) src | src_ofs << 8 | dst_ofs << 16
+                 | n_bits << 24;
+    }
+    return 0;
+}
+
+int
+fdp__actions_add_conjunction(struct fdp__actions_builder *b, uint32_t id,
+                             unsigned int k, unsigned int n)
+{
+    if (n < 2 || n > 64 || k < 1 || k > n) {
+        return EINVAL;
+    }
+
+    uint64_t *w = builder_reserve(b, 2);
+    if (w) {
+        struct fdp__action *a = (struct fdp__action *) w;
+        a->type = FDP_ACT_CONJUNCTION;
+        a->n_words = 2;
+        a->arg = id;
+        w[1] = (uint64_t) k << 32 | n;
+    }
+    return 0;
+}
+
+void
+fdp__actions_add_resubmit(struct fdp__actions_builder *b, uint32_t port,
+                          unsigned int table)
+{
+    fdp__actions_add(b, FDP_ACT_RESUBMIT,
+                     (port & 0xffff) << 8 | (table & 0xff));
 }
 
 struct fdp_actions *

@@ -11,8 +11,26 @@
 #include "flowdp/actions.h"
 
 /* One action record: this header, then 'n_words' - 1 more 64-bit words.
- * Only FDP_ACT_SET_FIELD has a payload: the value, one word for fields of
- * up to 64 bits, two (high word first) for IPv6 addresses. */
+ * What each kind keeps:
+ *   FDP_ACT_SET_FIELD    'field'; payload: the value, one word for fields
+ *                        of up to 64 bits, two (high word first) for IPv6
+ *                        addresses.
+ *   FDP_ACT_SET_MASKED   'field' (at most 64 bits wide); payload: the
+ *                        value, then the mask (the bits written; value
+ *                        bits outside it are zero), both in the field's
+ *                        own units (bit 0 is the field's bit 0).
+ *   FDP_ACT_MOVE         'field' is the destination; 'arg' packs the
+ *                        source field (bits 0-7), the source's first bit
+ *                        (8-15), the destination's first bit (16-23) and
+ *                        the number of bits (24-31, 1..64).
+ *   FDP_ACT_GOTO_TABLE   'arg': the table.
+ *   FDP_ACT_RESUBMIT     'arg': the table (bits 0-7; 255 means the
+ *                        calling flow's table) and the port to look up
+ *                        as in_port (bits 8-23; FDP_PORT_IN_PORT means
+ *                        the packet's own).
+ *   FDP_ACT_CONJUNCTION  'arg': the id; payload: the clause k (bits
+ *                        32-39) and the number of clauses n (bits 0-7).
+ *   the others           'arg' as the enum says; no payload. */
 struct fdp__action {
     uint8_t type;       /* enum fdp_action_type */
     uint8_t n_words;    /* Record length in 64-bit words, this one too. */
@@ -23,9 +41,16 @@ struct fdp__action {
 
 static_assert(sizeof(struct fdp__action) == 8, "a record header is 8 bytes");
 
-/* FDP_ACT_SET_FIELD spelling: mod_xxx:V (OpenFlow 1.0 / NXM) rather than
- * set_field:V->F.  Both execute the same way. */
+/* Spellings, in 'flags'; each kind executes the same way whatever its
+ * spelling.  FDP_ACT_SET_FIELD: mod_xxx:V (OpenFlow 1.0 / NXM) rather than
+ * set_field:V->F.  FDP_ACT_SET_MASKED: load:V->F[a..b] or
+ * write_metadata:V[/M] rather than set_field:V[/M]->F. */
 #define FDP__ACT_MOD 0x1
+#define FDP__ACT_LOAD 0x2
+#define FDP__ACT_WRITE_METADATA 0x4
+
+/* FDP_ACT_RESUBMIT's table for "the calling flow's table". */
+#define FDP__RESUBMIT_SAME_TABLE 255
 
 struct fdp_actions {
     uint32_t n_words;   /* Words in 'words'. */
@@ -53,6 +78,85 @@ fdp__actions_next(const struct fdp_actions *acts, const struct fdp__action *a)
 
 /* The value of a FDP_ACT_SET_FIELD record. */
 fdp_u128 fdp__action_value(const struct fdp__action *);
+
+/* The value and mask of a FDP_ACT_SET_MASKED record. */
+static inline uint64_t
+fdp__action_masked_value(const struct fdp__action *a)
+{
+    return ((const uint64_t *) a)[1];
+}
+
+static inline uint64_t
+fdp__action_masked_mask(const struct fdp__action *a)
+{
+    return ((const uint64_t *) a)[2];
+}
+
+/* The parts of a FDP_ACT_MOVE record. */
+struct fdp__move {
+    enum fdp_field src, dst;
+    unsigned int src_ofs, dst_ofs, n_bits;
+};
+
+static inline struct fdp__move
+fdp__action_move(const struct fdp__action *a)
+{
+    return (struct fdp__move) {
+        .src = (enum fdp_field) (a->arg & 0xff),
+        .dst = (enum fdp_field) a->field,
+        .src_ofs = (a->arg >> 8) & 0xff,
+        .dst_ofs = (a->arg >> 16) & 0xff,
+        .n_bits = a->arg >> 24,
+    };
+}
+
+/* The parts of a FDP_ACT_RESUBMIT record. */
+static inline unsigned int
+fdp__action_resubmit_table(const struct fdp__action *a)
+{
+    return a->arg & 0xff;
+}
+
+static inline uint32_t
+fdp__action_resubmit_port(const struct fdp__action *a)
+{
+    return (a->arg >> 8) & 0xffff;
+}
+
+/* The clause k (1-based) and clause count n of a FDP_ACT_CONJUNCTION. */
+static inline unsigned int
+fdp__action_conj_clause(const struct fdp__action *a)
+{
+    return (unsigned int) (((const uint64_t *) a)[1] >> 32) & 0xff;
+}
+
+static inline unsigned int
+fdp__action_conj_n(const struct fdp__action *a)
+{
+    return (unsigned int) ((const uint64_t *) a)[1] & 0xff;
+}
+
+/* True for the actions that change only the pipeline's state (registers,
+ * metadata, where the lookup goes next), never the packet's bytes. */
+static inline bool
+fdp__action_is_pipeline(const struct fdp__action *a)
+{
+    switch ((enum fdp_action_type) a->type) {
+    case FDP_ACT_GOTO_TABLE:
+    case FDP_ACT_RESUBMIT:
+    case FDP_ACT_CONJUNCTION:
+        return true;
+    case FDP_ACT_SET_MASKED:
+    case FDP_ACT_MOVE:
+        return a->field >= FDP_F_CONJ_ID;
+    default:
+        return false;
+    }
+}
+
+/* True if 'acts' holds conjunction actions (then it holds nothing else:
+ * the flow is one clause of one or more conjunctive matches). */
+bool fdp__actions_is_conjunctive(const struct fdp_actions *acts);
 
 struct fdp_match;
 
@@ -90,6 +194,26 @@ void fdp__actions_add(struct fdp__actions_builder *, enum fdp_action_type,
 int fdp__actions_add_set_field(struct fdp__actions_builder *,
                                enum fdp_field, fdp_u128 value,
                                uint8_t flags);
+/* Appends the pipeline's actions.  Each returns 0, or EINVAL (and appends
+ * nothing) for arguments out of range:
+ *   set_masked: 'f' wider than 64 bits, a zero mask, bits beyond the
+ *     field, or value bits outside the mask;
+ *   move: bits beyond either field, or n_bits 0 or above 64 (a 128-bit
+ *     field moves 64 bits at a time);
+ *   conjunction: n outside 2..64 or k outside 1..n. */
+int fdp__actions_add_set_masked(struct fdp__actions_builder *,
+                                enum fdp_field f, uint64_t value,
+                                uint64_t mask, uint8_t flags);
+int fdp__actions_add_move(struct fdp__actions_builder *,
+                          enum fdp_field src, unsigned int src_ofs,
+                          enum fdp_field dst, unsigned int dst_ofs,
+                          unsigned int n_bits);
+int fdp__actions_add_conjunction(struct fdp__actions_builder *,
+                                 uint32_t id, unsigned int k,
+                                 unsigned int n);
+void fdp__actions_add_resubmit(struct fdp__actions_builder *,
+                               uint32_t port, unsigned int table);
+
 /* Returns the list and resets the builder; NULL if out of memory. */
 struct fdp_actions *fdp__actions_finish(struct fdp__actions_builder *);
 void fdp__actions_builder_destroy(struct fdp__actions_builder *);

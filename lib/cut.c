@@ -156,10 +156,11 @@ struct cut_leaf {
     bool slow;                  /* A range on a 128-bit field: each rule's
                                  * compact match is tested too. */
     bool fixed;                 /* Records of CUT_REC_FIXED words. */
+    uint16_t rules_off;         /* Words from 'data' to the rules. */
     union {
         struct {
-            uint16_t cword_bits;    /* Bit w: key word w is common. */
-            uint16_t word_bits;     /* Bit w: key word w differs. */
+            uint32_t cword_bits;    /* Bit w: key word w is common. */
+            uint32_t word_bits;     /* Bit w: key word w differs. */
         };
         uint8_t fixed_words[4];     /* A fixed-shape leaf's common words
                                      * and differing words, in order,
@@ -167,7 +168,6 @@ struct cut_leaf {
     };
     uint32_t n_removing;        /* Rules of this form given a remove
                                  * version (atomic; see leaf_visible()). */
-    uint32_t rules_off;         /* Words from 'data' to the rules. */
     struct pipapo_snapshot *snap;   /* Non-NULL: more than CUT_LIST_MAX
                                      * rules, looked up by pipapo. */
     struct rcu_head rcu;
@@ -444,7 +444,7 @@ counter_slot(const struct counter *ct, uint64_t v)
  * if no cut helps enough (or out of memory: then the rules stay in one
  * leaf, which is slower but correct). */
 static bool
-choose_cut(struct fdp_rule **rules, uint32_t n, uint32_t field_set,
+choose_cut(struct fdp_rule **rules, uint32_t n, uint64_t field_set,
            enum fdp_field *fp, unsigned int *kp)
 {
     struct counter ct;
@@ -468,8 +468,8 @@ choose_cut(struct fdp_rule **rules, uint32_t n, uint32_t field_set,
      * its mask. */
     fdp_u128 *lo = malloc(n * sizeof *lo), *hm = malloc(n * sizeof *hm);
     bool *ranged = malloc(n * sizeof *ranged);
-    for (uint32_t fs = lo && hm && ranged ? field_set : 0; fs; fs &= fs - 1) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctz(fs);
+    for (uint64_t fs = lo && hm && ranged ? field_set : 0; fs; fs &= fs - 1) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctzll(fs);
         unsigned int n_bits = fdp__field(f)->n_bits;
         uint8_t ks[24];
         unsigned int n_ks = cut_widths(n_bits, ks);
@@ -539,8 +539,8 @@ cmatch_matches(const struct fdp__cmatch *c, const struct fdp_key *key)
             return false;
         }
     }
-    for (uint32_t rs = c->range_fields; rs; rs &= rs - 1) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctz(rs);
+    for (uint64_t rs = c->range_fields; rs; rs &= rs - 1) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctzll(rs);
         fdp_u128 v = fdp__key_get(key, f);
         if (v < fdp__cmatch_get(c, FDP__MATCH_VALUE, f)
             || v > fdp__cmatch_get(c, FDP__MATCH_HI, f)) {
@@ -683,15 +683,15 @@ DEFINE_RCU_FREE(leaf_free_cb, struct cut_leaf, leaf_free)
 /* Builds the lookup form of 'rules' (n > 0, best first) over the fields
  * of 'field_set'.  NULL if out of memory. */
 static struct cut_leaf *
-leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
+leaf_build(struct fdp_rule **rules, uint32_t n, uint64_t field_set)
 {
     pthread_once(&scan_once, scan_select);
     if (n > CUT_LIST_MAX) {
         enum fdp_field fields[PIPAPO_MAX_FIELDS];
         uint8_t bits[PIPAPO_MAX_FIELDS];
         unsigned int n_fields = 0;
-        for (uint32_t fs = field_set; fs; fs &= fs - 1) {
-            fields[n_fields++] = (enum fdp_field) __builtin_ctz(fs);
+        for (uint64_t fs = field_set; fs; fs &= fs - 1) {
+            fields[n_fields++] = (enum fdp_field) __builtin_ctzll(fs);
         }
         struct cut_leaf *l = calloc(1, sizeof *l);
         if (!l || fdp__pipapo_choose_widths(fields, n_fields, rules, n,
@@ -710,7 +710,7 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
 
     /* The bits every rule matches alike, per word: checked once. */
     uint64_t common[FDP_KEY_WORDS], value0[FDP_KEY_WORDS];
-    uint32_t range_fields = 0;
+    uint64_t range_fields = 0;
     for (unsigned int w = 0; w < FDP_KEY_WORDS; w++) {
         common[w] = fdp__cmatch_word(&rules[0]->match, FDP__MATCH_MASK, w);
         value0[w] = fdp__cmatch_word(&rules[0]->match, FDP__MATCH_VALUE, w);
@@ -739,14 +739,14 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
     for (unsigned int w = 0; w < FDP_KEY_WORDS; w++) {
         cwords |= common[w] ? UINT32_C(1) << w : 0;
     }
-    unsigned int n_words = fdp__popcount16(words);
-    unsigned int n_ranges = (unsigned int) __builtin_popcount(range_fields);
+    unsigned int n_words = fdp__popcount32(words);
+    unsigned int n_ranges = (unsigned int) __builtin_popcountll(range_fields);
     /* The usual shape (a five-tuple: two key words, two port ranges)
      * takes fixed records, padded: see leaf_lookup(). */
-    unsigned int n_cwords = fdp__popcount16(cwords);
+    unsigned int n_cwords = fdp__popcount32(cwords);
     bool wide_range = false;
-    for (uint32_t rs = range_fields; rs; rs &= rs - 1) {
-        wide_range |= fdp__field((enum fdp_field) __builtin_ctz(rs))->n_bits
+    for (uint64_t rs = range_fields; rs; rs &= rs - 1) {
+        wide_range |= fdp__field((enum fdp_field) __builtin_ctzll(rs))->n_bits
                       > 64;
     }
     bool fixed = n_words <= 2 && n_ranges <= 2 && n_cwords <= 2
@@ -775,7 +775,11 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
     l->n_ranges = (uint8_t) n_ranges;
     l->rec_words = (uint8_t) rec_words;
     l->fixed = fixed;
-    l->rules_off = (uint32_t) ((leaf_recs(l) - l->data)
+    /* At most 2 * 21 common words, 54 ranges of 2 words and 64 records
+     * of 255 words: far below 65536. */
+    static_assert(2 * FDP_KEY_WORDS + 2 * FDP_N_FIELDS + CUT_LIST_MAX * 255
+                  < 65536, "rules_off fits 16 bits");
+    l->rules_off = (uint16_t) ((leaf_recs(l) - l->data)
                                + leaf_rec_words(n, fixed, rec_words));
     uint64_t *cp = l->data;
     struct cut_range *ranges = (struct cut_range *) leaf_ranges(l);
@@ -799,8 +803,8 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
             l->fixed_words[k++] = (uint8_t) __builtin_ctz(ws);
         }
     } else {
-        l->cword_bits = (uint16_t) cwords;
-        l->word_bits = (uint16_t) words;
+        l->cword_bits = (uint32_t) cwords;
+        l->word_bits = (uint32_t) words;
     }
     unsigned int ci = 0;
     for (uint32_t ws = cwords; ws; ws &= ws - 1, ci++) {
@@ -829,8 +833,8 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint32_t field_set)
         }
     }
     unsigned int g = 0;
-    for (uint32_t rs = range_fields; rs; rs &= rs - 1, g++) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctz(rs);
+    for (uint64_t rs = range_fields; rs; rs &= rs - 1, g++) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctzll(rs);
         const struct fdp__field *fd = fdp__field(f);
         unsigned int x = (fixed ? 4 : 2 * n_words) + 2 * g;
         if (fd->n_bits > 64) {
@@ -1822,8 +1826,8 @@ class_describe(const struct fdp__subtable *st, struct fdp_subtable_stats *out)
 
     out->kind = st->kind;
     out->n_fields = 0;
-    for (uint32_t fs = cut->field_set; fs; fs &= fs - 1) {
-        out->fields[out->n_fields] = (enum fdp_field) __builtin_ctz(fs);
+    for (uint64_t fs = cut->field_set; fs; fs &= fs - 1) {
+        out->fields[out->n_fields] = (enum fdp_field) __builtin_ctzll(fs);
         out->group_bits[out->n_fields++] = 0;   /* Leaves are lists. */
     }
     out->n_const_fields = 0;
@@ -1876,7 +1880,7 @@ const struct fdp__subtable_class fdp__cut_class = {
 };
 
 struct cut *
-fdp__cut_create(uint32_t field_set)
+fdp__cut_create(uint64_t field_set)
 {
     struct cut *cut = aligned_alloc(64, sizeof *cut);
     uint32_t a, b;

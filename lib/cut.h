@@ -17,7 +17,7 @@ struct cut_node;
 /* The writer's side of a partitioned sub-table: a tree of cuts over its
  * rules with small leaves (lib/cut.c). */
 struct cut {
-    uint32_t field_set;         /* Bit i: field i is matched by a rule. */
+    uint64_t field_set;         /* Bit i: field i is matched by a rule. */
     struct cut_node *root;      /* RCU. */
     uint64_t multiplier;        /* Odd, random: the child maps' hash. */
     struct cut_node *dirty;     /* Leaves changed since the last publish
@@ -41,7 +41,7 @@ fdp__cut_cast(const struct fdp__subtable *st)
 
 /* A new, empty sub-table for rules over 'field_set'; NULL if out of
  * memory. */
-struct cut *fdp__cut_create(uint32_t field_set);
+struct cut *fdp__cut_create(uint64_t field_set);
 
 /* Tuning, lowered by tests to drive splits with few rules: a leaf holds
  * up to fdp__cut_leaf_max rules before it is cut (on a bulk build) or

@@ -145,7 +145,59 @@ struct fdp__field {
     F(ARP_SHA, "arp_sha", 10, 16, 48, MR, ARP_SHA, ARP, MAC,                \
       0xffffffffffffull, 0, NULL)                                           \
     F(ARP_THA, "arp_tha", 11, 16, 48, MR, ARP_THA, ARP, MAC,                \
-      0xffffffffffffull, 0, NULL)
+      0xffffffffffffull, 0, NULL)                                           \
+    F(CONJ_ID, "conj_id", 5, 0, 32, 0, CONJ_ID, NONE, DEC, 0xffffffffu,     \
+      0xffffffffu, NULL)                                                    \
+    F(METADATA, "metadata", 12, 0, 64, MR, METADATA, NONE, HEX,             \
+      ~(uint64_t) 0, 0, NULL)                                               \
+    F(REG0, "reg0", 13, 32, 32, MR, XREG0, NONE, HEX, 0xffffffffu,          \
+      0, NULL)                                                              \
+    F(REG1, "reg1", 13, 0, 32, MR, XREG0, NONE, HEX, 0xffffffffu,           \
+      0, NULL)                                                              \
+    F(REG2, "reg2", 14, 32, 32, MR, XREG1, NONE, HEX, 0xffffffffu,          \
+      0, NULL)                                                              \
+    F(REG3, "reg3", 14, 0, 32, MR, XREG1, NONE, HEX, 0xffffffffu,           \
+      0, NULL)                                                              \
+    F(REG4, "reg4", 15, 32, 32, MR, XREG2, NONE, HEX, 0xffffffffu,          \
+      0, NULL)                                                              \
+    F(REG5, "reg5", 15, 0, 32, MR, XREG2, NONE, HEX, 0xffffffffu,           \
+      0, NULL)                                                              \
+    F(REG6, "reg6", 16, 32, 32, MR, XREG3, NONE, HEX, 0xffffffffu,          \
+      0, NULL)                                                              \
+    F(REG7, "reg7", 16, 0, 32, MR, XREG3, NONE, HEX, 0xffffffffu,           \
+      0, NULL)                                                              \
+    F(REG8, "reg8", 17, 32, 32, MR, XREG4, NONE, HEX, 0xffffffffu,          \
+      0, NULL)                                                              \
+    F(REG9, "reg9", 17, 0, 32, MR, XREG4, NONE, HEX, 0xffffffffu,           \
+      0, NULL)                                                              \
+    F(REG10, "reg10", 18, 32, 32, MR, XREG5, NONE, HEX, 0xffffffffu,        \
+      0, NULL)                                                              \
+    F(REG11, "reg11", 18, 0, 32, MR, XREG5, NONE, HEX, 0xffffffffu,         \
+      0, NULL)                                                              \
+    F(REG12, "reg12", 19, 32, 32, MR, XREG6, NONE, HEX, 0xffffffffu,        \
+      0, NULL)                                                              \
+    F(REG13, "reg13", 19, 0, 32, MR, XREG6, NONE, HEX, 0xffffffffu,         \
+      0, NULL)                                                              \
+    F(REG14, "reg14", 20, 32, 32, MR, XREG7, NONE, HEX, 0xffffffffu,        \
+      0, NULL)                                                              \
+    F(REG15, "reg15", 20, 0, 32, MR, XREG7, NONE, HEX, 0xffffffffu,         \
+      0, NULL)                                                              \
+    F(XREG0, "xreg0", 13, 0, 64, MR, XREG0, NONE, HEX, ~(uint64_t) 0,       \
+      0, NULL)                                                              \
+    F(XREG1, "xreg1", 14, 0, 64, MR, XREG1, NONE, HEX, ~(uint64_t) 0,       \
+      0, NULL)                                                              \
+    F(XREG2, "xreg2", 15, 0, 64, MR, XREG2, NONE, HEX, ~(uint64_t) 0,       \
+      0, NULL)                                                              \
+    F(XREG3, "xreg3", 16, 0, 64, MR, XREG3, NONE, HEX, ~(uint64_t) 0,       \
+      0, NULL)                                                              \
+    F(XREG4, "xreg4", 17, 0, 64, MR, XREG4, NONE, HEX, ~(uint64_t) 0,       \
+      0, NULL)                                                              \
+    F(XREG5, "xreg5", 18, 0, 64, MR, XREG5, NONE, HEX, ~(uint64_t) 0,       \
+      0, NULL)                                                              \
+    F(XREG6, "xreg6", 19, 0, 64, MR, XREG6, NONE, HEX, ~(uint64_t) 0,       \
+      0, NULL)                                                              \
+    F(XREG7, "xreg7", 20, 0, 64, MR, XREG7, NONE, HEX, ~(uint64_t) 0,       \
+      0, NULL)
 
 /* The FL column's values. */
 enum {

@@ -479,6 +479,34 @@ format_actions(struct fdp__ds *ds, const struct fdp_actions *acts,
             }
             break;
         }
+        case FDP_ACT_GOTO_TABLE:
+            fdp__ds_printf(ds, "goto_table:%" PRIu32, a->arg);
+            break;
+        case FDP_ACT_RESUBMIT:
+            fdp__ds_printf(ds, "resubmit(%" PRIu32 ",%u)",
+                           fdp__action_resubmit_port(a),
+                           fdp__action_resubmit_table(a));
+            break;
+        case FDP_ACT_SET_MASKED:
+            fdp__ds_printf(ds, "set_field:%#" PRIx64 "/%#" PRIx64 "->%s",
+                           fdp__action_masked_value(a),
+                           fdp__action_masked_mask(a),
+                           fdp__field(a->field)->name);
+            break;
+        case FDP_ACT_MOVE: {
+            struct fdp__move mv = fdp__action_move(a);
+            fdp__ds_printf(ds, "move:%s[%u..%u]->%s[%u..%u]",
+                           fdp__field(mv.src)->name, mv.src_ofs,
+                           mv.src_ofs + mv.n_bits - 1,
+                           fdp__field(mv.dst)->name, mv.dst_ofs,
+                           mv.dst_ofs + mv.n_bits - 1);
+            break;
+        }
+        case FDP_ACT_CONJUNCTION:
+            fdp__ds_printf(ds, "conjunction(%" PRIu32 ",%u/%u)", a->arg,
+                           fdp__action_conj_clause(a),
+                           fdp__action_conj_n(a));
+            break;
         case FDP_N_ACTION_TYPES:
             break;
         }

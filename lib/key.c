@@ -62,7 +62,7 @@ static_assert((int) FDP__N_ORDER == (int) FDP_N_FIELDS,
                   == (fdp_u128) (0 FDP__FIELDS(FDP__OR_W)),                 \
                   "own fields of a word do not overlap")
 /* One check per word: FDP__W names the word each time. */
-static_assert(FDP_KEY_WORDS == 12, "one FDP__CHECK_WORD per key word");
+static_assert(FDP_KEY_WORDS == 21, "one FDP__CHECK_WORD per key word");
 #define FDP__W 0
 FDP__CHECK_WORD;
 #undef FDP__W
@@ -97,6 +97,33 @@ FDP__CHECK_WORD;
 FDP__CHECK_WORD;
 #undef FDP__W
 #define FDP__W 11
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 12
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 13
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 14
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 15
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 16
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 17
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 18
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 19
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 20
 FDP__CHECK_WORD;
 #undef FDP__W
 #undef FDP__CHECK_WORD
@@ -167,8 +194,10 @@ fdp__set_field_name_find(const char *name)
     return NULL;
 }
 
-/* A 128-bit field takes two whole words; every other field fits in one. */
-static_assert(FDP_KEY_WORDS * 8 <= 128, "the key is at most 128 bytes");
+/* The packet's words come first, the pipeline's after them (key.h). */
+static_assert(FDP__WORD_METADATA == FDP_KEY_PACKET_WORDS
+              && FDP__WORD_XREG7 == FDP_KEY_WORDS - 1,
+              "the pipeline's state follows the packet words");
 
 const char *
 fdp_field_name(enum fdp_field id)

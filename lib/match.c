@@ -59,15 +59,15 @@ clear_field(struct fdp_match *m, enum fdp_field f)
     fdp__key_set(&m->value, f, 0);
     fdp__key_set(&m->mask, f, 0);
     fdp__key_set(&m->hi, f, 0);
-    m->range_fields &= ~(UINT32_C(1) << f);
+    m->range_fields &= ~(UINT64_C(1) << f);
 }
 
 /* Returns EBUSY if a range on a field other than 'f' shares its bits. */
 static int
 check_range_overlap(const struct fdp_match *m, enum fdp_field f)
 {
-    for (uint32_t map = m->range_fields; map; map &= map - 1) {
-        enum fdp_field r = (enum fdp_field) __builtin_ctz(map);
+    for (uint64_t map = m->range_fields; map; map &= map - 1) {
+        enum fdp_field r = (enum fdp_field) __builtin_ctzll(map);
         if (r != f && fields_overlap(r, f)) {
             return EBUSY;
         }
@@ -143,7 +143,7 @@ fdp__match_set_range(struct fdp_match *m, enum fdp_field f,
     clear_field(m, f);
     fdp__key_set(&m->value, f, lo);
     fdp__key_set(&m->hi, f, hi);
-    m->range_fields |= UINT32_C(1) << f;
+    m->range_fields |= UINT64_C(1) << f;
     return 0;
 }
 
@@ -217,8 +217,8 @@ matches(const struct fdp_match *m, const struct fdp_key *key)
             return false;
         }
     }
-    for (uint32_t map = m->range_fields; map; map &= map - 1) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctz(map);
+    for (uint64_t map = m->range_fields; map; map &= map - 1) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctzll(map);
         fdp_u128 x = fdp__key_get(key, f);
         if (x < fdp__key_get(&m->value, f) || x > fdp__key_get(&m->hi, f)) {
             return false;
@@ -285,8 +285,8 @@ covers(const struct fdp_match *outer, const struct fdp_match *inner)
      * in which lo and hi differ). */
     struct fdp_key fixed = inner->mask;
     struct fdp_key fixed_value = inner->value;
-    for (uint32_t map = inner->range_fields; map; map &= map - 1) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctz(map);
+    for (uint64_t map = inner->range_fields; map; map &= map - 1) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctzll(map);
         fdp_u128 lo = fdp__key_get(&inner->value, f);
         fdp_u128 d = lo ^ fdp__key_get(&inner->hi, f);
         fdp_u128 varying = d;
@@ -306,8 +306,8 @@ covers(const struct fdp_match *outer, const struct fdp_match *inner)
     }
 
     /* Each range of 'outer' must contain all of inner's values. */
-    for (uint32_t map = outer->range_fields; map; map &= map - 1) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctz(map);
+    for (uint64_t map = outer->range_fields; map; map &= map - 1) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctzll(map);
         fdp_u128 lo, hi;
         field_bounds(inner, f, &lo, &hi);
         if (lo < fdp__key_get(&outer->value, f)
@@ -329,8 +329,8 @@ intersects(const struct fdp_match *a, const struct fdp_match *b)
     for (int side = 0; side < 2; side++) {
         const struct fdp_match *r = side ? b : a;   /* Has the range. */
         const struct fdp_match *o = side ? a : b;   /* The other. */
-        for (uint32_t map = r->range_fields; map; map &= map - 1) {
-            enum fdp_field f = (enum fdp_field) __builtin_ctz(map);
+        for (uint64_t map = r->range_fields; map; map &= map - 1) {
+            enum fdp_field f = (enum fdp_field) __builtin_ctzll(map);
             fdp_u128 lo = fdp__key_get(&r->value, f);
             fdp_u128 hi = fdp__key_get(&r->hi, f);
             if (fdp__match_has_range(o, f)) {
@@ -450,15 +450,15 @@ fdp_match_get(const struct fdp_match *m, enum fdp_field f,
 
 /* The maps of the words 'm' touches and of its nonzero hi words. */
 static void
-cmatch_maps(const struct fdp_match *m, uint16_t *words, uint16_t *hi_words)
+cmatch_maps(const struct fdp_match *m, uint32_t *words, uint32_t *hi_words)
 {
     *words = *hi_words = 0;
     for (int i = 0; i < FDP_KEY_WORDS; i++) {
         if (m->value.w[i] | m->mask.w[i] | m->hi.w[i]) {
-            *words |= (uint16_t) (1u << i);
+            *words |= UINT32_C(1) << i;
         }
         if (m->hi.w[i]) {
-            *hi_words |= (uint16_t) (1u << i);
+            *hi_words |= UINT32_C(1) << i;
         }
     }
 }
@@ -466,12 +466,12 @@ cmatch_maps(const struct fdp_match *m, uint16_t *words, uint16_t *hi_words)
 size_t
 fdp__cmatch_size(const struct fdp_match *m)
 {
-    uint16_t words, hi_words;
+    uint32_t words, hi_words;
 
     cmatch_maps(m, &words, &hi_words);
     return sizeof(struct fdp__cmatch)
-           + (2 * (size_t) fdp__popcount16(words)
-              + (size_t) fdp__popcount16(hi_words)) * sizeof(uint64_t);
+           + (2 * (size_t) fdp__popcount32(words)
+              + (size_t) fdp__popcount32(hi_words)) * sizeof(uint64_t);
 }
 
 void
@@ -515,7 +515,7 @@ fdp__cmatch_expand(const struct fdp__cmatch *c, struct fdp_match *m)
 bool
 fdp__cmatch_equal(const struct fdp__cmatch *c, const struct fdp_match *m)
 {
-    uint16_t words, hi_words;
+    uint32_t words, hi_words;
 
     cmatch_maps(m, &words, &hi_words);
     if (words != c->words || hi_words != c->hi_words
@@ -552,8 +552,8 @@ fdp__cmatch_matches(const struct fdp__cmatch *c, const struct fdp_key *key)
     if (diff) {
         return false;
     }
-    for (uint32_t r = c->range_fields; r; r &= r - 1) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctz(r);
+    for (uint64_t r = c->range_fields; r; r &= r - 1) {
+        enum fdp_field f = (enum fdp_field) __builtin_ctzll(r);
         fdp_u128 v = fdp__key_get(key, f);
         if (v < fdp__cmatch_get(c, FDP__MATCH_VALUE, f)
             || v > fdp__cmatch_get(c, FDP__MATCH_HI, f)) {

@@ -25,10 +25,10 @@ struct fdp_match {
     struct fdp_key value;
     struct fdp_key mask;
     struct fdp_key hi;
-    uint32_t range_fields;      /* Bit i set: field i is a range. */
+    uint64_t range_fields;      /* Bit i set: field i is a range. */
 };
 
-static_assert(FDP_N_FIELDS <= 32, "range_fields is a 32-bit map");
+static_assert(FDP_N_FIELDS <= 64, "range_fields is a 64-bit map");
 
 void fdp__match_init(struct fdp_match *);
 
@@ -62,23 +62,23 @@ fdp__match_has_range(const struct fdp_match *m, enum fdp_field f)
  * then their n mask words, then the hi words of 'hi_words' in the same
  * order.  Every word left out is zero, so expanding gives back the match
  * exactly.  An exact five-tuple ("tcp,nw_src=...,nw_dst=...,tp_src=...,
- * tp_dst=...") touches words 0 and 1 (key.h): 8 + 4 * 8 = 40 bytes,
- * against 296 for struct fdp_match.
+ * tp_dst=...") touches words 0 and 1 (key.h): 16 + 4 * 8 = 48 bytes,
+ * against 512 for struct fdp_match.
  *
  * A masked match's value words come first and are its masked key words,
  * in the order a tuple-space subtable with its mask gathers them, so
  * lib/tss.c compares a packet's gathered words against w[0..n-1]
  * directly. */
 struct fdp__cmatch {
-    uint16_t words;             /* Bit i: word i is stored. */
-    uint16_t hi_words;          /* Bit i: hi word i is stored. */
-    uint32_t range_fields;      /* As struct fdp_match. */
+    uint32_t words;             /* Bit i: word i is stored. */
+    uint32_t hi_words;          /* Bit i: hi word i is stored. */
+    uint64_t range_fields;      /* As struct fdp_match. */
     uint64_t w[];
 };
 
-static_assert(FDP_KEY_WORDS <= 16, "'words' is a 16-bit map");
-static_assert(sizeof(struct fdp__cmatch) == 8,
-              "a compact match's header is one word");
+static_assert(FDP_KEY_WORDS <= 32, "'words' is a 32-bit map");
+static_assert(sizeof(struct fdp__cmatch) == 16,
+              "a compact match's header is two words");
 
 /* The parts of a match. */
 enum fdp__match_part {
@@ -105,23 +105,23 @@ bool fdp__cmatch_matches(const struct fdp__cmatch *c,
 bool fdp__cmatch_equal(const struct fdp__cmatch *c,
                        const struct fdp_match *m);
 
-/* The 1-bits of a 16-bit word map.  __builtin_popcount() is a libgcc call
+/* The 1-bits of a 32-bit word map.  __builtin_popcount() is a libgcc call
  * without -mpopcnt (the library targets any x86-64); this is a handful of
  * instructions. */
 static inline unsigned int
-fdp__popcount16(uint32_t x)
+fdp__popcount32(uint32_t x)
 {
-    x = x - ((x >> 1) & 0x5555);
-    x = (x & 0x3333) + ((x >> 2) & 0x3333);
-    x = (x + (x >> 4)) & 0x0f0f;
-    return (x + (x >> 8)) & 0x1f;
+    x = x - ((x >> 1) & 0x55555555u);
+    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+    x = (x + (x >> 4)) & 0x0f0f0f0fu;
+    return (x * 0x01010101u) >> 24;
 }
 
 /* The number of key words 'c' stores. */
 static inline unsigned int
 fdp__cmatch_n_words(const struct fdp__cmatch *c)
 {
-    return fdp__popcount16(c->words);
+    return fdp__popcount32(c->words);
 }
 
 /* Word 'w' of part 'part' of the match 'c' is the compact form of. */
@@ -136,12 +136,12 @@ fdp__cmatch_word(const struct fdp__cmatch *c, enum fdp__match_part part,
             return 0;
         }
         return c->w[2 * fdp__cmatch_n_words(c)
-                    + fdp__popcount16(c->hi_words & below)];
+                    + fdp__popcount32(c->hi_words & below)];
     }
     if (!((c->words >> w) & 1)) {
         return 0;
     }
-    unsigned int i = fdp__popcount16(c->words & below);
+    unsigned int i = fdp__popcount32(c->words & below);
     return c->w[part == FDP__MATCH_MASK ? fdp__cmatch_n_words(c) + i : i];
 }
 

@@ -303,14 +303,14 @@ static const enum fdp_field slot_fields[] = {
     FDP_F_TP_DST, FDP_F_TCP_FLAGS, FDP_F_ARP_SHA, FDP_F_ARP_THA,
 };
 
-uint32_t
+uint64_t
 fdp__pipapo_fields_of(const struct fdp_match *m)
 {
-    uint32_t set = m->range_fields;
+    uint64_t set = m->range_fields;
 
     for (size_t i = 0; i < FDP_ARRAY_SIZE(slot_fields); i++) {
         if (fdp__match_get_mask(m, slot_fields[i])) {
-            set |= UINT32_C(1) << slot_fields[i];
+            set |= UINT64_C(1) << slot_fields[i];
         }
     }
     return set;
@@ -953,7 +953,7 @@ fail:
 /* The writer's sub-table.                                                 */
 
 struct pipapo *
-fdp__pipapo_create(uint32_t field_set)
+fdp__pipapo_create(uint64_t field_set)
 {
     struct pipapo *p = aligned_alloc(64, sizeof *p);
 
@@ -963,7 +963,7 @@ fdp__pipapo_create(uint32_t field_set)
     memset(p, 0, sizeof *p);
     p->field_set = field_set;
     for (int f = 0; f < FDP_N_FIELDS; f++) {
-        if (field_set & (UINT32_C(1) << f)) {
+        if (field_set & (UINT64_C(1) << f)) {
             p->field_ids[p->n_fields++] = (enum fdp_field) f;
         }
     }
@@ -972,7 +972,7 @@ fdp__pipapo_create(uint32_t field_set)
 }
 
 void
-fdp__pipapo_add_fields(struct pipapo *p, uint32_t field_set)
+fdp__pipapo_add_fields(struct pipapo *p, uint64_t field_set)
 {
     if ((p->field_set | field_set) == p->field_set) {
         return;
@@ -980,7 +980,7 @@ fdp__pipapo_add_fields(struct pipapo *p, uint32_t field_set)
     p->field_set |= field_set;
     p->n_fields = 0;
     for (int f = 0; f < FDP_N_FIELDS; f++) {
-        if (p->field_set & (UINT32_C(1) << f)) {
+        if (p->field_set & (UINT64_C(1) << f)) {
             p->field_ids[p->n_fields++] = (enum fdp_field) f;
         }
     }

@@ -171,7 +171,7 @@ uint32_t fdp__pipapo_incr_bound(uint32_t n_built);
 struct pipapo {
     unsigned int n_fields;
     enum fdp_field field_ids[PIPAPO_MAX_FIELDS];
-    uint32_t field_set;         /* Bit i: field i is one of them. */
+    uint64_t field_set;         /* Bit i: field i is one of them. */
 
     struct pipapo_snapshot *snap;   /* RCU. */
     uint8_t group_bits[FDP_N_FIELDS];   /* Per field id: 4 or 8, decided
@@ -220,14 +220,14 @@ fdp__pipapo_cast(const struct fdp__subtable *st)
 
 /* The fields a match uses: those with a mask or a range.  Returns a
  * bitmap of enum fdp_field. */
-uint32_t fdp__pipapo_fields_of(const struct fdp_match *);
+uint64_t fdp__pipapo_fields_of(const struct fdp_match *);
 
-struct pipapo *fdp__pipapo_create(uint32_t field_set);
+struct pipapo *fdp__pipapo_create(uint64_t field_set);
 
 /* Widens the sub-table's field set to include 'field_set' (for the
  * overflow sub-table, whose rules use different fields: a field a rule
  * does not use is a wildcard).  The next publish rebuilds. */
-void fdp__pipapo_add_fields(struct pipapo *, uint32_t field_set);
+void fdp__pipapo_add_fields(struct pipapo *, uint64_t field_set);
 void fdp__pipapo_destroy_now(struct pipapo *);
 void fdp__pipapo_destroy_deferred(struct pipapo *);
 

@@ -297,7 +297,7 @@ rule_block_size(const struct fdp_rule *rule)
 {
     size_t size = sizeof *rule
                   + (2 * fdp__cmatch_n_words(&rule->match)
-                     + (size_t) fdp__popcount16(rule->match.hi_words))
+                     + (size_t) fdp__popcount32(rule->match.hi_words))
                     * sizeof(uint64_t);
 
     return (size + 63) / 64 * 64;
@@ -702,7 +702,7 @@ any_hits(const struct fdp_table *table)
  * "overflow").  It comes after a few tuple-space subtables, so a scan
  * finds it. */
 static struct fdp__subtable *
-get_partitioned(struct fdp_table *table, uint32_t field_set, bool overflow)
+get_partitioned(struct fdp_table *table, uint64_t field_set, bool overflow)
 {
     for (size_t i = 0; i < table->n_subs; i++) {
         struct fdp__subtable *st = table->subs[i];

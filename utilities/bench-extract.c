@@ -164,7 +164,7 @@ run_extract_then_hash(void *arg, uint64_t n)
     for (uint64_t i = 0; i < n; i++) {
         size_t k = i % N_PKTS;
         fdp_packet_extract(eb->pkts[k], eb->sizes[k], 1, &key, NULL);
-        acc += fdp_hash_fast(key.w, FDP_KEY_WORDS, eb->basis);
+        acc += fdp_hash_fast(key.w, FDP_KEY_PACKET_WORDS, eb->basis);
     }
     sink = acc;
     return n;

@@ -33,6 +33,13 @@ enum fdp_action_type {
     FDP_ACT_PUSH_VLAN,      /* push_vlan:ETHERTYPE */
     FDP_ACT_SET_FIELD,      /* mod_dl_src..., set_field:V->F */
     FDP_ACT_DEC_TTL,        /* dec_ttl */
+    /* The pipeline's actions (pipeline.h). */
+    FDP_ACT_GOTO_TABLE,     /* goto_table:N */
+    FDP_ACT_RESUBMIT,       /* resubmit:PORT, resubmit([PORT],[TABLE]) */
+    FDP_ACT_SET_MASKED,     /* load:V->F[a..b], set_field:V[/M]->F,
+                             * write_metadata:V[/M] */
+    FDP_ACT_MOVE,           /* move:SRC[a..b]->DST[c..d] */
+    FDP_ACT_CONJUNCTION,    /* conjunction(ID,K/N) */
     FDP_N_ACTION_TYPES
 };
 

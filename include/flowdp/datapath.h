@@ -177,6 +177,17 @@ FDP_API int fdp_dp_create(struct fdp_table *table,
                           const struct fdp_dp_options *options,
                           struct fdp_dp **dpp);
 
+struct fdp_pipeline;
+
+/* Creates a datapath that forwards with the multi-table 'pipeline'
+ * (pipeline.h; the caller keeps it and destroys it after the datapath), as
+ * fdp_dp_create() otherwise.  Its caches map a packet's key to the outcome
+ * of the whole pipeline: the composed actions and the flows hit, valid
+ * for the pipeline's version.  Returns what fdp_dp_create() returns. */
+FDP_API int fdp_dp_create_pipeline(struct fdp_pipeline *pipeline,
+                                   const struct fdp_dp_options *options,
+                                   struct fdp_dp **dpp);
+
 /* Destroys 'dp': closes its ports (flushing tx captures).  No pmd of it
  * may be polling.  Accepts NULL. */
 FDP_API void fdp_dp_destroy(struct fdp_dp *dp);

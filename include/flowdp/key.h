@@ -13,11 +13,22 @@
  *   2     in_port       vlan_tci    pkt_mark ......................
  *   3     dl_src .............................. nw_ttl     ip_frag
  *   4     dl_dst .............................. tcp_flags ..........
- *   5     ipv6_label (low 20 bits of 63..32)     (unused)
+ *   5     ipv6_label (low 20 bits of 63..32)     conj_id
  *   6-7   ipv6_src (word 6 holds the high 64 bits)
  *   8-9   ipv6_dst
  *   10    arp_sha ............................. (unused)
  *   11    arp_tha ............................. (unused)
+ *   12    metadata (64 bits)
+ *   13-20 xreg0..xreg7: word 13 + i is xreg<i>, whose high half is
+ *         reg<2i> and low half reg<2i+1>, as Open vSwitch pairs them
+ *
+ * Words 0 to FDP_KEY_PACKET_WORDS - 1 hold what a packet's headers say
+ * (and in_port, pkt_mark); the words after them are the pipeline's state,
+ * the registers and metadata that a multi-table pipeline (pipeline.h)
+ * carries from table to table.  conj_id, the conjunction id the pipeline
+ * sets while it checks a conjunctive match, is pipeline state too, kept in
+ * word 5's spare half.  A packet enters the pipeline with all of them
+ * zero, so the datapath's caches key on the packet words alone.
  *
  * As in Open vSwitch, fields that never occur together share storage: the
  * ICMP type and code live in tp_src and tp_dst, the ARP opcode in
@@ -38,7 +49,10 @@
 extern "C" {
 #endif
 
-#define FDP_KEY_WORDS 12
+#define FDP_KEY_WORDS 21
+
+/* The words a packet's headers fill (see above). */
+#define FDP_KEY_PACKET_WORDS 12
 
 struct fdp_key {
     uint64_t w[FDP_KEY_WORDS];
@@ -75,6 +89,32 @@ enum fdp_field {
     FDP_F_ARP_TPA,
     FDP_F_ARP_SHA,
     FDP_F_ARP_THA,
+    FDP_F_CONJ_ID,          /* Pipeline state (see above). */
+    FDP_F_METADATA,
+    FDP_F_REG0,
+    FDP_F_REG1,
+    FDP_F_REG2,
+    FDP_F_REG3,
+    FDP_F_REG4,
+    FDP_F_REG5,
+    FDP_F_REG6,
+    FDP_F_REG7,
+    FDP_F_REG8,
+    FDP_F_REG9,
+    FDP_F_REG10,
+    FDP_F_REG11,
+    FDP_F_REG12,
+    FDP_F_REG13,
+    FDP_F_REG14,
+    FDP_F_REG15,
+    FDP_F_XREG0,
+    FDP_F_XREG1,
+    FDP_F_XREG2,
+    FDP_F_XREG3,
+    FDP_F_XREG4,
+    FDP_F_XREG5,
+    FDP_F_XREG6,
+    FDP_F_XREG7,
     FDP_N_FIELDS
 };
 

@@ -34,7 +34,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                              &layout2);
     if (memcmp(&key, &key2, sizeof key) || memcmp(&layout, &layout2,
                                                   sizeof layout)
-        || hash != fdp_hash_fast(key.w, FDP_KEY_WORDS, 0x1234)) {
+        || hash != fdp_hash_fast(key.w, FDP_KEY_PACKET_WORDS, 0x1234)) {
         abort();
     }
     /* Layer offsets must lie inside the packet and in order. */

@@ -733,10 +733,10 @@ check_packet(const uint8_t *p, size_t n, const char *what, uint64_t id)
                   "%s %" PRIu64 ": layout %d %d %d %d, the reference says "
                   "%d %d %d %d", what, id, l1.l2, l1.l2_5, l1.l3, l1.l4,
                   r.layout.l2, r.layout.l2_5, r.layout.l3, r.layout.l4);
-    ck_assert_msg(h == fdp_hash_fast(want.w, FDP_KEY_WORDS, basis)
+    ck_assert_msg(h == fdp_hash_fast(want.w, FDP_KEY_PACKET_WORDS, basis)
                   && h3 == h,
                   "%s %" PRIu64 ": hash %#x, fdp_hash_fast says %#x", what,
-                  id, h, fdp_hash_fast(want.w, FDP_KEY_WORDS, basis));
+                  id, h, fdp_hash_fast(want.w, FDP_KEY_PACKET_WORDS, basis));
 }
 
 /* ---------------------------------------------------------------------- */

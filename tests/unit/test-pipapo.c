@@ -429,7 +429,7 @@ START_TEST(uniform_groups)
             }
             uint32_t set = 0;
             for (unsigned int j = 0; j < t->n; j++) {
-                set |= UINT32_C(1) << t->fields[j];
+                set |= UINT64_C(1) << t->fields[j];
             }
             struct pipapo *p = fdp__pipapo_create(set);
             for (uint32_t i = 0; i < N; i++) {
@@ -547,12 +547,12 @@ START_TEST(selftest_large)
     struct fdp_rule **rules = malloc(N * sizeof *rules);
     size_t max_keys = 3000;
     struct fdp_key *keys = malloc(max_keys * sizeof *keys);
-    uint32_t field_set = 0;
+    uint64_t field_set = 0;
 
     unit_rng_init(&rng, 60 + (uint64_t) _i);
     fdp__pipapo_lt_wide_max = 128 << 10;
     for (unsigned int j = 0; j < t->n; j++) {
-        field_set |= UINT32_C(1) << t->fields[j];
+        field_set |= UINT64_C(1) << t->fields[j];
     }
     struct pipapo *p = fdp__pipapo_create(field_set);
     for (uint32_t i = 0; i < N; i++) {
@@ -617,8 +617,8 @@ snap_field(const struct pipapo_snapshot *snap, enum fdp_field id)
 START_TEST(group_width_switches)
 {
     struct unit_rng rng;
-    uint32_t fields = (UINT32_C(1) << FDP_F_IPV6_DST)
-                      | (UINT32_C(1) << FDP_F_TP_DST);
+    uint64_t fields = (UINT64_C(1) << FDP_F_IPV6_DST)
+                      | (UINT64_C(1) << FDP_F_TP_DST);
     struct pipapo *p = fdp__pipapo_create(fields);
     enum { N = 3000 };
     struct fdp_rule *rules[N];
@@ -919,9 +919,9 @@ END_TEST
 START_TEST(deletion_out_of_bounds)
 {
     enum { N = 70 };
-    uint32_t field_set = (UINT32_C(1) << FDP_F_IPV6_SRC)
-                         | (UINT32_C(1) << FDP_F_TP_SRC)
-                         | (UINT32_C(1) << FDP_F_DL_DST);
+    uint64_t field_set = (UINT64_C(1) << FDP_F_IPV6_SRC)
+                         | (UINT64_C(1) << FDP_F_TP_SRC)
+                         | (UINT64_C(1) << FDP_F_DL_DST);
     struct fdp_key keys[N];
 
     for (int narrow = 0; narrow < 2; narrow++) {
@@ -1011,13 +1011,14 @@ START_TEST(incremental_updates)
     struct fdp_rule **live = malloc(N_MAX * sizeof *live);
     size_t max_keys = 6000;
     struct fdp_key *keys = malloc(max_keys * sizeof *keys);
-    uint32_t field_set = 0, n_all = 0, n_live = 0;
+    uint64_t field_set = 0;
+    uint32_t n_all = 0, n_live = 0;
     struct unit_rng rng;
     char what[160];
 
     unit_rng_init(&rng, 80 + _i);
     for (unsigned int j = 0; j < t->n; j++) {
-        field_set |= UINT32_C(1) << t->fields[j];
+        field_set |= UINT64_C(1) << t->fields[j];
     }
     for (uint32_t i = 0; i < N_MAX; i++) {
         /* Few priorities, so that equal-priority rules overlap and
@@ -1097,8 +1098,8 @@ END_TEST
 START_TEST(tied_rules_removed_by_identity)
 {
     static const int orders[][3] = { { 0, 1, 2 }, { 2, 1, 0 }, { 1, 2, 0 } };
-    uint32_t field_set = (UINT32_C(1) << FDP_F_NW_DST)
-                         | (UINT32_C(1) << FDP_F_TP_DST);
+    uint64_t field_set = (UINT64_C(1) << FDP_F_NW_DST)
+                         | (UINT64_C(1) << FDP_F_TP_DST);
 
     for (int o = 0; o < 3; o++) {
         for (int incr = 0; incr < 2; incr++) {
