@@ -236,8 +236,8 @@ fdp__actions_add_resubmit(struct fdp__actions_builder *b, uint32_t port,
 }
 
 void
-fdp__actions_add_record(struct fdp__actions_builder *b,
-                        const struct fdp__action *a)
+fdp__actions_add_record__(struct fdp__actions_builder *b,
+                          const struct fdp__action *a)
 {
     uint64_t *w = builder_reserve(b, a->n_words);
 

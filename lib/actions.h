@@ -214,9 +214,27 @@ int fdp__actions_add_conjunction(struct fdp__actions_builder *,
 void fdp__actions_add_resubmit(struct fdp__actions_builder *,
                                uint32_t port, unsigned int table);
 
-/* Appends a copy of the record 'a' (from another list). */
-void fdp__actions_add_record(struct fdp__actions_builder *,
-                             const struct fdp__action *a);
+/* Appends a copy of the record 'a' (from another list).  Inline where
+ * the builder has room: the pipeline composes a packet's actions from
+ * its flows' records one by one. */
+void fdp__actions_add_record__(struct fdp__actions_builder *,
+                               const struct fdp__action *a);
+
+static inline void
+fdp__actions_add_record(struct fdp__actions_builder *b,
+                        const struct fdp__action *a)
+{
+    if (!b->error && b->n_words + a->n_words <= b->alloc) {
+        uint64_t *w = &b->words[b->n_words];
+        for (unsigned int i = 0; i < a->n_words; i++) {
+            w[i] = ((const uint64_t *) a)[i];
+        }
+        b->n_words += a->n_words;
+        b->n_actions++;
+    } else {
+        fdp__actions_add_record__(b, a);
+    }
+}
 
 /* Empties the builder, keeping its memory for the next list. */
 static inline void
