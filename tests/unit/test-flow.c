@@ -169,6 +169,16 @@ random_match(struct unit_rng *rng, struct fdp_match *m)
             || unit_rng_below(rng, 3)) {
             continue;
         }
+        /* An xreg is two regs: one name or the other, or a range on the
+         * xreg would overlap the halves' constraints. */
+        if (f >= FDP_F_XREG0 && f <= FDP_F_XREG7) {
+            enum fdp_field hi = FDP_F_REG0 + 2 * (f - FDP_F_XREG0);
+            if (fdp__match_get_mask(m, hi) || fdp__match_get_mask(m, hi + 1)
+                || fdp__match_has_range(m, hi)
+                || fdp__match_has_range(m, hi + 1)) {
+                continue;
+            }
+        }
         /* Fields that share storage: only the one the protocol names. */
         if (fdp__match_is_dl_type(m, FDP_ETH_TYPE_ARP)
             || fdp__match_is_dl_type(m, FDP_ETH_TYPE_RARP)) {
@@ -180,14 +190,137 @@ random_match(struct unit_rng *rng, struct fdp_match *m)
     }
 }
 
+static bool
+meets(const void *m, enum fdp__prereq pr)
+{
+    return fdp__match_meets(m, pr);
+}
+
+/* A random NXM field whose prerequisites 'm' meets (and that may be
+ * written, if 'dst'), by the name ovs-ofctl prints for it under 'm'. */
+static const struct fdp__nxm_field *
+random_nxm_field(struct unit_rng *rng, const struct fdp_match *m, bool dst)
+{
+    for (;;) {
+        const struct fdp__nxm_field *nf
+            = &fdp__nxm_fields[unit_rng_below(rng, fdp__n_nxm_fields)];
+        if (nf->canonical && (!dst || nf->writable)
+            && fdp__match_meets(m, nf->prereq)
+            && fdp__nxm_field_for(nf->field, meets, m) == nf) {
+            return nf;
+        }
+    }
+}
+
+/* A random field of the pipeline's own that set_field writes masked. */
+static enum fdp_field
+random_register(struct unit_rng *rng)
+{
+    return (enum fdp_field) (FDP_F_METADATA
+                             + unit_rng_below(rng, FDP_F_XREG7
+                                                   - FDP_F_METADATA + 1));
+}
+
+/* One of the pipeline's actions, in the forms whose text parses back to
+ * the same encoding: load with one run of mask bits, set_field over the
+ * whole field (a partial one prints as load), resubmit, move. */
+static void
+random_pipeline_action(struct unit_rng *rng, const struct fdp_match *m,
+                       struct fdp__actions_builder *b)
+{
+    switch (unit_rng_below(rng, 4)) {
+    case 0: {
+        static const uint32_t ports[] = {
+            FDP_PORT_IN_PORT, 1, 0, 65279, FDP_PORT_LOCAL, FDP_PORT_NONE,
+        };
+        uint32_t port = ports[unit_rng_below(rng, FDP_ARRAY_SIZE(ports))];
+        unsigned int table = unit_rng_below(rng, 2)
+                             ? FDP__RESUBMIT_SAME_TABLE
+                             : unit_rng_below(rng, 255);
+        if (port == FDP_PORT_IN_PORT && table == FDP__RESUBMIT_SAME_TABLE) {
+            table = 0;
+        }
+        fdp__actions_add_resubmit(b, port, table);
+        break;
+    }
+    case 1: {
+        const struct fdp__nxm_field *nf;
+        do {
+            nf = random_nxm_field(rng, m, true);
+        } while (nf->n_bits > 64);
+        unsigned int ofs = unit_rng_below(rng, nf->n_bits);
+        unsigned int n = 1 + unit_rng_below(rng, nf->n_bits - ofs);
+        uint64_t ones = (uint64_t) fdp__ones(n);
+        uint64_t v = (uint64_t) random_bits(rng, n);
+        ck_assert_int_eq(fdp__actions_add_set_masked(b, nf->field, v << ofs,
+                                                     ones << ofs,
+                                                     FDP__ACT_LOAD), 0);
+        break;
+    }
+    case 2: {
+        enum fdp_field f = random_register(rng);
+        fdp_u128 full = fdp__field(f)->max;
+        ck_assert_int_eq(fdp__actions_add_set_masked(
+                             b, f, (uint64_t) (random_value(rng, f) & full),
+                             (uint64_t) full, 0), 0);
+        break;
+    }
+    default: {
+        const struct fdp__nxm_field *src = random_nxm_field(rng, m, false);
+        const struct fdp__nxm_field *dst = random_nxm_field(rng, m, true);
+        unsigned int max = src->n_bits < dst->n_bits ? src->n_bits
+                                                     : dst->n_bits;
+        unsigned int n = 1 + unit_rng_below(rng, max < 64 ? max : 64);
+        unsigned int src_ofs = unit_rng_below(rng, src->n_bits - n + 1);
+        unsigned int dst_ofs = unit_rng_below(rng, dst->n_bits - n + 1);
+        ck_assert_int_eq(fdp__actions_add_move(b, src->field, src_ofs,
+                                               dst->field, dst_ofs, n), 0);
+        break;
+    }
+    }
+}
+
+/* The actions that end a list, in the order OpenFlow's instructions
+ * require: write_metadata, then goto_table to a later table. */
+static void
+random_instructions(struct unit_rng *rng, unsigned int table_id,
+                    struct fdp__actions_builder *b)
+{
+    if (unit_rng_below(rng, 6) == 0) {
+        uint64_t mask = unit_rng_below(rng, 2) ? ~(uint64_t) 0
+                                               : unit_rng_next(rng) | 1;
+        fdp__actions_add_set_masked(b, FDP_F_METADATA,
+                                    unit_rng_next(rng) & mask, mask,
+                                    FDP__ACT_WRITE_METADATA);
+    }
+    if (table_id < 254 && unit_rng_below(rng, 6) == 0) {
+        fdp__actions_add(b, FDP_ACT_GOTO_TABLE,
+                         table_id + 1 + unit_rng_below(rng, 254 - table_id));
+    }
+}
+
 static void
 random_actions(struct unit_rng *rng, const struct fdp_match *m,
-               struct fdp__actions_builder *b)
+               unsigned int table_id, struct fdp__actions_builder *b)
 {
     unsigned int n = unit_rng_below(rng, 6);
 
+    if (unit_rng_below(rng, 10) == 0) {
+        /* One clause of one or more conjunctive matches: nothing else. */
+        for (unsigned int i = 0; i <= n % 3; i++) {
+            unsigned int n_clauses = 2 + unit_rng_below(rng, 63);
+            fdp__actions_add_conjunction(b, (uint32_t) unit_rng_next(rng),
+                                         1 + unit_rng_below(rng, n_clauses),
+                                         n_clauses);
+        }
+        return;
+    }
     for (unsigned int i = 0; i < n; i++) {
-        switch (unit_rng_below(rng, 9)) {
+        switch (unit_rng_below(rng, 11)) {
+        case 9:
+        case 10:
+            random_pipeline_action(rng, m, b);
+            break;
         case 0:
             fdp__actions_add(b, FDP_ACT_OUTPUT,
                              1 + unit_rng_below(rng, FDP_PORT_MAX - 1));
@@ -242,6 +375,7 @@ random_actions(struct unit_rng *rng, const struct fdp_match *m,
         }
         }
     }
+    random_instructions(rng, table_id, b);
 }
 
 START_TEST(round_trip_random_flows)
@@ -265,7 +399,7 @@ START_TEST(round_trip_random_flows)
         random_match(&rng, flow.match);
         struct fdp__actions_builder b;
         fdp__actions_builder_init(&b);
-        random_actions(&rng, flow.match, &b);
+        random_actions(&rng, flow.match, flow.table_id, &b);
         flow.actions = fdp__actions_finish(&b);
 
         char *text = fdp_flow_format(&flow);
