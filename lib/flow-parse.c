@@ -1534,6 +1534,7 @@ parse_subfield(struct parser *p, const char *action, char *s,
                            "[START..END]", action, s);
     }
     if (close == inner) {
+        *bracket = '[';
         return 0;
     }
     unsigned int lo, hi;
@@ -1574,9 +1575,9 @@ check_subfield(struct parser *p, const char *action, const struct subfield *sf,
         return parse_error(p, at, "%s: %s is read-only", action, sf->name);
     }
     if (sf->n_bits > 64) {
-        return parse_error(p, at, "%s: %s: %u bits at once is more than the "
-                           "64 one action takes (write two actions of 64)",
-                           action, sf->name, sf->n_bits);
+        return parse_error(p, at, "%s: %s: %u bits is more than one %s "
+                           "takes (64); split it in two", action, sf->name,
+                           sf->n_bits, action);
     }
     if (!fdp__match_meets(p->match, sf->prereq)) {
         return parse_error(p, at, "%s: %s requires %s in the match", action,
@@ -1876,6 +1877,10 @@ check_order(struct parser *p, const struct fdp__action *a, const char *at,
     if (o->goto_table) {
         return parse_error(p, at, "%s: goto_table (column %d) must be the "
                            "last action", at, col_of(p, o->goto_table));
+    }
+    if (o->write_metadata && is_wm) {
+        return parse_error(p, at, "write_metadata: given twice (column %d)",
+                           col_of(p, o->write_metadata));
     }
     if (o->write_metadata && !is_goto) {
         return parse_error(p, at, "%s: write_metadata (column %d) must come "

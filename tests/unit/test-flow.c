@@ -922,6 +922,98 @@ START_TEST(errors)
           "column 12: dec_ttl: takes no argument" },
         { "actions=set_field:1/1->pkt_mark",
           "column 9: set_field: a masked value (\"1/1\") is not supported" },
+        /* The pipeline's syntax, each refused as ovs-ofctl refuses it
+         * (or, last, where ovs-ofctl repairs it silently). */
+        { "conj_id=5/0xff,actions=drop", "column 1: conj_id: takes no mask" },
+        { "conj_id=1-2,actions=drop", "column 1: conj_id: takes no range" },
+        { "reg16=1,actions=drop",
+          "column 1: unknown field or keyword \"reg16\"" },
+        { "reg0=0x100000000,actions=drop",
+          "column 1: reg0: 0x100000000 is out of range (0..4294967295)" },
+        { "xreg1=1,reg3=1,actions=drop",
+          "column 9: reg3: conflicts with xreg1=1 at column 1" },
+        { "table=3,actions=goto_table:3",
+          "column 17: goto_table: table 3 is not after the flow's table 3" },
+        { "actions=goto_table:255",
+          "column 9: goto_table: 255 is out of range (0..254)" },
+        { "actions=goto_table:0x5",
+          "column 9: goto_table: \"0x5\" is not a number" },
+        { "actions=goto_table:1,goto_table:2",
+          "column 22: goto_table: goto_table (column 9) must be the last "
+          "action" },
+        { "actions=write_metadata:1,output:2",
+          "column 26: output: write_metadata (column 9) must come after "
+          "every action but goto_table" },
+        { "actions=write_metadata:0x15/0xf",
+          "column 9: write_metadata: value 0x15 has bits outside the mask "
+          "0xf" },
+        { "actions=write_metadata:5/0",
+          "column 9: write_metadata: mask \"0\" is not a nonzero 64-bit "
+          "number" },
+        { "actions=resubmit()",
+          "column 9: resubmit: needs a port or a table (resubmit:PORT, "
+          "resubmit(,TABLE))" },
+        { "actions=resubmit(,255)",
+          "column 9: resubmit: 255 is out of range (0..254)" },
+        { "actions=resubmit(0xff00,1)",
+          "column 9: resubmit: \"0xff00\" is not a number" },
+        { "actions=resubmit(65280,1)",
+          "column 9: resubmit: port 65280 is reserved; use its name" },
+        { "actions=resubmit(1,2,ct)",
+          "column 9: resubmit: a third argument (\"ct\") is not supported" },
+        { "actions=load:5->NXM_NX_REG0[7..0]",
+          "column 9: load: NXM_NX_REG0[7..0]: starting bit 7 is after ending "
+          "bit 0" },
+        { "actions=load:5->NXM_NX_REG0[0..32]",
+          "column 9: load: NXM_NX_REG0[0..32]: ending bit 32 is not valid "
+          "because the field is only 32 bits wide" },
+        { "actions=load:5->NXM_NX_REG0[0..0x7]",
+          "column 9: load: NXM_NX_REG0[0..0x7]: expected [] or [BIT] or "
+          "[START..END]" },
+        { "actions=load:5->NXM_NX_REG0[1",
+          "column 9: load: NXM_NX_REG0[1: expected [] or [BIT] or "
+          "[START..END]" },
+        { "actions=load:5->NXM_NX_REG0[5]",
+          "column 9: load: value 5 does not fit in 1 bits" },
+        { "actions=load:5",
+          "column 9: load: expected VALUE->FIELD[START..END]" },
+        { "actions=load:-1->NXM_NX_REG0[]",
+          "column 9: load: \"-1\" is not a 64-bit number" },
+        { "actions=load:1->NXM_NX_XREG0[]",
+          "column 9: load: unknown field \"NXM_NX_XREG0\"" },
+        { "actions=load:1->NXM_OF_IP_SRC[]",
+          "column 9: load: NXM_OF_IP_SRC[] requires ip (IPv4) in the match" },
+        { "ipv6,actions=load:1->NXM_NX_IPV6_SRC[0..3]",
+          "column 14: load: NXM_NX_IPV6_SRC[0..3] is wider than 64 bits; "
+          "load takes fields of at most 64 (move can copy into it)" },
+        { "ip,actions=move:NXM_OF_IP_SRC[]->NXM_OF_IP_PROTO[0..7]",
+          "column 12: move: the source is 32 bits wide but the destination "
+          "8" },
+        { "ip,actions=move:NXM_OF_IP_SRC[0..7]->NXM_OF_IP_PROTO[]",
+          "column 12: move: NXM_OF_IP_PROTO[] is read-only" },
+        { "tcp,actions=move:NXM_OF_UDP_SRC[]->NXM_NX_REG0[0..15]",
+          "column 13: move: NXM_OF_UDP_SRC[] requires udp or udp6 in the "
+          "match" },
+        { "actions=move:NXM_NX_REG0[]",
+          "column 9: move: expected SRC[START..END]->DST[START..END]" },
+        { "actions=conjunction(1,0/2)",
+          "column 9: conjunction: clause 0 is not in 1..2" },
+        { "actions=conjunction(1,1/65)",
+          "column 9: conjunction: must have at most 64 clauses" },
+        { "actions=conjunction(1,0x1/2)",
+          "column 9: conjunction: the syntax is conjunction(ID,K/N)" },
+        { "actions=conjunction(4294967296,1/2)",
+          "column 9: conjunction: a number is out of range (ID "
+          "0..4294967295, K and N 1..64)" },
+        { "actions=conjunction",
+          "column 9: conjunction: the syntax is conjunction(ID,K/N)" },
+        { "actions=conjunction(1,1/2),resubmit(,3)",
+          "column 28: resubmit: conjunction actions may not be mixed with "
+          "other actions (column 9)" },
+        { "actions=set_field:5/0->reg0",
+          "column 9: set_field: a zero mask writes nothing (\"5/0\")" },
+        { "actions=set_field:0x100000000->reg0",
+          "column 9: reg0: 0x100000000 is out of range (0..4294967295)" },
     };
 
     for (size_t i = 0; i < FDP_ARRAY_SIZE(cases); i++) {
@@ -960,6 +1052,19 @@ START_TEST(errors)
     ck_assert_str_eq(error, "column 5: cookie: mask \"xyz\" is not a 64-bit "
                      "number");
     free(error);
+
+    /* A packet enters the pipeline with its registers, metadata and
+     * conj_id zero, so a packet's text takes none of them. */
+    struct fdp_key key;
+    ck_assert_int_eq(fdp_packet_parse("tcp,reg0=1", &key, &error), EINVAL);
+    ck_assert_str_eq(error, "column 5: reg0: a packet starts with conj_id, "
+                     "metadata and the registers zero, so it takes none of "
+                     "them");
+    free(error);
+    ck_assert_int_eq(fdp_packet_parse("metadata=0,ip", &key, &error), EINVAL);
+    free(error);
+    ck_assert_int_eq(fdp_packet_parse("ip,nw_src=1.2.3.4", &key, &error), 0);
+    ck_assert(!fdp__key_get(&key, FDP_F_METADATA));
 
     /* A huge line is refused before any allocation proportional to it. */
     size_t n = 70000;
