@@ -1255,7 +1255,11 @@ is_pipeline_register(enum fdp_field f)
 }
 
 /* "set_field:V[/M]->F" on a register or metadata: a masked write, whose
- * value bits outside the mask are dropped as ovs-ofctl drops them. */
+ * value bits outside the mask are dropped as ovs-ofctl drops them.  A
+ * mask that is not the whole field is stored as the loads ovs-ofctl
+ * prints for it, one per run of mask bits (set_field:5/0xf0f->reg2 is
+ * load:0x5->NXM_NX_REG2[0..3],load:0->NXM_NX_REG2[8..11]), so that the
+ * flow's text parses back to the same actions. */
 static int
 parse_set_register(struct parser *p, enum fdp_field f, char *arg,
                    const char *at, struct fdp__actions_builder *b)
@@ -1277,11 +1281,31 @@ parse_set_register(struct parser *p, enum fdp_field f, char *arg,
         }
     }
     error = parse_one_value(p, f, arg, at, &value);
-    if (!error && fdp__actions_add_set_masked(b, f, (uint64_t) (value & mask),
-                                              (uint64_t) mask, 0)) {
-        error = parse_error(p, at, "set_field: cannot write %s", field->name);
+    if (error) {
+        return error;
     }
-    return error;
+    if (mask == field->max) {
+        if (fdp__actions_add_set_masked(b, f, (uint64_t) value,
+                                        (uint64_t) mask, 0)) {
+            return parse_error(p, at, "set_field: cannot write %s",
+                               field->name);
+        }
+        return 0;
+    }
+    uint64_t rest = (uint64_t) mask;
+    while (rest) {
+        /* The lowest run of ones: 'rest' with its run cleared is
+         * rest & (rest + lowest bit). */
+        uint64_t low = rest & -rest;
+        uint64_t run = rest & ~(rest & (rest + low));
+        if (fdp__actions_add_set_masked(b, f, (uint64_t) value & run, run,
+                                        FDP__ACT_LOAD)) {
+            return parse_error(p, at, "set_field: cannot write %s",
+                               field->name);
+        }
+        rest &= ~run;
+    }
+    return 0;
 }
 
 /* set_field:V->F, and the mod_xxx:V spellings (a row of
