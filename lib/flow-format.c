@@ -9,11 +9,22 @@
  * field is printed by its syntax from the field table (lib/key.c); ranges,
  * flowdp's extension, print as "field=LO-HI" where the field would be.
  *
+ * conj_id follows pkt_mark, and the registers (reg0-reg15; an xreg prints
+ * as its two regs) and metadata come between the shorthand and in_port.
+ *
  * Actions use ovs-ofctl's OpenFlow 1.0/NXM spelling (output:2,
  * CONTROLLER:65535, IN_PORT, mod_nw_src:...), except for push_vlan,
  * mod_nw_ttl and set_field, which only exist from OpenFlow 1.1 on and are
  * printed as ovs-ofctl prints them under OpenFlow 1.3 (set_field with OXM
- * field names: ip_src, tcp_dst, eth_src...).
+ * field names: ip_src, tcp_dst, eth_src...).  The pipeline's actions keep
+ * the spelling they were written in where ovs-ofctl's two modes differ
+ * (goto_table, which NXM prints as resubmit(,N); set_field on a register,
+ * which NXM prints as load), and are otherwise printed as both modes print
+ * them: load and move with NXM names (OXM where a field has no NXM name),
+ * resubmit:PORT or resubmit(PORT,TABLE), conjunction(ID,K/N).
+ *
+ * Each action kind has its formatter in one table indexed by kind
+ * (format_fns[], from FDP__ACTION_KINDS in lib/actions.h).
  */
 #include <config.h>
 

@@ -16,6 +16,14 @@
  *
  * Values are parsed by the syntax the field table gives each field
  * (lib/key.c), so adding a field needs no change here.
+ *
+ * Actions are found by name (action_names[]) and parsed by their kind's
+ * function in parse_fns[], a table built from FDP__ACTION_KINDS
+ * (lib/actions.h).  Beyond each action's own checks, parse_actions()
+ * keeps the order ovs-ofctl requires of OpenFlow 1.1+ instructions for
+ * every protocol: write_metadata once and after the other actions,
+ * goto_table last and to a later table, conjunction only with
+ * conjunction.
  */
 #include <config.h>
 
