@@ -380,7 +380,11 @@ op_mod(struct server *s, const json_t *op, struct op_result *r)
         error = fdp_pipeline_modify(s->pipeline, table, &filter,
                                     spec.actions,
                                     set_cookie ? &spec.cookie : NULL, &r->n);
-        if (error) {
+        if (error == EINVAL) {
+            op_fail(r, RPC_FAILED, "nothing changed: an action needs what "
+                    "the match of a flow selected does not guarantee, or "
+                    "goes to a table not after its own");
+        } else if (error) {
             op_fail(r, RPC_FAILED, "%s", strerror(error));
         }
     }
