@@ -1,6 +1,6 @@
 /*
- * The datapath: batches of packets from ports, through the table, to
- * ports.
+ * The datapath: batches of packets from ports, through the table (or a
+ * multi-table pipeline), to ports.
  *
  * What it is for
  * ==============
@@ -77,6 +77,25 @@
  * peer; perf puts an EMC hit near 40 ns on this machine, so the path is
  * bound by instructions, not misses, at 1000 flows, and by the four
  * misses at 100k (75-85 ns).
+ *
+ * A pipeline's datapath (fdp_dp_create_pipeline()).  The EMC maps a
+ * key to the outcome of the whole pipeline rather than to one rule: a
+ * struct outcome, made from fdp_pipeline_classify()'s result when a
+ * packet misses the cache, holds the flows hit along the way (each is
+ * counted for every packet), the composed packet actions, their output
+ * hint, and, when some table missed, the lookups for the tables' miss
+ * counters.  An entry is valid for the pipeline's version
+ * (fdp_pipeline_version(), which grows with every change to any table),
+ * so a hit costs one cache probe however many tables the packet went
+ * through; what grows with the tables is the accounting, one counter
+ * update per flow hit, each a line of its own.  Outcomes are one
+ * allocation each, owned by the EMC entry that holds them and freed when
+ * the entry is replaced, at the end of the batch (a packet earlier in the
+ * batch may still point at it); a miss that does not enter the cache
+ * (the 1-in-100 draw, or no flow hit at all) uses one of the pmd's
+ * per-batch scratch outcomes instead, so a miss allocates nothing in the
+ * steady state.  The SMC is not used: its hits are proved by one rule's
+ * match, and a pipeline's answer is not one rule's.
  *
  * Buffers (the UMEM).  One area of n_frames frames of frame_size bytes;
  * a free pool (a stack under a mutex) with a per-pmd cache in front of
