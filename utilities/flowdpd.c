@@ -1299,9 +1299,10 @@ static json_t *
 table_json(struct fdp_pipeline *p, uint8_t id, bool want_partitions)
 {
     struct fdp_table *table = fdp_pipeline_get_table(p, id);
-    struct fdp_pipeline_table_stats ps = { 0, 0, 0 };
+    struct fdp_pipeline_table_stats ps;
     struct fdp_table_stats st;
 
+    memset(&ps, 0, sizeof ps);
     memset(&st, 0, sizeof st);
     if (table) {
         fdp_pipeline_get_table_stats(p, id, &ps);
@@ -1332,7 +1333,7 @@ table_json(struct fdp_pipeline *p, uint8_t id, bool want_partitions)
                           "masks_visited",
                           (json_int_t) st.n_subtables_visited,
                           "keyed_masks", (json_int_t) st.n_keyed_subtables,
-                          "memory", (json_int_t) st.memory_bytes,
+                          "memory", (json_int_t) ps.memory_bytes,
                           "subtables", subtables);
     if (o && partitions && json_object_set_new(o, "partitions", partitions)) {
         json_decref(o);
