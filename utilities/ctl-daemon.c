@@ -641,7 +641,6 @@ static void
 print_table(const json_t *t)
 {
     uint64_t flows = get_u64(t, "flows"), pp = get_u64(t, "pipapo_flows");
-    uint64_t table_lookups = get_u64(t, "table_lookups");
 
     printf("  table %" PRIu64 ": active=%" PRIu64 ", lookups=%" PRIu64
            ", matched=%" PRIu64 ", missed=%" PRIu64 "\n", get_u64(t, "table"),
@@ -652,11 +651,7 @@ print_table(const json_t *t)
            " flows in %" PRIu64 " sub-tables\n", flows - pp,
            get_u64(t, "masks"), get_u64(t, "keyed_masks"), pp,
            get_u64(t, "pipapo_tables"));
-    printf("           masks visited per lookup=%.2f, memory=%" PRIu64
-           " bytes\n",
-           table_lookups ? (double) get_u64(t, "masks_visited")
-                           / (double) table_lookups : 0.0,
-           get_u64(t, "memory"));
+    printf("           memory=%" PRIu64 " bytes\n", get_u64(t, "memory"));
     print_subtables(json_object_get(t, "subtables"));
     print_partitions(json_object_get(t, "partitions"));
 }

@@ -1293,8 +1293,11 @@ partition_json_cb(const struct fdp_partition_stats *p, void *array_)
 /* The counters of table 'id' of 'p', which may be a table no flow was
  * ever added to (then all zero), as dump-tables' JSON; NULL if out of
  * memory.  "lookups", "matched" and "missed" count packets (a packet that
- * a datapath cache served counts as the lookups it stands for); the other
- * counters are the table's own (fdp_table_get_stats()). */
+ * a datapath cache served counts as the lookups it stands for), and
+ * "memory" includes the table's conjunction clauses
+ * (fdp_pipeline_get_table_stats()); the sub-table counts are the
+ * table's own (fdp_table_get_stats(), whose lookup counters the pipeline
+ * does not feed, so they are not sent). */
 static json_t *
 table_json(struct fdp_pipeline *p, uint8_t id, bool want_partitions)
 {
@@ -1319,7 +1322,7 @@ table_json(struct fdp_pipeline *p, uint8_t id, bool want_partitions)
         fdp_table_for_each_partition(table, partition_json_cb, partitions);
     }
     json_t *o = json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                          "s:I, s:I, s:I, s:o}",
+                          "s:I, s:o}",
                           "table", (int) id,
                           "flows", (json_int_t) ps.n_flows,
                           "lookups", (json_int_t) (ps.n_matched
@@ -1329,9 +1332,6 @@ table_json(struct fdp_pipeline *p, uint8_t id, bool want_partitions)
                           "masks", (json_int_t) st.n_masks,
                           "pipapo_tables", (json_int_t) st.n_pipapo_tables,
                           "pipapo_flows", (json_int_t) st.n_pipapo_rules,
-                          "table_lookups", (json_int_t) st.n_lookups,
-                          "masks_visited",
-                          (json_int_t) st.n_subtables_visited,
                           "keyed_masks", (json_int_t) st.n_keyed_subtables,
                           "memory", (json_int_t) ps.memory_bytes,
                           "subtables", subtables);
