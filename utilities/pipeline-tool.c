@@ -145,8 +145,7 @@ static void
 trace_done(struct trace_ctx *ctx, const struct fdp_key *key)
 {
     if (!ctx->n_open) {
-        ctx->failed = true;     /* Not as pipeline.h promises. */
-        return;
+        return;                 /* No hit open: nothing to fill in. */
     }
     json_t *o = json_array_get(ctx->steps, ctx->open[--ctx->n_open]);
     char *regs = format_registers(key);
