@@ -89,13 +89,16 @@ struct parser {
     struct fdp_match *match;
     /* Column (1-based) where each field was set, 0 if not. */
     int field_col[FDP_N_FIELDS];
-    /* What earlier tokens constrain (see struct claim). */
-    struct claim claims[MAX_CLAIMS];
     size_t n_claims;
     /* The name the user wrote for what is being applied now. */
     const char *cur_name;
     unsigned int flags;         /* FDP_PARSE_*. */
     unsigned int table_id;      /* The flow's table, for goto_table. */
+    /* What earlier tokens constrain (see struct claim): the first
+     * 'n_claims', each written as it is made.  Last, and left out of the
+     * parser's initial clearing: at 55 claims of four keys each it is 37
+     * KiB, which clearing cost more than the rest of a parse. */
+    struct claim claims[MAX_CLAIMS];
 };
 
 static int __attribute__((format(printf, 3, 4)))
@@ -2125,7 +2128,7 @@ flow_parse(const char *text, unsigned int flags,
     }
 
     size_t len = strlen(text);
-    memset(&p, 0, sizeof p);
+    memset(&p, 0, offsetof(struct parser, claims));
     p.line = text;
     p.errorp = errorp;
     p.flags = flags;
