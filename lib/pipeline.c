@@ -547,6 +547,24 @@ build_index(struct ptable *pt, int *errorp)
     return ix;
 }
 
+/* Ends the transaction on 't' if '*begun': commits it if 'commit' and no
+ * earlier table failed ('*errorp' is then the first failure), else aborts
+ * it.  Returns whether it had begun. */
+static bool
+table_end(struct fdp_table *t, bool *begun, bool commit, int *errorp)
+{
+    if (!*begun) {
+        return false;
+    }
+    if (commit && !*errorp) {
+        *errorp = fdp_table_commit(t);
+    } else {
+        fdp_table_abort(t);
+    }
+    *begun = false;
+    return true;
+}
+
 /* Ends the transaction on every table it began: commits them if 'commit'
  * (returning the first error; the tables committed before it stay so),
  * else aborts them. */
@@ -562,26 +580,10 @@ txn_end(struct fdp_pipeline *p, bool commit)
             continue;
         }
         bool hard_changed = pt->hard_begun;
-        if (pt->hard_begun) {
-            if (commit && !error) {
-                error = fdp_table_commit(pt->hard);
-            } else {
-                fdp_table_abort(pt->hard);
-            }
-            pt->hard_begun = false;
-            changed = true;
-        }
+        changed |= table_end(pt->hard, &pt->hard_begun, commit, &error);
         for (size_t d = 0; d < pt->n_dims; d++) {
             struct dim *dm = pt->dims[d];
-            if (dm->begun) {
-                if (commit && !error) {
-                    error = fdp_table_commit(dm->flows);
-                } else {
-                    fdp_table_abort(dm->flows);
-                }
-                dm->begun = false;
-                changed = true;
-            }
+            changed |= table_end(dm->flows, &dm->begun, commit, &error);
         }
         if (pt->dims_changed || (hard_changed && pt->index)) {
             /* The shortcuts depend on 'hard' too. */
