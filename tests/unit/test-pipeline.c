@@ -1,0 +1,1586 @@
+/*
+ * Unit tests for lib/pipeline.c (and the datapath running a pipeline).
+ *
+ * The differential test pits fdp_pipeline_classify(), with its tables'
+ * lookups and with FDP_PIPELINE_LINEAR, against a reference pipeline
+ * written here from include/flowdp/pipeline.h's essay alone: per table a
+ * plain list of flows scanned for the best match (highest priority, ties
+ * to the flow added first), conjunctions evaluated naively (every clause
+ * flow of every priority above the best hard flow, each priority from the
+ * top, complete conjunctions by increasing id), and the actions executed
+ * one by one (goto_table once the flow's actions are done, resubmit with
+ * its port and table forms coming back to the caller's remaining actions,
+ * set_masked, move and set_field on registers, metadata and headers, the
+ * nesting and total limits).  Both must agree on every lookup (table,
+ * flow, kind, depth, conjunction), the composed packet actions, the two
+ * ways a classification ends early, and the final key, on random
+ * multi-table programs and packets drawn to hit their flows, at every CPU
+ * level this machine has (Check forks each test, so each iteration sets
+ * FLOWDP_CPU before the library's one-time detection).
+ *
+ * Hand-picked cases follow: ovs-fields(7)'s conjunction example, a
+ * conjunction hidden by a higher-priority flow, conjunctions at two
+ * priorities, a resubmit coming back to its caller, the two limits, the
+ * two kinds of miss, registers carried to the next table, and a move from
+ * a header to a register.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/actions.h"
+#include "lib/cpu.h"
+#include "lib/field.h"
+#include "lib/match.h"
+#include "lib/util.h"
+#include "flowdp/flowdp.h"
+#include "flowdp/pipeline.h"
+#include "unit.h"
+
+/* Sets FLOWDP_CPU to level 'i' before the library's detection runs (each
+ * Check test is a fresh process).  Returns false, after saying so, if this
+ * CPU or build lacks the level.  Without fork (CK_FORK=no) the level is
+ * whatever the process already has, and only iteration 0 runs. */
+static bool
+use_cpu_level(int i, const char *test)
+{
+    const char *ck_fork = getenv("CK_FORK");
+
+    if (ck_fork && !strcmp(ck_fork, "no")) {
+        return i == 0;
+    }
+    if (!fdp__cpu_supports((enum fdp_cpu_level) i)) {
+        printf("%s: CPU level %s not available here\n", test,
+               fdp_cpu_level_name((enum fdp_cpu_level) i));
+        return false;
+    }
+    setenv("FLOWDP_CPU", fdp_cpu_level_name((enum fdp_cpu_level) i), 1);
+    ck_assert_int_eq(fdp_cpu_init(), 0);
+    ck_assert_int_eq(fdp_cpu_level(), i);
+    return true;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The reference pipeline.                                                 */
+
+struct ref_flow {
+    struct fdp_match match;
+    uint16_t priority;
+    uint64_t cookie;
+    struct fdp_actions *actions;    /* Owned. */
+    bool conjunctive;               /* conjunction() actions only. */
+};
+
+/* A table's flows in the order added: the index is the tie-break. */
+struct ref_table {
+    struct ref_flow *flows;
+    size_t n, alloc;
+};
+
+struct ref_pipeline {
+    struct ref_table tables[FDP_PIPELINE_N_TABLES];
+};
+
+struct ref_step {
+    const struct ref_flow *flow;    /* NULL: a miss. */
+    uint8_t table_id, kind;
+    uint16_t depth;
+    uint32_t conj_id;
+};
+
+struct ref_result {
+    struct ref_step *steps;
+    size_t n_steps, alloc;
+    struct fdp__actions_builder actions;
+    bool limit_dropped, table_missed;
+    bool stop;                      /* Dropped or missed: nothing more. */
+    unsigned int n_resubmits;
+    struct fdp_key key;
+};
+
+static void
+ref_destroy(struct ref_pipeline *ref)
+{
+    for (size_t t = 0; t < FDP_PIPELINE_N_TABLES; t++) {
+        for (size_t i = 0; i < ref->tables[t].n; i++) {
+            fdp_actions_destroy(ref->tables[t].flows[i].actions);
+        }
+        free(ref->tables[t].flows);
+    }
+    free(ref);
+}
+
+/* The best flow of 't' for 'key' that is not a conjunction clause. */
+static const struct ref_flow *
+ref_best_hard(const struct ref_table *t, const struct fdp_key *key)
+{
+    const struct ref_flow *best = NULL;
+
+    for (size_t i = 0; i < t->n; i++) {
+        const struct ref_flow *f = &t->flows[i];
+        if (!f->conjunctive && fdp_match_matches(&f->match, key)
+            && (!best || f->priority > best->priority)) {
+            best = f;
+        }
+    }
+    return best;
+}
+
+/* One table lookup with conjunctions, exactly as pipeline.h states it: the
+ * best hard flow H; then for each priority P above H's at which clause
+ * flows match, from the highest, each conjunction whose clauses 1..N all
+ * have a matching flow at P, lowest id first, looked up again with
+ * conj_id = id (clause flows never match): the first such lookup that
+ * finds a flow gives the result. */
+static const struct ref_flow *
+ref_lookup_table(const struct ref_table *t, const struct fdp_key *key,
+                 uint32_t *conj_id)
+{
+    const struct ref_flow *hard = ref_best_hard(t, key);
+    int floor = hard ? hard->priority : -1;
+    int p = INT32_MAX;
+
+    *conj_id = 0;
+    for (;;) {
+        /* The next priority below 'p' with a matching clause flow. */
+        int next = -1;
+        for (size_t i = 0; i < t->n; i++) {
+            const struct ref_flow *f = &t->flows[i];
+            if (f->conjunctive && f->priority > floor && f->priority < p
+                && f->priority > next && fdp_match_matches(&f->match, key)) {
+                next = f->priority;
+            }
+        }
+        if (next < 0) {
+            return hard;
+        }
+        p = next;
+
+        /* Candidate ids at 'p', in increasing order: for each, the clauses
+         * seen (bit k for clause k) and the clause count. */
+        uint32_t ids[256];
+        uint64_t seen[256];
+        unsigned int ns[256];
+        size_t n_ids = 0;
+        for (size_t i = 0; i < t->n; i++) {
+            const struct ref_flow *f = &t->flows[i];
+            if (!f->conjunctive || f->priority != p
+                || !fdp_match_matches(&f->match, key)) {
+                continue;
+            }
+            for (const struct fdp__action *a = fdp__actions_first(
+                     f->actions); a; a = fdp__actions_next(f->actions, a)) {
+                size_t j;
+                for (j = 0; j < n_ids && ids[j] != a->arg; j++) {
+                    continue;
+                }
+                if (j == n_ids) {
+                    ck_assert_uint_lt(n_ids, 256);
+                    ids[n_ids] = a->arg;
+                    seen[n_ids] = 0;
+                    ns[n_ids] = fdp__action_conj_n(a);
+                    n_ids++;
+                }
+                seen[j] |= UINT64_C(1) << (fdp__action_conj_clause(a) - 1);
+            }
+        }
+        for (;;) {
+            /* The lowest complete id not yet tried. */
+            size_t best = SIZE_MAX;
+            for (size_t j = 0; j < n_ids; j++) {
+                uint64_t all = ns[j] >= 64 ? UINT64_MAX
+                                           : (UINT64_C(1) << ns[j]) - 1;
+                if (seen[j] == all && (best == SIZE_MAX
+                                       || ids[j] < ids[best])) {
+                    best = j;
+                }
+            }
+            if (best == SIZE_MAX) {
+                break;
+            }
+            struct fdp_key k2 = *key;
+            fdp__key_set(&k2, FDP_F_CONJ_ID, ids[best]);
+            const struct ref_flow *f = ref_best_hard(t, &k2);
+            if (f) {
+                *conj_id = ids[best];
+                return f;
+            }
+            seen[best] = 0;     /* Tried. */
+        }
+    }
+}
+
+/* Appends packet action 'a' to the composed list, as it is. */
+static void
+ref_compose(struct fdp__actions_builder *b, const struct fdp__action *a)
+{
+    switch ((enum fdp_action_type) a->type) {
+    case FDP_ACT_SET_FIELD:
+        ck_assert_int_eq(fdp__actions_add_set_field(b, a->field,
+                                                    fdp__action_value(a),
+                                                    a->flags), 0);
+        break;
+    case FDP_ACT_SET_MASKED:
+        ck_assert_int_eq(fdp__actions_add_set_masked(
+                             b, a->field, fdp__action_masked_value(a),
+                             fdp__action_masked_mask(a), a->flags), 0);
+        break;
+    case FDP_ACT_MOVE: {
+        struct fdp__move mv = fdp__action_move(a);
+        ck_assert_int_eq(fdp__actions_add_move(b, mv.src, mv.src_ofs, mv.dst,
+                                               mv.dst_ofs, mv.n_bits), 0);
+        break;
+    }
+    default:
+        fdp__actions_add(b, a->type, a->arg);
+        break;
+    }
+}
+
+static void ref_lookup_step(const struct ref_pipeline *, struct ref_result *,
+                            unsigned int table, unsigned int depth,
+                            enum fdp_pipeline_step_kind kind);
+
+/* resubmit([port],[table]) from a flow of 'table' at nesting 'depth'. */
+static void
+ref_resubmit(const struct ref_pipeline *ref, struct ref_result *r,
+             const struct fdp__action *a, unsigned int table,
+             unsigned int depth)
+{
+    if (++r->n_resubmits > FDP_PIPELINE_MAX_RESUBMITS
+        || depth + 1 > FDP_PIPELINE_MAX_DEPTH) {
+        r->limit_dropped = r->stop = true;
+        return;
+    }
+    unsigned int to = fdp__action_resubmit_table(a);
+    uint32_t port = fdp__action_resubmit_port(a);
+    fdp_u128 saved_port = fdp__key_get(&r->key, FDP_F_IN_PORT);
+
+    if (to == FDP__RESUBMIT_SAME_TABLE) {
+        to = table;
+    }
+    if (port != FDP_PORT_IN_PORT) {
+        fdp__key_set(&r->key, FDP_F_IN_PORT, port);
+    }
+    ref_lookup_step(ref, r, to, depth + 1, FDP_STEP_RESUBMIT);
+    /* As Open vSwitch: the port holds for the nested lookup and what its
+     * flow does, then the packet's own comes back. */
+    fdp__key_set(&r->key, FDP_F_IN_PORT, saved_port);
+}
+
+/* Runs the actions of 'f', a flow of 'table' hit at nesting 'depth'. */
+static void
+ref_run(const struct ref_pipeline *ref, struct ref_result *r,
+        const struct ref_flow *f, unsigned int table, unsigned int depth)
+{
+    int goto_table = -1;
+
+    for (const struct fdp__action *a = fdp__actions_first(f->actions); a;
+         a = fdp__actions_next(f->actions, a)) {
+        if (r->stop) {
+            return;
+        }
+        switch ((enum fdp_action_type) a->type) {
+        case FDP_ACT_GOTO_TABLE:
+            goto_table = (int) a->arg;
+            break;
+        case FDP_ACT_RESUBMIT:
+            ref_resubmit(ref, r, a, table, depth);
+            break;
+        case FDP_ACT_SET_MASKED: {
+            uint64_t v = (uint64_t) fdp__key_get(&r->key, a->field);
+            uint64_t m = fdp__action_masked_mask(a);
+            fdp__key_set(&r->key, a->field,
+                         (v & ~m) | fdp__action_masked_value(a));
+            if (a->field < FDP_F_CONJ_ID) {
+                ref_compose(&r->actions, a);
+            }
+            break;
+        }
+        case FDP_ACT_MOVE: {
+            struct fdp__move mv = fdp__action_move(a);
+            fdp_u128 bits = (fdp__key_get(&r->key, mv.src) >> mv.src_ofs)
+                            & fdp__ones(mv.n_bits);
+            fdp_u128 m = fdp__ones(mv.n_bits) << mv.dst_ofs;
+            fdp_u128 v = fdp__key_get(&r->key, mv.dst);
+            fdp__key_set(&r->key, mv.dst, (v & ~m) | (bits << mv.dst_ofs));
+            if (mv.dst < FDP_F_CONJ_ID) {
+                ref_compose(&r->actions, a);
+            }
+            break;
+        }
+        case FDP_ACT_SET_FIELD:
+            fdp__key_set(&r->key, a->field, fdp__action_value(a));
+            ref_compose(&r->actions, a);
+            break;
+        case FDP_ACT_CONJUNCTION:
+            ck_abort_msg("a clause flow ran");
+            break;
+        default:
+            ref_compose(&r->actions, a);
+            break;
+        }
+    }
+    if (!r->stop && goto_table >= 0) {
+        ref_lookup_step(ref, r, (unsigned int) goto_table, depth,
+                        FDP_STEP_GOTO);
+    }
+}
+
+static void
+ref_lookup_step(const struct ref_pipeline *ref, struct ref_result *r,
+                unsigned int table, unsigned int depth,
+                enum fdp_pipeline_step_kind kind)
+{
+    uint32_t conj_id;
+    const struct ref_flow *f = ref_lookup_table(&ref->tables[table], &r->key,
+                                                &conj_id);
+
+    if (r->n_steps == r->alloc) {
+        r->alloc = r->alloc ? 2 * r->alloc : 64;
+        r->steps = realloc(r->steps, r->alloc * sizeof *r->steps);
+        ck_assert_ptr_nonnull(r->steps);
+    }
+    r->steps[r->n_steps++] = (struct ref_step) {
+        .flow = f, .table_id = (uint8_t) table, .kind = (uint8_t) kind,
+        .depth = (uint16_t) depth, .conj_id = conj_id,
+    };
+    if (!f) {
+        /* A resubmit that finds nothing does nothing; any other miss ends
+         * the pipeline. */
+        if (kind != FDP_STEP_RESUBMIT) {
+            r->table_missed = r->stop = true;
+        }
+        return;
+    }
+    ref_run(ref, r, f, table, depth);
+}
+
+static void
+ref_classify(const struct ref_pipeline *ref, const struct fdp_key *key,
+             struct ref_result *r)
+{
+    r->n_steps = 0;
+    fdp__actions_builder_destroy(&r->actions);
+    fdp__actions_builder_init(&r->actions);
+    r->limit_dropped = r->table_missed = r->stop = false;
+    r->n_resubmits = 0;
+    r->key = *key;
+    ref_lookup_step(ref, r, 0, 0, FDP_STEP_START);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A pipeline and its reference, built together.                           */
+
+struct prog {
+    struct fdp_pipeline *p;
+    struct ref_pipeline *ref;
+    uint8_t tables[8];          /* The tables in use, increasing. */
+    size_t n_tables;
+};
+
+static void
+prog_init(struct prog *g)
+{
+    memset(g, 0, sizeof *g);
+    ck_assert_int_eq(fdp_pipeline_create(&g->p), 0);
+    g->ref = calloc(1, sizeof *g->ref);
+    ck_assert_ptr_nonnull(g->ref);
+}
+
+static void
+prog_destroy(struct prog *g)
+{
+    fdp_pipeline_destroy(g->p);
+    ref_destroy(g->ref);
+}
+
+/* Adds a flow to both; takes 'm' and 'acts' (the builder's list). */
+static void
+prog_add(struct prog *g, uint8_t table, uint16_t priority, uint64_t cookie,
+         const struct fdp_match *m, struct fdp__actions_builder *b)
+{
+    struct fdp_actions *acts = fdp__actions_finish(b);
+    struct fdp_flow_spec spec = {
+        .match = fdp_match_clone(m), .actions = acts, .cookie = cookie,
+        .priority = priority, .table_id = table,
+    };
+    int error = fdp_pipeline_insert(g->p, &spec, FDP_TABLE_NO_REPLACE);
+
+    ck_assert_ptr_nonnull(acts);
+    ck_assert_msg(!error, "insert of flow 0x%" PRIx64 " into table %u: %s",
+                  cookie, table, strerror(error));
+    struct ref_table *t = &g->ref->tables[table];
+    if (t->n == t->alloc) {
+        t->alloc = t->alloc ? 2 * t->alloc : 16;
+        t->flows = realloc(t->flows, t->alloc * sizeof *t->flows);
+        ck_assert_ptr_nonnull(t->flows);
+    }
+    t->flows[t->n++] = (struct ref_flow) {
+        .match = *m, .priority = priority, .cookie = cookie,
+        .actions = acts, .conjunctive = fdp__actions_is_conjunctive(acts),
+    };
+    fdp_match_destroy(spec.match);
+}
+
+/* True if table 'table' of the reference has a flow with match 'm' and
+ * priority 'priority' already. */
+static bool
+prog_has(const struct prog *g, uint8_t table, uint16_t priority,
+         const struct fdp_match *m)
+{
+    const struct ref_table *t = &g->ref->tables[table];
+
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->flows[i].priority == priority
+            && fdp_match_equal(&t->flows[i].match, m)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Prints the program, for a failure. */
+static void
+prog_dump(const struct prog *g)
+{
+    for (size_t t = 0; t < FDP_PIPELINE_N_TABLES; t++) {
+        const struct ref_table *rt = &g->ref->tables[t];
+        for (size_t i = 0; i < rt->n; i++) {
+            const struct ref_flow *f = &rt->flows[i];
+            struct fdp_flow_spec spec = {
+                .match = (struct fdp_match *) &f->match,
+                .actions = f->actions, .cookie = f->cookie,
+                .priority = f->priority, .table_id = (uint8_t) t,
+            };
+            char *s = fdp_flow_format(&spec);
+            fprintf(stderr, "  %s\n", s ? s : "(out of memory)");
+            free(s);
+        }
+    }
+}
+
+static void
+print_key(const char *what, const struct fdp_key *key)
+{
+    fprintf(stderr, "  %s:", what);
+    for (size_t i = 0; i < FDP_KEY_WORDS; i++) {
+        if (key->w[i]) {
+            fprintf(stderr, " w%zu=0x%" PRIx64, i, key->w[i]);
+        }
+    }
+    fprintf(stderr, "\n");
+}
+
+/* Why 'r' and 'want' differ, or NULL if they do not.  The composed actions
+ * and the final key say nothing once a limit dropped the packet (no action
+ * of it runs), so they are compared only when it was not. */
+static const char *
+result_diff(const struct fdp_pipeline_result *r, const struct ref_result *want,
+            struct fdp_actions *want_acts, size_t *at)
+{
+    *at = 0;
+    if (r->limit_dropped != want->limit_dropped) {
+        return "limit_dropped";
+    }
+    if (r->table_missed != want->table_missed) {
+        return "table_missed";
+    }
+    for (size_t i = 0; i < want->n_steps && i < r->n_steps; i++) {
+        const struct fdp_pipeline_step *s = &r->steps[i];
+        const struct ref_step *w = &want->steps[i];
+        *at = i;
+        if (s->table_id != w->table_id) {
+            return "step table";
+        }
+        if (s->kind != w->kind) {
+            return "step kind";
+        }
+        if (s->depth != w->depth) {
+            return "step depth";
+        }
+        if (!s->rule != !w->flow) {
+            return "step hit or miss";
+        }
+        if (s->rule && fdp_rule_get_cookie(s->rule) != w->flow->cookie) {
+            return "step flow";
+        }
+        if (s->conj_id != w->conj_id) {
+            return "step conj_id";
+        }
+    }
+    if (r->n_steps != want->n_steps) {
+        *at = r->n_steps < want->n_steps ? r->n_steps : want->n_steps;
+        return "number of steps";
+    }
+    if (want->limit_dropped) {
+        if (fdp_actions_count(r->actions)) {
+            return "actions of a dropped packet";
+        }
+        return NULL;
+    }
+    if (!fdp_actions_equal(r->actions, want_acts)) {
+        return "composed actions";
+    }
+    if (memcmp(&r->key, &want->key, sizeof r->key)) {
+        return "final key";
+    }
+    return NULL;
+}
+
+static void
+dump_steps(const struct fdp_pipeline_result *r, const struct ref_result *w,
+           size_t at)
+{
+    size_t lo = at > 5 ? at - 5 : 0;
+
+    for (size_t i = lo; i < at + 3; i++) {
+        if (i < r->n_steps) {
+            const struct fdp_pipeline_step *s = &r->steps[i];
+            fprintf(stderr, "  got  %zu: table %u kind %u depth %u flow "
+                    "0x%" PRIx64 " conj %" PRIu32 "\n", i, s->table_id,
+                    s->kind, s->depth,
+                    s->rule ? fdp_rule_get_cookie(s->rule) : 0, s->conj_id);
+        }
+        if (i < w->n_steps) {
+            const struct ref_step *s = &w->steps[i];
+            fprintf(stderr, "  want %zu: table %u kind %u depth %u flow "
+                    "0x%" PRIx64 " conj %" PRIu32 "\n", i, s->table_id,
+                    s->kind, s->depth, s->flow ? s->flow->cookie : 0,
+                    s->conj_id);
+        }
+    }
+    fprintf(stderr, "  got %zu steps, want %zu; limit %d/%d, missed %d/%d\n",
+            r->n_steps, w->n_steps, r->limit_dropped, w->limit_dropped,
+            r->table_missed, w->table_missed);
+    char *a = fdp_actions_format(r->actions, NULL);
+    fprintf(stderr, "  got actions: %s\n", a ? a : "?");
+    free(a);
+    print_key("got key", &r->key);
+    print_key("want key", &w->key);
+}
+
+/* Classifies 'key' with the pipeline both ways and with the reference, and
+ * fails, naming 'what' and the seed, unless all three agree. */
+static void
+check_packet(struct prog *g, const struct fdp_key *key, const char *what)
+{
+    static const unsigned int flags[] = { 0, FDP_PIPELINE_LINEAR };
+    struct ref_result want = { 0 };
+    struct fdp_pipeline_result r;
+
+    fdp__actions_builder_init(&want.actions);
+    ref_classify(g->ref, key, &want);
+    struct fdp_actions *want_acts = fdp__actions_finish(&want.actions);
+    ck_assert_ptr_nonnull(want_acts);
+
+    fdp_pipeline_result_init(&r);
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(flags); i++) {
+        size_t at;
+        fdp_table_read_lock();
+        ck_assert_int_eq(fdp_pipeline_classify(g->p, key, flags[i], &r, NULL,
+                                               NULL), 0);
+        const char *diff = result_diff(&r, &want, want_acts, &at);
+        if (diff) {
+            fprintf(stderr, "%s (%s): %s differs at step %zu; seed %" PRIu64
+                    ", level %s; program:\n", what,
+                    flags[i] ? "linear" : "tables", diff, at, unit_seed(),
+                    fdp_cpu_level_name(fdp_cpu_level()));
+            prog_dump(g);
+            print_key("packet", key);
+            dump_steps(&r, &want, at);
+        }
+        fdp_table_read_unlock();
+        ck_assert_msg(!diff, "%s (%s): %s differs (seed %" PRIu64
+                      ", FLOWDP_TEST_SEED replays it)", what,
+                      flags[i] ? "linear" : "tables", diff, unit_seed());
+    }
+    fdp_pipeline_result_destroy(&r);
+    fdp_actions_destroy(want_acts);
+    fdp__actions_builder_destroy(&want.actions);
+    free(want.steps);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Random programs.                                                        */
+
+/* The packet fields flows match and packets vary, and the pipeline state
+ * flows match and load. */
+static const enum fdp_field packet_fields[] = {
+    FDP_F_IN_PORT, FDP_F_PKT_MARK, FDP_F_NW_SRC, FDP_F_NW_DST,
+    FDP_F_TP_SRC, FDP_F_TP_DST,
+};
+static const enum fdp_field state_fields[] = {
+    FDP_F_REG0, FDP_F_REG1, FDP_F_REG5, FDP_F_METADATA, FDP_F_XREG3,
+};
+
+/* A small value, so that flows overlap and packets hit them: a few low
+ * bits and, for wide fields, a bit further up. */
+static uint64_t
+small_value(struct unit_rng *rng, enum fdp_field f)
+{
+    uint64_t v = unit_rng_below(rng, 4);
+
+    if (fdp__field(f)->n_bits > 8 && unit_rng_below(rng, 4) == 0) {
+        v |= (uint64_t) 1 << (8 + unit_rng_below(rng, 4));
+    }
+    return v & (uint64_t) fdp__field(f)->max;
+}
+
+/* A mask over the bits small_value() varies: exact, the low bits, one
+ * bit, or a prefix that keeps those bits. */
+static uint64_t
+small_mask(struct unit_rng *rng, enum fdp_field f)
+{
+    uint64_t max = (uint64_t) fdp__field(f)->max;
+
+    switch (unit_rng_below(rng, 4)) {
+    case 0:
+        return max;
+    case 1:
+        return 0x3 & max;
+    case 2:
+        return ((uint64_t) 1 << unit_rng_below(rng, 2)) & max;
+    default:
+        return (max << unit_rng_below(rng, 2)) & max;
+    }
+}
+
+static void
+random_field(struct unit_rng *rng, struct fdp_match *m, enum fdp_field f)
+{
+    uint64_t v = small_value(rng, f);
+
+    if ((fdp__field(f)->flags & FDP__F_RANGE) && f != FDP_F_IN_PORT
+        && unit_rng_below(rng, 4) == 0) {
+        uint64_t lo = v > 3 ? v - unit_rng_below(rng, 3) : 0;
+        uint64_t hi = v + 1 + unit_rng_below(rng, 300);
+        if (hi > (uint64_t) fdp__field(f)->max) {
+            hi = (uint64_t) fdp__field(f)->max;
+        }
+        ck_assert_int_eq(fdp__match_set_range(m, f, lo, hi), 0);
+    } else if (fdp__field(f)->flags & FDP__F_MASKABLE) {
+        uint64_t mask = small_mask(rng, f);
+        ck_assert_int_eq(fdp__match_set_masked(m, f, v & mask, mask), 0);
+    } else {
+        ck_assert_int_eq(fdp__match_set_masked(m, f, v,
+                                               fdp__field(f)->max), 0);
+    }
+}
+
+/* A random match: tcp (so that every packet field may be matched and set)
+ * or nothing, then a few packet and state fields. */
+static void
+random_match(struct unit_rng *rng, struct fdp_match *m, bool *tcp)
+{
+    fdp__match_init(m);
+    *tcp = unit_rng_below(rng, 5) != 0;
+    if (*tcp) {
+        fdp__match_set_masked(m, FDP_F_DL_TYPE, FDP_ETH_TYPE_IP, 0xffff);
+        fdp__match_set_masked(m, FDP_F_NW_PROTO, FDP_IPPROTO_TCP, 0xff);
+    }
+    unsigned int n = unit_rng_below(rng, 4);
+    uint64_t used = 0;
+    for (unsigned int i = 0; i < n; i++) {
+        enum fdp_field f;
+        if (unit_rng_below(rng, 2)) {
+            f = packet_fields[unit_rng_below(rng,
+                                            FDP_ARRAY_SIZE(packet_fields))];
+            if (!*tcp && f != FDP_F_IN_PORT && f != FDP_F_PKT_MARK) {
+                continue;
+            }
+        } else {
+            f = state_fields[unit_rng_below(rng,
+                                           FDP_ARRAY_SIZE(state_fields))];
+        }
+        if (!((used >> f) & 1)) {
+            used |= UINT64_C(1) << f;
+            random_field(rng, m, f);
+        }
+    }
+}
+
+/* Appends a random action to 'b' for a flow of table 'g->tables[ti]'. */
+static void
+random_action(struct unit_rng *rng, const struct prog *g, size_t ti,
+              bool tcp, struct fdp__actions_builder *b)
+{
+    enum fdp_field f;
+
+    switch (unit_rng_below(rng, 10)) {
+    case 0:
+    case 1:
+        fdp__actions_add(b, FDP_ACT_OUTPUT, 1 + unit_rng_below(rng, 8));
+        break;
+    case 2:
+    case 3: {
+        /* load/set_field on the pipeline's state. */
+        f = state_fields[unit_rng_below(rng, FDP_ARRAY_SIZE(state_fields))];
+        uint64_t mask = unit_rng_below(rng, 2) ? (uint64_t) fdp__field(f)->max
+                                                : small_mask(rng, f);
+        ck_assert_int_eq(fdp__actions_add_set_masked(
+                             b, f, small_value(rng, f) & mask, mask,
+                             unit_rng_below(rng, 2) ? FDP__ACT_LOAD : 0), 0);
+        break;
+    }
+    case 4: {
+        /* move from a header or the state to the state. */
+        static const enum fdp_field srcs[] = {
+            FDP_F_IN_PORT, FDP_F_PKT_MARK, FDP_F_REG0, FDP_F_REG1,
+            FDP_F_METADATA, FDP_F_TP_DST, FDP_F_NW_SRC,
+        };
+        enum fdp_field src = srcs[unit_rng_below(rng, FDP_ARRAY_SIZE(srcs))];
+        f = state_fields[unit_rng_below(rng, FDP_ARRAY_SIZE(state_fields))];
+        if (!tcp && (src == FDP_F_TP_DST || src == FDP_F_NW_SRC)) {
+            src = FDP_F_PKT_MARK;
+        }
+        unsigned int n_bits = 1 + unit_rng_below(rng, 8);
+        unsigned int src_ofs = unit_rng_below(rng, 3);
+        unsigned int dst_ofs = unit_rng_below(rng, 3);
+        ck_assert_int_eq(fdp__actions_add_move(b, src, src_ofs, f, dst_ofs,
+                                               n_bits), 0);
+        break;
+    }
+    case 5:
+        /* set_field on a header a later table matches. */
+        if (tcp && unit_rng_below(rng, 2)) {
+            ck_assert_int_eq(fdp__actions_add_set_field(
+                                 b, FDP_F_TP_DST,
+                                 small_value(rng, FDP_F_TP_DST), 0), 0);
+        } else {
+            ck_assert_int_eq(fdp__actions_add_set_field(
+                                 b, FDP_F_PKT_MARK,
+                                 small_value(rng, FDP_F_PKT_MARK), 0), 0);
+        }
+        break;
+    case 6:
+    case 7: {
+        /* resubmit: any table of the program (loops allowed), the flow's
+         * own, with the packet's port or another. */
+        unsigned int table = unit_rng_below(rng, 4) == 0
+                             ? FDP__RESUBMIT_SAME_TABLE
+                             : g->tables[unit_rng_below(rng,
+                                                        (uint32_t) g->n_tables)];
+        uint32_t port = unit_rng_below(rng, 2) ? FDP_PORT_IN_PORT
+                                               : 1 + unit_rng_below(rng, 3);
+        fdp__actions_add_resubmit(b, port, table);
+        break;
+    }
+    default:
+        fdp__actions_add(b, FDP_ACT_OUTPUT, 1 + unit_rng_below(rng, 8));
+        break;
+    }
+    (void) ti;
+}
+
+/* Conjunctions of one table: an id, its clause count, and the two
+ * priorities its clause flows use. */
+struct conj_def {
+    uint32_t id;
+    unsigned int n;
+    uint16_t prio[2];
+};
+
+static uint16_t
+random_priority(struct unit_rng *rng)
+{
+    /* Few levels, so that ties and equal-priority conjunctions happen. */
+    return (uint16_t) (1 + unit_rng_below(rng, 6) * 10);
+}
+
+/* A random program: 2 to 4 tables starting at 0, 1 to 40 flows each. */
+static void
+random_program(struct unit_rng *rng, struct prog *g)
+{
+    prog_init(g);
+    g->n_tables = 2 + unit_rng_below(rng, 3);
+    g->tables[0] = 0;
+    for (size_t i = 1; i < g->n_tables; i++) {
+        g->tables[i] = (uint8_t) (g->tables[i - 1] + 1
+                                  + (unit_rng_below(rng, 3) == 0
+                                     ? unit_rng_below(rng, 60) : 0));
+    }
+
+    for (size_t ti = 0; ti < g->n_tables; ti++) {
+        uint8_t table = g->tables[ti];
+        struct conj_def conjs[3];
+        size_t n_conjs = unit_rng_below(rng, 4);
+        for (size_t c = 0; c < n_conjs; c++) {
+            conjs[c] = (struct conj_def) {
+                .id = 1 + (uint32_t) c * 7 + unit_rng_below(rng, 3),
+                .n = 2 + unit_rng_below(rng, 2),
+                .prio = { random_priority(rng), random_priority(rng) },
+            };
+        }
+        unsigned int n_flows = 1 + unit_rng_below(rng, 40);
+        for (unsigned int i = 0; i < n_flows; i++) {
+            struct fdp__actions_builder b;
+            struct fdp_match m;
+            bool tcp;
+            uint16_t priority = random_priority(rng);
+            uint64_t cookie = ((uint64_t) table << 32) | (i + 1);
+            unsigned int kind = unit_rng_below(rng, 10);
+
+            fdp__actions_builder_init(&b);
+            random_match(rng, &m, &tcp);
+            if (kind < 3 && n_conjs) {
+                /* A clause flow, of one conjunction or of two. */
+                struct conj_def *c = &conjs[unit_rng_below(rng,
+                                                           (uint32_t) n_conjs)];
+                priority = c->prio[unit_rng_below(rng, 4) == 0];
+                ck_assert_int_eq(fdp__actions_add_conjunction(
+                                     &b, c->id, 1 + unit_rng_below(rng, c->n),
+                                     c->n), 0);
+                if (n_conjs > 1 && unit_rng_below(rng, 4) == 0) {
+                    struct conj_def *d = &conjs[unit_rng_below(
+                        rng, (uint32_t) n_conjs)];
+                    if (d != c) {
+                        ck_assert_int_eq(fdp__actions_add_conjunction(
+                                             &b, d->id,
+                                             1 + unit_rng_below(rng, d->n),
+                                             d->n), 0);
+                    }
+                }
+            } else {
+                if (kind == 3 && n_conjs) {
+                    /* The flow a conjunction leads to. */
+                    struct conj_def *c = &conjs[unit_rng_below(
+                        rng, (uint32_t) n_conjs)];
+                    fdp__match_set_masked(&m, FDP_F_CONJ_ID, c->id,
+                                          0xffffffffu);
+                } else if (i == n_flows - 1 && kind < 6) {
+                    /* A table-miss flow, in about half the tables. */
+                    fdp__match_init(&m);
+                    tcp = false;
+                    priority = 0;
+                }
+                unsigned int n_acts = unit_rng_below(rng, 4);
+                for (unsigned int k = 0; k < n_acts; k++) {
+                    random_action(rng, g, ti, tcp, &b);
+                }
+                if (ti + 1 < g->n_tables && unit_rng_below(rng, 2)) {
+                    /* goto_table forward, at a random place among the
+                     * actions (it takes effect after all of them). */
+                    size_t to = ti + 1 + unit_rng_below(
+                        rng, (uint32_t) (g->n_tables - ti - 1));
+                    fdp__actions_add(&b, FDP_ACT_GOTO_TABLE, g->tables[to]);
+                    if (unit_rng_below(rng, 2)) {
+                        random_action(rng, g, ti, tcp, &b);
+                    }
+                }
+            }
+            if (prog_has(g, table, priority, &m)) {
+                fdp__actions_builder_destroy(&b);
+                continue;
+            }
+            prog_add(g, table, priority, cookie, &m, &b);
+            fdp__actions_builder_destroy(&b);
+        }
+    }
+}
+
+/* A packet: tcp with small field values, then, most of the time, the
+ * packet fields of a random flow's match made to hold. */
+static void
+random_packet(struct unit_rng *rng, const struct prog *g, struct fdp_key *key)
+{
+    memset(key, 0, sizeof *key);
+    fdp__key_set(key, FDP_F_DL_TYPE, FDP_ETH_TYPE_IP);
+    fdp__key_set(key, FDP_F_NW_PROTO, FDP_IPPROTO_TCP);
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(packet_fields); i++) {
+        fdp__key_set(key, packet_fields[i],
+                     small_value(rng, packet_fields[i]));
+    }
+    if (unit_rng_below(rng, 4) == 0) {
+        return;
+    }
+    const struct ref_table *t = &g->ref->tables[
+        g->tables[unit_rng_below(rng, (uint32_t) g->n_tables)]];
+    if (!t->n) {
+        return;
+    }
+    const struct ref_flow *f = &t->flows[unit_rng_below(rng,
+                                                        (uint32_t) t->n)];
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(packet_fields); i++) {
+        enum fdp_field fi = packet_fields[i];
+        if (fdp__match_has_range(&f->match, fi)) {
+            uint64_t lo = (uint64_t) fdp__match_get_value(&f->match, fi);
+            uint64_t hi = (uint64_t) fdp__key_get(&f->match.hi, fi);
+            fdp__key_set(key, fi, lo + unit_rng_next(rng) % (hi - lo + 1));
+        } else {
+            uint64_t mask = (uint64_t) fdp__match_get_mask(&f->match, fi);
+            uint64_t v = (uint64_t) fdp__key_get(key, fi);
+            fdp__key_set(key, fi, (v & ~mask)
+                                  | (uint64_t) fdp__match_get_value(&f->match,
+                                                                    fi));
+        }
+    }
+}
+
+START_TEST(differential_random_programs)
+{
+    if (!use_cpu_level(_i, "differential_random_programs")) {
+        return;
+    }
+    struct unit_rng rng;
+    char what[96];
+
+    unit_rng_init(&rng, 1500);
+    for (int prog_no = 0; prog_no < 400; prog_no++) {
+        struct prog g;
+        random_program(&rng, &g);
+        for (int pkt = 0; pkt < 60; pkt++) {
+            struct fdp_key key;
+            random_packet(&rng, &g, &key);
+            snprintf(what, sizeof what, "program %d, packet %d", prog_no,
+                     pkt);
+            check_packet(&g, &key, what);
+        }
+        prog_destroy(&g);
+    }
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
+/* Hand-picked programs.                                                   */
+
+/* Helpers to write flows tersely: a match under construction and the
+ * actions' builder. */
+struct flow_b {
+    struct fdp_match m;
+    struct fdp__actions_builder b;
+};
+
+static struct flow_b *
+fb_new(void)
+{
+    struct flow_b *fb = calloc(1, sizeof *fb);
+
+    ck_assert_ptr_nonnull(fb);
+    fdp__match_init(&fb->m);
+    fdp__actions_builder_init(&fb->b);
+    return fb;
+}
+
+static void
+fb_ip(struct flow_b *fb)
+{
+    fdp__match_set_masked(&fb->m, FDP_F_DL_TYPE, FDP_ETH_TYPE_IP, 0xffff);
+}
+
+static void
+fb_tcp(struct flow_b *fb)
+{
+    fb_ip(fb);
+    fdp__match_set_masked(&fb->m, FDP_F_NW_PROTO, FDP_IPPROTO_TCP, 0xff);
+}
+
+static void
+fb_exact(struct flow_b *fb, enum fdp_field f, uint64_t v)
+{
+    ck_assert_int_eq(fdp__match_set_masked(&fb->m, f, v,
+                                           fdp__field(f)->max), 0);
+}
+
+static void
+fb_add(struct prog *g, struct flow_b *fb, uint8_t table, uint16_t priority,
+       uint64_t cookie)
+{
+    prog_add(g, table, priority, cookie, &fb->m, &fb->b);
+    fdp__actions_builder_destroy(&fb->b);
+    free(fb);
+}
+
+static uint32_t
+ip4(unsigned int a, unsigned int b, unsigned int c, unsigned int d)
+{
+    return (uint32_t) (a << 24 | b << 16 | c << 8 | d);
+}
+
+static void
+tcp_key(struct fdp_key *key, uint32_t in_port, uint32_t src, uint32_t dst,
+        uint16_t sport, uint16_t dport)
+{
+    memset(key, 0, sizeof *key);
+    fdp__key_set(key, FDP_F_IN_PORT, in_port);
+    fdp__key_set(key, FDP_F_DL_TYPE, FDP_ETH_TYPE_IP);
+    fdp__key_set(key, FDP_F_NW_PROTO, FDP_IPPROTO_TCP);
+    fdp__key_set(key, FDP_F_NW_SRC, src);
+    fdp__key_set(key, FDP_F_NW_DST, dst);
+    fdp__key_set(key, FDP_F_TP_SRC, sport);
+    fdp__key_set(key, FDP_F_TP_DST, dport);
+}
+
+/* Classifies 'key' through 'g' (checked against the reference) and returns
+ * the cookies of the flows hit, 0 for a miss, into 'cookies'; the result
+ * stays in '*r' (caller's, read lock released). */
+static size_t
+run_packet(struct prog *g, const struct fdp_key *key,
+           struct fdp_pipeline_result *r, uint64_t *cookies, size_t max,
+           const char *what)
+{
+    check_packet(g, key, what);
+    fdp_table_read_lock();
+    ck_assert_int_eq(fdp_pipeline_classify(g->p, key, 0, r, NULL, NULL), 0);
+    for (size_t i = 0; i < r->n_steps && i < max; i++) {
+        cookies[i] = r->steps[i].rule ? fdp_rule_get_cookie(r->steps[i].rule)
+                                      : 0;
+    }
+    fdp_table_read_unlock();
+    return r->n_steps;
+}
+
+/* The output ports of 'acts', in order, as a number in base 16 (outputs to
+ * 1 then 3: 0x13). */
+static uint64_t
+outputs(const struct fdp_actions *acts)
+{
+    uint64_t v = 0;
+
+    for (const struct fdp__action *a = fdp__actions_first(acts); a;
+         a = fdp__actions_next(acts, a)) {
+        if (a->type == FDP_ACT_OUTPUT) {
+            v = v << 4 | (a->arg & 0xf);
+        }
+    }
+    return v;
+}
+
+/* ovs-fields(7), "Conjunctive Match Fields": ip_src in {10.0.0.1, .4, .6,
+ * .7} and ip_dst in {10.0.0.2, .5, .7, .8} leads to conj_id=1234's flow,
+ * which here outputs to port 1; anything else finds the table-miss flow's
+ * output to port 2. */
+START_TEST(conjunction_ovs_fields_example)
+{
+    static const unsigned int srcs[] = { 1, 4, 6, 7 };
+    static const unsigned int dsts[] = { 2, 5, 7, 8 };
+    struct fdp_pipeline_result r;
+    struct prog g;
+    struct flow_b *fb;
+    uint64_t c[4];
+
+    prog_init(&g);
+    fb = fb_new();
+    fdp__match_set_masked(&fb->m, FDP_F_CONJ_ID, 1234, 0xffffffffu);
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 1);
+    fb_add(&g, fb, 0, FDP_DEFAULT_PRIORITY, 0x1234);
+    for (size_t i = 0; i < 4; i++) {
+        fb = fb_new();
+        fb_ip(fb);
+        fb_exact(fb, FDP_F_NW_SRC, ip4(10, 0, 0, srcs[i]));
+        fdp__actions_add_conjunction(&fb->b, 1234, 1, 2);
+        fb_add(&g, fb, 0, FDP_DEFAULT_PRIORITY, 0x100 + i);
+        fb = fb_new();
+        fb_ip(fb);
+        fb_exact(fb, FDP_F_NW_DST, ip4(10, 0, 0, dsts[i]));
+        fdp__actions_add_conjunction(&fb->b, 1234, 2, 2);
+        fb_add(&g, fb, 0, FDP_DEFAULT_PRIORITY, 0x200 + i);
+    }
+    fb = fb_new();
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 2);
+    fb_add(&g, fb, 0, 0, 0xfff);
+
+    fdp_pipeline_result_init(&r);
+    for (unsigned int s = 0; s < 10; s++) {
+        for (unsigned int d = 0; d < 10; d++) {
+            bool in_s = s == 1 || s == 4 || s == 6 || s == 7;
+            bool in_d = d == 2 || d == 5 || d == 7 || d == 8;
+            struct fdp_key key;
+            tcp_key(&key, 1, ip4(10, 0, 0, s), ip4(10, 0, 0, d), 1, 2);
+            ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "ovs example"),
+                              1);
+            ck_assert_uint_eq(c[0], in_s && in_d ? 0x1234 : 0xfff);
+            ck_assert_uint_eq(r.steps[0].conj_id, in_s && in_d ? 1234 : 0);
+            ck_assert_uint_eq(outputs(r.actions), in_s && in_d ? 1 : 2);
+            /* conj_id is pipeline state of the lookup only. */
+            ck_assert_uint_eq(fdp__key_get(&r.key, FDP_F_CONJ_ID), 0);
+        }
+    }
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+}
+END_TEST
+
+/* A conjunction at priority 100 is complete for the packet, but a hard
+ * flow at 200 matches it too: the hard flow wins and no conj_id lookup
+ * happens.  With the conjunction at 300 instead, the conj_id lookup
+ * happens and finds the conj_id=7 flow. */
+START_TEST(conjunction_hidden_by_higher_hard_flow)
+{
+    struct fdp_pipeline_result r;
+    uint64_t c[4];
+
+    for (int top = 0; top < 2; top++) {
+        struct prog g;
+        struct flow_b *fb;
+        uint16_t cp = top ? 300 : 100;
+
+        prog_init(&g);
+        fb = fb_new();
+        fdp__match_set_masked(&fb->m, FDP_F_CONJ_ID, 7, 0xffffffffu);
+        fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 1);
+        /* Above the hard flow: the conj_id=7 lookup finds the hard flow
+         * too, and must prefer this one. */
+        fb_add(&g, fb, 0, 250, 0xc7);
+        fb = fb_new();
+        fb_tcp(fb);
+        fb_exact(fb, FDP_F_TP_SRC, 5);
+        fdp__actions_add_conjunction(&fb->b, 7, 1, 2);
+        fb_add(&g, fb, 0, cp, 0x71);
+        fb = fb_new();
+        fb_tcp(fb);
+        fb_exact(fb, FDP_F_TP_DST, 6);
+        fdp__actions_add_conjunction(&fb->b, 7, 2, 2);
+        fb_add(&g, fb, 0, cp, 0x72);
+        fb = fb_new();
+        fb_tcp(fb);
+        fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 2);
+        fb_add(&g, fb, 0, 200, 0x200);
+
+        struct fdp_key key;
+        tcp_key(&key, 1, 1, 2, 5, 6);
+        fdp_pipeline_result_init(&r);
+        ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "hidden"), 1);
+        ck_assert_uint_eq(c[0], top ? 0xc7 : 0x200);
+        ck_assert_uint_eq(r.steps[0].conj_id, top ? 7 : 0);
+        ck_assert_uint_eq(outputs(r.actions), top ? 1 : 2);
+        fdp_pipeline_result_destroy(&r);
+        prog_destroy(&g);
+    }
+}
+END_TEST
+
+/* Conjunction 1 at priority 50 and conjunction 2 at priority 40: when
+ * both complete, 1 wins; when only 2 completes, 2.  Without a conj_id=1
+ * flow, a complete conjunction 1 finds nothing on its conj_id lookup and
+ * the search goes on at priority 40, to conjunction 2 if it completes, or
+ * else to a miss (there is no hard flow).  Conjunction 3 has no clause 2
+ * flow and never completes. */
+START_TEST(conjunction_two_priorities)
+{
+    struct fdp_pipeline_result r;
+    uint64_t c[4];
+
+    for (int with_c1 = 0; with_c1 < 2; with_c1++) {
+        struct prog g;
+        struct flow_b *fb;
+
+        prog_init(&g);
+        if (with_c1) {
+            fb = fb_new();
+            fdp__match_set_masked(&fb->m, FDP_F_CONJ_ID, 1, 0xffffffffu);
+            fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 1);
+            fb_add(&g, fb, 0, 5, 0xc1);
+        }
+        fb = fb_new();
+        fdp__match_set_masked(&fb->m, FDP_F_CONJ_ID, 2, 0xffffffffu);
+        fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 2);
+        fb_add(&g, fb, 0, 5, 0xc2);
+        /* Conjunction 1 (prio 50): tp_src=1 and tp_dst in {1, 2}.
+         * Conjunction 2 (prio 40): tp_src in {1, 2} and tp_dst=2; the
+         * tp_src=1 flow of conjunction 2 is clause 1 of both (at 40 it
+         * belongs to conjunction 2 only, so the flows differ). */
+        fb = fb_new();
+        fb_tcp(fb);
+        fb_exact(fb, FDP_F_TP_SRC, 1);
+        fdp__actions_add_conjunction(&fb->b, 1, 1, 2);
+        fb_add(&g, fb, 0, 50, 0x11);
+        for (unsigned int d = 1; d <= 2; d++) {
+            fb = fb_new();
+            fb_tcp(fb);
+            fb_exact(fb, FDP_F_TP_DST, d);
+            fdp__actions_add_conjunction(&fb->b, 1, 2, 2);
+            fb_add(&g, fb, 0, 50, 0x120 + d);
+        }
+        for (unsigned int s = 1; s <= 2; s++) {
+            fb = fb_new();
+            fb_tcp(fb);
+            fb_exact(fb, FDP_F_TP_SRC, s);
+            fdp__actions_add_conjunction(&fb->b, 2, 1, 2);
+            fdp__actions_add_conjunction(&fb->b, 3, 1, 2);
+            fb_add(&g, fb, 0, 40, 0x210 + s);
+        }
+        fb = fb_new();
+        fb_tcp(fb);
+        fb_exact(fb, FDP_F_TP_DST, 2);
+        fdp__actions_add_conjunction(&fb->b, 2, 2, 2);
+        fb_add(&g, fb, 0, 40, 0x22);
+        static const struct {
+            uint16_t s, d;
+            uint64_t want[2];       /* Without / with conj_id=1's flow. */
+            uint32_t conj[2];
+        } cases[] = {
+            { 1, 2, { 0xc2, 0xc1 }, { 2, 1 } },   /* Both complete. */
+            { 1, 1, { 0, 0xc1 }, { 0, 1 } },      /* Only 1. */
+            { 2, 2, { 0xc2, 0xc2 }, { 2, 2 } },   /* Only 2. */
+            { 2, 1, { 0, 0 }, { 0, 0 } },         /* Neither. */
+            { 3, 2, { 0, 0 }, { 0, 0 } },
+        };
+        fdp_pipeline_result_init(&r);
+        for (size_t i = 0; i < FDP_ARRAY_SIZE(cases); i++) {
+            struct fdp_key key;
+            tcp_key(&key, 1, 1, 2, cases[i].s, cases[i].d);
+            ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "two prios"),
+                              1);
+            ck_assert_msg(c[0] == cases[i].want[with_c1],
+                          "case %zu with_c1 %d: got 0x%" PRIx64, i, with_c1,
+                          c[0]);
+            ck_assert_uint_eq(r.steps[0].conj_id, cases[i].conj[with_c1]);
+            ck_assert(r.table_missed == !cases[i].want[with_c1]);
+        }
+        fdp_pipeline_result_destroy(&r);
+        prog_destroy(&g);
+    }
+}
+END_TEST
+
+/* Table 0: output:1, resubmit(,1), output:3, goto_table:2.  Table 1:
+ * load reg0=7, output:2.  Table 2 matches reg0=7: output:4.  The outputs
+ * come 1, 2, 3, 4: the resubmit came back to the rest of its caller, and
+ * the register it loaded is seen by table 2. */
+START_TEST(resubmit_returns_to_caller)
+{
+    struct fdp_pipeline_result r;
+    struct prog g;
+    struct flow_b *fb;
+    uint64_t c[8];
+
+    prog_init(&g);
+    fb = fb_new();
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 1);
+    fdp__actions_add(&fb->b, FDP_ACT_GOTO_TABLE, 2);
+    fdp__actions_add_resubmit(&fb->b, FDP_PORT_IN_PORT, 1);
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 3);
+    fb_add(&g, fb, 0, 1, 0xa);
+    fb = fb_new();
+    fdp__actions_add_set_masked(&fb->b, FDP_F_REG0, 7, 0xffffffffu,
+                                FDP__ACT_LOAD);
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 2);
+    fb_add(&g, fb, 1, 1, 0xb);
+    fb = fb_new();
+    fb_exact(fb, FDP_F_REG0, 7);
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 4);
+    fb_add(&g, fb, 2, 1, 0xc);
+
+    struct fdp_key key;
+    tcp_key(&key, 1, 1, 2, 3, 4);
+    fdp_pipeline_result_init(&r);
+    ck_assert_uint_eq(run_packet(&g, &key, &r, c, 8, "returns"), 3);
+    ck_assert_uint_eq(c[0], 0xa);
+    ck_assert_uint_eq(c[1], 0xb);
+    ck_assert_uint_eq(c[2], 0xc);
+    ck_assert_uint_eq(r.steps[1].kind, FDP_STEP_RESUBMIT);
+    ck_assert_uint_eq(r.steps[1].depth, 1);
+    ck_assert_uint_eq(r.steps[2].kind, FDP_STEP_GOTO);
+    ck_assert_uint_eq(r.steps[2].depth, 0);
+    ck_assert_uint_eq(outputs(r.actions), 0x1234);
+    ck_assert_uint_eq(fdp__key_get(&r.key, FDP_F_REG0), 7);
+    ck_assert(!r.limit_dropped && !r.table_missed);
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+}
+END_TEST
+
+/* Table 1 holds a chain: the flow for reg0=i (i < n) loads reg0=i+1 and
+ * resubmits to table 1; reg0=n outputs.  Table 0 outputs to port 1 and
+ * resubmits into the chain.  n resubmits nest n deep: 64 is allowed, 65
+ * is dropped whole (not even table 0's output). */
+static void
+resubmit_chain(unsigned int n, struct fdp_pipeline_result *r,
+               struct prog *g)
+{
+    struct flow_b *fb;
+
+    prog_init(g);
+    fb = fb_new();
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 1);
+    fdp__actions_add_resubmit(&fb->b, FDP_PORT_IN_PORT, 1);
+    fb_add(g, fb, 0, 1, 0x1);
+    for (unsigned int i = 0; i < n; i++) {
+        fb = fb_new();
+        fb_exact(fb, FDP_F_REG0, i);
+        fdp__actions_add_set_masked(&fb->b, FDP_F_REG0, i + 1, 0xffffffffu,
+                                    FDP__ACT_LOAD);
+        fdp__actions_add_resubmit(&fb->b, FDP_PORT_IN_PORT,
+                                  FDP__RESUBMIT_SAME_TABLE);
+        fb_add(g, fb, 1, 1, 0x1000 + i);
+    }
+    fb = fb_new();
+    fb_exact(fb, FDP_F_REG0, n);
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 2);
+    fb_add(g, fb, 1, 1, 0x2000);
+
+    struct fdp_key key;
+    uint64_t c[1];
+    tcp_key(&key, 1, 1, 2, 3, 4);
+    fdp_pipeline_result_init(r);
+    run_packet(g, &key, r, c, 1, "chain");
+}
+
+START_TEST(resubmit_depth_limit)
+{
+    struct fdp_pipeline_result r;
+    struct prog g;
+
+    /* Table 0's resubmit is the first level: n - 1 more in table 1. */
+    resubmit_chain(FDP_PIPELINE_MAX_DEPTH - 1, &r, &g);
+    ck_assert(!r.limit_dropped);
+    ck_assert_uint_eq(r.n_steps, 1 + FDP_PIPELINE_MAX_DEPTH);
+    ck_assert_uint_eq(r.steps[r.n_steps - 1].depth, FDP_PIPELINE_MAX_DEPTH);
+    ck_assert_uint_eq(outputs(r.actions), 0x12);
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+
+    resubmit_chain(FDP_PIPELINE_MAX_DEPTH, &r, &g);
+    ck_assert(r.limit_dropped);
+    ck_assert(!r.table_missed);
+    ck_assert_uint_eq(fdp_actions_count(r.actions), 0);
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+}
+END_TEST
+
+/* Table 0's flow resubmits to table 1 'n0' times; table 1's flow resubmits
+ * to table 2 'n1' times; table 2 outputs.  n0 * (1 + n1) resubmits, never
+ * deeper than 2. */
+static void
+resubmit_fan(unsigned int n0, unsigned int n1, struct fdp_pipeline_result *r,
+             struct prog *g)
+{
+    struct flow_b *fb;
+
+    prog_init(g);
+    fb = fb_new();
+    for (unsigned int i = 0; i < n0; i++) {
+        fdp__actions_add_resubmit(&fb->b, FDP_PORT_IN_PORT, 1);
+    }
+    fb_add(g, fb, 0, 1, 0x1);
+    fb = fb_new();
+    for (unsigned int i = 0; i < n1; i++) {
+        fdp__actions_add_resubmit(&fb->b, FDP_PORT_IN_PORT, 2);
+    }
+    fb_add(g, fb, 1, 1, 0x2);
+    fb = fb_new();
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 1);
+    fb_add(g, fb, 2, 1, 0x3);
+
+    struct fdp_key key;
+    uint64_t c[1];
+    tcp_key(&key, 1, 1, 2, 3, 4);
+    fdp_pipeline_result_init(r);
+    run_packet(g, &key, r, c, 1, "fan");
+}
+
+START_TEST(resubmit_total_limit)
+{
+    struct fdp_pipeline_result r;
+    struct prog g;
+
+    /* 64 * (1 + 63) = 4096: at the limit. */
+    resubmit_fan(64, 63, &r, &g);
+    ck_assert(!r.limit_dropped);
+    ck_assert_uint_eq(r.n_steps, 1 + FDP_PIPELINE_MAX_RESUBMITS);
+    ck_assert_uint_eq(fdp_actions_count(r.actions), 64 * 63);
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+
+    resubmit_fan(65, 62, &r, &g);      /* 65 * 63 = 4095 */
+    ck_assert(!r.limit_dropped);
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+
+    resubmit_fan(65, 63, &r, &g);      /* 65 * 64 = 4160: past it. */
+    ck_assert(r.limit_dropped);
+    ck_assert_uint_eq(fdp_actions_count(r.actions), 0);
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+
+    resubmit_fan(100, 50, &r, &g);     /* 5100 */
+    ck_assert(r.limit_dropped);
+    ck_assert_uint_eq(fdp_actions_count(r.actions), 0);
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+}
+END_TEST
+
+/* No flow in table 0 matches: a miss, table_missed, nothing output.  A
+ * goto_table to a table where no flow matches: what the flow before it
+ * output stays output, and the pipeline ends there; a table-miss flow
+ * then catches those packets. */
+START_TEST(table_misses)
+{
+    struct fdp_pipeline_result r;
+    struct prog g;
+    struct flow_b *fb;
+    uint64_t c[4];
+    struct fdp_key key;
+
+    prog_init(&g);
+    fb = fb_new();
+    fb_tcp(fb);
+    fb_exact(fb, FDP_F_TP_DST, 80);
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 1);
+    fdp__actions_add(&fb->b, FDP_ACT_GOTO_TABLE, 3);
+    fb_add(&g, fb, 0, 1, 0x1);
+    fb = fb_new();
+    fb_tcp(fb);
+    fb_exact(fb, FDP_F_TP_SRC, 9);
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 2);
+    fb_add(&g, fb, 3, 1, 0x3);
+
+    fdp_pipeline_result_init(&r);
+    tcp_key(&key, 1, 1, 2, 3, 4);
+    ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "table-0 miss"), 1);
+    ck_assert_uint_eq(c[0], 0);
+    ck_assert(r.table_missed);
+    ck_assert_uint_eq(r.steps[0].table_id, 0);
+    ck_assert_uint_eq(fdp_actions_count(r.actions), 0);
+
+    tcp_key(&key, 1, 1, 2, 3, 80);
+    ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "goto miss"), 2);
+    ck_assert_uint_eq(c[0], 0x1);
+    ck_assert_uint_eq(c[1], 0);
+    ck_assert_uint_eq(r.steps[1].table_id, 3);
+    ck_assert_uint_eq(r.steps[1].kind, FDP_STEP_GOTO);
+    ck_assert(r.table_missed);
+    ck_assert_uint_eq(outputs(r.actions), 1);
+
+    tcp_key(&key, 1, 1, 2, 9, 80);
+    ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "goto hit"), 2);
+    ck_assert_uint_eq(c[1], 0x3);
+    ck_assert(!r.table_missed);
+    ck_assert_uint_eq(outputs(r.actions), 0x12);
+
+    /* A table-miss flow in table 3 catches what missed. */
+    fb = fb_new();
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 7);
+    fb_add(&g, fb, 3, 0, 0x30);
+    tcp_key(&key, 1, 1, 2, 3, 80);
+    ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "table-miss flow"), 2);
+    ck_assert_uint_eq(c[1], 0x30);
+    ck_assert(!r.table_missed);
+    ck_assert_uint_eq(outputs(r.actions), 0x17);
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+}
+END_TEST
+
+/* Registers and metadata loaded in one table are matched by the next;
+ * move copies tp_dst's low 8 bits into reg3 and in_port into metadata's
+ * bits 16..31, and a later table matches those. */
+START_TEST(registers_and_move)
+{
+    struct fdp_pipeline_result r;
+    struct prog g;
+    struct flow_b *fb;
+    uint64_t c[4];
+    struct fdp_key key;
+
+    prog_init(&g);
+    fb = fb_new();
+    fb_tcp(fb);
+    fdp__actions_add_set_masked(&fb->b, FDP_F_REG2, 0x50, 0xf0, 0);
+    fdp__actions_add_move(&fb->b, FDP_F_TP_DST, 0, FDP_F_REG3, 0, 8);
+    fdp__actions_add_move(&fb->b, FDP_F_IN_PORT, 0, FDP_F_METADATA, 16, 16);
+    fdp__actions_add(&fb->b, FDP_ACT_GOTO_TABLE, 1);
+    fb_add(&g, fb, 0, 1, 0x1);
+    for (unsigned int v = 0; v < 4; v++) {
+        fb = fb_new();
+        fb_exact(fb, FDP_F_REG3, 0x50 + v);
+        fb_exact(fb, FDP_F_REG2, 0x50);
+        ck_assert_int_eq(fdp__match_set_masked(&fb->m, FDP_F_METADATA,
+                                               (uint64_t) 3 << 16,
+                                               0xffff0000), 0);
+        fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 1 + v);
+        fb_add(&g, fb, 1, 1, 0x10 + v);
+    }
+    fb = fb_new();
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 9);
+    fb_add(&g, fb, 1, 0, 0x1f);
+
+    fdp_pipeline_result_init(&r);
+    for (unsigned int v = 0; v < 6; v++) {
+        for (uint32_t port = 2; port <= 3; port++) {
+            tcp_key(&key, port, 1, 2, 3, (uint16_t) (0x1250 + v));
+            ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "move"), 2);
+            bool hit = v < 4 && port == 3;
+            ck_assert_uint_eq(c[1], hit ? 0x10 + v : 0x1f);
+            ck_assert_uint_eq(outputs(r.actions), hit ? 1 + v : 9);
+            ck_assert_uint_eq(fdp__key_get(&r.key, FDP_F_REG3), 0x50 + v);
+            ck_assert_uint_eq(fdp__key_get(&r.key, FDP_F_METADATA),
+                              (uint64_t) port << 16);
+            /* The packet's own fields are untouched. */
+            ck_assert_uint_eq(fdp__key_get(&r.key, FDP_F_TP_DST),
+                              0x1250 + v);
+        }
+    }
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+}
+END_TEST
+
+/* set_field on a header is a packet action and changes what the next
+ * table sees; resubmit(2,1) looks table 1 up as if from port 2. */
+START_TEST(header_rewrite_and_resubmit_port)
+{
+    struct fdp_pipeline_result r;
+    struct prog g;
+    struct flow_b *fb;
+    uint64_t c[4];
+    struct fdp_key key;
+
+    prog_init(&g);
+    fb = fb_new();
+    fb_tcp(fb);
+    fdp__actions_add_set_field(&fb->b, FDP_F_TP_DST, 443, 0);
+    fdp__actions_add_resubmit(&fb->b, 2, 1);
+    fdp__actions_add(&fb->b, FDP_ACT_GOTO_TABLE, 2);
+    fb_add(&g, fb, 0, 1, 0x1);
+    fb = fb_new();
+    fb_exact(fb, FDP_F_IN_PORT, 2);
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 5);
+    fb_add(&g, fb, 1, 1, 0x2);
+    fb = fb_new();
+    fb_tcp(fb);
+    fb_exact(fb, FDP_F_TP_DST, 443);
+    fb_exact(fb, FDP_F_IN_PORT, 1);
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 6);
+    fb_add(&g, fb, 2, 1, 0x3);
+
+    fdp_pipeline_result_init(&r);
+    tcp_key(&key, 1, 1, 2, 3, 80);
+    ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "rewrite"), 3);
+    ck_assert_uint_eq(c[1], 0x2);
+    ck_assert_uint_eq(c[2], 0x3);
+    ck_assert_uint_eq(outputs(r.actions), 0x56);
+    ck_assert_uint_eq(fdp__key_get(&r.key, FDP_F_TP_DST), 443);
+    ck_assert_uint_eq(fdp__key_get(&r.key, FDP_F_IN_PORT), 1);
+    ck_assert_uint_eq(fdp_actions_count(r.actions), 3);
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("pipeline");
+    TCase *tc = unit_tcase(s, "pipeline");
+
+    tcase_add_loop_test(tc, differential_random_programs, 0,
+                        FDP_CPU_N_LEVELS);
+    tcase_add_test(tc, conjunction_ovs_fields_example);
+    tcase_add_test(tc, conjunction_hidden_by_higher_hard_flow);
+    tcase_add_test(tc, conjunction_two_priorities);
+    tcase_add_test(tc, resubmit_returns_to_caller);
+    tcase_add_test(tc, resubmit_depth_limit);
+    tcase_add_test(tc, resubmit_total_limit);
+    tcase_add_test(tc, table_misses);
+    tcase_add_test(tc, registers_and_move);
+    tcase_add_test(tc, header_rewrite_and_resubmit_port);
+    return unit_run(s);
+}
