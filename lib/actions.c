@@ -235,6 +235,17 @@ fdp__actions_add_resubmit(struct fdp__actions_builder *b, uint32_t port,
                      (port & 0xffff) << 8 | (table & 0xff));
 }
 
+void
+fdp__actions_add_record(struct fdp__actions_builder *b,
+                        const struct fdp__action *a)
+{
+    uint64_t *w = builder_reserve(b, a->n_words);
+
+    if (w) {
+        memcpy(w, a, a->n_words * sizeof *w);
+    }
+}
+
 struct fdp_actions *
 fdp__actions_finish(struct fdp__actions_builder *b)
 {

@@ -214,6 +214,19 @@ int fdp__actions_add_conjunction(struct fdp__actions_builder *,
 void fdp__actions_add_resubmit(struct fdp__actions_builder *,
                                uint32_t port, unsigned int table);
 
+/* Appends a copy of the record 'a' (from another list). */
+void fdp__actions_add_record(struct fdp__actions_builder *,
+                             const struct fdp__action *a);
+
+/* Empties the builder, keeping its memory for the next list. */
+static inline void
+fdp__actions_builder_clear(struct fdp__actions_builder *b)
+{
+    b->n_words = 0;
+    b->n_actions = 0;
+    b->error = 0;
+}
+
 /* Returns the list and resets the builder; NULL if out of memory. */
 struct fdp_actions *fdp__actions_finish(struct fdp__actions_builder *);
 void fdp__actions_builder_destroy(struct fdp__actions_builder *);

@@ -34,6 +34,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/flow-text.h \
 	lib/key.c \
 	lib/match.c \
+	lib/pipeline.c \
 	lib/match.h \
 	lib/pipapo.c \
 	lib/pipapo.h \

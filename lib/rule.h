@@ -159,6 +159,21 @@ fdp__rule_matches(const struct fdp_rule *rule, const struct fdp_key *key)
     return fdp__cmatch_matches(&rule->match, key);
 }
 
+/* For lib/pipeline.c, which keeps one table's flows in several
+ * fdp_tables.  Both need the caller's open transaction on 'table'
+ * (fdp_table_begin()).  fdp__table_select() stores in '*rulesp' a new
+ * array (the caller frees it; the rules stay the table's) of the flows
+ * 'filter' selects, as fdp_table_modify() would; returns 0 or ENOMEM.
+ * fdp__table_find() returns the flow with exactly 'match' and 'priority',
+ * or NULL. */
+struct fdp_table_filter;
+int fdp__table_select(struct fdp_table *table,
+                      const struct fdp_table_filter *filter,
+                      struct fdp_rule ***rulesp, size_t *n);
+const struct fdp_rule *fdp__table_find(struct fdp_table *table,
+                                       const struct fdp_match *match,
+                                       uint16_t priority);
+
 /* True if 'table' was declared disjoint (fdp_table_set_disjoint()). */
 bool fdp__table_is_disjoint(const struct fdp_table *table);
 

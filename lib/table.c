@@ -1445,6 +1445,21 @@ select_rules(struct fdp_table *table, const struct fdp_table_filter *filter,
 }
 
 int
+fdp__table_select(struct fdp_table *table,
+                  const struct fdp_table_filter *filter,
+                  struct fdp_rule ***rulesp, size_t *n)
+{
+    return select_rules(table, filter, rulesp, n);
+}
+
+const struct fdp_rule *
+fdp__table_find(struct fdp_table *table, const struct fdp_match *match,
+                uint16_t priority)
+{
+    return find_exact(table, match, priority, NULL);
+}
+
+int
 fdp_table_modify(struct fdp_table *table,
                  const struct fdp_table_filter *filter,
                  const struct fdp_actions *actions,

@@ -39,9 +39,15 @@
  * conjunction ID every clause 1..N has a matching flow at P, the table is
  * looked up again with conj_id = ID (which only then is not zero), and
  * the best flow found, typically one matching "conj_id=ID", is the
- * result.  If no conjunction is complete at any such P, the result is H.
- * (When several conjunctions are complete at one priority, the lowest
- * ID's is tried first.)
+ * result.  If no conjunction is complete at any such P, or none of the
+ * lookups with conj_id finds a flow, the result is H.  A conjunction is
+ * its ID and N together, at its priority: flows that say
+ * conjunction(7,1/2) and conjunction(7,2/3) belong to two conjunctions,
+ * neither complete.  When several conjunctions are complete at one
+ * priority, they are tried in order of ID, then N.  Flows of conjunctions
+ * keep no statistics (a packet is counted on the flow the conjunction
+ * leads to), and changing a flow's actions between conjunction and other
+ * actions with a modify resets its statistics.
  *
  * Versions.  Every change to any table grows the pipeline's version, so a
  * cache of whole-pipeline outcomes made at one version (the datapath's)
@@ -53,7 +59,8 @@
  * any thread; they serialise on the pipeline's mutex.  A transaction
  * belongs to the thread that began it.  A transaction's changes to each
  * table become visible to lookups table by table at commit; the version
- * grows once, after the last.
+ * grows once, after the last.  A modifier that fails inside a transaction
+ * may have changed some of its tables: abort the transaction.
  *
  * Lookups (classify, for_each, stats): RCU protected, as fdp_table's:
  * the caller holds fdp_table_read_lock() across the call and every use of
@@ -165,12 +172,14 @@ enum {
     FDP_PIPELINE_LINEAR = 1 << 0,
 };
 
-/* Called by fdp_pipeline_classify() after each lookup's flow has run its
- * actions (or at once for a miss), with the pipeline's key at that point:
- * what "trace" prints.  'step' is the lookup. */
+/* Called by fdp_pipeline_classify() for each lookup ('step'): once when
+ * the lookup is made, with 'done' false and the key it looked up, and, for
+ * a hit, again after the flow's actions have run (those of the resubmits
+ * they made included, whose own calls come in between), with 'done' true
+ * and the key as the actions left it.  What "trace" prints. */
 typedef void fdp_pipeline_trace_cb(void *aux,
                                    const struct fdp_pipeline_step *step,
-                                   const struct fdp_key *key);
+                                   const struct fdp_key *key, bool done);
 
 /* Runs the packet whose key is 'key' (registers and metadata zero, as
  * extracted) through 'p' into 'r'.  'trace' may be NULL.  Returns 0, or
@@ -183,11 +192,6 @@ FDP_API int fdp_pipeline_classify(struct fdp_pipeline *p,
 
 /* The pipeline's version (see above). */
 FDP_API uint64_t fdp_pipeline_version(const struct fdp_pipeline *p);
-
-/* True if the pipeline is a single table: no flow outside table 0, and no
- * flow with a goto_table, resubmit or conjunction action, so a lookup in
- * table 0 is the whole classification. */
-FDP_API bool fdp_pipeline_is_single(const struct fdp_pipeline *p);
 
 /* Table 'table_id', or NULL if no flow was ever added to it.  For
  * statistics and lookups only: change flows through the pipeline. */

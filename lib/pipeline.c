@@ -1,0 +1,1535 @@
+/*
+ * The pipeline: tables 0 to 254, goto_table, resubmit, registers and
+ * conjunctive matches.  The semantics are in flowdp/pipeline.h; this is
+ * how they are built.
+ *
+ * Theory of operation
+ * ===================
+ *
+ * Storage.  Each table in use is a struct ptable: one fdp_table, 'hard',
+ * for its ordinary flows, and one small fdp_table per conjunction clause,
+ * a "dim" (for dimension), for the flows of conjunctions.  A dim is the
+ * clause k of the N-clause conjunction ID at priority P, and holds every
+ * flow with the action conjunction(ID,k/N) at priority P.  A flow of
+ * several conjunctions sits in the dim of each; its first conjunction
+ * action names its "primary" dim, the one dumps and counts read it from,
+ * so that it is listed once.  The flows of a conjunction are stored once
+ * (twice only for flows of two conjunctions), and nothing is derived from
+ * them at lookup time: a 100 x 100 conjunction is 200 flows in two dims
+ * and one conj_id flow in 'hard', against the 10,000 flows of the cross
+ * product it replaces.
+ *
+ * Lookup in one table (table_lookup()):
+ *   1. H = the best flow of 'hard' for the key (conj_id zero).
+ *   2. For each priority level of the table's conjunction index above H's,
+ *      from the highest, each conjunction at it in (ID, N) order: it is
+ *      complete if every one of its N dims has a flow matching the key
+ *      (a lookup each, stopping at the first that finds none).  For a
+ *      complete one, 'hard' is looked up again with conj_id = ID; a flow
+ *      found is the result.
+ *   3. Otherwise H.
+ * A dim's lookup is an ordinary fdp_table lookup (tuple space, or pipapo
+ * for ranges: a conjunction clause with a port range stays one flow), and
+ * its answer is only "some flow matched"; priorities inside a dim are all
+ * P.  The index (struct conj_index), made at commit from the dims, lists
+ * the levels in decreasing priority and, per level, the conjunctions
+ * whose N dims all hold flows; readers find it under RCU.
+ *
+ * Worked example.  Table 0 holds
+ *   priority=10,ip,nw_src=10.0.0.1 actions=conjunction(1,1/2)
+ *   priority=10,ip,nw_src=10.0.0.2 actions=conjunction(1,1/2)
+ *   priority=10,tcp,tp_dst=80      actions=conjunction(1,2/2)
+ *   priority=10,conj_id=1          actions=goto_table:1
+ *   priority=1                     actions=drop
+ * The dims are (10, 1, 2, k=1) with two flows and (10, 1, 2, k=2) with
+ * one; 'hard' has the conj_id flow and the catch-all.  The index has one
+ * level, priority 10, with conjunction 1/2.  A TCP packet from 10.0.0.2
+ * to port 80: H is the catch-all (priority 1 < 10); dim 1 matches
+ * (10.0.0.2), dim 2 matches (port 80), so conjunction 1 is complete;
+ * 'hard' with conj_id=1 finds "conj_id=1", whose goto_table:1 goes on.
+ * The same packet to port 22 fails at dim 2, and H, the catch-all, drops
+ * it.
+ *
+ * Cost, counted.  A table without conjunctions: one fdp_table lookup.
+ * The example's allowed packet: four (hard, two dims, hard again); a
+ * denied one, three or two.  Each dim lookup of a 100-flow /32 clause is
+ * one tuple-space probe of a small, cache-resident hash table.
+ *
+ * Classification (run_table(), run_actions()): a key of the pipeline's
+ * own, copied from the packet's with the pipeline words zero, goes from
+ * table to table.  Each hit's actions run in order: the packet's actions
+ * are appended to the composed list (a load or move into a header becomes
+ * a set_field of the whole field, whose value is known because the key
+ * is), registers and metadata change the key, a header rewrite changes
+ * the key too, resubmit recurses (bounded by depth and by a per-packet
+ * total) and returns, goto_table continues after the flow's actions.
+ * Every lookup is a step of the result; the datapath keeps the steps and
+ * the composed actions as the packet's cached outcome.
+ *
+ * Modifications run under the pipeline's mutex, in a transaction that
+ * begins the fdp_tables it touches (hard or dims) as it reaches them and
+ * commits them all at the end; the index of a table whose dims changed is
+ * rebuilt and published then, and the version grows.
+ *
+ * Thread-safety: see flowdp/pipeline.h.
+ */
+#include <config.h>
+
+#include "flowdp/pipeline.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actions.h"
+#include "field.h"
+#include "match.h"
+#include "rcu.h"
+#include "rule.h"
+#include "util.h"
+
+/* ---------------------------------------------------------------------- */
+/* Definitions.                                                            */
+
+/* One clause of one conjunction at one priority. */
+struct dim {
+    uint16_t priority;
+    uint32_t id;
+    uint8_t n, k;
+    bool begun;                 /* In the open transaction. */
+    struct fdp_table *flows;
+};
+
+/* A conjunction as lookups see it: its dims, clause 1 first. */
+struct conj {
+    uint32_t id;
+    uint32_t n;
+    struct fdp_table *clauses[];
+};
+
+struct conj_level {
+    uint16_t priority;
+    uint32_t n_conjs;
+    struct conj **conjs;
+};
+
+/* One dim as readers see it (for dumps). */
+struct dim_view {
+    uint16_t priority;
+    uint32_t id;
+    uint8_t n, k;
+    struct fdp_table *flows;
+};
+
+/* A table's conjunctions, immutable once published: the levels and their
+ * complete conjunctions for lookups, every dim for dumps. */
+struct conj_index {
+    struct rcu_head rcu;
+    struct dim_view *dims;
+    size_t n_dims;
+    uint32_t n_levels;
+    struct conj_level *levels;  /* Decreasing priority. */
+    struct conj **all;          /* Every conj, for freeing. */
+    size_t n_all;
+    struct conj_level level_space[];
+};
+
+struct ptable {
+    uint8_t id;
+    struct fdp_table *hard;
+    bool hard_begun;
+    bool dims_changed;          /* In the open transaction. */
+    struct dim **dims;          /* Writer only. */
+    size_t n_dims, alloc_dims;
+    struct conj_index *index;   /* RCU; NULL: no conjunctions. */
+    uint64_t n_missed;          /* Atomic. */
+};
+
+struct fdp_pipeline {
+    pthread_mutex_t mutex;
+    pthread_t txn_owner;
+    bool in_txn;
+    struct ptable *tables[FDP_PIPELINE_N_TABLES];  /* RCU; NULL: unused. */
+    uint64_t version;           /* Atomic. */
+    uint64_t n_limit_drops;     /* Atomic. */
+};
+
+/* Classification's working memory (struct fdp_pipeline_result's
+ * 'scratch'). */
+struct scratch {
+    struct fdp__actions_builder composed;
+    size_t actions_alloc;       /* Words 'result->actions' has room for. */
+    unsigned int n_resubmits;
+    bool limit;
+};
+
+/* ---------------------------------------------------------------------- */
+/* Life cycle.                                                             */
+
+int
+fdp_pipeline_create(struct fdp_pipeline **pp)
+{
+    struct fdp_pipeline *p = calloc(1, sizeof *p);
+
+    *pp = NULL;
+    if (!p) {
+        return ENOMEM;
+    }
+    pthread_mutex_init(&p->mutex, NULL);
+    p->version = 1;
+
+    /* Table 0 always exists: every packet starts there. */
+    struct fdp_table *t;
+    int error = fdp_table_create(&t);
+    struct ptable *pt = error ? NULL : calloc(1, sizeof *pt);
+    if (!pt) {
+        fdp_table_destroy(t);
+        pthread_mutex_destroy(&p->mutex);
+        free(p);
+        return error ? error : ENOMEM;
+    }
+    pt->hard = t;
+    p->tables[0] = pt;
+    *pp = p;
+    return 0;
+}
+
+static void
+conj_index_free(struct conj_index *ix)
+{
+    if (ix) {
+        for (size_t i = 0; i < ix->n_all; i++) {
+            free(ix->all[i]);
+        }
+        free(ix->all);
+        free(ix->dims);
+        for (uint32_t i = 0; i < ix->n_levels; i++) {
+            free(ix->levels[i].conjs);
+        }
+        free(ix);
+    }
+}
+
+static void
+conj_index_free_rcu(struct rcu_head *head)
+{
+    conj_index_free(CONTAINER_OF(head, struct conj_index, rcu));
+}
+
+void
+fdp_pipeline_destroy(struct fdp_pipeline *p)
+{
+    if (!p) {
+        return;
+    }
+    for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
+        struct ptable *pt = p->tables[i];
+        if (!pt) {
+            continue;
+        }
+        fdp_table_destroy(pt->hard);
+        for (size_t d = 0; d < pt->n_dims; d++) {
+            fdp_table_destroy(pt->dims[d]->flows);
+            free(pt->dims[d]);
+        }
+        free(pt->dims);
+        conj_index_free(pt->index);
+        free(pt);
+    }
+    pthread_mutex_destroy(&p->mutex);
+    free(p);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Transactions.                                                           */
+
+static bool
+txn_is_mine(const struct fdp_pipeline *p)
+{
+    return p->in_txn && pthread_equal(p->txn_owner, pthread_self());
+}
+
+int
+fdp_pipeline_begin(struct fdp_pipeline *p)
+{
+    if (txn_is_mine(p)) {
+        return EBUSY;
+    }
+    pthread_mutex_lock(&p->mutex);
+    p->in_txn = true;
+    p->txn_owner = pthread_self();
+    return 0;
+}
+
+/* The table 'id', made if 'create' (then NULL only if out of memory). */
+static struct ptable *
+get_ptable(struct fdp_pipeline *p, uint8_t id, bool create, int *errorp)
+{
+    struct ptable *pt = p->tables[id];
+
+    *errorp = 0;
+    if (pt || !create) {
+        return pt;
+    }
+    pt = calloc(1, sizeof *pt);
+    if (!pt) {
+        *errorp = ENOMEM;
+        return NULL;
+    }
+    *errorp = fdp_table_create(&pt->hard);
+    if (*errorp) {
+        free(pt);
+        return NULL;
+    }
+    pt->id = id;
+    FDP_RCU_SET(p->tables[id], pt);
+    return pt;
+}
+
+/* Puts 'pt''s hard table into the transaction. */
+static struct fdp_table *
+hard_of(struct ptable *pt)
+{
+    if (!pt->hard_begun) {
+        fdp_table_begin(pt->hard);
+        pt->hard_begun = true;
+    }
+    return pt->hard;
+}
+
+static struct fdp_table *
+dim_flows(struct ptable *pt, struct dim *d)
+{
+    if (!d->begun) {
+        fdp_table_begin(d->flows);
+        d->begun = true;
+        pt->dims_changed = true;
+    }
+    return d->flows;
+}
+
+/* The dim (priority, id, n, k) of 'pt', made if 'create'. */
+static struct dim *
+find_dim(struct ptable *pt, uint16_t priority, uint32_t id, unsigned int n,
+         unsigned int k, bool create, int *errorp)
+{
+    *errorp = 0;
+    for (size_t i = 0; i < pt->n_dims; i++) {
+        struct dim *d = pt->dims[i];
+        if (d->priority == priority && d->id == id && d->n == n
+            && d->k == k) {
+            return d;
+        }
+    }
+    if (!create) {
+        return NULL;
+    }
+    if (pt->n_dims == pt->alloc_dims) {
+        size_t alloc = pt->alloc_dims ? 2 * pt->alloc_dims : 8;
+        struct dim **dims = realloc(pt->dims, alloc * sizeof *dims);
+        if (!dims) {
+            *errorp = ENOMEM;
+            return NULL;
+        }
+        pt->dims = dims;
+        pt->alloc_dims = alloc;
+    }
+    struct dim *d = calloc(1, sizeof *d);
+    if (!d || (*errorp = fdp_table_create(&d->flows)) != 0) {
+        free(d);
+        *errorp = *errorp ? *errorp : ENOMEM;
+        return NULL;
+    }
+    d->priority = priority;
+    d->id = id;
+    d->n = (uint8_t) n;
+    d->k = (uint8_t) k;
+    pt->dims[pt->n_dims++] = d;
+    return d;
+}
+
+static int
+cmp_dims(const void *a_, const void *b_)
+{
+    const struct dim *a = *(struct dim *const *) a_;
+    const struct dim *b = *(struct dim *const *) b_;
+
+    if (a->priority != b->priority) {
+        return a->priority > b->priority ? -1 : 1;
+    }
+    if (a->id != b->id) {
+        return a->id < b->id ? -1 : 1;
+    }
+    if (a->n != b->n) {
+        return a->n < b->n ? -1 : 1;
+    }
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+
+static size_t
+table_n_flows(const struct fdp_table *t)
+{
+    struct fdp_table_stats s;
+
+    fdp_table_get_stats(t, &s);
+    return s.n_flows;
+}
+
+/* The index of 'pt''s dims as they are now (committed), or NULL if it has
+ * none.  '*errorp' is ENOMEM if it could not be
+ * built. */
+static struct conj_index *
+build_index(struct ptable *pt, int *errorp)
+{
+    *errorp = 0;
+    qsort(pt->dims, pt->n_dims, sizeof *pt->dims, cmp_dims);
+
+    /* Levels: at most one per dim. */
+    struct conj_index *ix = calloc(1, sizeof *ix
+                                      + pt->n_dims * sizeof ix->levels[0]);
+    if (!ix) {
+        *errorp = ENOMEM;
+        return NULL;
+    }
+    ix->levels = ix->level_space;
+    ix->all = calloc(pt->n_dims + 1, sizeof *ix->all);
+    ix->dims = calloc(pt->n_dims + 1, sizeof *ix->dims);
+    if (!ix->all || !ix->dims) {
+        conj_index_free(ix);
+        *errorp = ENOMEM;
+        return NULL;
+    }
+    for (size_t i = 0; i < pt->n_dims; i++) {
+        const struct dim *d = pt->dims[i];
+        ix->dims[ix->n_dims++] = (struct dim_view) {
+            .priority = d->priority, .id = d->id, .n = d->n, .k = d->k,
+            .flows = d->flows,
+        };
+    }
+    for (size_t i = 0; i < pt->n_dims; ) {
+        /* Dims i..j-1 are one conjunction (priority, id, n). */
+        const struct dim *d = pt->dims[i];
+        size_t j = i;
+        while (j < pt->n_dims && pt->dims[j]->priority == d->priority
+               && pt->dims[j]->id == d->id && pt->dims[j]->n == d->n) {
+            j++;
+        }
+        /* Complete only if clauses 1..n all have a dim with flows. */
+        struct conj *c = calloc(1, sizeof *c + d->n * sizeof c->clauses[0]);
+        if (!c) {
+            conj_index_free(ix);
+            *errorp = ENOMEM;
+            return NULL;
+        }
+        c->id = d->id;
+        c->n = d->n;
+        for (size_t x = i; x < j; x++) {
+            const struct dim *e = pt->dims[x];
+            if (table_n_flows(e->flows)) {
+                c->clauses[e->k - 1] = e->flows;
+            }
+        }
+        bool complete = true;
+        for (uint32_t k = 0; k < c->n; k++) {
+            complete &= c->clauses[k] != NULL;
+        }
+        if (!complete) {
+            free(c);
+            i = j;
+            continue;
+        }
+        ix->all[ix->n_all++] = c;
+        struct conj_level *lv = ix->n_levels
+                                ? &ix->levels[ix->n_levels - 1] : NULL;
+        if (!lv || lv->priority != d->priority) {
+            lv = &ix->levels[ix->n_levels++];
+            lv->priority = d->priority;
+        }
+        struct conj **conjs = realloc(lv->conjs,
+                                      (lv->n_conjs + 1) * sizeof *conjs);
+        if (!conjs) {
+            conj_index_free(ix);
+            *errorp = ENOMEM;
+            return NULL;
+        }
+        conjs[lv->n_conjs++] = c;
+        lv->conjs = conjs;
+        i = j;
+    }
+    if (!ix->n_dims) {
+        conj_index_free(ix);
+        return NULL;
+    }
+    return ix;
+}
+
+/* Ends the transaction on every table it began: commits them if 'commit'
+ * (returning the first error; the tables committed before it stay so),
+ * else aborts them. */
+static int
+txn_end(struct fdp_pipeline *p, bool commit)
+{
+    bool changed = false;
+    int error = 0;
+
+    for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
+        struct ptable *pt = p->tables[i];
+        if (!pt) {
+            continue;
+        }
+        if (pt->hard_begun) {
+            if (commit && !error) {
+                error = fdp_table_commit(pt->hard);
+            } else {
+                fdp_table_abort(pt->hard);
+            }
+            pt->hard_begun = false;
+            changed = true;
+        }
+        for (size_t d = 0; d < pt->n_dims; d++) {
+            struct dim *dm = pt->dims[d];
+            if (dm->begun) {
+                if (commit && !error) {
+                    error = fdp_table_commit(dm->flows);
+                } else {
+                    fdp_table_abort(dm->flows);
+                }
+                dm->begun = false;
+                changed = true;
+            }
+        }
+        if (pt->dims_changed) {
+            int ix_error;
+            struct conj_index *ix = build_index(pt, &ix_error);
+            if (ix_error) {
+                /* Lookups keep the old index: the conjunctions as they
+                 * were, while the dims' flows are new.  Only reachable
+                 * out of memory. */
+                error = error ? error : ix_error;
+            } else {
+                struct conj_index *old = pt->index;
+                FDP_RCU_SET(pt->index, ix);
+                if (old) {
+                    fdp__rcu_defer(&old->rcu, conj_index_free_rcu);
+                }
+                pt->dims_changed = false;
+            }
+        }
+    }
+    if (changed) {
+        __atomic_add_fetch(&p->version, 1, __ATOMIC_RELEASE);
+    }
+    return error;
+}
+
+int
+fdp_pipeline_commit(struct fdp_pipeline *p)
+{
+    if (!txn_is_mine(p)) {
+        return 0;
+    }
+    int error = txn_end(p, true);
+    p->in_txn = false;
+    pthread_mutex_unlock(&p->mutex);
+    return error;
+}
+
+void
+fdp_pipeline_abort(struct fdp_pipeline *p)
+{
+    if (txn_is_mine(p)) {
+        txn_end(p, false);
+        p->in_txn = false;
+        pthread_mutex_unlock(&p->mutex);
+    }
+}
+
+/* A modifier outside a transaction makes its own. */
+static bool
+auto_begin(struct fdp_pipeline *p)
+{
+    if (txn_is_mine(p)) {
+        return false;
+    }
+    fdp_pipeline_begin(p);
+    return true;
+}
+
+static int
+auto_end(struct fdp_pipeline *p, bool started, int error)
+{
+    if (started) {
+        if (error) {
+            fdp_pipeline_abort(p);
+        } else {
+            error = fdp_pipeline_commit(p);
+        }
+    }
+    return error;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Modifiers.                                                              */
+
+/* Checks what the tables need of a flow's actions in table 'table_id':
+ * goto_table only forward and to a table that exists, resubmit to a table
+ * that exists, conjunction actions alone. */
+static int
+check_actions(const struct fdp_actions *acts, uint8_t table_id)
+{
+    const struct fdp__action *first = fdp__actions_first(acts);
+    bool conjunctive = first && first->type == FDP_ACT_CONJUNCTION;
+
+    for (const struct fdp__action *a = first; a;
+         a = fdp__actions_next(acts, a)) {
+        switch ((enum fdp_action_type) a->type) {
+        case FDP_ACT_GOTO_TABLE:
+            if (a->arg <= table_id || a->arg >= FDP_PIPELINE_N_TABLES) {
+                return EINVAL;
+            }
+            break;
+        case FDP_ACT_RESUBMIT:
+            if (fdp__action_resubmit_table(a) >= FDP_PIPELINE_N_TABLES
+                && fdp__action_resubmit_table(a)
+                   != FDP__RESUBMIT_SAME_TABLE) {
+                return EINVAL;
+            }
+            break;
+        case FDP_ACT_CONJUNCTION:
+            if (!conjunctive) {
+                return EINVAL;
+            }
+            break;
+        default:
+            if (conjunctive) {
+                return EINVAL;
+            }
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Removes the flow (match, priority) from wherever it is in 'pt': 'hard'
+ * and every dim at 'priority'.  Returns true if there was one. */
+static bool
+remove_exact(struct ptable *pt, const struct fdp_match *match,
+             uint16_t priority)
+{
+    struct fdp_table_filter f = {
+        .match = match, .strict = true, .priority = priority,
+    };
+    size_t n, total = 0;
+
+    if (fdp__table_find(hard_of(pt), match, priority)) {
+        fdp_table_remove(pt->hard, &f, &n);
+        total += n;
+    }
+    for (size_t i = 0; i < pt->n_dims; i++) {
+        struct dim *d = pt->dims[i];
+        if (d->priority == priority
+            && fdp__table_find(dim_flows(pt, d), match, priority)) {
+            fdp_table_remove(d->flows, &f, &n);
+            total += n;
+        }
+    }
+    return total > 0;
+}
+
+static bool
+exists_exact(struct ptable *pt, const struct fdp_match *match,
+             uint16_t priority)
+{
+    if (fdp__table_find(hard_of(pt), match, priority)) {
+        return true;
+    }
+    for (size_t i = 0; i < pt->n_dims; i++) {
+        struct dim *d = pt->dims[i];
+        if (d->priority == priority
+            && fdp__table_find(dim_flows(pt, d), match, priority)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Inserts a flow of conjunctions into the dim of each of its
+ * conjunction actions. */
+static int
+insert_soft(struct ptable *pt, const struct fdp_flow_spec *spec)
+{
+    for (const struct fdp__action *a = fdp__actions_first(spec->actions); a;
+         a = fdp__actions_next(spec->actions, a)) {
+        int error;
+        struct dim *d = find_dim(pt, spec->priority, a->arg,
+                                 fdp__action_conj_n(a),
+                                 fdp__action_conj_clause(a), true, &error);
+        if (!d) {
+            return error;
+        }
+        error = fdp_table_insert(dim_flows(pt, d), spec, 0);
+        if (error) {
+            return error;
+        }
+    }
+    return 0;
+}
+
+static int
+insert_flow(struct fdp_pipeline *p, const struct fdp_flow_spec *spec,
+            unsigned int flags)
+{
+    int error;
+    struct ptable *pt = get_ptable(p, spec->table_id, true, &error);
+
+    if (!pt) {
+        return error;
+    }
+    bool soft = fdp__actions_is_conjunctive(spec->actions);
+    if (!soft && !pt->n_dims) {
+        /* The common case: fdp_table_insert() replaces as it should. */
+        return fdp_table_insert(hard_of(pt), spec, flags);
+    }
+    if (exists_exact(pt, spec->match, spec->priority)) {
+        if (flags & FDP_TABLE_NO_REPLACE) {
+            return EEXIST;
+        }
+        if (!soft) {
+            /* Replacing a hard flow by a hard one keeps its statistics;
+             * only a conjunction clause of the same match must go. */
+            struct fdp_table_filter f = {
+                .match = spec->match, .strict = true,
+                .priority = spec->priority,
+            };
+            for (size_t i = 0; i < pt->n_dims; i++) {
+                struct dim *d = pt->dims[i];
+                if (d->priority == spec->priority
+                    && fdp__table_find(dim_flows(pt, d), spec->match,
+                                       spec->priority)) {
+                    fdp_table_remove(d->flows, &f, NULL);
+                }
+            }
+            return fdp_table_insert(hard_of(pt), spec, flags);
+        }
+        remove_exact(pt, spec->match, spec->priority);
+    }
+    return soft ? insert_soft(pt, spec) : fdp_table_insert(hard_of(pt), spec,
+                                                           flags);
+}
+
+int
+fdp_pipeline_insert(struct fdp_pipeline *p, const struct fdp_flow_spec *spec,
+                    unsigned int flags)
+{
+    if (!spec->match || !spec->actions
+        || spec->table_id >= FDP_PIPELINE_N_TABLES
+        || check_actions(spec->actions, spec->table_id)) {
+        return EINVAL;
+    }
+    bool started = auto_begin(p);
+    return auto_end(p, started, insert_flow(p, spec, flags));
+}
+
+/* True if 'r', found in dim 'd', lists 'd' as its primary dim (its first
+ * conjunction action is d's). */
+static bool
+is_primary_of(const struct fdp_rule *r, uint32_t id, unsigned int n,
+              unsigned int k)
+{
+    const struct fdp__action *a = fdp__actions_first(fdp__rule_actions(r));
+
+    return a && a->arg == id && fdp__action_conj_n(a) == n
+           && fdp__action_conj_clause(a) == k;
+}
+
+static bool
+is_primary(const struct fdp_rule *r, const struct dim *d)
+{
+    return is_primary_of(r, d->id, d->n, d->k);
+}
+
+/* The flows of conjunctions in 'pt' that 'filter' selects, each once,
+ * into a new array of specs (match owned by each, actions borrowed from
+ * the rule: valid in the transaction). */
+struct soft_sel {
+    struct fdp_flow_spec *specs;
+    size_t n;
+};
+
+static void
+soft_sel_destroy(struct soft_sel *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        fdp_match_destroy(s->specs[i].match);
+    }
+    free(s->specs);
+    s->specs = NULL;
+    s->n = 0;
+}
+
+static int
+select_soft(struct ptable *pt, const struct fdp_table_filter *filter,
+            struct soft_sel *out)
+{
+    out->specs = NULL;
+    out->n = 0;
+    for (size_t i = 0; i < pt->n_dims; i++) {
+        struct dim *d = pt->dims[i];
+        struct fdp_rule **rules = NULL;
+        size_t n = 0;
+        int error = fdp__table_select(dim_flows(pt, d), filter, &rules, &n);
+        if (error) {
+            soft_sel_destroy(out);
+            return error;
+        }
+        for (size_t r = 0; r < n; r++) {
+            if (!is_primary(rules[r], d)) {
+                continue;
+            }
+            struct fdp_flow_spec *specs = realloc(
+                out->specs, (out->n + 1) * sizeof *specs);
+            struct fdp_match *m = fdp_match_create();
+            if (specs) {
+                out->specs = specs;
+            }
+            if (!specs || !m) {
+                fdp_match_destroy(m);
+                free(rules);
+                soft_sel_destroy(out);
+                return ENOMEM;
+            }
+            fdp_rule_get_spec(rules[r], &specs[out->n], m);
+            specs[out->n].match = m;
+            out->n++;
+        }
+        free(rules);
+    }
+    return 0;
+}
+
+/* mod-flows in one table. */
+static int
+modify_table(struct ptable *pt, const struct fdp_table_filter *filter,
+             const struct fdp_actions *actions, const uint64_t *new_cookie,
+             size_t *np)
+{
+    bool soft = fdp__actions_is_conjunctive(actions);
+    size_t n = 0;
+    int error;
+
+    *np = 0;
+    if (check_actions(actions, pt->id)) {
+        return EINVAL;
+    }
+
+    /* Flows of conjunctions: taken out, put back with the new actions
+     * (into dims, or into 'hard'). */
+    struct soft_sel sel;
+    error = select_soft(pt, filter, &sel);
+    if (error) {
+        return error;
+    }
+
+    /* Ordinary flows. */
+    if (!soft) {
+        error = fdp_table_modify(hard_of(pt), filter, actions, new_cookie,
+                                 &n);
+    } else {
+        struct fdp_rule **rules = NULL;
+        size_t n_rules = 0;
+        error = fdp__table_select(hard_of(pt), filter, &rules, &n_rules);
+        for (size_t i = 0; !error && i < n_rules; i++) {
+            struct fdp_match m;
+            struct fdp_flow_spec spec;
+            fdp_rule_get_spec(rules[i], &spec, &m);
+            struct fdp_match *mc = fdp_match_clone(&m);
+            if (!mc) {
+                error = ENOMEM;
+                break;
+            }
+            spec.match = mc;
+            spec.actions = (struct fdp_actions *) actions;
+            if (new_cookie) {
+                spec.cookie = *new_cookie;
+            }
+            remove_exact(pt, mc, spec.priority);
+            error = insert_soft(pt, &spec);
+            fdp_match_destroy(mc);
+            n++;
+        }
+        free(rules);
+    }
+    for (size_t i = 0; !error && i < sel.n; i++) {
+        struct fdp_flow_spec spec = sel.specs[i];
+        spec.actions = (struct fdp_actions *) actions;
+        if (new_cookie) {
+            spec.cookie = *new_cookie;
+        }
+        remove_exact(pt, spec.match, spec.priority);
+        error = soft ? insert_soft(pt, &spec)
+                     : fdp_table_insert(hard_of(pt), &spec, 0);
+        n++;
+    }
+    soft_sel_destroy(&sel);
+    *np = n;
+    return error;
+}
+
+int
+fdp_pipeline_modify(struct fdp_pipeline *p, uint8_t table_id,
+                    const struct fdp_table_filter *filter,
+                    const struct fdp_actions *actions,
+                    const uint64_t *new_cookie, size_t *np)
+{
+    bool started = auto_begin(p);
+    size_t total = 0;
+    int error = 0;
+
+    for (size_t i = 0; !error && i < FDP_PIPELINE_N_TABLES; i++) {
+        struct ptable *pt = p->tables[i];
+        if (pt && (table_id == FDP_TABLE_ALL || table_id == i)) {
+            size_t n;
+            error = modify_table(pt, filter, actions, new_cookie, &n);
+            total += n;
+        }
+    }
+    if (np) {
+        *np = error ? 0 : total;
+    }
+    return auto_end(p, started, error);
+}
+
+static int
+remove_table(struct ptable *pt, const struct fdp_table_filter *filter,
+             size_t *np)
+{
+    size_t n = 0, primaries = 0;
+    int error = fdp_table_remove(hard_of(pt), filter, &n);
+
+    for (size_t i = 0; !error && i < pt->n_dims; i++) {
+        struct dim *d = pt->dims[i];
+        struct fdp_rule **rules = NULL;
+        size_t n_sel = 0;
+        error = fdp__table_select(dim_flows(pt, d), filter, &rules, &n_sel);
+        if (error) {
+            break;
+        }
+        for (size_t r = 0; r < n_sel; r++) {
+            primaries += is_primary(rules[r], d);
+        }
+        free(rules);
+        if (n_sel) {
+            error = fdp_table_remove(d->flows, filter, NULL);
+        }
+    }
+    *np = n + primaries;
+    return error;
+}
+
+int
+fdp_pipeline_remove(struct fdp_pipeline *p, uint8_t table_id,
+                    const struct fdp_table_filter *filter, size_t *np)
+{
+    bool started = auto_begin(p);
+    size_t total = 0;
+    int error = 0;
+
+    for (size_t i = 0; !error && i < FDP_PIPELINE_N_TABLES; i++) {
+        struct ptable *pt = p->tables[i];
+        if (pt && (table_id == FDP_TABLE_ALL || table_id == i)) {
+            size_t n;
+            error = remove_table(pt, filter, &n);
+            total += n;
+        }
+    }
+    if (np) {
+        *np = error ? 0 : total;
+    }
+    return auto_end(p, started, error);
+}
+
+void
+fdp_pipeline_run(struct fdp_pipeline *p)
+{
+    bool changed = false;
+
+    pthread_mutex_lock(&p->mutex);
+    for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
+        struct ptable *pt = p->tables[i];
+        if (pt) {
+            /* A run that moves flows makes new rule objects: cached
+             * outcomes that point at the old ones must go. */
+            uint64_t v = fdp_table_version(pt->hard);
+            fdp_table_run(pt->hard);
+            changed |= fdp_table_version(pt->hard) != v;
+        }
+    }
+    if (changed) {
+        __atomic_add_fetch(&p->version, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&p->mutex);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Lookups in one table.                                                   */
+
+/* The best flow of 't' for 'key' by a scan of all its flows. */
+struct scan_aux {
+    const struct fdp_key *key;
+    const struct fdp_rule *best;
+};
+
+static bool
+scan_cb(const struct fdp_rule *r, void *aux_)
+{
+    struct scan_aux *aux = aux_;
+
+    if (fdp__rule_matches(r, aux->key) && fdp__rule_beats(r, aux->best)) {
+        aux->best = r;
+    }
+    return true;
+}
+
+static const struct fdp_rule *
+scan_lookup(struct fdp_table *t, const struct fdp_key *key)
+{
+    struct scan_aux aux = { .key = key, .best = NULL };
+
+    fdp_table_for_each(t, scan_cb, &aux);
+    return aux.best;
+}
+
+static const struct fdp_rule *
+hard_lookup(struct fdp_table *t, const struct fdp_key *key, bool linear)
+{
+    return linear ? scan_lookup(t, key) : fdp_table_lookup(t, key);
+}
+
+/* True if some flow of 't' matches 'key'. */
+static bool
+any_match(struct fdp_table *t, const struct fdp_key *key, bool linear)
+{
+    return hard_lookup(t, key, linear) != NULL;
+}
+
+/* The flow table 'pt' gives 'key' (see the essay), and in '*conj_idp'
+ * the conjunction that led to it, or 0.  'key' is changed during the call
+ * (conj_id) and restored. */
+static const struct fdp_rule *
+table_lookup(struct ptable *pt, struct fdp_key *key, bool linear,
+             uint32_t *conj_idp)
+{
+    const struct fdp_rule *h = hard_lookup(pt->hard, key, linear);
+    const struct conj_index *ix = FDP_RCU_GET(pt->index);
+
+    *conj_idp = 0;
+    if (!ix) {
+        return h;
+    }
+    int hard_pri = h ? h->priority : -1;
+    for (uint32_t l = 0; l < ix->n_levels; l++) {
+        const struct conj_level *lv = &ix->levels[l];
+        if (lv->priority <= hard_pri) {
+            break;
+        }
+        for (uint32_t c = 0; c < lv->n_conjs; c++) {
+            const struct conj *cj = lv->conjs[c];
+            bool complete = true;
+            for (uint32_t k = 0; complete && k < cj->n; k++) {
+                complete = any_match(cj->clauses[k], key, linear);
+            }
+            if (!complete) {
+                continue;
+            }
+            fdp__key_set(key, FDP_F_CONJ_ID, cj->id);
+            const struct fdp_rule *r = hard_lookup(pt->hard, key, linear);
+            fdp__key_set(key, FDP_F_CONJ_ID, 0);
+            if (r) {
+                *conj_idp = cj->id;
+                return r;
+            }
+        }
+    }
+    return h;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Classification.                                                         */
+
+void
+fdp_pipeline_result_init(struct fdp_pipeline_result *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+void
+fdp_pipeline_result_destroy(struct fdp_pipeline_result *r)
+{
+    struct scratch *s = r->scratch;
+
+    if (s) {
+        fdp__actions_builder_destroy(&s->composed);
+        free(s);
+    }
+    free(r->steps);
+    free(r->actions);
+    memset(r, 0, sizeof *r);
+}
+
+static struct fdp_pipeline_step *
+push_step(struct fdp_pipeline_result *r)
+{
+    if (r->n_steps == r->steps_alloc) {
+        size_t alloc = r->steps_alloc ? 2 * r->steps_alloc : 16;
+        struct fdp_pipeline_step *steps = realloc(r->steps,
+                                                  alloc * sizeof *steps);
+        if (!steps) {
+            return NULL;
+        }
+        r->steps = steps;
+        r->steps_alloc = alloc;
+    }
+    return &r->steps[r->n_steps++];
+}
+
+/* What a flow's actions tell the pipeline to do next. */
+enum next {
+    NEXT_DONE,                  /* Stop: the flow had no goto_table. */
+    NEXT_GOTO,                  /* Continue in table '*gotop'. */
+    NEXT_ABORT,                 /* A limit or ENOMEM: stop everything. */
+};
+
+struct run {
+    struct fdp_pipeline *p;
+    struct fdp_pipeline_result *r;
+    struct scratch *s;
+    bool linear;
+    int error;
+    fdp_pipeline_trace_cb *trace;
+    void *aux;
+};
+
+static enum next run_chain(struct run *run, unsigned int table_id,
+                           enum fdp_pipeline_step_kind kind,
+                           unsigned int depth, bool *missed);
+
+/* True for the fields a header rewrite reaches on the wire (the others,
+ * in_port and pkt_mark, live only in the key). */
+static bool
+is_header(enum fdp_field f)
+{
+    return f < FDP_F_CONJ_ID && f != FDP_F_IN_PORT && f != FDP_F_PKT_MARK;
+}
+
+/* Writes 'value' under 'mask' into field 'f' of the key, and, for a
+ * header, appends the set-field that makes the packet agree. */
+static void
+write_field(struct run *run, enum fdp_field f, uint64_t value, uint64_t mask)
+{
+    struct fdp_key *key = &run->r->key;
+    uint64_t old = (uint64_t) fdp__key_get(key, f);
+    uint64_t new = (old & ~mask) | (value & mask);
+
+    fdp__key_set(key, f, new);
+    if (is_header(f)) {
+        fdp__actions_add_set_field(&run->s->composed, f, new, 0);
+    }
+}
+
+/* The key changes that a packet action makes, so that later tables match
+ * the packet as it will be. */
+static void
+track_packet_action(struct fdp_key *key, const struct fdp__action *a)
+{
+    uint16_t tci = (uint16_t) fdp__key_get(key, FDP_F_VLAN_TCI);
+
+    switch ((enum fdp_action_type) a->type) {
+    case FDP_ACT_SET_VLAN_VID:
+        tci = (uint16_t) ((tci & ~FDP_VLAN_VID_MASK)
+                          | (a->arg & FDP_VLAN_VID_MASK) | FDP_VLAN_CFI);
+        fdp__key_set(key, FDP_F_VLAN_TCI, tci);
+        break;
+    case FDP_ACT_SET_VLAN_PCP:
+        tci = (uint16_t) ((tci & ~FDP_VLAN_PCP_MASK) | (a->arg & 7) << 13
+                          | FDP_VLAN_CFI);
+        fdp__key_set(key, FDP_F_VLAN_TCI, tci);
+        break;
+    case FDP_ACT_STRIP_VLAN:
+        fdp__key_set(key, FDP_F_VLAN_TCI, 0);
+        break;
+    case FDP_ACT_PUSH_VLAN:
+        fdp__key_set(key, FDP_F_VLAN_TCI, tci | FDP_VLAN_CFI);
+        break;
+    case FDP_ACT_SET_FIELD:
+        fdp__key_set(key, (enum fdp_field) a->field, fdp__action_value(a));
+        break;
+    case FDP_ACT_DEC_TTL: {
+        fdp_u128 ttl = fdp__key_get(key, FDP_F_NW_TTL);
+        if (ttl) {
+            fdp__key_set(key, FDP_F_NW_TTL, ttl - 1);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* Runs the actions of 'rule', found in table 'table_id' at resubmit
+ * depth 'depth'. */
+static enum next
+run_actions(struct run *run, const struct fdp_rule *rule,
+            unsigned int table_id, unsigned int depth, unsigned int *gotop)
+{
+    const struct fdp_actions *acts = fdp__rule_actions(rule);
+    struct fdp_key *key = &run->r->key;
+    enum next next = NEXT_DONE;
+
+    for (const struct fdp__action *a = fdp__actions_first(acts); a;
+         a = fdp__actions_next(acts, a)) {
+        switch ((enum fdp_action_type) a->type) {
+        case FDP_ACT_GOTO_TABLE:
+            *gotop = a->arg;
+            next = NEXT_GOTO;
+            break;
+        case FDP_ACT_RESUBMIT: {
+            if (depth + 1 > FDP_PIPELINE_MAX_DEPTH
+                || ++run->s->n_resubmits > FDP_PIPELINE_MAX_RESUBMITS) {
+                run->s->limit = true;
+                return NEXT_ABORT;
+            }
+            unsigned int t = fdp__action_resubmit_table(a);
+            uint32_t port = fdp__action_resubmit_port(a);
+            fdp_u128 in_port = fdp__key_get(key, FDP_F_IN_PORT);
+            if (port != FDP_PORT_IN_PORT) {
+                fdp__key_set(key, FDP_F_IN_PORT, port);
+            }
+            bool missed;
+            enum next n = run_chain(run, t == FDP__RESUBMIT_SAME_TABLE
+                                         ? table_id : t,
+                                    FDP_STEP_RESUBMIT, depth + 1, &missed);
+            if (port != FDP_PORT_IN_PORT) {
+                fdp__key_set(key, FDP_F_IN_PORT, in_port);
+            }
+            if (n == NEXT_ABORT) {
+                return NEXT_ABORT;
+            }
+            break;
+        }
+        case FDP_ACT_SET_MASKED:
+            write_field(run, (enum fdp_field) a->field,
+                        fdp__action_masked_value(a),
+                        fdp__action_masked_mask(a));
+            break;
+        case FDP_ACT_MOVE: {
+            struct fdp__move mv = fdp__action_move(a);
+            uint64_t ones = mv.n_bits >= 64 ? UINT64_MAX
+                                            : (UINT64_C(1) << mv.n_bits) - 1;
+            uint64_t bits = (uint64_t) (fdp__key_get(key, mv.src)
+                                        >> mv.src_ofs) & ones;
+            write_field(run, mv.dst, bits << mv.dst_ofs, ones << mv.dst_ofs);
+            break;
+        }
+        case FDP_ACT_CONJUNCTION:
+            /* Never run: such flows are never a lookup's result. */
+            break;
+        case FDP_ACT_OUTPUT:
+        case FDP_ACT_IN_PORT:
+        case FDP_ACT_CONTROLLER:
+        case FDP_ACT_SET_VLAN_VID:
+        case FDP_ACT_SET_VLAN_PCP:
+        case FDP_ACT_STRIP_VLAN:
+        case FDP_ACT_PUSH_VLAN:
+        case FDP_ACT_SET_FIELD:
+        case FDP_ACT_DEC_TTL:
+            fdp__actions_add_record(&run->s->composed, a);
+            track_packet_action(key, a);
+            break;
+        case FDP_N_ACTION_TYPES:
+            break;
+        }
+    }
+    if (run->s->composed.error) {
+        run->error = ENOMEM;
+        return NEXT_ABORT;
+    }
+    return next;
+}
+
+/* Looks table 'table_id' up and runs what it finds. */
+static enum next
+run_lookup(struct run *run, unsigned int table_id,
+           enum fdp_pipeline_step_kind kind, unsigned int depth,
+           bool *missed, unsigned int *gotop)
+{
+    struct ptable *pt = table_id < FDP_PIPELINE_N_TABLES
+                        ? FDP_RCU_GET(run->p->tables[table_id]) : NULL;
+    uint32_t conj_id = 0;
+    const struct fdp_rule *rule = pt ? table_lookup(pt, &run->r->key,
+                                                    run->linear, &conj_id)
+                                     : NULL;
+    struct fdp_pipeline_step *st = push_step(run->r);
+
+    if (!st) {
+        run->error = ENOMEM;
+        return NEXT_ABORT;
+    }
+    *st = (struct fdp_pipeline_step) {
+        .rule = rule, .table_id = (uint8_t) table_id, .kind = (uint8_t) kind,
+        .depth = (uint16_t) depth, .conj_id = conj_id,
+    };
+    size_t step_index = run->r->n_steps - 1;
+    if (run->trace) {
+        run->trace(run->aux, st, &run->r->key, false);
+    }
+    *missed = !rule;
+    if (!rule) {
+        return NEXT_DONE;
+    }
+    enum next next = run_actions(run, rule, table_id, depth, gotop);
+    if (run->trace && next != NEXT_ABORT) {
+        /* 'st' may have moved as nested lookups grew the array. */
+        run->trace(run->aux, &run->r->steps[step_index], &run->r->key, true);
+    }
+    return next;
+}
+
+/* Looks table 'table_id' up, runs what it finds, and follows its
+ * goto_table actions to the end: the whole pipeline at depth 0, what a
+ * resubmit runs at deeper ones.  '*missed' says whether the chain ended
+ * at a lookup that found no flow. */
+static enum next
+run_chain(struct run *run, unsigned int table_id,
+          enum fdp_pipeline_step_kind kind, unsigned int depth, bool *missed)
+{
+    for (;;) {
+        unsigned int next_table = 0;
+        enum next next = run_lookup(run, table_id, kind, depth, missed,
+                                    &next_table);
+        if (next != NEXT_GOTO || *missed) {
+            return next;
+        }
+        table_id = next_table;
+        kind = FDP_STEP_GOTO;
+    }
+}
+
+int
+fdp_pipeline_classify(struct fdp_pipeline *p, const struct fdp_key *key,
+                      unsigned int flags, struct fdp_pipeline_result *r,
+                      fdp_pipeline_trace_cb *trace, void *aux)
+{
+    struct scratch *s = r->scratch;
+
+    if (!s) {
+        s = r->scratch = calloc(1, sizeof *s);
+        if (!s) {
+            return ENOMEM;
+        }
+        fdp__actions_builder_init(&s->composed);
+    }
+    fdp__actions_builder_clear(&s->composed);
+    s->n_resubmits = 0;
+    s->limit = false;
+    r->n_steps = 0;
+    r->limit_dropped = false;
+    r->table_missed = false;
+    r->key = *key;
+    memset(&r->key.w[FDP_KEY_PACKET_WORDS], 0,
+           (FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS) * sizeof r->key.w[0]);
+    fdp__key_set(&r->key, FDP_F_CONJ_ID, 0);
+
+    struct run run = {
+        .p = p, .r = r, .s = s, .linear = flags & FDP_PIPELINE_LINEAR,
+        .trace = trace, .aux = aux,
+    };
+    bool missed = false;
+    run_chain(&run, 0, FDP_STEP_START, 0, &missed);
+    r->table_missed = missed && !s->limit;
+    if (run.error) {
+        return run.error;
+    }
+    r->limit_dropped = s->limit;
+    if (s->limit) {
+        fdp__actions_builder_clear(&s->composed);
+    }
+
+    /* The composed list, in the result's reusable buffer. */
+    uint32_t n_words = s->composed.n_words;
+    if (!r->actions || s->actions_alloc < n_words) {
+        size_t alloc = n_words > 8 ? n_words : 8;
+        struct fdp_actions *acts = realloc(r->actions,
+                                           sizeof *acts
+                                           + alloc * sizeof(uint64_t));
+        if (!acts) {
+            return ENOMEM;
+        }
+        r->actions = acts;
+        s->actions_alloc = alloc;
+    }
+    r->actions->n_words = n_words;
+    r->actions->n_actions = s->composed.n_actions;
+    if (n_words) {
+        memcpy(r->actions->words, s->composed.words,
+               n_words * sizeof(uint64_t));
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reading.                                                                */
+
+uint64_t
+fdp_pipeline_version(const struct fdp_pipeline *p)
+{
+    return __atomic_load_n(&p->version, __ATOMIC_ACQUIRE);
+}
+
+struct fdp_table *
+fdp_pipeline_get_table(struct fdp_pipeline *p, uint8_t table_id)
+{
+    struct ptable *pt = table_id < FDP_PIPELINE_N_TABLES
+                        ? FDP_RCU_GET(p->tables[table_id]) : NULL;
+
+    return pt ? pt->hard : NULL;
+}
+
+/* fdp_pipeline_for_each() over one dim: its primary flows only. */
+struct dim_each_aux {
+    const struct dim_view *d;
+    bool (*cb)(const struct fdp_rule *, void *aux);
+    void *aux;
+    bool stopped;
+};
+
+static bool
+dim_each_cb(const struct fdp_rule *r, void *aux_)
+{
+    struct dim_each_aux *aux = aux_;
+
+    if (is_primary_of(r, aux->d->id, aux->d->n, aux->d->k)
+        && !aux->cb(r, aux->aux)) {
+        aux->stopped = true;
+        return false;
+    }
+    return true;
+}
+
+/* fdp_table_for_each() over 'hard', noting whether 'cb' stopped it. */
+static bool
+hard_each_cb(const struct fdp_rule *r, void *aux_)
+{
+    struct dim_each_aux *aux = aux_;
+
+    if (!aux->cb(r, aux->aux)) {
+        aux->stopped = true;
+        return false;
+    }
+    return true;
+}
+
+/* Calls 'cb' for each flow of 'pt'; false if 'cb' stopped it. */
+static bool
+table_for_each(struct ptable *pt,
+               bool (*cb)(const struct fdp_rule *, void *aux), void *aux)
+{
+    struct dim_each_aux da = { .cb = cb, .aux = aux };
+
+    fdp_table_for_each(pt->hard, hard_each_cb, &da);
+    if (da.stopped) {
+        return false;
+    }
+
+    /* The dims are the writer's list; a reader walks the published
+     * index's. */
+    const struct conj_index *ix = FDP_RCU_GET(pt->index);
+    for (size_t i = 0; ix && i < ix->n_dims; i++) {
+        da.d = &ix->dims[i];
+        fdp_table_for_each(ix->dims[i].flows, dim_each_cb, &da);
+        if (da.stopped) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void
+fdp_pipeline_for_each(struct fdp_pipeline *p, uint8_t table_id,
+                      bool (*cb)(const struct fdp_rule *, void *aux),
+                      void *aux)
+{
+    for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
+        struct ptable *pt = FDP_RCU_GET(p->tables[i]);
+        if (pt && (table_id == FDP_TABLE_ALL || table_id == i)
+            && !table_for_each(pt, cb, aux)) {
+            return;
+        }
+    }
+}
+
+struct stats_aux {
+    uint64_t n_flows;
+    uint64_t n_packets;
+};
+
+static bool
+stats_cb(const struct fdp_rule *r, void *aux_)
+{
+    struct stats_aux *aux = aux_;
+    struct fdp_rule_stats s;
+
+    fdp_rule_get_stats(r, &s);
+    aux->n_flows++;
+    aux->n_packets += s.n_packets;
+    return true;
+}
+
+bool
+fdp_pipeline_get_table_stats(struct fdp_pipeline *p, uint8_t table_id,
+                             struct fdp_pipeline_table_stats *stats)
+{
+    struct ptable *pt = table_id < FDP_PIPELINE_N_TABLES
+                        ? FDP_RCU_GET(p->tables[table_id]) : NULL;
+
+    memset(stats, 0, sizeof *stats);
+    if (!pt) {
+        return false;
+    }
+    struct stats_aux aux = { 0, 0 };
+    fdp_table_read_lock();
+    table_for_each(pt, stats_cb, &aux);
+    fdp_table_read_unlock();
+    stats->n_flows = aux.n_flows;
+    stats->n_matched = aux.n_packets;
+    stats->n_missed = __atomic_load_n(&pt->n_missed, __ATOMIC_RELAXED);
+    return true;
+}
+
+void
+fdp_pipeline_account_misses(struct fdp_pipeline *p,
+                            const struct fdp_pipeline_step *steps,
+                            size_t n_steps, bool limit_dropped,
+                            uint64_t n_packets)
+{
+    for (size_t i = 0; i < n_steps; i++) {
+        if (!steps[i].rule) {
+            struct ptable *pt = steps[i].table_id < FDP_PIPELINE_N_TABLES
+                                ? FDP_RCU_GET(p->tables[steps[i].table_id])
+                                : NULL;
+            if (pt) {
+                __atomic_add_fetch(&pt->n_missed, n_packets,
+                                   __ATOMIC_RELAXED);
+            }
+        }
+    }
+    if (limit_dropped) {
+        __atomic_add_fetch(&p->n_limit_drops, n_packets, __ATOMIC_RELAXED);
+    }
+}
+
+uint64_t
+fdp_pipeline_n_limit_drops(const struct fdp_pipeline *p)
+{
+    return __atomic_load_n(&p->n_limit_drops, __ATOMIC_RELAXED);
+}
