@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "lib/actions.h"
-#include "lib/cpu.h"
+#include "flowdp/cpu.h"
 #include "lib/field.h"
 #include "lib/match.h"
 #include "lib/util.h"
@@ -53,13 +53,14 @@ use_cpu_level(int i, const char *test)
     if (ck_fork && !strcmp(ck_fork, "no")) {
         return i == 0;
     }
-    if (!fdp__cpu_supports((enum fdp_cpu_level) i)) {
+    /* Before anything asks the library about the CPU: detection runs
+     * once, and reads FLOWDP_CPU then. */
+    setenv("FLOWDP_CPU", fdp_cpu_level_name((enum fdp_cpu_level) i), 1);
+    if (fdp_cpu_init() == ENOTSUP) {
         printf("%s: CPU level %s not available here\n", test,
                fdp_cpu_level_name((enum fdp_cpu_level) i));
         return false;
     }
-    setenv("FLOWDP_CPU", fdp_cpu_level_name((enum fdp_cpu_level) i), 1);
-    ck_assert_int_eq(fdp_cpu_init(), 0);
     ck_assert_int_eq(fdp_cpu_level(), i);
     return true;
 }
@@ -214,7 +215,8 @@ ref_lookup_table(const struct ref_table *t, const struct fdp_key *key,
     }
 }
 
-/* Appends packet action 'a' to the composed list, as it is. */
+/* Appends packet action 'a' (not a load or move) to the composed list, as
+ * it is. */
 static void
 ref_compose(struct fdp__actions_builder *b, const struct fdp__action *a)
 {
@@ -224,20 +226,22 @@ ref_compose(struct fdp__actions_builder *b, const struct fdp__action *a)
                                                     fdp__action_value(a),
                                                     a->flags), 0);
         break;
-    case FDP_ACT_SET_MASKED:
-        ck_assert_int_eq(fdp__actions_add_set_masked(
-                             b, a->field, fdp__action_masked_value(a),
-                             fdp__action_masked_mask(a), a->flags), 0);
-        break;
-    case FDP_ACT_MOVE: {
-        struct fdp__move mv = fdp__action_move(a);
-        ck_assert_int_eq(fdp__actions_add_move(b, mv.src, mv.src_ofs, mv.dst,
-                                               mv.dst_ofs, mv.n_bits), 0);
-        break;
-    }
     default:
         fdp__actions_add(b, a->type, a->arg);
         break;
+    }
+}
+
+/* After a load or move wrote field 'f': a header's new value reaches
+ * the packet as a set_field of the whole field (the datapath knows no
+ * registers, so the value is resolved here).  in_port and pkt_mark are
+ * not on the wire: like the registers, only the key has them. */
+static void
+ref_header_write(struct ref_result *r, enum fdp_field f)
+{
+    if (f < FDP_F_CONJ_ID && f != FDP_F_IN_PORT && f != FDP_F_PKT_MARK) {
+        ck_assert_int_eq(fdp__actions_add_set_field(
+                             &r->actions, f, fdp__key_get(&r->key, f), 0), 0);
     }
 }
 
@@ -296,9 +300,7 @@ ref_run(const struct ref_pipeline *ref, struct ref_result *r,
             uint64_t m = fdp__action_masked_mask(a);
             fdp__key_set(&r->key, a->field,
                          (v & ~m) | fdp__action_masked_value(a));
-            if (a->field < FDP_F_CONJ_ID) {
-                ref_compose(&r->actions, a);
-            }
+            ref_header_write(r, a->field);
             break;
         }
         case FDP_ACT_MOVE: {
@@ -308,15 +310,21 @@ ref_run(const struct ref_pipeline *ref, struct ref_result *r,
             fdp_u128 m = fdp__ones(mv.n_bits) << mv.dst_ofs;
             fdp_u128 v = fdp__key_get(&r->key, mv.dst);
             fdp__key_set(&r->key, mv.dst, (v & ~m) | (bits << mv.dst_ofs));
-            if (mv.dst < FDP_F_CONJ_ID) {
-                ref_compose(&r->actions, a);
-            }
+            ref_header_write(r, mv.dst);
             break;
         }
         case FDP_ACT_SET_FIELD:
             fdp__key_set(&r->key, a->field, fdp__action_value(a));
             ref_compose(&r->actions, a);
             break;
+        case FDP_ACT_DEC_TTL: {
+            /* The next tables see the decremented TTL; one already zero
+             * stays so (the datapath drops the packet at this action). */
+            fdp_u128 ttl = fdp__key_get(&r->key, FDP_F_NW_TTL);
+            fdp__key_set(&r->key, FDP_F_NW_TTL, ttl ? ttl - 1 : 0);
+            ref_compose(&r->actions, a);
+            break;
+        }
         case FDP_ACT_CONJUNCTION:
             ck_abort_msg("a clause flow ran");
             break;
@@ -350,9 +358,13 @@ ref_lookup_step(const struct ref_pipeline *ref, struct ref_result *r,
         .depth = (uint16_t) depth, .conj_id = conj_id,
     };
     if (!f) {
-        /* A resubmit that finds nothing does nothing; any other miss ends
-         * the pipeline. */
-        if (kind != FDP_STEP_RESUBMIT) {
+        /* A resubmit that finds nothing does nothing.  A miss in table 0
+         * or through goto_table ends the pipeline; inside a resubmit, a
+         * goto_table that misses ends what that resubmit runs, and the
+         * caller goes on with its remaining actions, as in Open vSwitch
+         * (pipeline.h's "ends the pipeline" reads as if it ended the
+         * whole classification; lib/pipeline.c and OVS do this). */
+        if (kind != FDP_STEP_RESUBMIT && depth == 0) {
             r->table_missed = r->stop = true;
         }
         return;
@@ -564,6 +576,39 @@ dump_steps(const struct fdp_pipeline_result *r, const struct ref_result *w,
     print_key("want key", &w->key);
 }
 
+/* What the differential test's packets did (per the reference), so that
+ * the test can check it reached every case it is meant to. */
+static struct coverage {
+    uint64_t packets, steps[3], resubmit_misses, nested_goto_misses;
+    uint64_t table_missed, limit_dropped, conj_hits, state_loaded;
+    uint64_t header_rewritten;
+} cov;
+
+static void
+cover(const struct ref_result *w, const struct fdp_key *key)
+{
+    cov.packets++;
+    cov.table_missed += w->table_missed;
+    cov.limit_dropped += w->limit_dropped;
+    for (size_t i = 0; i < w->n_steps; i++) {
+        const struct ref_step *s = &w->steps[i];
+        cov.steps[s->kind]++;
+        cov.resubmit_misses += !s->flow && s->kind == FDP_STEP_RESUBMIT;
+        cov.nested_goto_misses += !s->flow && s->kind == FDP_STEP_GOTO
+                                  && s->depth;
+        cov.conj_hits += s->conj_id != 0;
+    }
+    if (!w->limit_dropped) {
+        bool state = false;
+        for (size_t i = FDP_KEY_PACKET_WORDS; i < FDP_KEY_WORDS; i++) {
+            state |= w->key.w[i] != 0;
+        }
+        cov.state_loaded += state;
+        cov.header_rewritten += memcmp(key->w, w->key.w,
+                                       FDP_KEY_PACKET_WORDS * 8) != 0;
+    }
+}
+
 /* Classifies 'key' with the pipeline both ways and with the reference, and
  * fails, naming 'what' and the seed, unless all three agree. */
 static void
@@ -575,6 +620,7 @@ check_packet(struct prog *g, const struct fdp_key *key, const char *what)
 
     fdp__actions_builder_init(&want.actions);
     ref_classify(g->ref, key, &want);
+    cover(&want, key);
     struct fdp_actions *want_acts = fdp__actions_finish(&want.actions);
     ck_assert_ptr_nonnull(want_acts);
 
@@ -612,7 +658,7 @@ check_packet(struct prog *g, const struct fdp_key *key, const char *what)
  * flows match and load. */
 static const enum fdp_field packet_fields[] = {
     FDP_F_IN_PORT, FDP_F_PKT_MARK, FDP_F_NW_SRC, FDP_F_NW_DST,
-    FDP_F_TP_SRC, FDP_F_TP_DST,
+    FDP_F_TP_SRC, FDP_F_TP_DST, FDP_F_NW_TTL,
 };
 static const enum fdp_field state_fields[] = {
     FDP_F_REG0, FDP_F_REG1, FDP_F_REG5, FDP_F_METADATA, FDP_F_XREG3,
@@ -711,11 +757,40 @@ random_action(struct unit_rng *rng, const struct prog *g, size_t ti,
 {
     enum fdp_field f;
 
-    switch (unit_rng_below(rng, 10)) {
+    switch (unit_rng_below(rng, 13)) {
     case 0:
     case 1:
         fdp__actions_add(b, FDP_ACT_OUTPUT, 1 + unit_rng_below(rng, 8));
         break;
+    case 10:
+        if (tcp) {
+            fdp__actions_add(b, FDP_ACT_DEC_TTL, 0);
+        }
+        break;
+    case 11:
+        /* load into a header: a packet action. */
+        if (tcp && unit_rng_below(rng, 2)) {
+            ck_assert_int_eq(fdp__actions_add_set_masked(
+                                 b, FDP_F_TP_DST, small_value(rng, FDP_F_TP_DST)
+                                 & 0x3, 0x3, FDP__ACT_LOAD), 0);
+        } else {
+            ck_assert_int_eq(fdp__actions_add_set_masked(
+                                 b, FDP_F_PKT_MARK,
+                                 small_value(rng, FDP_F_PKT_MARK) & 0x1, 0x1,
+                                 FDP__ACT_LOAD), 0);
+        }
+        break;
+    case 12: {
+        /* move from the state into a header. */
+        enum fdp_field src = state_fields[unit_rng_below(
+            rng, FDP_ARRAY_SIZE(state_fields))];
+        f = tcp && unit_rng_below(rng, 2) ? FDP_F_TP_DST : FDP_F_PKT_MARK;
+        ck_assert_int_eq(fdp__actions_add_move(b, src, unit_rng_below(rng, 2),
+                                               f, unit_rng_below(rng, 2),
+                                               1 + unit_rng_below(rng, 4)),
+                         0);
+        break;
+    }
     case 2:
     case 3: {
         /* load/set_field on the pipeline's state. */
@@ -757,14 +832,20 @@ random_action(struct unit_rng *rng, const struct prog *g, size_t ti,
                                  small_value(rng, FDP_F_PKT_MARK), 0), 0);
         }
         break;
-    case 6:
-    case 7: {
-        /* resubmit: any table of the program (loops allowed), the flow's
-         * own, with the packet's port or another. */
-        unsigned int table = unit_rng_below(rng, 4) == 0
+    case 6: {
+        /* resubmit: mostly to a later table, sometimes to the flow's own
+         * or an earlier one (loops, which the limits end), with the
+         * packet's port or another. */
+        size_t later = ti + 1 < g->n_tables
+                       ? ti + 1 + unit_rng_below(rng, (uint32_t) (g->n_tables
+                                                                  - ti - 1))
+                       : ti;
+        unsigned int table = unit_rng_below(rng, 8) == 0
                              ? FDP__RESUBMIT_SAME_TABLE
-                             : g->tables[unit_rng_below(rng,
-                                                        (uint32_t) g->n_tables)];
+                             : unit_rng_below(rng, 4) == 0
+                             ? g->tables[unit_rng_below(rng,
+                                                        (uint32_t) g->n_tables)]
+                             : g->tables[later];
         uint32_t port = unit_rng_below(rng, 2) ? FDP_PORT_IN_PORT
                                                : 1 + unit_rng_below(rng, 3);
         fdp__actions_add_resubmit(b, port, table);
@@ -774,7 +855,6 @@ random_action(struct unit_rng *rng, const struct prog *g, size_t ti,
         fdp__actions_add(b, FDP_ACT_OUTPUT, 1 + unit_rng_below(rng, 8));
         break;
     }
-    (void) ti;
 }
 
 /* Conjunctions of one table: an id, its clause count, and the two
@@ -792,12 +872,13 @@ random_priority(struct unit_rng *rng)
     return (uint16_t) (1 + unit_rng_below(rng, 6) * 10);
 }
 
-/* A random program: 2 to 4 tables starting at 0, 1 to 40 flows each. */
+/* A random program: 2 to 5 tables starting at 0, 1 to 40 flows each. */
 static void
 random_program(struct unit_rng *rng, struct prog *g)
 {
     prog_init(g);
-    g->n_tables = 2 + unit_rng_below(rng, 3);
+    ck_assert_int_eq(fdp_pipeline_begin(g->p), 0);
+    g->n_tables = 2 + unit_rng_below(rng, 4);
     g->tables[0] = 0;
     for (size_t i = 1; i < g->n_tables; i++) {
         g->tables[i] = (uint8_t) (g->tables[i - 1] + 1
@@ -817,6 +898,7 @@ random_program(struct unit_rng *rng, struct prog *g)
             };
         }
         unsigned int n_flows = 1 + unit_rng_below(rng, 40);
+        bool with_miss_flow = unit_rng_below(rng, 3) == 0;
         for (unsigned int i = 0; i < n_flows; i++) {
             struct fdp__actions_builder b;
             struct fdp_match m;
@@ -852,8 +934,8 @@ random_program(struct unit_rng *rng, struct prog *g)
                         rng, (uint32_t) n_conjs)];
                     fdp__match_set_masked(&m, FDP_F_CONJ_ID, c->id,
                                           0xffffffffu);
-                } else if (i == n_flows - 1 && kind < 6) {
-                    /* A table-miss flow, in about half the tables. */
+                } else if (i == n_flows - 1 && with_miss_flow) {
+                    /* A table-miss flow, in a third of the tables. */
                     fdp__match_init(&m);
                     tcp = false;
                     priority = 0;
@@ -881,6 +963,7 @@ random_program(struct unit_rng *rng, struct prog *g)
             fdp__actions_builder_destroy(&b);
         }
     }
+    ck_assert_int_eq(fdp_pipeline_commit(g->p), 0);
 }
 
 /* A packet: tcp with small field values, then, most of the time, the
@@ -930,10 +1013,12 @@ START_TEST(differential_random_programs)
     char what[96];
 
     unit_rng_init(&rng, 1500);
-    for (int prog_no = 0; prog_no < 400; prog_no++) {
+    /* Destroying a program waits for RCU callbacks once per table, which
+     * takes milliseconds of wall time: fewer programs, more packets. */
+    for (int prog_no = 0; prog_no < 150; prog_no++) {
         struct prog g;
         random_program(&rng, &g);
-        for (int pkt = 0; pkt < 60; pkt++) {
+        for (int pkt = 0; pkt < 200; pkt++) {
             struct fdp_key key;
             random_packet(&rng, &g, &key);
             snprintf(what, sizeof what, "program %d, packet %d", prog_no,
@@ -942,6 +1027,28 @@ START_TEST(differential_random_programs)
         }
         prog_destroy(&g);
     }
+    printf("differential_random_programs (%s): %" PRIu64 " packets, steps "
+           "%" PRIu64 " start / %" PRIu64 " goto / %" PRIu64 " resubmit; "
+           "%" PRIu64 " resubmit misses, %" PRIu64 " goto misses inside "
+           "resubmits, %" PRIu64 " table misses, %" PRIu64 " limit drops, "
+           "%" PRIu64 " conjunction hits, %" PRIu64 " with state, %" PRIu64
+           " with headers rewritten\n", fdp_cpu_level_name(fdp_cpu_level()),
+           cov.packets, cov.steps[0], cov.steps[1], cov.steps[2],
+           cov.resubmit_misses, cov.nested_goto_misses, cov.table_missed,
+           cov.limit_dropped, cov.conj_hits, cov.state_loaded,
+           cov.header_rewritten);
+    fflush(stdout);
+    /* The programs reach every case (a change to the generator that
+     * stopped reaching one would make this test prove less). */
+    ck_assert_uint_gt(cov.steps[FDP_STEP_GOTO], cov.packets / 4);
+    ck_assert_uint_gt(cov.steps[FDP_STEP_RESUBMIT], cov.packets / 4);
+    ck_assert_uint_gt(cov.resubmit_misses, 100);
+    ck_assert_uint_gt(cov.nested_goto_misses, 10);
+    ck_assert_uint_gt(cov.table_missed, cov.packets / 20);
+    ck_assert_uint_gt(cov.limit_dropped, 10);
+    ck_assert_uint_gt(cov.conj_hits, 100);
+    ck_assert_uint_gt(cov.state_loaded, cov.packets / 10);
+    ck_assert_uint_gt(cov.header_rewritten, cov.packets / 10);
 }
 END_TEST
 
@@ -1232,6 +1339,64 @@ START_TEST(conjunction_two_priorities)
             ck_assert_uint_eq(r.steps[0].conj_id, cases[i].conj[with_c1]);
             ck_assert(r.table_missed == !cases[i].want[with_c1]);
         }
+        fdp_pipeline_result_destroy(&r);
+        prog_destroy(&g);
+    }
+}
+END_TEST
+
+/* Conjunctions 2 and 1 (added in that order) both complete at priority
+ * 50: the lower id, 1, is tried first.  Without a conj_id=1 flow (and no
+ * hard flow), 1's lookup finds nothing and 2's is tried next, at the same
+ * priority. */
+START_TEST(conjunction_same_priority_lowest_id_first)
+{
+    struct fdp_pipeline_result r;
+    uint64_t c[4];
+
+    for (int with_c1 = 0; with_c1 < 2; with_c1++) {
+        struct prog g;
+        struct flow_b *fb;
+
+        prog_init(&g);
+        for (uint32_t id = 2; id >= 1; id--) {
+            for (unsigned int k = 1; k <= 2; k++) {
+                fb = fb_new();
+                fb_tcp(fb);
+                fb_exact(fb, k == 1 ? FDP_F_TP_SRC : FDP_F_TP_DST, 10 * id + k);
+                fdp__actions_add_conjunction(&fb->b, id, k, 2);
+                fb_add(&g, fb, 0, 50, 0x100 * id + k);
+            }
+            if (id == 2 || with_c1) {
+                fb = fb_new();
+                fdp__match_set_masked(&fb->m, FDP_F_CONJ_ID, id, 0xffffffffu);
+                fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, id);
+                fb_add(&g, fb, 0, 5, 0xc0 + id);
+            }
+        }
+        /* Conjunction 1 is tp_src=11 and tp_dst in {12, 22}; conjunction
+         * 2 is tp_src in {21, 11} and tp_dst=22 (the added clause flows
+         * also match nw_src, so that their matches are new). */
+        fb = fb_new();
+        fb_tcp(fb);
+        fb_exact(fb, FDP_F_TP_SRC, 11);
+        fb_exact(fb, FDP_F_NW_SRC, 1);
+        fdp__actions_add_conjunction(&fb->b, 2, 1, 2);
+        fb_add(&g, fb, 0, 50, 0x301);
+        fb = fb_new();
+        fb_tcp(fb);
+        fb_exact(fb, FDP_F_TP_DST, 22);
+        fb_exact(fb, FDP_F_NW_SRC, 1);
+        fdp__actions_add_conjunction(&fb->b, 1, 2, 2);
+        fb_add(&g, fb, 0, 50, 0x302);
+
+        struct fdp_key key;
+        tcp_key(&key, 1, 1, 2, 11, 22);     /* Both complete. */
+        fdp_pipeline_result_init(&r);
+        ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "same prio"), 1);
+        ck_assert_uint_eq(c[0], with_c1 ? 0xc1 : 0xc2);
+        ck_assert_uint_eq(r.steps[0].conj_id, with_c1 ? 1 : 2);
+        ck_assert_uint_eq(outputs(r.actions), with_c1 ? 1 : 2);
         fdp_pipeline_result_destroy(&r);
         prog_destroy(&g);
     }
@@ -1576,6 +1741,7 @@ main(void)
     tcase_add_test(tc, conjunction_ovs_fields_example);
     tcase_add_test(tc, conjunction_hidden_by_higher_hard_flow);
     tcase_add_test(tc, conjunction_two_priorities);
+    tcase_add_test(tc, conjunction_same_priority_lowest_id_first);
     tcase_add_test(tc, resubmit_returns_to_caller);
     tcase_add_test(tc, resubmit_depth_limit);
     tcase_add_test(tc, resubmit_total_limit);
