@@ -1,6 +1,6 @@
 /*
- * The datapath: batches of packets from ports, through the table, to
- * ports.
+ * The datapath: batches of packets from ports, through the table (or a
+ * multi-table pipeline), to ports.
  *
  * What it is for
  * ==============
@@ -77,6 +77,25 @@
  * peer; perf puts an EMC hit near 40 ns on this machine, so the path is
  * bound by instructions, not misses, at 1000 flows, and by the four
  * misses at 100k (75-85 ns).
+ *
+ * A pipeline's datapath (fdp_dp_create_pipeline()).  The EMC maps a
+ * key to the outcome of the whole pipeline rather than to one rule: a
+ * struct outcome, made from fdp_pipeline_classify()'s result when a
+ * packet misses the cache, holds the flows hit along the way (each is
+ * counted for every packet), the composed packet actions, their output
+ * hint, and, when some table missed, the lookups for the tables' miss
+ * counters.  An entry is valid for the pipeline's version
+ * (fdp_pipeline_version(), which grows with every change to any table),
+ * so a hit costs one cache probe however many tables the packet went
+ * through; what grows with the tables is the accounting, one counter
+ * update per flow hit, each a line of its own.  Outcomes are one
+ * allocation each, owned by the EMC entry that holds them and freed when
+ * the entry is replaced, at the end of the batch (a packet earlier in the
+ * batch may still point at it); a miss that does not enter the cache
+ * (the 1-in-100 draw, or no flow hit at all) uses one of the pmd's
+ * per-batch scratch outcomes instead, so a miss allocates nothing in the
+ * steady state.  The SMC is not used: its hits are proved by one rule's
+ * match, and a pipeline's answer is not one rule's.
  *
  * Buffers (the UMEM).  One area of n_frames frames of frame_size bytes;
  * a free pool (a stack under a mutex) with a per-pmd cache in front of
@@ -167,6 +186,7 @@
 #include "extract-internal.h"
 #include "flowdp/cpu.h"
 #include "flowdp/hash.h"
+#include "flowdp/pipeline.h"
 #include "flowdp/table.h"
 #include "lib/actions.h"
 #include "lib/ds.h"
@@ -195,7 +215,9 @@ struct emc_entry {
     uint32_t hash;
     uint32_t out;               /* Output hint: see output_hint(). */
     uint64_t version;           /* Table version the entry is valid at. */
-    const struct fdp_rule *rule;    /* NULL: empty. */
+    const void *flow;           /* NULL: empty.  A struct fdp_rule, or in
+                                 * a pipeline's datapath a struct outcome,
+                                 * which the entry owns. */
     uint64_t key[FDP_KEY_PACKET_WORDS]; /* The key's packet words: the
                                          * pipeline's are zero on entry
                                          * (key.h). */
@@ -264,7 +286,8 @@ struct pmd_counters {
  * vSwitch's packet_batch_per_flow.  Accounting and actions run once per
  * group. */
 struct flow_group {
-    const struct fdp_rule *rule;    /* NULL: the misses. */
+    const void *flow;           /* A rule or an outcome (as emc_entry's);
+                                 * NULL: the misses. */
     uint32_t n;
     uint64_t n_bytes;
     uint8_t pkts[FDP_DP_BATCH];
@@ -275,10 +298,25 @@ struct batch {
     uint32_t n_groups;
     struct fdp__pkt pkts[FDP_DP_BATCH];
     uint32_t hashes[FDP_DP_BATCH];
-    const struct fdp_rule *rules[FDP_DP_BATCH];
+    const void *flows[FDP_DP_BATCH];    /* As flow_group's. */
     uint32_t hints[FDP_DP_BATCH];   /* From the caches: output_hint(). */
     bool sent[FDP_DP_BATCH];    /* Went to at least one port. */
     struct flow_group groups[FDP_DP_BATCH];
+};
+
+/* What the pipeline does with one key (a pipeline's datapath caches these
+ * in its EMC): the flows to count, the actions to run, and, when some
+ * lookup missed or a resubmit limit dropped the packet, the lookups, for
+ * the tables' miss counters.  One allocation; the arrays follow. */
+struct outcome {
+    uint32_t out;               /* Output hint, as output_hint(). */
+    uint16_t n_rules;
+    uint16_t n_steps;           /* 0 unless 'missed' or 'limit'. */
+    bool missed;                /* Ended by a table miss. */
+    bool limit;                 /* Dropped at a resubmit limit. */
+    const struct fdp_rule **rules;
+    struct fdp_pipeline_step *steps;
+    struct fdp_actions *actions;
 };
 
 struct fdp_dp_pmd {
@@ -303,6 +341,17 @@ struct fdp_dp_pmd {
     uint32_t n_txq;
     struct txq txq[TXQ_PORTS];
     struct batch batch;
+
+    /* A pipeline's datapath: classification's working memory, the
+     * outcomes of a batch's misses that do not enter the EMC (reused from
+     * batch to batch), and the outcomes the EMC let go during the batch,
+     * freed once it is done. */
+    struct fdp_pipeline_result result;
+    struct outcome *scratch[FDP_DP_BATCH];
+    size_t scratch_size[FDP_DP_BATCH];
+    uint32_t n_scratch;
+    struct outcome *doomed[FDP_DP_BATCH];
+    uint32_t n_doomed;
 };
 
 /* The published set of ports, sorted by number. */
@@ -319,7 +368,8 @@ struct upcall_handler {
 };
 
 struct fdp_dp {
-    struct fdp_table *table;
+    struct fdp_table *table;    /* NULL with a pipeline... */
+    struct fdp_pipeline *pipeline;  /* ...and NULL with a table. */
     struct fdp_dp_options options;
     uint32_t emc_basis;
 
@@ -452,15 +502,15 @@ options_valid(const struct fdp_dp_options *o)
                    && !(o->smc_entries & (o->smc_entries - 1))));
 }
 
-int
-fdp_dp_create(struct fdp_table *table, const struct fdp_dp_options *options,
-              struct fdp_dp **dpp)
+static int
+dp_create(struct fdp_table *table, struct fdp_pipeline *pipeline,
+          const struct fdp_dp_options *options, struct fdp_dp **dpp)
 {
     struct fdp_dp *dp;
     int error;
 
     *dpp = NULL;
-    if (!table) {
+    if (!table && !pipeline) {
         return EINVAL;
     }
     /* A FLOWDP_CPU the machine cannot honour is refused here rather than
@@ -488,6 +538,7 @@ fdp_dp_create(struct fdp_table *table, const struct fdp_dp_options *options,
         return error;
     }
     dp->table = table;
+    dp->pipeline = pipeline;
     dp->umem_size = (uint64_t) dp->options.n_frames * dp->options.frame_size;
     dp->umem = aligned_alloc(4096, dp->umem_size);
     dp->frame_owner = calloc(dp->options.n_frames, sizeof *dp->frame_owner);
@@ -512,6 +563,29 @@ fdp_dp_create(struct fdp_table *table, const struct fdp_dp_options *options,
     pthread_mutex_init(&dp->mutex, NULL);
     *dpp = dp;
     return 0;
+}
+
+int
+fdp_dp_create(struct fdp_table *table, const struct fdp_dp_options *options,
+              struct fdp_dp **dpp)
+{
+    if (!table) {
+        *dpp = NULL;
+        return EINVAL;
+    }
+    return dp_create(table, NULL, options, dpp);
+}
+
+int
+fdp_dp_create_pipeline(struct fdp_pipeline *pipeline,
+                       const struct fdp_dp_options *options,
+                       struct fdp_dp **dpp)
+{
+    if (!pipeline) {
+        *dpp = NULL;
+        return EINVAL;
+    }
+    return dp_create(NULL, pipeline, options, dpp);
 }
 
 static void port_close(struct fdp__port *);
@@ -930,6 +1004,15 @@ fdp_dp_pmd_destroy(struct fdp_dp_pmd *pmd)
     pthread_mutex_unlock(&dp->mutex);
     fdp__cache_flush(&pmd->cache);
     fdp__stats_shard_release(pmd->stats_shard);
+    if (dp->pipeline && pmd->emc) {
+        for (uint32_t i = 0; i < EMC_ENTRIES; i++) {
+            free((void *) pmd->emc[i].flow);
+        }
+    }
+    for (uint32_t i = 0; i < FDP_DP_BATCH; i++) {
+        free(pmd->scratch[i]);
+    }
+    fdp_pipeline_result_destroy(&pmd->result);
     free(pmd->emc);
     if (pmd->smc) {
         munmap(pmd->smc, pmd->smc_size);
@@ -1060,40 +1143,54 @@ emc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
     return &pmd->emc[(way ? hash >> EMC_SHIFT : hash) & EMC_MASK];
 }
 
-static const struct fdp_rule *
+static const void *
 emc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
            uint32_t hash, uint64_t version, uint32_t *hint)
 {
     for (unsigned int way = 0; way < 2; way++) {
         const struct emc_entry *e = emc_way(pmd, hash, way);
-        if (e->hash == hash && e->version == version && e->rule
+        if (e->hash == hash && e->version == version && e->flow
             && key_equal(e->key, key->w)) {
             *hint = e->out;
-            return e->rule;
+            return e->flow;
         }
     }
     return NULL;
 }
 
-/* Caches 'rule' for 'key' with probability 1/emc_insert_inv_prob, in the
- * way that is stale or empty, else in the one the hash's top bit picks. */
+/* The entry a new one for 'hash' replaces: a way that is stale or empty,
+ * else the one the hash's top bit picks. */
+static struct emc_entry *
+emc_victim(struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version)
+{
+    struct emc_entry *e0 = (struct emc_entry *) emc_way(pmd, hash, 0);
+    struct emc_entry *e1 = (struct emc_entry *) emc_way(pmd, hash, 1);
+
+    return (!e0->flow || e0->version != version) ? e0
+           : (!e1->flow || e1->version != version) ? e1
+           : (hash >> 31) ? e1 : e0;
+}
+
+static void
+emc_fill(struct emc_entry *e, const struct fdp_key *key, uint32_t hash,
+         uint64_t version, const void *flow, uint32_t out)
+{
+    e->hash = hash;
+    e->out = out;
+    e->version = version;
+    e->flow = flow;
+    memcpy(e->key, key->w, sizeof e->key);
+}
+
+/* Caches 'rule' for 'key' with probability 1/emc_insert_inv_prob. */
 static void
 emc_insert(struct fdp_dp_pmd *pmd, const struct fdp_key *key, uint32_t hash,
            uint64_t version, const struct fdp_rule *rule)
 {
-    if (!pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
-        return;
+    if (pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
+        emc_fill(emc_victim(pmd, hash, version), key, hash, version, rule,
+                 output_hint(rule));
     }
-    struct emc_entry *e0 = (struct emc_entry *) emc_way(pmd, hash, 0);
-    struct emc_entry *e1 = (struct emc_entry *) emc_way(pmd, hash, 1);
-    struct emc_entry *e = (!e0->rule || e0->version != version) ? e0
-                          : (!e1->rule || e1->version != version) ? e1
-                          : (hash >> 31) ? e1 : e0;
-    e->hash = hash;
-    e->out = output_hint(rule);
-    e->version = version;
-    e->rule = rule;
-    memcpy(e->key, key->w, sizeof e->key);
 }
 
 /* The signature match cache's bucket for 'hash'. */
@@ -1304,6 +1401,129 @@ batch_extract(struct fdp_dp_pmd *pmd, struct batch *b,
     pmd_count(&pmd->counters.n_packets, n);
 }
 
+/* A pipeline's outcome for packet 'i' of 'b', which no cache had: the
+ * pipeline runs, and what it did becomes an outcome, which enters the EMC
+ * with probability 1/emc_insert_inv_prob (the EMC then owns it) or else
+ * lives in the pmd's scratch space until the batch is done.  NULL if
+ * memory ran out: the packet is then a miss. */
+static const struct outcome *
+pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
+              uint64_t version)
+{
+    struct fdp_pipeline_result *r = &pmd->result;
+    const struct fdp_key *key = &b->pkts[i].key;
+
+    if (fdp_pipeline_classify(pmd->dp->pipeline, key, 0, r, NULL, NULL)) {
+        return NULL;
+    }
+    size_t n_rules = 0;
+    for (size_t k = 0; k < r->n_steps; k++) {
+        n_rules += r->steps[k].rule != NULL;
+    }
+    size_t n_steps = r->table_missed || r->limit_dropped ? r->n_steps : 0;
+    size_t size = sizeof(struct outcome) + n_rules * sizeof(void *)
+                  + n_steps * sizeof(struct fdp_pipeline_step)
+                  + fdp_actions_size(r->actions);
+    size_t steps_at = sizeof(struct outcome) + n_rules * sizeof(void *);
+    size_t actions_at = steps_at + n_steps * sizeof(struct fdp_pipeline_step);
+    /* A packet that hit no flow is a miss, as in a table's datapath: not
+     * cached, so that each one reaches the upcall. */
+    bool insert = pmd->emc && n_rules && n_rules <= UINT16_MAX
+                  && n_steps <= UINT16_MAX
+                  && pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob);
+    struct outcome *oc;
+    if (insert) {
+        oc = malloc(size);
+    } else {
+        uint32_t s = pmd->n_scratch;
+        if (s >= FDP_DP_BATCH) {
+            return NULL;        /* Not reached: one per packet. */
+        }
+        if (pmd->scratch_size[s] < size) {
+            void *p = realloc(pmd->scratch[s], size);
+            if (!p) {
+                return NULL;
+            }
+            pmd->scratch[s] = p;
+            pmd->scratch_size[s] = size;
+        }
+        oc = pmd->scratch[s];
+        pmd->n_scratch++;
+    }
+    if (!oc) {
+        return NULL;
+    }
+    uint8_t *base = (uint8_t *) oc;
+    oc->rules = (const struct fdp_rule **) (oc + 1);
+    oc->steps = (struct fdp_pipeline_step *) (base + steps_at);
+    oc->actions = (struct fdp_actions *) (base + actions_at);
+    oc->n_rules = 0;
+    for (size_t k = 0; k < r->n_steps; k++) {
+        if (r->steps[k].rule) {
+            oc->rules[oc->n_rules++] = r->steps[k].rule;
+        }
+    }
+    oc->n_steps = (uint16_t) n_steps;
+    memcpy(oc->steps, r->steps, n_steps * sizeof *oc->steps);
+    memcpy(oc->actions, r->actions, fdp_actions_size(r->actions));
+    oc->missed = r->table_missed;
+    oc->limit = r->limit_dropped;
+    const struct fdp__action *a = oc->actions->n_actions == 1
+                                  ? fdp__actions_first(oc->actions) : NULL;
+    oc->out = a && a->type == FDP_ACT_OUTPUT ? a->arg : 0;
+    if (insert) {
+        struct emc_entry *e = emc_victim(pmd, b->hashes[i], version);
+        if (e->flow) {
+            pmd->doomed[pmd->n_doomed++] = (struct outcome *) e->flow;
+        }
+        emc_fill(e, key, b->hashes[i], version, oc, oc->out);
+    }
+    return oc;
+}
+
+/* Phase 2 for a pipeline's datapath: the EMC, then the pipeline for its
+ * misses.  (The SMC is for disjoint tables; a pipeline is not one.) */
+static void
+batch_classify_pipeline(struct fdp_dp_pmd *pmd, struct batch *b)
+{
+    uint64_t version = fdp_pipeline_version(pmd->dp->pipeline);
+    uint64_t start = cycles_now();
+    bool use_emc = pmd->emc && meter_use(&pmd->emc_meter);
+    uint32_t n_emc = 0, n_hit = 0;
+
+    if (use_emc) {
+        for (uint32_t i = 0; i < b->n; i++) {
+            __builtin_prefetch(emc_way(pmd, b->hashes[i], 0));
+            __builtin_prefetch(emc_way(pmd, b->hashes[i], 1));
+        }
+    }
+    for (uint32_t i = 0; i < b->n; i++) {
+        const struct outcome *oc = NULL;
+        b->hints[i] = 0;
+        if (use_emc) {
+            oc = emc_lookup(pmd, &b->pkts[i].key, b->hashes[i], version,
+                            &b->hints[i]);
+            if (oc) {
+                __builtin_prefetch(oc->rules[0]);
+                n_emc++;
+            }
+        }
+        if (!oc) {
+            oc = pipeline_miss(pmd, b, i, version);
+            n_hit += oc && oc->n_rules;
+        }
+        b->flows[i] = oc;
+    }
+    if (pmd->emc) {
+        meter_account(&pmd->emc_meter, use_emc, cycles_now() - start, b->n);
+    }
+    pmd_count(&pmd->counters.n_emc_hits, n_emc);
+    pmd_count(&pmd->counters.n_table_hits, n_hit);
+    if (pmd->emc && !use_emc) {
+        pmd_count(&pmd->counters.n_emc_bypassed, b->n);
+    }
+}
+
 /* Phase 2: the exact-match cache, the signature match cache for its
  * misses, the table for theirs; results enter the caches. */
 static void
@@ -1343,7 +1563,7 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
                 n_emc++;
             }
         }
-        b->rules[i] = rule;
+        b->flows[i] = rule;
         if (!rule) {
             miss_idx[n_miss] = (uint8_t) i;
             miss_keys[n_miss++] = key;
@@ -1384,7 +1604,7 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
                 if (!b->hints[i]) {
                     __builtin_prefetch(rule->actions);
                 }
-                b->rules[i] = rule;
+                b->flows[i] = rule;
                 n_smc++;
                 if (pmd->emc) {
                     emc_insert(pmd, miss_keys[j], b->hashes[i], version,
@@ -1403,7 +1623,7 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
     for (uint32_t j = 0; j < n_miss; j++) {
         uint32_t i = miss_idx[j];
         const struct fdp_rule *rule = miss_rules[j];
-        b->rules[i] = rule;
+        b->flows[i] = rule;
         b->hints[i] = 0;
         if (rule) {
             n_hit++;
@@ -1436,16 +1656,18 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
 #define GROUP_SLOTS 64
 
 static void
-batch_group(struct batch *b)
+batch_group(struct batch *b, bool pipeline)
 {
     uint8_t slot_group[GROUP_SLOTS];    /* Group + 1, or 0: empty. */
 
     memset(slot_group, 0, sizeof slot_group);
     b->n_groups = 0;
     for (uint32_t i = 0; i < b->n; i++) {
-        const struct fdp_rule *rule = b->rules[i];
-        /* Rules are 64-byte aligned: the bits above 6 spread them. */
-        uint32_t h = (uint32_t) (((uintptr_t) rule >> 6)
+        const void *flow = b->flows[i];
+        const struct fdp_rule *rule = pipeline ? NULL : flow;
+        /* Rules are 64-byte aligned, outcomes 16: the bits above 4 spread
+         * them. */
+        uint32_t h = (uint32_t) (((uintptr_t) flow >> 4)
                                  * UINT64_C(0x9e3779b97f4a7c15) >> 58);
         struct flow_group *g;
         for (;;) {
@@ -1453,7 +1675,7 @@ batch_group(struct batch *b)
             if (!k) {
                 g = &b->groups[b->n_groups];
                 slot_group[h] = (uint8_t) ++b->n_groups;
-                g->rule = rule;
+                g->flow = flow;
                 g->n = 0;
                 g->n_bytes = 0;
                 if (rule) {
@@ -1468,7 +1690,7 @@ batch_group(struct batch *b)
                 break;
             }
             g = &b->groups[k - 1];
-            if (g->rule == rule) {
+            if (g->flow == flow) {
                 break;
             }
             h = (h + 1) & (GROUP_SLOTS - 1);
@@ -1672,9 +1894,14 @@ single_output(struct fdp_dp_pmd *pmd, const struct batch *b,
     if (hint) {
         return output_queue(pmd, hint);
     }
-    const struct fdp_actions *actions = fdp__rule_actions(g->rule);
+    if (pmd->dp->pipeline) {
+        const struct outcome *oc = g->flow;
+        *actionsp = oc->actions;
+        return oc->out ? output_queue(pmd, oc->out) : NULL;
+    }
+    const struct fdp_actions *actions = fdp__rule_actions(g->flow);
     *actionsp = actions;
-    hint = output_hint(g->rule);
+    hint = output_hint(g->flow);
     return hint ? output_queue(pmd, hint) : NULL;
 }
 
@@ -1697,7 +1924,9 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
         return;
     }
     if (!actions) {
-        actions = fdp__rule_actions(g->rule);
+        actions = pmd->dp->pipeline
+                  ? ((const struct outcome *) g->flow)->actions
+                  : fdp__rule_actions(g->flow);
     }
     for (uint32_t k = 0; k < g->n; k++) {
         uint32_t i = g->pkts[k];
@@ -1717,6 +1946,26 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
     }
 }
 
+/* Counts a pipeline group: each flow its packets hit, and the tables
+ * where a lookup missed.  Returns false if the packets are misses (the
+ * pipeline hit no flow), for the caller to count and upcall as such. */
+static bool
+outcome_account(struct fdp_dp_pmd *pmd, const struct flow_group *fg,
+                int64_t now)
+{
+    const struct outcome *oc = fg->flow;
+
+    for (uint32_t k = 0; k < oc->n_rules; k++) {
+        fdp__rule_account_n(oc->rules[k], fg->n, fg->n_bytes, now,
+                            pmd->stats_shard);
+    }
+    if (oc->n_steps) {
+        fdp_pipeline_account_misses(pmd->dp->pipeline, oc->steps,
+                                    oc->n_steps, oc->limit, fg->n);
+    }
+    return oc->n_rules > 0;
+}
+
 /* Phases 4 and 5, group by group: the flow's counters (one update per
  * group), then its actions (or the upcalls of the misses); then transmit. */
 static void
@@ -1728,9 +1977,13 @@ batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
 
     for (uint32_t g = 0; g < b->n_groups; g++) {
         const struct flow_group *fg = &b->groups[g];
-        if (fg->rule) {
-            fdp__rule_account_n(fg->rule, fg->n, fg->n_bytes, now,
+        if (fg->flow && !pmd->dp->pipeline) {
+            fdp__rule_account_n(fg->flow, fg->n, fg->n_bytes, now,
                                 pmd->stats_shard);
+            group_execute(pmd, b, fg);
+            continue;
+        }
+        if (fg->flow && outcome_account(pmd, fg, now)) {
             group_execute(pmd, b, fg);
             continue;
         }
@@ -1747,6 +2000,13 @@ batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
     }
     pmd_count(&in->stats.rx_dropped, dropped);
     pmd_flush_tx(pmd);
+
+    /* The batch no longer points at the outcomes the EMC let go. */
+    for (uint32_t i = 0; i < pmd->n_doomed; i++) {
+        free(pmd->doomed[i]);
+    }
+    pmd->n_doomed = 0;
+    pmd->n_scratch = 0;
 }
 
 static uint32_t
@@ -1766,8 +2026,12 @@ pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
         struct batch *b = &pmd->batch;
         pmd->in_port = port;
         batch_extract(pmd, b, descs, n);
-        batch_classify(pmd, b);
-        batch_group(b);
+        if (pmd->dp->pipeline) {
+            batch_classify_pipeline(pmd, b);
+        } else {
+            batch_classify(pmd, b);
+        }
+        batch_group(b, pmd->dp->pipeline != NULL);
         batch_execute(pmd, b);
     }
     if (port->class->recycle) {

@@ -101,10 +101,14 @@ struct dim {
     struct fdp_table *flows;
 };
 
-/* A conjunction as lookups see it: its dims, clause 1 first. */
+/* A conjunction as lookups see it: its dims, clause 1 first, and, when
+ * it is known without a lookup, the flow it leads to (see "Shortcuts"). */
 struct conj {
     uint32_t id;
     uint32_t n;
+    bool resolved;              /* 'result' is the answer of the lookup
+                                 * with conj_id = 'id'. */
+    const struct fdp_rule *result;
     struct fdp_table *clauses[];
 };
 
@@ -128,6 +132,8 @@ struct conj_index {
     struct rcu_head rcu;
     struct dim_view *dims;
     size_t n_dims;
+    bool hard_wild;             /* Some flow of 'hard' matches a key whose
+                                 * conj_id is 0. */
     uint32_t n_levels;
     struct conj_level *levels;  /* Decreasing priority. */
     struct conj **all;          /* Every conj, for freeing. */
@@ -341,6 +347,13 @@ find_dim(struct ptable *pt, uint16_t priority, uint32_t id, unsigned int n,
         *errorp = *errorp ? *errorp : ENOMEM;
         return NULL;
     }
+    /* Clauses are never counted (flowdp/pipeline.h). */
+    *errorp = fdp__table_set_no_stats(d->flows);
+    if (*errorp) {
+        fdp_table_destroy(d->flows);
+        free(d);
+        return NULL;
+    }
     d->priority = priority;
     d->id = id;
     d->n = (uint8_t) n;
@@ -374,6 +387,75 @@ table_n_flows(const struct fdp_table *t)
 
     fdp_table_get_stats(t, &s);
     return s.n_flows;
+}
+
+/* Shortcuts.  In the usual table of conjunctions every ordinary flow
+ * matches a nonzero conj_id ("conj_id=1,actions=..."), so the first lookup
+ * of 'hard', made with conj_id 0, can find nothing, and the flow that a
+ * complete conjunction leads to is the best of the flows that match its
+ * conj_id and nothing else.  find_shortcuts() notes both when they hold,
+ * from the committed flows, and lookups then skip those lookups: a
+ * packet allowed by a two-clause conjunction costs two clause lookups.
+ * (A reader between a commit of 'hard' and the new index's publication
+ * may use the old shortcuts, as it may see one table's new flows and
+ * another's old ones; the version grows after both.) */
+struct shortcut_aux {
+    bool wild;
+    struct conj_index *ix;
+};
+
+static bool
+shortcut_cb(const struct fdp_rule *r, void *aux_)
+{
+    struct shortcut_aux *aux = aux_;
+    const struct fdp__cmatch *c = &r->match;
+    uint64_t mask = (uint64_t) fdp__cmatch_get(c, FDP__MATCH_MASK,
+                                               FDP_F_CONJ_ID);
+    uint32_t id = (uint32_t) fdp__cmatch_get(c, FDP__MATCH_VALUE,
+                                             FDP_F_CONJ_ID);
+
+    if (mask != UINT32_MAX || !id) {
+        aux->wild = true;
+        return false;
+    }
+    /* "conj_id=ID" alone: word 5 holds only conj_id's bits. */
+    bool pure = c->words == UINT32_C(1) << FDP__WORD_CONJ_ID
+                && !c->range_fields
+                && fdp__cmatch_word(c, FDP__MATCH_MASK, FDP__WORD_CONJ_ID)
+                   == FDP__MASK(CONJ_ID);
+    for (size_t i = 0; i < aux->ix->n_all; i++) {
+        struct conj *cj = aux->ix->all[i];
+        if (cj->id != id) {
+            continue;
+        }
+        if (!pure) {
+            cj->resolved = false;
+            cj->result = NULL;
+        } else if (cj->resolved && fdp__rule_beats(r, cj->result)) {
+            cj->result = r;
+        }
+    }
+    return true;
+}
+
+static void
+find_shortcuts(struct ptable *pt, struct conj_index *ix)
+{
+    struct shortcut_aux aux = { .wild = false, .ix = ix };
+
+    for (size_t i = 0; i < ix->n_all; i++) {
+        ix->all[i]->resolved = true;
+        ix->all[i]->result = NULL;
+    }
+    fdp_table_read_lock();
+    fdp_table_for_each(pt->hard, shortcut_cb, &aux);
+    fdp_table_read_unlock();
+    ix->hard_wild = aux.wild;
+    if (aux.wild) {
+        for (size_t i = 0; i < ix->n_all; i++) {
+            ix->all[i]->resolved = false;
+        }
+    }
 }
 
 /* The index of 'pt''s dims as they are now (committed), or NULL if it has
@@ -461,6 +543,7 @@ build_index(struct ptable *pt, int *errorp)
         conj_index_free(ix);
         return NULL;
     }
+    find_shortcuts(pt, ix);
     return ix;
 }
 
@@ -478,6 +561,7 @@ txn_end(struct fdp_pipeline *p, bool commit)
         if (!pt) {
             continue;
         }
+        bool hard_changed = pt->hard_begun;
         if (pt->hard_begun) {
             if (commit && !error) {
                 error = fdp_table_commit(pt->hard);
@@ -499,7 +583,8 @@ txn_end(struct fdp_pipeline *p, bool commit)
                 changed = true;
             }
         }
-        if (pt->dims_changed) {
+        if (pt->dims_changed || (hard_changed && pt->index)) {
+            /* The shortcuts depend on 'hard' too. */
             int ix_error;
             struct conj_index *ix = build_index(pt, &ix_error);
             if (ix_error) {
@@ -1006,11 +1091,12 @@ hard_lookup(struct fdp_table *t, const struct fdp_key *key, bool linear)
     return linear ? scan_lookup(t, key) : fdp_table_lookup(t, key);
 }
 
-/* True if some flow of 't' matches 'key'. */
+/* True if some flow of clause 't' matches 'key'. */
 static bool
 any_match(struct fdp_table *t, const struct fdp_key *key, bool linear)
 {
-    return hard_lookup(t, key, linear) != NULL;
+    return (linear ? scan_lookup(t, key)
+                   : fdp__table_lookup_uncounted(t, key)) != NULL;
 }
 
 /* The flow table 'pt' gives 'key' (see the essay), and in '*conj_idp'
@@ -1020,8 +1106,10 @@ static const struct fdp_rule *
 table_lookup(struct ptable *pt, struct fdp_key *key, bool linear,
              uint32_t *conj_idp)
 {
-    const struct fdp_rule *h = hard_lookup(pt->hard, key, linear);
     const struct conj_index *ix = FDP_RCU_GET(pt->index);
+    bool shortcuts = ix && !linear;
+    const struct fdp_rule *h = shortcuts && !ix->hard_wild
+                               ? NULL : hard_lookup(pt->hard, key, linear);
 
     *conj_idp = 0;
     if (!ix) {
@@ -1042,8 +1130,17 @@ table_lookup(struct ptable *pt, struct fdp_key *key, bool linear,
             if (!complete) {
                 continue;
             }
+            if (shortcuts && cj->resolved) {
+                if (cj->result) {
+                    *conj_idp = cj->id;
+                    return cj->result;
+                }
+                continue;
+            }
             fdp__key_set(key, FDP_F_CONJ_ID, cj->id);
-            const struct fdp_rule *r = hard_lookup(pt->hard, key, linear);
+            const struct fdp_rule *r = linear
+                ? scan_lookup(pt->hard, key)
+                : fdp__table_lookup_uncounted(pt->hard, key);
             fdp__key_set(key, FDP_F_CONJ_ID, 0);
             if (r) {
                 *conj_idp = cj->id;
@@ -1502,6 +1599,22 @@ fdp_pipeline_get_table_stats(struct fdp_pipeline *p, uint8_t table_id,
     fdp_table_read_unlock();
     stats->n_flows = aux.n_flows;
     stats->n_matched = aux.n_packets;
+    struct fdp_table_stats ts;
+    fdp_table_get_stats(pt->hard, &ts);
+    stats->memory_bytes = ts.memory_bytes;
+    fdp_table_read_lock();
+    const struct conj_index *ix = FDP_RCU_GET(pt->index);
+    for (size_t i = 0; ix && i < ix->n_dims; i++) {
+        fdp_table_get_stats(ix->dims[i].flows, &ts);
+        stats->memory_bytes += ts.memory_bytes;
+    }
+    if (ix) {
+        stats->memory_bytes += sizeof *ix
+                               + ix->n_dims * (sizeof *ix->dims
+                                               + sizeof *ix->all
+                                               + sizeof ix->levels[0]);
+    }
+    fdp_table_read_unlock();
     stats->n_missed = __atomic_load_n(&pt->n_missed, __ATOMIC_RELAXED);
     return true;
 }

@@ -174,6 +174,21 @@ const struct fdp_rule *fdp__table_find(struct fdp_table *table,
                                        const struct fdp_match *match,
                                        uint16_t priority);
 
+/* fdp_table_lookup() for a caller already in a read-side section, whose
+ * lookup the table's lookup, hit and probe counters do not count: the
+ * pipeline's lookups of conjunction clauses, and the second lookup that
+ * a complete conjunction makes, are parts of one lookup of the table.
+ * (It still counts sub-table hits, which rank sub-tables.) */
+const struct fdp_rule *fdp__table_lookup_uncounted(struct fdp_table *table,
+                                                   const struct fdp_key *key);
+
+/* Makes every rule 'table' adds from now on share one statistics block
+ * instead of owning 64 bytes of counters: for tables whose flows are
+ * never counted (the pipeline's conjunction clauses).  Their flows then
+ * report no packets and the table's creation time as their own.  Call it
+ * on an empty table.  Returns 0 or ENOMEM. */
+int fdp__table_set_no_stats(struct fdp_table *table);
+
 /* True if 'table' was declared disjoint (fdp_table_set_disjoint()). */
 bool fdp__table_is_disjoint(const struct fdp_table *table);
 

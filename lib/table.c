@@ -195,8 +195,9 @@ struct tss_view {
     uint64_t *entry_memory;     /* Bytes of sub-table e[i], as published. */
     const uint64_t *ties;       /* NULL if no priority level may hold a
                                  * tie, else bit p set if level p may
-                                 * (TIE_WORDS words, in this allocation):
-                                 * see "Ties". */
+                                 * ('n_tie_words' words, in this
+                                 * allocation): see "Ties". */
+    uint32_t n_tie_words;
     struct rcu_head rcu;
     struct view_entry e[];
 };
@@ -206,7 +207,10 @@ struct tss_view {
 _Static_assert(sizeof(struct view_entry) % _Alignof(uint64_t) == 0,
                "entry_memory follows the view entries unpadded");
 
-/* One bit per priority level (priorities are 16-bit). */
+/* One bit per priority level (priorities are 16-bit): at most this many
+ * words, but a table's bitmaps reach only as far as its highest priority
+ * (a table of priority-10 flows takes one word, not 8 KiB, which in the
+ * small tables of a conjunction's clauses was most of their memory). */
 #define TIE_WORDS (65536 / 64)
 
 /* The work fdp_table_run() allows fdp__ties_level_tied() per level: about
@@ -220,6 +224,10 @@ struct fdp_table {
     uint64_t version;                   /* Published with release. */
     struct tss_view *view;              /* RCU. */
     bool disjoint;                      /* fdp_table_set_disjoint(). */
+    /* fdp__table_set_no_stats(): every rule's 'stats' is 'shared_stats',
+     * which no rule owns. */
+    bool no_stats;
+    struct fdp__rule_counters *shared_stats;
 
     /* Lookup statistics, on their own cache line. */
     uint64_t n_lookups __attribute__((aligned(64)));
@@ -252,8 +260,11 @@ struct fdp_table {
      * is set if priority level p may hold two overlapping flows in
      * different sub-tables, because fdp__ties_level_tied() said so or
      * because the level changed since it last looked ('ties_dirty'). */
-    uint64_t *ties;                     /* TIE_WORDS words. */
-    uint64_t *ties_dirty;               /* TIE_WORDS words. */
+    uint64_t *ties;                     /* 'n_tie_words' words each, */
+    uint64_t *ties_dirty;               /* covering the priorities below
+                                         * 64 * n_tie_words (the bits of
+                                         * higher ones are all zero). */
+    uint32_t n_tie_words;
     bool any_ties_dirty;
 
     /* The open transaction. */
@@ -562,9 +573,9 @@ view_stats_compute(const struct fdp_table *table, struct tss_view *view)
                             * sizeof *table->subtable_index.buckets : 0)
                        + table->subtable_index.n
                          * sizeof(struct subtable_node)
-                       + (table->ties ? 2 * TIE_WORDS * sizeof *table->ties
-                                      : 0)
-                       + (view->ties ? TIE_WORDS * sizeof *view->ties : 0)
+                       + 2 * (size_t) table->n_tie_words
+                         * sizeof *table->ties
+                       + (size_t) view->n_tie_words * sizeof *view->ties
                        + sizeof *view + view->n * (sizeof view->e[0]
                                                    + sizeof
                                                      *view->entry_memory);
@@ -603,10 +614,11 @@ publish_view(struct fdp_table *table)
 
     size_t n_max = table->n_subs;
     bool any_ties = false;
-    for (size_t w = 0; table->ties && w < TIE_WORDS && !any_ties; w++) {
+    for (size_t w = 0; w < table->n_tie_words && !any_ties; w++) {
         any_ties = table->ties[w] != 0;
     }
-    size_t tie_bytes = any_ties ? TIE_WORDS * sizeof *table->ties : 0;
+    size_t tie_bytes = any_ties ? table->n_tie_words * sizeof *table->ties
+                                : 0;
     struct tss_view *view = malloc(sizeof *view
                                    + n_max * (sizeof view->e[0]
                                               + sizeof *view->entry_memory)
@@ -617,6 +629,7 @@ publish_view(struct fdp_table *table)
     view->n = 0;
     view->entry_memory = (uint64_t *) &view->e[n_max];
     view->ties = NULL;
+    view->n_tie_words = any_ties ? table->n_tie_words : 0;
     if (any_ties) {
         uint64_t *ties = view->entry_memory + n_max;
         memcpy(ties, table->ties, tie_bytes);
@@ -742,17 +755,27 @@ bit_set(uint64_t *map, unsigned int i)
     map[i / 64] |= UINT64_C(1) << (i % 64);
 }
 
-/* Allocates the tie bitmaps.  Returns 0 or ENOMEM. */
+/* Makes the tie bitmaps reach 'priority'.  Returns 0 or ENOMEM. */
 static int
-ties_init(struct fdp_table *table)
+ties_init(struct fdp_table *table, uint16_t priority)
 {
-    if (!table->ties) {
-        uint64_t *ties = calloc(2 * TIE_WORDS, sizeof *ties);
+    uint32_t need = priority / 64u + 1;
+
+    if (table->n_tie_words < need) {
+        uint64_t *ties = calloc(2 * (size_t) need, sizeof *ties);
         if (!ties) {
             return ENOMEM;
         }
+        if (table->ties) {
+            memcpy(ties, table->ties, table->n_tie_words * sizeof *ties);
+            memcpy(ties + need, table->ties_dirty,
+                   table->n_tie_words * sizeof *ties);
+        }
+        free(table->ties);
+    free(table->shared_stats);
         table->ties = ties;
-        table->ties_dirty = ties + TIE_WORDS;
+        table->ties_dirty = ties + need;
+        table->n_tie_words = need;
     }
     return 0;
 }
@@ -772,7 +795,8 @@ ties_added(struct fdp_table *table, uint16_t priority)
 static void
 ties_removed(struct fdp_table *table, uint16_t priority)
 {
-    if (bit_test(table->ties, priority)) {
+    if (priority / 64u < table->n_tie_words
+        && bit_test(table->ties, priority)) {
         bit_set(table->ties_dirty, priority);
         table->any_ties_dirty = true;
     }
@@ -884,7 +908,7 @@ update_ties(struct fdp_table *table)
     }
 
     bool changed = false;
-    for (unsigned int w = 0; w < TIE_WORDS; w++) {
+    for (unsigned int w = 0; w < table->n_tie_words; w++) {
         for (uint64_t m = table->ties_dirty[w]; m; m &= m - 1) {
             unsigned int p = w * 64 + (unsigned int) __builtin_ctzll(m);
             bool tied = count[p] >= 2
@@ -1095,7 +1119,7 @@ txn_abort(struct fdp_table *table)
         if (rule->add_version != version) {
             __atomic_store_n(&rule->remove_version, FDP_VERSION_NEVER,
                              __ATOMIC_RELAXED);
-            rule->owns_stats = true;
+            rule->owns_stats = !table->no_stats;
         }
     }
     for (struct fdp_rule *rule = table->txn_added, *next; rule; rule = next) {
@@ -1207,6 +1231,11 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
         rule->table_id = spec->table_id;
         rule->idle_timeout = spec->idle_timeout;
         rule->hard_timeout = spec->hard_timeout;
+    }
+    if (!old && table->no_stats) {
+        rule->stats = table->shared_stats;
+        rule->stats_shared = true;
+    } else if (!old) {
         rule->stats = aligned_alloc(64, sizeof *rule->stats);
         if (!rule->stats) {
             rule_free(table, rule);
@@ -1223,7 +1252,7 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
 
     /* A new version of 'old' has its (match, priority), so its hash; a new
      * flow's was computed by the caller's find_exact(). */
-    int error = ties_init(table);
+    int error = ties_init(table, rule->priority);
     if (!error) {
         error = index_rule(table, rule, old ? old->index_node.hash : hash);
     }
@@ -1278,10 +1307,8 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
     /* The new version takes over the statistics. */
     if (old) {
         old->owns_stats = false;
-        rule->owns_stats = true;
-    } else {
-        rule->owns_stats = true;
     }
+    rule->owns_stats = !table->no_stats;
     rule->txn_next = table->txn_added;
     table->txn_added = rule;
     table->txn_flows_delta++;
@@ -1669,6 +1696,22 @@ fdp_table_set_max_masks(struct fdp_table *table, size_t max_masks)
     pthread_mutex_unlock(&table->mutex);
 }
 
+int
+fdp__table_set_no_stats(struct fdp_table *table)
+{
+    if (!table->shared_stats) {
+        struct fdp__rule_counters *c = aligned_alloc(64, sizeof *c);
+        if (!c) {
+            return ENOMEM;
+        }
+        memset(c, 0, sizeof *c);
+        c->created_ms = now_ms();
+        table->shared_stats = c;
+    }
+    table->no_stats = true;
+    return 0;
+}
+
 void
 fdp_table_set_disjoint(struct fdp_table *table, bool disjoint)
 {
@@ -1802,16 +1845,8 @@ count_hits(uint64_t *hits, uint64_t n)
 static bool
 level_may_tie(const struct tss_view *view, uint16_t priority)
 {
-    return view->ties && bit_test(view->ties, priority);
-}
-
-const struct fdp_rule *
-fdp_table_lookup(struct fdp_table *table, const struct fdp_key *key)
-{
-    const struct fdp_rule *rule;
-
-    fdp_table_lookup_batch(table, &key, 1, &rule);
-    return rule;
+    return view->ties && priority / 64u < view->n_tie_words
+           && bit_test(view->ties, priority);
 }
 
 /* A batch's keys are tracked in one 64-bit bitmap each ('done', 'probe'):
@@ -1819,18 +1854,15 @@ fdp_table_lookup(struct fdp_table *table, const struct fdp_key *key)
 _Static_assert(FDP_TABLE_BATCH_MAX <= 64,
                "lookup_batch keeps one bit per key in a uint64_t");
 
-void
-fdp_table_lookup_batch(struct fdp_table *table,
-                       const struct fdp_key *const keys[], size_t n,
-                       const struct fdp_rule *rules[])
+/* The walk of fdp_table_lookup_batch(), in the caller's read-side
+ * section, for at most FDP_TABLE_BATCH_MAX keys.  Returns the number of
+ * sub-table probes (for the table's counters). */
+static inline __attribute__((always_inline)) uint64_t
+lookup_walk(struct fdp_table *table, const struct fdp_key *const keys[],
+            size_t n, const struct fdp_rule *rules[])
 {
-    uint64_t done = 0, visited = 0, hits = 0;
-
-    if (n > FDP_TABLE_BATCH_MAX) {
-        n = FDP_TABLE_BATCH_MAX;
-    }
+    uint64_t done = 0, visited = 0;
     uint64_t all = n == 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
-    fdp__rcu_read_lock();
     uint64_t version = __atomic_load_n(&table->version, __ATOMIC_ACQUIRE);
     const struct tss_view *view = FDP_RCU_GET(table->view);
     bool disjoint = __atomic_load_n(&table->disjoint, __ATOMIC_RELAXED);
@@ -1882,6 +1914,40 @@ fdp_table_lookup_batch(struct fdp_table *table,
             count_hits(&e->st->hits, won);
         }
     }
+    return visited;
+}
+
+const struct fdp_rule *
+fdp_table_lookup(struct fdp_table *table, const struct fdp_key *key)
+{
+    const struct fdp_rule *rule;
+
+    fdp_table_lookup_batch(table, &key, 1, &rule);
+    return rule;
+}
+
+const struct fdp_rule *
+fdp__table_lookup_uncounted(struct fdp_table *table,
+                            const struct fdp_key *key)
+{
+    const struct fdp_rule *rule;
+
+    lookup_walk(table, &key, 1, &rule);
+    return rule;
+}
+
+void
+fdp_table_lookup_batch(struct fdp_table *table,
+                       const struct fdp_key *const keys[], size_t n,
+                       const struct fdp_rule *rules[])
+{
+    uint64_t hits = 0;
+
+    if (n > FDP_TABLE_BATCH_MAX) {
+        n = FDP_TABLE_BATCH_MAX;
+    }
+    fdp__rcu_read_lock();
+    uint64_t visited = lookup_walk(table, keys, n, rules);
     fdp__rcu_read_unlock();
 
     for (size_t i = 0; i < n; i++) {

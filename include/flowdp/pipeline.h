@@ -47,7 +47,9 @@
  * priority, they are tried in order of ID, then N.  Flows of conjunctions
  * keep no statistics (a packet is counted on the flow the conjunction
  * leads to), and changing a flow's actions between conjunction and other
- * actions with a modify resets its statistics.
+ * actions with a modify resets its statistics.  (A flow of a conjunction
+ * reports, as its duration, the time since the first flow of its clause
+ * was added.)
  *
  * Versions.  Every change to any table grows the pipeline's version, so a
  * cache of whole-pipeline outcomes made at one version (the datapath's)
@@ -211,6 +213,8 @@ struct fdp_pipeline_table_stats {
     uint64_t n_matched;     /* Packets that hit a flow of the table: the
                              * sum of its flows' n_packets. */
     uint64_t n_missed;      /* Lookups in the table that found no flow. */
+    uint64_t memory_bytes;  /* Its fdp_tables (fdp_table_stats'), those of
+                             * its conjunctions' clauses included. */
 };
 
 /* Statistics of table 'table_id'.  Returns false if the table is not in

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "flowdp/flowdp.h"
+#include "lib/actions.h"
 #include "unit.h"
 
 #define N_DSTS 64
@@ -105,19 +106,51 @@ add_flow(struct fdp_table *t, const char *text)
 }
 
 struct rig {
-    struct fdp_table *table;
+    struct fdp_table *table;    /* With a pipeline: its last table. */
+    struct fdp_pipeline *pipeline;
     struct fdp_dp *dp;
     struct fdp_dp_pmd *pmd;
     struct fdp_port_rings ports[4];     /* Ports 1..3 at [1..3]. */
 };
 
-/* A table, a datapath with 'o', ring ports 1 to 3 and pmd 0. */
+/* A table (or, if 'n_tables' is not 0, a pipeline of that many tables,
+ * each but the last sending every packet on to the next), a datapath with
+ * 'o', ring ports 1 to 3 and pmd 0. */
 static void
-rig_create_with(struct rig *rig, const struct fdp_dp_options *o)
+rig_create_tables(struct rig *rig, const struct fdp_dp_options *o,
+                  unsigned int n_tables)
 {
     memset(rig, 0, sizeof *rig);
-    ck_assert_int_eq(fdp_table_create(&rig->table), 0);
-    ck_assert_int_eq(fdp_dp_create(rig->table, o, &rig->dp), 0);
+    if (!n_tables) {
+        ck_assert_int_eq(fdp_table_create(&rig->table), 0);
+        ck_assert_int_eq(fdp_dp_create(rig->table, o, &rig->dp), 0);
+    } else {
+        ck_assert_int_eq(fdp_pipeline_create(&rig->pipeline), 0);
+        for (unsigned int t = 0; t + 1 < n_tables; t++) {
+            struct fdp__actions_builder b;
+            struct fdp_flow_spec spec = { .table_id = (uint8_t) t,
+                                          .priority = 0 };
+            fdp__actions_builder_init(&b);
+            fdp__actions_add(&b, FDP_ACT_GOTO_TABLE, t + 1);
+            spec.match = fdp_match_create();
+            spec.actions = fdp__actions_finish(&b);
+            ck_assert_int_eq(fdp_pipeline_insert(rig->pipeline, &spec, 0),
+                             0);
+            fdp_flow_spec_destroy(&spec);
+        }
+        /* The last table must exist before a lookup: one flow that
+         * matches nothing a test sends makes it. */
+        struct fdp_flow_spec spec;
+        ck_assert_int_eq(fdp_flow_parse("priority=1,in_port=99,actions=drop",
+                                        0, &spec, NULL), 0);
+        spec.table_id = (uint8_t) (n_tables - 1);
+        ck_assert_int_eq(fdp_pipeline_insert(rig->pipeline, &spec, 0), 0);
+        fdp_flow_spec_destroy(&spec);
+        rig->table = fdp_pipeline_get_table(rig->pipeline,
+                                            (uint8_t) (n_tables - 1));
+        ck_assert_int_eq(fdp_dp_create_pipeline(rig->pipeline, o, &rig->dp),
+                         0);
+    }
     for (uint32_t p = 1; p <= 3; p++) {
         char *error = NULL;
         ck_assert_int_eq(fdp_dp_port_add(rig->dp, p, "ring:size=256",
@@ -128,7 +161,36 @@ rig_create_with(struct rig *rig, const struct fdp_dp_options *o)
 }
 
 static void
-rig_create(struct rig *rig, uint32_t emc_inv_prob, uint32_t n_frames)
+rig_create_with(struct rig *rig, const struct fdp_dp_options *o)
+{
+    rig_create_tables(rig, o, 0);
+}
+
+/* Adds 'text' to the rig's table (with a pipeline, to its last table). */
+static void
+rig_add_flow(struct rig *rig, const char *text)
+{
+    if (!rig->pipeline) {
+        add_flow(rig->table, text);
+        return;
+    }
+    struct fdp_flow_spec spec;
+    char *error = NULL;
+    ck_assert_msg(!fdp_flow_parse(text, 0, &spec, &error), "%s: %s", text,
+                  error);
+    for (uint8_t t = 0; ; t++) {
+        if (fdp_pipeline_get_table(rig->pipeline, t) == rig->table) {
+            spec.table_id = t;
+            break;
+        }
+    }
+    ck_assert_int_eq(fdp_pipeline_insert(rig->pipeline, &spec, 0), 0);
+    fdp_flow_spec_destroy(&spec);
+}
+
+static void
+rig_create_n(struct rig *rig, uint32_t emc_inv_prob, uint32_t n_frames,
+             unsigned int n_tables)
 {
     struct fdp_dp_options o;
 
@@ -140,7 +202,13 @@ rig_create(struct rig *rig, uint32_t emc_inv_prob, uint32_t n_frames)
     if (n_frames) {
         o.n_frames = n_frames;
     }
-    rig_create_with(rig, &o);
+    rig_create_tables(rig, &o, n_tables);
+}
+
+static void
+rig_create(struct rig *rig, uint32_t emc_inv_prob, uint32_t n_frames)
+{
+    rig_create_n(rig, emc_inv_prob, n_frames, 0);
 }
 
 static void
@@ -148,7 +216,11 @@ rig_destroy(struct rig *rig)
 {
     fdp_dp_pmd_destroy(rig->pmd);
     fdp_dp_destroy(rig->dp);
-    fdp_table_destroy(rig->table);
+    if (rig->pipeline) {
+        fdp_pipeline_destroy(rig->pipeline);
+    } else {
+        fdp_table_destroy(rig->table);
+    }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -158,7 +230,7 @@ rig_destroy(struct rig *rig)
  * at a higher priority (so 6 goes to 3), both for d % 5 == 0 at the top
  * (output:2,output:3), nothing for d == 7 (a miss), drop for d == 11. */
 static void
-random_traffic(uint32_t emc_inv_prob)
+random_traffic_n(uint32_t emc_inv_prob, unsigned int n_tables)
 {
     struct rig rig;
     struct unit_rng r;
@@ -167,8 +239,10 @@ random_traffic(uint32_t emc_inv_prob)
     char flow[128];
 
     unit_rng_init(&r, emc_inv_prob);
-    rig_create(&rig, emc_inv_prob, 0);
-    fdp_table_begin(rig.table);
+    rig_create_n(&rig, emc_inv_prob, 0, n_tables);
+    if (!rig.pipeline) {
+        fdp_table_begin(rig.table);
+    }
     for (unsigned int d = 0; d < N_DSTS; d++) {
         if (d == 7) {
             continue;
@@ -186,9 +260,11 @@ random_traffic(uint32_t emc_inv_prob)
             snprintf(flow, sizeof flow, "priority=10,udp,nw_dst=10.0.0.%u,"
                      "actions=output:2", d);
         }
-        add_flow(rig.table, flow);
+        rig_add_flow(&rig, flow);
     }
-    ck_assert_int_eq(fdp_table_commit(rig.table), 0);
+    if (!rig.pipeline) {
+        ck_assert_int_eq(fdp_table_commit(rig.table), 0);
+    }
 
     size_t total = 0;
     for (int round = 0; round < 2000; round++) {
@@ -241,8 +317,23 @@ random_traffic(uint32_t emc_inv_prob)
     struct fdp_dp_stats st;
     fdp_dp_get_stats(rig.dp, &st);
     ck_assert_uint_eq(st.n_packets, total);
-    ck_assert_uint_eq(st.n_missed, sent[7]);
+    /* In a pipeline, a miss in a later table still hit table 0. */
+    ck_assert_uint_eq(st.n_missed, n_tables > 1 ? 0 : sent[7]);
     ck_assert_uint_eq(st.n_emc_hits + st.n_table_hits + st.n_missed, total);
+    if (n_tables > 1) {
+        /* Every table before the last counted every packet, and the
+         * last one's misses were counted as such. */
+        struct fdp_pipeline_table_stats ts;
+        for (unsigned int t = 0; t + 1 < n_tables; t++) {
+            ck_assert(fdp_pipeline_get_table_stats(rig.pipeline, (uint8_t) t,
+                                                   &ts));
+            ck_assert_uint_eq(ts.n_matched, total);
+        }
+        ck_assert(fdp_pipeline_get_table_stats(rig.pipeline,
+                                               (uint8_t) (n_tables - 1),
+                                               &ts));
+        ck_assert_uint_eq(ts.n_missed, sent[7]);
+    }
     if (emc_inv_prob == 0) {
         ck_assert_uint_eq(st.n_emc_hits, 0);
     } else {
@@ -272,9 +363,24 @@ random_traffic(uint32_t emc_inv_prob)
     rig_destroy(&rig);
 }
 
+static void
+random_traffic(uint32_t emc_inv_prob)
+{
+    random_traffic_n(emc_inv_prob, 0);
+}
+
 START_TEST(traffic_emc_off)
 {
     random_traffic(0);
+}
+END_TEST
+
+/* The same through a pipeline: one table, then four (three goto_table
+ * hops before the flows), with the EMC off, always and by default. */
+START_TEST(traffic_pipeline)
+{
+    static const uint32_t probs[] = { 0, 1, 100 };
+    random_traffic_n(probs[_i % 3], _i < 3 ? 1 : 4);
 }
 END_TEST
 
@@ -866,6 +972,7 @@ main(void)
     tcase_add_test(tc, traffic_emc_off);
     tcase_add_test(tc, traffic_emc_always);
     tcase_add_test(tc, traffic_emc_default);
+    tcase_add_loop_test(tc, traffic_pipeline, 0, 6);
     tcase_add_test(tc, emc_follows_table_changes);
     tcase_add_test(tc, smc_follows_table);
     tcase_add_test(tc, smc_needs_disjoint_table);
