@@ -772,7 +772,6 @@ ties_init(struct fdp_table *table, uint16_t priority)
                    table->n_tie_words * sizeof *ties);
         }
         free(table->ties);
-    free(table->shared_stats);
         table->ties = ties;
         table->ties_dirty = ties + need;
         table->n_tie_words = need;
@@ -2281,6 +2280,7 @@ fdp_table_destroy(struct fdp_table *table)
     }
     free(table->subs);
     free(table->ties);
+    free(table->shared_stats);
     free(table->txn_removed);
     for (size_t i = 0; table->subtable_index.buckets
                        && i <= table->subtable_index.mask; i++) {
