@@ -25,33 +25,148 @@ fdp__action_value(const struct fdp__action *a)
     return a->n_words == 3 ? ((fdp_u128) w[0] << 64) | w[1] : w[0];
 }
 
+/* The kinds list follows the public enum's order, row for row. */
+#define CHECK_KIND_ORDER(ID, FN, PREREQ) KIND_ORDER_##ID,
+enum { FDP__ACTION_KINDS(CHECK_KIND_ORDER) N_KIND_ROWS };
+#undef CHECK_KIND_ORDER
+#define CHECK_KIND(ID, FN, PREREQ)                                          \
+    static_assert((int) KIND_ORDER_##ID == (int) FDP_ACT_##ID,              \
+                  "FDP__ACTION_KINDS follows enum fdp_action_type");
+FDP__ACTION_KINDS(CHECK_KIND)
+#undef CHECK_KIND
+static_assert((int) N_KIND_ROWS == (int) FDP_N_ACTION_TYPES,
+              "every action kind has a row in FDP__ACTION_KINDS");
+
+/* What each kind requires: a prerequisite, or FIELD for "the field's". */
+#define PREREQ_FIELD ((enum fdp__prereq) -1)
+#define PREREQ_NONE FDP__P_NONE
+#define PREREQ_IP_ANY FDP__P_IP_ANY
+#define KIND_PREREQ(ID, FN, PREREQ) [FDP_ACT_##ID] = PREREQ_##PREREQ,
+static const enum fdp__prereq kind_prereqs[FDP_N_ACTION_TYPES] = {
+    FDP__ACTION_KINDS(KIND_PREREQ)
+};
+#undef KIND_PREREQ
+
 enum fdp__prereq
 fdp__action_prereq(const struct fdp__action *a)
 {
-    switch ((enum fdp_action_type) a->type) {
-    case FDP_ACT_SET_FIELD:
-        return a->field < FDP_N_FIELDS ? fdp__field(a->field)->prereq
-                                       : FDP__P_NONE;
-    case FDP_ACT_SET_MASKED:
-        return a->field < FDP_N_FIELDS ? fdp__field(a->field)->prereq
-                                       : FDP__P_NONE;
-    case FDP_ACT_DEC_TTL:
-        return FDP__P_IP_ANY;
-    case FDP_ACT_MOVE:
-    case FDP_ACT_GOTO_TABLE:
-    case FDP_ACT_RESUBMIT:
-    case FDP_ACT_CONJUNCTION:
-    case FDP_ACT_OUTPUT:
-    case FDP_ACT_IN_PORT:
-    case FDP_ACT_CONTROLLER:
-    case FDP_ACT_SET_VLAN_VID:
-    case FDP_ACT_SET_VLAN_PCP:
-    case FDP_ACT_STRIP_VLAN:
-    case FDP_ACT_PUSH_VLAN:
-    case FDP_N_ACTION_TYPES:
-        break;
+    if (a->type >= FDP_N_ACTION_TYPES) {
+        return FDP__P_NONE;
     }
-    return FDP__P_NONE;
+    enum fdp__prereq pr = kind_prereqs[a->type];
+    if (pr == PREREQ_FIELD) {
+        return a->field < FDP_N_FIELDS ? fdp__field(a->field)->prereq
+                                       : FDP__P_NONE;
+    }
+    return pr;
+}
+
+/* NXM and OXM field names.  Open vSwitch prints a field by its NXM name
+ * if it has one (NXM_OF_ETH_SRC, even if written OXM_OF_ETH_SRC), else by
+ * its OXM name (OXM_OF_METADATA, OXM_OF_PKT_REG0, OXM_OF_SCTP_SRC).  Left
+ * out: NXM_OF_IP_TOS and NXM_OF_ARP_OP, whose Open vSwitch widths (8 and
+ * 16 bits) are not the key's (nw_tos keeps the 6 DSCP bits, arp_op 8), and
+ * OXM_OF_IN_PORT, a 32-bit port. */
+#define NXM(NAME, F, BITS, W, C, PR)                                        \
+    { NAME, FDP_F_##F, BITS, W, C, FDP__P_##PR }
+#define NXM_REG(N)                                                          \
+    NXM("NXM_NX_REG" #N, REG##N, 32, true, true, NONE)
+#define NXM_XREG(N)                                                         \
+    NXM("OXM_OF_PKT_REG" #N, XREG##N, 64, true, true, NONE)
+const struct fdp__nxm_field fdp__nxm_fields[] = {
+    NXM("NXM_OF_IN_PORT", IN_PORT, 16, true, true, NONE),
+    NXM("NXM_NX_PKT_MARK", PKT_MARK, 32, true, true, NONE),
+    NXM("NXM_OF_ETH_SRC", DL_SRC, 48, true, true, NONE),
+    NXM("OXM_OF_ETH_SRC", DL_SRC, 48, true, false, NONE),
+    NXM("NXM_OF_ETH_DST", DL_DST, 48, true, true, NONE),
+    NXM("OXM_OF_ETH_DST", DL_DST, 48, true, false, NONE),
+    NXM("NXM_OF_ETH_TYPE", DL_TYPE, 16, false, true, NONE),
+    NXM("OXM_OF_ETH_TYPE", DL_TYPE, 16, false, false, NONE),
+    NXM("NXM_OF_VLAN_TCI", VLAN_TCI, 16, true, true, NONE),
+    NXM("NXM_OF_IP_SRC", NW_SRC, 32, true, true, IPV4),
+    NXM("OXM_OF_IPV4_SRC", NW_SRC, 32, true, false, IPV4),
+    NXM("NXM_OF_IP_DST", NW_DST, 32, true, true, IPV4),
+    NXM("OXM_OF_IPV4_DST", NW_DST, 32, true, false, IPV4),
+    NXM("NXM_OF_IP_PROTO", NW_PROTO, 8, false, true, IP_ANY),
+    NXM("OXM_OF_IP_PROTO", NW_PROTO, 8, false, false, IP_ANY),
+    NXM("NXM_NX_IP_TTL", NW_TTL, 8, true, true, IP_ANY),
+    NXM("NXM_OF_TCP_SRC", TP_SRC, 16, true, true, TCP),
+    NXM("OXM_OF_TCP_SRC", TP_SRC, 16, true, false, TCP),
+    NXM("NXM_OF_TCP_DST", TP_DST, 16, true, true, TCP),
+    NXM("OXM_OF_TCP_DST", TP_DST, 16, true, false, TCP),
+    NXM("NXM_OF_UDP_SRC", TP_SRC, 16, true, true, UDP),
+    NXM("OXM_OF_UDP_SRC", TP_SRC, 16, true, false, UDP),
+    NXM("NXM_OF_UDP_DST", TP_DST, 16, true, true, UDP),
+    NXM("OXM_OF_UDP_DST", TP_DST, 16, true, false, UDP),
+    NXM("OXM_OF_SCTP_SRC", TP_SRC, 16, true, true, SCTP),
+    NXM("OXM_OF_SCTP_DST", TP_DST, 16, true, true, SCTP),
+    NXM("NXM_OF_ICMP_TYPE", ICMP_TYPE, 8, true, true, ICMPV4),
+    NXM("OXM_OF_ICMPV4_TYPE", ICMP_TYPE, 8, true, false, ICMPV4),
+    NXM("NXM_OF_ICMP_CODE", ICMP_CODE, 8, true, true, ICMPV4),
+    NXM("OXM_OF_ICMPV4_CODE", ICMP_CODE, 8, true, false, ICMPV4),
+    NXM("NXM_NX_ICMPV6_TYPE", ICMP_TYPE, 8, true, true, ICMPV6),
+    NXM("OXM_OF_ICMPV6_TYPE", ICMP_TYPE, 8, true, false, ICMPV6),
+    NXM("NXM_NX_ICMPV6_CODE", ICMP_CODE, 8, true, true, ICMPV6),
+    NXM("OXM_OF_ICMPV6_CODE", ICMP_CODE, 8, true, false, ICMPV6),
+    NXM("NXM_OF_ARP_SPA", ARP_SPA, 32, true, true, ARP),
+    NXM("OXM_OF_ARP_SPA", ARP_SPA, 32, true, false, ARP),
+    NXM("NXM_OF_ARP_TPA", ARP_TPA, 32, true, true, ARP),
+    NXM("OXM_OF_ARP_TPA", ARP_TPA, 32, true, false, ARP),
+    NXM("NXM_NX_ARP_SHA", ARP_SHA, 48, true, true, ARP),
+    NXM("OXM_OF_ARP_SHA", ARP_SHA, 48, true, false, ARP),
+    NXM("NXM_NX_ARP_THA", ARP_THA, 48, true, true, ARP),
+    NXM("OXM_OF_ARP_THA", ARP_THA, 48, true, false, ARP),
+    NXM("NXM_NX_IPV6_SRC", IPV6_SRC, 128, true, true, IPV6),
+    NXM("OXM_OF_IPV6_SRC", IPV6_SRC, 128, true, false, IPV6),
+    NXM("NXM_NX_IPV6_DST", IPV6_DST, 128, true, true, IPV6),
+    NXM("OXM_OF_IPV6_DST", IPV6_DST, 128, true, false, IPV6),
+    NXM("NXM_NX_IPV6_LABEL", IPV6_LABEL, 20, true, true, IPV6),
+    NXM("OXM_OF_IPV6_FLABEL", IPV6_LABEL, 20, true, false, IPV6),
+    NXM("OXM_OF_METADATA", METADATA, 64, true, true, NONE),
+    NXM_REG(0), NXM_REG(1), NXM_REG(2), NXM_REG(3),
+    NXM_REG(4), NXM_REG(5), NXM_REG(6), NXM_REG(7),
+    NXM_REG(8), NXM_REG(9), NXM_REG(10), NXM_REG(11),
+    NXM_REG(12), NXM_REG(13), NXM_REG(14), NXM_REG(15),
+    NXM_XREG(0), NXM_XREG(1), NXM_XREG(2), NXM_XREG(3),
+    NXM_XREG(4), NXM_XREG(5), NXM_XREG(6), NXM_XREG(7),
+};
+#undef NXM
+#undef NXM_REG
+#undef NXM_XREG
+
+const size_t fdp__n_nxm_fields = sizeof fdp__nxm_fields
+                                 / sizeof fdp__nxm_fields[0];
+
+const struct fdp__nxm_field *
+fdp__nxm_field_find(const char *name)
+{
+    for (size_t i = 0; i < fdp__n_nxm_fields; i++) {
+        if (!strcmp(name, fdp__nxm_fields[i].name)) {
+            return &fdp__nxm_fields[i];
+        }
+    }
+    return NULL;
+}
+
+const struct fdp__nxm_field *
+fdp__nxm_field_for(enum fdp_field f,
+                   bool (*meets)(const void *aux, enum fdp__prereq),
+                   const void *aux)
+{
+    const struct fdp__nxm_field *any = NULL;
+
+    for (size_t i = 0; i < fdp__n_nxm_fields; i++) {
+        const struct fdp__nxm_field *nf = &fdp__nxm_fields[i];
+        if (nf->field == f && nf->canonical) {
+            if (!meets || meets(aux, nf->prereq)) {
+                return nf;
+            }
+            any = any ? any : nf;
+        }
+    }
+    /* An action built through the API on a match without the field's
+     * prerequisites: the first name is the best there is. */
+    return any;
 }
 
 int
@@ -236,8 +351,8 @@ fdp__actions_add_resubmit(struct fdp__actions_builder *b, uint32_t port,
 }
 
 void
-fdp__actions_add_record(struct fdp__actions_builder *b,
-                        const struct fdp__action *a)
+fdp__actions_add_record__(struct fdp__actions_builder *b,
+                          const struct fdp__action *a)
 {
     uint64_t *w = builder_reserve(b, a->n_words);
 

@@ -10,6 +10,34 @@
 #include "field.h"
 #include "flowdp/actions.h"
 
+/* The action kinds, once.  Everything that handles actions by kind is a
+ * table indexed by enum fdp_action_type built from this list: the
+ * formatter's functions (lib/flow-format.c), the parser's (lib/flow-
+ * parse.c) and the prerequisites below, so adding an action is a constant
+ * in flowdp/actions.h, a row here and the functions the row names; a
+ * kind without them does not compile.  Columns:
+ *
+ *   ID      the enum constant without FDP_ACT_ (the list follows the
+ *           enum's order, which a static_assert in lib/actions.c checks);
+ *   FN      the suffix of the parse_ and format_ functions for the kind;
+ *   PREREQ  what the kind needs of a flow's match: NONE, IP_ANY, or FIELD
+ *           (its field's prerequisite, from the field table). */
+#define FDP__ACTION_KINDS(A)                                                \
+    A(OUTPUT, output, NONE)                                                 \
+    A(IN_PORT, in_port, NONE)                                               \
+    A(CONTROLLER, controller, NONE)                                         \
+    A(SET_VLAN_VID, vlan_vid, NONE)                                         \
+    A(SET_VLAN_PCP, vlan_pcp, NONE)                                         \
+    A(STRIP_VLAN, strip_vlan, NONE)                                         \
+    A(PUSH_VLAN, push_vlan, NONE)                                           \
+    A(SET_FIELD, set_field, FIELD)                                          \
+    A(DEC_TTL, dec_ttl, IP_ANY)                                             \
+    A(GOTO_TABLE, goto_table, NONE)                                         \
+    A(RESUBMIT, resubmit, NONE)                                             \
+    A(SET_MASKED, set_masked, FIELD)                                        \
+    A(MOVE, move, NONE)                                                     \
+    A(CONJUNCTION, conjunction, NONE)
+
 /* One action record: this header, then 'n_words' - 1 more 64-bit words.
  * What each kind keeps:
  *   FDP_ACT_SET_FIELD    'field'; payload: the value, one word for fields
@@ -176,6 +204,38 @@ enum fdp__prereq fdp__action_prereq(const struct fdp__action *a);
 int fdp__actions_validate(const struct fdp_actions *acts,
                           const struct fdp_match *match, size_t *bad);
 
+/* The names of fields in load, move and ovs-ofctl's printing of masked
+ * set_field (Open vSwitch's NXM and OXM names).  A field may have several:
+ * NXM_OF_TCP_SRC and NXM_OF_UDP_SRC are both tp_src, each with its own
+ * prerequisite, and OXM_OF_ETH_SRC is NXM_OF_ETH_SRC's OpenFlow 1.2 name.
+ * 'n_bits' is the field's width as Open vSwitch has it, bit 0 being the
+ * field's bit 0 in the key (NXM_OF_ICMP_TYPE is 8 bits of a 16-bit key
+ * field).  'canonical' marks the names ovs-ofctl prints: for a field the
+ * first canonical entry whose prerequisite the match meets. */
+struct fdp__nxm_field {
+    const char *name;
+    enum fdp_field field;
+    uint8_t n_bits;
+    bool writable;              /* May be a load or move destination. */
+    bool canonical;
+    enum fdp__prereq prereq;
+};
+
+extern const struct fdp__nxm_field fdp__nxm_fields[];
+extern const size_t fdp__n_nxm_fields;
+
+/* The entry named 'name' (exactly, as ovs-ofctl compares them), or
+ * NULL. */
+const struct fdp__nxm_field *fdp__nxm_field_find(const char *name);
+
+/* The entry ovs-ofctl would print for field 'f' under a match that meets
+ * prerequisites 'meets' (a callback, so that this header need not know the
+ * match; NULL 'meets' takes the first name), or NULL if the field has no
+ * NXM or OXM name. */
+const struct fdp__nxm_field *fdp__nxm_field_for(
+    enum fdp_field f, bool (*meets)(const void *aux, enum fdp__prereq),
+    const void *aux);
+
 /* A growing action list. */
 struct fdp__actions_builder {
     uint64_t *words;
@@ -214,9 +274,27 @@ int fdp__actions_add_conjunction(struct fdp__actions_builder *,
 void fdp__actions_add_resubmit(struct fdp__actions_builder *,
                                uint32_t port, unsigned int table);
 
-/* Appends a copy of the record 'a' (from another list). */
-void fdp__actions_add_record(struct fdp__actions_builder *,
-                             const struct fdp__action *a);
+/* Appends a copy of the record 'a' (from another list).  Inline where
+ * the builder has room: the pipeline composes a packet's actions from
+ * its flows' records one by one. */
+void fdp__actions_add_record__(struct fdp__actions_builder *,
+                               const struct fdp__action *a);
+
+static inline void
+fdp__actions_add_record(struct fdp__actions_builder *b,
+                        const struct fdp__action *a)
+{
+    if (!b->error && b->n_words + a->n_words <= b->alloc) {
+        uint64_t *w = &b->words[b->n_words];
+        for (unsigned int i = 0; i < a->n_words; i++) {
+            w[i] = ((const uint64_t *) a)[i];
+        }
+        b->n_words += a->n_words;
+        b->n_actions++;
+    } else {
+        fdp__actions_add_record__(b, a);
+    }
+}
 
 /* Empties the builder, keeping its memory for the next list. */
 static inline void

@@ -9,11 +9,22 @@
  * field is printed by its syntax from the field table (lib/key.c); ranges,
  * flowdp's extension, print as "field=LO-HI" where the field would be.
  *
+ * conj_id follows pkt_mark, and the registers (reg0-reg15; an xreg prints
+ * as its two regs) and metadata come between the shorthand and in_port.
+ *
  * Actions use ovs-ofctl's OpenFlow 1.0/NXM spelling (output:2,
  * CONTROLLER:65535, IN_PORT, mod_nw_src:...), except for push_vlan,
  * mod_nw_ttl and set_field, which only exist from OpenFlow 1.1 on and are
  * printed as ovs-ofctl prints them under OpenFlow 1.3 (set_field with OXM
- * field names: ip_src, tcp_dst, eth_src...).
+ * field names: ip_src, tcp_dst, eth_src...).  The pipeline's actions keep
+ * the spelling they were written in where ovs-ofctl's two modes differ
+ * (goto_table, which NXM prints as resubmit(,N); set_field on a register,
+ * which NXM prints as load), and are otherwise printed as both modes print
+ * them: load and move with NXM names (OXM where a field has no NXM name),
+ * resubmit:PORT or resubmit(PORT,TABLE), conjunction(ID,K/N).
+ *
+ * Each action kind has its formatter in one table indexed by kind
+ * (format_fns[], from FDP__ACTION_KINDS in lib/actions.h).
  */
 #include <config.h>
 
@@ -21,6 +32,7 @@
 
 #include <arpa/inet.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +40,9 @@
 #include "flowdp/flow.h"
 #include "flowdp/table.h"
 #include "util.h"
+
+/* Marks a parameter some functions of a table of functions ignore. */
+#define UNUSED_ARG __attribute__((unused))
 
 const char *const fdp__tcp_flag_names[12] = {
     "fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr", "ns",
@@ -317,6 +332,35 @@ format_vlan(struct fdp__ds *ds, const struct fdp_match *m)
     }
 }
 
+/* The registers, as match_format() prints them: reg0 to reg15, each with
+ * its own value and mask.  An xreg is only a name for two regs (xreg0 is
+ * reg0 high, reg1 low), so a masked xreg prints as its two halves, as
+ * ovs-ofctl prints it; only a range, flowdp's extension, needs the xreg's
+ * own name, because a range over 64 bits is not two ranges over 32.  The
+ * parser keeps an xreg range apart from ranges on its halves (they claim
+ * the same bits), so at most one of the two forms is present. */
+static void
+format_regs(struct fdp__ds *ds, const struct fdp_match *m)
+{
+    static_assert(FDP_F_REG15 - FDP_F_REG0 == 15
+                  && FDP_F_XREG7 - FDP_F_XREG0 == 7,
+                  "the registers are consecutive fields");
+
+    for (int x = 0; x < 8; x++) {
+        enum fdp_field xreg = (enum fdp_field) (FDP_F_XREG0 + x);
+        if (fdp__match_has_range(m, xreg)) {
+            char name[8];
+            snprintf(name, sizeof name, "xreg%d", x);
+            fdp__format_field(ds, m, xreg, name);
+            continue;
+        }
+        for (int half = 0; half < 2; half++) {
+            enum fdp_field reg = (enum fdp_field) (FDP_F_REG0 + 2 * x + half);
+            fdp__format_field(ds, m, reg, fdp__field(reg)->name);
+        }
+    }
+}
+
 static void
 format_match(struct fdp__ds *ds, const struct fdp_match *m, int priority)
 {
@@ -330,9 +374,12 @@ format_match(struct fdp__ds *ds, const struct fdp_match *m, int priority)
         fdp__ds_printf(ds, "priority=%d,", priority);
     }
     fdp__format_field(ds, m, FDP_F_PKT_MARK, "pkt_mark");
+    fdp__format_field(ds, m, FDP_F_CONJ_ID, "conj_id");
     if (sh) {
         fdp__ds_printf(ds, "%s,", sh);
     }
+    format_regs(ds, m);
+    fdp__format_field(ds, m, FDP_F_METADATA, "metadata");
     fdp__format_field(ds, m, FDP_F_IN_PORT, "in_port");
     format_vlan(ds, m);
     fdp__format_field(ds, m, FDP_F_DL_SRC, "dl_src");
@@ -430,6 +477,234 @@ format_set_field_value(struct fdp__ds *ds, enum fdp_field f, fdp_u128 v)
     }
 }
 
+/* One formatter per action kind, indexed by kind (FDP__ACTION_KINDS in
+ * lib/actions.h): each appends the action's text, without a separator. */
+typedef void format_action_fn(struct fdp__ds *, const struct fdp__action *,
+                              const struct fdp_match *);
+
+static void
+format_output(struct fdp__ds *ds, const struct fdp__action *a,
+              const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_printf(ds, "output:%" PRIu32, a->arg);
+}
+
+static void
+format_in_port(struct fdp__ds *ds, const struct fdp__action *a UNUSED_ARG,
+               const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_put(ds, "IN_PORT");
+}
+
+static void
+format_controller(struct fdp__ds *ds, const struct fdp__action *a,
+                  const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_printf(ds, "CONTROLLER:%" PRIu32, a->arg);
+}
+
+static void
+format_vlan_vid(struct fdp__ds *ds, const struct fdp__action *a,
+                const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_printf(ds, "mod_vlan_vid:%" PRIu32, a->arg);
+}
+
+static void
+format_vlan_pcp(struct fdp__ds *ds, const struct fdp__action *a,
+                const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_printf(ds, "mod_vlan_pcp:%" PRIu32, a->arg);
+}
+
+static void
+format_strip_vlan(struct fdp__ds *ds,
+                  const struct fdp__action *a UNUSED_ARG,
+                  const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_put(ds, "strip_vlan");
+}
+
+static void
+format_push_vlan(struct fdp__ds *ds, const struct fdp__action *a,
+                 const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_printf(ds, "push_vlan:0x%04" PRIx32, a->arg);
+}
+
+static void
+format_dec_ttl(struct fdp__ds *ds, const struct fdp__action *a UNUSED_ARG,
+               const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_put(ds, "dec_ttl");
+}
+
+static void
+format_set_field(struct fdp__ds *ds, const struct fdp__action *a,
+                 const struct fdp_match *m)
+{
+    enum fdp_field f = (enum fdp_field) a->field;
+    fdp_u128 v = fdp__action_value(a);
+
+    if ((a->flags & FDP__ACT_MOD) && mod_name(f)) {
+        fdp__ds_printf(ds, "%s:", mod_name(f));
+        fdp__format_value(ds, f, v);
+    } else {
+        fdp__ds_put(ds, "set_field:");
+        format_set_field_value(ds, f, v);
+        fdp__ds_printf(ds, "->%s", oxm_name(f, m));
+    }
+}
+
+/* ovs-ofctl leaves out goto_table under NXM, where it prints the action
+ * as resubmit(,N); flowdp keeps the spelling, so a corpus written for NXM
+ * spells it resubmit. */
+static void
+format_goto_table(struct fdp__ds *ds, const struct fdp__action *a,
+                  const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_printf(ds, "goto_table:%" PRIu32, a->arg);
+}
+
+static void
+format_port(struct fdp__ds *ds, uint32_t port)
+{
+    const char *name = fdp__port_name(port);
+
+    if (name) {
+        fdp__ds_put(ds, name);
+    } else {
+        fdp__ds_printf(ds, "%" PRIu32, port);
+    }
+}
+
+/* As ovs-ofctl: "resubmit:PORT" when the table is the flow's own, else
+ * "resubmit(PORT,TABLE)" with PORT left empty for the packet's own. */
+static void
+format_resubmit(struct fdp__ds *ds, const struct fdp__action *a,
+                const struct fdp_match *m UNUSED_ARG)
+{
+    uint32_t port = fdp__action_resubmit_port(a);
+    unsigned int table = fdp__action_resubmit_table(a);
+
+    if (table == FDP__RESUBMIT_SAME_TABLE && port != FDP_PORT_IN_PORT) {
+        fdp__ds_put(ds, "resubmit:");
+        format_port(ds, port);
+        return;
+    }
+    fdp__ds_put(ds, "resubmit(");
+    if (port != FDP_PORT_IN_PORT) {
+        format_port(ds, port);
+    }
+    fdp__ds_putc(ds, ',');
+    if (table != FDP__RESUBMIT_SAME_TABLE) {
+        fdp__ds_printf(ds, "%u", table);
+    }
+    fdp__ds_putc(ds, ')');
+}
+
+static bool
+match_meets(const void *m, enum fdp__prereq pr)
+{
+    return fdp__match_meets(m, pr);
+}
+
+/* "NAME[]", "NAME[a]" or "NAME[a..b]": bits ofs..ofs+n_bits-1 of field
+ * 'f', by the name ovs-ofctl prints under 'm', as mf_format_subfield(). */
+static void
+format_subfield(struct fdp__ds *ds, enum fdp_field f, unsigned int ofs,
+                unsigned int n_bits, const struct fdp_match *m)
+{
+    const struct fdp__nxm_field *nf = fdp__nxm_field_for(f, match_meets, m);
+    unsigned int width = nf ? nf->n_bits : fdp__field(f)->n_bits;
+
+    fdp__ds_put(ds, nf ? nf->name : fdp__field(f)->name);
+    if (!ofs && n_bits >= width) {
+        fdp__ds_put(ds, "[]");
+    } else if (n_bits == 1) {
+        fdp__ds_printf(ds, "[%u]", ofs);
+    } else {
+        fdp__ds_printf(ds, "[%u..%u]", ofs, ofs + n_bits - 1);
+    }
+}
+
+static unsigned int
+lowest_bit(uint64_t x)
+{
+    return (unsigned int) __builtin_ctzll(x);
+}
+
+/* A masked write, as ovs-ofctl prints it:
+ *   write_metadata:V[/M] if written so;
+ *   set_field:V->F if written so, over the whole field;
+ *   otherwise one "load:V->F[a..b]" per run of contiguous mask bits, from
+ *   the lowest: ovs-ofctl turns set_field:5/0xf0f->reg2 into
+ *   load:0x5->NXM_NX_REG2[0..3],load:0->NXM_NX_REG2[8..11]. */
+static void
+format_set_masked(struct fdp__ds *ds, const struct fdp__action *a,
+                  const struct fdp_match *m)
+{
+    enum fdp_field f = (enum fdp_field) a->field;
+    uint64_t value = fdp__action_masked_value(a);
+    uint64_t mask = fdp__action_masked_mask(a);
+    uint64_t full = (uint64_t) fdp__ones(fdp__field(f)->n_bits);
+
+    if (a->flags & FDP__ACT_WRITE_METADATA) {
+        fdp__ds_printf(ds, "write_metadata:%#" PRIx64, value);
+        if (mask != full) {
+            fdp__ds_printf(ds, "/%#" PRIx64, mask);
+        }
+        return;
+    }
+    if (!(a->flags & FDP__ACT_LOAD) && mask == full) {
+        fdp__ds_printf(ds, "set_field:%#" PRIx64 "->%s", value,
+                       fdp__field(f)->name);
+        return;
+    }
+    bool first = true;
+    while (mask) {
+        unsigned int ofs = lowest_bit(mask);
+        uint64_t run = mask >> ofs;
+        unsigned int n = run == ~(uint64_t) 0 ? 64 : lowest_bit(~run);
+        uint64_t ones = n >= 64 ? ~(uint64_t) 0 : ((uint64_t) 1 << n) - 1;
+        if (!first) {
+            fdp__ds_putc(ds, ',');
+        }
+        first = false;
+        fdp__ds_printf(ds, "load:%#" PRIx64 "->", (value >> ofs) & ones);
+        format_subfield(ds, f, ofs, n, m);
+        mask &= ~(ones << ofs);
+    }
+}
+
+static void
+format_move(struct fdp__ds *ds, const struct fdp__action *a,
+            const struct fdp_match *m)
+{
+    struct fdp__move mv = fdp__action_move(a);
+
+    fdp__ds_put(ds, "move:");
+    format_subfield(ds, mv.src, mv.src_ofs, mv.n_bits, m);
+    fdp__ds_put(ds, "->");
+    format_subfield(ds, mv.dst, mv.dst_ofs, mv.n_bits, m);
+}
+
+static void
+format_conjunction(struct fdp__ds *ds, const struct fdp__action *a,
+                   const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_printf(ds, "conjunction(%" PRIu32 ",%u/%u)", a->arg,
+                   fdp__action_conj_clause(a), fdp__action_conj_n(a));
+}
+
+#define FORMAT_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = format_##FN,
+static format_action_fn *const format_fns[] = {
+    FDP__ACTION_KINDS(FORMAT_FN)
+};
+#undef FORMAT_FN
+static_assert(sizeof format_fns / sizeof format_fns[0] == FDP_N_ACTION_TYPES,
+              "every action kind has a formatter");
+
 static void
 format_actions(struct fdp__ds *ds, const struct fdp_actions *acts,
                const struct fdp_match *m)
@@ -441,76 +716,10 @@ format_actions(struct fdp__ds *ds, const struct fdp_actions *acts,
         return;
     }
     for (; a; a = fdp__actions_next(acts, a)) {
-        switch ((enum fdp_action_type) a->type) {
-        case FDP_ACT_OUTPUT:
-            fdp__ds_printf(ds, "output:%" PRIu32, a->arg);
-            break;
-        case FDP_ACT_IN_PORT:
-            fdp__ds_put(ds, "IN_PORT");
-            break;
-        case FDP_ACT_CONTROLLER:
-            fdp__ds_printf(ds, "CONTROLLER:%" PRIu32, a->arg);
-            break;
-        case FDP_ACT_SET_VLAN_VID:
-            fdp__ds_printf(ds, "mod_vlan_vid:%" PRIu32, a->arg);
-            break;
-        case FDP_ACT_SET_VLAN_PCP:
-            fdp__ds_printf(ds, "mod_vlan_pcp:%" PRIu32, a->arg);
-            break;
-        case FDP_ACT_STRIP_VLAN:
-            fdp__ds_put(ds, "strip_vlan");
-            break;
-        case FDP_ACT_PUSH_VLAN:
-            fdp__ds_printf(ds, "push_vlan:0x%04" PRIx32, a->arg);
-            break;
-        case FDP_ACT_DEC_TTL:
-            fdp__ds_put(ds, "dec_ttl");
-            break;
-        case FDP_ACT_SET_FIELD: {
-            enum fdp_field f = (enum fdp_field) a->field;
-            fdp_u128 v = fdp__action_value(a);
-            if ((a->flags & FDP__ACT_MOD) && mod_name(f)) {
-                fdp__ds_printf(ds, "%s:", mod_name(f));
-                fdp__format_value(ds, f, v);
-            } else {
-                fdp__ds_put(ds, "set_field:");
-                format_set_field_value(ds, f, v);
-                fdp__ds_printf(ds, "->%s", oxm_name(f, m));
-            }
-            break;
+        if (a->type < FDP_N_ACTION_TYPES) {
+            format_fns[a->type](ds, a, m);
+            fdp__ds_putc(ds, ',');
         }
-        case FDP_ACT_GOTO_TABLE:
-            fdp__ds_printf(ds, "goto_table:%" PRIu32, a->arg);
-            break;
-        case FDP_ACT_RESUBMIT:
-            fdp__ds_printf(ds, "resubmit(%" PRIu32 ",%u)",
-                           fdp__action_resubmit_port(a),
-                           fdp__action_resubmit_table(a));
-            break;
-        case FDP_ACT_SET_MASKED:
-            fdp__ds_printf(ds, "set_field:%#" PRIx64 "/%#" PRIx64 "->%s",
-                           fdp__action_masked_value(a),
-                           fdp__action_masked_mask(a),
-                           fdp__field(a->field)->name);
-            break;
-        case FDP_ACT_MOVE: {
-            struct fdp__move mv = fdp__action_move(a);
-            fdp__ds_printf(ds, "move:%s[%u..%u]->%s[%u..%u]",
-                           fdp__field(mv.src)->name, mv.src_ofs,
-                           mv.src_ofs + mv.n_bits - 1,
-                           fdp__field(mv.dst)->name, mv.dst_ofs,
-                           mv.dst_ofs + mv.n_bits - 1);
-            break;
-        }
-        case FDP_ACT_CONJUNCTION:
-            fdp__ds_printf(ds, "conjunction(%" PRIu32 ",%u/%u)", a->arg,
-                           fdp__action_conj_clause(a),
-                           fdp__action_conj_n(a));
-            break;
-        case FDP_N_ACTION_TYPES:
-            break;
-        }
-        fdp__ds_putc(ds, ',');
     }
     fdp__ds_chomp(ds, ',');
 }

@@ -16,6 +16,14 @@
  *
  * Values are parsed by the syntax the field table gives each field
  * (lib/key.c), so adding a field needs no change here.
+ *
+ * Actions are found by name (action_names[]) and parsed by their kind's
+ * function in parse_fns[], a table built from FDP__ACTION_KINDS
+ * (lib/actions.h).  Beyond each action's own checks, parse_actions()
+ * keeps the order ovs-ofctl requires of OpenFlow 1.1+ instructions for
+ * every protocol: write_metadata once and after the other actions,
+ * goto_table last and to a later table, conjunction only with
+ * conjunction.
  */
 #include <config.h>
 
@@ -38,6 +46,13 @@
 /* Longest flow text accepted, in bytes: far above any real flow, low
  * enough that a hostile line cannot make the parser allocate much. */
 #define MAX_FLOW_LEN 65536
+
+/* Marks a parameter that some functions of a table of functions ignore. */
+#define UNUSED_ARG __attribute__((unused))
+
+/* A flag of our own beside the public FDP_PARSE_* ones (flowdp/flow.h),
+ * which use the low bits: the text is a packet (fdp_packet_parse()). */
+#define PARSE_PACKET (1u << 31)
 
 /* Every token's hold on the key is recorded as a "claim": the bits of the
  * field it names (all of them, not only those its mask selects) and the
@@ -74,12 +89,16 @@ struct parser {
     struct fdp_match *match;
     /* Column (1-based) where each field was set, 0 if not. */
     int field_col[FDP_N_FIELDS];
-    /* What earlier tokens constrain (see struct claim). */
-    struct claim claims[MAX_CLAIMS];
     size_t n_claims;
     /* The name the user wrote for what is being applied now. */
     const char *cur_name;
     unsigned int flags;         /* FDP_PARSE_*. */
+    unsigned int table_id;      /* The flow's table, for goto_table. */
+    /* What earlier tokens constrain (see struct claim): the first
+     * 'n_claims', each written as it is made.  Last, and left out of the
+     * parser's initial clearing: at 55 claims of four keys each it is 37
+     * KiB, which clearing cost more than the rest of a parse. */
+    struct claim claims[MAX_CLAIMS];
 };
 
 static int __attribute__((format(printf, 3, 4)))
@@ -1058,10 +1077,30 @@ action_number(struct parser *p, const char *action, const char *arg,
     return action_number_base(p, action, arg, 0, max, at, out);
 }
 
+/* The parser of one action kind (FDP__ACTION_KINDS, lib/actions.h): 'name'
+ * is the spelling the user wrote, 'arg' its argument (NULL if none: the
+ * text after ':' or inside the parentheses), 'at' the action's text for
+ * messages.  Appends to 'b' or returns a parse_error(). */
+static int parse_mod_action(struct parser *, const char *name, char *arg,
+                            const char *at, struct fdp__actions_builder *);
+
+typedef int parse_action_fn(struct parser *p, const char *name, char *arg,
+                            const char *at, struct fdp__actions_builder *b);
+
+static int
+no_argument(struct parser *p, const char *name, const char *arg,
+            const char *at)
+{
+    if (arg) {
+        return parse_error(p, at, "%s: takes no argument", name);
+    }
+    return 0;
+}
+
 /* Parses an output port: 1..0xfeff, or IN_PORT, CONTROLLER. */
 static int
-parse_output(struct parser *p, const char *arg, const char *at,
-             struct fdp__actions_builder *b)
+parse_output_port(struct parser *p, const char *arg, const char *at,
+                  struct fdp__actions_builder *b)
 {
     uint32_t port;
 
@@ -1095,6 +1134,115 @@ parse_output(struct parser *p, const char *arg, const char *at,
     return 0;
 }
 
+/* "output:N", or a bare port number (the caller passes it as 'arg'). */
+static int
+parse_output(struct parser *p, const char *name, char *arg, const char *at,
+             struct fdp__actions_builder *b)
+{
+    if (!arg) {
+        return parse_error(p, at, "%s: missing port", name);
+    }
+    return parse_output_port(p, arg, at, b);
+}
+
+static int
+parse_in_port(struct parser *p, const char *name, char *arg, const char *at,
+              struct fdp__actions_builder *b)
+{
+    int error = no_argument(p, name, arg, at);
+
+    if (!error) {
+        fdp__actions_add(b, FDP_ACT_IN_PORT, 0);
+    }
+    return error;
+}
+
+static int
+parse_controller(struct parser *p, const char *name UNUSED_ARG,
+                 char *arg, const char *at, struct fdp__actions_builder *b)
+{
+    uint32_t v = 65535;
+
+    if (arg) {
+        int error = action_number(p, "controller", arg, 65535, at, &v);
+        if (error) {
+            return error;
+        }
+    }
+    fdp__actions_add(b, FDP_ACT_CONTROLLER, v);
+    return 0;
+}
+
+static int
+parse_vlan_vid(struct parser *p, const char *name, char *arg, const char *at,
+               struct fdp__actions_builder *b)
+{
+    uint32_t v;
+    int error = action_number(p, name, arg, 4095, at, &v);
+
+    if (!error) {
+        fdp__actions_add(b, FDP_ACT_SET_VLAN_VID, v);
+    }
+    return error;
+}
+
+static int
+parse_vlan_pcp(struct parser *p, const char *name, char *arg, const char *at,
+               struct fdp__actions_builder *b)
+{
+    uint32_t v;
+    int error = action_number(p, name, arg, 7, at, &v);
+
+    if (!error) {
+        fdp__actions_add(b, FDP_ACT_SET_VLAN_PCP, v);
+    }
+    return error;
+}
+
+static int
+parse_strip_vlan(struct parser *p, const char *name, char *arg,
+                 const char *at, struct fdp__actions_builder *b)
+{
+    int error = no_argument(p, name, arg, at);
+
+    if (!error) {
+        fdp__actions_add(b, FDP_ACT_STRIP_VLAN, 0);
+    }
+    return error;
+}
+
+static int
+parse_push_vlan(struct parser *p, const char *name, char *arg,
+                const char *at, struct fdp__actions_builder *b)
+{
+    uint32_t v;
+    int error = action_number(p, name, arg, 0xffff, at, &v);
+
+    if (!error && v != 0x8100 && v != 0x88a8) {
+        return parse_error(p, at, "push_vlan: %s is not a VLAN "
+                           "ethertype (0x8100 or 0x88a8)", arg);
+    }
+    if (!error) {
+        fdp__actions_add(b, FDP_ACT_PUSH_VLAN, v);
+    }
+    return error;
+}
+
+static int
+parse_dec_ttl(struct parser *p, const char *name, char *arg, const char *at,
+              struct fdp__actions_builder *b)
+{
+    int error = no_argument(p, name, arg, at);
+
+    if (!error) {
+        error = require(p, FDP__P_IP_ANY, name, at);
+    }
+    if (!error) {
+        fdp__actions_add(b, FDP_ACT_DEC_TTL, 0);
+    }
+    return error;
+}
+
 /* Appends a set-field action, turning the action module's refusal of a
  * value wider than the field into a message. */
 static int
@@ -1109,34 +1257,105 @@ add_set_field(struct parser *p, struct fdp__actions_builder *b,
     return 0;
 }
 
-static int
-parse_set_field(struct parser *p, char *arg, const char *at,
-                struct fdp__actions_builder *b)
+/* True for the fields only the pipeline has (registers and metadata),
+ * which set_field writes under a mask (FDP_ACT_SET_MASKED). */
+static bool
+is_pipeline_register(enum fdp_field f)
 {
-    char *arrow = arg ? strstr(arg, "->") : NULL;
+    return f >= FDP_F_METADATA && f <= FDP_F_XREG7;
+}
+
+/* "set_field:V[/M]->F" on a register or metadata: a masked write, whose
+ * value bits outside the mask are dropped as ovs-ofctl drops them.  A
+ * mask that is not the whole field is stored as the loads ovs-ofctl
+ * prints for it, one per run of mask bits (set_field:5/0xf0f->reg2 is
+ * load:0x5->NXM_NX_REG2[0..3],load:0->NXM_NX_REG2[8..11]), so that the
+ * flow's text parses back to the same actions. */
+static int
+parse_set_register(struct parser *p, enum fdp_field f, char *arg,
+                   const char *at, struct fdp__actions_builder *b)
+{
+    const struct fdp__field *field = fdp__field(f);
+    fdp_u128 value, mask = field->max;
+    char *slash = strchr(arg, '/');
+    int error;
+
+    if (slash) {
+        *slash = '\0';
+        error = parse_mask(p, f, slash + 1, at, &mask);
+        if (error) {
+            return error;
+        }
+        if (!mask) {
+            return parse_error(p, at, "set_field: a zero mask writes "
+                               "nothing (\"%s/%s\")", arg, slash + 1);
+        }
+    }
+    error = parse_one_value(p, f, arg, at, &value);
+    if (error) {
+        return error;
+    }
+    if (mask == field->max) {
+        if (fdp__actions_add_set_masked(b, f, (uint64_t) value,
+                                        (uint64_t) mask, 0)) {
+            return parse_error(p, at, "set_field: cannot write %s",
+                               field->name);
+        }
+        return 0;
+    }
+    uint64_t rest = (uint64_t) mask;
+    while (rest) {
+        /* The lowest run of ones: 'rest' with its run cleared is
+         * rest & (rest + lowest bit). */
+        uint64_t low = rest & -rest;
+        uint64_t run = rest & ~(rest & (rest + low));
+        if (fdp__actions_add_set_masked(b, f, (uint64_t) value & run, run,
+                                        FDP__ACT_LOAD)) {
+            return parse_error(p, at, "set_field: cannot write %s",
+                               field->name);
+        }
+        rest &= ~run;
+    }
+    return 0;
+}
+
+/* set_field:V->F, and the mod_xxx:V spellings (a row of
+ * fdp__mod_actions, passed as 'name'). */
+static int
+parse_set_field(struct parser *p, const char *name, char *arg,
+                const char *at, struct fdp__actions_builder *b)
+{
     enum fdp_field f;
     fdp_u128 value;
+    int error;
 
+    if (strcasecmp(name, "set_field")) {
+        return parse_mod_action(p, name, arg, at, b);
+    }
+    char *arrow = arg ? strstr(arg, "->") : NULL;
     if (!arrow) {
         return parse_error(p, at, "set_field: expected VALUE->FIELD");
     }
     *arrow = '\0';
-    const char *name = arrow + 2;
-    const struct fdp__set_field_name *sf = fdp__set_field_name_find(name);
+    const char *target = arrow + 2;
+    const struct fdp__set_field_name *sf = fdp__set_field_name_find(target);
     if (!sf) {
-        if (fdp_field_from_name(name, &f) && !settable(f)) {
-            return parse_error(p, at, "set_field: %s is read-only", name);
+        if (fdp_field_from_name(target, &f) && is_pipeline_register(f)) {
+            return parse_set_register(p, f, arg, at, b);
         }
-        return parse_error(p, at, "set_field: unknown field \"%s\"", name);
+        if (fdp_field_from_name(target, &f) && !settable(f)) {
+            return parse_error(p, at, "set_field: %s is read-only", target);
+        }
+        return parse_error(p, at, "set_field: unknown field \"%s\"", target);
     }
     f = sf->field;
     if (strchr(arg, '/')) {
         return parse_error(p, at, "set_field: a masked value (\"%s\") is not "
                            "supported", arg);
     }
-    int error = parse_one_value(p, f, arg, at, &value);
+    error = parse_one_value(p, f, arg, at, &value);
     if (!error) {
-        error = require(p, sf->prereq, name, at);
+        error = require(p, sf->prereq, target, at);
     }
     if (!error) {
         error = add_set_field(p, b, f, value, 0, at);
@@ -1144,114 +1363,475 @@ parse_set_field(struct parser *p, char *arg, const char *at,
     return error;
 }
 
+static int
+parse_mod_action(struct parser *p, const char *name, char *arg,
+                 const char *at, struct fdp__actions_builder *b)
+{
+    const struct fdp__mod_action *mod = NULL;
+    fdp_u128 value;
+    int error;
+
+    for (size_t i = 0; i < fdp__n_mod_actions && !mod; i++) {
+        if (!strcasecmp(name, fdp__mod_actions[i].name)) {
+            mod = &fdp__mod_actions[i];
+        }
+    }
+    if (!mod) {
+        return parse_error(p, at, "unknown action \"%s\"", name);
+    }
+    enum fdp_field f = mod->field;
+    if (!arg || !*arg) {
+        return parse_error(p, at, "%s: missing argument", name);
+    }
+    if (fdp__field(f)->syntax == FDP__S_IPV4 && !parse_ipv4_strict(arg)) {
+        return parse_error(p, at, "%s: \"%s\" is not an IPv4 address", name,
+                           arg);
+    }
+    error = parse_one_value(p, f, arg, at, &value);
+    if (!error) {
+        error = require(p, fdp__field(f)->prereq, name, at);
+    }
+    if (!error) {
+        error = add_set_field(p, b, f, value, mod->canonical ? FDP__ACT_MOD
+                                                             : 0, at);
+    }
+    return error;
+}
+
+/* A table number as ovs-ofctl reads one in goto_table and resubmit:
+ * decimal (leading zeros allowed, "0x5" refused), 0..254. */
+static int
+parse_table_number(struct parser *p, const char *action, const char *s,
+                   const char *at, unsigned int *table)
+{
+    uint32_t v;
+    int error = action_number_base(p, action, s, 10, 254, at, &v);
+
+    *table = v;
+    return error;
+}
+
+/* goto_table:N must be the flow's last action (the ordering checks in
+ * parse_actions()) and go to a later table than the flow's, as OpenFlow
+ * requires so that a pipeline cannot loop. */
+static int
+parse_goto_table(struct parser *p, const char *name, char *arg,
+                 const char *at, struct fdp__actions_builder *b)
+{
+    unsigned int table;
+    int error = parse_table_number(p, name, arg, at, &table);
+
+    if (error) {
+        return error;
+    }
+    if (table <= p->table_id) {
+        return parse_error(p, at, "goto_table: table %u is not after the "
+                           "flow's table %u", table, p->table_id);
+    }
+    fdp__actions_add(b, FDP_ACT_GOTO_TABLE, table);
+    return 0;
+}
+
+/* The port of a resubmit: empty or in_port for the packet's own, a
+ * reserved port's name, or a number below 0xff00 (decimal, as
+ * ovs-ofctl's ports). */
+static int
+parse_resubmit_port(struct parser *p, const char *s, const char *at,
+                    uint32_t *port)
+{
+    if (!*s || !strcasecmp(s, "in_port")) {
+        *port = FDP_PORT_IN_PORT;
+        return 0;
+    }
+    if (fdp__port_from_name(s, port)) {
+        return 0;
+    }
+    int error = action_number_base(p, "resubmit", s, 10, 0xffff, at, port);
+    if (!error && *port >= FDP_PORT_MAX) {
+        return parse_error(p, at, "resubmit: port %s is reserved; use its "
+                           "name", s);
+    }
+    return error;
+}
+
+/* resubmit:PORT, or resubmit(PORT,TABLE) with either part empty (not
+ * both: that would be a no-op, which ovs-ofctl refuses too). */
+static int
+parse_resubmit(struct parser *p, const char *name UNUSED_ARG, char *arg,
+               const char *at, struct fdp__actions_builder *b)
+{
+    unsigned int table = FDP__RESUBMIT_SAME_TABLE;
+    uint32_t port;
+    int error;
+
+    if (!arg) {
+        arg = (char *) "";
+    }
+    char *comma = strchr(arg, ',');
+    if (comma) {
+        *comma = '\0';
+        char *table_text = comma + 1;
+        if (strchr(table_text, ',')) {
+            return parse_error(p, at, "resubmit: a third argument (\"%s\") "
+                               "is not supported", strchr(table_text, ',')
+                                                   + 1);
+        }
+        if (*table_text) {
+            error = parse_table_number(p, "resubmit", table_text, at, &table);
+            if (error) {
+                return error;
+            }
+        }
+    }
+    error = parse_resubmit_port(p, arg, at, &port);
+    if (error) {
+        return error;
+    }
+    if (port == FDP_PORT_IN_PORT && table == FDP__RESUBMIT_SAME_TABLE) {
+        return parse_error(p, at, "resubmit: needs a port or a table "
+                           "(resubmit:PORT, resubmit(,TABLE))");
+    }
+    fdp__actions_add_resubmit(b, port, table);
+    return 0;
+}
+
+/* A subfield "NAME[]", "NAME[a]", "NAME[a..b]" or "NAME" (all of it), as
+ * mf_parse_subfield() reads one: NAME is an NXM or OXM name, or a field
+ * name set_field takes (reg0, metadata, eth_src...). */
+struct subfield {
+    enum fdp_field field;
+    unsigned int ofs, n_bits;
+    enum fdp__prereq prereq;
+    bool writable;
+    const char *name;
+};
+
+static bool
+parse_bit_number(const char *s, size_t len, unsigned int *v)
+{
+    if (!len || len > 3) {
+        return false;
+    }
+    unsigned int x = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!isdigit((unsigned char) s[i])) {
+            return false;
+        }
+        x = x * 10 + (unsigned int) (s[i] - '0');
+    }
+    *v = x;
+    return true;
+}
+
+static int
+parse_subfield(struct parser *p, const char *action, char *s,
+               const char *at, struct subfield *sf)
+{
+    char *bracket = strchr(s, '[');
+    unsigned int width;
+
+    if (bracket) {
+        *bracket = '\0';
+    }
+    const struct fdp__nxm_field *nf = fdp__nxm_field_find(s);
+    const struct fdp__set_field_name *sfn = fdp__set_field_name_find(s);
+    enum fdp_field f;
+    if (nf) {
+        sf->field = nf->field;
+        sf->prereq = nf->prereq;
+        sf->writable = nf->writable;
+        width = nf->n_bits;
+    } else if (sfn || (fdp_field_from_name(s, &f)
+                       && is_pipeline_register(f))) {
+        sf->field = sfn ? sfn->field : f;
+        sf->prereq = sfn ? sfn->prereq : FDP__P_NONE;
+        sf->writable = true;
+        nf = fdp__nxm_field_for(sf->field, NULL, NULL);
+        if (!nf) {
+            return parse_error(p, at, "%s: field %s cannot be %s", action, s,
+                               "read or written by bits");
+        }
+        width = nf->n_bits;
+    } else {
+        return parse_error(p, at, "%s: unknown field \"%s\"", action, s);
+    }
+    sf->name = s;
+    sf->ofs = 0;
+    sf->n_bits = width;
+    if (!bracket) {
+        return 0;
+    }
+    char *inner = bracket + 1;
+    char *close = strchr(inner, ']');
+    if (!close || close[1]) {
+        *bracket = '[';
+        return parse_error(p, at, "%s: %s: expected [] or [BIT] or "
+                           "[START..END]", action, s);
+    }
+    if (close == inner) {
+        *bracket = '[';
+        return 0;
+    }
+    unsigned int lo, hi;
+    char *dots = strstr(inner, "..");
+    bool ok = dots ? parse_bit_number(inner, (size_t) (dots - inner), &lo)
+                     && parse_bit_number(dots + 2,
+                                         (size_t) (close - dots - 2), &hi)
+                   : parse_bit_number(inner, (size_t) (close - inner), &lo);
+    if (!dots) {
+        hi = lo;
+    }
+    *bracket = '[';
+    if (!ok) {
+        return parse_error(p, at, "%s: %s: expected [] or [BIT] or "
+                           "[START..END]", action, s);
+    }
+    if (lo > hi) {
+        return parse_error(p, at, "%s: %s: starting bit %u is after ending "
+                           "bit %u", action, s, lo, hi);
+    }
+    if (hi >= width) {
+        return parse_error(p, at, "%s: %s: ending bit %u is not valid "
+                           "because the field is only %u bits wide", action,
+                           s, hi, width);
+    }
+    sf->ofs = lo;
+    sf->n_bits = hi - lo + 1;
+    return 0;
+}
+
+/* Checks that subfield 'sf' may be read ('dst' false) or written by an
+ * action of the flow being parsed. */
+static int
+check_subfield(struct parser *p, const char *action, const struct subfield *sf,
+               bool dst, const char *at)
+{
+    if (dst && !sf->writable) {
+        return parse_error(p, at, "%s: %s is read-only", action, sf->name);
+    }
+    if (sf->n_bits > 64) {
+        return parse_error(p, at, "%s: %s: %u bits is more than one %s "
+                           "takes (64); split it in two", action, sf->name,
+                           sf->n_bits, action);
+    }
+    if (!fdp__match_meets(p->match, sf->prereq)) {
+        return parse_error(p, at, "%s: %s requires %s in the match", action,
+                           sf->name, prereq_text(sf->prereq));
+    }
+    return 0;
+}
+
+/* Splits "A->B" at its arrow; false if there is none. */
+static bool
+split_arrow(char *arg, char **b)
+{
+    char *arrow = arg ? strstr(arg, "->") : NULL;
+
+    if (!arrow) {
+        return false;
+    }
+    *arrow = '\0';
+    *b = arrow + 2;
+    return true;
+}
+
+/* load:V->DST[a..b] and write_metadata:V[/M]: masked writes. */
+static int
+parse_set_masked(struct parser *p, const char *name, char *arg,
+                 const char *at, struct fdp__actions_builder *b)
+{
+    fdp_u128 value, mask;
+    bool overflow;
+    char *dst;
+
+    if (!strcasecmp(name, "write_metadata")) {
+        char *slash = arg ? strchr(arg, '/') : NULL;
+        mask = ~(uint64_t) 0;
+        if (slash) {
+            *slash = '\0';
+        }
+        if (!arg || !str_to_u128(arg, ~(uint64_t) 0, &value, &overflow)) {
+            return parse_error(p, at, "write_metadata: \"%s\" is not a 64-bit "
+                               "number", arg ? arg : "");
+        }
+        if (slash && (!str_to_u128(slash + 1, ~(uint64_t) 0, &mask, &overflow)
+                      || !mask)) {
+            return parse_error(p, at, "write_metadata: mask \"%s\" is not a "
+                               "nonzero 64-bit number", slash + 1);
+        }
+        if (value & ~mask) {
+            return parse_error(p, at, "write_metadata: value %s has bits "
+                               "outside the mask %s", arg, slash + 1);
+        }
+        fdp__actions_add_set_masked(b, FDP_F_METADATA, (uint64_t) value,
+                                    (uint64_t) mask,
+                                    FDP__ACT_WRITE_METADATA);
+        return 0;
+    }
+
+    /* load */
+    struct subfield sf;
+    if (!split_arrow(arg, &dst)) {
+        return parse_error(p, at, "load: expected VALUE->FIELD[START..END]");
+    }
+    int error = parse_subfield(p, "load", dst, at, &sf);
+    if (!error) {
+        error = check_subfield(p, "load", &sf, true, at);
+    }
+    if (error) {
+        return error;
+    }
+    if (fdp__field(sf.field)->n_bits > 64) {
+        return parse_error(p, at, "load: %s is wider than 64 bits; load "
+                           "takes fields of at most 64 (move can copy "
+                           "into it)", sf.name);
+    }
+    if (!str_to_u128(arg, ~(uint64_t) 0, &value, &overflow)) {
+        return parse_error(p, at, "load: \"%s\" is not a 64-bit number", arg);
+    }
+    if (sf.n_bits < 64 && value >> sf.n_bits) {
+        return parse_error(p, at, "load: value %s does not fit in %u bits",
+                           arg, sf.n_bits);
+    }
+    mask = fdp__ones(sf.n_bits) << sf.ofs;
+    if (fdp__actions_add_set_masked(b, sf.field, (uint64_t) (value << sf.ofs),
+                                    (uint64_t) mask, FDP__ACT_LOAD)) {
+        return parse_error(p, at, "load: cannot write %s", sf.name);
+    }
+    return 0;
+}
+
+/* move:SRC[a..b]->DST[c..d]: both of the same width, at most 64 bits. */
+static int
+parse_move(struct parser *p, const char *name UNUSED_ARG, char *arg,
+           const char *at, struct fdp__actions_builder *b)
+{
+    struct subfield src, dst;
+    char *dst_text;
+
+    if (!split_arrow(arg, &dst_text)) {
+        return parse_error(p, at, "move: expected SRC[START..END]->"
+                           "DST[START..END]");
+    }
+    int error = parse_subfield(p, "move", arg, at, &src);
+    if (!error) {
+        error = parse_subfield(p, "move", dst_text, at, &dst);
+    }
+    if (!error && src.n_bits != dst.n_bits) {
+        error = parse_error(p, at, "move: the source is %u bits wide but the "
+                            "destination %u", src.n_bits, dst.n_bits);
+    }
+    if (!error) {
+        error = check_subfield(p, "move", &src, false, at);
+    }
+    if (!error) {
+        error = check_subfield(p, "move", &dst, true, at);
+    }
+    if (!error && fdp__actions_add_move(b, src.field, src.ofs, dst.field,
+                                        dst.ofs, src.n_bits)) {
+        error = parse_error(p, at, "move: cannot copy %s to %s", src.name,
+                            dst.name);
+    }
+    return error;
+}
+
+/* conjunction(ID,K/N): ID a 32-bit number, K and N decimal, as
+ * ovs-ofctl's "conjunction(%"SCNi32",%"SCNu8"/%"SCNu8")" reads them. */
+static int
+parse_conjunction(struct parser *p, const char *name UNUSED_ARG,
+                  char *arg, const char *at, struct fdp__actions_builder *b)
+{
+    static const char syntax[] = "conjunction: the syntax is "
+                                 "conjunction(ID,K/N)";
+    char *comma = arg ? strchr(arg, ',') : NULL;
+    char *slash = comma ? strchr(comma, '/') : NULL;
+    fdp_u128 id, k, n;
+    bool overflow;
+
+    if (!slash) {
+        return parse_error(p, at, syntax);
+    }
+    *comma = *slash = '\0';
+    char *id_text = arg + strspn(arg, " ");
+    char *k_text = comma + 1 + strspn(comma + 1, " ");
+    if (!str_to_uint(id_text, 0, UINT32_MAX, &id, &overflow)
+        || !str_to_uint(k_text, 10, 255, &k, &overflow)
+        || !str_to_uint(slash + 1, 10, 255, &n, &overflow)) {
+        return parse_error(p, at, overflow ? "conjunction: a number is out "
+                           "of range (ID 0..4294967295, K and N 1..64)"
+                           : syntax);
+    }
+    if (n < 2) {
+        return parse_error(p, at, "conjunction: must have at least 2 "
+                           "clauses");
+    }
+    if (n > 64) {
+        return parse_error(p, at, "conjunction: must have at most 64 "
+                           "clauses");
+    }
+    if (k < 1 || k > n) {
+        return parse_error(p, at, "conjunction: clause %u is not in 1..%u",
+                           (unsigned int) k, (unsigned int) n);
+    }
+    fdp__actions_add_conjunction(b, (uint32_t) id, (unsigned int) k,
+                                 (unsigned int) n);
+    return 0;
+}
+
+#define PARSE_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = parse_##FN,
+static parse_action_fn *const parse_fns[] = {
+    FDP__ACTION_KINDS(PARSE_FN)
+};
+#undef PARSE_FN
+static_assert(sizeof parse_fns / sizeof parse_fns[0] == FDP_N_ACTION_TYPES,
+              "every action kind has a parser");
+
+/* The spellings of the actions, each with its kind.  The mod_xxx names
+ * (fdp__mod_actions) are set_field's too, found by parse_set_field(). */
+static const struct {
+    const char *name;
+    enum fdp_action_type kind;
+} action_names[] = {
+    { "output", FDP_ACT_OUTPUT },
+    { "in_port", FDP_ACT_IN_PORT },
+    { "controller", FDP_ACT_CONTROLLER },
+    { "mod_vlan_vid", FDP_ACT_SET_VLAN_VID },
+    { "mod_vlan_pcp", FDP_ACT_SET_VLAN_PCP },
+    { "strip_vlan", FDP_ACT_STRIP_VLAN },
+    { "pop_vlan", FDP_ACT_STRIP_VLAN },     /* OpenFlow 1.1's name. */
+    { "push_vlan", FDP_ACT_PUSH_VLAN },
+    { "set_field", FDP_ACT_SET_FIELD },
+    { "dec_ttl", FDP_ACT_DEC_TTL },
+    { "goto_table", FDP_ACT_GOTO_TABLE },
+    { "resubmit", FDP_ACT_RESUBMIT },
+    { "load", FDP_ACT_SET_MASKED },
+    { "write_metadata", FDP_ACT_SET_MASKED },
+    { "move", FDP_ACT_MOVE },
+    { "conjunction", FDP_ACT_CONJUNCTION },
+};
+
 /* Parses one action 'name[:arg]' at 'at'. */
 static int
 parse_action(struct parser *p, char *name, char *arg, const char *at,
              struct fdp__actions_builder *b)
 {
-    uint32_t v;
-    int error;
-
     if (isdigit((unsigned char) name[0]) && !arg) {
-        return parse_output(p, name, at, b);
+        return parse_output(p, "output", name, at, b);
     }
-    if (!strcasecmp(name, "output")) {
-        if (!arg) {
-            return parse_error(p, at, "output: missing port");
-        }
-        return parse_output(p, arg, at, b);
-    }
-    if (!strcasecmp(name, "in_port") && !arg) {
-        fdp__actions_add(b, FDP_ACT_IN_PORT, 0);
-        return 0;
-    }
-    if (!strcasecmp(name, "controller")) {
-        v = 65535;
-        if (arg) {
-            error = action_number(p, "controller", arg, 65535, at, &v);
-            if (error) {
-                return error;
-            }
-        }
-        fdp__actions_add(b, FDP_ACT_CONTROLLER, v);
-        return 0;
-    }
-    if (!strcasecmp(name, "mod_vlan_vid")) {
-        error = action_number(p, name, arg, 4095, at, &v);
-        if (!error) {
-            fdp__actions_add(b, FDP_ACT_SET_VLAN_VID, v);
-        }
-        return error;
-    }
-    if (!strcasecmp(name, "mod_vlan_pcp")) {
-        error = action_number(p, name, arg, 7, at, &v);
-        if (!error) {
-            fdp__actions_add(b, FDP_ACT_SET_VLAN_PCP, v);
-        }
-        return error;
-    }
-    /* pop_vlan is OpenFlow 1.1's name for strip_vlan. */
-    if ((!strcasecmp(name, "strip_vlan") || !strcasecmp(name, "pop_vlan"))
-        && !arg) {
-        fdp__actions_add(b, FDP_ACT_STRIP_VLAN, 0);
-        return 0;
-    }
-    if (!strcasecmp(name, "push_vlan")) {
-        error = action_number(p, name, arg, 0xffff, at, &v);
-        if (!error && v != 0x8100 && v != 0x88a8) {
-            return parse_error(p, at, "push_vlan: %s is not a VLAN "
-                               "ethertype (0x8100 or 0x88a8)", arg);
-        }
-        if (!error) {
-            fdp__actions_add(b, FDP_ACT_PUSH_VLAN, v);
-        }
-        return error;
-    }
-    if (!strcasecmp(name, "dec_ttl")) {
-        if (arg) {
-            return parse_error(p, at, "dec_ttl: takes no argument");
-        }
-        error = require(p, FDP__P_IP_ANY, name, at);
-        if (!error) {
-            fdp__actions_add(b, FDP_ACT_DEC_TTL, 0);
-        }
-        return error;
-    }
-    if (!strcasecmp(name, "set_field")) {
-        return parse_set_field(p, arg, at, b);
-    }
-    for (size_t i = 0; i < fdp__n_mod_actions; i++) {
-        const struct fdp__mod_action *mod = &fdp__mod_actions[i];
-        if (!strcasecmp(name, mod->name)) {
-            enum fdp_field f = mod->field;
-            fdp_u128 value;
-            if (!arg || !*arg) {
-                return parse_error(p, at, "%s: missing argument", name);
-            }
-            if (fdp__field(f)->syntax == FDP__S_IPV4
-                && !parse_ipv4_strict(arg)) {
-                return parse_error(p, at, "%s: \"%s\" is not an IPv4 "
-                                   "address", name, arg);
-            }
-            error = parse_one_value(p, f, arg, at, &value);
-            if (!error) {
-                error = require(p, fdp__field(f)->prereq, name, at);
-            }
-            if (!error) {
-                error = add_set_field(p, b, f, value,
-                                      mod->canonical ? FDP__ACT_MOD : 0, at);
-            }
-            return error;
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(action_names); i++) {
+        if (!strcasecmp(name, action_names[i].name)) {
+            return parse_fns[action_names[i].kind](p, name, arg, at, b);
         }
     }
-    return parse_error(p, at, "unknown action \"%s\"", name);
+    return parse_set_field(p, name, arg, at, b);
 }
 
 /* Splits the action text 'start' into its name (left in 'start') and its
- * argument, written "name:arg" or, for the two parenthesised forms
- * ovs-ofctl has for these actions, "dec_ttl()" and "controller(max_len=N)".
- * Other parenthesised arguments (dec_ttl(1), controller(reason=...)) ask
- * for more than flowdp's actions do, so they are refused. */
+ * argument, written "name:arg" or, for the parenthesised forms ovs-ofctl
+ * has for these actions, "dec_ttl()", "controller(max_len=N)",
+ * "resubmit(PORT,TABLE)" and "conjunction(ID,K/N)".  Other parenthesised
+ * arguments (dec_ttl(1), controller(reason=...)) ask for more than
+ * flowdp's actions do, so they are refused. */
 static int
 split_action(struct parser *p, char *start, char **argp)
 {
@@ -1276,6 +1856,10 @@ split_action(struct parser *p, char *start, char **argp)
     *paren = '\0';
     char *inner = paren + 1;
     static const char max_len[] = "max_len=";
+    if (!strcasecmp(start, "resubmit") || !strcasecmp(start, "conjunction")) {
+        *argp = *inner ? inner : NULL;
+        return 0;
+    }
     if (!*inner) {
         *argp = NULL;
         return 0;
@@ -1304,14 +1888,68 @@ check_action(struct parser *p, const struct fdp__action *a, const char *name)
     return require(p, pr, name, name);
 }
 
+/* Where an action may stand, as OpenFlow 1.1+ instructions order them and
+ * ovs-ofctl checks for all protocols: the actions applied at once first,
+ * then at most one write_metadata, then at most one goto_table; and
+ * conjunction actions only among themselves (a flow that is a clause of a
+ * conjunctive match does nothing else). */
+struct action_order {
+    const char *write_metadata;     /* The write_metadata seen, or NULL. */
+    const char *goto_table;         /* The goto_table seen, or NULL. */
+    const char *conjunction;        /* The first conjunction, or NULL. */
+    const char *other;              /* The first other action, or NULL. */
+};
+
+static int
+check_order(struct parser *p, const struct fdp__action *a, const char *at,
+            struct action_order *o)
+{
+    bool is_wm = a->type == FDP_ACT_SET_MASKED
+                 && (a->flags & FDP__ACT_WRITE_METADATA);
+    bool is_goto = a->type == FDP_ACT_GOTO_TABLE;
+    bool is_conj = a->type == FDP_ACT_CONJUNCTION;
+
+    if (o->goto_table) {
+        return parse_error(p, at, "%s: goto_table (column %d) must be the "
+                           "last action", at, col_of(p, o->goto_table));
+    }
+    if (o->write_metadata && is_wm) {
+        return parse_error(p, at, "write_metadata: given twice (column %d)",
+                           col_of(p, o->write_metadata));
+    }
+    if (o->write_metadata && !is_goto) {
+        return parse_error(p, at, "%s: write_metadata (column %d) must come "
+                           "after every action but goto_table", at,
+                           col_of(p, o->write_metadata));
+    }
+    if (is_conj ? o->other != NULL : o->conjunction != NULL) {
+        return parse_error(p, at, "%s: conjunction actions may not be mixed "
+                           "with other actions (column %d)", at,
+                           col_of(p, is_conj ? o->other : o->conjunction));
+    }
+    if (is_wm) {
+        o->write_metadata = at;
+    } else if (is_goto) {
+        o->goto_table = at;
+    }
+    if (is_conj) {
+        o->conjunction = o->conjunction ? o->conjunction : at;
+    } else {
+        o->other = o->other ? o->other : at;
+    }
+    return 0;
+}
+
 static int
 parse_actions(struct parser *p, char *s, struct fdp_actions **actsp)
 {
     struct fdp__actions_builder b;
+    struct action_order order;
     bool drop = false;
     const char *drop_at = NULL;
     int error = 0;
 
+    memset(&order, 0, sizeof order);
     fdp__actions_builder_init(&b);
     while (!error) {
         s += strspn(s, " \t\r\n");
@@ -1347,8 +1985,12 @@ parse_actions(struct parser *p, char *s, struct fdp_actions **actsp)
             error = parse_action(p, start, arg, start, &b);
         }
         if (!error && !b.error && b.n_words > n_words) {
-            error = check_action(p, (const struct fdp__action *)
-                                    &b.words[n_words], start);
+            const struct fdp__action *a
+                = (const struct fdp__action *) &b.words[n_words];
+            error = check_action(p, a, start);
+            if (!error) {
+                error = check_order(p, a, start, &order);
+            }
         }
     }
     if (!error && drop && b.n_actions) {
@@ -1443,6 +2085,13 @@ parse_match_tokens(struct parser *p, char *s, struct fdp_flow_spec *flow)
             return parse_error(p, token, "%s: missing value (%s=VALUE)",
                                token, token);
         }
+        /* The pipeline's fields are not part of a packet: every packet
+         * enters table 0 with them zero, and only actions change them. */
+        if ((p->flags & PARSE_PACKET) && f >= FDP_F_CONJ_ID) {
+            return parse_error(p, token, "%s: a packet starts with conj_id, "
+                               "metadata and the registers zero, so it "
+                               "takes none of them", token);
+        }
         /* Keep the token text for conflict messages: "tp_dst=80". */
         if (eq) {
             *eq = '=';
@@ -1455,9 +2104,19 @@ parse_match_tokens(struct parser *p, char *s, struct fdp_flow_spec *flow)
     }
 }
 
+static int flow_parse(const char *text, unsigned int flags,
+                      struct fdp_flow_spec *flow, char **errorp);
+
 int
 fdp_flow_parse(const char *text, unsigned int flags,
                struct fdp_flow_spec *flow, char **errorp)
+{
+    return flow_parse(text, flags & ~PARSE_PACKET, flow, errorp);
+}
+
+static int
+flow_parse(const char *text, unsigned int flags,
+           struct fdp_flow_spec *flow, char **errorp)
 {
     struct parser p;
     int error;
@@ -1469,7 +2128,7 @@ fdp_flow_parse(const char *text, unsigned int flags,
     }
 
     size_t len = strlen(text);
-    memset(&p, 0, sizeof p);
+    memset(&p, 0, offsetof(struct parser, claims));
     p.line = text;
     p.errorp = errorp;
     p.flags = flags;
@@ -1511,6 +2170,7 @@ fdp_flow_parse(const char *text, unsigned int flags,
         error = check_prereqs(&p);
     }
     if (!error && acts) {
+        p.table_id = flow->table_id;
         error = parse_actions(&p, acts, &flow->actions);
     }
 
@@ -1543,7 +2203,8 @@ int
 fdp_packet_parse(const char *text, struct fdp_key *key, char **errorp)
 {
     struct fdp_flow_spec flow;
-    int error = fdp_flow_parse(text, FDP_PARSE_MATCH_ONLY, &flow, errorp);
+    int error = flow_parse(text, FDP_PARSE_MATCH_ONLY | PARSE_PACKET, &flow,
+                           errorp);
 
     if (error) {
         return error;

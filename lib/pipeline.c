@@ -1085,10 +1085,14 @@ scan_lookup(struct fdp_table *t, const struct fdp_key *key)
     return aux.best;
 }
 
+/* The pipeline's lookups run in its caller's read-side section and leave
+ * the fdp_table's own lookup counters alone: the pipeline counts what
+ * its tables did per packet instead (the flows' counters, and the tables'
+ * miss counters, which the datapath feeds for cached outcomes too). */
 static const struct fdp_rule *
 hard_lookup(struct fdp_table *t, const struct fdp_key *key, bool linear)
 {
-    return linear ? scan_lookup(t, key) : fdp_table_lookup(t, key);
+    return linear ? scan_lookup(t, key) : fdp__table_lookup_uncounted(t, key);
 }
 
 /* True if some flow of clause 't' matches 'key'. */

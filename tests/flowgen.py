@@ -29,6 +29,14 @@ field's OpenFlow width, a mask on a field that takes none), or one that
 only flowdp refuses (a value ovs-ofctl silently wraps or drops), or the one
 mask a maskless field takes; ofctl-compare.py checks both programs on them.
 
+Both sets match conj_id, metadata and the registers (reg0-15, xreg0-7)
+and use the pipeline's actions in the spelling ovs-ofctl prints under
+their protocol: load, move, resubmit, conjunction (alone, as OVS
+requires), write_metadata at the end, and set_field on a register over
+the whole field only in of13 (NXM prints it as load).  goto_table is in
+the of13 set only, always last and to a later table: under NXM
+ovs-ofctl prints it as resubmit(,N), which the nxm set writes instead.
+
 The nxm set uses OpenFlow 1.0 / Nicira actions (mod_nw_src:..., strip_vlan,
 ...), which ovs-ofctl prints under its default protocol selection (NXM).
 The of13 set uses OpenFlow 1.3 actions (set_field, push_vlan, mod_nw_ttl)
@@ -563,10 +571,35 @@ class Gen:
             if self.chance(p):
                 items.append((key, fn()))
         items.extend(self.vlan_fields())
+        items.extend(self.pipeline_fields())
         return items
+
+    def pipeline_fields(self):
+        """conj_id, metadata and registers: (key, text) items.  An xreg is
+        two regs (xreg0 is reg0:reg1), so a slot holds the xreg or some of
+        its regs, never both; ovs-ofctl prints the xreg as its regs."""
+        r = self.r
+        out = []
+        if self.chance(0.06):
+            out.append(("conj_id", "conj_id=" + self.num(self.int_value(32),
+                                                         32)))
+        if self.chance(0.12):
+            out.append(("metadata", "metadata=" + self.masked_int(64)))
+        if self.chance(0.25):
+            for x in r.sample(range(8), r.randint(1, 3)):
+                if self.chance(0.3):
+                    out.append(("reg%d" % (2 * x), "xreg%d=%s" % (
+                        x, self.masked_int(64))))
+                    continue
+                for reg in (2 * x, 2 * x + 1):
+                    if self.chance(0.6):
+                        out.append(("reg%d" % reg, "reg%d=%s" % (
+                            reg, self.masked_int(32))))
+        return out
 
     def meta_items(self):
         items = []
+        self.table = 0
         if self.chance(0.35):
             items.append(("priority", "priority=" + self.num(self.pick(
                 [0, 1, 65535, 32768, 32767, 32769,
@@ -577,8 +610,8 @@ class Gen:
                            self.r.randrange(1 << 32)])
             items.append(("cookie", "cookie=0x" + self.hexdigits("%x" % c)))
         if self.chance(0.2):
-            items.append(("table", "table=%d" % self.pick(
-                [0, 1, 254, self.r.randint(0, 254)])))
+            self.table = self.pick([0, 1, 254, self.r.randint(0, 254)])
+            items.append(("table", "table=%d" % self.table))
         for t in ("idle_timeout", "hard_timeout"):
             if self.chance(0.15):
                 items.append((t, "%s=%s" % (t, self.num(self.pick(
@@ -717,6 +750,158 @@ class Gen:
             cands.append(lambda: "dec_ttl")
         return cands
 
+    # ---- the pipeline's actions -------------------------------------------
+
+    # NXM/OXM fields for load and move: (names, bits, writable, needs),
+    # 'needs' a predicate on (dl_type, nw_proto).  The first name is the
+    # one ovs-ofctl prints.
+    def nxm_fields(self, cls):
+        dl_type, nw_proto, _ = CLASSES[cls]
+        ip4, ip6 = dl_type == ETH_IP, dl_type == ETH_IPV6
+        l4 = not self.frag_later
+        f = [(["NXM_OF_IN_PORT"], 16, True),
+             (["NXM_NX_PKT_MARK"], 32, True),
+             (["NXM_OF_ETH_SRC", "OXM_OF_ETH_SRC"], 48, True),
+             (["NXM_OF_ETH_DST", "OXM_OF_ETH_DST"], 48, True),
+             (["NXM_OF_ETH_TYPE", "OXM_OF_ETH_TYPE"], 16, False),
+             (["OXM_OF_METADATA"], 64, True)]
+        f += [(["NXM_NX_REG%d" % i], 32, True) for i in range(16)]
+        f += [(["OXM_OF_PKT_REG%d" % i], 64, True) for i in range(8)]
+        if ip4:
+            f += [(["NXM_OF_IP_SRC", "OXM_OF_IPV4_SRC"], 32, True),
+                  (["NXM_OF_IP_DST", "OXM_OF_IPV4_DST"], 32, True)]
+        if ip4 or ip6:
+            f += [(["NXM_OF_IP_PROTO", "OXM_OF_IP_PROTO"], 8, False),
+                  (["NXM_NX_IP_TTL"], 8, True)]
+        if ip6:
+            f += [(["NXM_NX_IPV6_SRC", "OXM_OF_IPV6_SRC"], 128, True),
+                  (["NXM_NX_IPV6_DST", "OXM_OF_IPV6_DST"], 128, True),
+                  (["NXM_NX_IPV6_LABEL", "OXM_OF_IPV6_FLABEL"], 20, True)]
+        if l4 and nw_proto == TCP:
+            f += [(["NXM_OF_TCP_SRC", "OXM_OF_TCP_SRC"], 16, True),
+                  (["NXM_OF_TCP_DST", "OXM_OF_TCP_DST"], 16, True)]
+        if l4 and nw_proto == UDP:
+            f += [(["NXM_OF_UDP_SRC", "OXM_OF_UDP_SRC"], 16, True),
+                  (["NXM_OF_UDP_DST", "OXM_OF_UDP_DST"], 16, True)]
+        if l4 and nw_proto == SCTP:
+            f += [(["OXM_OF_SCTP_SRC"], 16, True),
+                  (["OXM_OF_SCTP_DST"], 16, True)]
+        if l4 and nw_proto == ICMP and ip4:
+            f += [(["NXM_OF_ICMP_TYPE", "OXM_OF_ICMPV4_TYPE"], 8, True),
+                  (["NXM_OF_ICMP_CODE", "OXM_OF_ICMPV4_CODE"], 8, True)]
+        if l4 and nw_proto == ICMP6 and ip6:
+            f += [(["NXM_NX_ICMPV6_TYPE", "OXM_OF_ICMPV6_TYPE"], 8, True),
+                  (["NXM_NX_ICMPV6_CODE", "OXM_OF_ICMPV6_CODE"], 8, True)]
+        if dl_type == ETH_ARP:
+            f += [(["NXM_OF_ARP_SPA", "OXM_OF_ARP_SPA"], 32, True),
+                  (["NXM_OF_ARP_TPA", "OXM_OF_ARP_TPA"], 32, True),
+                  (["NXM_NX_ARP_SHA", "OXM_OF_ARP_SHA"], 48, True),
+                  (["NXM_NX_ARP_THA", "OXM_OF_ARP_THA"], 48, True)]
+        return f
+
+    def subfield(self, names, bits, n=None):
+        """NAME[a..b] of N bits (random if None), in one of its spellings
+        ([] for the whole field, [a] for one bit)."""
+        r = self.r
+        name = self.pick(names) if self.chance(0.3) else names[0]
+        if n is None:
+            if self.chance(0.3) and bits <= 64:
+                n = bits
+            else:
+                n = r.randint(1, min(bits, 64))
+        ofs = r.randint(0, bits - n)
+        if n == bits:
+            text = self.pick(["[]", "[]", "", "[0..%d]" % (bits - 1)])
+        elif n == 1 and self.chance(0.5):
+            text = "[%d]" % ofs
+        else:
+            text = "[%d..%d]" % (ofs, ofs + n - 1)
+        return name + text, n
+
+    def load(self, cls):
+        cands = [x for x in self.nxm_fields(cls) if x[2] and x[1] <= 64]
+        names, bits, _ = self.pick(cands)
+        text, n = self.subfield(names, bits)
+        return "load:%s->%s" % (self.num(self.int_value(n), n), text)
+
+    def move(self, cls):
+        fields = self.nxm_fields(cls)
+        dnames, dbits, _ = self.pick([x for x in fields if x[2]])
+        snames, sbits, _ = self.pick(fields)
+        n = self.r.randint(1, min(sbits, dbits, 64))
+        if self.chance(0.2) and sbits == dbits and sbits <= 64:
+            n = sbits
+        src, _ = self.subfield(snames, sbits, n)
+        dst, _ = self.subfield(dnames, dbits, n)
+        return "move:%s->%s" % (src, dst)
+
+    def set_register(self, full_ok):
+        """set_field on metadata, a reg or an xreg.  ovs-ofctl prints one
+        over the whole field as set_field under OpenFlow 1.3 but as load
+        under NXM, and a masked one as loads in both."""
+        r = self.r
+        name, bits = self.pick([("metadata", 64), ("reg%d" % r.randrange(16),
+                                                   32),
+                                ("xreg%d" % r.randrange(8), 64)])
+        v = self.int_value(bits)
+        if full_ok and self.chance(0.5):
+            if self.chance(0.2):
+                return "set_field:%s/%s->%s" % (
+                    self.num(v, bits), self.num((1 << bits) - 1, bits), name)
+            return "set_field:%s->%s" % (self.num(v, bits), name)
+        m = self.int_mask(bits)
+        if m in (0, (1 << bits) - 1):
+            m = 1 << r.randrange(bits)
+        return "set_field:%s/%s->%s" % (self.num(v, bits), self.num(m, bits),
+                                        name)
+
+    def resubmit(self):
+        r = self.r
+        port = self.pick(["", "", "in_port", "IN_PORT", str(r.randint(0, 9)),
+                          str(r.randint(1, 65279)), "LOCAL", "NORMAL",
+                          "CONTROLLER", "local"])
+        table = self.pick(["", str(r.randint(0, 254)), "254", "0"])
+        if port in ("", "in_port", "IN_PORT") and not table:
+            table = str(r.randint(0, 254))
+        if not table and self.chance(0.5):
+            return "resubmit:" + port
+        return "resubmit(%s,%s)" % (port, table)
+
+    def pipeline_actions(self, cls):
+        of13 = self.fset == "of13"
+        return [lambda: self.load(cls), lambda: self.move(cls),
+                lambda: self.set_register(of13), lambda: self.resubmit()]
+
+    def conjunctions(self):
+        r = self.r
+        out = []
+        for _ in range(r.randint(1, 3)):
+            n = self.pick([2, 2, 3, 64, r.randint(2, 64)])
+            out.append("conjunction(%s,%d/%d)" % (
+                self.num(self.int_value(32), 32, dec_only=self.chance(0.5)),
+                r.randint(1, n), n))
+        return ",".join(out)
+
+    def instructions(self):
+        """write_metadata and goto_table, which end a list in this order.
+        Under NXM ovs-ofctl prints goto_table as resubmit(,N) and cannot
+        decode write_metadata before it, so the nxm set has neither
+        goto_table nor (for that reason) the pair."""
+        r = self.r
+        out = []
+        if self.chance(0.08):
+            v = self.int_value(64)
+            if self.chance(0.5):
+                out.append("write_metadata:" + self.num(v, 64))
+            else:
+                m = self.int_mask(64) or 1
+                out.append("write_metadata:%s/%s" % (self.num(v & m, 64),
+                                                     self.num(m, 64)))
+        if self.fset == "of13" and not out and self.table < 254 \
+                and self.chance(0.1):
+            out.append("goto_table:%d" % r.randint(self.table + 1, 254))
+        return out
+
     def respell(self, action):
         """Another spelling ovs-ofctl reads as the same action: the name in
         any case, pop_vlan for strip_vlan, dec_ttl(), controller(max_len=N).
@@ -743,16 +928,19 @@ class Gen:
         return ",".join(self.respell(a) for a in acts.split(",")) if acts \
             else acts
 
-    def plain_actions(self, cls):
+    def plain_actions(self, cls, tail=True):
         k = self.r.random()
         if k < 0.04:
             return ""
         if k < 0.08:
             return self.pick(["drop", "drop", "DROP", "Drop"])
+        if tail and k < 0.12:
+            return self.conjunctions()
         self.vlans = 1 if self.vlan_present else 0
         self.ipany = CLASSES[cls][0] in (ETH_IP, ETH_IPV6)
         specific = (self.nxm_actions(cls) if self.fset == "nxm"
                     else self.of13_actions(cls))
+        specific += self.pipeline_actions(cls)
         n = self.r.randint(1, 6)
         acts = []
         while len(acts) < n:
@@ -765,6 +953,8 @@ class Gen:
                 if a is None:
                     continue
             acts.append(a)
+        if tail:
+            acts += self.instructions()
         return ",".join(acts)
 
     # ---- whole flow -------------------------------------------------------
@@ -858,6 +1048,7 @@ class Gen:
                   "actions", "reject"))
         c.append((("controller",), "controller:%d" % r.randint(65536, 1e6),
                   "actions", "reject"))
+        c.extend(self.bad_pipeline_tokens(cls, big))
         if cls == "any":
             c.append((("dl_type",), "dl_type=" + big(2), "match", "reject"))
             c.append(exact_or_bad("dl_type", "dl_type", 0x88cc, 2, 0xffff))
@@ -915,6 +1106,71 @@ class Gen:
                                   0xff))
         return self.pick(c)
 
+    def bad_pipeline_tokens(self, cls, big):
+        """bad_token() candidates for the pipeline's fields and actions."""
+        dl_type, _, _ = CLASSES[cls]
+        r = self.r
+        reg = "reg%d" % r.randrange(16)
+        c = [(("conj_id",), "conj_id=%d/%s" % (r.randrange(100), self.num(
+            self.pick([0xff, 0xffff, 0x7fffffff, 1]), 32)), "match",
+              "reject"),
+             (("conj_id",), "conj_id=%d/0xffffffff" % r.randrange(100),
+              "match", "accept"),
+             (("conj_id",), "conj_id=" + big(4), "match", "reject"),
+             ((reg,), "%s=%s" % (reg, big(4)), "match", "reject"),
+             ((reg,), "%s=1/%s" % (reg, big(4)), "match", "reject"),
+             (("metadata",), "metadata=" + big(8), "match", "reject"),
+             (("reg0",), "xreg0=" + big(8), "match", "reject"),
+             (("load",), "load:%d->NXM_NX_REG%d[0..%d]" % (
+                 r.randint(256, 65535), r.randrange(16), r.randint(0, 7)),
+              "actions", "reject"),
+             (("load",), "load:1->NXM_NX_REG%d[0..%d]" % (
+                 r.randrange(16), r.randint(32, 70)), "actions", "reject"),
+             (("load",), "load:1->NXM_NX_REG1[9..3]", "actions", "reject"),
+             (("load",), "load:1->NXM_NX_XREG0[]", "actions", "reject"),
+             (("load",), "load:1->" + self.pick(["NXM_OF_ETH_TYPE[]",
+                                                 "NXM_OF_ETH_TYPE[0..3]"]),
+              "actions", "reject"),
+             (("move",), "move:NXM_NX_REG0[0..%d]->NXM_NX_REG1[0..%d]" % (
+                 r.randint(0, 15), r.randint(16, 31)), "actions", "reject"),
+             (("resubmit",), self.pick(["resubmit(in_port)", "resubmit()",
+                                        "resubmit(,)", "resubmit:in_port",
+                                        "resubmit(,0x10)",
+                                        "resubmit(70000,1)"]),
+              "actions", "reject"),
+             (("conjunction",), self.pick(["conjunction(1,1/1)",
+                                           "conjunction(1,0/2)",
+                                           "conjunction(1,3/2)",
+                                           "conjunction(1,1/65)",
+                                           "conjunction(1,0x1/2)"]),
+              "actions", "reject"),
+             (("conjunction",), "output:1,conjunction(%d,1/2)" % r.randrange(
+                 9), "actions", "reject"),
+             (("conjunction",), "conjunction(%d,1/2)" % r.randint(
+                 1 << 32, 1 << 40), "actions", "stricter"),
+             (("write_metadata",), "write_metadata:1,write_metadata:2",
+              "actions", "reject"),
+             (("write_metadata",), "write_metadata:1,output:1", "actions",
+              "reject"),
+             (("write_metadata",), "write_metadata:0x15/0xf", "actions",
+              "stricter"),
+             (("write_metadata",), "write_metadata:0x5/0", "actions",
+              "stricter"),
+             (("goto_table",), "goto_table:%d,output:1" % r.randint(1, 254),
+              "actions", "reject"),
+             ]
+        if dl_type != ETH_IPV6:
+            c.append((("move",), "move:NXM_NX_IPV6_SRC[0..31]->NXM_NX_REG0[]",
+                      "actions", "reject"))
+        if dl_type != ETH_IP:
+            c.append((("load",), "load:1->NXM_OF_IP_SRC[0]", "actions",
+                      "reject"))
+        if self.fset == "of13":
+            c.append((("goto_table",), "goto_table:0", "actions", "reject"))
+            c.append((("goto_table",), "goto_table:255", "actions",
+                      "stricter"))
+        return c
+
     def bad_flow(self):
         """(line, expectation): a flow with one token from bad_token()."""
         cls = self.weighted(CLASS_WEIGHTS)
@@ -926,11 +1182,14 @@ class Gen:
             self.vlan_present = True
         if "ip_frag" in keys:
             self.frag_later = False
-        acts = self.plain_actions(cls)
+        acts = self.plain_actions(cls, tail=False)
         if where == "match":
             items.insert(self.r.randint(0, len(items)), (keys[0], text))
+        elif text.startswith("conjunction(") and expect != "reject":
+            acts = text             # conjunctions stand alone
         else:
-            acts = ",".join(a for a in (acts, text) if a and a != "drop")
+            acts = ",".join(a for a in (acts, text)
+                            if a and a.lower() != "drop")
         self.r.shuffle(items)
         parts = [t for _, t in items] + ["actions=" + acts]
         return ",".join(parts), expect

@@ -28,6 +28,10 @@ A flow that ovs-ofctl rejects, warns about, silently changes ("normalization
 changed ofp_match"), cannot decode back, or accepts only as "inconsistent"
 (OpenFlow 1.0/NXM only) is a flowgen bug.
 
+The corpora include the pipeline's syntax (registers, metadata,
+conj_id, goto_table, resubmit, load, move, write_metadata, conjunction),
+each set in its protocol's canonical spelling (see flowgen.py).
+
 Then, for each set, BAD-COUNT flows from flowgen.bad_flows(), each with
 one token that is out of range, a mask on a field that takes none, or the
 one mask such a field does take, go through both programs one at a time

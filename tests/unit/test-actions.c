@@ -176,6 +176,37 @@ START_TEST(bad_set_field_refused)
 END_TEST
 
 /* The empty list: no records, and fdp__actions_first() of NULL is NULL. */
+static bool
+meets_all(const void *aux, enum fdp__prereq pr)
+{
+    (void) aux;
+    (void) pr;
+    return true;
+}
+
+/* The NXM/OXM names of load and move: each lies inside its key field,
+ * names are unique, every field with a name has a canonical one, and the
+ * canonical name is the one printed. */
+START_TEST(nxm_names_fit_their_fields)
+{
+    for (size_t i = 0; i < fdp__n_nxm_fields; i++) {
+        const struct fdp__nxm_field *nf = &fdp__nxm_fields[i];
+        ck_assert_msg(nf->field < FDP_N_FIELDS, "%s", nf->name);
+        ck_assert_msg(nf->n_bits && nf->n_bits <= fdp__field(nf->field)->n_bits,
+                      "%s is %u bits, its field %u", nf->name, nf->n_bits,
+                      fdp__field(nf->field)->n_bits);
+        ck_assert_ptr_eq(fdp__nxm_field_find(nf->name), nf);
+        const struct fdp__nxm_field *printed
+            = fdp__nxm_field_for(nf->field, meets_all, NULL);
+        ck_assert_ptr_nonnull(printed);
+        ck_assert(printed->canonical && printed->field == nf->field);
+    }
+    ck_assert_ptr_null(fdp__nxm_field_find("NXM_NX_XREG0"));
+    ck_assert_ptr_null(fdp__nxm_field_find("nxm_nx_reg0"));
+    ck_assert_ptr_null(fdp__nxm_field_for(FDP_F_CONJ_ID, meets_all, NULL));
+}
+END_TEST
+
 START_TEST(empty_list)
 {
     struct fdp__actions_builder b;
@@ -200,5 +231,6 @@ main(void)
     tcase_add_test(tc, equality_sees_every_word);
     tcase_add_test(tc, bad_set_field_refused);
     tcase_add_test(tc, empty_list);
+    tcase_add_test(tc, nxm_names_fit_their_fields);
     return unit_run(s);
 }

@@ -169,6 +169,16 @@ random_match(struct unit_rng *rng, struct fdp_match *m)
             || unit_rng_below(rng, 3)) {
             continue;
         }
+        /* An xreg is two regs: one name or the other, or a range on the
+         * xreg would overlap the halves' constraints. */
+        if (f >= FDP_F_XREG0 && f <= FDP_F_XREG7) {
+            enum fdp_field hi = FDP_F_REG0 + 2 * (f - FDP_F_XREG0);
+            if (fdp__match_get_mask(m, hi) || fdp__match_get_mask(m, hi + 1)
+                || fdp__match_has_range(m, hi)
+                || fdp__match_has_range(m, hi + 1)) {
+                continue;
+            }
+        }
         /* Fields that share storage: only the one the protocol names. */
         if (fdp__match_is_dl_type(m, FDP_ETH_TYPE_ARP)
             || fdp__match_is_dl_type(m, FDP_ETH_TYPE_RARP)) {
@@ -180,14 +190,137 @@ random_match(struct unit_rng *rng, struct fdp_match *m)
     }
 }
 
+static bool
+meets(const void *m, enum fdp__prereq pr)
+{
+    return fdp__match_meets(m, pr);
+}
+
+/* A random NXM field whose prerequisites 'm' meets (and that may be
+ * written, if 'dst'), by the name ovs-ofctl prints for it under 'm'. */
+static const struct fdp__nxm_field *
+random_nxm_field(struct unit_rng *rng, const struct fdp_match *m, bool dst)
+{
+    for (;;) {
+        const struct fdp__nxm_field *nf
+            = &fdp__nxm_fields[unit_rng_below(rng, fdp__n_nxm_fields)];
+        if (nf->canonical && (!dst || nf->writable)
+            && fdp__match_meets(m, nf->prereq)
+            && fdp__nxm_field_for(nf->field, meets, m) == nf) {
+            return nf;
+        }
+    }
+}
+
+/* A random field of the pipeline's own that set_field writes masked. */
+static enum fdp_field
+random_register(struct unit_rng *rng)
+{
+    return (enum fdp_field) (FDP_F_METADATA
+                             + unit_rng_below(rng, FDP_F_XREG7
+                                                   - FDP_F_METADATA + 1));
+}
+
+/* One of the pipeline's actions, in the forms whose text parses back to
+ * the same encoding: load with one run of mask bits, set_field over the
+ * whole field (a partial one prints as load), resubmit, move. */
+static void
+random_pipeline_action(struct unit_rng *rng, const struct fdp_match *m,
+                       struct fdp__actions_builder *b)
+{
+    switch (unit_rng_below(rng, 4)) {
+    case 0: {
+        static const uint32_t ports[] = {
+            FDP_PORT_IN_PORT, 1, 0, 65279, FDP_PORT_LOCAL, FDP_PORT_NONE,
+        };
+        uint32_t port = ports[unit_rng_below(rng, FDP_ARRAY_SIZE(ports))];
+        unsigned int table = unit_rng_below(rng, 2)
+                             ? FDP__RESUBMIT_SAME_TABLE
+                             : unit_rng_below(rng, 255);
+        if (port == FDP_PORT_IN_PORT && table == FDP__RESUBMIT_SAME_TABLE) {
+            table = 0;
+        }
+        fdp__actions_add_resubmit(b, port, table);
+        break;
+    }
+    case 1: {
+        const struct fdp__nxm_field *nf;
+        do {
+            nf = random_nxm_field(rng, m, true);
+        } while (nf->n_bits > 64);
+        unsigned int ofs = unit_rng_below(rng, nf->n_bits);
+        unsigned int n = 1 + unit_rng_below(rng, nf->n_bits - ofs);
+        uint64_t ones = (uint64_t) fdp__ones(n);
+        uint64_t v = (uint64_t) random_bits(rng, n);
+        ck_assert_int_eq(fdp__actions_add_set_masked(b, nf->field, v << ofs,
+                                                     ones << ofs,
+                                                     FDP__ACT_LOAD), 0);
+        break;
+    }
+    case 2: {
+        enum fdp_field f = random_register(rng);
+        fdp_u128 full = fdp__field(f)->max;
+        ck_assert_int_eq(fdp__actions_add_set_masked(
+                             b, f, (uint64_t) (random_value(rng, f) & full),
+                             (uint64_t) full, 0), 0);
+        break;
+    }
+    default: {
+        const struct fdp__nxm_field *src = random_nxm_field(rng, m, false);
+        const struct fdp__nxm_field *dst = random_nxm_field(rng, m, true);
+        unsigned int max = src->n_bits < dst->n_bits ? src->n_bits
+                                                     : dst->n_bits;
+        unsigned int n = 1 + unit_rng_below(rng, max < 64 ? max : 64);
+        unsigned int src_ofs = unit_rng_below(rng, src->n_bits - n + 1);
+        unsigned int dst_ofs = unit_rng_below(rng, dst->n_bits - n + 1);
+        ck_assert_int_eq(fdp__actions_add_move(b, src->field, src_ofs,
+                                               dst->field, dst_ofs, n), 0);
+        break;
+    }
+    }
+}
+
+/* The actions that end a list, in the order OpenFlow's instructions
+ * require: write_metadata, then goto_table to a later table. */
+static void
+random_instructions(struct unit_rng *rng, unsigned int table_id,
+                    struct fdp__actions_builder *b)
+{
+    if (unit_rng_below(rng, 6) == 0) {
+        uint64_t mask = unit_rng_below(rng, 2) ? ~(uint64_t) 0
+                                               : unit_rng_next(rng) | 1;
+        fdp__actions_add_set_masked(b, FDP_F_METADATA,
+                                    unit_rng_next(rng) & mask, mask,
+                                    FDP__ACT_WRITE_METADATA);
+    }
+    if (table_id < 254 && unit_rng_below(rng, 6) == 0) {
+        fdp__actions_add(b, FDP_ACT_GOTO_TABLE,
+                         table_id + 1 + unit_rng_below(rng, 254 - table_id));
+    }
+}
+
 static void
 random_actions(struct unit_rng *rng, const struct fdp_match *m,
-               struct fdp__actions_builder *b)
+               unsigned int table_id, struct fdp__actions_builder *b)
 {
     unsigned int n = unit_rng_below(rng, 6);
 
+    if (unit_rng_below(rng, 10) == 0) {
+        /* One clause of one or more conjunctive matches: nothing else. */
+        for (unsigned int i = 0; i <= n % 3; i++) {
+            unsigned int n_clauses = 2 + unit_rng_below(rng, 63);
+            fdp__actions_add_conjunction(b, (uint32_t) unit_rng_next(rng),
+                                         1 + unit_rng_below(rng, n_clauses),
+                                         n_clauses);
+        }
+        return;
+    }
     for (unsigned int i = 0; i < n; i++) {
-        switch (unit_rng_below(rng, 9)) {
+        switch (unit_rng_below(rng, 11)) {
+        case 9:
+        case 10:
+            random_pipeline_action(rng, m, b);
+            break;
         case 0:
             fdp__actions_add(b, FDP_ACT_OUTPUT,
                              1 + unit_rng_below(rng, FDP_PORT_MAX - 1));
@@ -242,6 +375,7 @@ random_actions(struct unit_rng *rng, const struct fdp_match *m,
         }
         }
     }
+    random_instructions(rng, table_id, b);
 }
 
 START_TEST(round_trip_random_flows)
@@ -265,7 +399,7 @@ START_TEST(round_trip_random_flows)
         random_match(&rng, flow.match);
         struct fdp__actions_builder b;
         fdp__actions_builder_init(&b);
-        random_actions(&rng, flow.match, &b);
+        random_actions(&rng, flow.match, flow.table_id, &b);
         flow.actions = fdp__actions_finish(&b);
 
         char *text = fdp_flow_format(&flow);
@@ -788,6 +922,98 @@ START_TEST(errors)
           "column 12: dec_ttl: takes no argument" },
         { "actions=set_field:1/1->pkt_mark",
           "column 9: set_field: a masked value (\"1/1\") is not supported" },
+        /* The pipeline's syntax, each refused as ovs-ofctl refuses it
+         * (or, last, where ovs-ofctl repairs it silently). */
+        { "conj_id=5/0xff,actions=drop", "column 1: conj_id: takes no mask" },
+        { "conj_id=1-2,actions=drop", "column 1: conj_id: takes no range" },
+        { "reg16=1,actions=drop",
+          "column 1: unknown field or keyword \"reg16\"" },
+        { "reg0=0x100000000,actions=drop",
+          "column 1: reg0: 0x100000000 is out of range (0..4294967295)" },
+        { "xreg1=1,reg3=1,actions=drop",
+          "column 9: reg3: conflicts with xreg1=1 at column 1" },
+        { "table=3,actions=goto_table:3",
+          "column 17: goto_table: table 3 is not after the flow's table 3" },
+        { "actions=goto_table:255",
+          "column 9: goto_table: 255 is out of range (0..254)" },
+        { "actions=goto_table:0x5",
+          "column 9: goto_table: \"0x5\" is not a number" },
+        { "actions=goto_table:1,goto_table:2",
+          "column 22: goto_table: goto_table (column 9) must be the last "
+          "action" },
+        { "actions=write_metadata:1,output:2",
+          "column 26: output: write_metadata (column 9) must come after "
+          "every action but goto_table" },
+        { "actions=write_metadata:0x15/0xf",
+          "column 9: write_metadata: value 0x15 has bits outside the mask "
+          "0xf" },
+        { "actions=write_metadata:5/0",
+          "column 9: write_metadata: mask \"0\" is not a nonzero 64-bit "
+          "number" },
+        { "actions=resubmit()",
+          "column 9: resubmit: needs a port or a table (resubmit:PORT, "
+          "resubmit(,TABLE))" },
+        { "actions=resubmit(,255)",
+          "column 9: resubmit: 255 is out of range (0..254)" },
+        { "actions=resubmit(0xff00,1)",
+          "column 9: resubmit: \"0xff00\" is not a number" },
+        { "actions=resubmit(65280,1)",
+          "column 9: resubmit: port 65280 is reserved; use its name" },
+        { "actions=resubmit(1,2,ct)",
+          "column 9: resubmit: a third argument (\"ct\") is not supported" },
+        { "actions=load:5->NXM_NX_REG0[7..0]",
+          "column 9: load: NXM_NX_REG0[7..0]: starting bit 7 is after ending "
+          "bit 0" },
+        { "actions=load:5->NXM_NX_REG0[0..32]",
+          "column 9: load: NXM_NX_REG0[0..32]: ending bit 32 is not valid "
+          "because the field is only 32 bits wide" },
+        { "actions=load:5->NXM_NX_REG0[0..0x7]",
+          "column 9: load: NXM_NX_REG0[0..0x7]: expected [] or [BIT] or "
+          "[START..END]" },
+        { "actions=load:5->NXM_NX_REG0[1",
+          "column 9: load: NXM_NX_REG0[1: expected [] or [BIT] or "
+          "[START..END]" },
+        { "actions=load:5->NXM_NX_REG0[5]",
+          "column 9: load: value 5 does not fit in 1 bits" },
+        { "actions=load:5",
+          "column 9: load: expected VALUE->FIELD[START..END]" },
+        { "actions=load:-1->NXM_NX_REG0[]",
+          "column 9: load: \"-1\" is not a 64-bit number" },
+        { "actions=load:1->NXM_NX_XREG0[]",
+          "column 9: load: unknown field \"NXM_NX_XREG0\"" },
+        { "actions=load:1->NXM_OF_IP_SRC[]",
+          "column 9: load: NXM_OF_IP_SRC[] requires ip (IPv4) in the match" },
+        { "ipv6,actions=load:1->NXM_NX_IPV6_SRC[0..3]",
+          "column 14: load: NXM_NX_IPV6_SRC[0..3] is wider than 64 bits; "
+          "load takes fields of at most 64 (move can copy into it)" },
+        { "ip,actions=move:NXM_OF_IP_SRC[]->NXM_OF_IP_PROTO[0..7]",
+          "column 12: move: the source is 32 bits wide but the destination "
+          "8" },
+        { "ip,actions=move:NXM_OF_IP_SRC[0..7]->NXM_OF_IP_PROTO[]",
+          "column 12: move: NXM_OF_IP_PROTO[] is read-only" },
+        { "tcp,actions=move:NXM_OF_UDP_SRC[]->NXM_NX_REG0[0..15]",
+          "column 13: move: NXM_OF_UDP_SRC[] requires udp or udp6 in the "
+          "match" },
+        { "actions=move:NXM_NX_REG0[]",
+          "column 9: move: expected SRC[START..END]->DST[START..END]" },
+        { "actions=conjunction(1,0/2)",
+          "column 9: conjunction: clause 0 is not in 1..2" },
+        { "actions=conjunction(1,1/65)",
+          "column 9: conjunction: must have at most 64 clauses" },
+        { "actions=conjunction(1,0x1/2)",
+          "column 9: conjunction: the syntax is conjunction(ID,K/N)" },
+        { "actions=conjunction(4294967296,1/2)",
+          "column 9: conjunction: a number is out of range (ID "
+          "0..4294967295, K and N 1..64)" },
+        { "actions=conjunction",
+          "column 9: conjunction: the syntax is conjunction(ID,K/N)" },
+        { "actions=conjunction(1,1/2),resubmit(,3)",
+          "column 28: resubmit: conjunction actions may not be mixed with "
+          "other actions (column 9)" },
+        { "actions=set_field:5/0->reg0",
+          "column 9: set_field: a zero mask writes nothing (\"5/0\")" },
+        { "actions=set_field:0x100000000->reg0",
+          "column 9: reg0: 0x100000000 is out of range (0..4294967295)" },
     };
 
     for (size_t i = 0; i < FDP_ARRAY_SIZE(cases); i++) {
@@ -826,6 +1052,19 @@ START_TEST(errors)
     ck_assert_str_eq(error, "column 5: cookie: mask \"xyz\" is not a 64-bit "
                      "number");
     free(error);
+
+    /* A packet enters the pipeline with its registers, metadata and
+     * conj_id zero, so a packet's text takes none of them. */
+    struct fdp_key key;
+    ck_assert_int_eq(fdp_packet_parse("tcp,reg0=1", &key, &error), EINVAL);
+    ck_assert_str_eq(error, "column 5: reg0: a packet starts with conj_id, "
+                     "metadata and the registers zero, so it takes none of "
+                     "them");
+    free(error);
+    ck_assert_int_eq(fdp_packet_parse("metadata=0,ip", &key, &error), EINVAL);
+    free(error);
+    ck_assert_int_eq(fdp_packet_parse("ip,nw_src=1.2.3.4", &key, &error), 0);
+    ck_assert(!fdp__key_get(&key, FDP_F_METADATA));
 
     /* A huge line is refused before any allocation proportional to it. */
     size_t n = 70000;
