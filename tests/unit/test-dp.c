@@ -963,6 +963,76 @@ START_TEST(concurrent_control)
 }
 END_TEST
 
+/* Adds 'text', in its own table=, to the rig's pipeline. */
+static void
+pipeline_add(struct rig *rig, const char *text)
+{
+    struct fdp_flow_spec spec;
+    char *error = NULL;
+
+    ck_assert_msg(!fdp_flow_parse(text, 0, &spec, &error), "%s: %s", text,
+                  error);
+    ck_assert_int_eq(fdp_pipeline_insert(rig->pipeline, &spec, 0), 0);
+    fdp_flow_spec_destroy(&spec);
+}
+
+/* The same through a pipeline of three tables, whose middle one gains and
+ * loses a conjunction while the pmd forwards: every packet still ends in
+ * table 2's flows, which all output to port 2, and no reader trips on a
+ * table, an index or an outcome being replaced (the TSan job runs this). */
+START_TEST(concurrent_pipeline_control)
+{
+    struct rig rig;
+    struct pmd_thread t = { .rig = &rig };
+    pthread_t thread;
+
+    rig_create_n(&rig, 1, 0, 3);
+    pipeline_add(&rig, "table=2,priority=1,actions=output:2");
+    ck_assert_int_eq(pthread_create(&thread, NULL, pmd_main, &t), 0);
+    for (int i = 0; i < 300; i++) {
+        char flow[160];
+        while (__atomic_load_n(&t.n_loops, __ATOMIC_ACQUIRE) < (uint64_t) i) {
+            sched_yield();
+        }
+        snprintf(flow, sizeof flow, "table=2,priority=%d,udp,"
+                 "nw_dst=10.0.0.%d,actions=mod_tp_dst:%d,output:2",
+                 10 + i % 7, i % 4, i);
+        pipeline_add(&rig, flow);
+        switch (i % 4) {
+        case 0:
+            snprintf(flow, sizeof flow, "table=1,priority=5,udp,"
+                     "nw_dst=10.0.0.%d,actions=conjunction(7,1/2)", i % 8);
+            pipeline_add(&rig, flow);
+            break;
+        case 1:
+            pipeline_add(&rig, "table=1,priority=5,udp,tp_src=0,"
+                         "actions=conjunction(7,2/2)");
+            pipeline_add(&rig, "table=1,priority=5,conj_id=7,"
+                         "actions=load:0x1->NXM_NX_REG0[],goto_table:2");
+            break;
+        case 2: {
+            struct fdp_flow_spec spec;
+            ck_assert_int_eq(fdp_flow_parse("table=1,conj_id=7",
+                                            FDP_PARSE_MATCH_ONLY, &spec,
+                                            NULL), 0);
+            struct fdp_table_filter f = { .match = spec.match };
+            ck_assert_int_eq(fdp_pipeline_remove(rig.pipeline, 1, &f, NULL),
+                             0);
+            fdp_flow_spec_destroy(&spec);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    __atomic_store_n(&t.stop, true, __ATOMIC_RELEASE);
+    pthread_join(thread, NULL);
+    ck_assert_uint_gt(t.n_sent, 0);
+    ck_assert_uint_eq(t.n_got, t.n_sent);
+    rig_destroy(&rig);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -982,6 +1052,7 @@ main(void)
     tcase_add_test(tc, bad_ports);
     TCase *cc = unit_tcase(s, "concurrency");
     tcase_add_test(cc, concurrent_control);
+    tcase_add_test(cc, concurrent_pipeline_control);
     tcase_add_test(cc, two_pmds_share_a_flow);
     return unit_run(s);
 }
