@@ -15,8 +15,9 @@
  * flow, kind, depth, conjunction), the composed packet actions, the two
  * ways a classification ends early, and the final key, on random
  * multi-table programs and packets drawn to hit their flows, at every CPU
- * level this machine has (Check forks each test, so each iteration sets
- * FLOWDP_CPU before the library's one-time detection).
+ * level this machine has and under FLOWDP_CPU=validate (Check forks each
+ * test, so each iteration sets FLOWDP_CPU before the library's one-time
+ * detection).
  *
  * Hand-picked cases follow: ovs-fields(7)'s conjunction example, a
  * conjunction hidden by a higher-priority flow, conjunctions at two
@@ -42,9 +43,11 @@
 #include "unit.h"
 
 /* Sets FLOWDP_CPU to level 'i' before the library's detection runs (each
- * Check test is a fresh process).  Returns false, after saying so, if this
- * CPU or build lacks the level.  Without fork (CK_FORK=no) the level is
- * whatever the process already has, and only iteration 0 runs. */
+ * Check test is a fresh process), or, for i == FDP_CPU_N_LEVELS, to
+ * "validate" (the best level, every lookup of pipapo checked against its
+ * generic code).  Returns false, after saying so, if this CPU or build
+ * lacks the level.  Without fork (CK_FORK=no) the level is whatever the
+ * process already has, and only iteration 0 runs. */
 static bool
 use_cpu_level(int i, const char *test)
 {
@@ -52,6 +55,12 @@ use_cpu_level(int i, const char *test)
 
     if (ck_fork && !strcmp(ck_fork, "no")) {
         return i == 0;
+    }
+    if (i == FDP_CPU_N_LEVELS) {
+        setenv("FLOWDP_CPU", "validate", 1);
+        ck_assert_int_eq(fdp_cpu_init(), 0);
+        ck_assert(fdp_cpu_validating());
+        return true;
     }
     /* Before anything asks the library about the CPU: detection runs
      * once, and reads FLOWDP_CPU then. */
@@ -1032,7 +1041,9 @@ START_TEST(differential_random_programs)
            "%" PRIu64 " resubmit misses, %" PRIu64 " goto misses inside "
            "resubmits, %" PRIu64 " table misses, %" PRIu64 " limit drops, "
            "%" PRIu64 " conjunction hits, %" PRIu64 " with state, %" PRIu64
-           " with headers rewritten\n", fdp_cpu_level_name(fdp_cpu_level()),
+           " with headers rewritten\n",
+           fdp_cpu_validating() ? "validate"
+                                : fdp_cpu_level_name(fdp_cpu_level()),
            cov.packets, cov.steps[0], cov.steps[1], cov.steps[2],
            cov.resubmit_misses, cov.nested_goto_misses, cov.table_missed,
            cov.limit_dropped, cov.conj_hits, cov.state_loaded,
@@ -2164,7 +2175,7 @@ main(void)
     TCase *tc = unit_tcase(s, "pipeline");
 
     tcase_add_loop_test(tc, differential_random_programs, 0,
-                        FDP_CPU_N_LEVELS);
+                        FDP_CPU_N_LEVELS + 1);
     tcase_add_test(tc, conjunction_ovs_fields_example);
     tcase_add_test(tc, conjunction_hidden_by_higher_hard_flow);
     tcase_add_test(tc, conjunction_two_priorities);
