@@ -36,6 +36,8 @@
  *              (fdp_pipeline_get_table_stats()).  Goals: conjunctions at
  *              least as fast, in at most 1/50 of the memory.
  * In the table output, a "ratio" line after each pair states the goal.
+ * FLOWDP_BENCH_CASE=NAME runs the cases of that name only (a profile's
+ * target; the programs are still built and checked).
  */
 #include <config.h>
 
@@ -370,7 +372,17 @@ lane_packets(void *l_, uint64_t n)
     return got;
 }
 
-/* Times the datapath of 't' or 'p' on 'frames' and reports it.  With
+/* True if FLOWDP_BENCH_CASE names another case. */
+static bool
+skipped(const char *case_name)
+{
+    const char *only = getenv("FLOWDP_BENCH_CASE");
+
+    return only && strcmp(only, case_name);
+}
+
+/* Times the datapath of 't' or 'p' on 'frames' and reports it (0 if the
+ * case is skipped).  With
  * 'all_out', every packet must come out (no miss, no drop). */
 static double
 dp_case(const char *case_name, const char *impl, struct fdp_table *t,
@@ -380,6 +392,9 @@ dp_case(const char *case_name, const char *impl, struct fdp_table *t,
 {
     struct lane l;
 
+    if (skipped(case_name)) {
+        return 0;
+    }
     lane_open(&l, t, p, emc, frames, n_frames);
     /* Warm up: every frame through four times (the EMC when on). */
     uint64_t got = lane_packets(&l, 4 * n_frames);
@@ -453,6 +468,9 @@ api_case(const char *case_name, const char *impl, struct fdp_pipeline *p,
 {
     struct api_bench ab = { .p = p, .t = t, .keys = keys, .n_keys = n_keys };
 
+    if (skipped(case_name)) {
+        return 0;
+    }
     fdp_pipeline_result_init(&ab.r);
     double ns = measure(p ? api_classify : api_lookup, &ab);
     report(&(struct result) {
@@ -466,9 +484,8 @@ api_case(const char *case_name, const char *impl, struct fdp_pipeline *p,
 static void
 ratio(const char *what, double num, double den, const char *goal)
 {
-    if (!json_output) {
-        printf("  ratio %s: %.3gx (goal: %s)\n", what, den > 0 ? num / den
-                                                          : 0, goal);
+    if (!json_output && num > 0 && den > 0) {
+        printf("  ratio %s: %.3gx (goal: %s)\n", what, num / den, goal);
     }
 }
 

