@@ -309,6 +309,8 @@ struct batch {
  * lookup missed or a resubmit limit dropped the packet, the lookups, for
  * the tables' miss counters.  One allocation; the arrays follow. */
 struct outcome {
+    uint32_t sig;               /* Hash of 'rules' and 'actions': see
+                                 * outcome_same(). */
     uint32_t out;               /* Output hint, as output_hint(). */
     uint16_t n_rules;
     uint16_t n_steps;           /* 0 unless 'missed' or 'limit'. */
@@ -1471,6 +1473,14 @@ pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
     const struct fdp__action *a = oc->actions->n_actions == 1
                                   ? fdp__actions_first(oc->actions) : NULL;
     oc->out = a && a->type == FDP_ACT_OUTPUT ? a->arg : 0;
+    uint64_t h = oc->n_rules;
+    for (uint32_t k = 0; k < oc->n_rules; k++) {
+        h = (h ^ (uintptr_t) oc->rules[k]) * UINT64_C(0x9e3779b97f4a7c15);
+    }
+    for (uint32_t k = 0; k < oc->actions->n_words; k++) {
+        h = (h ^ oc->actions->words[k]) * UINT64_C(0x9e3779b97f4a7c15);
+    }
+    oc->sig = (uint32_t) (h >> 32);
     if (insert) {
         struct emc_entry *e = emc_victim(pmd, b->hashes[i], version);
         if (e->flow) {
@@ -1655,6 +1665,23 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
  * rule to group keeps this linear: 64 slots for at most 32 groups. */
 #define GROUP_SLOTS 64
 
+/* True if outcomes 'a' and 'b' do the same: the same flows hit, the same
+ * actions.  Grouping goes by this, not by pointer, so that a batch forms
+ * the same groups (and sends its packets in the same order) whether its
+ * outcomes came from the EMC, where equal keys share one, or from fresh
+ * classifications, each its own: as a table's datapath groups by rule
+ * either way. */
+static bool
+outcome_same(const struct outcome *a, const struct outcome *b)
+{
+    return a == b
+           || (a->sig == b->sig && a->n_rules == b->n_rules
+               && a->n_steps == b->n_steps && a->limit == b->limit
+               && a->missed == b->missed
+               && !memcmp(a->rules, b->rules, a->n_rules * sizeof *a->rules)
+               && fdp_actions_equal(a->actions, b->actions));
+}
+
 static void
 batch_group(struct batch *b, bool pipeline)
 {
@@ -1665,10 +1692,11 @@ batch_group(struct batch *b, bool pipeline)
     for (uint32_t i = 0; i < b->n; i++) {
         const void *flow = b->flows[i];
         const struct fdp_rule *rule = pipeline ? NULL : flow;
-        /* Rules are 64-byte aligned, outcomes 16: the bits above 4 spread
-         * them. */
-        uint32_t h = (uint32_t) (((uintptr_t) flow >> 4)
-                                 * UINT64_C(0x9e3779b97f4a7c15) >> 58);
+        const struct outcome *oc = pipeline ? flow : NULL;
+        /* Rules are 64-byte aligned: the bits above 6 spread them.
+         * Outcomes group by what they do (outcome_same()). */
+        uint64_t key = oc ? oc->sig : (uintptr_t) flow >> 6;
+        uint32_t h = (uint32_t) (key * UINT64_C(0x9e3779b97f4a7c15) >> 58);
         struct flow_group *g;
         for (;;) {
             uint8_t k = slot_group[h];
@@ -1690,7 +1718,8 @@ batch_group(struct batch *b, bool pipeline)
                 break;
             }
             g = &b->groups[k - 1];
-            if (g->flow == flow) {
+            if (g->flow == flow
+                || (oc && g->flow && outcome_same(g->flow, oc))) {
                 break;
             }
             h = (h + 1) & (GROUP_SLOTS - 1);

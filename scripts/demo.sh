@@ -2,7 +2,9 @@
 # The main job: installs dependencies, builds flowdp, and runs it: flowdpd
 # with capture ports and a durable table, flows inserted with flowdp-ctl
 # (some with ranges), captures replayed through them, dump-flows with
-# counters, dump-tables, a restart that restores the flows; then real
+# counters, dump-tables, a restart that restores the flows; a multi-table
+# pipeline (an ACL with a conjunction, then forwarding by register) with
+# dump-flows, dump-tables and traces; then real
 # traffic between two network namespaces forwarded by flowdpd through
 # AF_XDP ports (AF_PACKET where XDP is refused): ping, ping -6 and a TCP
 # transfer; then the offline tools (parse-flows, classify), the CPU level
@@ -32,7 +34,7 @@ live_ns=
 # Stops what the demo started (daemons by their pidfiles, processes in
 # its namespaces) and removes its namespaces and files, on every exit.
 cleanup() {
-    for pidfile in "$demo/flowdpd.pid" "$demo/live/flowdpd.pid"; do
+    for pidfile in "$demo/flowdpd.pid" "$demo/mt/flowdpd.pid" "$demo/live/flowdpd.pid"; do
         [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
     done
     if [ -n "$live_ns" ]; then
@@ -105,6 +107,67 @@ if command -v tcpdump >/dev/null; then
     tcpdump -nn -vv -e -r "$demo/out2.pcap" 2>/dev/null
 fi
 echo
+
+# A multi-table pipeline, in a second flowdpd: table 0 is an ACL whose
+# allowed set is a conjunction (2 source addresses x 2 TCP ports: 4 flows
+# instead of the 4 of their cross product, and 100 x 100 would be 200
+# instead of 10,000); its conj_id flow marks the packet in reg0 and
+# resubmits to table 1, which forwards by reg0 and dl_dst.
+multi_table_demo() {
+    local mt="$demo/mt"
+    mkdir -p "$mt"
+    python3 - "$top/tests" "$mt/acl.pcap" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from pcapgen import eth, ipv4_l4, write_pcap, A, B, PAY
+C = "00:00:00:00:00:03"
+pkts = [(B, "10.0.0.1", 80), (C, "10.0.0.2", 443), (B, "10.0.0.3", 80),
+        (B, "10.0.0.1", 22)]
+write_pcap(sys.argv[2], [(1700000000000000 + i * 1000,
+                          eth(dst, A, 0x0800,
+                              ipv4_l4(src, "10.0.1.1", 6, 40000, port, PAY)))
+                         for i, (dst, src, port) in enumerate(pkts)])
+PY
+    cat > "$mt/pipeline.flows" <<'FLOWS'
+cookie=0x1,priority=100,ip,nw_src=10.0.0.1,actions=conjunction(1,1/2)
+cookie=0x2,priority=100,ip,nw_src=10.0.0.2,actions=conjunction(1,1/2)
+cookie=0x3,priority=100,tcp,tp_dst=80,actions=conjunction(1,2/2)
+cookie=0x4,priority=100,tcp,tp_dst=443,actions=conjunction(1,2/2)
+cookie=0x5,priority=100,conj_id=1,ip,actions=load:1->NXM_NX_REG0[],resubmit(,1)
+cookie=0x6,priority=0,actions=drop
+cookie=0x10,table=1,priority=200,reg0=1,dl_dst=00:00:00:00:00:02,actions=output:2
+cookie=0x11,table=1,priority=100,reg0=1,actions=output:3
+FLOWS
+    local mctl="env FLOWDP_RUNDIR=$mt $ctl"
+    FLOWDP_RUNDIR="$mt" "$daemon" --detach --pidfile --log-file="$mt/flowdpd.log" \
+        --db="$mt/flows.db" --port=2=pcap:tx="$mt/out2.pcap" \
+        --port=3=pcap:tx="$mt/out3.pcap"
+    echo "flowdp-ctl add-flows (one transaction across tables 0 and 1):"
+    sed 's/^/  /' "$mt/pipeline.flows"
+    $mctl add-flows "$mt/pipeline.flows"
+    echo "-- 4 TCP packets: 10.0.0.1:80 and 10.0.0.2:443 allowed, 10.0.0.3:80 and 10.0.0.1:22 denied --"
+    $mctl add-port 1 "pcap:rx=$mt/acl.pcap"
+    for _ in $(seq 1 100); do
+        $mctl show | grep -q 'packets=4,' && break
+        sleep 0.1
+    done
+    $mctl show
+    echo "-- flowdp-ctl dump-flows (table by table) --"
+    $mctl dump-flows
+    echo "-- flowdp-ctl dump-tables | grep table (each table in use) --"
+    $mctl dump-tables | grep '^  table'
+    echo "-- flowdp-ctl trace: an allowed packet --"
+    $mctl trace "in_port=1,tcp,dl_dst=00:00:00:00:00:03,nw_src=10.0.0.2,nw_dst=10.0.1.1,tp_dst=443"
+    echo "-- flowdp-ctl trace: a denied packet --"
+    $mctl trace "in_port=1,tcp,dl_dst=00:00:00:00:00:02,nw_src=10.0.0.3,nw_dst=10.0.1.1,tp_dst=80"
+    echo "-- flowdp-ctl classify, offline: the flows each packet hits --"
+    $ctl classify --pcap "$mt/acl.pcap" --in-port=1 "$mt/pipeline.flows"
+    kill "$(cat "$mt/flowdpd.pid")"
+    while [ -e "$mt/flowdpd.pid" ]; do sleep 0.1; done
+    echo
+}
+echo "== A multi-table pipeline: an ACL with a conjunction, then forwarding =="
+multi_table_demo
 
 # Live traffic.  Three namespaces: "a" (va, 10.77.0.1, fd77::1) and "b"
 # (vb, 10.77.0.2, fd77::2), each on a veth whose other end (dpa, dpb) is

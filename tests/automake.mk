@@ -100,12 +100,14 @@ TESTSUITE_AT = \
 	tests/datapath.at \
 	tests/parse-pcap.at \
 	tests/daemon.at \
+	tests/pipeline.at \
 	tests/bench.at \
 	tests/netns.at
 TESTSUITE = $(srcdir)/tests/testsuite
 AUTOTEST_PATH = utilities
 EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
+	tests/pipeline-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \

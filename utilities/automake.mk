@@ -11,15 +11,19 @@ RPC_SOURCES = utilities/rpc.c utilities/rpc.h
 RPC_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(LIBSSL_CFLAGS)
 RPC_LIBS = $(JANSSON_LIBS) $(LIBSSL_LIBS) $(LIBCRYPTO_LIBS)
 
+# The pipeline as both present it: tables named by flow text, trace.
+PIPELINE_TOOL_SOURCES = utilities/pipeline-tool.c utilities/pipeline-tool.h
+
 utilities_flowdp_ctl_SOURCES = utilities/flowdp-ctl.c utilities/ctl.h \
-	utilities/ctl-daemon.c utilities/tool.c utilities/tool.h $(RPC_SOURCES)
+	utilities/ctl-daemon.c utilities/tool.c utilities/tool.h $(RPC_SOURCES) \
+	$(PIPELINE_TOOL_SOURCES)
 utilities_flowdp_ctl_LDADD = lib/libflowdp.la $(PCAP_LIBS) $(RPC_LIBS)
 utilities_flowdp_ctl_CPPFLAGS = $(AM_CPPFLAGS) $(FDP_RUNDIR_CPPFLAGS)
 utilities_flowdp_ctl_CFLAGS = $(RPC_CFLAGS) $(PCAP_CFLAGS)
 
 utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/tool.c \
 	utilities/tool.h utilities/journal.c utilities/journal.h \
-	$(RPC_SOURCES)
+	$(RPC_SOURCES) $(PIPELINE_TOOL_SOURCES)
 utilities_flowdpd_LDADD = lib/libflowdp.la $(RPC_LIBS) -lpthread
 utilities_flowdpd_CPPFLAGS = $(AM_CPPFLAGS) $(FDP_RUNDIR_CPPFLAGS)
 utilities_flowdpd_CFLAGS = $(RPC_CFLAGS)

@@ -17,6 +17,7 @@
 
 #include "flowdp/flowdp.h"
 #include "utilities/ctl.h"
+#include "utilities/pipeline-tool.h"
 #include "utilities/tool.h"
 
 const char *ctl_remote;
@@ -222,12 +223,18 @@ compare_u128(struct fdp_value a, struct fdp_value b)
                         : a.lo != b.lo ? (a.lo < b.lo ? -1 : 1) : 0;
 }
 
-/* As ovs-ofctl: a flow that does not match a sort field comes after every
- * flow that does, in either direction; wildcarded bits count as zero. */
+/* Tables stay in order (a sorted dump sorts the flows of each table);
+ * then, as ovs-ofctl: a flow that does not match a sort field comes after
+ * every flow that does, in either direction; wildcarded bits count as
+ * zero. */
 static int
 compare_dumped(const void *a_, const void *b_)
 {
     const struct dumped *a = a_, *b = b_;
+
+    if (a->spec.table_id != b->spec.table_id) {
+        return a->spec.table_id < b->spec.table_id ? -1 : 1;
+    }
 
     for (size_t i = 0; i < n_sort_keys; i++) {
         const struct sort_key *k = &sort_keys[i];
@@ -445,12 +452,14 @@ load_source(const char *arg, struct source *src)
     json_decref(r);
 }
 
-/* The flow of 'src' with the same match and priority as 'spec', or -1. */
+/* The flow of 'src' with the same table, match and priority as 'spec' (a
+ * flow's identity), or -1. */
 static long
 source_find(const struct source *src, const struct fdp_flow_spec *spec)
 {
     for (size_t i = 0; i < src->n; i++) {
-        if (src->specs[i].priority == spec->priority
+        if (src->specs[i].table_id == spec->table_id
+            && src->specs[i].priority == spec->priority
             && fdp_match_equal(src->specs[i].match, spec->match)) {
             return (long) i;
         }
@@ -459,7 +468,8 @@ source_find(const struct source *src, const struct fdp_flow_spec *spec)
 }
 
 struct diff_line {
-    const char *key;            /* Sorts the output. */
+    uint8_t table_id;           /* Sort the output, table by table... */
+    const char *key;            /* ...then by text. */
     char sign;
     const char *text;
 };
@@ -468,6 +478,9 @@ static int
 compare_diff_lines(const void *a_, const void *b_)
 {
     const struct diff_line *a = a_, *b = b_;
+    if (a->table_id != b->table_id) {
+        return a->table_id < b->table_id ? -1 : 1;
+    }
     int c = strcmp(a->key, b->key);
 
     return c ? c : (a->sign == '-' ? -1 : b->sign == '-');
@@ -492,16 +505,18 @@ cmd_diff_flows(int argc, char *argv[])
     }
     for (size_t i = 0; i < a.n; i++) {
         long j = source_find(&b, &a.specs[i]);
+        uint8_t t = a.specs[i].table_id;
         if (j < 0 || strcmp(a.texts[i], b.texts[j])) {
-            lines[n++] = (struct diff_line) { a.texts[i], '-', a.texts[i] };
+            lines[n++] = (struct diff_line) { t, a.texts[i], '-', a.texts[i] };
         }
         if (j >= 0 && strcmp(a.texts[i], b.texts[j])) {
-            lines[n++] = (struct diff_line) { a.texts[i], '+', b.texts[j] };
+            lines[n++] = (struct diff_line) { t, a.texts[i], '+', b.texts[j] };
         }
     }
     for (size_t j = 0; j < b.n; j++) {
         if (source_find(&a, &b.specs[j]) < 0) {
-            lines[n++] = (struct diff_line) { b.texts[j], '+', b.texts[j] };
+            lines[n++] = (struct diff_line) { b.specs[j].table_id, b.texts[j],
+                                              '+', b.texts[j] };
         }
     }
     qsort(lines, n, sizeof *lines, compare_diff_lines);
@@ -602,32 +617,10 @@ print_subtables(const json_t *subtables)
     }
 }
 
-void
-cmd_dump_tables(int argc, char *argv[])
+/* Prints the partitions of dump-tables --partitions of one table. */
+static void
+print_partitions(const json_t *parts)
 {
-    bool partitions = argc == 2 && !strcmp(argv[1], "--partitions");
-    if (argc != 1 && !partitions) {
-        fatal("dump-tables: %s: unknown argument (the only option is "
-              "--partitions)", argv[1]);
-    }
-    json_t *r = call("dump-tables", "dump-tables",
-                     json_pack("{s:b}", "partitions", partitions));
-    uint64_t flows = get_u64(r, "flows"), pp = get_u64(r, "pipapo_flows");
-    uint64_t lookups = get_u64(r, "lookups");
-    printf("  table 0: active=%" PRIu64 ", lookups=%" PRIu64 ", matched=%"
-           PRIu64 ", missed=%" PRIu64 "\n", flows, lookups,
-           get_u64(r, "hits"), get_u64(r, "misses"));
-    printf("           tuple space: %" PRIu64 " flows in %" PRIu64
-           " masks (%" PRIu64 " on the keyed hash); pipapo: %" PRIu64
-           " flows in %" PRIu64 " sub-tables\n", flows - pp,
-           get_u64(r, "masks"), get_u64(r, "keyed_masks"), pp,
-           get_u64(r, "pipapo_tables"));
-    printf("           masks visited per lookup=%.2f, memory=%" PRIu64
-           " bytes\n",
-           lookups ? (double) get_u64(r, "masks_visited") / lookups : 0.0,
-           get_u64(r, "memory"));
-    print_subtables(json_object_get(r, "subtables"));
-    const json_t *parts = json_object_get(r, "partitions");
     for (size_t i = 0; i < json_array_size(parts); i++) {
         const json_t *pt = json_array_get(parts, i);
         const char *kind = json_string_value(json_object_get(pt, "kind"));
@@ -638,6 +631,48 @@ cmd_dump_tables(int argc, char *argv[])
                json_integer_value(json_object_get(pt, "max_priority")),
                get_u64(pt, "hits"), get_u64(pt, "memory"),
                path && *path ? path : "none");
+    }
+}
+
+/* Prints one table of dump-tables: ovs-ofctl's "table N: active=..."
+ * line (lookups, matched and missed count packets), then the table's own
+ * structure. */
+static void
+print_table(const json_t *t)
+{
+    uint64_t flows = get_u64(t, "flows"), pp = get_u64(t, "pipapo_flows");
+
+    printf("  table %" PRIu64 ": active=%" PRIu64 ", lookups=%" PRIu64
+           ", matched=%" PRIu64 ", missed=%" PRIu64 "\n", get_u64(t, "table"),
+           flows, get_u64(t, "lookups"), get_u64(t, "matched"),
+           get_u64(t, "missed"));
+    printf("           tuple space: %" PRIu64 " flows in %" PRIu64
+           " masks (%" PRIu64 " on the keyed hash); pipapo: %" PRIu64
+           " flows in %" PRIu64 " sub-tables\n", flows - pp,
+           get_u64(t, "masks"), get_u64(t, "keyed_masks"), pp,
+           get_u64(t, "pipapo_tables"));
+    printf("           memory=%" PRIu64 " bytes\n", get_u64(t, "memory"));
+    print_subtables(json_object_get(t, "subtables"));
+    print_partitions(json_object_get(t, "partitions"));
+}
+
+void
+cmd_dump_tables(int argc, char *argv[])
+{
+    bool partitions = argc == 2 && !strcmp(argv[1], "--partitions");
+    if (argc != 1 && !partitions) {
+        fatal("dump-tables: %s: unknown argument (the only option is "
+              "--partitions)", argv[1]);
+    }
+    json_t *r = call("dump-tables", "dump-tables",
+                     json_pack("{s:b}", "partitions", partitions));
+    const json_t *tables = json_object_get(r, "tables");
+    if (!json_is_array(tables)) {
+        fatal("dump-tables: the daemon's reply has no \"tables\" (an older "
+              "flowdpd?)");
+    }
+    for (size_t i = 0; i < json_array_size(tables); i++) {
+        print_table(json_array_get(tables, i));
     }
     json_decref(r);
     flush_stdout("dump-tables");
@@ -677,6 +712,8 @@ cmd_show(int argc, char *argv[])
            PRIu64 "\n", get_u64(r, "packets"), get_u64(r, "emc_hits"),
            get_u64(r, "table_hits"), get_u64(r, "missed"),
            get_u64(r, "ttl_expired"));
+    printf("  pipeline: resubmit_limit_drops=%" PRIu64 "\n",
+           get_u64(r, "limit_drops"));
     json_decref(r);
     flush_stdout("show");
 }
@@ -704,30 +741,32 @@ cmd_del_port(int argc, char *argv[])
                      json_pack("{s:i}", "port", (int) port)));
 }
 
+/* trace [--flows=FILE] PACKET: with --flows, offline: FILE's flows in a
+ * pipeline of this process's own, no daemon. */
 void
 cmd_trace(int argc, char *argv[])
 {
+    const char *flows = NULL;
     struct fdp_key key;
     char *msg = NULL;
 
-    if (argc != 2) {
-        fatal("trace: expected a PACKET (exact fields, e.g. "
+    if (argc == 3 && !strncmp(argv[1], "--flows=", 8)) {
+        flows = argv[1] + 8;
+        argv++;
+        argc--;
+    }
+    if (argc != 2 || !strncmp(argv[1], "--", 2)) {
+        fatal("trace: expected [--flows=FILE] PACKET (exact fields, e.g. "
               "in_port=1,tcp,nw_dst=10.0.0.1,tp_dst=80)");
     }
     int error = fdp_packet_parse(argv[1], &key, &msg);
     if (error) {
         fatal("trace: %s", msg ? msg : strerror(error));
     }
-    json_t *r = call("trace", "trace", json_pack("{s:s}", "packet",
-                                                 argv[1]));
-    const char *flow = json_string_value(json_object_get(r, "flow"));
-    printf("Packet: %s\n", argv[1]);
-    if (flow) {
-        printf("Flow: %s\nActions: %s\n", flow,
-               json_string_value(json_object_get(r, "actions")));
-    } else {
-        printf("No flow matches: the packet is dropped (a table miss).\n");
-    }
+    json_t *r = (flows ? trace_offline("trace", flows, &key)
+                 : call("trace", "trace", json_pack("{s:s}", "packet",
+                                                    argv[1])));
+    trace_print(stdout, argv[1], r);
     json_decref(r);
     flush_stdout("trace");
 }

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "flowdp/flowdp.h"
 #include "utilities/rpc.h"
 
 /* Parses 'arg' as an unsigned number of at most 'max'; exits with a
@@ -19,6 +20,12 @@ void for_each_line(const char *name,
                    void (*cb)(const char *shown, unsigned long line_no,
                               char *line, void *aux),
                    void *aux);
+
+/* trace --flows=FILE: the trace (pipeline-tool.h) of 'key' through the
+ * flows of 'flows_path' in a pipeline of this process's own; exits with a
+ * message naming 'command' if the file does not load. */
+json_t *trace_offline(const char *command, const char *flows_path,
+                      const struct fdp_key *key);
 
 /* Where the daemon is, from the global options. */
 extern const char *ctl_remote;

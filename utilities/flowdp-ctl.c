@@ -3,14 +3,16 @@
  *
  * Commands for flowdpd (see utilities/ctl-daemon.c): add-flow, add-flows,
  * mod-flows, del-flows, dump-flows, replace-flows, diff-flows,
- * dump-tables, show, add-port, del-port, trace.
+ * dump-tables, show, add-port, del-port, trace (also offline, with
+ * --flows=FILE).
  *
  * Offline commands, which need no daemon:
  *   parse-flows FILE|-        print each flow of FILE in canonical form
  *   parse-pcap FILE           the flow key of each packet of a capture, as
  *                             ovs-ofctl parse-pcap prints it
  *   classify FLOWS PACKETS    the flow each packet hits (PACKETS: text
- *                             lines, or --pcap FILE)
+ *                             lines, or --pcap FILE); with several tables
+ *                             the flow of each lookup, in order
  *   run FLOWS --port N=SPEC   forward captures through the datapath
  *   cpu                       the CPU level detected and in use
  *   hash [OPTIONS] WORD...    the flow hashes of a key of 64-bit words
@@ -32,6 +34,7 @@
 
 #include "flowdp/flowdp.h"
 #include "utilities/ctl.h"
+#include "utilities/pipeline-tool.h"
 #include "utilities/tool.h"
 
 /* Largest key the hash command takes: the flow key is at most 16 words
@@ -46,7 +49,9 @@ usage(void)
     printf("%s: flowdp control and inspection tool\n"
            "usage: %s [OPTIONS] COMMAND [ARG...]\n"
            "\n"
-           "Commands for flowdpd:\n"
+           "Commands for flowdpd (tables 0-254: a flow goes to the table its\n"
+           "table=N names, 0 by default; mod-flows, del-flows and dump-flows\n"
+           "act on the table=N given, or on every table):\n"
            "  add-flow FLOW            add (or replace) one flow\n"
            "  add-flows FILE|-         add the flows of FILE, all or none\n"
            "  mod-flows [--strict] FLOW\n"
@@ -62,14 +67,19 @@ usage(void)
            "                           flows (unchanged ones keep counters)\n"
            "  diff-flows A B           differences of two flow sources: files,\n"
            "                           or - for the daemon (exit 2 if any)\n"
-           "  dump-tables [--partitions]  table counters: lookups, masks,\n"
-           "                           sub-tables (with --partitions, each\n"
-           "                           partition of the partitioned ones)\n"
+           "  dump-tables [--partitions]  each table in use: packets looked\n"
+           "                           up, matched, missed; masks, sub-tables\n"
+           "                           (with --partitions, each partition of\n"
+           "                           the partitioned ones)\n"
            "  show                     ports and their counters\n"
            "  add-port PORT TYPE:ARGS  add a port (ring, pcap:..., afxdp:dev=IF,\n"
            "                           afpacket:dev=IF)\n"
            "  del-port PORT            remove a port\n"
-           "  trace PACKET             the flow a packet hits, and its actions\n"
+           "  trace [--flows=FILE] PACKET\n"
+           "                           the flows a packet hits table by table\n"
+           "                           (goto_table, resubmit), the registers\n"
+           "                           they set, the actions composed; with\n"
+           "                           --flows, offline on FILE's flows\n"
            "\n"
            "Offline commands:\n"
            "  parse-flows FILE|-       print each flow of FILE (- for stdin) in\n"
@@ -79,8 +89,11 @@ usage(void)
            "  classify [--linear] FLOWS-FILE PACKETS-FILE\n"
            "  classify [--linear] [--in-port=N] FLOWS-FILE --pcap PCAP-FILE\n"
            "                           print the cookie of the flow each packet\n"
-           "                           hits (0xN), or miss; --linear scans every\n"
-           "                           flow instead of using the table\n"
+           "                           hits (0xN), or miss; with several tables\n"
+           "                           the cookies of each lookup joined by ','\n"
+           "                           (0x1,miss), then limit if resubmits\n"
+           "                           went past a limit; --linear scans every\n"
+           "                           flow instead of using the tables\n"
            "  run [--no-emc] [--emc-insert-inv-prob=N] [--timing]\n"
            "      [--duration=S] FLOWS-FILE --port N=TYPE:ARGS...\n"
            "                           forward packets through a datapath with\n"
@@ -449,110 +462,109 @@ cmd_parse_pcap(int argc, char *argv[])
     }
 }
 
-/* classify: the flows, kept both in a table and in a list for --linear. */
-struct classifier {
-    struct fdp_table *table;
-    struct fdp_flow_spec *flows;
-    size_t n_flows, alloc_flows;
-    uint64_t next_seq;
+/* classify, run and trace --flows: the flows of a file in a pipeline of
+ * this process's own. */
+
+/* Loading: 'command' names the command in messages. */
+struct loader {
+    const char *command;
+    struct fdp_pipeline *pipeline;
 };
 
-static struct classifier *the_classifier;
-
 static void
-add_to_classifier(struct fdp_flow_spec *flow)
+load_flow_line(const char *shown, unsigned long line_no, char *line,
+               void *l_)
 {
-    struct classifier *c = the_classifier;
-    int error = fdp_table_insert(c->table, flow, 0);
+    struct loader *l = l_;
+    struct fdp_flow_spec flow;
+    char *msg = NULL;
+    int error = fdp_flow_parse(line, 0, &flow, &msg);
 
+    if (error) {
+        fatal("%s:%lu: %s", shown, line_no, msg ? msg : strerror(error));
+    }
+    error = fdp_pipeline_insert(l->pipeline, &flow, 0);
+    fdp_flow_spec_destroy(&flow);
     if (error == ENOTSUP) {
-        char *s = fdp_flow_format(flow);
-        fatal("classify: %s: ranges need pipapo sub-tables, which this "
-              "build lacks", s ? s : "flow");
+        fatal("%s: %s:%lu: ranges need pipapo sub-tables, which this build "
+              "lacks", l->command, shown, line_no);
+    } else if (error == EINVAL) {
+        fatal("%s: %s:%lu: an action needs what the match does not "
+              "guarantee, or goes to a table not after the flow's own",
+              l->command, shown, line_no);
     } else if (error) {
-        fatal("classify: inserting a flow: %s", strerror(error));
-    }
-    /* Keep the flow for --linear; a re-added flow replaces the old one in
-     * place, as in the table. */
-    for (size_t i = 0; i < c->n_flows; i++) {
-        if (c->flows[i].priority == flow->priority
-            && fdp_match_equal(c->flows[i].match, flow->match)) {
-            fdp_flow_spec_destroy(&c->flows[i]);
-            c->flows[i] = *flow;
-            flow->match = NULL;
-            flow->actions = NULL;
-            return;
-        }
-    }
-    if (c->n_flows == c->alloc_flows) {
-        c->alloc_flows = c->alloc_flows ? 2 * c->alloc_flows : 64;
-        c->flows = realloc(c->flows, c->alloc_flows * sizeof *c->flows);
-        if (!c->flows) {
-            fatal("out of memory");
-        }
-    }
-    c->flows[c->n_flows++] = *flow;
-    flow->match = NULL;
-    flow->actions = NULL;
-}
-
-/* The reference: the first flow, in order added, of the highest priority
- * among those that match. */
-static const struct fdp_flow_spec *
-classify_linear(const struct classifier *c, const struct fdp_key *key)
-{
-    const struct fdp_flow_spec *best = NULL;
-
-    for (size_t i = 0; i < c->n_flows; i++) {
-        const struct fdp_flow_spec *f = &c->flows[i];
-        if ((!best || f->priority > best->priority)
-            && fdp_match_matches(f->match, key)) {
-            best = f;
-        }
-    }
-    return best;
-}
-
-static void
-print_result(bool hit, uint64_t cookie)
-{
-    if (hit) {
-        printf("%#" PRIx64 "\n", cookie);
-    } else {
-        puts("miss");
+        fatal("%s: %s:%lu: %s", l->command, shown, line_no, strerror(error));
     }
 }
 
-static void
-classify_batch(const struct classifier *c, bool linear,
-               const struct fdp_key *keys, size_t n)
+/* Reads FLOWS-FILE 'path' into a new pipeline, in one transaction. */
+static struct fdp_pipeline *
+load_pipeline(const char *command, const char *path)
 {
-    if (linear) {
-        for (size_t i = 0; i < n; i++) {
-            const struct fdp_flow_spec *f = classify_linear(c, &keys[i]);
-            print_result(f != NULL, f ? f->cookie : 0);
-        }
-        return;
-    }
+    struct loader l = { command, NULL };
+    int error = fdp_pipeline_create(&l.pipeline);
 
-    const struct fdp_key *kp[FDP_TABLE_BATCH_MAX];
-    const struct fdp_rule *rules[FDP_TABLE_BATCH_MAX];
-    for (size_t i = 0; i < n; i++) {
-        kp[i] = &keys[i];
+    if (error) {
+        fatal("%s: creating the pipeline: %s", command, strerror(error));
     }
+    error = fdp_pipeline_begin(l.pipeline);
+    if (error) {
+        fatal("%s: %s", command, strerror(error));
+    }
+    for_each_line(path, load_flow_line, &l);
+    error = fdp_pipeline_commit(l.pipeline);
+    if (error) {
+        fatal("%s: %s: %s", command, path, strerror(error));
+    }
+    return l.pipeline;
+}
+
+json_t *
+trace_offline(const char *command, const char *flows_path,
+              const struct fdp_key *key)
+{
+    struct fdp_pipeline *p = load_pipeline(command, flows_path);
+
     fdp_table_read_lock();
-    fdp_table_lookup_batch(c->table, kp, n, rules);
+    json_t *trace = trace_json(p, key);
+    fdp_table_read_unlock();
+    if (!trace) {
+        fatal("out of memory");
+    }
+    fdp_pipeline_destroy(p);
+    return trace;
+}
+
+/* What one classification is printed with. */
+struct classify {
+    struct fdp_pipeline *pipeline;
+    bool linear;                        /* --linear. */
+    struct fdp_pipeline_result result;  /* Reused from packet to packet. */
+};
+
+/* Every packet goes through the pipeline (one lookup for a program of
+ * one table, which prints as before the pipeline: a cookie or "miss");
+ * --linear scans each table's flows instead, the reference the tests
+ * compare against. */
+static void
+classify_batch(struct classify *c, const struct fdp_key *keys, size_t n)
+{
+    unsigned int flags = c->linear ? FDP_PIPELINE_LINEAR : 0;
+
+    fdp_table_read_lock();
     for (size_t i = 0; i < n; i++) {
-        print_result(rules[i] != NULL,
-                     rules[i] ? fdp_rule_get_cookie(rules[i]) : 0);
+        if (fdp_pipeline_classify(c->pipeline, &keys[i], flags, &c->result,
+                                  NULL, NULL)) {
+            fatal("classify: out of memory");
+        }
+        print_classify_result(stdout, &c->result);
     }
     fdp_table_read_unlock();
 }
 
 /* Packets read so far and not yet classified. */
 struct packet_batch {
-    struct classifier *c;
-    bool linear;
+    struct classify *c;
     size_t n;
     struct fdp_key keys[FDP_TABLE_BATCH_MAX];
 };
@@ -568,19 +580,18 @@ packet_line(const char *shown, unsigned long line_no, char *line, void *b_)
         fatal("%s:%lu: %s", shown, line_no, msg ? msg : strerror(error));
     }
     if (++b->n == FDP_TABLE_BATCH_MAX) {
-        classify_batch(b->c, b->linear, b->keys, b->n);
+        classify_batch(b->c, b->keys, b->n);
         b->n = 0;
     }
 }
 
 /* Classifies each packet of the capture 'path', received on 'in_port'. */
 static void
-classify_pcap(struct classifier *c, bool linear, const char *path,
-              uint32_t in_port)
+classify_pcap(struct classify *c, const char *path, uint32_t in_port)
 {
     char errbuf[PCAP_ERRBUF_SIZE] = "";
     pcap_t *pcap = pcap_open_offline(path, errbuf);
-    struct packet_batch batch = { .c = c, .linear = linear, .n = 0 };
+    struct packet_batch batch = { .c = c, .n = 0 };
     struct pcap_pkthdr *hdr;
     const u_char *data;
     int r;
@@ -596,43 +607,15 @@ classify_pcap(struct classifier *c, bool linear, const char *path,
         fdp_packet_extract(data, hdr->caplen, in_port, &batch.keys[batch.n],
                            NULL);
         if (++batch.n == FDP_TABLE_BATCH_MAX) {
-            classify_batch(c, linear, batch.keys, batch.n);
+            classify_batch(c, batch.keys, batch.n);
             batch.n = 0;
         }
     }
-    classify_batch(c, linear, batch.keys, batch.n);
+    classify_batch(c, batch.keys, batch.n);
     if (r == PCAP_ERROR) {
         fatal("classify: %s: %s", path, pcap_geterr(pcap));
     }
     pcap_close(pcap);
-}
-
-/* Reads FLOWS-FILE into a new classifier (table and list). */
-static void
-load_classifier(struct classifier *c, const char *command, const char *path)
-{
-    int error = fdp_table_create(&c->table);
-
-    if (error) {
-        fatal("%s: creating the table: %s", command, strerror(error));
-    }
-    the_classifier = c;
-    fdp_table_begin(c->table);
-    for_each_flow_line(path, add_to_classifier);
-    error = fdp_table_commit(c->table);
-    if (error) {
-        fatal("%s: %s: %s", command, path, strerror(error));
-    }
-}
-
-static void
-destroy_classifier(struct classifier *c)
-{
-    for (size_t i = 0; i < c->n_flows; i++) {
-        fdp_flow_spec_destroy(&c->flows[i]);
-    }
-    free(c->flows);
-    fdp_table_destroy(c->table);
 }
 
 static void
@@ -676,19 +659,22 @@ cmd_classify(int argc, char *argv[])
               "in_port=N)");
     }
 
-    struct classifier c = { .table = NULL };
-    load_classifier(&c, "classify", argv[0]);
+    struct classify c = {
+        .pipeline = load_pipeline("classify", argv[0]), .linear = linear,
+    };
+    fdp_pipeline_result_init(&c.result);
     if (pcap_path) {
-        classify_pcap(&c, linear, pcap_path, in_port);
+        classify_pcap(&c, pcap_path, in_port);
     } else {
-        struct packet_batch batch = { .c = &c, .linear = linear, .n = 0 };
+        struct packet_batch batch = { .c = &c, .n = 0 };
         for_each_line(argv[1], packet_line, &batch);
-        classify_batch(&c, linear, batch.keys, batch.n);
+        classify_batch(&c, batch.keys, batch.n);
     }
     if (fflush(stdout) || ferror(stdout)) {
         fatal("classify: write error: %s", strerror(errno));
     }
-    destroy_classifier(&c);
+    fdp_pipeline_result_destroy(&c.result);
+    fdp_pipeline_destroy(c.pipeline);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -705,6 +691,7 @@ monotonic_sec(void)
 
 /* One flow of a dump: its text and how it sorts. */
 struct dumped_flow {
+    uint8_t table_id;
     int priority;
     char *key;                  /* The match's text. */
     char *text;
@@ -738,7 +725,8 @@ collect_flow(const struct fdp_rule *rule, void *dump_)
     if (!text || !key) {
         fatal("out of memory");
     }
-    d->flows[d->n++] = (struct dumped_flow) { spec.priority, key, text };
+    d->flows[d->n++] = (struct dumped_flow) { spec.table_id, spec.priority,
+                                              key, text };
     return true;
 }
 
@@ -747,15 +735,18 @@ compare_dumped(const void *a_, const void *b_)
 {
     const struct dumped_flow *a = a_, *b = b_;
 
+    if (a->table_id != b->table_id) {
+        return a->table_id < b->table_id ? -1 : 1;
+    }
     return a->priority != b->priority ? (a->priority < b->priority ? 1 : -1)
                                       : strcmp(a->key, b->key);
 }
 
-/* Prints every flow of 'table' with statistics, highest priority first
- * (then in the order of their matches' text, so that the output is
- * repeatable). */
+/* Prints every flow of 'p' with statistics, table by table, highest
+ * priority first (then in the order of their matches' text, so that the
+ * output is repeatable). */
 static void
-dump_flows_with_stats(struct fdp_table *table)
+dump_flows_with_stats(struct fdp_pipeline *p)
 {
     struct dump d = { .now_ms = monotonic_ms(), .match = fdp_match_create() };
 
@@ -763,7 +754,7 @@ dump_flows_with_stats(struct fdp_table *table)
         fatal("out of memory");
     }
     fdp_table_read_lock();
-    fdp_table_for_each(table, collect_flow, &d);
+    fdp_pipeline_for_each(p, FDP_TABLE_ALL, collect_flow, &d);
     fdp_table_read_unlock();
     fdp_match_destroy(d.match);
     qsort(d.flows, d.n, sizeof *d.flows, compare_dumped);
@@ -895,11 +886,9 @@ cmd_run(int argc, char *argv[])
         fatal("run: no ports (give --port N=pcap:rx=IN.pcap,...)");
     }
 
-    struct classifier c = { .table = NULL };
-    load_classifier(&c, "run", flows_path);
-
+    struct fdp_pipeline *pipeline = load_pipeline("run", flows_path);
     struct fdp_dp *dp;
-    int error = fdp_dp_create(c.table, &dp_options, &dp);
+    int error = fdp_dp_create_pipeline(pipeline, &dp_options, &dp);
     if (error) {
         fatal("run: creating the datapath: %s", strerror(error));
     }
@@ -941,7 +930,7 @@ cmd_run(int argc, char *argv[])
         /* The table's periodic upkeep (re-ranking, the Tuple Space
          * Explosion defence), once a second as a switch would run it. */
         if (!(polls % 1024) && monotonic_sec() - upkeep >= 1.0) {
-            fdp_table_run(c.table);
+            fdp_pipeline_run(pipeline);
             upkeep = monotonic_sec();
         }
     }
@@ -959,9 +948,9 @@ cmd_run(int argc, char *argv[])
         printf("  time: %.3f s, %.0f packets/s\n", elapsed,
                elapsed > 0 ? (double) n_packets / elapsed : 0.0);
     }
-    dump_flows_with_stats(c.table);
+    dump_flows_with_stats(pipeline);
     fdp_dp_destroy(dp);         /* Closes (completes) the tx captures. */
-    destroy_classifier(&c);
+    fdp_pipeline_destroy(pipeline);
     if (fflush(stdout) || ferror(stdout)) {
         fatal("run: write error: %s", strerror(errno));
     }

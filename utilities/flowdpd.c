@@ -1,8 +1,8 @@
 /*
  * flowdpd: the flowdp daemon.
  *
- * Owns one datapath: a flow table and ports.  A poll-mode thread forwards
- * packets; the main thread serves JSON-RPC requests (utilities/rpc.h) from
+ * Owns one datapath: a pipeline of flow tables (0 to 254, pipeline.h) and
+ * ports.  Poll-mode threads forward packets; the main thread serves JSON-RPC requests (utilities/rpc.h) from
  * any number of clients over a unix socket and, if asked, mutual TLS, and
  * does the upkeep: the table's periodic run, idle and hard timeouts, and
  * (with --db) the journal that makes the flow table survive restarts.
@@ -11,8 +11,15 @@
  * replace, expire).  A request is turned into an operation, applied to a
  * table transaction, written to the journal and synced, and only then
  * committed and acknowledged.  Restarting replays the journal through the
- * same code, so the table comes back exactly: same flows, same order of
- * insertion (which decides ties between equal priorities).
+ * same code, so the tables come back exactly: same flows in the same
+ * tables, same order of insertion (which decides ties between equal
+ * priorities).  Flows are journalled as their canonical text, which names
+ * the table ("table=N") of a flow outside table 0.
+ *
+ * Tables, as ovs-ofctl: an added flow goes to the table its text names
+ * (0 if none); mod-flows, del-flows and dump-flows act on the table their
+ * text names, or on every table if it names none; replace-flows compares
+ * flows by table, match and priority.
  *
  * Methods (params -> result):
  *   add-flows    {flows:[TEXT]}                     -> {n}
@@ -22,10 +29,12 @@
  *   dump-flows   {match:TEXT?, strict:BOOL, parts:BOOL} -> {flows:[{...}]}
  *                (with parts, flows also come before the reply in
  *                "dump-flows.part" notifications: see h_dump())
- *   dump-tables  {}                                  -> {...counters,
- *                                                        subtables:[...]}
- *                (table totals, then one object per sub-table in lookup
- *                walk order: kind "tss", "pipapo" or "overflow", flows,
+ *   dump-tables  {partitions:BOOL?}  -> {tables:[{table, ...counters,
+ *                                      subtables:[...]}], limit_drops}
+ *                (table 0 and every other table in use, in order: its
+ *                counters (lookups, matched, missed count packets), then
+ *                one object per sub-table in lookup walk
+ *                order: kind "tss", "pipapo" or "overflow", flows,
  *                max_priority, hits, memory; tss adds mask (field names,
  *                "/0xMASK" when partial) and keyed; pipapo and overflow
  *                add fields:[NAME] (lookup order), group_bits:[4|8]
@@ -33,7 +42,9 @@
  *   show         {}                                  -> {ports:[...], ...}
  *   add-port     {port:N, spec:TEXT}                 -> {}
  *   del-port     {port:N}                            -> {}
- *   trace        {packet:TEXT}                       -> {flow?, actions}
+ *   trace        {packet:TEXT}                       -> {steps:[...],
+ *                                                        actions, ...}
+ *                (the lookups table by table: see pipeline-tool.h)
  */
 #include <config.h>
 
@@ -55,6 +66,7 @@
 
 #include "flowdp/flowdp.h"
 #include "utilities/journal.h"
+#include "utilities/pipeline-tool.h"
 #include "utilities/rpc.h"
 #include "utilities/tool.h"
 
@@ -117,7 +129,7 @@ vlog(enum log_level level, const char *format, ...)
 /* State.                                                                  */
 
 struct server {
-    struct fdp_table *table;
+    struct fdp_pipeline *pipeline;  /* Tables 0..254 (pipeline.h). */
     struct fdp_dp *dp;
     unsigned int n_pmds;        /* --pmds. */
     struct pmd_thread *pmds;    /* [n_pmds]. */
@@ -269,11 +281,15 @@ static int
 insert_flow(struct server *s, const struct fdp_flow_spec *spec,
             struct op_result *r, size_t i)
 {
-    int error = fdp_table_insert(s->table, spec, 0);
+    int error = fdp_pipeline_insert(s->pipeline, spec, 0);
 
     if (error) {
         return op_fail(r, RPC_FAILED, "flows[%zu]: %s", i,
                        error == ENOTSUP ? "ranges need pipapo sub-tables"
+                       : error == EINVAL
+                       ? "an action needs what the match does not "
+                         "guarantee, or goes to a table not after the "
+                         "flow's own"
                        : strerror(error));
     }
     return 0;
@@ -302,12 +318,14 @@ op_add(struct server *s, const json_t *op, struct op_result *r)
     return 0;
 }
 
-/* A filter from "match" (or "flow") text with cookie/mask; 'spec' keeps
- * the parsed flow, which the caller destroys. */
+/* A filter from "match" (or "flow") text with cookie/mask, and in
+ * '*table' the table it names or FDP_TABLE_ALL (as ovs-ofctl: a mod-flows,
+ * del-flows or dump-flows without "table=" acts on every table); 'spec'
+ * keeps the parsed flow, which the caller destroys. */
 static int
 parse_filter(const json_t *op, const char *key, unsigned int flags,
              struct fdp_flow_spec *spec, struct fdp_table_filter *filter,
-             struct op_result *r)
+             uint8_t *table, struct op_result *r)
 {
     const json_t *text = json_object_get(op, key);
     const json_t *strict = json_object_get(op, "strict");
@@ -332,6 +350,9 @@ parse_filter(const json_t *op, const char *key, unsigned int flags,
         free(msg);
         return error;
     }
+    *table = json_is_string(text)
+             ? flow_text_table(json_string_value(text), spec)
+             : FDP_TABLE_ALL;
     filter->match = spec->match;
     filter->strict = json_is_true(strict);
     filter->priority = spec->priority;
@@ -345,7 +366,8 @@ op_mod(struct server *s, const json_t *op, struct op_result *r)
 {
     struct fdp_flow_spec spec;
     struct fdp_table_filter filter;
-    int error = parse_filter(op, "flow", 0, &spec, &filter, r);
+    uint8_t table;
+    int error = parse_filter(op, "flow", 0, &spec, &filter, &table, r);
 
     if (!error) {
         /* As ovs-ofctl mod-flows: "cookie=V/M" selects flows (the filter
@@ -355,9 +377,14 @@ op_mod(struct server *s, const json_t *op, struct op_result *r)
         if (set_cookie) {
             filter.cookie = 0;
         }
-        error = fdp_table_modify(s->table, &filter, spec.actions,
-                                 set_cookie ? &spec.cookie : NULL, &r->n);
-        if (error) {
+        error = fdp_pipeline_modify(s->pipeline, table, &filter,
+                                    spec.actions,
+                                    set_cookie ? &spec.cookie : NULL, &r->n);
+        if (error == EINVAL) {
+            op_fail(r, RPC_FAILED, "nothing changed: an action needs what "
+                    "the match of a flow selected does not guarantee, or "
+                    "goes to a table not after its own");
+        } else if (error) {
             op_fail(r, RPC_FAILED, "%s", strerror(error));
         }
     }
@@ -370,11 +397,12 @@ op_del(struct server *s, const json_t *op, struct op_result *r)
 {
     struct fdp_flow_spec spec;
     struct fdp_table_filter filter;
+    uint8_t table;
     int error = parse_filter(op, "match", FDP_PARSE_MATCH_ONLY, &spec,
-                             &filter, r);
+                             &filter, &table, r);
 
     if (!error) {
-        error = fdp_table_remove(s->table, &filter, &r->n);
+        error = fdp_pipeline_remove(s->pipeline, table, &filter, &r->n);
         if (error) {
             op_fail(r, RPC_FAILED, "%s", strerror(error));
         }
@@ -383,7 +411,9 @@ op_del(struct server *s, const json_t *op, struct op_result *r)
     return error;
 }
 
-/* Strict deletes of each flow of 'flows' (match texts with priority). */
+/* Strict deletes of each flow of 'flows' (match texts with priority and,
+ * since the pipeline, "table=N"; a text without one, from a journal
+ * written before, names a flow of table 0, the only table then). */
 static int
 op_expire(struct server *s, const json_t *op, struct op_result *r)
 {
@@ -402,7 +432,7 @@ op_expire(struct server *s, const json_t *op, struct op_result *r)
         struct fdp_table_filter filter = {
             .match = spec.match, .strict = true, .priority = spec.priority,
         };
-        error = fdp_table_remove(s->table, &filter, &n);
+        error = fdp_pipeline_remove(s->pipeline, spec.table_id, &filter, &n);
         fdp_flow_spec_destroy(&spec);
         if (error) {
             return op_fail(r, RPC_FAILED, "%s", strerror(error));
@@ -426,7 +456,7 @@ get_spec(const struct fdp_rule *rule, struct fdp_flow_spec *spec)
     fdp_rule_get_spec(rule, spec, match);
 }
 
-/* The flows of the table, for replace: copies (the list owns each spec's
+/* The flows of every table, for replace: copies (the list owns each spec's
  * match and actions), because the comparisons and removals run after the
  * read-side section that collected them. */
 struct flow_list {
@@ -468,9 +498,18 @@ collect_spec(const struct fdp_rule *rule, void *list_)
     return true;
 }
 
-/* Makes the table hold exactly 'flows': flows not in it are removed,
- * the others added or replaced (an unchanged flow keeps its statistics
- * and its place in insertion order). */
+/* True if 'a' and 'b' are the same flow: the same table, match and
+ * priority (what OpenFlow identifies a flow by). */
+static bool
+same_flow(const struct fdp_flow_spec *a, const struct fdp_flow_spec *b)
+{
+    return a->table_id == b->table_id && a->priority == b->priority
+           && fdp_match_equal(a->match, b->match);
+}
+
+/* Makes the pipeline hold exactly 'flows', in every table: flows not in
+ * it are removed, the others added or replaced (an unchanged flow keeps
+ * its statistics and its place in insertion order). */
 static int
 op_replace(struct server *s, const json_t *op, struct op_result *r)
 {
@@ -499,7 +538,8 @@ op_replace(struct server *s, const json_t *op, struct op_result *r)
     struct flow_list old = { NULL, 0, 0, false };
     if (!error) {
         fdp_table_read_lock();
-        fdp_table_for_each(s->table, collect_spec, &old);
+        fdp_pipeline_for_each(s->pipeline, FDP_TABLE_ALL, collect_spec,
+                              &old);
         fdp_table_read_unlock();
         if (old.failed) {
             error = op_fail(r, RPC_FAILED, "out of memory");
@@ -508,8 +548,7 @@ op_replace(struct server *s, const json_t *op, struct op_result *r)
     for (size_t i = 0; !error && i < old.n; i++) {
         bool keep = false;
         for (size_t j = 0; j < n && !keep; j++) {
-            keep = specs[j].priority == old.specs[i].priority
-                   && fdp_match_equal(specs[j].match, old.specs[i].match);
+            keep = same_flow(&specs[j], &old.specs[i]);
         }
         if (!keep) {
             struct fdp_table_filter filter = {
@@ -517,7 +556,8 @@ op_replace(struct server *s, const json_t *op, struct op_result *r)
                 .priority = old.specs[i].priority,
             };
             size_t k;
-            error = fdp_table_remove(s->table, &filter, &k);
+            error = fdp_pipeline_remove(s->pipeline, old.specs[i].table_id,
+                                        &filter, &k);
             r->n_removed += k;
             if (error) {
                 op_fail(r, RPC_FAILED, "%s", strerror(error));
@@ -529,13 +569,11 @@ op_replace(struct server *s, const json_t *op, struct op_result *r)
         bool same = false;
         for (size_t i = 0; i < old.n && !same; i++) {
             const struct fdp_flow_spec *o = &old.specs[i];
-            same = o->priority == specs[j].priority
-                   && fdp_match_equal(o->match, specs[j].match)
+            same = same_flow(o, &specs[j])
                    && fdp_actions_equal(o->actions, specs[j].actions)
                    && o->cookie == specs[j].cookie
                    && o->idle_timeout == specs[j].idle_timeout
-                   && o->hard_timeout == specs[j].hard_timeout
-                   && o->table_id == specs[j].table_id;
+                   && o->hard_timeout == specs[j].hard_timeout;
         }
         if (!same) {
             error = insert_flow(s, &specs[j], r, j);
@@ -600,7 +638,7 @@ apply_op(struct server *s, const json_t *op, struct op_result *r)
     memset(r, 0, sizeof *r);
     for (size_t i = 0; i < sizeof op_kinds / sizeof op_kinds[0]; i++) {
         if (kind && !strcmp(kind, op_kinds[i].name)) {
-            error = fdp_table_begin(s->table);
+            error = fdp_pipeline_begin(s->pipeline);
             if (error) {
                 return op_fail(r, RPC_FAILED, "%s", strerror(error));
             }
@@ -616,10 +654,10 @@ apply_op(struct server *s, const json_t *op, struct op_result *r)
                 }
             }
             if (error) {
-                fdp_table_abort(s->table);
+                fdp_pipeline_abort(s->pipeline);
                 return error;
             }
-            error = fdp_table_commit(s->table);
+            error = fdp_pipeline_commit(s->pipeline);
             if (error) {
                 return op_fail(r, RPC_FAILED, "%s", strerror(error));
             }
@@ -647,8 +685,9 @@ replay_op(json_t *op, void *s_)
     return error;
 }
 
-/* Flows by insertion order, for the snapshot. */
+/* Flows by table and insertion order in it, for the snapshot. */
 struct seq_text {
+    uint8_t table_id;
     uint64_t seq;
     char *text;
 };
@@ -676,6 +715,7 @@ collect_text(const struct fdp_rule *rule, void *list_)
         l->alloc = alloc;
     }
     get_spec(rule, &spec);
+    l->items[l->n].table_id = spec.table_id;
     l->items[l->n].seq = fdp_rule_get_seq(rule);
     l->items[l->n].text = fdp_flow_format(&spec);
     l->failed |= !l->items[l->n++].text;
@@ -687,10 +727,15 @@ compare_seq(const void *a_, const void *b_)
 {
     const struct seq_text *a = a_, *b = b_;
 
+    if (a->table_id != b->table_id) {
+        return a->table_id < b->table_id ? -1 : 1;
+    }
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* The whole table as one "add" operation, in insertion order. */
+/* Every table as one "add" operation, in insertion order.  Each flow's
+ * text has its "table=N" (fdp_flow_format() prints it for tables other
+ * than 0), so that replaying the snapshot puts it back in its table. */
 static json_t *
 snapshot_op(struct server *s)
 {
@@ -698,7 +743,7 @@ snapshot_op(struct server *s)
     json_t *flows = json_array();
 
     fdp_table_read_lock();
-    fdp_table_for_each(s->table, collect_text, &l);
+    fdp_pipeline_for_each(s->pipeline, FDP_TABLE_ALL, collect_text, &l);
     fdp_table_read_unlock();
     qsort(l.items, l.n, sizeof *l.items, compare_seq);
     for (size_t i = 0; i < l.n; i++) {
@@ -740,11 +785,14 @@ check_expiry(const struct fdp_rule *rule, void *e_)
          && e->now - st.created_ms >= (int64_t) spec.hard_timeout * 1000)
         || (spec.idle_timeout
             && e->now - last >= (int64_t) spec.idle_timeout * 1000)) {
-        char *text = fdp_match_format(spec.match, spec.priority);
+        char *match = fdp_match_format(spec.match, spec.priority);
+        char *text = match ? xasprintf("table=%u,%s", spec.table_id, match)
+                           : NULL;
         if (text) {
             json_array_append_new(e->flows, json_string(text));
-            free(text);
         }
+        free(text);
+        free(match);
     }
     return true;
 }
@@ -758,7 +806,7 @@ expire_flows(struct server *s)
         return;
     }
     fdp_table_read_lock();
-    fdp_table_for_each(s->table, check_expiry, &e);
+    fdp_pipeline_for_each(s->pipeline, FDP_TABLE_ALL, check_expiry, &e);
     fdp_table_read_unlock();
     if (json_array_size(e.flows)) {
         json_t *op = json_pack("{s:s, s:O}", "op", "expire", "flows",
@@ -1024,6 +1072,7 @@ h_dump(struct server *s, struct rpc_conn *c, const json_t *req,
 {
     struct fdp_flow_spec spec;
     struct fdp_table_filter filter;
+    uint8_t table;
     const json_t *m = json_object_get(p, "match");
     const json_t *parts = json_object_get(p, "parts");
 
@@ -1031,7 +1080,8 @@ h_dump(struct server *s, struct rpc_conn *c, const json_t *req,
         op_fail(r, RPC_INVALID_PARAMS, "\"parts\": expected true or false");
         return false;
     }
-    if (parse_filter(p, "match", FDP_PARSE_MATCH_ONLY, &spec, &filter, r)) {
+    if (parse_filter(p, "match", FDP_PARSE_MATCH_ONLY, &spec, &filter,
+                     &table, r)) {
         return false;
     }
     if (!m || json_is_null(m)) {
@@ -1044,7 +1094,8 @@ h_dump(struct server *s, struct rpc_conn *c, const json_t *req,
     };
     dump_start_msg(&d, !d.parts);
     fdp_table_read_lock();
-    fdp_table_for_each(s->table, dump_one, &d);
+    /* Table by table, in order, as ovs-ofctl dump-flows lists them. */
+    fdp_pipeline_for_each(s->pipeline, table, dump_one, &d);
     fdp_table_read_unlock();
     fdp_flow_spec_destroy(&spec);
     if (d.parts && !d.failed) {
@@ -1239,45 +1290,51 @@ partition_json_cb(const struct fdp_partition_stats *p, void *array_)
                          "depth", (int) p->depth));
 }
 
+/* The counters of table 'id' of 'p', which may be a table no flow was
+ * ever added to (then all zero), as dump-tables' JSON; NULL if out of
+ * memory.  "lookups", "matched" and "missed" count packets (a packet that
+ * a datapath cache served counts as the lookups it stands for), and
+ * "memory" includes the table's conjunction clauses
+ * (fdp_pipeline_get_table_stats()); the sub-table counts are the
+ * table's own (fdp_table_get_stats(), whose lookup counters the pipeline
+ * does not feed, so they are not sent). */
 static json_t *
-h_tables(struct server *s, const json_t *p, struct op_result *r)
+table_json(struct fdp_pipeline *p, uint8_t id, bool want_partitions)
 {
+    struct fdp_table *table = fdp_pipeline_get_table(p, id);
+    struct fdp_pipeline_table_stats ps;
     struct fdp_table_stats st;
-    const json_t *want = json_object_get(p, "partitions");
 
-    if (want && !json_is_boolean(want)) {
-        op_fail(r, RPC_INVALID_PARAMS, "\"partitions\": expected true or "
-                "false");
+    memset(&ps, 0, sizeof ps);
+    memset(&st, 0, sizeof st);
+    if (table) {
+        fdp_pipeline_get_table_stats(p, id, &ps);
+        fdp_table_get_stats(table, &st);
+    }
+    json_t *subtables = table ? subtables_json(table) : json_array();
+    json_t *partitions = want_partitions ? json_array() : NULL;
+    if (!subtables || (want_partitions && !partitions)) {
+        json_decref(subtables);
+        json_decref(partitions);
         return NULL;
     }
-    fdp_table_get_stats(s->table, &st);
-    json_t *subtables = subtables_json(s->table);
-    if (!subtables) {
-        return NULL;
+    if (table && partitions) {
+        fdp_table_for_each_partition(table, partition_json_cb, partitions);
     }
-    json_t *partitions = NULL;
-    if (json_is_true(want)) {
-        partitions = json_array();
-        if (!partitions) {
-            json_decref(subtables);
-            return NULL;
-        }
-        fdp_table_for_each_partition(s->table, partition_json_cb,
-                                     partitions);
-    }
-    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                     "s:o}",
-                     "flows", (json_int_t) st.n_flows,
-                     "masks", (json_int_t) st.n_masks,
-                     "pipapo_tables", (json_int_t) st.n_pipapo_tables,
-                     "pipapo_flows", (json_int_t) st.n_pipapo_rules,
-                     "lookups", (json_int_t) st.n_lookups,
-                     "hits", (json_int_t) st.n_hits,
-                     "misses", (json_int_t) st.n_misses,
-                     "masks_visited", (json_int_t) st.n_subtables_visited,
-                     "keyed_masks", (json_int_t) st.n_keyed_subtables,
-                     "memory", (json_int_t) st.memory_bytes,
-                     "subtables", subtables);
+    json_t *o = json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+                          "s:I, s:o}",
+                          "table", (int) id,
+                          "flows", (json_int_t) ps.n_flows,
+                          "lookups", (json_int_t) (ps.n_matched
+                                                   + ps.n_missed),
+                          "matched", (json_int_t) ps.n_matched,
+                          "missed", (json_int_t) ps.n_missed,
+                          "masks", (json_int_t) st.n_masks,
+                          "pipapo_tables", (json_int_t) st.n_pipapo_tables,
+                          "pipapo_flows", (json_int_t) st.n_pipapo_rules,
+                          "keyed_masks", (json_int_t) st.n_keyed_subtables,
+                          "memory", (json_int_t) ps.memory_bytes,
+                          "subtables", subtables);
     if (o && partitions && json_object_set_new(o, "partitions", partitions)) {
         json_decref(o);
         return NULL;
@@ -1286,6 +1343,36 @@ h_tables(struct server *s, const json_t *p, struct op_result *r)
         json_decref(partitions);
     }
     return o;
+}
+
+/* dump-tables: table 0, and every other table in use, in table order. */
+static json_t *
+h_tables(struct server *s, const json_t *p, struct op_result *r)
+{
+    const json_t *want = json_object_get(p, "partitions");
+
+    if (want && !json_is_boolean(want)) {
+        op_fail(r, RPC_INVALID_PARAMS, "\"partitions\": expected true or "
+                "false");
+        return NULL;
+    }
+    json_t *tables = json_array();
+    for (unsigned int id = 0; tables && id < FDP_PIPELINE_N_TABLES; id++) {
+        if (id && !fdp_pipeline_get_table(s->pipeline, (uint8_t) id)) {
+            continue;
+        }
+        if (json_array_append_new(tables,
+                                  table_json(s->pipeline, (uint8_t) id,
+                                             json_is_true(want)))) {
+            json_decref(tables);
+            tables = NULL;
+        }
+    }
+    if (!tables) {
+        return NULL;
+    }
+    return json_pack("{s:o, s:I}", "tables", tables, "limit_drops",
+                     (json_int_t) fdp_pipeline_n_limit_drops(s->pipeline));
 }
 
 static json_t *
@@ -1319,7 +1406,7 @@ h_show(struct server *s, const json_t *p, struct op_result *r)
     }
     fdp_dp_get_stats(s->dp, &ds);
     return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                     "s:b}",
+                     "s:b, s:I}",
                      "ports", ports,
                      "pmds", (json_int_t) s->n_pmds,
                      "packets", (json_int_t) ds.n_packets,
@@ -1330,7 +1417,9 @@ h_show(struct server *s, const json_t *p, struct op_result *r)
                      "missed", (json_int_t) ds.n_missed,
                      "ttl_expired", (json_int_t) ds.n_ttl_expired,
                      "frames_free", (json_int_t) ds.n_frames_free,
-                     "durable", s->journal != NULL);
+                     "durable", s->journal != NULL,
+                     "limit_drops",
+                     (json_int_t) fdp_pipeline_n_limit_drops(s->pipeline));
 }
 
 static int
@@ -1417,23 +1506,12 @@ h_trace(struct server *s, const json_t *p, struct op_result *r)
         free(msg);
         return NULL;
     }
-    json_t *result = json_object();
     fdp_table_read_lock();
-    const struct fdp_rule *rule = fdp_table_lookup(s->table, &key);
-    if (rule) {
-        struct fdp_flow_spec spec;
-        struct fdp_rule_stats st;
-        get_spec(rule, &spec);
-        fdp_rule_get_stats(rule, &st);
-        char *line = fdp_flow_format(&spec);
-        char *acts = fdp_actions_format(spec.actions, spec.match);
-        json_object_set_new(result, "flow", json_string(line ? line : ""));
-        json_object_set_new(result, "actions",
-                            json_string(acts ? acts : ""));
-        free(line);
-        free(acts);
-    }
+    json_t *result = trace_json(s->pipeline, &key);
     fdp_table_read_unlock();
+    if (!result) {
+        op_fail(r, RPC_FAILED, "out of memory");
+    }
     return result;
 }
 
@@ -1599,7 +1677,7 @@ serve(struct server *s)
         }
         free(fds);
         if (monotonic_ms() >= next_tick) {
-            fdp_table_run(s->table);
+            fdp_pipeline_run(s->pipeline);
             expire_flows(s);
             next_tick = monotonic_ms() + 1000;
         }
@@ -1913,13 +1991,28 @@ parse_options(int argc, char *argv[], struct options *o)
 
 /* Startup, step by step. */
 
-/* The flow table, restored from --db's journal if given. */
-static void
-open_table(struct server *s, const struct options *o)
+/* The number of flows in all the tables of 'p'. */
+static uint64_t
+count_flows(struct fdp_pipeline *p)
 {
-    int error = fdp_table_create(&s->table);
+    uint64_t n = 0;
+
+    for (unsigned int id = 0; id < FDP_PIPELINE_N_TABLES; id++) {
+        struct fdp_pipeline_table_stats st;
+        if (fdp_pipeline_get_table_stats(p, (uint8_t) id, &st)) {
+            n += st.n_flows;
+        }
+    }
+    return n;
+}
+
+/* The pipeline, restored from --db's journal if given. */
+static void
+open_pipeline(struct server *s, const struct options *o)
+{
+    int error = fdp_pipeline_create(&s->pipeline);
     if (error) {
-        fatal("creating the table: %s", strerror(error));
+        fatal("creating the pipeline: %s", strerror(error));
     }
     if (o->db) {
         char *msg = NULL, *warning = NULL;
@@ -1934,10 +2027,9 @@ open_table(struct server *s, const struct options *o)
             vlog(L_WARN, "%s", warning);
             free(warning);
         }
-        struct fdp_table_stats st;
-        fdp_table_get_stats(s->table, &st);
-        vlog(L_INFO, "%s: %" PRIu64 " flows restored", o->db, st.n_flows);
-        if (st.n_flows >= TRIM_MIN_FLOWS) {
+        uint64_t n_flows = count_flows(s->pipeline);
+        vlog(L_INFO, "%s: %" PRIu64 " flows restored", o->db, n_flows);
+        if (n_flows >= TRIM_MIN_FLOWS) {
             malloc_trim(0);
         }
     }
@@ -1948,7 +2040,7 @@ static void
 open_datapath(struct server *s, const struct options *o)
 {
     s->n_pmds = o->dpo.n_pmds;
-    int error = fdp_dp_create(s->table, &o->dpo, &s->dp);
+    int error = fdp_dp_create_pipeline(s->pipeline, &o->dpo, &s->dp);
     if (error) {
         fatal("creating the datapath: %s", strerror(error));
     }
@@ -2051,7 +2143,7 @@ shut_down(struct server *s)
         rpc_listener_close(s->listeners[i]);
     }
     fdp_dp_destroy(s->dp);
-    fdp_table_destroy(s->table);
+    fdp_pipeline_destroy(s->pipeline);
     journal_close(s->journal);
 }
 
@@ -2080,7 +2172,7 @@ main(int argc, char *argv[])
         .compact_growth = o.compact_growth,
     };
     char *default_unix;
-    open_table(&s, &o);
+    open_pipeline(&s, &o);
     open_datapath(&s, &o);
     char *unix_spec = open_listeners(&s, &o, &default_unix);
     if (o.pidfile) {
