@@ -18,6 +18,7 @@ UNIT_TESTS = \
 	tests/unit/test-live-ports \
 	tests/unit/test-match \
 	tests/unit/test-pipapo \
+	tests/unit/test-pipeline \
 	tests/unit/test-ring \
 	tests/unit/test-table \
 	tests/unit/test-ties \
@@ -64,6 +65,10 @@ tests_unit_test_match_LDADD = $(UNIT_LDADD)
 tests_unit_test_pipapo_SOURCES = tests/unit/test-pipapo.c
 tests_unit_test_pipapo_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_pipapo_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_pipeline_SOURCES = tests/unit/test-pipeline.c
+tests_unit_test_pipeline_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_pipeline_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_ring_SOURCES = tests/unit/test-ring.c
 tests_unit_test_ring_CFLAGS = $(UNIT_CFLAGS)

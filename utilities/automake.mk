@@ -30,7 +30,8 @@ utilities_flowdpd_CFLAGS = $(RPC_CFLAGS)
 
 utilities_flowdp_bench_SOURCES = utilities/flowdp-bench.c utilities/bench.h \
 	utilities/bench-table.c utilities/bench-dp.c utilities/bench-veth.c \
-	utilities/bench-extract.c utilities/classbench.c utilities/classbench.h \
+	utilities/bench-extract.c utilities/bench-pipeline.c \
+	utilities/classbench.c utilities/classbench.h \
 	utilities/tool.c utilities/tool.h
 # The benchmark links the core statically: it times internal variants
 # (each SIMD implementation) that the installed library does not export.

@@ -51,5 +51,6 @@ void suite_ring(void);
 void suite_datapath(void);
 void suite_datapath_veth(void);    /* Part of suite_datapath (bench-veth.c). */
 void suite_extract(void);
+void suite_pipeline(void);     /* bench-pipeline.c */
 
 #endif /* FDP_BENCH_H */

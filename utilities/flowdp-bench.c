@@ -67,6 +67,9 @@
  *          disjoint flows), prio-1000x100 (every flow its own priority)
  *          and insert-CASE (ns per flow to insert them all).
  *   ring, datapath  descriptor rings and the whole datapath (bench-dp.c).
+ *   pipeline  multi-table pipelines against one table: EMC hits, misses
+ *          (datapath and API), conjunctions against their cross product
+ *          (bench-pipeline.c).
  *   extract  the packet parser, alone, followed by the flow hash, and
  *          with the hash computed as it goes (bench-extract.c).
  * Every result also carries "spread": (max - min) / median of its runs.
@@ -1633,6 +1636,7 @@ static const struct suite suites[] = {
 #endif
     { "ring", suite_ring },
     { "datapath", suite_datapath },
+    { "pipeline", suite_pipeline },
     { "extract", suite_extract },
 };
 
