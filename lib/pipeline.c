@@ -106,8 +106,8 @@ struct dim {
 struct conj {
     uint32_t id;
     uint32_t n;
-    bool resolved;              /* 'result' is the answer of the lookup
-                                 * with conj_id = 'id'. */
+    bool resolved;              /* The lookup with conj_id = 'id' finds
+                                 * the better of 'result' and H. */
     const struct fdp_rule *result;
     struct fdp_table *clauses[];
 };
@@ -229,14 +229,16 @@ fdp_pipeline_destroy(struct fdp_pipeline *p)
     if (!p) {
         return;
     }
+    /* One wait for the deferred frees of every table (and index). */
+    fdp__rcu_barrier();
     for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
         struct ptable *pt = p->tables[i];
         if (!pt) {
             continue;
         }
-        fdp_table_destroy(pt->hard);
+        fdp__table_destroy_after_barrier(pt->hard);
         for (size_t d = 0; d < pt->n_dims; d++) {
-            fdp_table_destroy(pt->dims[d]->flows);
+            fdp__table_destroy_after_barrier(pt->dims[d]->flows);
             free(pt->dims[d]);
         }
         free(pt->dims);
@@ -389,18 +391,24 @@ table_n_flows(const struct fdp_table *t)
     return s.n_flows;
 }
 
-/* Shortcuts.  In the usual table of conjunctions every ordinary flow
- * matches a nonzero conj_id ("conj_id=1,actions=..."), so the first lookup
- * of 'hard', made with conj_id 0, can find nothing, and the flow that a
- * complete conjunction leads to is the best of the flows that match its
- * conj_id and nothing else.  find_shortcuts() notes both when they hold,
- * from the committed flows, and lookups then skip those lookups: a
- * packet allowed by a two-clause conjunction costs two clause lookups.
+/* Shortcuts.  In the usual table of conjunctions the ordinary flows that
+ * look at conj_id match "conj_id=ID" and nothing else, and the others
+ * (a catch-all, say) do not look at it.  Then the lookup of 'hard' with
+ * conj_id = ID that a complete conjunction makes finds the better of two
+ * flows known without it: the best "conj_id=ID" flow, fixed at commit,
+ * and H, the best flow that ignores conj_id, which the first lookup
+ * already found.  And if every ordinary flow matches some conj_id, that
+ * first lookup, made with conj_id 0, can find nothing and is skipped.
+ * find_shortcuts() notes both when they hold, from the committed flows: a
+ * packet allowed by a two-clause conjunction costs two clause lookups,
+ * and one more with a catch-all in the table.
  * (A reader between a commit of 'hard' and the new index's publication
  * may use the old shortcuts, as it may see one table's new flows and
  * another's old ones; the version grows after both.) */
 struct shortcut_aux {
-    bool wild;
+    bool wild;                  /* Some flow ignores conj_id. */
+    bool mixed;                 /* Some flow tests conj_id otherwise than
+                                 * as "conj_id=ID" alone: no shortcuts. */
     struct conj_index *ix;
 };
 
@@ -414,24 +422,23 @@ shortcut_cb(const struct fdp_rule *r, void *aux_)
     uint32_t id = (uint32_t) fdp__cmatch_get(c, FDP__MATCH_VALUE,
                                              FDP_F_CONJ_ID);
 
-    if (mask != UINT32_MAX || !id) {
+    if (!mask) {
         aux->wild = true;
-        return false;
+        return true;
     }
     /* "conj_id=ID" alone: word 5 holds only conj_id's bits. */
-    bool pure = c->words == UINT32_C(1) << FDP__WORD_CONJ_ID
+    bool pure = mask == UINT32_MAX && id
+                && c->words == UINT32_C(1) << FDP__WORD_CONJ_ID
                 && !c->range_fields
                 && fdp__cmatch_word(c, FDP__MATCH_MASK, FDP__WORD_CONJ_ID)
                    == FDP__MASK(CONJ_ID);
+    if (!pure) {
+        aux->mixed = true;
+        return false;
+    }
     for (size_t i = 0; i < aux->ix->n_all; i++) {
         struct conj *cj = aux->ix->all[i];
-        if (cj->id != id) {
-            continue;
-        }
-        if (!pure) {
-            cj->resolved = false;
-            cj->result = NULL;
-        } else if (cj->resolved && fdp__rule_beats(r, cj->result)) {
+        if (cj->id == id && fdp__rule_beats(r, cj->result)) {
             cj->result = r;
         }
     }
@@ -441,20 +448,17 @@ shortcut_cb(const struct fdp_rule *r, void *aux_)
 static void
 find_shortcuts(struct ptable *pt, struct conj_index *ix)
 {
-    struct shortcut_aux aux = { .wild = false, .ix = ix };
+    struct shortcut_aux aux = { .wild = false, .mixed = false, .ix = ix };
 
     for (size_t i = 0; i < ix->n_all; i++) {
-        ix->all[i]->resolved = true;
         ix->all[i]->result = NULL;
     }
     fdp_table_read_lock();
     fdp_table_for_each(pt->hard, shortcut_cb, &aux);
     fdp_table_read_unlock();
-    ix->hard_wild = aux.wild;
-    if (aux.wild) {
-        for (size_t i = 0; i < ix->n_all; i++) {
-            ix->all[i]->resolved = false;
-        }
+    ix->hard_wild = aux.wild || aux.mixed;
+    for (size_t i = 0; i < ix->n_all; i++) {
+        ix->all[i]->resolved = !aux.mixed;
     }
 }
 
@@ -1137,9 +1141,13 @@ table_lookup(struct ptable *pt, struct fdp_key *key, bool linear,
                 continue;
             }
             if (shortcuts && cj->resolved) {
-                if (cj->result) {
+                const struct fdp_rule *r = cj->result;
+                if (h && fdp__rule_beats(h, r)) {
+                    r = h;
+                }
+                if (r) {
                     *conj_idp = cj->id;
-                    return cj->result;
+                    return r;
                 }
                 continue;
             }

@@ -189,6 +189,11 @@ const struct fdp_rule *fdp__table_lookup_uncounted(struct fdp_table *table,
  * on an empty table.  Returns 0 or ENOMEM. */
 int fdp__table_set_no_stats(struct fdp_table *table);
 
+/* fdp_table_destroy() for a caller that has waited for deferred frees
+ * (fdp__rcu_barrier()) since the table last changed: the pipeline
+ * destroys its many tables after one wait, not one each. */
+void fdp__table_destroy_after_barrier(struct fdp_table *table);
+
 /* True if 'table' was declared disjoint (fdp_table_set_disjoint()). */
 bool fdp__table_is_disjoint(const struct fdp_table *table);
 

@@ -2265,12 +2265,17 @@ free_rule_cb(struct fdp_rule *r, void *aux)
 void
 fdp_table_destroy(struct fdp_table *table)
 {
-    if (!table) {
-        return;
+    if (table) {
+        /* Let deferred frees that reference the table finish first. */
+        fdp__rcu_barrier();
+        fdp__table_destroy_after_barrier(table);
     }
-    /* Let deferred frees that reference the table finish first.  Removed
-     * rules not yet unlinked are freed below with the rest. */
-    fdp__rcu_barrier();
+}
+
+void
+fdp__table_destroy_after_barrier(struct fdp_table *table)
+{
+    /* Removed rules not yet unlinked are freed below with the rest. */
     FDP_RCU_TSAN_ACQUIRE();
     free(table->removed);
     for (size_t i = 0; i < table->n_subs; i++) {
