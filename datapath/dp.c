@@ -305,9 +305,10 @@ struct batch {
 };
 
 /* What the pipeline does with one key (a pipeline's datapath caches these
- * in its EMC): the flows to count, the actions to run, and, when some
- * lookup missed or a resubmit limit dropped the packet, the lookups, for
- * the tables' miss counters.  One allocation; the arrays follow. */
+ * in its EMC): the flows to count (their counters: lib/rule.h), the
+ * actions to run, and, when some lookup missed or a resubmit limit
+ * dropped the packet, the lookups, for the tables' miss counters.  One
+ * allocation; the arrays follow. */
 struct outcome {
     uint32_t sig;               /* Hash of 'rules' and 'actions': see
                                  * outcome_same(). */
@@ -316,7 +317,7 @@ struct outcome {
     uint16_t n_steps;           /* 0 unless 'missed' or 'limit'. */
     bool missed;                /* Ended by a table miss. */
     bool limit;                 /* Dropped at a resubmit limit. */
-    const struct fdp_rule **rules;
+    struct fdp__rule_counters **counters;   /* 'n_rules' of them. */
     struct fdp_pipeline_step *steps;
     struct fdp_actions *actions;
 };
@@ -1456,13 +1457,13 @@ pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
         return NULL;
     }
     uint8_t *base = (uint8_t *) oc;
-    oc->rules = (const struct fdp_rule **) (oc + 1);
+    oc->counters = (struct fdp__rule_counters **) (oc + 1);
     oc->steps = (struct fdp_pipeline_step *) (base + steps_at);
     oc->actions = (struct fdp_actions *) (base + actions_at);
     oc->n_rules = 0;
     for (size_t k = 0; k < r->n_steps; k++) {
         if (r->steps[k].rule) {
-            oc->rules[oc->n_rules++] = r->steps[k].rule;
+            oc->counters[oc->n_rules++] = r->steps[k].rule->stats;
         }
     }
     oc->n_steps = (uint16_t) n_steps;
@@ -1475,7 +1476,8 @@ pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
     oc->out = a && a->type == FDP_ACT_OUTPUT ? a->arg : 0;
     uint64_t h = oc->n_rules;
     for (uint32_t k = 0; k < oc->n_rules; k++) {
-        h = (h ^ (uintptr_t) oc->rules[k]) * UINT64_C(0x9e3779b97f4a7c15);
+        h = (h ^ (uintptr_t) oc->counters[k])
+            * UINT64_C(0x9e3779b97f4a7c15);
     }
     for (uint32_t k = 0; k < oc->actions->n_words; k++) {
         h = (h ^ oc->actions->words[k]) * UINT64_C(0x9e3779b97f4a7c15);
@@ -1514,7 +1516,8 @@ batch_classify_pipeline(struct fdp_dp_pmd *pmd, struct batch *b)
             oc = emc_lookup(pmd, &b->pkts[i].key, b->hashes[i], version,
                             &b->hints[i]);
             if (oc) {
-                __builtin_prefetch(oc->rules[0]);
+                /* Grouping reads it next. */
+                __builtin_prefetch(oc);
                 n_emc++;
             }
         }
@@ -1678,7 +1681,8 @@ outcome_same(const struct outcome *a, const struct outcome *b)
            || (a->sig == b->sig && a->n_rules == b->n_rules
                && a->n_steps == b->n_steps && a->limit == b->limit
                && a->missed == b->missed
-               && !memcmp(a->rules, b->rules, a->n_rules * sizeof *a->rules)
+               && !memcmp(a->counters, b->counters,
+                          a->n_rules * sizeof *a->counters)
                && fdp_actions_equal(a->actions, b->actions));
 }
 
@@ -1713,6 +1717,11 @@ batch_group(struct batch *b, bool pipeline)
                     __builtin_prefetch(rule->stats, 1);
                     if (!b->hints[i]) {
                         __builtin_prefetch(rule->actions);
+                    }
+                } else if (oc) {
+                    /* The counters of every flow the outcome hit. */
+                    for (uint32_t r = 0; r < oc->n_rules; r++) {
+                        __builtin_prefetch(oc->counters[r], 1);
                     }
                 }
                 break;
@@ -1985,8 +1994,8 @@ outcome_account(struct fdp_dp_pmd *pmd, const struct flow_group *fg,
     const struct outcome *oc = fg->flow;
 
     for (uint32_t k = 0; k < oc->n_rules; k++) {
-        fdp__rule_account_n(oc->rules[k], fg->n, fg->n_bytes, now,
-                            pmd->stats_shard);
+        fdp__counters_account_n(oc->counters[k], fg->n, fg->n_bytes, now,
+                                pmd->stats_shard);
     }
     if (oc->n_steps) {
         fdp_pipeline_account_misses(pmd->dp->pipeline, oc->steps,

@@ -198,13 +198,13 @@ void fdp__table_destroy_after_barrier(struct fdp_table *table);
 bool fdp__table_is_disjoint(const struct fdp_table *table);
 
 /* fdp_rule_account() for 'n_packets' packets at once, on 'shard' (from
- * fdp__stats_shard_acquire(), or FDP__STATS_SHARED). */
+ * fdp__stats_shard_acquire(), or FDP__STATS_SHARED), given the rule's
+ * counters (a cached pipeline outcome keeps those, not the rules, so that
+ * counting needs no line of the rule). */
 static inline void
-fdp__rule_account_n(const struct fdp_rule *rule, uint64_t n_packets,
-                    uint64_t n_bytes, int64_t now_ms, unsigned int shard)
+fdp__counters_account_n(struct fdp__rule_counters *s, uint64_t n_packets,
+                        uint64_t n_bytes, int64_t now_ms, unsigned int shard)
 {
-    struct fdp__rule_counters *s = rule->stats;
-
     if (shard < FDP__STATS_SHARED) {
         uint64_t *p = &s->shard[shard].n_packets;
         uint64_t *b = &s->shard[shard].n_bytes;
@@ -221,6 +221,13 @@ fdp__rule_account_n(const struct fdp_rule *rule, uint64_t n_packets,
     if (__atomic_load_n(&s->used_ms, __ATOMIC_RELAXED) != now_ms) {
         __atomic_store_n(&s->used_ms, now_ms, __ATOMIC_RELAXED);
     }
+}
+
+static inline void
+fdp__rule_account_n(const struct fdp_rule *rule, uint64_t n_packets,
+                    uint64_t n_bytes, int64_t now_ms, unsigned int shard)
+{
+    fdp__counters_account_n(rule->stats, n_packets, n_bytes, now_ms, shard);
 }
 
 static inline bool
