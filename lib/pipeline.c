@@ -1215,6 +1215,8 @@ struct run {
     struct fdp_pipeline *p;
     struct fdp_pipeline_result *r;
     struct scratch *s;
+    uint32_t packet_in_port;    /* The port the packet came in on. */
+    bool stop;                  /* A dec_ttl killed the packet. */
     bool linear;
     int error;
     fdp_pipeline_trace_cb *trace;
@@ -1275,13 +1277,9 @@ track_packet_action(struct fdp_key *key, const struct fdp__action *a)
     case FDP_ACT_SET_FIELD:
         fdp__key_set(key, (enum fdp_field) a->field, fdp__action_value(a));
         break;
-    case FDP_ACT_DEC_TTL: {
-        fdp_u128 ttl = fdp__key_get(key, FDP_F_NW_TTL);
-        if (ttl) {
-            fdp__key_set(key, FDP_F_NW_TTL, ttl - 1);
-        }
+    case FDP_ACT_DEC_TTL:
+        /* run_actions() decrements: it decides whether the packet dies. */
         break;
-    }
     default:
         break;
     }
@@ -1346,14 +1344,46 @@ run_actions(struct run *run, const struct fdp_rule *rule,
             /* Never run: such flows are never a lookup's result. */
             break;
         case FDP_ACT_OUTPUT:
-        case FDP_ACT_IN_PORT:
+        case FDP_ACT_IN_PORT: {
+            /* Open vSwitch's in_port is the one a resubmit(PORT) set:
+             * output to it is skipped and in_port sends to it, while the
+             * executor knows only the packet's own port.  So output to the
+             * current in_port is left out, and what goes to the packet's
+             * own port is composed as in_port, the only way there. */
+            uint32_t cur = (uint32_t) fdp__key_get(key, FDP_F_IN_PORT);
+            uint32_t to = a->type == FDP_ACT_IN_PORT ? cur : a->arg;
+            if (a->type == FDP_ACT_OUTPUT && to == cur) {
+                break;
+            }
+            if (to == run->packet_in_port) {
+                fdp__actions_add(&run->s->composed, FDP_ACT_IN_PORT, 0);
+            } else {
+                fdp__actions_add(&run->s->composed, FDP_ACT_OUTPUT, to);
+            }
+            break;
+        }
+        case FDP_ACT_DEC_TTL: {
+            /* An IP packet whose TTL is 0 or 1 dies at this action (the
+             * executor drops it there): nothing after it runs, and no
+             * later flow counts it, as in Open vSwitch. */
+            fdp__actions_add_record(&run->s->composed, a);
+            fdp_u128 type = fdp__key_get(key, FDP_F_DL_TYPE);
+            if (type == FDP_ETH_TYPE_IP || type == FDP_ETH_TYPE_IPV6) {
+                fdp_u128 ttl = fdp__key_get(key, FDP_F_NW_TTL);
+                if (ttl <= 1) {
+                    run->stop = true;
+                    return NEXT_ABORT;
+                }
+                fdp__key_set(key, FDP_F_NW_TTL, ttl - 1);
+            }
+            break;
+        }
         case FDP_ACT_CONTROLLER:
         case FDP_ACT_SET_VLAN_VID:
         case FDP_ACT_SET_VLAN_PCP:
         case FDP_ACT_STRIP_VLAN:
         case FDP_ACT_PUSH_VLAN:
         case FDP_ACT_SET_FIELD:
-        case FDP_ACT_DEC_TTL:
             fdp__actions_add_record(&run->s->composed, a);
             track_packet_action(key, a);
             break;
@@ -1399,7 +1429,7 @@ run_lookup(struct run *run, unsigned int table_id,
         return NEXT_DONE;
     }
     enum next next = run_actions(run, rule, table_id, depth, gotop);
-    if (run->trace && next != NEXT_ABORT) {
+    if (run->trace && (next != NEXT_ABORT || run->stop)) {
         /* 'st' may have moved as nested lookups grew the array. */
         run->trace(run->aux, &run->r->steps[step_index], &run->r->key, true);
     }
@@ -1454,6 +1484,7 @@ fdp_pipeline_classify(struct fdp_pipeline *p, const struct fdp_key *key,
     struct run run = {
         .p = p, .r = r, .s = s, .linear = flags & FDP_PIPELINE_LINEAR,
         .trace = trace, .aux = aux,
+        .packet_in_port = (uint32_t) fdp__key_get(key, FDP_F_IN_PORT),
     };
     bool missed = false;
     run_chain(&run, 0, FDP_STEP_START, 0, &missed);

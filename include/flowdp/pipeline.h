@@ -16,10 +16,17 @@
  *     continues in table N once the flow's actions are done;
  *   - resubmit([PORT],[TABLE]) looks TABLE up (the flow's own table if
  *     not given) with in_port PORT (the packet's own if not given), runs
- *     the actions of the flow it finds, and comes back to the rest of the
- *     calling flow's actions.  A resubmit that finds no flow does nothing.
+ *     the actions of the flow it finds (and the goto_tables they lead
+ *     to), and comes back to the rest of the calling flow's actions.
+ *     While it runs, in_port is PORT for outputs as for matches, as in
+ *     Open vSwitch: output:PORT is skipped, in_port sends to PORT, and
+ *     output to the packet's own port is allowed.  A resubmit that finds
+ *     no flow does nothing;
+ *   - dec_ttl on an IP packet whose TTL is 0 or 1 drops the packet there:
+ *     nothing after it runs, and no later flow counts it.
  * A lookup in table 0, or through goto_table, that finds no flow ends the
- * pipeline: the packet is dropped (what its earlier actions output
+ * pipeline (inside a resubmit, it ends what the resubmit runs, and the
+ * caller goes on): the packet is dropped (what its earlier actions output
  * stays output) and the table's miss counter counts it, unless the table
  * has a table-miss flow (priority 0, matching everything), which then
  * hits like any flow.

@@ -115,6 +115,7 @@ struct ref_result {
     bool limit_dropped, table_missed;
     bool stop;                      /* Dropped or missed: nothing more. */
     unsigned int n_resubmits;
+    uint32_t packet_in_port;        /* The port the packet came in on. */
     struct fdp_key key;
 };
 
@@ -333,11 +334,36 @@ ref_run(const struct ref_pipeline *ref, struct ref_result *r,
             ref_compose(&r->actions, a);
             break;
         case FDP_ACT_DEC_TTL: {
-            /* The next tables see the decremented TTL; one already zero
-             * stays so (the datapath drops the packet at this action). */
+            /* The next tables see the decremented TTL.  An IP packet whose
+             * TTL is 0 or 1 dies here (the datapath drops it at this
+             * action): nothing after it runs, as in Open vSwitch. */
             fdp_u128 ttl = fdp__key_get(&r->key, FDP_F_NW_TTL);
-            fdp__key_set(&r->key, FDP_F_NW_TTL, ttl ? ttl - 1 : 0);
+            fdp_u128 type = fdp__key_get(&r->key, FDP_F_DL_TYPE);
             ref_compose(&r->actions, a);
+            if (type == FDP_ETH_TYPE_IP || type == FDP_ETH_TYPE_IPV6) {
+                if (ttl <= 1) {
+                    r->stop = true;
+                    return;
+                }
+                fdp__key_set(&r->key, FDP_F_NW_TTL, ttl - 1);
+            }
+            break;
+        }
+        case FDP_ACT_OUTPUT:
+        case FDP_ACT_IN_PORT: {
+            /* Open vSwitch's in_port is the one a resubmit set: output
+             * to it is skipped, in_port sends to it, and output to the
+             * packet's own port (then another) is allowed. */
+            uint32_t cur = (uint32_t) fdp__key_get(&r->key, FDP_F_IN_PORT);
+            uint32_t to = a->type == FDP_ACT_IN_PORT ? cur : a->arg;
+            if (a->type == FDP_ACT_OUTPUT && to == cur) {
+                break;
+            }
+            if (to == r->packet_in_port) {
+                fdp__actions_add(&r->actions, FDP_ACT_IN_PORT, 0);
+            } else {
+                fdp__actions_add(&r->actions, FDP_ACT_OUTPUT, to);
+            }
             break;
         }
         case FDP_ACT_CONJUNCTION:
@@ -397,6 +423,7 @@ ref_classify(const struct ref_pipeline *ref, const struct fdp_key *key,
     r->limit_dropped = r->table_missed = r->stop = false;
     r->n_resubmits = 0;
     r->key = *key;
+    r->packet_in_port = (uint32_t) fdp__key_get(key, FDP_F_IN_PORT);
     ref_lookup_step(ref, r, 0, 0, FDP_STEP_START);
 }
 
@@ -1222,7 +1249,7 @@ START_TEST(conjunction_ovs_fields_example)
             bool in_s = s == 1 || s == 4 || s == 6 || s == 7;
             bool in_d = d == 2 || d == 5 || d == 7 || d == 8;
             struct fdp_key key;
-            tcp_key(&key, 1, ip4(10, 0, 0, s), ip4(10, 0, 0, d), 1, 2);
+            tcp_key(&key, 15, ip4(10, 0, 0, s), ip4(10, 0, 0, d), 1, 2);
             ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "ovs example"),
                               1);
             ck_assert_uint_eq(c[0], in_s && in_d ? 0x1234 : 0xfff);
@@ -1274,7 +1301,7 @@ START_TEST(conjunction_hidden_by_higher_hard_flow)
         fb_add(&g, fb, 0, 200, 0x200);
 
         struct fdp_key key;
-        tcp_key(&key, 1, 1, 2, 5, 6);
+        tcp_key(&key, 15, 1, 2, 5, 6);
         fdp_pipeline_result_init(&r);
         ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "hidden"), 1);
         ck_assert_uint_eq(c[0], top ? 0xc7 : 0x200);
@@ -1355,7 +1382,7 @@ START_TEST(conjunction_two_priorities)
         fdp_pipeline_result_init(&r);
         for (size_t i = 0; i < FDP_ARRAY_SIZE(cases); i++) {
             struct fdp_key key;
-            tcp_key(&key, 1, 1, 2, cases[i].s, cases[i].d);
+            tcp_key(&key, 15, 1, 2, cases[i].s, cases[i].d);
             ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "two prios"),
                               1);
             ck_assert_msg(c[0] == cases[i].want[with_c1],
@@ -1416,7 +1443,7 @@ START_TEST(conjunction_same_priority_lowest_id_first)
         fb_add(&g, fb, 0, 50, 0x302);
 
         struct fdp_key key;
-        tcp_key(&key, 1, 1, 2, 11, 22);     /* Both complete. */
+        tcp_key(&key, 15, 1, 2, 11, 22);     /* Both complete. */
         fdp_pipeline_result_init(&r);
         ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "same prio"), 1);
         ck_assert_uint_eq(c[0], with_c1 ? 0xc1 : 0xc2);
@@ -1457,7 +1484,7 @@ START_TEST(resubmit_returns_to_caller)
     fb_add(&g, fb, 2, 1, 0xc);
 
     struct fdp_key key;
-    tcp_key(&key, 1, 1, 2, 3, 4);
+    tcp_key(&key, 15, 1, 2, 3, 4);
     fdp_pipeline_result_init(&r);
     ck_assert_uint_eq(run_packet(&g, &key, &r, c, 8, "returns"), 3);
     ck_assert_uint_eq(c[0], 0xa);
@@ -1506,7 +1533,7 @@ resubmit_chain(unsigned int n, struct fdp_pipeline_result *r,
 
     struct fdp_key key;
     uint64_t c[1];
-    tcp_key(&key, 1, 1, 2, 3, 4);
+    tcp_key(&key, 15, 1, 2, 3, 4);
     fdp_pipeline_result_init(r);
     run_packet(g, &key, r, c, 1, "chain");
 }
@@ -1560,7 +1587,7 @@ resubmit_fan(unsigned int n0, unsigned int n1, struct fdp_pipeline_result *r,
 
     struct fdp_key key;
     uint64_t c[1];
-    tcp_key(&key, 1, 1, 2, 3, 4);
+    tcp_key(&key, 15, 1, 2, 3, 4);
     fdp_pipeline_result_init(r);
     run_packet(g, &key, r, c, 1, "fan");
 }
@@ -1623,14 +1650,14 @@ START_TEST(table_misses)
     fb_add(&g, fb, 3, 1, 0x3);
 
     fdp_pipeline_result_init(&r);
-    tcp_key(&key, 1, 1, 2, 3, 4);
+    tcp_key(&key, 15, 1, 2, 3, 4);
     ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "table-0 miss"), 1);
     ck_assert_uint_eq(c[0], 0);
     ck_assert(r.table_missed);
     ck_assert_uint_eq(r.steps[0].table_id, 0);
     ck_assert_uint_eq(fdp_actions_count(r.actions), 0);
 
-    tcp_key(&key, 1, 1, 2, 3, 80);
+    tcp_key(&key, 15, 1, 2, 3, 80);
     ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "goto miss"), 2);
     ck_assert_uint_eq(c[0], 0x1);
     ck_assert_uint_eq(c[1], 0);
@@ -1639,7 +1666,7 @@ START_TEST(table_misses)
     ck_assert(r.table_missed);
     ck_assert_uint_eq(outputs(r.actions), 1);
 
-    tcp_key(&key, 1, 1, 2, 9, 80);
+    tcp_key(&key, 15, 1, 2, 9, 80);
     ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "goto hit"), 2);
     ck_assert_uint_eq(c[1], 0x3);
     ck_assert(!r.table_missed);
@@ -1649,7 +1676,7 @@ START_TEST(table_misses)
     fb = fb_new();
     fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 7);
     fb_add(&g, fb, 3, 0, 0x30);
-    tcp_key(&key, 1, 1, 2, 3, 80);
+    tcp_key(&key, 15, 1, 2, 3, 80);
     ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "table-miss flow"), 2);
     ck_assert_uint_eq(c[1], 0x30);
     ck_assert(!r.table_missed);
@@ -1690,7 +1717,7 @@ START_TEST(goto_miss_inside_resubmit)
     fb_add(&g, fb, 2, 1, 0x3);
 
     fdp_pipeline_result_init(&r);
-    tcp_key(&key, 1, 1, 2, 3, 4);
+    tcp_key(&key, 15, 1, 2, 3, 4);
     ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "nested goto miss"), 3);
     ck_assert_uint_eq(c[2], 0);
     ck_assert_uint_eq(r.steps[2].kind, FDP_STEP_GOTO);
@@ -1698,7 +1725,7 @@ START_TEST(goto_miss_inside_resubmit)
     ck_assert_uint_eq(outputs(r.actions), 0x123);
     ck_assert(!r.table_missed);
 
-    tcp_key(&key, 1, 1, 2, 3, 99);
+    tcp_key(&key, 15, 1, 2, 3, 99);
     ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "nested goto hit"), 3);
     ck_assert_uint_eq(c[2], 0x3);
     ck_assert_uint_eq(outputs(r.actions), 0x1293);
@@ -1710,6 +1737,85 @@ END_TEST
 /* Registers and metadata loaded in one table are matched by the next;
  * move copies tp_dst's low 8 bits into reg3 and in_port into metadata's
  * bits 16..31, and a later table matches those. */
+/* A resubmit(2,1) makes in_port 2 for what table 1 does, outputs
+ * included, as in Open vSwitch: output:2 is skipped there, output:1 (the
+ * packet's own port) goes out as in_port, and the in_port action sends to
+ * 2; back in table 0, in_port is the packet's again. */
+START_TEST(resubmit_port_is_in_port_for_outputs)
+{
+    struct prog g;
+    struct flow_b *fb;
+    struct fdp_pipeline_result r;
+    struct fdp_key key;
+    uint64_t c[4];
+
+    prog_init(&g);
+    fb = fb_new();
+    fdp__actions_add_resubmit(&fb->b, 2, 1);
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 2);
+    fb_add(&g, fb, 0, 1, 0x1);
+    fb = fb_new();
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 2);
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 1);
+    fdp__actions_add(&fb->b, FDP_ACT_IN_PORT, 0);
+    fb_add(&g, fb, 1, 1, 0x2);
+
+    fdp_pipeline_result_init(&r);
+    tcp_key(&key, 1, 1, 2, 3, 4);
+    ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "resubmit port"), 2);
+    ck_assert_uint_eq(fdp_actions_count(r.actions), 3);
+    static const uint8_t types[3] = {
+        FDP_ACT_IN_PORT, FDP_ACT_OUTPUT, FDP_ACT_OUTPUT,
+    };
+    size_t i = 0;
+    for (const struct fdp__action *a = fdp__actions_first(r.actions);
+         a && i < 3; a = fdp__actions_next(r.actions, a), i++) {
+        ck_assert_uint_eq(a->type, types[i]);
+        if (a->type == FDP_ACT_OUTPUT) {
+            ck_assert_uint_eq(a->arg, 2);
+        }
+    }
+    ck_assert_uint_eq(i, 3);
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+}
+END_TEST
+
+/* dec_ttl on a TTL of 1 kills the packet there: the goto after it is not
+ * taken, and no later flow counts it; a TTL of 5 goes on, decremented. */
+START_TEST(dec_ttl_expiry_ends_the_pipeline)
+{
+    struct prog g;
+    struct flow_b *fb;
+    struct fdp_pipeline_result r;
+    struct fdp_key key;
+    uint64_t c[4];
+
+    prog_init(&g);
+    fb = fb_new();
+    fb_tcp(fb);
+    fdp__actions_add(&fb->b, FDP_ACT_DEC_TTL, 0);
+    fdp__actions_add(&fb->b, FDP_ACT_GOTO_TABLE, 1);
+    fb_add(&g, fb, 0, 1, 0x1);
+    fb = fb_new();
+    fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 3);
+    fb_add(&g, fb, 1, 1, 0x2);
+
+    fdp_pipeline_result_init(&r);
+    tcp_key(&key, 9, 1, 2, 3, 4);
+    fdp__key_set(&key, FDP_F_NW_TTL, 1);
+    ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "ttl 1"), 1);
+    ck_assert_uint_eq(fdp_actions_count(r.actions), 1);
+    ck_assert(!r.table_missed && !r.limit_dropped);
+    fdp__key_set(&key, FDP_F_NW_TTL, 5);
+    ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "ttl 5"), 2);
+    ck_assert_uint_eq(outputs(r.actions), 3);
+    ck_assert_uint_eq(fdp__key_get(&r.key, FDP_F_NW_TTL), 4);
+    fdp_pipeline_result_destroy(&r);
+    prog_destroy(&g);
+}
+END_TEST
+
 START_TEST(registers_and_move)
 {
     struct fdp_pipeline_result r;
@@ -1733,7 +1839,7 @@ START_TEST(registers_and_move)
         ck_assert_int_eq(fdp__match_set_masked(&fb->m, FDP_F_METADATA,
                                                (uint64_t) 3 << 16,
                                                0xffff0000), 0);
-        fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 1 + v);
+        fdp__actions_add(&fb->b, FDP_ACT_OUTPUT, 5 + v);
         fb_add(&g, fb, 1, 1, 0x10 + v);
     }
     fb = fb_new();
@@ -1747,7 +1853,7 @@ START_TEST(registers_and_move)
             ck_assert_uint_eq(run_packet(&g, &key, &r, c, 4, "move"), 2);
             bool hit = v < 4 && port == 3;
             ck_assert_uint_eq(c[1], hit ? 0x10 + v : 0x1f);
-            ck_assert_uint_eq(outputs(r.actions), hit ? 1 + v : 9);
+            ck_assert_uint_eq(outputs(r.actions), hit ? 5 + v : 9);
             ck_assert_uint_eq(fdp__key_get(&r.key, FDP_F_REG3), 0x50 + v);
             ck_assert_uint_eq(fdp__key_get(&r.key, FDP_F_METADATA),
                               (uint64_t) port << 16);
@@ -2489,6 +2595,8 @@ main(void)
     tcase_add_test(tc, table_misses);
     tcase_add_test(tc, goto_miss_inside_resubmit);
     tcase_add_test(tc, registers_and_move);
+    tcase_add_test(tc, resubmit_port_is_in_port_for_outputs);
+    tcase_add_test(tc, dec_ttl_expiry_ends_the_pipeline);
     tcase_add_test(tc, header_rewrite_and_resubmit_port);
     tcase_add_test(tc, datapath_runs_the_pipeline);
     tcase_add_test(tc, datapath_random_programs);
