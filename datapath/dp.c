@@ -95,7 +95,11 @@
  * (the 1-in-100 draw, or no flow hit at all) uses one of the pmd's
  * per-batch scratch outcomes instead, so a miss allocates nothing in the
  * steady state.  The SMC is not used: its hits are proved by one rule's
- * match, and a pipeline's answer is not one rule's.
+ * match, and a pipeline's answer is not one rule's.  A pipeline that is
+ * one table (fdp_pipeline_single(): no flow outside table 0, no
+ * goto_table, resubmit or conjunction) is served exactly as a table is,
+ * batch lookups and rule pointers in the EMC, at the pipeline's version:
+ * outcomes would only add a line and a copy to each packet.
  *
  * Buffers (the UMEM).  One area of n_frames frames of frame_size bytes;
  * a free pool (a stack under a mutex) with a per-pmd cache in front of
@@ -217,7 +221,8 @@ struct emc_entry {
     uint64_t version;           /* Table version the entry is valid at. */
     const void *flow;           /* NULL: empty.  A struct fdp_rule, or in
                                  * a pipeline's datapath a struct outcome,
-                                 * which the entry owns. */
+                                 * which the entry owns... */
+    bool owned;                 /* ...and then this is true. */
     uint64_t key[FDP_KEY_PACKET_WORDS]; /* The key's packet words: the
                                          * pipeline's are zero on entry
                                          * (key.h). */
@@ -296,6 +301,7 @@ struct flow_group {
 struct batch {
     uint32_t n;
     uint32_t n_groups;
+    bool outcomes;              /* 'flows' are outcomes, not rules. */
     struct fdp__pkt pkts[FDP_DP_BATCH];
     uint32_t hashes[FDP_DP_BATCH];
     const void *flows[FDP_DP_BATCH];    /* As flow_group's. */
@@ -1007,9 +1013,11 @@ fdp_dp_pmd_destroy(struct fdp_dp_pmd *pmd)
     pthread_mutex_unlock(&dp->mutex);
     fdp__cache_flush(&pmd->cache);
     fdp__stats_shard_release(pmd->stats_shard);
-    if (dp->pipeline && pmd->emc) {
+    if (pmd->emc) {
         for (uint32_t i = 0; i < EMC_ENTRIES; i++) {
-            free((void *) pmd->emc[i].flow);
+            if (pmd->emc[i].owned) {
+                free((void *) pmd->emc[i].flow);
+            }
         }
     }
     for (uint32_t i = 0; i < FDP_DP_BATCH; i++) {
@@ -1174,10 +1182,17 @@ emc_victim(struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version)
            : (hash >> 31) ? e1 : e0;
 }
 
+/* Fills 'e', whose old outcome (if it owned one) is freed once the batch
+ * is done. */
 static void
-emc_fill(struct emc_entry *e, const struct fdp_key *key, uint32_t hash,
-         uint64_t version, const void *flow, uint32_t out)
+emc_fill(struct fdp_dp_pmd *pmd, struct emc_entry *e,
+         const struct fdp_key *key, uint32_t hash, uint64_t version,
+         const void *flow, uint32_t out, bool owned)
 {
+    if (e->flow && e->owned) {
+        pmd->doomed[pmd->n_doomed++] = (struct outcome *) e->flow;
+    }
+    e->owned = owned;
     e->hash = hash;
     e->out = out;
     e->version = version;
@@ -1191,8 +1206,8 @@ emc_insert(struct fdp_dp_pmd *pmd, const struct fdp_key *key, uint32_t hash,
            uint64_t version, const struct fdp_rule *rule)
 {
     if (pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
-        emc_fill(emc_victim(pmd, hash, version), key, hash, version, rule,
-                 output_hint(rule));
+        emc_fill(pmd, emc_victim(pmd, hash, version), key, hash, version,
+                 rule, output_hint(rule), false);
     }
 }
 
@@ -1484,11 +1499,8 @@ pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
     }
     oc->sig = (uint32_t) (h >> 32);
     if (insert) {
-        struct emc_entry *e = emc_victim(pmd, b->hashes[i], version);
-        if (e->flow) {
-            pmd->doomed[pmd->n_doomed++] = (struct outcome *) e->flow;
-        }
-        emc_fill(e, key, b->hashes[i], version, oc, oc->out);
+        emc_fill(pmd, emc_victim(pmd, b->hashes[i], version), key,
+                 b->hashes[i], version, oc, oc->out, true);
     }
     return oc;
 }
@@ -1496,9 +1508,9 @@ pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
 /* Phase 2 for a pipeline's datapath: the EMC, then the pipeline for its
  * misses.  (The SMC is for disjoint tables; a pipeline is not one.) */
 static void
-batch_classify_pipeline(struct fdp_dp_pmd *pmd, struct batch *b)
+batch_classify_pipeline(struct fdp_dp_pmd *pmd, struct batch *b,
+                        uint64_t version)
 {
-    uint64_t version = fdp_pipeline_version(pmd->dp->pipeline);
     uint64_t start = cycles_now();
     bool use_emc = pmd->emc && meter_use(&pmd->emc_meter);
     uint32_t n_emc = 0, n_hit = 0;
@@ -1540,18 +1552,17 @@ batch_classify_pipeline(struct fdp_dp_pmd *pmd, struct batch *b)
 /* Phase 2: the exact-match cache, the signature match cache for its
  * misses, the table for theirs; results enter the caches. */
 static void
-batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
+batch_classify(struct fdp_dp_pmd *pmd, struct batch *b,
+               struct fdp_table *table, uint64_t version)
 {
-    struct fdp_dp *dp = pmd->dp;
     const struct fdp_key *miss_keys[FDP_DP_BATCH];
     const struct fdp_rule *miss_rules[FDP_DP_BATCH];
     uint8_t miss_idx[FDP_DP_BATCH];
     uint32_t n_miss = 0, n_emc = 0, n_smc = 0, n_hit = 0;
-    uint64_t version = fdp_table_version(dp->table);
     uint64_t start = cycles_now();
     bool use_emc = pmd->emc && meter_use(&pmd->emc_meter);
     /* The SMC is sound only for a disjoint table: see the design. */
-    bool smc_ok = pmd->smc && fdp__table_is_disjoint(dp->table);
+    bool smc_ok = pmd->smc && fdp__table_is_disjoint(table);
     bool use_smc = smc_ok && meter_use(&pmd->smc_meter);
 
     if (use_emc) {
@@ -1631,7 +1642,7 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
         n_miss = k;
     }
     if (n_miss) {
-        fdp_table_lookup_batch(dp->table, miss_keys, n_miss, miss_rules);
+        fdp_table_lookup_batch(table, miss_keys, n_miss, miss_rules);
     }
     for (uint32_t j = 0; j < n_miss; j++) {
         uint32_t i = miss_idx[j];
@@ -1932,7 +1943,7 @@ single_output(struct fdp_dp_pmd *pmd, const struct batch *b,
     if (hint) {
         return output_queue(pmd, hint);
     }
-    if (pmd->dp->pipeline) {
+    if (b->outcomes) {
         const struct outcome *oc = g->flow;
         *actionsp = oc->actions;
         return oc->out ? output_queue(pmd, oc->out) : NULL;
@@ -1962,7 +1973,7 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
         return;
     }
     if (!actions) {
-        actions = pmd->dp->pipeline
+        actions = b->outcomes
                   ? ((const struct outcome *) g->flow)->actions
                   : fdp__rule_actions(g->flow);
     }
@@ -2015,7 +2026,7 @@ batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
 
     for (uint32_t g = 0; g < b->n_groups; g++) {
         const struct flow_group *fg = &b->groups[g];
-        if (fg->flow && !pmd->dp->pipeline) {
+        if (fg->flow && !b->outcomes) {
             fdp__rule_account_n(fg->flow, fg->n, fg->n_bytes, now,
                                 pmd->stats_shard);
             group_execute(pmd, b, fg);
@@ -2026,6 +2037,12 @@ batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
             continue;
         }
         pmd_count(&pmd->counters.n_missed, fg->n);
+        if (pmd->dp->pipeline && !b->outcomes) {
+            /* A one-table pipeline served as a table: table 0 missed. */
+            static const struct fdp_pipeline_step miss0 = { .rule = NULL };
+            fdp_pipeline_account_misses(pmd->dp->pipeline, &miss0, 1, false,
+                                        fg->n);
+        }
         for (uint32_t k = 0; k < fg->n; k++) {
             struct fdp__pkt *pkt = &b->pkts[fg->pkts[k]];
             do_upcall(pmd, FDP_UPCALL_MISS, pkt, pkt->size);
@@ -2064,12 +2081,20 @@ pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
         struct batch *b = &pmd->batch;
         pmd->in_port = port;
         batch_extract(pmd, b, descs, n);
-        if (pmd->dp->pipeline) {
-            batch_classify_pipeline(pmd, b);
+        struct fdp_pipeline *pl = pmd->dp->pipeline;
+        /* A pipeline that is one table is served as a table: see the
+         * design. */
+        uint64_t version = pl ? fdp_pipeline_version(pl)
+                              : fdp_table_version(pmd->dp->table);
+        struct fdp_table *single = pl ? fdp_pipeline_single(pl)
+                                      : pmd->dp->table;
+        b->outcomes = !single;
+        if (single) {
+            batch_classify(pmd, b, single, version);
         } else {
-            batch_classify(pmd, b);
+            batch_classify_pipeline(pmd, b, version);
         }
-        batch_group(b, pmd->dp->pipeline != NULL);
+        batch_group(b, b->outcomes);
         batch_execute(pmd, b);
     }
     if (port->class->recycle) {

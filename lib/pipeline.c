@@ -145,6 +145,9 @@ struct ptable {
     uint8_t id;
     struct fdp_table *hard;
     bool hard_begun;
+    /* Flows of 'hard' with goto_table or resubmit actions, and the count
+     * when the transaction began 'hard' (restored by an abort). */
+    size_t n_control, n_control_saved;
     bool dims_changed;          /* In the open transaction. */
     struct dim **dims;          /* Writer only. */
     size_t n_dims, alloc_dims;
@@ -153,6 +156,7 @@ struct ptable {
 };
 
 struct fdp_pipeline {
+    bool single;                /* Atomic: see fdp_pipeline_single(). */
     pthread_mutex_t mutex;
     pthread_t txn_owner;
     bool in_txn;
@@ -184,6 +188,7 @@ fdp_pipeline_create(struct fdp_pipeline **pp)
     }
     pthread_mutex_init(&p->mutex, NULL);
     p->version = 1;
+    p->single = true;
 
     /* Table 0 always exists: every packet starts there. */
     struct fdp_table *t;
@@ -295,6 +300,8 @@ get_ptable(struct fdp_pipeline *p, uint8_t id, bool create, int *errorp)
     return pt;
 }
 
+static size_t table_n_flows(const struct fdp_table *);
+
 /* Puts 'pt''s hard table into the transaction. */
 static struct fdp_table *
 hard_of(struct ptable *pt)
@@ -302,8 +309,67 @@ hard_of(struct ptable *pt)
     if (!pt->hard_begun) {
         fdp_table_begin(pt->hard);
         pt->hard_begun = true;
+        pt->n_control_saved = pt->n_control;
     }
     return pt->hard;
+}
+
+/* True if 'acts' can take a packet to another lookup. */
+static bool
+is_control(const struct fdp_actions *acts)
+{
+    for (const struct fdp__action *a = fdp__actions_first(acts); a;
+         a = fdp__actions_next(acts, a)) {
+        if (a->type == FDP_ACT_GOTO_TABLE || a->type == FDP_ACT_RESUBMIT) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The flows among 'rules' that is_control(). */
+static size_t
+count_control(struct fdp_rule **rules, size_t n)
+{
+    size_t c = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        c += is_control(fdp__rule_actions(rules[i]));
+    }
+    return c;
+}
+
+/* fdp_table_insert() into 'pt''s hard table, keeping 'n_control'. */
+static int
+hard_insert(struct ptable *pt, const struct fdp_flow_spec *spec,
+            unsigned int flags)
+{
+    const struct fdp_rule *old = fdp__table_find(hard_of(pt), spec->match,
+                                                 spec->priority);
+    int error = fdp_table_insert(pt->hard, spec, flags);
+
+    if (!error) {
+        pt->n_control -= old && is_control(fdp__rule_actions(old));
+        pt->n_control += is_control(spec->actions);
+    }
+    return error;
+}
+
+/* True if the committed pipeline is one table: no flow outside table 0,
+ * no conjunction, no goto_table or resubmit. */
+static bool
+compute_single(const struct fdp_pipeline *p)
+{
+    for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
+        const struct ptable *pt = p->tables[i];
+        if (!pt) {
+            continue;
+        }
+        if (pt->index || (i && table_n_flows(pt->hard)) || pt->n_control) {
+            return false;
+        }
+    }
+    return true;
 }
 
 static struct fdp_table *
@@ -584,6 +650,9 @@ txn_end(struct fdp_pipeline *p, bool commit)
             continue;
         }
         bool hard_changed = pt->hard_begun;
+        if (hard_changed && (!commit || error)) {
+            pt->n_control = pt->n_control_saved;
+        }
         changed |= table_end(pt->hard, &pt->hard_begun, commit, &error);
         for (size_t d = 0; d < pt->n_dims; d++) {
             struct dim *dm = pt->dims[d];
@@ -609,6 +678,7 @@ txn_end(struct fdp_pipeline *p, bool commit)
         }
     }
     if (changed) {
+        __atomic_store_n(&p->single, compute_single(p), __ATOMIC_RELAXED);
         __atomic_add_fetch(&p->version, 1, __ATOMIC_RELEASE);
     }
     return error;
@@ -713,7 +783,10 @@ remove_exact(struct ptable *pt, const struct fdp_match *match,
     };
     size_t n, total = 0;
 
-    if (fdp__table_find(hard_of(pt), match, priority)) {
+    const struct fdp_rule *old = fdp__table_find(hard_of(pt), match,
+                                                 priority);
+    if (old) {
+        pt->n_control -= is_control(fdp__rule_actions(old));
         fdp_table_remove(pt->hard, &f, &n);
         total += n;
     }
@@ -780,7 +853,7 @@ insert_flow(struct fdp_pipeline *p, const struct fdp_flow_spec *spec,
     bool soft = fdp__actions_is_conjunctive(spec->actions);
     if (!soft && !pt->n_dims) {
         /* The common case: fdp_table_insert() replaces as it should. */
-        return fdp_table_insert(hard_of(pt), spec, flags);
+        return hard_insert(pt, spec, flags);
     }
     if (exists_exact(pt, spec->match, spec->priority)) {
         if (flags & FDP_TABLE_NO_REPLACE) {
@@ -801,12 +874,11 @@ insert_flow(struct fdp_pipeline *p, const struct fdp_flow_spec *spec,
                     fdp_table_remove(d->flows, &f, NULL);
                 }
             }
-            return fdp_table_insert(hard_of(pt), spec, flags);
+            return hard_insert(pt, spec, flags);
         }
         remove_exact(pt, spec->match, spec->priority);
     }
-    return soft ? insert_soft(pt, spec) : fdp_table_insert(hard_of(pt), spec,
-                                                           flags);
+    return soft ? insert_soft(pt, spec) : hard_insert(pt, spec, flags);
 }
 
 int
@@ -924,8 +996,22 @@ modify_table(struct ptable *pt, const struct fdp_table_filter *filter,
 
     /* Ordinary flows. */
     if (!soft) {
-        error = fdp_table_modify(hard_of(pt), filter, actions, new_cookie,
-                                 &n);
+        size_t c_old = 0;
+        bool c_new = is_control(actions);
+        if (pt->n_control || c_new) {
+            struct fdp_rule **rules = NULL;
+            size_t n_rules = 0;
+            error = fdp__table_select(hard_of(pt), filter, &rules, &n_rules);
+            c_old = error ? 0 : count_control(rules, n_rules);
+            free(rules);
+        }
+        if (!error) {
+            error = fdp_table_modify(hard_of(pt), filter, actions,
+                                     new_cookie, &n);
+        }
+        if (!error) {
+            pt->n_control += (c_new ? n : 0) - c_old;
+        }
     } else {
         struct fdp_rule **rules = NULL;
         size_t n_rules = 0;
@@ -958,8 +1044,7 @@ modify_table(struct ptable *pt, const struct fdp_table_filter *filter,
             spec.cookie = *new_cookie;
         }
         remove_exact(pt, spec.match, spec.priority);
-        error = soft ? insert_soft(pt, &spec)
-                     : fdp_table_insert(hard_of(pt), &spec, 0);
+        error = soft ? insert_soft(pt, &spec) : hard_insert(pt, &spec, 0);
         n++;
     }
     soft_sel_destroy(&sel);
@@ -995,8 +1080,22 @@ static int
 remove_table(struct ptable *pt, const struct fdp_table_filter *filter,
              size_t *np)
 {
-    size_t n = 0, primaries = 0;
-    int error = fdp_table_remove(hard_of(pt), filter, &n);
+    size_t n = 0, primaries = 0, c_old = 0;
+    int error = 0;
+
+    if (pt->n_control) {
+        struct fdp_rule **rules = NULL;
+        size_t n_rules = 0;
+        error = fdp__table_select(hard_of(pt), filter, &rules, &n_rules);
+        c_old = error ? 0 : count_control(rules, n_rules);
+        free(rules);
+    }
+    if (!error) {
+        error = fdp_table_remove(hard_of(pt), filter, &n);
+    }
+    if (!error) {
+        pt->n_control -= c_old;
+    }
 
     for (size_t i = 0; !error && i < pt->n_dims; i++) {
         struct dim *d = pt->dims[i];
@@ -1521,6 +1620,13 @@ fdp_pipeline_classify(struct fdp_pipeline *p, const struct fdp_key *key,
 
 /* ---------------------------------------------------------------------- */
 /* Reading.                                                                */
+
+struct fdp_table *
+fdp_pipeline_single(const struct fdp_pipeline *p)
+{
+    return __atomic_load_n(&p->single, __ATOMIC_RELAXED)
+           ? p->tables[0]->hard : NULL;
+}
 
 uint64_t
 fdp_pipeline_version(const struct fdp_pipeline *p)

@@ -199,6 +199,13 @@ FDP_API int fdp_pipeline_classify(struct fdp_pipeline *p,
                                   struct fdp_pipeline_result *r,
                                   fdp_pipeline_trace_cb *trace, void *aux);
 
+/* If the pipeline, as of its last commit, is one table (no flow outside
+ * table 0, no conjunction, no goto_table or resubmit), that table, whose
+ * lookup is then the whole classification: the datapath serves such a
+ * pipeline as it serves a table.  Otherwise NULL.  Like the version, the
+ * answer may be one commit old. */
+FDP_API struct fdp_table *fdp_pipeline_single(const struct fdp_pipeline *p);
+
 /* The pipeline's version (see above). */
 FDP_API uint64_t fdp_pipeline_version(const struct fdp_pipeline *p);
 

@@ -320,7 +320,17 @@ random_traffic_n(uint32_t emc_inv_prob, unsigned int n_tables)
     /* In a pipeline, a miss in a later table still hit table 0. */
     ck_assert_uint_eq(st.n_missed, n_tables > 1 ? 0 : sent[7]);
     ck_assert_uint_eq(st.n_emc_hits + st.n_table_hits + st.n_missed, total);
+    if (n_tables == 1) {
+        /* Served as a table (fdp_pipeline_single()), table 0 still
+         * counts its misses. */
+        struct fdp_pipeline_table_stats ts;
+        ck_assert_ptr_nonnull(fdp_pipeline_single(rig.pipeline));
+        ck_assert(fdp_pipeline_get_table_stats(rig.pipeline, 0, &ts));
+        ck_assert_uint_eq(ts.n_missed, sent[7]);
+        ck_assert_uint_eq(ts.n_matched, total - sent[7]);
+    }
     if (n_tables > 1) {
+        ck_assert_ptr_null(fdp_pipeline_single(rig.pipeline));
         /* Every table before the last counted every packet, and the
          * last one's misses were counted as such. */
         struct fdp_pipeline_table_stats ts;
