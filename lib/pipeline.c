@@ -133,7 +133,10 @@ struct conj_index {
     struct dim_view *dims;
     size_t n_dims;
     bool hard_wild;             /* Some flow of 'hard' matches a key whose
-                                 * conj_id is 0. */
+                                 * conj_id is 0... */
+    bool hard_const;            /* ...but only catch-alls, the best of
+                                 * which is 'hard_best' (see "Shortcuts"). */
+    const struct fdp_rule *hard_best;
     uint32_t n_levels;
     struct conj_level *levels;  /* Decreasing priority. */
     struct conj **all;          /* Every conj, for freeing. */
@@ -465,14 +468,18 @@ table_n_flows(const struct fdp_table *t)
  * and H, the best flow that ignores conj_id, which the first lookup
  * already found.  And if every ordinary flow matches some conj_id, that
  * first lookup, made with conj_id 0, can find nothing and is skipped.
- * find_shortcuts() notes both when they hold, from the committed flows: a
- * packet allowed by a two-clause conjunction costs two clause lookups,
- * and one more with a catch-all in the table.
+ * And if the flows that ignore conj_id are catch-alls (the table's default
+ * flow, as in most tables of conjunctions), that first lookup's answer is
+ * known too: the best of them.  find_shortcuts() notes each when it holds,
+ * from the committed flows: a packet allowed by a two-clause conjunction
+ * then costs two clause lookups and nothing else.
  * (A reader between a commit of 'hard' and the new index's publication
  * may use the old shortcuts, as it may see one table's new flows and
  * another's old ones; the version grows after both.) */
 struct shortcut_aux {
-    bool wild;                  /* Some flow ignores conj_id. */
+    bool wild;                  /* Some flow ignores conj_id... */
+    bool wild_matches;          /* ...and matches on something else. */
+    const struct fdp_rule *best_catch_all;
     bool mixed;                 /* Some flow tests conj_id otherwise than
                                  * as "conj_id=ID" alone: no shortcuts. */
     struct conj_index *ix;
@@ -490,6 +497,11 @@ shortcut_cb(const struct fdp_rule *r, void *aux_)
 
     if (!mask) {
         aux->wild = true;
+        if (c->words || c->range_fields) {
+            aux->wild_matches = true;
+        } else if (fdp__rule_beats(r, aux->best_catch_all)) {
+            aux->best_catch_all = r;
+        }
         return true;
     }
     /* "conj_id=ID" alone: word 5 holds only conj_id's bits. */
@@ -514,7 +526,7 @@ shortcut_cb(const struct fdp_rule *r, void *aux_)
 static void
 find_shortcuts(struct ptable *pt, struct conj_index *ix)
 {
-    struct shortcut_aux aux = { .wild = false, .mixed = false, .ix = ix };
+    struct shortcut_aux aux = { .ix = ix };
 
     for (size_t i = 0; i < ix->n_all; i++) {
         ix->all[i]->result = NULL;
@@ -523,6 +535,8 @@ find_shortcuts(struct ptable *pt, struct conj_index *ix)
     fdp_table_for_each(pt->hard, shortcut_cb, &aux);
     fdp_table_read_unlock();
     ix->hard_wild = aux.wild || aux.mixed;
+    ix->hard_const = !aux.mixed && !aux.wild_matches;
+    ix->hard_best = ix->hard_const ? aux.best_catch_all : NULL;
     for (size_t i = 0; i < ix->n_all; i++) {
         ix->all[i]->resolved = !aux.mixed;
     }
@@ -1217,7 +1231,9 @@ table_lookup(struct ptable *pt, struct fdp_key *key, bool linear,
 {
     const struct conj_index *ix = FDP_RCU_GET(pt->index);
     bool shortcuts = ix && !linear;
-    const struct fdp_rule *h = shortcuts && !ix->hard_wild
+    const struct fdp_rule *h = shortcuts && ix->hard_const
+                               ? ix->hard_best
+                               : shortcuts && !ix->hard_wild
                                ? NULL : hard_lookup(pt->hard, key, linear);
 
     *conj_idp = 0;
