@@ -1154,7 +1154,7 @@ emc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
     return &pmd->emc[(way ? hash >> EMC_SHIFT : hash) & EMC_MASK];
 }
 
-static const void *
+static inline __attribute__((always_inline)) const void *
 emc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
            uint32_t hash, uint64_t version, uint32_t *hint)
 {
@@ -1911,7 +1911,7 @@ static const struct fdp__exec_ops exec_ops = {
 /* The transmit queue for output to port 'port_no' from a flow whose
  * actions are that one output, or NULL if the port is the input port
  * (OpenFlow drops it) or none: then the executor decides. */
-static struct txq *
+static inline __attribute__((always_inline)) struct txq *
 output_queue(struct fdp_dp_pmd *pmd, uint32_t port_no)
 {
     if (port_no == pmd->in_port->port_no) {
@@ -1933,7 +1933,7 @@ output_queue(struct fdp_dp_pmd *pmd, uint32_t port_no)
  * (the common case, run without the executor), or NULL.  The caches'
  * hint, if the group's first packet came with one, spares reading the
  * actions. */
-static struct txq *
+static inline __attribute__((always_inline)) struct txq *
 single_output(struct fdp_dp_pmd *pmd, const struct batch *b,
               const struct flow_group *g, const struct fdp_actions **actionsp)
 {
@@ -1955,7 +1955,7 @@ single_output(struct fdp_dp_pmd *pmd, const struct batch *b,
 }
 
 /* Runs a group's actions on each of its packets. */
-static void
+static inline __attribute__((always_inline)) void
 group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
               const struct flow_group *g)
 {
