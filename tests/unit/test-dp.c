@@ -50,25 +50,17 @@ make_packet(uint8_t *p, unsigned int dst, uint16_t sport)
 /* ---------------------------------------------------------------------- */
 /* The peer.                                                               */
 
-/* Puts a packet on the port's rx ring in a frame from the fill ring;
- * false if the fill ring is empty. */
-static bool
-peer_send(const struct fdp_port_rings *r, const uint8_t *pkt, size_t len)
+/* Counts a packet per 10.0.0.X destination in the array 'aux' (if
+ * nonnull). */
+static void
+count_dst(void *aux, const uint8_t *p, uint32_t len)
 {
-    uint32_t fidx, ridx;
+    uint64_t *per_dst = aux;
 
-    if (!fdp_ring_peek(r->fill, 1, &fidx)) {
-        return false;
+    (void) len;
+    if (per_dst) {
+        per_dst[p[33] % N_DSTS]++;
     }
-    struct fdp_desc d = *fdp_ring_slot(r->fill, fidx);
-    fdp_ring_release(r->fill, 1);
-    ck_assert_uint_ge(d.len, len);
-    memcpy((uint8_t *) r->umem + d.addr, pkt, len);
-    d.len = (uint32_t) len;
-    ck_assert_uint_eq(fdp_ring_reserve(r->rx, 1, &ridx), 1);
-    *fdp_ring_slot(r->rx, ridx) = d;
-    fdp_ring_submit(r->rx, 1);
-    return true;
 }
 
 /* Takes every packet from the tx ring, returns the frames, and counts
@@ -76,21 +68,7 @@ peer_send(const struct fdp_port_rings *r, const uint8_t *pkt, size_t len)
 static size_t
 peer_drain(const struct fdp_port_rings *r, uint64_t *per_dst)
 {
-    uint32_t idx, cidx;
-    uint32_t n = fdp_ring_peek(r->tx, UINT32_MAX, &idx);
-
-    for (uint32_t i = 0; i < n; i++) {
-        struct fdp_desc d = *fdp_ring_slot(r->tx, idx + i);
-        const uint8_t *p = (const uint8_t *) r->umem + d.addr;
-        if (per_dst) {
-            per_dst[p[33] % N_DSTS]++;
-        }
-        ck_assert_uint_eq(fdp_ring_reserve(r->completion, 1, &cidx), 1);
-        *fdp_ring_slot(r->completion, cidx) = d;
-        fdp_ring_submit(r->completion, 1);
-    }
-    fdp_ring_release(r->tx, n);
-    return n;
+    return unit_peer_drain(r, count_dst, per_dst);
 }
 
 static void
@@ -274,7 +252,7 @@ random_traffic_n(uint32_t emc_inv_prob, unsigned int n_tables)
             unsigned int d = unit_rng_below(&r, N_DSTS);
             size_t len = make_packet(pkt, d, (uint16_t) unit_rng_below(&r,
                                                                        4));
-            if (!peer_send(&rig.ports[1], pkt, len)) {
+            if (!unit_peer_send(&rig.ports[1], pkt, len)) {
                 break;
             }
             sent[d]++;
@@ -417,7 +395,7 @@ START_TEST(emc_follows_table_changes)
     rig_create(&rig, 1, 0);
     add_flow(rig.table, "priority=10,udp,actions=output:2");
     for (int i = 0; i < 10; i++) {
-        ck_assert(peer_send(&rig.ports[1], pkt, len));
+        ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
         fdp_dp_pmd_poll(rig.pmd, NULL);
     }
     peer_drain(&rig.ports[2], got2);
@@ -425,7 +403,7 @@ START_TEST(emc_follows_table_changes)
 
     /* A better flow arrives: the next packet must take it. */
     add_flow(rig.table, "priority=20,udp,nw_dst=10.0.0.9,actions=output:3");
-    ck_assert(peer_send(&rig.ports[1], pkt, len));
+    ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
     fdp_dp_pmd_poll(rig.pmd, NULL);
     peer_drain(&rig.ports[3], got3);
     ck_assert_uint_eq(got3[9], 1);
@@ -439,7 +417,7 @@ START_TEST(emc_follows_table_changes)
     };
     ck_assert_int_eq(fdp_table_remove(rig.table, &filter, NULL), 0);
     fdp_flow_spec_destroy(&spec);
-    ck_assert(peer_send(&rig.ports[1], pkt, len));
+    ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
     fdp_dp_pmd_poll(rig.pmd, NULL);
     peer_drain(&rig.ports[2], got2);
     ck_assert_uint_eq(got2[9], 11);
@@ -510,7 +488,7 @@ START_TEST(smc_follows_table)
                 /* Source ports 0-3 match the flows' mask, 4 never. */
                 uint16_t sport = (uint16_t) unit_rng_below(&r, 5);
                 size_t len = make_packet(pkt, d, sport);
-                if (!peer_send(&rig.ports[1], pkt, len)) {
+                if (!unit_peer_send(&rig.ports[1], pkt, len)) {
                     break;
                 }
                 if (present[d] && sport < 4) {
@@ -554,7 +532,7 @@ START_TEST(smc_needs_disjoint_table)
     add_flow(rig.table, "priority=20,udp,tp_src=1,actions=output:3");
     for (uint16_t sport = 0; sport < 40; sport++) {
         size_t len = make_packet(pkt, 9, sport % 2);
-        ck_assert(peer_send(&rig.ports[1], pkt, len));
+        ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
         fdp_dp_pmd_poll(rig.pmd, NULL);
     }
     peer_drain(&rig.ports[2], got2);
@@ -586,7 +564,7 @@ START_TEST(cache_auto_mode_is_transparent)
     for (int round = 0; round < 3000; round++) {
         for (unsigned int i = 0; i < 4; i++) {
             size_t len = make_packet(pkt, (round + i) % N_DSTS, 0);
-            ck_assert(peer_send(&rig.ports[1], pkt, len));
+            ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
             total++;
         }
         fdp_dp_pmd_poll(rig.pmd, NULL);
@@ -637,14 +615,14 @@ START_TEST(upcalls)
     add_flow(rig.table, "udp,nw_dst=10.0.0.1,actions=controller:20,"
              "output:2");
     size_t len = make_packet(pkt, 1, 0);
-    ck_assert(peer_send(&rig.ports[1], pkt, len));
+    ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
     len = make_packet(pkt, 2, 0);
-    ck_assert(peer_send(&rig.ports[1], pkt, len));
+    ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
     fdp_dp_pmd_poll(rig.pmd, NULL);         /* No callback: counted. */
     fdp_dp_set_upcall(rig.dp, count_upcall, &u);
-    ck_assert(peer_send(&rig.ports[1], pkt, len));
+    ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
     len = make_packet(pkt, 1, 0);
-    ck_assert(peer_send(&rig.ports[1], pkt, len));
+    ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
     fdp_dp_pmd_poll(rig.pmd, NULL);
     ck_assert_uint_eq(u.n_miss, 1);
     ck_assert_uint_eq(u.n_action, 1);
@@ -674,7 +652,7 @@ START_TEST(frames_conserved)
     size_t len = make_packet(pkt, 3, 0);
     for (int round = 0; round < 200; round++) {
         for (int i = 0; i < 20; i++) {
-            peer_send(&rig.ports[1], pkt, len);
+            unit_peer_send(&rig.ports[1], pkt, len);
         }
         fdp_dp_pmd_poll(rig.pmd, NULL);
         if (round % 20 == 19) {             /* Let tx rings fill up. */
@@ -802,7 +780,7 @@ pmd_main(void *t_)
     while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
         for (int i = 0; i < 16; i++) {
             size_t len = make_packet(pkt, (unsigned int) (t->n_sent % 4), 0);
-            t->n_sent += peer_send(&rig->ports[1], pkt, len);
+            t->n_sent += unit_peer_send(&rig->ports[1], pkt, len);
         }
         fdp_dp_pmd_poll(rig->pmd, NULL);
         t->n_got += peer_drain(&rig->ports[2], got);
@@ -839,7 +817,7 @@ two_pmd_main(void *l_)
      * completed frames. */
     while (!__atomic_load_n(l->stop, __ATOMIC_ACQUIRE)) {
         for (int i = 0; i < 16 && l->n_sent < 5000
-                        && peer_send(&l->rings, pkt, len); i++) {
+                        && unit_peer_send(&l->rings, pkt, len); i++) {
             l->n_sent++;
         }
         if (!fdp_dp_pmd_poll(l->pmd, NULL)) {

@@ -77,23 +77,31 @@ make_packet(uint8_t *p, uint32_t seq)
     return n + 12;
 }
 
-/* Puts a packet on ring port 'r''s rx ring; false if no frame is free. */
-static bool
-peer_send(const struct fdp_port_rings *r, const uint8_t *pkt, size_t len)
-{
-    uint32_t fidx, ridx;
 
-    if (!fdp_ring_peek(r->fill, 1, &fidx)) {
-        return false;
+/* unit_peer_drain()'s view of our packets: 'seen' marked, and counted. */
+struct drain_aux {
+    bool *seen;
+    uint32_t ours;
+};
+
+static void
+mark_ours(void *aux_, const uint8_t *p, uint32_t len)
+{
+    struct drain_aux *aux = aux_;
+    uint8_t want[72];
+    uint32_t seq;
+    size_t off = head_size();
+
+    if (len >= off + 8 && !memcmp(p + off, "fdpX", 4)) {
+        memcpy(&seq, p + off + 4, sizeof seq);
+        ck_assert_uint_lt(seq, N_PACKETS);
+        size_t n = make_packet(want, seq);
+        ck_assert_uint_eq(len, n);
+        ck_assert(!memcmp(p, want, n));
+        ck_assert_msg(!aux->seen[seq], "packet %" PRIu32 " twice", seq);
+        aux->seen[seq] = true;
+        aux->ours++;
     }
-    struct fdp_desc d = *fdp_ring_slot(r->fill, fidx);
-    fdp_ring_release(r->fill, 1);
-    memcpy((uint8_t *) r->umem + d.addr, pkt, len);
-    d.len = (uint32_t) len;
-    ck_assert_uint_eq(fdp_ring_reserve(r->rx, 1, &ridx), 1);
-    *fdp_ring_slot(r->rx, ridx) = d;
-    fdp_ring_submit(r->rx, 1);
-    return true;
 }
 
 /* Takes what the ring port sent; marks each of our packets in 'seen'
@@ -101,31 +109,10 @@ peer_send(const struct fdp_port_rings *r, const uint8_t *pkt, size_t len)
 static uint32_t
 peer_drain(const struct fdp_port_rings *r, bool *seen)
 {
-    uint32_t idx, cidx, ours = 0;
-    uint32_t n = fdp_ring_peek(r->tx, UINT32_MAX, &idx);
+    struct drain_aux aux = { .seen = seen, .ours = 0 };
 
-    for (uint32_t i = 0; i < n; i++) {
-        struct fdp_desc d = *fdp_ring_slot(r->tx, idx + i);
-        const uint8_t *p = (const uint8_t *) r->umem + d.addr;
-        uint8_t want[72];
-        uint32_t seq;
-        size_t off = head_size();
-        if (d.len >= off + 8 && !memcmp(p + off, "fdpX", 4)) {
-            memcpy(&seq, p + off + 4, sizeof seq);
-            ck_assert_uint_lt(seq, N_PACKETS);
-            size_t len = make_packet(want, seq);
-            ck_assert_uint_eq(d.len, len);
-            ck_assert(!memcmp(p, want, len));
-            ck_assert_msg(!seen[seq], "packet %" PRIu32 " twice", seq);
-            seen[seq] = true;
-            ours++;
-        }
-        ck_assert_uint_eq(fdp_ring_reserve(r->completion, 1, &cidx), 1);
-        *fdp_ring_slot(r->completion, cidx) = d;
-        fdp_ring_submit(r->completion, 1);
-    }
-    fdp_ring_release(r->tx, n);
-    return ours;
+    unit_peer_drain(r, mark_ours, &aux);
+    return aux.ours;
 }
 
 static void
@@ -214,7 +201,7 @@ loop_through_pmds(const char *out, const char *in, unsigned int n_pmds)
     while (got < N_PACKETS && now_sec() < deadline) {
         for (int i = 0; i < BURST && sent < N_PACKETS; i++) {
             size_t len = make_packet(pkt, sent);
-            if (!peer_send(&ring, pkt, len)) {
+            if (!unit_peer_send(&ring, pkt, len)) {
                 break;
             }
             sent++;

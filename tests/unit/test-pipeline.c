@@ -1936,23 +1936,14 @@ make_packet(uint8_t *p, unsigned int dst, uint16_t sport)
 
 #define PACKET_LEN 50
 
-static bool
-peer_send(const struct fdp_port_rings *r, const uint8_t *pkt, size_t len)
-{
-    uint32_t fidx, ridx;
 
-    if (!fdp_ring_peek(r->fill, 1, &fidx)) {
-        return false;
-    }
-    struct fdp_desc d = *fdp_ring_slot(r->fill, fidx);
-    fdp_ring_release(r->fill, 1);
-    ck_assert_uint_ge(d.len, len);
-    memcpy((uint8_t *) r->umem + d.addr, pkt, len);
-    d.len = (uint32_t) len;
-    ck_assert_uint_eq(fdp_ring_reserve(r->rx, 1, &ridx), 1);
-    *fdp_ring_slot(r->rx, ridx) = d;
-    fdp_ring_submit(r->rx, 1);
-    return true;
+static void
+count_dst(void *aux, const uint8_t *p, uint32_t len)
+{
+    uint64_t *per_dst = aux;
+
+    (void) len;
+    per_dst[p[33] % N_DSTS]++;
 }
 
 /* Takes every packet from the tx ring, gives the frames back, and counts
@@ -1960,18 +1951,7 @@ peer_send(const struct fdp_port_rings *r, const uint8_t *pkt, size_t len)
 static void
 peer_drain(const struct fdp_port_rings *r, uint64_t *per_dst)
 {
-    uint32_t idx, cidx;
-    uint32_t n = fdp_ring_peek(r->tx, UINT32_MAX, &idx);
-
-    for (uint32_t i = 0; i < n; i++) {
-        struct fdp_desc d = *fdp_ring_slot(r->tx, idx + i);
-        const uint8_t *p = (const uint8_t *) r->umem + d.addr;
-        per_dst[p[33] % N_DSTS]++;
-        ck_assert_uint_eq(fdp_ring_reserve(r->completion, 1, &cidx), 1);
-        *fdp_ring_slot(r->completion, cidx) = d;
-        fdp_ring_submit(r->completion, 1);
-    }
-    fdp_ring_release(r->tx, n);
+    unit_peer_drain(r, count_dst, per_dst);
 }
 
 /* The program the datapath runs, in four tables:
@@ -2196,7 +2176,7 @@ pipe_traffic(struct pipe_rig *rig, struct unit_rng *rng, size_t n,
             if (d == 62) {
                 pkt[12] = 0x88;     /* dl_type 0x8800: not IP. */
             }
-            if (!peer_send(&rig->ports[1], pkt, len)) {
+            if (!unit_peer_send(&rig->ports[1], pkt, len)) {
                 break;
             }
             expect_packet(rig->p, pkt, len, d, e);
@@ -2371,24 +2351,22 @@ make_tcp_frame(uint8_t *p, const struct fdp_key *key, uint16_t tag)
 #define DP_PACKETS 400
 #define MAX_COPIES 256          /* Half a tx ring (512). */
 
+static void
+count_tag(void *aux, const uint8_t *p, uint32_t len)
+{
+    uint32_t *per_tag = aux;
+    unsigned int tag = (unsigned int) p[18] << 8 | p[19];
+
+    (void) len;
+    ck_assert_uint_lt(tag, DP_PACKETS);
+    per_tag[tag]++;
+}
+
 /* Takes every packet from the tx ring and counts it by tag. */
 static void
 peer_drain_tags(const struct fdp_port_rings *r, uint32_t *per_tag)
 {
-    uint32_t idx, cidx;
-    uint32_t n = fdp_ring_peek(r->tx, UINT32_MAX, &idx);
-
-    for (uint32_t i = 0; i < n; i++) {
-        struct fdp_desc d = *fdp_ring_slot(r->tx, idx + i);
-        const uint8_t *p = (const uint8_t *) r->umem + d.addr;
-        unsigned int tag = (unsigned int) p[18] << 8 | p[19];
-        ck_assert_uint_lt(tag, DP_PACKETS);
-        per_tag[tag]++;
-        ck_assert_uint_eq(fdp_ring_reserve(r->completion, 1, &cidx), 1);
-        *fdp_ring_slot(r->completion, cidx) = d;
-        fdp_ring_submit(r->completion, 1);
-    }
-    fdp_ring_release(r->tx, n);
+    unit_peer_drain(r, count_tag, per_tag);
 }
 
 /* Copies per port of each packet, and the packets of each flow of a
@@ -2522,7 +2500,7 @@ START_TEST(datapath_random_programs)
                 for (unsigned int b = 0; b < 16 && i < DP_PACKETS
                      && burst_copies + copies[i] <= MAX_COPIES; b++, i++) {
                     burst_copies += copies[i];
-                    ck_assert(peer_send(&ports[1], frames[i], lens[i]));
+                    ck_assert(unit_peer_send(&ports[1], frames[i], lens[i]));
                 }
                 while (i < DP_PACKETS && copies[i] > MAX_COPIES) {
                     i++;
