@@ -340,36 +340,9 @@ static uint64_t
 lane_packets(void *l_, uint64_t n)
 {
     struct lane *l = l_;
-    uint64_t sent = 0, got = 0;
 
-    while (sent < n) {
-        uint32_t fidx, ridx, room = fdp_ring_reserve(l->in.rx, BATCH, &ridx);
-        uint32_t k = fdp_ring_peek(l->in.fill, room, &fidx);
-        fdp_ring_cancel(l->in.rx, room - k);
-        for (uint32_t i = 0; i < k; i++) {
-            struct fdp_desc d = *fdp_ring_slot(l->in.fill, fidx + i);
-            memcpy((uint8_t *) l->in.umem + d.addr, l->frames[l->next],
-                   FRAME_LEN);
-            d.len = FRAME_LEN;
-            *fdp_ring_slot(l->in.rx, ridx + i) = d;
-            l->next = l->next + 1 == l->n_frames ? 0 : l->next + 1;
-        }
-        fdp_ring_release(l->in.fill, k);
-        fdp_ring_submit(l->in.rx, k);
-        sent += k;
-        fdp_dp_pmd_poll(l->pmd, NULL);
-
-        uint32_t tidx, cidx, t = fdp_ring_peek(l->out.tx, RING_SIZE, &tidx);
-        t = fdp_ring_reserve(l->out.completion, t, &cidx);
-        for (uint32_t i = 0; i < t; i++) {
-            *fdp_ring_slot(l->out.completion, cidx + i)
-                = *fdp_ring_slot(l->out.tx, tidx + i);
-        }
-        fdp_ring_submit(l->out.completion, t);
-        fdp_ring_release(l->out.tx, t);
-        got += t;
-    }
-    return got;
+    return bench_forward(l->pmd, &l->in, &l->out, &l->frames[0][0],
+                         FRAME_LEN, l->n_frames, &l->next, RING_SIZE, n);
 }
 
 /* True if FLOWDP_BENCH_CASE names another case. */

@@ -6,6 +6,7 @@
 #define FDP_BENCH_H 1
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 extern bool json_output;
@@ -25,6 +26,21 @@ struct result {
 };
 
 double now_ns(void);
+
+struct fdp_dp_pmd;
+struct fdp_port_rings;
+
+/* The peer of the datapath suites' ring ports, on the pmd's own thread:
+ * sends 'n' packets on 'in' in batches of up to 32, the 'frame_len'-byte
+ * frames of 'frames' ('n_frames' of them, one after the other) in turn
+ * from '*next', polls 'pmd' after each batch and drains 'out' (up to its
+ * ring's 'ring_size').  Returns the packets output. */
+uint64_t bench_forward(struct fdp_dp_pmd *pmd,
+                       const struct fdp_port_rings *in,
+                       const struct fdp_port_rings *out,
+                       const uint8_t *frames, size_t frame_len,
+                       size_t n_frames, size_t *next, uint32_t ring_size,
+                       uint64_t n);
 
 /* Median ns per operation of 'fn(arg, n)' (which performs 'n'
  * operations) over 5 calibrated runs; report() prints its spread. */
