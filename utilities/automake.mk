@@ -21,8 +21,15 @@ utilities_flowdp_ctl_LDADD = lib/libflowdp.la $(PCAP_LIBS) $(RPC_LIBS)
 utilities_flowdp_ctl_CPPFLAGS = $(AM_CPPFLAGS) $(FDP_RUNDIR_CPPFLAGS)
 utilities_flowdp_ctl_CFLAGS = $(RPC_CFLAGS) $(PCAP_CFLAGS)
 
-utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/tool.c \
-	utilities/tool.h utilities/journal.c utilities/journal.h \
+# flowdpd, split by concern (utilities/flowdpd.h lists its files).  It
+# compiles lib/ds.c itself: the installed library exports only the public
+# API, and the daemon's JSON text is written with the same growable string
+# the library formats flows with.
+utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/flowdpd.h \
+	utilities/flowdpd-pmd.c utilities/flowdpd-flows.c \
+	utilities/flowdpd-methods.c utilities/flowdpd-dump.c \
+	utilities/journal.c utilities/journal.h lib/ds.c lib/ds.h \
+	utilities/tool.c utilities/tool.h \
 	$(RPC_SOURCES) $(PIPELINE_TOOL_SOURCES)
 utilities_flowdpd_LDADD = lib/libflowdp.la $(RPC_LIBS) -lpthread
 utilities_flowdpd_CPPFLAGS = $(AM_CPPFLAGS) $(FDP_RUNDIR_CPPFLAGS)
