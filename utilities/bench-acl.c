@@ -23,7 +23,7 @@
 #include <rte_eal.h>
 #include <rte_log.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "utilities/bench.h"
 #include "utilities/classbench.h"
 #include "utilities/tool.h"

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "utilities/bench.h"
 #include "utilities/classbench.h"
 #include "utilities/tool.h"

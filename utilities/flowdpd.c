@@ -64,7 +64,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "utilities/journal.h"
 #include "utilities/pipeline-tool.h"
 #include "utilities/rpc.h"

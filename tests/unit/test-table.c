@@ -16,13 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/actions.h"
-#include "lib/cpu.h"
+#include "lib/actions-internal.h"
+#include "lib/cpu-internal.h"
 #include "lib/cut.h"
 #include "lib/hash-private.h"
 #include "lib/tss.h"
 #include "lib/util.h"
-#include "flowdp/table.h"
+#include <flowdp/table.h>
 #include "unit.h"
 #include "utilities/classbench.h"
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flowdp/datapath.h"
-#include "flowdp/ring.h"
+#include <flowdp/datapath.h>
+#include <flowdp/ring.h>
 
 /* Default seed: fixed, so that runs are reproducible unless asked. */
 #define UNIT_DEFAULT_SEED UINT64_C(20261130)
