@@ -46,7 +46,7 @@
  */
 #include <config.h>
 
-#include "dp-private.h"
+#include "datapath/dp-private.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

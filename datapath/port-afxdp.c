@@ -64,7 +64,7 @@
  */
 #include <config.h>
 
-#include "dp-private.h"
+#include "datapath/dp-private.h"
 
 #include <errno.h>
 #include <stdio.h>

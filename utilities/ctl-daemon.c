@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "utilities/ctl.h"
 #include "utilities/pipeline-tool.h"
 #include "utilities/tool.h"

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "utilities/rpc.h"
 
 /* Parses 'arg' as an unsigned number of at most 'max'; exits with a

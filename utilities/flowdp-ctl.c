@@ -32,7 +32,7 @@
 #include <signal.h>
 #include <time.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "utilities/ctl.h"
 #include "utilities/pipeline-tool.h"
 #include "utilities/tool.h"

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "utilities/flowdpd.h"
 #include "utilities/journal.h"
 #include "utilities/rpc.h"

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 
 struct journal;
 struct pmd_thread;

@@ -35,7 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "flowdp/hash.h"
+#include <flowdp/hash.h>
 
 struct journal {
     char *path;

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/actions.h"
-#include "lib/match.h"
+#include "lib/actions-internal.h"
+#include "lib/match-internal.h"
 #include "lib/util.h"
-#include "flowdp/flow.h"
+#include <flowdp/flow.h>
 #include "unit.h"
 
 /* ---------------------------------------------------------------------- */

@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "unit.h"
 
 #define N_FRAMES 4096
