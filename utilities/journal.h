@@ -22,7 +22,9 @@ struct journal;
  * dropped and where (the caller frees it).  A file that does not begin
  * with a record is not a journal: it is refused untouched (EINVAL).
  * Returns 0 or an errno value with a message in '*errorp'.
- */
+ *
+ * The caller keeps other processes away from 'path' (flowdpd holds
+ * PATH.lock for its life). */
 int journal_open(const char *path, int (*replay)(json_t *op, void *aux),
                  void *aux, struct journal **, char **errorp,
                  char **warningp);
