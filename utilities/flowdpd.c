@@ -9,8 +9,8 @@
  * makes the flow table survive restarts.
  *
  * This file is the daemon's frame: the command line, start-up step by
- * step, logging, the control loop and shut-down.  flowdpd.h lists the
- * other files and what each does.
+ * step, the control loop and shut-down.  flowdpd.h lists the other
+ * files and what each does.
  */
 #include <config.h>
 
