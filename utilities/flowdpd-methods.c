@@ -32,6 +32,9 @@
  *   trace        {packet:TEXT}                       -> {steps:[...],
  *                                                        actions, ...}
  *                (the lookups table by table: see pipeline-tool.h)
+ *   vlog/reopen  {}                                  -> {}
+ *                (opens --log-file again by its name, for logrotate;
+ *                SIGHUP does the same)
  */
 #include <config.h>
 
@@ -242,6 +245,20 @@ h_trace(struct server *s, const json_t *p, struct op_result *r)
     return result;
 }
 
+/* vlog/reopen: as Open vSwitch's "ovs-appctl vlog/reopen". */
+static json_t *
+h_vlog_reopen(struct server *s, const json_t *p, struct op_result *r)
+{
+    (void) s;
+    (void) p;
+    int error = log_reopen();
+    if (error) {
+        op_fail(r, RPC_FAILED, "reopening the log: %s", strerror(error));
+        return NULL;
+    }
+    return json_object();
+}
+
 /* A handler that queues its reply itself (a large one, written as text);
  * false if it queued nothing and 'r' says why. */
 typedef bool replier_fn(struct server *, struct rpc_conn *,
@@ -263,6 +280,7 @@ static const struct {
     { "add-port", h_add_port, NULL },
     { "del-port", h_del_port, NULL },
     { "trace", h_trace, NULL },
+    { "vlog/reopen", h_vlog_reopen, NULL },
 };
 
 void
