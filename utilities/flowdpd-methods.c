@@ -118,14 +118,18 @@ h_show(struct server *s, const json_t *p, struct op_result *r)
     for (size_t i = 0; i < n && i < MAX_PORTS; i++) {
         struct fdp_port_stats ps;
         const char *spec = "";
-        char error[256];
+        char error[256], what[256];
         if (fdp_dp_port_get_stats(s->dp, nos[i], &ps, &spec)) {
             continue;           /* Removed meanwhile. */
         }
         fdp_dp_port_get_error(s->dp, nos[i], error, sizeof error);
+        /* What the back end set up and did (an afxdp port's XDP program;
+         * the offloads a live port finished). */
+        fdp_dp_port_describe(s->dp, nos[i], what, sizeof what);
         json_array_append_new(ports, json_pack(
-            "{s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+            "{s:i, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
             "port", (int) nos[i], "spec", spec, "error", error,
+            "describe", what,
             "rx_packets", (json_int_t) ps.rx_packets,
             "rx_bytes", (json_int_t) ps.rx_bytes,
             "rx_dropped", (json_int_t) ps.rx_dropped,
