@@ -266,6 +266,32 @@ fdp__csum_complete_guess(uint8_t *pkt, size_t len)
     return true;
 }
 
+size_t
+fdp__l4_offset(const uint8_t *pkt, size_t len)
+{
+    uint16_t type;
+    size_t l3 = l3_offset(pkt, len, &type);
+    size_t l4;
+    uint8_t proto;
+
+    if (!l3) {
+        return 0;
+    }
+    if (type == ETH_TYPE_IP && len >= l3 + IPV4_MIN_HLEN
+        && pkt[l3] >> 4 == 4 && (pkt[l3] & 0xf) * 4u >= IPV4_MIN_HLEN) {
+        l4 = l3 + (pkt[l3] & 0xf) * 4u;
+        proto = pkt[l3 + 9];
+    } else if (type == ETH_TYPE_IPV6 && len >= l3 + IPV6_HLEN
+               && pkt[l3] >> 4 == 6) {
+        l4 = l3 + IPV6_HLEN;
+        proto = pkt[l3 + 6];
+    } else {
+        return 0;
+    }
+    return (proto == IPPROTO_TCP || proto == IPPROTO_UDP) && l4 < len
+           ? l4 : 0;
+}
+
 int
 fdp__gso_init(struct fdp__gso *gso, const uint8_t *pkt, size_t len,
               const struct virtio_net_hdr *vh, size_t max_seg,
