@@ -40,9 +40,11 @@
  *
  * Offloads.  The socket has PACKET_VNET_HDR: the kernel writes a struct
  * virtio_net_hdr just before each received packet in the rx ring
- * (tpacket_rcv() reserves its 10 bytes in front of tp_mac; with the rings
- * since Linux 4.20 on rx and 4.13 on tx, so Debian 12's 6.1 has both),
- * and expects one in front of each packet in a tx slot.  So a packet the
+ * (tpacket_rcv() reserves its 10 bytes in front of tp_mac), and expects
+ * one in front of each packet in a tx slot (tpacket_snd()).  Both rings
+ * take the header since 2017's Linux 4.1x, so Debian 12's 6.1 has them;
+ * the option must be set before the rings exist.  test-live-ports checks
+ * both ways against the kernel.  So a packet the
  * local stack sent with checksum offload (a veth peer's, by default) comes
  * with csum_start and csum_offset, and rx completes its checksum
  * (port-offload.c) before the datapath sees it; a TSO super-packet (a
