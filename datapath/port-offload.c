@@ -28,8 +28,10 @@
  * sockets when userspace TSO is on.)
  *
  * XDP, and so AF_XDP, sees the packet before any of this metadata exists
- * in a form it can read: Linux's XDP rx metadata kfuncs give a timestamp,
- * an RSS hash and a VLAN tag, no checksum status (6.1, and still 6.18).
+ * in a form it can read: Linux's XDP rx metadata kfuncs
+ * (bpf_xdp_metadata_rx_*()) give a timestamp, an RSS hash and a VLAN tag,
+ * and no checksum status: in 6.1 (where veth implements none of them)
+ * and still in 6.18 (where it implements those three).
  * So fdp__csum_complete_guess() decides from the bytes alone: a TCP or UDP
  * checksum field that holds exactly its pseudo-header sum, in a packet
  * whose checksum does not verify, is a partial checksum, and is
