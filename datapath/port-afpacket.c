@@ -40,9 +40,11 @@
  *
  * Offloads.  The socket has PACKET_VNET_HDR: the kernel writes a struct
  * virtio_net_hdr just before each received packet in the rx ring
- * (tpacket_rcv() reserves its 10 bytes in front of tp_mac; with the rings
- * since Linux 4.20 on rx and 4.13 on tx, so Debian 12's 6.1 has both),
- * and expects one in front of each packet in a tx slot.  So a packet the
+ * (tpacket_rcv() reserves its 10 bytes in front of tp_mac), and expects
+ * one in front of each packet in a tx slot (tpacket_snd()).  Both rings
+ * take the header since 2017's Linux 4.1x, so Debian 12's 6.1 has them;
+ * the option must be set before the rings exist.  test-live-ports checks
+ * both ways against the kernel.  So a packet the
  * local stack sent with checksum offload (a veth peer's, by default) comes
  * with csum_start and csum_offset, and rx completes its checksum
  * (port-offload.c) before the datapath sees it; a TSO super-packet (a
@@ -104,6 +106,9 @@
 #define TX_DATA_OFFSET TPACKET_ALIGN(sizeof(struct tpacket3_hdr))
 /* The virtio-net header in front of every packet, both ways. */
 #define VNET_HDR_SIZE sizeof(struct virtio_net_hdr)
+/* An 802.1Q tag, as rx puts back the one the kernel took off: TPID and
+ * TCI, two bytes each. */
+#define VLAN_TAG_SIZE 4u
 /* The room for a packet in a tx slot, after the slot header and the
  * virtio-net header. */
 #define TX_ROOM (TX_SLOT_SIZE - TX_DATA_OFFSET - VNET_HDR_SIZE)
@@ -377,7 +382,6 @@ rx_block_desc(struct afpacket_port *ap, uint32_t block)
  * back first: the packet was written VLAN_TAG_SIZE bytes into the frame's
  * packet area, so the addresses move to the front and the tag goes
  * between them and the rest. */
-#define VLAN_TAG_SIZE 4u
 static void
 rx_finish(struct afpacket_port *ap, const struct tpacket3_hdr *h,
           uint64_t frame, uint32_t len, struct fdp_desc *desc)
@@ -470,6 +474,16 @@ rx_packet(struct afpacket_port *ap, struct fdp__frame_cache *cache,
     /* In host byte order: the kernel writes it so for a packet socket
      * (vio_le() is the host's order there). */
     memcpy(&vh, data - VNET_HDR_SIZE, sizeof vh);
+    if (shift && vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+        /* csum_start counts from the frame as the ring holds it, without
+         * the tag the kernel took off (Linux 6.1 to 6.18); should a
+         * kernel count the tag too (as macvtap does for its readers), the
+         * L4 header tells. */
+        size_t l4 = fdp__l4_offset(data, h->tp_snaplen);
+        if (l4 && vh.csum_start == l4 + VLAN_TAG_SIZE) {
+            vh.csum_start = (uint16_t) l4;
+        }
+    }
     if (vh.gso_type != VIRTIO_NET_HDR_GSO_NONE) {
         return rx_gso(ap, cache, h, data, &vh, shift, descs, n, done);
     }

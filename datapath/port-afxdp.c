@@ -61,8 +61,8 @@
  * left with a partial TCP or UDP checksum for "the hardware" to finish
  * reaches XDP, and so the socket, with the checksum unfilled, and nothing
  * tells the port so: XDP's rx metadata (bpf_xdp_metadata_rx_*()) has a
- * timestamp, a hash and a VLAN tag, no checksum status, and veth offers
- * none of it in Linux 6.1.  With csum=auto (the default) rx completes
+ * timestamp, a hash and a VLAN tag, no checksum status (Linux 6.1 to
+ * 6.18), and veth offers none of it in 6.1.  With csum=auto (the default) rx completes
  * the checksums that look partial from the bytes alone
  * (fdp__csum_complete_guess(), port-offload.c: the field holds exactly
  * the pseudo-header sum and the checksum does not verify); a checksum

@@ -28,8 +28,10 @@
  * sockets when userspace TSO is on.)
  *
  * XDP, and so AF_XDP, sees the packet before any of this metadata exists
- * in a form it can read: Linux's XDP rx metadata kfuncs give a timestamp,
- * an RSS hash and a VLAN tag, no checksum status (6.1, and still 6.18).
+ * in a form it can read: Linux's XDP rx metadata kfuncs
+ * (bpf_xdp_metadata_rx_*()) give a timestamp, an RSS hash and a VLAN tag,
+ * and no checksum status: in 6.1 (where veth implements none of them)
+ * and still in 6.18 (where it implements those three).
  * So fdp__csum_complete_guess() decides from the bytes alone: a TCP or UDP
  * checksum field that holds exactly its pseudo-header sum, in a packet
  * whose checksum does not verify, is a partial checksum, and is
@@ -264,6 +266,32 @@ fdp__csum_complete_guess(uint8_t *pkt, size_t len)
      * to what pseudo-header plus L4 with a zero field would. */
     put16(pkt + field, csum_value(l4_sum));
     return true;
+}
+
+size_t
+fdp__l4_offset(const uint8_t *pkt, size_t len)
+{
+    uint16_t type;
+    size_t l3 = l3_offset(pkt, len, &type);
+    size_t l4;
+    uint8_t proto;
+
+    if (!l3) {
+        return 0;
+    }
+    if (type == ETH_TYPE_IP && len >= l3 + IPV4_MIN_HLEN
+        && pkt[l3] >> 4 == 4 && (pkt[l3] & 0xf) * 4u >= IPV4_MIN_HLEN) {
+        l4 = l3 + (pkt[l3] & 0xf) * 4u;
+        proto = pkt[l3 + 9];
+    } else if (type == ETH_TYPE_IPV6 && len >= l3 + IPV6_HLEN
+               && pkt[l3] >> 4 == 6) {
+        l4 = l3 + IPV6_HLEN;
+        proto = pkt[l3 + 6];
+    } else {
+        return 0;
+    }
+    return (proto == IPPROTO_TCP || proto == IPPROTO_UDP) && l4 < len
+           ? l4 : 0;
 }
 
 int

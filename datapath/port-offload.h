@@ -36,6 +36,11 @@ int fdp__csum_complete(uint8_t *pkt, size_t len, size_t csum_start,
  * is never touched. */
 bool fdp__csum_complete_guess(uint8_t *pkt, size_t len);
 
+/* The offset of the TCP or UDP header of the 'len'-byte Ethernet packet
+ * 'pkt' (IPv4, or IPv6 without extension headers, behind up to two VLAN
+ * tags), or 0 if it has none that can be found so. */
+size_t fdp__l4_offset(const uint8_t *pkt, size_t len);
+
 /* A GSO packet being cut into segments. */
 struct fdp__gso {
     const uint8_t *pkt;         /* The super-packet (not owned). */

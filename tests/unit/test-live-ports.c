@@ -903,7 +903,7 @@ off_send(int fd, const struct tpkt *t, uint8_t gso_type, uint16_t mss)
 }
 
 /* The super-packets sent, for checking the segments against. */
-static struct tpkt off_sent[4];
+static struct tpkt off_sent[5];
 
 static void
 offloads_from_the_kernel(const char *in, const char *describe_prefix)
@@ -941,16 +941,21 @@ offloads_from_the_kernel(const char *in, const char *describe_prefix)
     tpkt_build(&off_sent[1], true, 17, 333, false, &seed);
     tpkt_build(&off_sent[2], false, 6, 5000, false, &seed);
     tpkt_build(&off_sent[3], true, 6, 3000, false, &seed);
-    for (int i = 0; i < 4; i++) {
+    /* A tagged one: the receiving kernel takes the tag off into the
+     * skb's metadata (a packet socket sees it in tp_vlan_tci), which
+     * moves the L4 header 4 bytes closer to the frame's start. */
+    tpkt_build(&off_sent[4], false, 6, 200, true, &seed);
+    for (int i = 0; i < 5; i++) {
         tpkt_make_partial(&off_sent[i]);
     }
     off_send(fd, &off_sent[0], VIRTIO_NET_HDR_GSO_NONE, 0);
     off_send(fd, &off_sent[1], VIRTIO_NET_HDR_GSO_NONE, 0);
     off_send(fd, &off_sent[2], VIRTIO_NET_HDR_GSO_TCPV4, 1448);
     off_send(fd, &off_sent[3], VIRTIO_NET_HDR_GSO_TCPV6, 1000);
+    off_send(fd, &off_sent[4], VIRTIO_NET_HDR_GSO_NONE, 0);
     close(fd);
 
-    uint32_t want = 1 + 1 + 4 + 3;
+    uint32_t want = 1 + 1 + 4 + 3 + 1;
     double deadline = now_sec() + 5;
     while (aux.n < want && now_sec() < deadline) {
         fdp_dp_pmd_poll(pmd, NULL);
@@ -964,21 +969,25 @@ offloads_from_the_kernel(const char *in, const char *describe_prefix)
 
     /* Each packet complete and at most an MTU; each super-packet's
      * payload back, in order, from its segments. */
-    size_t got_payload[4] = { 0 };
+    size_t got_payload[5] = { 0 };
     for (uint32_t i = 0; i < aux.n; i++) {
         const uint8_t *p = aux.pkt[i];
-        bool v6 = tget16(p + 12) == 0x86dd;
-        uint8_t proto = p[14 + (v6 ? 6 : 9)];
-        size_t l4 = 14 + (v6 ? 40 : 20);
-        size_t l4_len = v6 ? tget16(p + 18) : tget16(p + 16) - 20u;
-        ck_assert_uint_le(aux.len[i], 1514);
+        size_t l3 = tget16(p + 12) == 0x8100 ? 18 : 14;
+        bool v6 = tget16(p + l3 - 2) == 0x86dd;
+        uint8_t proto = p[l3 + (v6 ? 6 : 9)];
+        size_t l4 = l3 + (v6 ? 40 : 20);
+        size_t l4_len = v6 ? tget16(p + l3 + 4) : tget16(p + l3 + 2) - 20u;
+        ck_assert_uint_le(aux.len[i], l3 + 1500);
         ck_assert_uint_eq(aux.len[i], l4 + l4_len);
-        ck_assert_msg(ref_verify(p + 14, v6, proto, p + l4, l4_len),
-                      "%s: packet %" PRIu32 ": bad checksum", in, i);
+        ck_assert_msg(ref_verify(p + l3, v6, proto, p + l4, l4_len),
+                      "%s: packet %" PRIu32 " (%" PRIu32 " bytes%s): bad "
+                      "checksum", in, i, aux.len[i],
+                      l3 == 18 ? ", tagged" : "");
         size_t hl = proto == 6 ? 20 : 8;
         int which = -1;
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             if (off_sent[k].v6 == v6 && off_sent[k].proto == proto
+                && off_sent[k].l4 == l4
                 && !memcmp(p + l4, off_sent[k].b + l4, 4)) {
                 which = k;      /* Same ports. */
             }
@@ -989,7 +998,7 @@ offloads_from_the_kernel(const char *in, const char *describe_prefix)
         ck_assert(!memcmp(p + l4 + hl, want_payload, l4_len - hl));
         got_payload[which] += l4_len - hl;
     }
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         ck_assert_uint_eq(got_payload[k], off_sent[k].l4_len
                                           - (off_sent[k].proto == 6 ? 20 : 8));
     }
@@ -1006,7 +1015,7 @@ START_TEST(afpacket_completes_and_segments)
     /* The two super-packets reach the packet socket whole (veth does
      * TSO), and are cut here. */
     offloads_from_the_kernel("afpacket:dev=t1",
-                             "virtio-net header; 2 partial checksums "
+                             "virtio-net header; 3 partial checksums "
                              "completed, 2 GSO packets cut into 7 segments");
 }
 END_TEST
@@ -1015,7 +1024,7 @@ START_TEST(afxdp_completes_checksums)
 {
     /* With XDP on t1, t0 has no GSO: the kernel cuts the super-packets,
      * each segment still with a partial checksum, completed here. */
-    offloads_from_the_kernel("afxdp:dev=t1", "; 9 partial checksums "
+    offloads_from_the_kernel("afxdp:dev=t1", "; 10 partial checksums "
                              "completed");
 }
 END_TEST
