@@ -78,7 +78,7 @@ make_packet(uint8_t *p, uint32_t seq)
 }
 
 
-/* unit_peer_drain()'s view of our packets: 'seen' marked, and counted. */
+/* test_peer_drain()'s view of our packets: 'seen' marked, and counted. */
 struct drain_aux {
     bool *seen;
     uint32_t ours;
@@ -111,7 +111,7 @@ peer_drain(const struct fdp_port_rings *r, bool *seen)
 {
     struct drain_aux aux = { .seen = seen, .ours = 0 };
 
-    unit_peer_drain(r, mark_ours, &aux);
+    test_peer_drain(r, mark_ours, &aux);
     return aux.ours;
 }
 
@@ -201,7 +201,7 @@ loop_through_pmds(const char *out, const char *in, unsigned int n_pmds)
     while (got < N_PACKETS && now_sec() < deadline) {
         for (int i = 0; i < BURST && sent < N_PACKETS; i++) {
             size_t len = make_packet(pkt, sent);
-            if (!unit_peer_send(&ring, pkt, len)) {
+            if (!test_peer_send(&ring, pkt, len)) {
                 break;
             }
             sent++;
