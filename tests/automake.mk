@@ -97,6 +97,30 @@ TESTS += tests/core-alone
 tests_core_alone_SOURCES = tests/core-alone.c
 tests_core_alone_LDADD = lib/libflowdp-core.la
 
+# ---- flowdp.pc serves a static user (make installcheck, so distcheck) ----
+# A program built as the user of the installed library builds one, with
+# libflowdp itself linked statically so that every library it needs must
+# come from flowdp.pc's Requires.private and Libs.private (configure.ac):
+# a wrong urcu flavour or a missing libpcap fails to link here.
+EXTRA_DIST += tests/pkgconfig-test.c
+installcheck-local: installcheck-pkgconfig
+installcheck-pkgconfig:
+	$(AM_V_GEN)set -e; dir=tests/pkgconfig-test.dir; \
+	PKG_CONFIG_PATH='$(DESTDIR)$(pkgconfigdir)'$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH}; \
+	export PKG_CONFIG_PATH; \
+	test -z '$(DESTDIR)' \
+	  || { PKG_CONFIG_SYSROOT_DIR='$(DESTDIR)'; export PKG_CONFIG_SYSROOT_DIR; }; \
+	flags=`$(PKG_CONFIG) --static --cflags --libs flowdp`; \
+	echo "pkg-config --static --cflags --libs flowdp: $$flags"; \
+	flags=`echo " $$flags " \
+	  | sed 's/ -lflowdp / -Wl,-Bstatic -lflowdp -Wl,-Bdynamic /'`; \
+	rm -rf $$dir; $(MKDIR_P) $$dir; \
+	$(CC) -std=gnu11 -Wall -Werror $(FDP_SANITIZER_CFLAGS) \
+	  -o $$dir/pkgconfig-test $(srcdir)/tests/pkgconfig-test.c $$flags; \
+	$$dir/pkgconfig-test $$dir/out.pcap; \
+	rm -rf $$dir
+.PHONY: installcheck-pkgconfig
+
 # ---- Autotest suite ----
 TESTSUITE_AT = \
 	tests/testsuite.at \
