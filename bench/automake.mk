@@ -5,17 +5,18 @@ noinst_PROGRAMS += bench/flowdp-bench
 bench_flowdp_bench_SOURCES = bench/flowdp-bench.c bench/bench.h \
 	bench/bench-table.c bench/bench-dp.c bench/bench-veth.c \
 	bench/bench-extract.c bench/bench-pipeline.c \
-	tests/lib/classbench.c tests/lib/classbench.h \
 	utilities/tool.c utilities/tool.h
-# The benchmark links the core statically: it times internal variants
+# The benchmark links the core and the datapath statically: it times internal variants
 # (each SIMD implementation) that the installed library does not export.
 # libbpf (optional) loads the veth cases' XDP programs (bench-veth.c).
-bench_flowdp_bench_LDADD = lib/libflowdp-core.la $(JANSSON_LIBS) \
+bench_flowdp_bench_LDADD = tests/lib/libflowdp-testlib.la $(FDP_INTERNAL_LIBS) \
+	$(JANSSON_LIBS) \
 	$(LIBBPF_LIBS)
 bench_flowdp_bench_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(URCU_CFLAGS) \
 	$(LIBBPF_CFLAGS)
-bench_flowdp_bench_CPPFLAGS = $(AM_CPPFLAGS) \
-	-DFDP_CLASSBENCH_DIR='"$(abs_top_srcdir)/../shared/data/classbench"'
+# No path is compiled in: the ClassBench sets are found at run time
+# (--classbench-dir, FLOWDP_CLASSBENCH_DIR, or tests/lib/classbench.c's
+# search beside the checkout).
 
 # The rte_acl peer compiles with DPDK's flags (which name a -march), so it
 # sits in its own convenience library.

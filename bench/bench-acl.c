@@ -354,7 +354,7 @@ suite_peer_acl(void)
     };
     char name[64];
 
-    if (!eal_init()) {
+    if (!bench_classbench_check("peer-acl") || !eal_init()) {
         return;
     }
     report_header("peer-acl");

@@ -43,6 +43,7 @@
 
 #include <flowdp/flowdp.h>
 #include "bench/bench.h"
+#include "tests/lib/peer.h"
 #include "utilities/tool.h"
 
 #define BATCH 32
@@ -287,50 +288,12 @@ flow_text(const char *shape, unsigned int i, unsigned int out, char *buf,
     }
 }
 
-uint64_t
-bench_forward(struct fdp_dp_pmd *pmd, const struct fdp_port_rings *in,
-              const struct fdp_port_rings *out, const uint8_t *frames,
-              size_t frame_len, size_t n_frames, size_t *next,
-              uint32_t ring_size, uint64_t n)
-{
-    uint64_t sent = 0, got = 0;
-
-    while (sent < n) {
-        uint32_t fidx, ridx, room = fdp_ring_reserve(in->rx, BATCH, &ridx);
-        uint32_t k = fdp_ring_peek(in->fill, room, &fidx);
-        fdp_ring_cancel(in->rx, room - k);
-        for (uint32_t i = 0; i < k; i++) {
-            struct fdp_desc d = *fdp_ring_slot(in->fill, fidx + i);
-            memcpy((uint8_t *) in->umem + d.addr, frames + *next * frame_len,
-                   frame_len);
-            d.len = (uint32_t) frame_len;
-            *fdp_ring_slot(in->rx, ridx + i) = d;
-            *next = *next + 1 == n_frames ? 0 : *next + 1;
-        }
-        fdp_ring_release(in->fill, k);
-        fdp_ring_submit(in->rx, k);
-        sent += k;
-        fdp_dp_pmd_poll(pmd, NULL);
-
-        uint32_t tidx, cidx, t = fdp_ring_peek(out->tx, ring_size, &tidx);
-        t = fdp_ring_reserve(out->completion, t, &cidx);
-        for (uint32_t i = 0; i < t; i++) {
-            *fdp_ring_slot(out->completion, cidx + i)
-                = *fdp_ring_slot(out->tx, tidx + i);
-        }
-        fdp_ring_submit(out->completion, t);
-        fdp_ring_release(out->tx, t);
-        got += t;
-    }
-    return got;
-}
-
 /* The peer sends a batch on the lane's rx port, the pmd forwards it, the
  * peer drains the tx port: 'n' packets in all. */
 static uint64_t
 lane_run(struct dp_lane *l, uint64_t n)
 {
-    return bench_forward(l->pmd, &l->in, &l->out, &l->packets[0][0],
+    return test_peer_forward(l->pmd, &l->in, &l->out, &l->packets[0][0],
                          FRAME_LEN, l->n_packets, &l->next, RING_SIZE, n);
 }
 

@@ -26,6 +26,7 @@
 #include <flowdp/hash.h>
 #include "lib/util.h"
 #include "bench/bench.h"
+#include "tests/lib/rng.h"
 #include "utilities/tool.h"
 
 #define N_PKTS 256
@@ -209,7 +210,7 @@ suite_extract(void)
     for (size_t s = 0; s < FDP_ARRAY_SIZE(shapes); s++) {
         uint64_t seed = 0x2545f4914f6cdd1dull + s;
         for (size_t k = 0; k < N_PKTS; k++) {
-            eb->sizes[k] = build(eb->pkts[k], shapes[s], rnd64(&seed));
+            eb->sizes[k] = build(eb->pkts[k], shapes[s], test_rng_next(&seed));
         }
         for (size_t i = 0; i < FDP_ARRAY_SIZE(impls); i++) {
             struct result r = {

@@ -3,7 +3,7 @@
  * flows and packets as flowdp, in the same run.
  *
  * Built only with configure --with-ovs-source=DIR.  This file is flowdp's
- * side; the OVS side is behind utilities/bench-ovs.h (why there are two
+ * side; the OVS side is behind bench/bench-ovs.h (why there are two
  * sides: see that header).
  *
  * Flows are generated once per case as ovs-ofctl text,
@@ -48,6 +48,7 @@
 
 #include <flowdp/flowdp.h>
 #include "bench/bench.h"
+#include "tests/lib/rng.h"
 #include "bench/bench-ovs.h"
 #include "utilities/tool.h"
 
@@ -103,12 +104,12 @@ random_mask(uint64_t *seed, unsigned int bits, unsigned int min_prefix,
     if (subset) {
         uint32_t m;
         do {
-            m = (uint32_t) rnd64(seed) & all;
+            m = (uint32_t) test_rng_next(seed) & all;
         } while ((unsigned int) __builtin_popcount(m) < min_prefix);
         return m;
     }
     unsigned int len = min_prefix
-                       + (unsigned int) (rnd64(seed) % (bits - min_prefix
+                       + (unsigned int) (test_rng_next(seed) % (bits - min_prefix
                                                          + 1));
     return len ? all & ~((len == bits ? 0 : all >> len)) : 0;
 }
@@ -118,7 +119,7 @@ static struct tuple
 draw_mask(const struct ovs_case *c, uint64_t *seed)
 {
     struct tuple m;
-    uint64_t r = rnd64(seed);
+    uint64_t r = test_rng_next(seed);
 
     switch (c->shape) {
     case SHAPE_EXACT:
@@ -250,7 +251,7 @@ workload_build(struct ovs_workload *w, const struct ovs_case *c)
                 fatal("peer-ovs: %s: mask %zu has no room for flow %zu",
                       c->name, mi, i);
             }
-            uint64_t r1 = rnd64(&seed), r2 = rnd64(&seed);
+            uint64_t r1 = test_rng_next(&seed), r2 = test_rng_next(&seed);
             v->nw_src = (uint32_t) r1 & m->nw_src;
             v->nw_dst = (uint32_t) (r1 >> 32) & m->nw_dst;
             v->tp_src = (uint16_t) r2 & m->tp_src;
@@ -286,9 +287,9 @@ workload_build(struct ovs_workload *w, const struct ovs_case *c)
     free(mask_set);
 
     for (size_t k = 0; k < OVS_N_PACKETS; k++) {
-        size_t i = (size_t) (rnd64(&seed) % OVS_N_FLOWS);
+        size_t i = (size_t) (test_rng_next(&seed) % OVS_N_FLOWS);
         const struct tuple *v = &w->values[i], *m = &w->masks[i];
-        uint64_t r1 = rnd64(&seed), r2 = rnd64(&seed);
+        uint64_t r1 = test_rng_next(&seed), r2 = test_rng_next(&seed);
         struct bench_ovs_packet *p = &w->packets[k];
 
         p->nw_src = v->nw_src | ((uint32_t) r1 & ~m->nw_src);

@@ -9,7 +9,7 @@
  * OVS side (bench-ovs-cls.c, bench-ovs-dpcls.c) is compiled with OVS's
  * include paths alone, linked with libopenvswitch.a into one relocatable
  * object, and every symbol but the bench_ovs_ functions below is made
- * local to it (utilities/automake.mk).
+ * local to it (bench/automake.mk).
  *
  * All functions run on the benchmark's one thread.  Failures that leave
  * nothing to measure (a flow OVS cannot parse) return a message; the

@@ -52,6 +52,8 @@
 #include "lib/field.h"
 #include "lib/match-internal.h"
 #include "bench/bench.h"
+#include "tests/lib/peer.h"
+#include "tests/lib/rng.h"
 #include "utilities/tool.h"
 
 #define BATCH 32
@@ -283,8 +285,8 @@ conj_frames(uint8_t (*frames)[FRAME_LEN], size_t n)
     uint64_t rng = 0x9e3779b97f4a7c15ull;
 
     for (size_t i = 0; i < n; i++) {
-        unsigned int s = (unsigned int) (rnd64(&rng) % CONJ_DIM);
-        unsigned int d = (unsigned int) (rnd64(&rng) % CONJ_DIM);
+        unsigned int s = (unsigned int) (test_rng_next(&rng) % CONJ_DIM);
+        unsigned int d = (unsigned int) (test_rng_next(&rng) % CONJ_DIM);
         uint32_t src = conj_src(s) + (i % 2 ? 0 : 0x10000);
         put_frame(frames[i], src, (10u << 24) | 5, conj_port(d));
     }
@@ -341,7 +343,7 @@ lane_packets(void *l_, uint64_t n)
 {
     struct lane *l = l_;
 
-    return bench_forward(l->pmd, &l->in, &l->out, &l->frames[0][0],
+    return test_peer_forward(l->pmd, &l->in, &l->out, &l->frames[0][0],
                          FRAME_LEN, l->n_frames, &l->next, RING_SIZE, n);
 }
 

@@ -12,8 +12,9 @@
  * pace reached as "-changes-paced") and without pause ("-while-updating",
  * the writer's ns per change as "-update-while-looking-up"), and single-rule updates on the full table (one transaction
  * adding a rule and one removing it; ns per change).  The
- * rule sets live in FLOWDP_CLASSBENCH_DIR (default: the shared data beside
- * the source tree).
+ * rule sets are found by classbench_find_dir() (tests/lib/classbench.h):
+ * --classbench-dir, FLOWDP_CLASSBENCH_DIR, or the shared data beside the
+ * checkout.
  */
 #include <config.h>
 
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -199,9 +201,42 @@ lookups_while_changing(struct table_bench *tb, double rate,
 const char *
 bench_classbench_dir(void)
 {
-    const char *dir = getenv("FLOWDP_CLASSBENCH_DIR");
+    static char *dir;
+    static bool done;
 
-    return dir && *dir ? dir : FDP_CLASSBENCH_DIR;
+    if (!done) {
+        int error = classbench_find_dir(classbench_dir_option, &dir);
+        if (error == ENOMEM) {
+            fatal("out of memory");
+        }
+        done = true;
+    }
+    return dir;
+}
+
+bool
+bench_classbench_check(const char *suite)
+{
+    const char *dir = bench_classbench_dir();
+    char why[4200];
+    struct stat st;
+
+    if (!dir) {
+        snprintf(why, sizeof why, "%s", CLASSBENCH_NOT_FOUND);
+    } else if (stat(dir, &st)) {
+        snprintf(why, sizeof why, "ClassBench sets: %s: %s", dir,
+                 strerror(errno));
+    } else if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, sizeof why, "ClassBench sets: %s: not a directory",
+                 dir);
+    } else {
+        return true;
+    }
+    if (suite_named(suite)) {
+        fatal("%s: %s", suite, why);
+    }
+    fprintf(stderr, "%s: %s: %s; skipped\n", program_name, suite, why);
+    return false;
 }
 
 /* Loads set 'name' into a new table; returns the number of rules, 0 if
@@ -370,6 +405,9 @@ suite_table(void)
     };
     char name[64];
 
+    if (!bench_classbench_check("table")) {
+        return;
+    }
     report_header("table");
     for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
         struct table_bench tb = { .table = NULL };

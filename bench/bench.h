@@ -1,6 +1,8 @@
 /*
- * flowdp-bench's shared timing and reporting (utilities/flowdp-bench.c),
- * used by the suites in the other utilities/bench-*.c files.
+ * flowdp-bench's shared timing and reporting (bench/flowdp-bench.c),
+ * used by the suites in the other bench/bench-*.c files.  What the
+ * benchmarks share with the unit tests (the ring peer, the generator,
+ * ClassBench loading) is in tests/lib/.
  */
 #ifndef FDP_BENCH_H
 #define FDP_BENCH_H 1
@@ -27,21 +29,6 @@ struct result {
 
 double now_ns(void);
 
-struct fdp_dp_pmd;
-struct fdp_port_rings;
-
-/* The peer of the datapath suites' ring ports, on the pmd's own thread:
- * sends 'n' packets on 'in' in batches of up to 32, the 'frame_len'-byte
- * frames of 'frames' ('n_frames' of them, one after the other) in turn
- * from '*next', polls 'pmd' after each batch and drains 'out' (up to its
- * ring's 'ring_size').  Returns the packets output. */
-uint64_t bench_forward(struct fdp_dp_pmd *pmd,
-                       const struct fdp_port_rings *in,
-                       const struct fdp_port_rings *out,
-                       const uint8_t *frames, size_t frame_len,
-                       size_t n_frames, size_t *next, uint32_t ring_size,
-                       uint64_t n);
-
 /* Median ns per operation of 'fn(arg, n)' (which performs 'n'
  * operations) over 5 calibrated runs; report() prints its spread. */
 double measure(uint64_t (*fn)(void *arg, uint64_t n), void *arg);
@@ -52,12 +39,23 @@ void no_spread(void);
 void report_header(const char *suite);
 void report(const struct result *);
 
-/* xorshift64*: a small, fast, seedable generator for inputs. */
-uint64_t rnd64(uint64_t *state);
+/* --classbench-dir, or NULL. */
+extern const char *classbench_dir_option;
 
-/* Where the ClassBench sets are: $FLOWDP_CLASSBENCH_DIR, or the shared
- * data beside the source tree. */
+/* True if suite 'name' was named on the command line (not just run as one
+ * of all the suites). */
+bool suite_named(const char *name);
+
+/* Where the ClassBench sets are (classbench_find_dir() with
+ * --classbench-dir), or NULL if they were not found. */
 const char *bench_classbench_dir(void);
+
+/* For a suite that needs the ClassBench sets: true if their directory was
+ * found and is one; if not, fails naming what is missing when 'suite' was
+ * named on the command line, or says so on stderr and returns false (the
+ * suite is skipped) when every suite runs.  A set missing from the
+ * directory is skipped by the suite, with its path. */
+bool bench_classbench_check(const char *suite);
 
 /* The suites. */
 void suite_table(void);

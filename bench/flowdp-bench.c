@@ -1,7 +1,8 @@
 /*
  * flowdp-bench: flowdp's benchmarks.
  *
- * usage: flowdp-bench [--json] [--quick] [--seconds S] [--cpu N] [SUITE...]
+ * usage: flowdp-bench [--json] [--quick] [--seconds S] [--cpu N]
+ *                     [--max-masks N] [--classbench-dir DIR] [SUITE...]
  *
  * Each suite prints a table, or with --json one JSON object per result:
  *   {"suite","case","impl","entries","ns_per_op","mops","bytes"}
@@ -91,6 +92,7 @@
 
 #include <flowdp/flowdp.h>
 #include "bench/bench.h"
+#include "tests/lib/rng.h"
 #include "utilities/tool.h"
 #include "lib/hash-private.h"
 #include "lib/actions-internal.h"
@@ -105,6 +107,7 @@ bool json_output;
 bool quick;
 double seconds_per_case;            /* --seconds; 0: the default. */
 static long max_masks = -1;         /* --max-masks; -1: the default. */
+const char *classbench_dir_option;
 
 /* ---------------------------------------------------------------------- */
 /* Timing and reporting.                                                   */
@@ -215,18 +218,6 @@ measure(uint64_t (*fn)(void *arg, uint64_t n), void *arg)
     return samples[RUNS / 2];
 }
 
-uint64_t
-rnd64(uint64_t *state)
-{
-    uint64_t x = *state;
-
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *state = x;
-    return x * 0x2545f4914f6cdd1dull;
-}
-
 /* ---------------------------------------------------------------------- */
 /* hash suite.                                                             */
 
@@ -302,11 +293,11 @@ suite_hash(void)
     uint64_t seed = 0x9e3779b97f4a7c15ull;
     for (size_t k = 0; k < HASH_N_KEYS; k++) {
         for (size_t w = 0; w < HASH_MAX_WORDS; w++) {
-            hb->keys[k][w] = rnd64(&seed);
+            hb->keys[k][w] = test_rng_next(&seed);
         }
     }
-    hb->key.k0 = rnd64(&seed);
-    hb->key.k1 = rnd64(&seed);
+    hb->key.k0 = test_rng_next(&seed);
+    hb->key.k1 = test_rng_next(&seed);
     hb_keyed = hb;
 
     report_header("hash");
@@ -518,7 +509,7 @@ random_5tuple_mask(uint64_t *seed, struct fdp_match *m)
     fdp__match_set_masked(m, FDP_F_NW_PROTO, 6, 0xff);
     for (size_t i = 0; i < FDP_ARRAY_SIZE(fields); i++) {
         unsigned int bits = fdp_field_width(fields[i]);
-        uint64_t r = rnd64(seed);
+        uint64_t r = test_rng_next(seed);
         fdp_u128 mask;
         switch (r % 3) {
         case 0:
@@ -543,7 +534,7 @@ tss_draw_flow(uint64_t *seed, const struct fdp_match *mask,
 {
     *m = *mask;
     for (int w = 0; w < FDP_KEY_WORDS; w++) {
-        uint64_t v = rnd64(seed);
+        uint64_t v = test_rng_next(seed);
         if (w == 1) {
             v = (v & ~0xffffff00ull) | 0x08000600ull;
         }
@@ -635,9 +626,9 @@ tss_build(struct tss_bench *tb, const struct tss_shape *shape)
     tb->packets = malloc(TSS_N_PACKETS * sizeof *tb->packets);
     for (size_t i = 0; i < TSS_N_PACKETS; i++) {
         struct fdp_key *k = &tb->packets[i];
-        const struct fdp_match *m = &flows[rnd64(&seed) % n_flows];
+        const struct fdp_match *m = &flows[test_rng_next(&seed) % n_flows];
         for (int w = 0; w < FDP_KEY_WORDS; w++) {
-            k->w[w] = (rnd64(&seed) & ~m->mask.w[w]) | m->value.w[w];
+            k->w[w] = (test_rng_next(&seed) & ~m->mask.w[w]) | m->value.w[w];
         }
         if (miss) {
             fdp__key_set(k, FDP_F_NW_PROTO, 17);    /* Every flow is TCP. */
@@ -669,8 +660,8 @@ tss_build_flood(struct tss_bench *tb, bool flood)
         fatal("cannot build the flooding workload");
     }
     for (size_t k = 0; !flood && k < N; k++) {
-        uint64_t w0 = rnd64(&seed);
-        fdp__tss_5tuple_match(&flows[k], w0, rnd64(&seed));
+        uint64_t w0 = test_rng_next(&seed);
+        fdp__tss_5tuple_match(&flows[k], w0, test_rng_next(&seed));
     }
     struct fdp__actions_builder b;
     fdp__actions_builder_init(&b);
@@ -688,7 +679,7 @@ tss_build_flood(struct tss_bench *tb, bool flood)
     fdp_actions_destroy(acts);
     tb->packets = malloc(TSS_N_PACKETS * sizeof *tb->packets);
     for (size_t i = 0; i < TSS_N_PACKETS; i++) {
-        tb->packets[i] = flows[rnd64(&seed) % N].value;
+        tb->packets[i] = flows[test_rng_next(&seed) % N].value;
         tb->batches[i] = &tb->packets[i];
     }
     tb->n_packets = TSS_N_PACKETS;
@@ -837,10 +828,10 @@ megaflow_draw(struct megaflow_set *ms, size_t i, uint64_t *seed)
                   ms->n_masks, i);
         }
         for (int w = 0; w < FDP_KEY_WORDS; w++) {
-            m->value.w[w] = rnd64(seed) & m->mask.w[w];
+            m->value.w[w] = test_rng_next(seed) & m->mask.w[w];
         }
         fdp__key_set(&m->value, FDP_F_DL_TYPE, 0x0800);
-        fdp__key_set(&m->value, FDP_F_NW_PROTO, rnd64(seed) & 1 ? 6 : 17);
+        fdp__key_set(&m->value, FDP_F_NW_PROTO, test_rng_next(seed) & 1 ? 6 : 17);
         fdp__key_set(&m->value, FDP_F_NW_SRC,
                      (fdp__match_get_value(m, FDP_F_NW_SRC)
                       & fdp__ones(32 - MEGAFLOW_TAG_BITS)) | tag);
@@ -939,11 +930,11 @@ megaflow_build(struct tss_bench *tb, const struct megaflow_set *ms,
         fatal("out of memory");
     }
     for (size_t i = 0; i < TSS_N_PACKETS; i++) {
-        size_t f = rnd64(&seed) % ms->n_flows;
+        size_t f = test_rng_next(&seed) % ms->n_flows;
         const struct fdp_match *m = &ms->flows[f];
         for (int w = 0; w < FDP_KEY_WORDS; w++) {
             tb->packets[i].w[w] = m->value.w[w]
-                                  | (rnd64(&seed) & ~m->mask.w[w]
+                                  | (test_rng_next(&seed) & ~m->mask.w[w]
                                      & five_tuple.w[w]);
         }
         tb->batches[i] = &tb->packets[i];
@@ -976,11 +967,11 @@ ranged_specs(struct fdp_flow_spec *specs, size_t n)
         fatal("ranged: at most 65535 distinct priorities");
     }
     for (size_t i = 0; i < n; i++) {
-        uint32_t lo = ((uint32_t) 10 << 24) | (uint32_t) (rnd64(&seed)
+        uint32_t lo = ((uint32_t) 10 << 24) | (uint32_t) (test_rng_next(&seed)
                                                            & 0xffffff) | 1;
-        uint32_t hi = lo + 1 + (uint32_t) (rnd64(&seed) % 1000);
-        unsigned int plo = (1024 + (unsigned int) (rnd64(&seed) % 60000)) | 1;
-        unsigned int phi = plo + 1 + (unsigned int) (rnd64(&seed) % 100);
+        uint32_t hi = lo + 1 + (uint32_t) (test_rng_next(&seed) % 1000);
+        unsigned int plo = (1024 + (unsigned int) (test_rng_next(&seed) % 60000)) | 1;
+        unsigned int phi = plo + 1 + (unsigned int) (test_rng_next(&seed) % 100);
         char a[16], b[16], text[160];
         char *error = NULL;
 
@@ -1015,7 +1006,7 @@ ranged_lookups(const struct fdp_flow_spec *specs, size_t n)
         fatal("out of memory");
     }
     for (size_t k = 0; k < N_PACKETS; k++) {
-        const struct fdp_match *m = specs[rnd64(&seed) % n].match;
+        const struct fdp_match *m = specs[test_rng_next(&seed) % n].match;
         struct fdp_key *key = &tb.packets[k];
         *key = m->value;
         uint32_t lo = (uint32_t) fdp__key_get(&m->value, FDP_F_NW_DST);
@@ -1023,9 +1014,9 @@ ranged_lookups(const struct fdp_flow_spec *specs, size_t n)
         unsigned int plo = (unsigned int) fdp__key_get(&m->value,
                                                         FDP_F_TP_DST);
         unsigned int phi = (unsigned int) fdp__key_get(&m->hi, FDP_F_TP_DST);
-        fdp__key_set(key, FDP_F_NW_DST, lo + rnd64(&seed) % (hi - lo + 1));
+        fdp__key_set(key, FDP_F_NW_DST, lo + test_rng_next(&seed) % (hi - lo + 1));
         fdp__key_set(key, FDP_F_TP_DST,
-                     plo + rnd64(&seed) % (phi - plo + 1));
+                     plo + test_rng_next(&seed) % (phi - plo + 1));
         tb.batches[k] = key;
         expected[k] = UINT64_MAX;
         for (size_t i = 0; i < n; i++) {    /* Best first. */
@@ -1470,7 +1461,7 @@ perf_table_cases(const struct perf_type *pt, const uint64_t *starts,
         }
         for (size_t k = 0; k < tb.n_packets; k++) {
             /* The last case repeats one probe, as the module's does. */
-            size_t e = random ? (size_t) (rnd64(&seed) % n) : n - 1;
+            size_t e = random ? (size_t) (test_rng_next(&seed) % n) : n - 1;
             if (!random && k) {
                 tb.packets[k] = tb.packets[0];
             } else {
@@ -1567,7 +1558,7 @@ suite_pipapo(void)
                 pb->n_keys = random ? FDP_ARRAY_SIZE(pb->keys) : 1;
                 for (size_t k = 0; k < pb->n_keys; k++) {
                     /* The selftest probes end - 1 of the last entry. */
-                    uint64_t v = random ? starts[rnd64(&seed) % n]
+                    uint64_t v = random ? starts[test_rng_next(&seed) % n]
                                         : end - 1;
                     memset(&pb->keys[k], 0, sizeof pb->keys[k]);
                     for (unsigned int f = 0; f < pt->n; f++) {
@@ -1640,11 +1631,26 @@ static const struct suite suites[] = {
     { "extract", suite_extract },
 };
 
+/* Which suites the command line named (all false: run every suite). */
+static bool run[FDP_ARRAY_SIZE(suites)];
+
+bool
+suite_named(const char *name)
+{
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(suites); i++) {
+        if (!strcmp(suites[i].name, name)) {
+            return run[i];
+        }
+    }
+    return false;
+}
+
 static void
 usage(void)
 {
     printf("%s: flowdp benchmarks\n"
-           "usage: %s [--json] [--quick] [--seconds S] [--cpu N] [SUITE...]\n"
+           "usage: %s [--json] [--quick] [--seconds S] [--cpu N] [--max-masks N]\n"
+           "       [--classbench-dir DIR] [SUITE...]\n"
            "Suites (default: all):", program_name, program_name);
     for (size_t i = 0; i < FDP_ARRAY_SIZE(suites); i++) {
         printf(" %s", suites[i].name);
@@ -1657,6 +1663,10 @@ usage(void)
            "  --cpu N   pin the benchmark thread to CPU N\n"
            "  --max-masks N  tss: tuple-space mask budget (0: no pipapo\n"
            "            overflow; default: the library's)\n"
+           "  --classbench-dir DIR  table, peer-acl: the ClassBench sets\n"
+           "            (default: $FLOWDP_CLASSBENCH_DIR, else the nearest\n"
+           "            shared/data/classbench above the current directory\n"
+           "            or the executable)\n"
            "Environment: FLOWDP_CPU=generic|sse42|avx2 forces a CPU level;\n"
            "  FLOWDP_CPU=validate checks every implementation on every lookup.\n");
 }
@@ -1696,6 +1706,7 @@ main(int argc, char *argv[])
         { "max-masks", required_argument, NULL, 'm' },
         { "seconds", required_argument, NULL, 's' },
         { "cpu", required_argument, NULL, 'c' },
+        { "classbench-dir", required_argument, NULL, 'B' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -1741,6 +1752,9 @@ main(int argc, char *argv[])
             }
             break;
         }
+        case 'B':
+            classbench_dir_option = optarg;
+            break;
         case 'h':
             usage();
             return EXIT_SUCCESS;
@@ -1752,7 +1766,6 @@ main(int argc, char *argv[])
         fatal("%s", fdp_cpu_strerror());
     }
 
-    bool run[FDP_ARRAY_SIZE(suites)] = { false };
     bool any = false;
     for (int i = optind; i < argc; i++) {
         size_t j;

@@ -1,12 +1,19 @@
 # The fast path: packet parsing, descriptor rings, the exact-match cache,
-# batch processing, action execution and ports (ring, pcap, AF_PACKET, AF_XDP).  Its objects join
-# lib/libflowdp-core.la; datapath/ may include lib/, never the reverse.
-lib_libflowdp_core_la_SOURCES += \
+# batch processing, action execution and ports (ring, pcap, AF_PACKET,
+# AF_XDP), in its own convenience library, compiled with libpcap's and
+# libxdp's flags (lib/ is not).  Its objects join lib/libflowdp.la beside
+# the core's (lib/automake.mk); datapath/ may include lib/, never the
+# reverse.
+noinst_LTLIBRARIES += datapath/libflowdp-datapath.la
+FDP_DATAPATH_CFLAGS = $(FDP_LIB_CFLAGS) $(PCAP_CFLAGS) $(XDP_CFLAGS)
+datapath_libflowdp_datapath_la_CFLAGS = $(FDP_DATAPATH_CFLAGS)
+datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/dp.c \
 	datapath/dp-private.h \
 	datapath/execute.c \
 	datapath/execute.h \
 	datapath/extract.c \
+	datapath/extract-impl.h \
 	datapath/extract-internal.h \
 	datapath/port.c \
 	datapath/port-afpacket.c \
@@ -14,11 +21,16 @@ lib_libflowdp_core_la_SOURCES += \
 	datapath/port-offload.c \
 	datapath/port-offload.h \
 	datapath/ring.c
-lib_libflowdp_core_la_SOURCES += datapath/extract-impl.h
-# The parser with the CRC32C hash in line joins the SSE4.2 library
-# (lib/automake.mk), compiled with that library's flags.
+datapath_libflowdp_datapath_la_LIBADD = $(PCAP_LIBS) $(XDP_LIBS)
+
+# The parser with the CRC32C hash in line, compiled with the SSE4.2 flags
+# of lib/libflowdp-sse42.la in a library of its own.
 if FDP_HAVE_SSE42
-lib_libflowdp_sse42_la_SOURCES += datapath/extract-sse42.c
+noinst_LTLIBRARIES += datapath/libflowdp-datapath-sse42.la
+datapath_libflowdp_datapath_sse42_la_CFLAGS = $(FDP_DATAPATH_CFLAGS) \
+	-msse4.2 -mpclmul
+datapath_libflowdp_datapath_sse42_la_SOURCES = datapath/extract-sse42.c
+datapath_libflowdp_datapath_la_LIBADD += datapath/libflowdp-datapath-sse42.la
 else
 EXTRA_DIST += datapath/extract-sse42.c
 endif

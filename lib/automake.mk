@@ -1,17 +1,24 @@
-# libflowdp: the classifier core.
+# libflowdp: the classifier core (lib/) and the datapath (datapath/).
 #
-# All objects go into the convenience library lib/libflowdp-core.la, which the
-# unit tests link directly (they reach fdp__ internals); lib/libflowdp.la
-# wraps it as the installed library and exports only FDP_API symbols
-# (-fvisibility=hidden).  Code for newer instruction sets lives in its own
-# files, each built in its own convenience library with its own flags, so
-# nothing else is compiled for more than baseline x86-64.
+# The core's objects go into the convenience library lib/libflowdp-core.la,
+# the datapath's into datapath/libflowdp-datapath.la (datapath/automake.mk);
+# lib/libflowdp.la wraps both as the installed library and exports only
+# FDP_API symbols (-fvisibility=hidden).  The unit tests and the benchmarks
+# link the two convenience libraries directly (FDP_INTERNAL_LIBS: they reach
+# fdp__ internals).  Code for newer instruction sets lives in its own files,
+# each built in its own convenience library with its own flags, so nothing
+# else is compiled for more than baseline x86-64.
+#
+# The core is compiled without the datapath's flags (libpcap, libxdp) and
+# linked on its own into lib/libflowdp-core-alone.la with every symbol
+# resolved (tests/automake.mk): a lib/ file that calls into datapath/ fails
+# to link there.  datapath/ may call lib/, never the reverse.
 
 lib_LTLIBRARIES += lib/libflowdp.la
 noinst_LTLIBRARIES += lib/libflowdp-core.la
 
-FDP_LIB_CFLAGS = $(AM_CFLAGS) $(FDP_VISIBILITY_CFLAGS) $(LIBCRYPTO_CFLAGS) $(URCU_CFLAGS) \
-	$(PCAP_CFLAGS) $(XDP_CFLAGS)
+FDP_LIB_CFLAGS = $(AM_CFLAGS) $(FDP_VISIBILITY_CFLAGS) $(LIBCRYPTO_CFLAGS) \
+	$(URCU_CFLAGS)
 
 lib_libflowdp_core_la_CFLAGS = $(FDP_LIB_CFLAGS)
 lib_libflowdp_core_la_SOURCES = \
@@ -50,7 +57,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/tss.h \
 	lib/tss-private.h \
 	lib/util.h
-lib_libflowdp_core_la_LIBADD = $(LIBCRYPTO_LIBS) $(URCU_LIBS) $(PCAP_LIBS) $(XDP_LIBS)
+lib_libflowdp_core_la_LIBADD = $(LIBCRYPTO_LIBS) $(URCU_LIBS)
 
 if FDP_HAVE_SSE42
 noinst_LTLIBRARIES += lib/libflowdp-sse42.la
@@ -67,8 +74,23 @@ lib_libflowdp_core_la_LIBADD += lib/libflowdp-avx2.la
 endif
 
 lib_libflowdp_la_SOURCES =
-lib_libflowdp_la_LIBADD = lib/libflowdp-core.la
+lib_libflowdp_la_LIBADD = datapath/libflowdp-datapath.la lib/libflowdp-core.la
 lib_libflowdp_la_LDFLAGS = $(AM_LDFLAGS) -version-info $(FLOWDP_LT_VERSION) -no-undefined
+
+
+# The core alone, linked as a shared object that must resolve every symbol
+# (-Wl,--no-undefined; libtool's -no-undefined says so only on Windows):
+# whole, not just what a program happens to use, so any lib/ object that
+# calls a datapath/ function fails "make" here.  Built, never installed
+# (-rpath only makes libtool build a shared object).
+noinst_LTLIBRARIES += lib/libflowdp-core-alone.la
+lib_libflowdp_core_alone_la_SOURCES =
+lib_libflowdp_core_alone_la_LIBADD = lib/libflowdp-core.la
+lib_libflowdp_core_alone_la_LDFLAGS = $(AM_LDFLAGS) -rpath $(abs_builddir) \
+	-Wl,--no-undefined
+
+# What a program that reaches internals links, in link order.
+FDP_INTERNAL_LIBS = datapath/libflowdp-datapath.la lib/libflowdp-core.la
 
 EXTRA_DIST += lib/flowdp.pc.in
 DISTCLEANFILES += lib/flowdp.pc

@@ -11,8 +11,11 @@ set -eu
 # ethtool and iputils-ping run the namespace tests (tests/netns.at) and the
 # demo's live section: veth pairs, offloads off, ping and ping -6;
 # libbpf-dev also loads the XDP programs of flowdp-bench's veth cases.
+# libsystemd-dev: "make distcheck" links a program with pkg-config --static
+# flowdp (tests/automake.mk), and libpcap's static dependencies (libdbus-1)
+# name -lsystemd, which only the -dev package provides.
 PACKAGES="gcc make autoconf automake libtool pkg-config
-          check libssl-dev liburcu-dev libpcap-dev libjansson-dev
+          check libssl-dev liburcu-dev libpcap-dev libjansson-dev libsystemd-dev
           libxdp-dev libbpf-dev
           python3 openvswitch-common clang libclang-rt-14-dev tcpdump
           iproute2 ethtool iputils-ping"

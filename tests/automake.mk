@@ -29,7 +29,8 @@ TESTS += $(UNIT_TESTS)
 UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 # The ClassBench rule sets live beside the checkout, in the shared data.
 AM_TESTS_ENVIRONMENT = FLOWDP_CLASSBENCH_DIR='$(abs_top_srcdir)/../shared/data/classbench'; export FLOWDP_CLASSBENCH_DIR;
-UNIT_LDADD = tests/unit/libunit.la lib/libflowdp-core.la $(CHECK_LIBS) -lpthread
+UNIT_LDADD = tests/unit/libunit.la tests/lib/libflowdp-testlib.la \
+	$(FDP_INTERNAL_LIBS) $(CHECK_LIBS) -lpthread
 
 tests_unit_test_dp_SOURCES = tests/unit/test-dp.c
 tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
@@ -74,8 +75,7 @@ tests_unit_test_ring_SOURCES = tests/unit/test-ring.c
 tests_unit_test_ring_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_ring_LDADD = $(UNIT_LDADD)
 
-tests_unit_test_table_SOURCES = tests/unit/test-table.c \
-	tests/lib/classbench.c tests/lib/classbench.h
+tests_unit_test_table_SOURCES = tests/unit/test-table.c
 tests_unit_test_table_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_table_LDADD = $(UNIT_LDADD)
 
@@ -90,6 +90,36 @@ tests_unit_test_tss_LDADD = $(UNIT_LDADD)
 tests_unit_test_hash_SOURCES = tests/unit/test-hash.c
 tests_unit_test_hash_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_hash_LDADD = $(UNIT_LDADD)
+
+# ---- The core links without the datapath (lib/automake.mk) ----
+check_PROGRAMS += tests/core-alone
+TESTS += tests/core-alone
+tests_core_alone_SOURCES = tests/core-alone.c
+tests_core_alone_LDADD = lib/libflowdp-core.la
+
+# ---- flowdp.pc serves a static user (make installcheck, so distcheck) ----
+# A program built as the user of the installed library builds one, with
+# libflowdp itself linked statically so that every library it needs must
+# come from flowdp.pc's Requires.private and Libs.private (configure.ac):
+# a wrong urcu flavour or a missing libpcap fails to link here.
+EXTRA_DIST += tests/pkgconfig-test.c
+installcheck-local: installcheck-pkgconfig
+installcheck-pkgconfig:
+	$(AM_V_GEN)set -e; dir=tests/pkgconfig-test.dir; \
+	PKG_CONFIG_PATH='$(DESTDIR)$(pkgconfigdir)'$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH}; \
+	export PKG_CONFIG_PATH; \
+	test -z '$(DESTDIR)' \
+	  || { PKG_CONFIG_SYSROOT_DIR='$(DESTDIR)'; export PKG_CONFIG_SYSROOT_DIR; }; \
+	flags=`$(PKG_CONFIG) --static --cflags --libs flowdp`; \
+	echo "pkg-config --static --cflags --libs flowdp: $$flags"; \
+	flags=`echo " $$flags " \
+	  | sed 's/ -lflowdp / -Wl,-Bstatic -lflowdp -Wl,-Bdynamic /'`; \
+	rm -rf $$dir; $(MKDIR_P) $$dir; \
+	$(CC) -std=gnu11 -Wall -Werror $(FDP_SANITIZER_CFLAGS) \
+	  -o $$dir/pkgconfig-test $(srcdir)/tests/pkgconfig-test.c $$flags; \
+	$$dir/pkgconfig-test $$dir/out.pcap; \
+	rm -rf $$dir
+.PHONY: installcheck-pkgconfig
 
 # ---- Autotest suite ----
 TESTSUITE_AT = \

@@ -5,8 +5,13 @@
 
 #include "tests/lib/classbench.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* An IPv4 prefix length as a mask. */
 static uint32_t
@@ -129,4 +134,73 @@ classbench_rule_text(const char *line, unsigned int priority,
     APPEND(",actions=output:1");
 #undef APPEND
     return true;
+}
+
+/* Looks for CLASSBENCH_SHARED_PATH in 'start' and each of its parents;
+ * stores the first found in '*dirp' (malloc'd).  Returns 0, ENOENT or
+ * ENOMEM. */
+static int
+find_upwards(const char *start, char **dirp)
+{
+    char *here = realpath(start, NULL);
+
+    if (!here) {
+        return errno == ENOMEM ? ENOMEM : ENOENT;
+    }
+    for (;;) {
+        struct stat st;
+        char *candidate;
+
+        if (asprintf(&candidate, "%s/%s", strcmp(here, "/") ? here : "",
+                     CLASSBENCH_SHARED_PATH) < 0) {
+            free(here);
+            return ENOMEM;
+        }
+        if (!stat(candidate, &st) && S_ISDIR(st.st_mode)) {
+            free(here);
+            *dirp = candidate;
+            return 0;
+        }
+        free(candidate);
+
+        char *slash = strrchr(here, '/');
+        if (!slash || !strcmp(here, "/")) {
+            free(here);
+            return ENOENT;
+        }
+        slash[slash == here] = '\0';  /* "/a" goes to "/", "/a/b" to "/a". */
+    }
+}
+
+int
+classbench_find_dir(const char *dir, char **dirp)
+{
+    const char *env = getenv("FLOWDP_CLASSBENCH_DIR");
+
+    *dirp = NULL;
+    if (!dir && env && *env) {
+        dir = env;
+    }
+    if (dir) {
+        *dirp = strdup(dir);
+        return *dirp ? 0 : ENOMEM;
+    }
+
+    int error = find_upwards(".", dirp);
+    if (error != ENOENT) {
+        return error;
+    }
+
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        return ENOENT;
+    }
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) {
+        return ENOENT;
+    }
+    slash[slash == exe] = '\0';
+    return find_upwards(exe, dirp);
 }

@@ -32,6 +32,26 @@ bool classbench_parse_header(const char *line, struct fdp_key *key);
 bool classbench_rule_text(const char *line, unsigned int priority,
                           unsigned long long cookie, char *buf, size_t size);
 
+/* Where the rule sets are, for a program that needs them: 'dir' if nonnull
+ * (a command-line option), else $FLOWDP_CLASSBENCH_DIR if set and
+ * nonempty, else the nearest CLASSBENCH_SHARED_PATH ("shared/data/
+ * classbench") in the current directory, the running executable's
+ * directory or one of their parents: the shared data beside a checkout,
+ * wherever the build directory is.  Nothing is compiled in, so a build
+ * tree or a copy of the program finds the data wherever it is run.
+ *
+ * On success returns 0 and stores in '*dirp' a string to free().  Returns
+ * ENOENT if nothing was given and no such directory was found (the caller
+ * names what it looked for: classbench_not_found), ENOMEM. */
+#define CLASSBENCH_SHARED_PATH "shared/data/classbench"
+int classbench_find_dir(const char *dir, char **dirp);
+
+/* What classbench_find_dir() looked for, for an error message. */
+#define CLASSBENCH_NOT_FOUND \
+    "ClassBench rule sets not found: give --classbench-dir DIR or " \
+    "FLOWDP_CLASSBENCH_DIR=DIR (no " CLASSBENCH_SHARED_PATH " in the " \
+    "current directory, the executable's or their parents)"
+
 /* The key of an IPv4 5-tuple, as the rules match it. */
 void classbench_key(struct fdp_key *key, uint32_t src, uint32_t dst,
                     uint32_t sport, uint32_t dport, uint32_t proto);

@@ -68,7 +68,7 @@ count_dst(void *aux, const uint8_t *p, uint32_t len)
 static size_t
 peer_drain(const struct fdp_port_rings *r, uint64_t *per_dst)
 {
-    return unit_peer_drain(r, count_dst, per_dst);
+    return test_peer_drain(r, count_dst, per_dst);
 }
 
 static void
@@ -252,7 +252,7 @@ random_traffic_n(uint32_t emc_inv_prob, unsigned int n_tables)
             unsigned int d = unit_rng_below(&r, N_DSTS);
             size_t len = make_packet(pkt, d, (uint16_t) unit_rng_below(&r,
                                                                        4));
-            if (!unit_peer_send(&rig.ports[1], pkt, len)) {
+            if (!test_peer_send(&rig.ports[1], pkt, len)) {
                 break;
             }
             sent[d]++;
@@ -395,7 +395,7 @@ START_TEST(emc_follows_table_changes)
     rig_create(&rig, 1, 0);
     add_flow(rig.table, "priority=10,udp,actions=output:2");
     for (int i = 0; i < 10; i++) {
-        ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
+        ck_assert(test_peer_send(&rig.ports[1], pkt, len));
         fdp_dp_pmd_poll(rig.pmd, NULL);
     }
     peer_drain(&rig.ports[2], got2);
@@ -403,7 +403,7 @@ START_TEST(emc_follows_table_changes)
 
     /* A better flow arrives: the next packet must take it. */
     add_flow(rig.table, "priority=20,udp,nw_dst=10.0.0.9,actions=output:3");
-    ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
+    ck_assert(test_peer_send(&rig.ports[1], pkt, len));
     fdp_dp_pmd_poll(rig.pmd, NULL);
     peer_drain(&rig.ports[3], got3);
     ck_assert_uint_eq(got3[9], 1);
@@ -417,7 +417,7 @@ START_TEST(emc_follows_table_changes)
     };
     ck_assert_int_eq(fdp_table_remove(rig.table, &filter, NULL), 0);
     fdp_flow_spec_destroy(&spec);
-    ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
+    ck_assert(test_peer_send(&rig.ports[1], pkt, len));
     fdp_dp_pmd_poll(rig.pmd, NULL);
     peer_drain(&rig.ports[2], got2);
     ck_assert_uint_eq(got2[9], 11);
@@ -488,7 +488,7 @@ START_TEST(smc_follows_table)
                 /* Source ports 0-3 match the flows' mask, 4 never. */
                 uint16_t sport = (uint16_t) unit_rng_below(&r, 5);
                 size_t len = make_packet(pkt, d, sport);
-                if (!unit_peer_send(&rig.ports[1], pkt, len)) {
+                if (!test_peer_send(&rig.ports[1], pkt, len)) {
                     break;
                 }
                 if (present[d] && sport < 4) {
@@ -532,7 +532,7 @@ START_TEST(smc_needs_disjoint_table)
     add_flow(rig.table, "priority=20,udp,tp_src=1,actions=output:3");
     for (uint16_t sport = 0; sport < 40; sport++) {
         size_t len = make_packet(pkt, 9, sport % 2);
-        ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
+        ck_assert(test_peer_send(&rig.ports[1], pkt, len));
         fdp_dp_pmd_poll(rig.pmd, NULL);
     }
     peer_drain(&rig.ports[2], got2);
@@ -564,7 +564,7 @@ START_TEST(cache_auto_mode_is_transparent)
     for (int round = 0; round < 3000; round++) {
         for (unsigned int i = 0; i < 4; i++) {
             size_t len = make_packet(pkt, (round + i) % N_DSTS, 0);
-            ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
+            ck_assert(test_peer_send(&rig.ports[1], pkt, len));
             total++;
         }
         fdp_dp_pmd_poll(rig.pmd, NULL);
@@ -615,14 +615,14 @@ START_TEST(upcalls)
     add_flow(rig.table, "udp,nw_dst=10.0.0.1,actions=controller:20,"
              "output:2");
     size_t len = make_packet(pkt, 1, 0);
-    ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
+    ck_assert(test_peer_send(&rig.ports[1], pkt, len));
     len = make_packet(pkt, 2, 0);
-    ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
+    ck_assert(test_peer_send(&rig.ports[1], pkt, len));
     fdp_dp_pmd_poll(rig.pmd, NULL);         /* No callback: counted. */
     fdp_dp_set_upcall(rig.dp, count_upcall, &u);
-    ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
+    ck_assert(test_peer_send(&rig.ports[1], pkt, len));
     len = make_packet(pkt, 1, 0);
-    ck_assert(unit_peer_send(&rig.ports[1], pkt, len));
+    ck_assert(test_peer_send(&rig.ports[1], pkt, len));
     fdp_dp_pmd_poll(rig.pmd, NULL);
     ck_assert_uint_eq(u.n_miss, 1);
     ck_assert_uint_eq(u.n_action, 1);
@@ -652,7 +652,7 @@ START_TEST(frames_conserved)
     size_t len = make_packet(pkt, 3, 0);
     for (int round = 0; round < 200; round++) {
         for (int i = 0; i < 20; i++) {
-            unit_peer_send(&rig.ports[1], pkt, len);
+            test_peer_send(&rig.ports[1], pkt, len);
         }
         fdp_dp_pmd_poll(rig.pmd, NULL);
         if (round % 20 == 19) {             /* Let tx rings fill up. */
@@ -780,7 +780,7 @@ pmd_main(void *t_)
     while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
         for (int i = 0; i < 16; i++) {
             size_t len = make_packet(pkt, (unsigned int) (t->n_sent % 4), 0);
-            t->n_sent += unit_peer_send(&rig->ports[1], pkt, len);
+            t->n_sent += test_peer_send(&rig->ports[1], pkt, len);
         }
         fdp_dp_pmd_poll(rig->pmd, NULL);
         t->n_got += peer_drain(&rig->ports[2], got);
@@ -817,7 +817,7 @@ two_pmd_main(void *l_)
      * completed frames. */
     while (!__atomic_load_n(l->stop, __ATOMIC_ACQUIRE)) {
         for (int i = 0; i < 16 && l->n_sent < 5000
-                        && unit_peer_send(&l->rings, pkt, len); i++) {
+                        && test_peer_send(&l->rings, pkt, len); i++) {
             l->n_sent++;
         }
         if (!fdp_dp_pmd_poll(l->pmd, NULL)) {

@@ -89,7 +89,7 @@ make_packet(uint8_t *p, uint32_t seq)
 }
 
 
-/* unit_peer_drain()'s view of our packets: 'seen' marked, and counted. */
+/* test_peer_drain()'s view of our packets: 'seen' marked, and counted. */
 struct drain_aux {
     bool *seen;
     uint32_t ours;
@@ -122,7 +122,7 @@ peer_drain(const struct fdp_port_rings *r, bool *seen)
 {
     struct drain_aux aux = { .seen = seen, .ours = 0 };
 
-    unit_peer_drain(r, mark_ours, &aux);
+    test_peer_drain(r, mark_ours, &aux);
     return aux.ours;
 }
 
@@ -212,7 +212,7 @@ loop_through_pmds(const char *out, const char *in, unsigned int n_pmds)
     while (got < N_PACKETS && now_sec() < deadline) {
         for (int i = 0; i < BURST && sent < N_PACKETS; i++) {
             size_t len = make_packet(pkt, sent);
-            if (!unit_peer_send(&ring, pkt, len)) {
+            if (!test_peer_send(&ring, pkt, len)) {
                 break;
             }
             sent++;
@@ -959,7 +959,7 @@ offloads_from_the_kernel(const char *in, const char *describe_prefix)
     double deadline = now_sec() + 5;
     while (aux.n < want && now_sec() < deadline) {
         fdp_dp_pmd_poll(pmd, NULL);
-        unit_peer_drain(&ring, off_collect, &aux);
+        test_peer_drain(&ring, off_collect, &aux);
     }
     char err[200], what[200];
     fdp_dp_port_get_error(dp, 2, err, sizeof err);

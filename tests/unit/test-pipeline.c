@@ -1951,7 +1951,7 @@ count_dst(void *aux, const uint8_t *p, uint32_t len)
 static void
 peer_drain(const struct fdp_port_rings *r, uint64_t *per_dst)
 {
-    unit_peer_drain(r, count_dst, per_dst);
+    test_peer_drain(r, count_dst, per_dst);
 }
 
 /* The program the datapath runs, in four tables:
@@ -2176,7 +2176,7 @@ pipe_traffic(struct pipe_rig *rig, struct unit_rng *rng, size_t n,
             if (d == 62) {
                 pkt[12] = 0x88;     /* dl_type 0x8800: not IP. */
             }
-            if (!unit_peer_send(&rig->ports[1], pkt, len)) {
+            if (!test_peer_send(&rig->ports[1], pkt, len)) {
                 break;
             }
             expect_packet(rig->p, pkt, len, d, e);
@@ -2366,7 +2366,7 @@ count_tag(void *aux, const uint8_t *p, uint32_t len)
 static void
 peer_drain_tags(const struct fdp_port_rings *r, uint32_t *per_tag)
 {
-    unit_peer_drain(r, count_tag, per_tag);
+    test_peer_drain(r, count_tag, per_tag);
 }
 
 /* Copies per port of each packet, and the packets of each flow of a
@@ -2500,7 +2500,7 @@ START_TEST(datapath_random_programs)
                 for (unsigned int b = 0; b < 16 && i < DP_PACKETS
                      && burst_copies + copies[i] <= MAX_COPIES; b++, i++) {
                     burst_copies += copies[i];
-                    ck_assert(unit_peer_send(&ports[1], frames[i], lens[i]));
+                    ck_assert(test_peer_send(&ports[1], frames[i], lens[i]));
                 }
                 while (i < DP_PACKETS && copies[i] > MAX_COPIES) {
                     i++;

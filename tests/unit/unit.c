@@ -8,12 +8,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <sched.h>
-
-#include <flowdp/datapath.h>
-#include <flowdp/ring.h>
 
 /* Default seed: fixed, so that runs are reproducible unless asked. */
 #define UNIT_DEFAULT_SEED UINT64_C(20261130)
@@ -36,26 +32,12 @@ unit_seed(void)
     return seed;
 }
 
+/* Salts 0, 1, 2... are multiplied by 2^64 / golden ratio (odd), which sends
+ * consecutive salts far apart in the state space. */
 void
 unit_rng_init(struct unit_rng *rng, uint64_t salt)
 {
     rng->state = unit_seed() ^ (salt * 0x9e3779b97f4a7c15ull);
-}
-
-uint64_t
-unit_rng_next(struct unit_rng *rng)
-{
-    uint64_t z = (rng->state += 0x9e3779b97f4a7c15ull);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-uint32_t
-unit_rng_below(struct unit_rng *rng, uint32_t bound)
-{
-    return (uint32_t) ((unit_rng_next(rng) >> 32) * bound >> 32);
 }
 
 TCase *
@@ -80,44 +62,6 @@ unit_run(Suite *suite)
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-
-bool
-unit_peer_send(const struct fdp_port_rings *r, const void *pkt, size_t len)
-{
-    uint32_t fidx, ridx;
-
-    if (!fdp_ring_peek(r->fill, 1, &fidx)) {
-        return false;
-    }
-    struct fdp_desc d = *fdp_ring_slot(r->fill, fidx);
-    fdp_ring_release(r->fill, 1);
-    ck_assert_uint_ge(d.len, len);
-    memcpy((uint8_t *) r->umem + d.addr, pkt, len);
-    d.len = (uint32_t) len;
-    ck_assert_uint_eq(fdp_ring_reserve(r->rx, 1, &ridx), 1);
-    *fdp_ring_slot(r->rx, ridx) = d;
-    fdp_ring_submit(r->rx, 1);
-    return true;
-}
-
-uint32_t
-unit_peer_drain(const struct fdp_port_rings *r, unit_peer_cb *cb, void *aux)
-{
-    uint32_t idx, cidx;
-    uint32_t n = fdp_ring_peek(r->tx, UINT32_MAX, &idx);
-
-    for (uint32_t i = 0; i < n; i++) {
-        struct fdp_desc d = *fdp_ring_slot(r->tx, idx + i);
-        if (cb) {
-            cb(aux, (const uint8_t *) r->umem + d.addr, d.len);
-        }
-        ck_assert_uint_eq(fdp_ring_reserve(r->completion, 1, &cidx), 1);
-        *fdp_ring_slot(r->completion, cidx) = d;
-        fdp_ring_submit(r->completion, 1);
-    }
-    fdp_ring_release(r->tx, n);
-    return n;
 }
 
 void

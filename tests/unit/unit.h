@@ -9,19 +9,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct fdp_port_rings;
+#include "tests/lib/peer.h"
+#include "tests/lib/rng.h"
 
 /* The seed of this run: $FLOWDP_TEST_SEED if set, else a fixed default.
  * Printed once so that a failure can be replayed. */
 uint64_t unit_seed(void);
 
-/* A splitmix64 generator for test inputs. */
+/* The generator of test inputs (tests/lib/rng.h), seeded from this run's
+ * seed by unit_rng_init() so that a failure replays with FLOWDP_TEST_SEED. */
 struct unit_rng {
     uint64_t state;
 };
 void unit_rng_init(struct unit_rng *, uint64_t salt);
-uint64_t unit_rng_next(struct unit_rng *);
-uint32_t unit_rng_below(struct unit_rng *, uint32_t bound);
+
+static inline uint64_t
+unit_rng_next(struct unit_rng *rng)
+{
+    return test_rng_next(&rng->state);
+}
+
+static inline uint32_t
+unit_rng_below(struct unit_rng *rng, uint32_t bound)
+{
+    return test_rng_below(&rng->state, bound);
+}
 
 /* Runs 'suite' with Check's normal output and returns the process exit
  * status: 0 if every test passed. */
@@ -47,16 +59,7 @@ uint64_t unit_progress_get(const uint64_t *count);
 void unit_progress_wait(const uint64_t *count, uint64_t target,
                         const char *what);
 
-/* The peer side of a ring port (flowdp/datapath.h), as a NIC would be.
- * unit_peer_send() takes a free frame from the fill ring, copies the
- * 'len' bytes of 'pkt' into it and submits it on the rx ring; false if no
- * frame is free.  unit_peer_drain() takes every packet from the tx ring,
- * calls 'cb' (if nonnull) with each, gives the frames back on the
- * completion ring, and returns how many there were. */
-bool unit_peer_send(const struct fdp_port_rings *r, const void *pkt,
-                    size_t len);
-typedef void unit_peer_cb(void *aux, const uint8_t *pkt, uint32_t len);
-uint32_t unit_peer_drain(const struct fdp_port_rings *r, unit_peer_cb *cb,
-                         void *aux);
+/* The peer side of a ring port (test_peer_send(), test_peer_drain()) is in
+ * tests/lib/peer.h, shared with the benchmarks. */
 
 #endif /* FDP_TESTS_UNIT_H */
