@@ -1053,6 +1053,29 @@ START_TEST(errors)
                      "number");
     free(error);
 
+    /* Regression: "del-flows cookie=0x11" (no mask) deleted every flow,
+     * since a plain cookie selected nothing.  Where a cookie only selects
+     * (del-flows, dump-flows, dump-aggregate), a plain one is refused as
+     * ovs-ofctl refuses it; a masked one, a mask of 0 included, is taken. */
+    ck_assert_int_eq(fdp_flow_parse("tcp,cookie=0x11", FDP_PARSE_MATCH_ONLY
+                                    | FDP_PARSE_COOKIE_SELECT, &flow, &error),
+                     EINVAL);
+    ck_assert_str_eq(error, "column 5: cookie=0x11: cannot set cookie (to "
+                     "match on a cookie, specify a mask, e.g. "
+                     "cookie=0x11/-1)");
+    free(error);
+    ck_assert_int_eq(fdp_flow_parse("cookie=0x11/-1", FDP_PARSE_MATCH_ONLY
+                                    | FDP_PARSE_COOKIE_SELECT, &flow, &error),
+                     0);
+    ck_assert_uint_eq(flow.cookie, 0x11);
+    ck_assert_uint_eq(flow.cookie_mask, UINT64_MAX);
+    fdp_flow_spec_destroy(&flow);
+    ck_assert_int_eq(fdp_flow_parse("cookie=0x11/0", FDP_PARSE_MATCH_ONLY
+                                    | FDP_PARSE_COOKIE_SELECT, &flow, &error),
+                     0);
+    ck_assert_uint_eq(flow.cookie_mask, 0);
+    fdp_flow_spec_destroy(&flow);
+
     /* A packet enters the pipeline with its registers, metadata and
      * conj_id zero, so a packet's text takes none of them. */
     struct fdp_key key;
