@@ -35,11 +35,17 @@ ds_reserve(struct fdp__ds *ds, size_t extra)
 void
 fdp__ds_put(struct fdp__ds *ds, const char *s)
 {
-    size_t n = strlen(s);
+    fdp__ds_put_buffer(ds, s, strlen(s));
+}
 
+/* Appends the 'n' bytes at 's', which need not be NUL-terminated. */
+void
+fdp__ds_put_buffer(struct fdp__ds *ds, const char *s, size_t n)
+{
     if (ds_reserve(ds, n)) {
-        memcpy(ds->s + ds->len, s, n + 1);
+        memcpy(ds->s + ds->len, s, n);
         ds->len += n;
+        ds->s[ds->len] = '\0';
     }
 }
 
@@ -78,6 +84,38 @@ fdp__ds_chomp(struct fdp__ds *ds, char c)
 {
     if (ds->len && ds->s[ds->len - 1] == c) {
         ds->s[--ds->len] = '\0';
+    }
+}
+
+void
+fdp__ds_put_json_string(struct fdp__ds *ds, const char *s)
+{
+    const char *run = s;        /* Start of the bytes not yet copied. */
+
+    fdp__ds_putc(ds, '"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char) *s;
+        if (c == '"' || c == '\\' || c < 0x20) {
+            fdp__ds_put_buffer(ds, run, (size_t) (s - run));
+            if (c == '"' || c == '\\') {
+                fdp__ds_putc(ds, '\\');
+                fdp__ds_putc(ds, (char) c);
+            } else {
+                fdp__ds_printf(ds, "\\u%04x", c);
+            }
+            run = s + 1;
+        }
+    }
+    fdp__ds_put_buffer(ds, run, (size_t) (s - run));
+    fdp__ds_putc(ds, '"');
+}
+
+void
+fdp__ds_clear(struct fdp__ds *ds)
+{
+    ds->len = 0;
+    if (ds->s) {
+        ds->s[0] = '\0';
     }
 }
 

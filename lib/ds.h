@@ -21,10 +21,20 @@ struct fdp__ds {
 #define FDP__DS_INIT { NULL, 0, 0, false }
 
 void fdp__ds_put(struct fdp__ds *, const char *);
+void fdp__ds_put_buffer(struct fdp__ds *, const char *, size_t n);
 void fdp__ds_putc(struct fdp__ds *, char);
 void fdp__ds_printf(struct fdp__ds *, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 void fdp__ds_chomp(struct fdp__ds *, char);
+
+/* Appends 's' as a JSON string: quoted, with '"', '\\' and control
+ * characters escaped (RFC 8259, section 7); other bytes, UTF-8 included,
+ * are copied as they are. */
+void fdp__ds_put_json_string(struct fdp__ds *, const char *s);
+
+/* Empties the string and keeps its memory for reuse (a failed string
+ * stays failed). */
+void fdp__ds_clear(struct fdp__ds *);
 const char *fdp__ds_cstr(const struct fdp__ds *);
 char *fdp__ds_steal(struct fdp__ds *);
 void fdp__ds_destroy(struct fdp__ds *);

@@ -14,7 +14,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
 "$top/scripts/build.sh" _build --enable-Werror >/dev/null
 ctl="$top/_build/utilities/flowdp-ctl"
-bench="$top/_build/utilities/flowdp-bench"
+bench="$top/_build/bench/flowdp-bench"
 
 demo=$(mktemp -d)
 trap 'rm -rf "$demo"' EXIT

@@ -75,7 +75,7 @@ tests_unit_test_ring_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_ring_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_table_SOURCES = tests/unit/test-table.c \
-	utilities/classbench.c utilities/classbench.h
+	tests/lib/classbench.c tests/lib/classbench.h
 tests_unit_test_table_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_table_LDADD = $(UNIT_LDADD)
 
@@ -104,7 +104,7 @@ TESTSUITE_AT = \
 	tests/bench.at \
 	tests/netns.at
 TESTSUITE = $(srcdir)/tests/testsuite
-AUTOTEST_PATH = utilities
+AUTOTEST_PATH = utilities:bench
 EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
 	tests/pipeline-gen.py \

@@ -24,7 +24,7 @@
 #include "lib/util.h"
 #include "flowdp/table.h"
 #include "unit.h"
-#include "utilities/classbench.h"
+#include "tests/lib/classbench.h"
 
 /* fdp_rule_get_spec() into match storage of the calling thread's (the
  * concurrency tests read specs from several threads). */

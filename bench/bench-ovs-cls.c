@@ -30,7 +30,7 @@
 #include "util.h"
 #include "versions.h"
 
-#include "utilities/bench-ovs-peer.h"
+#include "bench/bench-ovs-peer.h"
 
 /* ---------------------------------------------------------------------- */
 /* Flows and packets.                                                      */

@@ -51,7 +51,7 @@
 #include "lib/actions.h"
 #include "lib/field.h"
 #include "lib/match.h"
-#include "utilities/bench.h"
+#include "bench/bench.h"
 #include "utilities/tool.h"
 
 #define BATCH 32

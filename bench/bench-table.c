@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #include "flowdp/flowdp.h"
-#include "utilities/bench.h"
-#include "utilities/classbench.h"
+#include "bench/bench.h"
+#include "tests/lib/classbench.h"
 #include "utilities/tool.h"
 
 #define MAX_RULES 20000

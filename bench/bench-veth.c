@@ -100,7 +100,7 @@
  */
 #include <config.h>
 
-#include "utilities/bench.h"
+#include "bench/bench.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

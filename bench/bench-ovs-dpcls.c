@@ -20,7 +20,7 @@
  */
 #include "lib/dpif-netdev.c"
 
-#include "utilities/bench-ovs-peer.h"
+#include "bench/bench-ovs-peer.h"
 
 /* dpcls_rule's key must be its last member (dpif-netdev allocates room
  * past it), so a rule's flow index is its place in 'rules'. */

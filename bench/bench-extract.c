@@ -25,7 +25,7 @@
 #include "flowdp/datapath.h"
 #include "flowdp/hash.h"
 #include "lib/util.h"
-#include "utilities/bench.h"
+#include "bench/bench.h"
 #include "utilities/tool.h"
 
 #define N_PKTS 256

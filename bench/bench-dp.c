@@ -42,7 +42,7 @@
 #include <string.h>
 
 #include "flowdp/flowdp.h"
-#include "utilities/bench.h"
+#include "bench/bench.h"
 #include "utilities/tool.h"
 
 #define BATCH 32

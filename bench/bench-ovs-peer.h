@@ -8,7 +8,7 @@
 
 #include "flow.h"
 #include "openvswitch/match.h"
-#include "utilities/bench-ovs.h"
+#include "bench/bench-ovs.h"
 
 struct bench_ovs_flows {
     size_t n;

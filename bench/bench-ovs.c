@@ -47,8 +47,8 @@
 #include <string.h>
 
 #include "flowdp/flowdp.h"
-#include "utilities/bench.h"
-#include "utilities/bench-ovs.h"
+#include "bench/bench.h"
+#include "bench/bench-ovs.h"
 #include "utilities/tool.h"
 
 #define OVS_N_FLOWS 1000

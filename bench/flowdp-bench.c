@@ -90,7 +90,7 @@
 #include <jansson.h>
 
 #include "flowdp/flowdp.h"
-#include "utilities/bench.h"
+#include "bench/bench.h"
 #include "utilities/tool.h"
 #include "lib/hash-private.h"
 #include "lib/actions.h"

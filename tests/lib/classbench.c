@@ -3,7 +3,7 @@
  */
 #include <config.h>
 
-#include "utilities/classbench.h"
+#include "tests/lib/classbench.h"
 
 #include <stdio.h>
 #include <string.h>

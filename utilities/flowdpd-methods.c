@@ -1,0 +1,309 @@
+/*
+ * flowdpd's JSON-RPC methods (utilities/rpc.h): the dispatch table and
+ * the methods with small replies; dump-flows and dump-tables, whose
+ * replies are large, are in flowdpd-dump.c.
+ *
+ * Tables, as ovs-ofctl: an added flow goes to the table its text names
+ * (0 if none); mod-flows, del-flows and dump-flows act on the table their
+ * text names, or on every table if it names none; replace-flows compares
+ * flows by table, match and priority.
+ *
+ * Methods (params -> result):
+ *   add-flows    {flows:[TEXT]}                     -> {n}
+ *   mod-flows    {flow:TEXT, strict:BOOL}            -> {n}
+ *   del-flows    {match:TEXT?, strict:BOOL}          -> {n}
+ *   replace-flows {flows:[TEXT]}                    -> {added, removed}
+ *   dump-flows   {match:TEXT?, strict:BOOL, parts:BOOL} -> {flows:[{...}]}
+ *                (with parts, flows also come before the reply in
+ *                "dump-flows.part" notifications: see flowdpd-dump.c)
+ *   dump-tables  {partitions:BOOL?}  -> {tables:[{table, ...counters,
+ *                                      subtables:[...]}], limit_drops}
+ *                (table 0 and every other table in use, in order: its
+ *                counters (lookups, matched, missed count packets), then
+ *                one object per sub-table in lookup walk
+ *                order: kind "tss", "pipapo" or "overflow", flows,
+ *                max_priority, hits, memory; tss adds mask (field names,
+ *                "/0xMASK" when partial) and keyed; pipapo and overflow
+ *                add fields:[NAME] (lookup order), group_bits:[4|8]
+ *                and const_fields:[NAME] (matched alike by every flow))
+ *   show         {}                                  -> {ports:[...], ...}
+ *   add-port     {port:N, spec:TEXT}                 -> {}
+ *   del-port     {port:N}                            -> {}
+ *   trace        {packet:TEXT}                       -> {steps:[...],
+ *                                                        actions, ...}
+ *                (the lookups table by table: see pipeline-tool.h)
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "utilities/flowdpd.h"
+#include "utilities/pipeline-tool.h"
+#include "utilities/rpc.h"
+
+/* A method: its result (queued by the caller), or NULL with 'r' set. */
+typedef json_t *handler_fn(struct server *, const json_t *params,
+                           struct op_result *);
+
+/* add-flows, mod-flows, del-flows, replace-flows: params are the op. */
+static json_t *
+change_flows(struct server *s, const json_t *params, const char *kind,
+             struct op_result *r)
+{
+    /* A shallow copy: "op" is added to the copy, and the flows (which may
+     * be hundreds of thousands of strings) are shared, not duplicated. */
+    json_t *op = json_is_object(params) ? json_copy((json_t *) params)
+                                        : NULL;
+
+    if (!op) {
+        json_decref(op);
+        op_fail(r, RPC_INVALID_PARAMS, "params: expected an object");
+        return NULL;
+    }
+    json_object_set_new(op, "op", json_string(kind));
+    int error = apply_op(s, op, r);
+    json_decref(op);
+    if (r->n + r->n_removed >= TRIM_MIN_FLOWS) {
+        s->trim_pending = true;
+    }
+    if (error) {
+        return NULL;
+    }
+    return !strcmp(kind, "replace")
+           ? json_pack("{s:I, s:I}", "added", (json_int_t) r->n, "removed",
+                       (json_int_t) r->n_removed)
+           : json_pack("{s:I}", "n", (json_int_t) r->n);
+}
+
+static json_t *
+h_add(struct server *s, const json_t *p, struct op_result *r)
+{
+    return change_flows(s, p, "add", r);
+}
+
+static json_t *
+h_mod(struct server *s, const json_t *p, struct op_result *r)
+{
+    return change_flows(s, p, "mod", r);
+}
+
+static json_t *
+h_del(struct server *s, const json_t *p, struct op_result *r)
+{
+    return change_flows(s, p, "del", r);
+}
+
+static json_t *
+h_replace(struct server *s, const json_t *p, struct op_result *r)
+{
+    return change_flows(s, p, "replace", r);
+}
+
+static json_t *
+h_show(struct server *s, const json_t *p, struct op_result *r)
+{
+    uint32_t nos[MAX_PORTS];
+    size_t n = fdp_dp_port_list(s->dp, nos, MAX_PORTS);
+    json_t *ports = json_array();
+    struct fdp_dp_stats ds;
+
+    (void) p;
+    (void) r;
+    for (size_t i = 0; i < n && i < MAX_PORTS; i++) {
+        struct fdp_port_stats ps;
+        const char *spec = "";
+        char error[256];
+        if (fdp_dp_port_get_stats(s->dp, nos[i], &ps, &spec)) {
+            continue;           /* Removed meanwhile. */
+        }
+        fdp_dp_port_get_error(s->dp, nos[i], error, sizeof error);
+        json_array_append_new(ports, json_pack(
+            "{s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+            "port", (int) nos[i], "spec", spec, "error", error,
+            "rx_packets", (json_int_t) ps.rx_packets,
+            "rx_bytes", (json_int_t) ps.rx_bytes,
+            "rx_dropped", (json_int_t) ps.rx_dropped,
+            "rx_errors", (json_int_t) ps.rx_errors,
+            "tx_packets", (json_int_t) ps.tx_packets,
+            "tx_bytes", (json_int_t) ps.tx_bytes,
+            "tx_dropped", (json_int_t) ps.tx_dropped));
+    }
+    fdp_dp_get_stats(s->dp, &ds);
+    return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+                     "s:b, s:I}",
+                     "ports", ports,
+                     "pmds", (json_int_t) s->n_pmds,
+                     "packets", (json_int_t) ds.n_packets,
+                     "emc_hits", (json_int_t) ds.n_emc_hits,
+                     "emc_bypassed", (json_int_t) ds.n_emc_bypassed,
+                     "smc_hits", (json_int_t) ds.n_smc_hits,
+                     "table_hits", (json_int_t) ds.n_table_hits,
+                     "missed", (json_int_t) ds.n_missed,
+                     "ttl_expired", (json_int_t) ds.n_ttl_expired,
+                     "frames_free", (json_int_t) ds.n_frames_free,
+                     "durable", s->journal != NULL,
+                     "limit_drops",
+                     (json_int_t) fdp_pipeline_n_limit_drops(s->pipeline));
+}
+
+static int
+port_param(const json_t *p, struct op_result *r, uint32_t *port)
+{
+    const json_t *v = json_object_get(p, "port");
+
+    if (!json_is_integer(v) || json_integer_value(v) < 1
+        || json_integer_value(v) > 0xfeff) {
+        return op_fail(r, RPC_INVALID_PARAMS, "\"port\": expected a port "
+                       "number from 1 to 65279");
+    }
+    *port = (uint32_t) json_integer_value(v);
+    return 0;
+}
+
+/* Logs a new port with what its back end set up (an afxdp port's XDP
+ * program and mode). */
+void
+log_port_added(struct fdp_dp *dp, uint32_t port, const char *spec)
+{
+    char what[160];
+
+    fdp_dp_port_describe(dp, port, what, sizeof what);
+    vlog(L_INFO, "port %" PRIu32 " added: %s%s%s%s", port, spec,
+         what[0] ? " (" : "", what, what[0] ? ")" : "");
+}
+
+static json_t *
+h_add_port(struct server *s, const json_t *p, struct op_result *r)
+{
+    const char *spec = json_string_value(json_object_get(p, "spec"));
+    uint32_t port;
+    char *msg = NULL;
+
+    if (port_param(p, r, &port)) {
+        return NULL;
+    }
+    if (!spec) {
+        op_fail(r, RPC_INVALID_PARAMS, "\"spec\": expected TYPE:ARGS");
+        return NULL;
+    }
+    int error = fdp_dp_port_add(s->dp, port, spec, &msg);
+    if (error) {
+        op_fail(r, RPC_FAILED, "%s", msg ? msg : strerror(error));
+        free(msg);
+        return NULL;
+    }
+    log_port_added(s->dp, port, spec);
+    return json_object();
+}
+
+static json_t *
+h_del_port(struct server *s, const json_t *p, struct op_result *r)
+{
+    uint32_t port;
+
+    if (port_param(p, r, &port)) {
+        return NULL;
+    }
+    if (fdp_dp_port_del(s->dp, port)) {
+        op_fail(r, RPC_FAILED, "port %" PRIu32 ": no such port", port);
+        return NULL;
+    }
+    vlog(L_INFO, "port %" PRIu32 " removed", port);
+    return json_object();
+}
+
+static json_t *
+h_trace(struct server *s, const json_t *p, struct op_result *r)
+{
+    const char *text = json_string_value(json_object_get(p, "packet"));
+    struct fdp_key key;
+    char *msg = NULL;
+
+    if (!text) {
+        op_fail(r, RPC_INVALID_PARAMS, "\"packet\": expected a string");
+        return NULL;
+    }
+    int error = fdp_packet_parse(text, &key, &msg);
+    if (error) {
+        op_fail(r, RPC_INVALID_PARAMS, "packet: %s",
+                msg ? msg : strerror(error));
+        free(msg);
+        return NULL;
+    }
+    fdp_table_read_lock();
+    json_t *result = trace_json(s->pipeline, &key);
+    fdp_table_read_unlock();
+    if (!result) {
+        op_fail(r, RPC_FAILED, "out of memory");
+    }
+    return result;
+}
+
+/* A handler that queues its reply itself (a large one, written as text);
+ * false if it queued nothing and 'r' says why. */
+typedef bool replier_fn(struct server *, struct rpc_conn *,
+                        const json_t *request, const json_t *params,
+                        struct op_result *);
+
+static const struct {
+    const char *method;
+    handler_fn *fn;
+    replier_fn *reply;
+} handlers[] = {
+    { "add-flows", h_add, NULL },
+    { "mod-flows", h_mod, NULL },
+    { "del-flows", h_del, NULL },
+    { "replace-flows", h_replace, NULL },
+    { "dump-flows", NULL, h_dump },
+    { "dump-tables", h_tables, NULL },
+    { "show", h_show, NULL },
+    { "add-port", h_add_port, NULL },
+    { "del-port", h_del_port, NULL },
+    { "trace", h_trace, NULL },
+};
+
+void
+handle_request(struct rpc_conn *c, json_t *req, void *s_)
+{
+    struct server *s = s_;
+    const char *method = json_string_value(json_object_get(req, "method"));
+    json_t *params = json_object_get(req, "params");
+
+    if (params && !json_is_object(params)) {
+        rpc_reply_error(c, req, RPC_INVALID_PARAMS,
+                        "params: expected an object");
+        return;
+    }
+    for (size_t i = 0; i < sizeof handlers / sizeof handlers[0]; i++) {
+        if (!strcmp(method, handlers[i].method)) {
+            struct op_result r = { 0 };
+            json_t *empty = params ? NULL : json_object();
+            const json_t *pp = params ? params : empty;
+            json_t *result = NULL;
+            bool replied = false;
+            if (handlers[i].reply) {
+                replied = handlers[i].reply(s, c, req, pp, &r);
+            } else {
+                result = handlers[i].fn(s, pp, &r);
+            }
+            json_decref(empty);
+            if (replied) {
+                /* Queued by the handler. */
+            } else if (result) {
+                rpc_reply(c, req, result);
+            } else {
+                rpc_reply_error(c, req, r.code ? r.code : RPC_FAILED, "%s",
+                                r.msg ? r.msg : "out of memory");
+                vlog(L_DBG, "%s: %s: %s", rpc_conn_name(c), method,
+                     r.msg ? r.msg : "failed");
+            }
+            free(r.msg);
+            return;
+        }
+    }
+    rpc_reply_error(c, req, RPC_METHOD_NOT_FOUND, "unknown method \"%s\"",
+                    method);
+}

@@ -1,0 +1,153 @@
+/*
+ * What the files of flowdpd share (internal to the daemon).
+ *
+ * The daemon is split by concern:
+ *
+ *   flowdpd.c          main(): options, start-up, logging, the control loop
+ *                      (poll() over the listeners and clients), shut-down.
+ *   flowdpd-pmd.c      the poll-mode packet threads.
+ *   flowdpd-flows.c    flow operations, the only way flows change: each
+ *                      applied in one pipeline transaction, journalled
+ *                      (--db) before it commits, replayed on start; the
+ *                      journal's snapshot; idle and hard timeouts.
+ *   flowdpd-methods.c  the JSON-RPC methods: the dispatch table and the
+ *                      small methods (flow changes, show, ports, trace).
+ *   flowdpd-dump.c     the methods whose replies are large: dump-flows
+ *                      (streamed as JSON text, in parts) and dump-tables.
+ *   journal.c          the --db file format (journal.h).
+ *
+ * Thread-safety: everything here runs in the main thread, except the
+ * packet threads' own loop (flowdpd-pmd.c), which touches only the
+ * datapath's pmd it polls and 'pmd_stop'.
+ */
+#ifndef FDP_FLOWDPD_H
+#define FDP_FLOWDPD_H 1
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flowdp/flowdp.h"
+
+struct journal;
+struct pmd_thread;
+struct rpc_conn;
+struct rpc_listener;
+
+/* At most this many listeners (--listen and the unix socket). */
+#define MAX_LISTENERS 8
+/* At most this many ports (--port, and show's port list). */
+#define MAX_PORTS 1024
+/* A change, restore or dump that handled at least this many flows is
+ * followed by malloc_trim(), which gives back the pages its parsed JSON
+ * (about 150 bytes a flow, freed by then) occupied in the heap. */
+#define TRIM_MIN_FLOWS 1024
+
+/* ---------------------------------------------------------------------- */
+/* Logging (flowdpd.c).                                                    */
+
+enum log_level { L_ERR, L_WARN, L_INFO, L_DBG };
+
+/* Logs one line, "TIME|LEVEL|MESSAGE", to --log-file or stderr, if
+ * 'level' passes -v's threshold. */
+void vlog(enum log_level, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---------------------------------------------------------------------- */
+/* The daemon's state.                                                     */
+
+struct server {
+    struct fdp_pipeline *pipeline;  /* Tables 0..254 (pipeline.h). */
+    struct fdp_dp *dp;
+    unsigned int n_pmds;        /* --pmds. */
+    struct pmd_thread *pmds;    /* [n_pmds]. */
+    bool pmd_stop;              /* Atomic. */
+
+    struct journal *journal;    /* NULL without --db. */
+    bool replaying;
+    size_t compact_growth;      /* Compact after this many new bytes. */
+
+    struct rpc_listener *listeners[MAX_LISTENERS];
+    size_t n_listeners;
+    struct rpc_conn **conns;
+    size_t n_conns, alloc_conns;
+    size_t max_request;
+    bool trim_pending;          /* malloc_trim() once the request that
+                                 * changed many flows is freed. */
+};
+
+/* ---------------------------------------------------------------------- */
+/* The packet threads (flowdpd-pmd.c).                                     */
+
+/* Starts the --pmds packet threads; exits if it cannot. */
+void start_pmds(struct server *);
+/* Stops and joins them. */
+void stop_pmds(struct server *);
+
+/* ---------------------------------------------------------------------- */
+/* Flow operations (flowdpd-flows.c).                                      */
+
+/* How an operation or a method went. */
+struct op_result {
+    size_t n;                   /* Flows added, changed or removed. */
+    size_t n_removed;           /* replace-flows: removed. */
+    int code;                   /* RPC error code on failure. */
+    char *msg;                  /* Error message on failure (freed by
+                                 * whoever made 'r'). */
+};
+
+/* Sets 'r' to fail with JSON-RPC error 'code' and a formatted message;
+ * returns EINVAL, for "return op_fail(...)". */
+int op_fail(struct op_result *r, int code, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Applies 'op' ({"op": "add"|"mod"|"del"|"replace"|"expire", ...}) in one
+ * transaction; with a journal (and not replaying it) the op is on disk
+ * before the transaction commits.  Returns 0 or an errno value with
+ * r->code and r->msg set. */
+int apply_op(struct server *, const json_t *op, struct op_result *r);
+
+/* journal_open()'s replay callback: apply_op() with 's' the server. */
+int replay_op(json_t *op, void *s);
+
+/* Removes the flows whose idle or hard timeout has passed, as one
+ * journalled "expire" operation. */
+void expire_flows(struct server *);
+
+/* fdp_rule_get_spec() into match storage of the calling thread's, reused
+ * from one call to the next: 'spec->match' is valid until the thread's
+ * next call, 'spec->actions' while the read lock is held. */
+void get_spec(const struct fdp_rule *, struct fdp_flow_spec *);
+
+/* A filter from the text of 'op''s member 'key' (a match or a flow, with
+ * cookie/mask) and its "strict", and in '*table' the table the text names
+ * or FDP_TABLE_ALL (as ovs-ofctl: a mod-flows, del-flows or dump-flows
+ * without "table=" acts on every table); 'spec' keeps the parsed flow,
+ * which the caller destroys.  Returns 0 or EINVAL with 'r' set. */
+int parse_filter(const json_t *op, const char *key, unsigned int flags,
+                 struct fdp_flow_spec *spec, struct fdp_table_filter *,
+                 uint8_t *table, struct op_result *r);
+
+/* ---------------------------------------------------------------------- */
+/* The JSON-RPC methods (flowdpd-methods.c, flowdpd-dump.c).               */
+
+/* rpc_conn_run()'s callback: runs the method 'req' names and queues its
+ * reply on 'c'.  's' is the server. */
+void handle_request(struct rpc_conn *c, json_t *req, void *s);
+
+/* Logs a new port with what its back end set up (an afxdp port's XDP
+ * program and mode). */
+void log_port_added(struct fdp_dp *, uint32_t port, const char *spec);
+
+/* dump-flows: queues the reply (and its parts) itself.  Returns false
+ * with 'r' set if it queued nothing and the caller must reply with the
+ * error. */
+bool h_dump(struct server *, struct rpc_conn *, const json_t *request,
+            const json_t *params, struct op_result *r);
+
+/* dump-tables: table 0, and every other table in use, in table order. */
+json_t *h_tables(struct server *, const json_t *params,
+                 struct op_result *r);
+
+#endif /* FDP_FLOWDPD_H */
