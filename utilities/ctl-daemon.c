@@ -615,10 +615,24 @@ take_flows(const json_t *flows, struct dump_out *out)
     }
 }
 
+/* Prints or keeps the flows of one message of the dump: the lines of a
+ * "text" dump as they are (see flowdpd-dump.c), else each flow. */
+static void
+take_message(const json_t *msg, struct dump_out *out)
+{
+    const json_t *text = json_object_get(msg, "text");
+
+    if (json_is_string(text) && !out->sort) {
+        fwrite(json_string_value(text), 1, json_string_length(text), stdout);
+    } else {
+        take_flows(json_object_get(msg, "flows"), out);
+    }
+}
+
 static int
 dump_part(const json_t *params, void *out)
 {
-    take_flows(json_object_get(params, "flows"), out);
+    take_message(params, out);
     return 0;
 }
 
@@ -665,12 +679,17 @@ cmd_dump_flows(int argc, char *argv[])
     }
     json_object_set_new(params, "parts", json_true());
     struct dump_out out = { .no_stats = no_stats, .sort = n_sort_keys > 0 };
+    if (!out.sort) {
+        /* Just printed: the lines as text, made by the daemon. */
+        json_object_set_new(params, "text", json_true());
+        json_object_set_new(params, "no_stats", json_boolean(no_stats));
+    }
     if (!out.sort && !isatty(STDOUT_FILENO)) {
         setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     }
     json_t *r = call_parts("dump-flows", "dump-flows", params, dump_part,
                            &out);
-    take_flows(json_object_get(r, "flows"), &out);
+    take_message(r, &out);
     json_decref(r);
     if (out.sort) {
         qsort(out.flows, out.n, sizeof *out.flows, compare_dumped);
@@ -928,8 +947,11 @@ void
 cmd_dump_tables(int argc, char *argv[])
 {
     bool partitions = argc >= 2 && !strcmp(argv[1], "--partitions");
-    int i = skip_switch("dump-tables", "[--partitions] [SWITCH]", argc, argv,
-                        1 + partitions, 0, LONE_ARG);
+    int i = 1 + partitions;
+    if (i >= argc || strncmp(argv[i], "--", 2)) {
+        i = skip_switch("dump-tables", "[--partitions] [SWITCH]", argc, argv,
+                        i, 0, LONE_ARG);
+    }
     if (i != argc) {
         fatal("dump-tables: %s: unknown argument (the only option is "
               "--partitions)", argv[i]);

@@ -1056,6 +1056,7 @@ parse_options(int argc, char *argv[], bool permute, struct handed *handed)
 {
     int c, index;
 
+    opterr = !permute;          /* After the command, the command says. */
     while ((c = getopt_long(argc, argv, permute ? "ht:V" : "+ht:V",
                             long_options, &index)) != -1) {
         switch (c) {
@@ -1099,6 +1100,15 @@ parse_options(int argc, char *argv[], bool permute, struct handed *handed)
             break;
         }
         default:
+            if (permute && !strncmp(argv[optind - 1], "--", 2)) {
+                /* Not one of ours after the command: the command says
+                 * what it makes of it. */
+                handed->args[handed->n] = strdup(argv[optind - 1]);
+                if (!handed->args[handed->n++]) {
+                    fatal("out of memory");
+                }
+                break;
+            }
             fatal("unknown option (see --help)");
         }
     }

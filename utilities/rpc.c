@@ -929,6 +929,12 @@ conn_flush(struct rpc_conn *c)
  * flowdpd --max-request sets the limit). */
 #define REQUEST_TOO_LONG "request longer than %zu bytes: closing"
 
+int
+rpc_flush(struct rpc_conn *c)
+{
+    return c->handshaken ? conn_flush(c) : 0;
+}
+
 /* Parses and hands over each complete line of the input. */
 static void
 conn_process(struct rpc_conn *c, size_t max_request,

@@ -10,10 +10,13 @@
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/actions.h"
+#include "lib/ds.h"
 #include "lib/match.h"
 #include "lib/util.h"
 #include "flowdp/flow.h"
@@ -1258,6 +1261,51 @@ START_TEST(random_garbage)
 }
 END_TEST
 
+/* The numbers and JSON strings dump-flows writes without printf (lib/ds.c)
+ * against printf and a byte-by-byte escaper, on random values. */
+START_TEST(ds_numbers_and_json_chars)
+{
+    struct unit_rng rng;
+
+    unit_rng_init(&rng, 22);
+    for (int i = 0; i < 20000; i++) {
+        /* Random widths, so that short numbers are as common as long. */
+        uint64_t v = unit_rng_next(&rng) >> unit_rng_below(&rng, 64);
+        struct fdp__ds ds = FDP__DS_INIT;
+        char want[64];
+
+        fdp__ds_put_uint(&ds, v);
+        fdp__ds_putc(&ds, ' ');
+        fdp__ds_put_hex(&ds, v);
+        snprintf(want, sizeof want, "%" PRIu64 " %" PRIx64, v, v);
+        ck_assert_str_eq(fdp__ds_cstr(&ds), want);
+        fdp__ds_destroy(&ds);
+
+        char text[16], expect[128] = "";
+        size_t n = 0, len = unit_rng_below(&rng, sizeof text);
+        for (size_t k = 0; k < len; k++) {
+            /* Mostly bytes JSON escapes, and some it copies. */
+            static const char pool[] = "\"\\\x01\x1f\naz~\x7f\xc3";
+            text[k] = pool[unit_rng_below(&rng, sizeof pool - 1)];
+        }
+        text[len] = '\0';
+        for (size_t k = 0; k < len; k++) {
+            unsigned char c = (unsigned char) text[k];
+            n += (size_t) (c == '"' || c == '\\'
+                           ? snprintf(expect + n, sizeof expect - n, "\\%c", c)
+                           : c < 0x20
+                           ? snprintf(expect + n, sizeof expect - n,
+                                      "\\u%04x", c)
+                           : snprintf(expect + n, sizeof expect - n, "%c", c));
+        }
+        struct fdp__ds json = FDP__DS_INIT;
+        fdp__ds_put_json_chars(&json, text);
+        ck_assert_str_eq(fdp__ds_cstr(&json), expect);
+        fdp__ds_destroy(&json);
+    }
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1265,6 +1313,7 @@ main(void)
     TCase *tc = unit_tcase(s, "flow");
 
     tcase_add_test(tc, round_trip_random_flows);
+    tcase_add_test(tc, ds_numbers_and_json_chars);
     tcase_add_test(tc, canonical_forms);
     tcase_add_test(tc, ranges);
     tcase_add_test(tc, field_extremes);
