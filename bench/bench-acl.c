@@ -23,7 +23,7 @@
 #include <rte_eal.h>
 #include <rte_log.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "bench/bench.h"
 #include "tests/lib/classbench.h"
 #include "utilities/tool.h"

@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "bench/bench.h"
 #include "utilities/tool.h"
 

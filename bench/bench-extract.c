@@ -22,8 +22,8 @@
 #include <string.h>
 
 #include "datapath/extract-internal.h"
-#include "flowdp/datapath.h"
-#include "flowdp/hash.h"
+#include <flowdp/datapath.h>
+#include <flowdp/hash.h>
 #include "lib/util.h"
 #include "bench/bench.h"
 #include "utilities/tool.h"

@@ -46,7 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "bench/bench.h"
 #include "bench/bench-ovs.h"
 #include "utilities/tool.h"

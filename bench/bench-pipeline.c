@@ -47,10 +47,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flowdp/flowdp.h"
-#include "lib/actions.h"
+#include <flowdp/flowdp.h>
+#include "lib/actions-internal.h"
 #include "lib/field.h"
-#include "lib/match.h"
+#include "lib/match-internal.h"
 #include "bench/bench.h"
 #include "utilities/tool.h"
 

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "bench/bench.h"
 #include "tests/lib/classbench.h"
 #include "utilities/tool.h"

@@ -135,7 +135,7 @@
 #include <bpf/libbpf.h>
 #endif
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "utilities/tool.h"
 
 #define VETH_FRAME_LEN 60       /* 64 bytes on a wire, less the FCS. */

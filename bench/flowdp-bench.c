@@ -89,12 +89,12 @@
 
 #include <jansson.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "bench/bench.h"
 #include "utilities/tool.h"
 #include "lib/hash-private.h"
-#include "lib/actions.h"
-#include "lib/match.h"
+#include "lib/actions-internal.h"
+#include "lib/match-internal.h"
 #include "lib/pipapo.h"
 #include "lib/tss.h"
 #include "lib/util.h"

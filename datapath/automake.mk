@@ -11,6 +11,8 @@ lib_libflowdp_core_la_SOURCES += \
 	datapath/port.c \
 	datapath/port-afpacket.c \
 	datapath/port-afxdp.c \
+	datapath/port-offload.c \
+	datapath/port-offload.h \
 	datapath/ring.c
 lib_libflowdp_core_la_SOURCES += datapath/extract-impl.h
 # The parser with the CRC32C hash in line joins the SSE4.2 library

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "flowdp/datapath.h"
-#include "flowdp/ring.h"
+#include <flowdp/datapath.h>
+#include <flowdp/ring.h>
 
 /* Each frame starts with this metadata; the packet follows at
  * FDP_DP_HEADROOM, and pushed tags may grow into the bytes between. */

@@ -173,7 +173,7 @@
  */
 #include <config.h>
 
-#include "dp-private.h"
+#include "datapath/dp-private.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -186,13 +186,13 @@
 #include <x86intrin.h>
 #endif
 
-#include "execute.h"
-#include "extract-internal.h"
-#include "flowdp/cpu.h"
-#include "flowdp/hash.h"
-#include "flowdp/pipeline.h"
-#include "flowdp/table.h"
-#include "lib/actions.h"
+#include "datapath/execute.h"
+#include "datapath/extract-internal.h"
+#include <flowdp/cpu.h>
+#include <flowdp/hash.h>
+#include <flowdp/pipeline.h>
+#include <flowdp/table.h>
+#include "lib/actions-internal.h"
 #include "lib/ds.h"
 #include "lib/field.h"
 #include "lib/rcu.h"

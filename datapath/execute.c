@@ -31,13 +31,13 @@
  */
 #include <config.h>
 
-#include "execute.h"
+#include "datapath/execute.h"
 
 #include <string.h>
 
-#include "lib/actions.h"
+#include "lib/actions-internal.h"
 #include "lib/field.h"
-#include "flowdp/hash.h"
+#include <flowdp/hash.h>
 
 /* ---------------------------------------------------------------------- */
 /* Bytes and checksums.                                                    */

@@ -7,9 +7,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "flowdp/actions.h"
-#include "flowdp/datapath.h"
-#include "flowdp/key.h"
+#include <flowdp/actions.h>
+#include <flowdp/datapath.h>
+#include <flowdp/key.h>
 
 /* A packet being processed: its bytes, where its layers start (from
  * fdp_packet_extract(), kept current as tags are pushed and popped) and

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "flowdp/datapath.h"
+#include <flowdp/datapath.h>
 #include "lib/field.h"
 
 #define FDP__ETH_TYPE_VLAN 0x8100

@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flowdp/datapath.h"
-#include "flowdp/key.h"
+#include <flowdp/datapath.h>
+#include <flowdp/key.h>
 
 /* Extracts exactly as fdp_packet_extract() does ('layout' may be NULL) and
  * returns fdp_hash_fast(key->w, FDP_KEY_PACKET_WORDS, basis), computed as the key

@@ -84,13 +84,13 @@
  */
 #include <config.h>
 
-#include "flowdp/datapath.h"
+#include <flowdp/datapath.h>
 
 #include <string.h>
 
 #include "datapath/extract-impl.h"
 #include "datapath/extract-internal.h"
-#include "flowdp/hash.h"
+#include <flowdp/hash.h>
 #include "lib/hash-private.h"
 
 void

@@ -36,17 +36,35 @@
  *
  * The kernel strips a VLAN tag into the ring's metadata
  * (TP_STATUS_VLAN_VALID); rx puts it back, so that flows see the frame
- * as it was on the wire.  Checksums of packets the local stack sent with
- * offload (TP_STATUS_CSUMNOTREADY) are left as they are: a peer that
- * sends through the datapath must not offload them (the namespace tests
- * turn tx offload off on their veths for that reason).
+ * as it was on the wire.
+ *
+ * Offloads.  The socket has PACKET_VNET_HDR: the kernel writes a struct
+ * virtio_net_hdr just before each received packet in the rx ring
+ * (tpacket_rcv() reserves its 10 bytes in front of tp_mac; with the rings
+ * since Linux 4.20 on rx and 4.13 on tx, so Debian 12's 6.1 has both),
+ * and expects one in front of each packet in a tx slot.  So a packet the
+ * local stack sent with checksum offload (a veth peer's, by default) comes
+ * with csum_start and csum_offset, and rx completes its checksum
+ * (port-offload.c) before the datapath sees it; a TSO super-packet (a
+ * veth peer's TCP, by default, up to 64 kB) comes with gso_type and
+ * gso_size, and rx cuts it into MTU-sized segments, one frame each, as
+ * the kernel's software GSO would (TCP over IPv4 and IPv6, and UDP_L4;
+ * anything else is refused, counted in rx_errors).  The rx blocks are
+ * 128 kB so that a whole 64 kB super-packet fits one: a truncated packet
+ * cannot be segmented.  tx writes a header with no offload (all zeros):
+ * every packet leaves complete.  How many were completed and segmented is
+ * in the port's description (fdp_dp_port_describe(), `flowdp-ctl show`).
+ * Segmenting costs a copy per segment, as the copy of any packet does;
+ * the kernel cannot be asked to segment for a packet socket, but a
+ * sender with TSO off (or an interface with GRO and LRO off) sends
+ * none.
  *
  * Thread-safety: rx and recycle run on the polling pmd only; tx under the
  * port's tx_mutex.  They share nothing but the socket.
  */
 #include <config.h>
 
-#include "dp-private.h"
+#include "datapath/dp-private.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -64,12 +82,15 @@
 
 #include "lib/ds.h"
 #include "lib/util.h"
+#include "port-offload.h"
 
-/* Ring geometry.  64 kB blocks hold about 40 full-size frames; 32 of them
- * (2 MB) absorb a burst of some 1300 such frames, or 20000 small ones,
- * while the pmd is busy elsewhere.  A block is handed over at the latest
- * after 1 ms, the kernel's smallest timeout. */
-#define RX_BLOCK_SIZE (1u << 16)
+/* Ring geometry.  128 kB blocks hold one GSO super-packet of up to 64 kB
+ * (the kernel's default gso_max_size) with its headers, or about 80
+ * full-size frames; 32 of them (4 MB) absorb a burst of some 2600 such
+ * frames, or 40000 small ones, while the pmd is busy elsewhere.  A block
+ * is handed over at the latest after 1 ms, the kernel's smallest
+ * timeout. */
+#define RX_BLOCK_SIZE (1u << 17)
 #define RX_BLOCK_NR 32u
 #define RX_BLOCK_TIMEOUT_MS 1u
 /* tx slots: 4 kB (a page) holds the slot header and any packet of a
@@ -81,6 +102,11 @@
  * tpacket_parse_header(): tp_hdrlen less the sockaddr_ll that only rx
  * slots carry). */
 #define TX_DATA_OFFSET TPACKET_ALIGN(sizeof(struct tpacket3_hdr))
+/* The virtio-net header in front of every packet, both ways. */
+#define VNET_HDR_SIZE sizeof(struct virtio_net_hdr)
+/* The room for a packet in a tx slot, after the slot header and the
+ * virtio-net header. */
+#define TX_ROOM (TX_SLOT_SIZE - TX_DATA_OFFSET - VNET_HDR_SIZE)
 
 /* How often recycle reads the kernel's drop counter: every this many polls
  * (one system call; at the idle pmd's 50 us naps, some 20 times a
@@ -104,6 +130,12 @@ struct afpacket_port {
     uint32_t rx_block;          /* Block being read. */
     uint32_t rx_pkt;            /* Packets of it already taken. */
     struct tpacket3_hdr *rx_next;   /* The next one, if rx_pkt > 0. */
+    uint32_t rx_seg;            /* Segments of it already taken (GSO). */
+
+    /* Offloads finished (relaxed atomics, for describe). */
+    uint64_t n_csum;            /* Partial checksums completed. */
+    uint64_t n_gso;             /* GSO packets segmented... */
+    uint64_t n_gso_segs;        /* ...into this many segments. */
 
     uint32_t recycles;          /* Polling pmd: for STATS_INTERVAL. */
 
@@ -218,6 +250,12 @@ afpacket_setup(struct afpacket_port *ap, unsigned int ifindex,
     error = set_packet_opt(ap, PACKET_VERSION, "TPACKET_V3", &version,
                            sizeof version, errorp);
     if (!error) {
+        /* Before the rings, which fix their frame layout (the kernel
+         * refuses it after with EBUSY). */
+        error = set_packet_opt(ap, PACKET_VNET_HDR, "virtio-net header",
+                               &one, sizeof one, errorp);
+    }
+    if (!error) {
         /* A slot the kernel cannot send (a packet longer than the MTU)
          * is skipped and made available again.  Without this the kernel
          * marks it TP_STATUS_WRONG_FORMAT and stops at it: every later
@@ -287,12 +325,11 @@ afpacket_open(struct fdp_dp *dp, const char *args, struct fdp__port **portp,
     /* A packet may start anywhere after its frame's metadata (pushed
      * tags grow into the headroom). */
     if (!error && fdp__dp_frame_size(dp) - FDP__FRAME_META_SIZE
-                  > TX_SLOT_SIZE - TX_DATA_OFFSET) {
+                  > TX_ROOM) {
         *errorp = fdp__xasprintf("afpacket: dev=%s: frames of %" PRIu32
                                  " bytes hold packets larger than a tx "
                                  "slot (%zu bytes)", known[0].value,
-                                 fdp__dp_frame_size(dp),
-                                 (size_t) (TX_SLOT_SIZE - TX_DATA_OFFSET));
+                                 fdp__dp_frame_size(dp), (size_t) TX_ROOM);
         error = EINVAL;
     }
     if (error) {
@@ -328,51 +365,143 @@ rx_block_desc(struct afpacket_port *ap, uint32_t block)
     return (void *) (ap->map + (size_t) block * RX_BLOCK_SIZE);
 }
 
-/* Copies the packet 'h' (in block 'bd') into a frame from 'cache' and
- * fills '*desc'; returns false if it was counted as an error instead. */
-static bool
-rx_copy(struct afpacket_port *ap, struct fdp__frame_cache *cache,
-        const struct tpacket_block_desc *bd, const struct tpacket3_hdr *h,
-        uint64_t frame, struct fdp_desc *desc)
+/* Refuses a packet: counts it in rx_errors, and records why. */
+#define RX_REFUSE(AP, ...)                                  \
+    do {                                                    \
+        fdp__count(&(AP)->up.stats.rx_errors, 1);           \
+        fdp__port_set_error(&(AP)->up, __VA_ARGS__);        \
+    } while (0)
+
+/* Fills '*desc' for the 'len'-byte packet in 'frame', received at the
+ * time in 'h'; if the kernel stripped a VLAN tag from it, puts the tag
+ * back first: the packet was written VLAN_TAG_SIZE bytes into the frame's
+ * packet area, so the addresses move to the front and the tag goes
+ * between them and the rest. */
+#define VLAN_TAG_SIZE 4u
+static void
+rx_finish(struct afpacket_port *ap, const struct tpacket3_hdr *h,
+          uint64_t frame, uint32_t len, struct fdp_desc *desc)
 {
-    uint32_t room = fdp__dp_frame_size(ap->up.dp) - FDP_DP_HEADROOM;
     uint8_t *umem = fdp__dp_umem(ap->up.dp, NULL);
-    bool tagged = (h->tp_status & TP_STATUS_VLAN_VALID) != 0;
-    uint32_t len = h->tp_snaplen + (tagged ? 4 : 0);
-    const uint8_t *data = (const uint8_t *) h + h->tp_mac;
-
-    /* The kernel's offsets are trusted no further than the block. */
-    if ((const uint8_t *) h + h->tp_mac + h->tp_snaplen
-            > (const uint8_t *) bd + RX_BLOCK_SIZE
-        || h->tp_snaplen < 2 * ETH_ALEN || h->tp_snaplen < h->tp_len
-        || len > room) {
-        fdp__cache_put(cache, frame);
-        fdp__count(&ap->up.stats.rx_errors, 1);
-        fdp__port_set_error(&ap->up, "afpacket: dev=%s: a %" PRIu32 "-byte "
-                            "packet (%" PRIu32 " captured) does not fit a "
-                            "%" PRIu32 "-byte frame", ap->dev, h->tp_len,
-                            h->tp_snaplen, room);
-        return false;
-    }
-
     uint8_t *dst = umem + frame + FDP_DP_HEADROOM;
     struct fdp__frame_meta *meta = (void *) (umem + frame);
+
     meta->ts_usec = (int64_t) h->tp_sec * 1000000 + h->tp_nsec / 1000;
-    if (tagged) {
+    if (h->tp_status & TP_STATUS_VLAN_VALID) {
         uint16_t tpid = (h->tp_status & TP_STATUS_VLAN_TPID_VALID)
                         ? h->hv1.tp_vlan_tpid : ETH_P_8021Q;
         uint16_t tag[2] = { htons(tpid),
                             htons((uint16_t) h->hv1.tp_vlan_tci) };
-        memcpy(dst, data, 2 * ETH_ALEN);
+        memmove(dst, dst + VLAN_TAG_SIZE, 2 * ETH_ALEN);
         memcpy(dst + 2 * ETH_ALEN, tag, sizeof tag);
-        memcpy(dst + 2 * ETH_ALEN + 4, data + 2 * ETH_ALEN,
-               h->tp_snaplen - 2 * ETH_ALEN);
-    } else {
-        memcpy(dst, data, h->tp_snaplen);
+        len += VLAN_TAG_SIZE;
     }
     *desc = (struct fdp_desc) { .addr = frame + FDP_DP_HEADROOM,
                                 .len = len };
-    return true;
+}
+
+/* Cuts the GSO packet 'data' ('h''s, described by 'vh') into segments,
+ * one frame from 'cache' each, and fills descs[0..n-1].  ap->rx_seg
+ * counts the segments taken in earlier calls.  Returns the number of
+ * descriptors filled; sets '*done' to false if the packet has segments
+ * left (no free frame, or 'n' reached). */
+static uint32_t
+rx_gso(struct afpacket_port *ap, struct fdp__frame_cache *cache,
+       const struct tpacket3_hdr *h, const uint8_t *data,
+       const struct virtio_net_hdr *vh, uint32_t shift,
+       struct fdp_desc *descs, uint32_t n, bool *done)
+{
+    uint32_t room = fdp__dp_frame_size(ap->up.dp) - FDP_DP_HEADROOM;
+    uint8_t *umem = fdp__dp_umem(ap->up.dp, NULL);
+    struct fdp__gso gso;
+    const char *why;
+    uint32_t k = 0;
+
+    if (fdp__gso_init(&gso, data, h->tp_snaplen, vh, room - shift, &why)) {
+        RX_REFUSE(ap, "afpacket: dev=%s: a %" PRIu32 "-byte GSO packet "
+                  "(gso_type %u, gso_size %u) refused: %s", ap->dev,
+                  h->tp_snaplen, vh->gso_type, vh->gso_size, why);
+        return 0;
+    }
+    while (ap->rx_seg < gso.n_segs) {
+        uint64_t frame = k < n ? fdp__cache_get(cache) : UINT64_MAX;
+        if (frame == UINT64_MAX) {
+            *done = false;
+            return k;
+        }
+        uint8_t *dst = umem + frame + FDP_DP_HEADROOM + shift;
+        size_t len = fdp__gso_segment(&gso, ap->rx_seg, dst);
+        rx_finish(ap, h, frame, (uint32_t) len, &descs[k++]);
+        ap->rx_seg++;
+    }
+    fdp__count(&ap->n_gso, 1);
+    fdp__count(&ap->n_gso_segs, gso.n_segs);
+    ap->rx_seg = 0;
+    return k;
+}
+
+/* Takes the packet 'h' (in block 'bd'): copies it into a frame from
+ * 'cache', its checksum completed, or cuts it into segments if it is a
+ * GSO packet, and fills descs[0..n-1] (n > 0).  Returns the number of
+ * descriptors filled (0 if the packet was refused and counted); sets
+ * '*done' to false if it must be taken up again (no free frame, or 'n'
+ * segments were not enough). */
+static uint32_t
+rx_packet(struct afpacket_port *ap, struct fdp__frame_cache *cache,
+          const struct tpacket_block_desc *bd, const struct tpacket3_hdr *h,
+          struct fdp_desc *descs, uint32_t n, bool *done)
+{
+    uint32_t room = fdp__dp_frame_size(ap->up.dp) - FDP_DP_HEADROOM;
+    uint32_t shift = h->tp_status & TP_STATUS_VLAN_VALID ? VLAN_TAG_SIZE : 0;
+    const uint8_t *data = (const uint8_t *) h + h->tp_mac;
+    struct virtio_net_hdr vh;
+
+    *done = true;
+    /* The kernel's offsets are trusted no further than the block. */
+    if (h->tp_mac < sizeof *h + VNET_HDR_SIZE
+        || (const uint8_t *) h + h->tp_mac + h->tp_snaplen
+           > (const uint8_t *) bd + RX_BLOCK_SIZE
+        || h->tp_snaplen < 2 * ETH_ALEN || h->tp_snaplen < h->tp_len) {
+        RX_REFUSE(ap, "afpacket: dev=%s: a %" PRIu32 "-byte packet (%"
+                  PRIu32 " captured) is not whole in the ring", ap->dev,
+                  h->tp_len, h->tp_snaplen);
+        return 0;
+    }
+    /* In host byte order: the kernel writes it so for a packet socket
+     * (vio_le() is the host's order there). */
+    memcpy(&vh, data - VNET_HDR_SIZE, sizeof vh);
+    if (vh.gso_type != VIRTIO_NET_HDR_GSO_NONE) {
+        return rx_gso(ap, cache, h, data, &vh, shift, descs, n, done);
+    }
+    if (h->tp_snaplen + shift > room) {
+        RX_REFUSE(ap, "afpacket: dev=%s: a %" PRIu32 "-byte packet does not "
+                  "fit a %" PRIu32 "-byte frame", ap->dev,
+                  h->tp_snaplen + shift, room);
+        return 0;
+    }
+
+    uint64_t frame = fdp__cache_get(cache);
+    if (frame == UINT64_MAX) {
+        *done = false;
+        return 0;
+    }
+    uint8_t *dst = (uint8_t *) fdp__dp_umem(ap->up.dp, NULL) + frame
+                   + FDP_DP_HEADROOM + shift;
+    memcpy(dst, data, h->tp_snaplen);
+    if (vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+        if (fdp__csum_complete(dst, h->tp_snaplen, vh.csum_start,
+                               vh.csum_offset)) {
+            fdp__cache_put(cache, frame);
+            RX_REFUSE(ap, "afpacket: dev=%s: a %" PRIu32 "-byte packet "
+                      "refused: its partial checksum (csum_start %u, "
+                      "csum_offset %u) lies outside it", ap->dev,
+                      h->tp_snaplen, vh.csum_start, vh.csum_offset);
+            return 0;
+        }
+        fdp__count(&ap->n_csum, 1);
+    }
+    rx_finish(ap, h, frame, h->tp_snaplen, &descs[0]);
+    return 1;
 }
 
 static uint32_t
@@ -396,16 +525,16 @@ afpacket_rx(struct fdp__port *port, struct fdp__frame_cache *cache,
         }
         while (ap->rx_pkt < n_pkts && k < n) {
             struct tpacket3_hdr *h = ap->rx_next;
+            bool done;
             if ((uint8_t *) h + sizeof *h > (uint8_t *) bd + RX_BLOCK_SIZE) {
                 ap->rx_pkt = n_pkts;        /* Garbled: skip the block. */
+                ap->rx_seg = 0;
                 break;
             }
-            uint64_t frame = fdp__cache_get(cache);
-            if (frame == UINT64_MAX) {
-                return k;       /* No free frame: the rest stays. */
-            }
-            if (rx_copy(ap, cache, bd, h, frame, &descs[k])) {
-                k++;
+            k += rx_packet(ap, cache, bd, h, &descs[k], n - k, &done);
+            if (!done) {
+                return k;       /* No free frame, or batch full: the rest
+                                 * of the packet stays. */
             }
             ap->rx_pkt++;
             ap->rx_next = (void *) ((uint8_t *) h + h->tp_next_offset);
@@ -462,9 +591,11 @@ afpacket_tx(struct fdp__port *port, struct fdp__frame_cache *cache,
             }
             break;
         }
-        memcpy((uint8_t *) slot + TX_DATA_OFFSET, umem + descs[i].addr,
-               descs[i].len);
-        slot->tp_len = descs[i].len;
+        /* No offload: flags and gso_type 0, the packet complete. */
+        memset((uint8_t *) slot + TX_DATA_OFFSET, 0, VNET_HDR_SIZE);
+        memcpy((uint8_t *) slot + TX_DATA_OFFSET + VNET_HDR_SIZE,
+               umem + descs[i].addr, descs[i].len);
+        slot->tp_len = descs[i].len + VNET_HDR_SIZE;
         slot->tp_next_offset = 0;
         __atomic_store_n(&slot->tp_status, TP_STATUS_SEND_REQUEST,
                          __ATOMIC_RELEASE);
@@ -516,6 +647,17 @@ afpacket_recycle(struct fdp__port *port, struct fdp__frame_cache *cache)
     }
 }
 
+static void
+afpacket_describe(const struct fdp__port *port, char *buf, size_t size)
+{
+    const struct afpacket_port *ap = (const struct afpacket_port *) port;
+
+    snprintf(buf, size, "virtio-net header; %" PRIu64 " partial checksums "
+             "completed, %" PRIu64 " GSO packets cut into %" PRIu64
+             " segments", fdp__read_count(&ap->n_csum),
+             fdp__read_count(&ap->n_gso), fdp__read_count(&ap->n_gso_segs));
+}
+
 const struct fdp__port_class fdp__afpacket_port_class = {
     .type = "afpacket",
     .open = afpacket_open,
@@ -523,4 +665,5 @@ const struct fdp__port_class fdp__afpacket_port_class = {
     .rx = afpacket_rx,
     .tx = afpacket_tx,
     .recycle = afpacket_recycle,
+    .describe = afpacket_describe,
 };

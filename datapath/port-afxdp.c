@@ -1,5 +1,6 @@
 /*
- * AF_XDP ports: "afxdp:dev=IFNAME[,queue=Q][,mode=auto|copy|zc]".
+ * AF_XDP ports: "afxdp:dev=IFNAME[,queue=Q][,mode=auto|copy|zc]
+ * [,csum=auto|off]".
  *
  * An AF_XDP socket (Linux Documentation/networking/af_xdp.rst) on one
  * queue of an interface, through libxdp (xsk.h).  libxdp attaches its
@@ -56,6 +57,24 @@
  * or zero-copy mode (the kernel binds them so), so a port that asks for
  * the other is refused.
  *
+ * Checksums.  A packet that a local sender (a veth peer, by default)
+ * left with a partial TCP or UDP checksum for "the hardware" to finish
+ * reaches XDP, and so the socket, with the checksum unfilled, and nothing
+ * tells the port so: XDP's rx metadata (bpf_xdp_metadata_rx_*()) has a
+ * timestamp, a hash and a VLAN tag, no checksum status, and veth offers
+ * none of it in Linux 6.1.  With csum=auto (the default) rx completes
+ * the checksums that look partial from the bytes alone
+ * (fdp__csum_complete_guess(), port-offload.c: the field holds exactly
+ * the pseudo-header sum and the checksum does not verify); a checksum
+ * that verifies is never touched.  It costs a pseudo-header sum per TCP
+ * or UDP packet, and a sum over the segment for the partial ones only.
+ * The risk: a packet corrupted on the way whose field happens to equal
+ * its pseudo-header sum (1 in 65536 corrupted packets) leaves repaired.
+ * csum=off forwards every packet as received (for a port whose senders
+ * never offload, or a datapath that must not touch checksums).  GSO
+ * super-packets do not reach XDP: attaching the program turns GSO off on
+ * a veth's peer, and native drivers run XDP before GRO.
+ *
  * Thread-safety.  open and close run under the datapath's control mutex
  * and the module's 'umems_mutex' (the UMEM registry and libbpf's print
  * hook are global).  rx and recycle run on the port's polling pmd; tx
@@ -64,7 +83,7 @@
  */
 #include <config.h>
 
-#include "dp-private.h"
+#include "datapath/dp-private.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -73,6 +92,7 @@
 
 #include "lib/ds.h"
 #include "lib/util.h"
+#include "port-offload.h"
 
 #ifdef HAVE_XDP
 
@@ -148,6 +168,8 @@ struct afxdp_port {
     bool zero_copy;
     const char *xdp_mode;       /* "native" or "generic". */
     char description[128];      /* For fdp_dp_port_describe(). */
+    bool csum_auto;             /* csum=auto: complete partial checksums. */
+    uint64_t n_csum;            /* How many (relaxed atomic). */
 
     /* The kernel's counters (XDP_STATISTICS) as last read, by recycle. */
     uint32_t recycles;
@@ -349,15 +371,17 @@ device_queues(const char *dev)
 
 static int
 parse_options(const char *args, char **devp, uint32_t *queuep,
-              enum afxdp_mode *modep, char **errorp)
+              enum afxdp_mode *modep, bool *csum_autop, char **errorp)
 {
     struct fdp__port_arg known[] = {
         { "dev", NULL }, { "queue", NULL }, { "mode", NULL },
+        { "csum", NULL },
     };
-    int error = fdp__port_parse_args("afxdp", args, known, 3, errorp);
+    int error = fdp__port_parse_args("afxdp", args, known, 4, errorp);
 
     *queuep = 0;
     *modep = MODE_AUTO;
+    *csum_autop = true;
     if (!error && !known[0].value) {
         *errorp = fdp__xasprintf("afxdp: needs dev=IFNAME");
         error = EINVAL;
@@ -389,11 +413,21 @@ parse_options(const char *args, char **devp, uint32_t *queuep,
         }
         *modep = (enum afxdp_mode) i;
     }
+    if (!error && known[3].value) {
+        if (!strcmp(known[3].value, "off")) {
+            *csum_autop = false;
+        } else if (strcmp(known[3].value, "auto")) {
+            *errorp = fdp__xasprintf("afxdp: dev=%s: csum=%s: expected auto "
+                                     "or off", known[0].value,
+                                     known[3].value);
+            error = EINVAL;
+        }
+    }
     if (!error) {
         *devp = known[0].value;
         known[0].value = NULL;
     }
-    fdp__port_free_args(known, 3);
+    fdp__port_free_args(known, 4);
     return error;
 }
 
@@ -574,7 +608,9 @@ afxdp_open(struct fdp_dp *dp, const char *args, struct fdp__port **portp,
     unsigned int ifindex;
     uint32_t queue, n_queues;
     char *dev = NULL;
-    int error = parse_options(args, &dev, &queue, &mode, errorp);
+    bool csum_auto;
+    int error = parse_options(args, &dev, &queue, &mode, &csum_auto,
+                              errorp);
 
     if (!error) {
         error = fdp__port_ifindex("afxdp", dev, &ifindex, errorp);
@@ -607,6 +643,7 @@ afxdp_open(struct fdp_dp *dp, const char *args, struct fdp__port **portp,
     ap->dev = dev;
     ap->ifindex = ifindex;
     ap->queue = queue;
+    ap->csum_auto = csum_auto;
     ap->fd = -1;
     /* The interface index means something only in this namespace, and
      * libxdp detaches its program by index when the socket goes: see
@@ -819,6 +856,9 @@ afxdp_rx(struct fdp__port *port, struct fdp__frame_cache *cache,
         struct fdp__frame_meta *meta
             = (void *) (umem + (addr & ~(uint64_t) (frame_size - 1)));
         meta->ts_usec = ts_usec;
+        if (ap->csum_auto && fdp__csum_complete_guess(umem + addr, len)) {
+            fdp__count(&ap->n_csum, 1);
+        }
         descs[k++] = (struct fdp_desc) { .addr = addr, .len = len };
     }
     xsk_ring_cons__release(&ap->rx, got);
@@ -972,7 +1012,14 @@ afxdp_recycle(struct fdp__port *port, struct fdp__frame_cache *cache)
 static void
 afxdp_describe(const struct fdp__port *port, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s", ((const struct afxdp_port *) port)->description);
+    const struct afxdp_port *ap = (const struct afxdp_port *) port;
+
+    if (ap->csum_auto) {
+        snprintf(buf, size, "%s; %" PRIu64 " partial checksums completed",
+                 ap->description, fdp__read_count(&ap->n_csum));
+    } else {
+        snprintf(buf, size, "%s; checksums as received", ap->description);
+    }
 }
 
 const struct fdp__port_class fdp__afxdp_port_class = {

@@ -18,7 +18,7 @@
  */
 #include <config.h>
 
-#include "dp-private.h"
+#include "datapath/dp-private.h"
 
 #include <errno.h>
 #include <inttypes.h>

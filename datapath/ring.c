@@ -48,7 +48,7 @@
  */
 #include <config.h>
 
-#include "flowdp/ring.h"
+#include <flowdp/ring.h>
 
 #include <errno.h>
 #include <stdlib.h>

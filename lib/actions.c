@@ -9,13 +9,13 @@
  */
 #include <config.h>
 
-#include "actions.h"
+#include "lib/actions-internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "match.h"
+#include "lib/match-internal.h"
 
 fdp_u128
 fdp__action_value(const struct fdp__action *a)

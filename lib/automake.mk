@@ -16,13 +16,13 @@ FDP_LIB_CFLAGS = $(AM_CFLAGS) $(FDP_VISIBILITY_CFLAGS) $(LIBCRYPTO_CFLAGS) $(URC
 lib_libflowdp_core_la_CFLAGS = $(FDP_LIB_CFLAGS)
 lib_libflowdp_core_la_SOURCES = \
 	lib/actions.c \
-	lib/actions.h \
+	lib/actions-internal.h \
 	lib/cpu.c \
-	lib/cpu.h \
+	lib/cpu-internal.h \
 	lib/cut.c \
 	lib/cut.h \
 	lib/hash.c \
-	lib/hash.h \
+	lib/hash-internal.h \
 	lib/hmap.c \
 	lib/hmap.h \
 	lib/hash-private.h \
@@ -37,7 +37,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/lines.h \
 	lib/match.c \
 	lib/pipeline.c \
-	lib/match.h \
+	lib/match-internal.h \
 	lib/pipapo.c \
 	lib/pipapo.h \
 	lib/pipapo-step.h \

@@ -14,7 +14,7 @@
  */
 #include <config.h>
 
-#include "cpu.h"
+#include "lib/cpu-internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -26,7 +26,7 @@
 #include <cpuid.h>
 #endif
 
-#include "util.h"
+#include "lib/util.h"
 
 static const char *const level_names[FDP_CPU_N_LEVELS] = {
     [FDP_CPU_GENERIC] = "generic",

@@ -12,7 +12,7 @@
  */
 #include <config.h>
 
-#include "cut.h"
+#include "lib/cut.h"
 
 #include <immintrin.h>
 

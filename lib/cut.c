@@ -110,8 +110,8 @@
  */
 #include <config.h>
 
-#include "cut.h"
-#include "cpu.h"
+#include "lib/cut.h"
+#include "lib/cpu-internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -120,12 +120,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flowdp/cpu.h"
-#include "flowdp/hash.h"
-#include "field.h"
-#include "match.h"
-#include "pipapo.h"
-#include "rule.h"
+#include <flowdp/cpu.h>
+#include <flowdp/hash.h>
+#include "lib/field.h"
+#include "lib/match-internal.h"
+#include "lib/pipapo.h"
+#include "lib/rule.h"
 
 uint32_t fdp__cut_leaf_max = CUT_LEAF_MAX;
 

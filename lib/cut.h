@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rcu.h"
-#include "subtable.h"
-#include "util.h"
+#include "lib/rcu.h"
+#include "lib/subtable.h"
+#include "lib/util.h"
 
 struct cut_node;
 

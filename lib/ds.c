@@ -3,7 +3,7 @@
  */
 #include <config.h>
 
-#include "ds.h"
+#include "lib/ds.h"
 
 #include <stdarg.h>
 #include <stdio.h>

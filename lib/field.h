@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flowdp/key.h"
+#include <flowdp/key.h>
 
 typedef unsigned __int128 fdp_u128;
 

@@ -24,11 +24,11 @@
  * resubmit:PORT or resubmit(PORT,TABLE), conjunction(ID,K/N).
  *
  * Each action kind has its formatter in one table indexed by kind
- * (format_fns[], from FDP__ACTION_KINDS in lib/actions.h).
+ * (format_fns[], from FDP__ACTION_KINDS in lib/actions-internal.h).
  */
 #include <config.h>
 
-#include "flow-text.h"
+#include "lib/flow-text.h"
 
 #include <arpa/inet.h>
 #include <inttypes.h>
@@ -36,10 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actions.h"
-#include "flowdp/flow.h"
-#include "flowdp/table.h"
-#include "util.h"
+#include "lib/actions-internal.h"
+#include <flowdp/flow.h>
+#include <flowdp/table.h>
+#include "lib/util.h"
 
 /* Marks a parameter some functions of a table of functions ignore. */
 #define UNUSED_ARG __attribute__((unused))
@@ -489,7 +489,7 @@ format_set_field_value(struct fdp__ds *ds, enum fdp_field f, fdp_u128 v)
 }
 
 /* One formatter per action kind, indexed by kind (FDP__ACTION_KINDS in
- * lib/actions.h): each appends the action's text, without a separator. */
+ * lib/actions-internal.h): each appends the action's text, without a separator. */
 typedef void format_action_fn(struct fdp__ds *, const struct fdp__action *,
                               const struct fdp_match *);
 

@@ -19,7 +19,7 @@
  *
  * Actions are found by name (action_names[]) and parsed by their kind's
  * function in parse_fns[], a table built from FDP__ACTION_KINDS
- * (lib/actions.h).  Beyond each action's own checks, parse_actions()
+ * (lib/actions-internal.h).  Beyond each action's own checks, parse_actions()
  * keeps the order ovs-ofctl requires of OpenFlow 1.1+ instructions for
  * every protocol: write_metadata once and after the other actions,
  * goto_table last and to a later table, conjunction only with
@@ -27,7 +27,7 @@
  */
 #include <config.h>
 
-#include "flow-text.h"
+#include "lib/flow-text.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -39,9 +39,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "actions.h"
-#include "flowdp/flow.h"
-#include "util.h"
+#include "lib/actions-internal.h"
+#include <flowdp/flow.h>
+#include "lib/util.h"
 
 /* Longest flow text accepted, in bytes: far above any real flow, low
  * enough that a hostile line cannot make the parser allocate much. */
@@ -1083,7 +1083,7 @@ action_number(struct parser *p, const char *action, const char *arg,
     return action_number_base(p, action, arg, 0, max, at, out);
 }
 
-/* The parser of one action kind (FDP__ACTION_KINDS, lib/actions.h): 'name'
+/* The parser of one action kind (FDP__ACTION_KINDS, lib/actions-internal.h): 'name'
  * is the spelling the user wrote, 'arg' its argument (NULL if none: the
  * text after ':' or inside the parentheses), 'at' the action's text for
  * messages.  Appends to 'b' or returns a parse_error(). */

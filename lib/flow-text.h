@@ -5,9 +5,9 @@
 #ifndef FDP_FLOW_TEXT_H
 #define FDP_FLOW_TEXT_H 1
 
-#include "ds.h"
-#include "field.h"
-#include "match.h"
+#include "lib/ds.h"
+#include "lib/field.h"
+#include "lib/match-internal.h"
 
 /* TCP flag names, bit 0 (FIN) first, as Open vSwitch spells them. */
 extern const char *const fdp__tcp_flag_names[12];

@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cpu.h"
-#include "hash.h"
-#include "util.h"
+#include "lib/cpu-internal.h"
+#include "lib/hash-internal.h"
+#include "lib/util.h"
 
 /* The functions one implementation provides. */
 struct fdp__hash_funcs {

@@ -40,13 +40,13 @@
  */
 #include <config.h>
 
-#include "hash-private.h"
+#include "lib/hash-private.h"
 
 #include <nmmintrin.h>
 #include <string.h>
 #include <wmmintrin.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 static inline uint64_t
 load64(const uint8_t *p)

@@ -82,7 +82,7 @@
  */
 #include <config.h>
 
-#include "hash-private.h"
+#include "lib/hash-private.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -91,7 +91,7 @@
 
 #include <openssl/rand.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 /* ---------------------------------------------------------------------- */
 /* Tables computed when the library loads.                                 */

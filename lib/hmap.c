@@ -3,7 +3,7 @@
  */
 #include <config.h>
 
-#include "hmap.h"
+#include "lib/hmap.h"
 
 #include <errno.h>
 #include <stdlib.h>

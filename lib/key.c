@@ -9,12 +9,12 @@
  */
 #include <config.h>
 
-#include "field.h"
+#include "lib/field.h"
 
 #include <strings.h>
 #include <string.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 /* The rows, from FDP__FIELDS (lib/field.h). */
 #define FDP__FIELD_ROW(ID, NAME, WORD, SHIFT, BITS, FL, BASE, PREREQ,       \

@@ -32,7 +32,7 @@
  */
 #include <config.h>
 
-#include "lines.h"
+#include "lib/lines.h"
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -15,13 +15,13 @@
  */
 #include <config.h>
 
-#include "match.h"
+#include "lib/match-internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 void
 fdp__match_init(struct fdp_match *m)
@@ -446,7 +446,7 @@ fdp_match_get(const struct fdp_match *m, enum fdp_field f,
 }
 
 /* ---------------------------------------------------------------------- */
-/* The compact form (lib/match.h).                                         */
+/* The compact form (lib/match-internal.h).                                         */
 
 /* The maps of the words 'm' touches and of its nonzero hi words. */
 static void

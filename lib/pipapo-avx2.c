@@ -31,8 +31,8 @@
  */
 #include <config.h>
 
-#include "pipapo.h"
-#include "pipapo-step.h"
+#include "lib/pipapo.h"
+#include "lib/pipapo-step.h"
 
 #include <immintrin.h>
 

@@ -21,7 +21,7 @@
 #ifndef FDP_PIPAPO_STEP_H
 #define FDP_PIPAPO_STEP_H 1
 
-#include "pipapo.h"
+#include "lib/pipapo.h"
 
 /* ANDs chunk 'w' .. w + PIPAPO_ROW_WORDS - 1 of the 'n' rows (and of 'res'
  * itself if 'with_res') into 'res'; true if the result is not zero. */

@@ -244,8 +244,8 @@
  */
 #include <config.h>
 
-#include "pipapo.h"
-#include "pipapo-step.h"
+#include "lib/pipapo.h"
+#include "lib/pipapo-step.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -254,9 +254,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "match.h"
-#include "tss.h"
-#include "util.h"
+#include "lib/match-internal.h"
+#include "lib/tss.h"
+#include "lib/util.h"
 
 uint64_t fdp__pipapo_lt_wide_max = PIPAPO_LT_WIDE_MAX;
 uint32_t fdp__pipapo_incr_min = PIPAPO_INCR_MIN;

@@ -8,11 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cpu.h"
-#include "field.h"
-#include "rcu.h"
-#include "subtable.h"
-#include "util.h"
+#include "lib/cpu-internal.h"
+#include "lib/field.h"
+#include "lib/rcu.h"
+#include "lib/subtable.h"
+#include "lib/util.h"
 
 struct fdp_match;
 struct fdp_rule;

@@ -80,19 +80,19 @@
  */
 #include <config.h>
 
-#include "flowdp/pipeline.h"
+#include <flowdp/pipeline.h>
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "actions.h"
-#include "field.h"
-#include "match.h"
-#include "rcu.h"
-#include "rule.h"
-#include "util.h"
+#include "lib/actions-internal.h"
+#include "lib/field.h"
+#include "lib/match-internal.h"
+#include "lib/rcu.h"
+#include "lib/rule.h"
+#include "lib/util.h"
 
 /* ---------------------------------------------------------------------- */
 /* Definitions.                                                            */

@@ -3,7 +3,7 @@
  */
 #include <config.h>
 
-#include "rcu.h"
+#include "lib/rcu.h"
 
 #include <pthread.h>
 #include <stdlib.h>

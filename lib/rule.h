@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flowdp/table.h"
-#include "hmap.h"
-#include "match.h"
-#include "rcu.h"
+#include <flowdp/table.h>
+#include "lib/hmap.h"
+#include "lib/match-internal.h"
+#include "lib/rcu.h"
 
 struct fdp__subtable;
 
@@ -59,7 +59,7 @@ void fdp__stats_shard_release(unsigned int shard);
  * those come first, in the rule's first cache line (rules are allocated
  * 64-byte aligned), so that a hit costs one line of the rule, not the
  * fifth and sixth as when the 296-byte match came first.  The match comes
- * last, in its compact form (struct fdp__cmatch, lib/match.h: only the key
+ * last, in its compact form (struct fdp__cmatch, lib/match-internal.h: only the key
  * words it touches), in the same allocation (fdp__rule_alloc()): an exact
  * five-tuple's takes 40 bytes.  Tuple-space lookups compare a packet's
  * masked words with the match's value words, 'match.w', which start at a

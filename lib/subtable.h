@@ -20,8 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "flowdp/table.h"
-#include "rule.h"
+#include <flowdp/table.h>
+#include "lib/rule.h"
 
 struct fdp__subtable;
 

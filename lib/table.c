@@ -133,7 +133,7 @@
  */
 #include <config.h>
 
-#include "flowdp/table.h"
+#include <flowdp/table.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -141,17 +141,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "actions.h"
-#include "cut.h"
-#include "hmap.h"
-#include "lines.h"
-#include "flowdp/cpu.h"
-#include "pipapo.h"
-#include "rcu.h"
-#include "subtable.h"
-#include "ties.h"
-#include "tss.h"
-#include "util.h"
+#include "lib/actions-internal.h"
+#include "lib/cut.h"
+#include "lib/hmap.h"
+#include "lib/lines.h"
+#include <flowdp/cpu.h>
+#include "lib/pipapo.h"
+#include "lib/rcu.h"
+#include "lib/subtable.h"
+#include "lib/ties.h"
+#include "lib/tss.h"
+#include "lib/util.h"
 
 /* One sub-table in the priority walk: tuple-space or pipapo.
  *

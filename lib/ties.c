@@ -27,7 +27,7 @@
  *     so that each run of equal keys is a "class": rules of one sub-table
  *     with one mask.  Rules of one class never tie (same sub-table), nor do
  *     two classes of the same sub-table.  A class that holds ranges keeps
- *     them out of its mask (the match invariants in lib/match.h), so its
+ *     them out of its mask (the match invariants in lib/match-internal.h), so its
  *     mask says which bits all its rules match exactly.
  *
  *  b. Summaries.  For each class we compute 'agree', the mask bits on
@@ -113,13 +113,13 @@
  */
 #include <config.h>
 
-#include "ties.h"
+#include "lib/ties.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "match.h"
-#include "util.h"
+#include "lib/match-internal.h"
+#include "lib/util.h"
 
 /* A run of the sorted rules: one sub-table, one mask, all masked or all
  * with ranges (section 2a). */

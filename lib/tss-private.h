@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rule.h"
-#include "tss.h"
-#include "util.h"
+#include "lib/rule.h"
+#include "lib/tss.h"
+#include "lib/util.h"
 
 /* Entries per bucket: 5 hashes and 5 pointers with the pass count fill 64
  * bytes exactly (5 * 4 + 4 + 5 * 8). */
@@ -97,7 +97,7 @@ tss_line(const struct tss_buckets *b, uint32_t index)
 }
 
 /* The masked key of the group 'r' heads: its compact match's value words
- * (lib/match.h), which are the subtable's words in its order. */
+ * (lib/match-internal.h), which are the subtable's words in its order. */
 static inline const uint64_t *
 tss_rule_key(const struct fdp_rule *r)
 {

@@ -13,7 +13,7 @@
  */
 #include <config.h>
 
-#include "tss-private.h"
+#include "lib/tss-private.h"
 
 #include <nmmintrin.h>
 

@@ -18,7 +18,7 @@
  *   by their 'next' pointers best first: priority descending, then
  *   insertion sequence ascending.  A group has no object of its own: the
  *   bucket entry points to its best rule, the head, and the masked key is
- *   the head's compact match's value words (lib/match.h puts them first,
+ *   the head's compact match's value words (lib/match-internal.h puts them first,
  *   in the subtable's word order).  A separate 64-byte group object per
  *   masked key, as before, cost 64 bytes and a dependent cache miss per
  *   flow, and nearly every group of a five-tuple table holds one rule.
@@ -156,16 +156,16 @@
  */
 #include <config.h>
 
-#include "tss.h"
+#include "lib/tss.h"
 
-#include "hash-private.h"
-#include "tss-private.h"
+#include "lib/hash-private.h"
+#include "lib/tss-private.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 /* The smallest bucket array, and the size a new subtable starts at: 2
  * lines, 128 bytes (as much as the 16 chain heads before cache-line

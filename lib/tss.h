@@ -8,13 +8,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "flowdp/table.h"
-#include "hash.h"
-#include "match.h"
-#include "rcu.h"
-#include "rule.h"
-#include "subtable.h"
-#include "util.h"
+#include <flowdp/table.h>
+#include "lib/hash-internal.h"
+#include "lib/match-internal.h"
+#include "lib/rcu.h"
+#include "lib/rule.h"
+#include "lib/subtable.h"
+#include "lib/util.h"
 
 
 /* Buckets are private to lib/tss.c (lib/tss-private.h). */

@@ -26,7 +26,8 @@ utilities_flowdp_ctl_CFLAGS = $(RPC_CFLAGS) $(PCAP_CFLAGS)
 # API, and the daemon's JSON text is written with the same growable string
 # the library formats flows with.
 utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/flowdpd.h \
-	utilities/flowdpd-pmd.c utilities/flowdpd-flows.c \
+	utilities/flowdpd-daemon.c utilities/flowdpd-pmd.c \
+	utilities/flowdpd-flows.c \
 	utilities/flowdpd-methods.c utilities/flowdpd-dump.c \
 	utilities/journal.c utilities/journal.h lib/ds.c lib/ds.h \
 	utilities/tool.c utilities/tool.h \

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "utilities/ctl.h"
 #include "utilities/pipeline-tool.h"
 #include "utilities/tool.h"
@@ -995,6 +995,11 @@ cmd_show(int argc, char *argv[])
         printf("           tx pkts=%" PRIu64 ", bytes=%" PRIu64 ", drop=%"
                PRIu64 "\n", get_u64(p, "tx_packets"), get_u64(p, "tx_bytes"),
                get_u64(p, "tx_dropped"));
+        const char *what = json_string_value(json_object_get(p,
+                                                             "describe"));
+        if (what && *what) {
+            printf("           %s\n", what);
+        }
         if (error && *error) {
             printf("           error: %s\n", error);
         }

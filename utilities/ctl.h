@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "utilities/rpc.h"
 
 /* Parses 'arg' as an unsigned number of at most 'max'; exits with a

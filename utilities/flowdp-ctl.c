@@ -32,7 +32,7 @@
 #include <signal.h>
 #include <time.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "utilities/ctl.h"
 #include "utilities/pipeline-tool.h"
 #include "utilities/tool.h"
@@ -822,6 +822,10 @@ print_ports(struct fdp_dp *dp)
                ", drop=%" PRIu64 "\n", ports[i], s.rx_packets, s.rx_bytes,
                s.rx_dropped, s.rx_errors, s.tx_packets, s.tx_bytes,
                s.tx_dropped);
+        fdp_dp_port_describe(dp, ports[i], error, sizeof error);
+        if (error[0]) {
+            printf("           %s\n", error);
+        }
         fdp_dp_port_get_error(dp, ports[i], error, sizeof error);
         if (error[0]) {
             fprintf(stderr, "%s: port %" PRIu32 ": %s\n", program_name,

@@ -34,6 +34,9 @@
  *   trace        {packet:TEXT}                       -> {steps:[...],
  *                                                        actions, ...}
  *                (the lookups table by table: see pipeline-tool.h)
+ *   vlog/reopen  {}                                  -> {}
+ *                (opens --log-file again by its name, for logrotate;
+ *                SIGHUP does the same)
  */
 #include <config.h>
 
@@ -117,14 +120,18 @@ h_show(struct server *s, const json_t *p, struct op_result *r)
     for (size_t i = 0; i < n && i < MAX_PORTS; i++) {
         struct fdp_port_stats ps;
         const char *spec = "";
-        char error[256];
+        char error[256], what[256];
         if (fdp_dp_port_get_stats(s->dp, nos[i], &ps, &spec)) {
             continue;           /* Removed meanwhile. */
         }
         fdp_dp_port_get_error(s->dp, nos[i], error, sizeof error);
+        /* What the back end set up and did (an afxdp port's XDP program;
+         * the offloads a live port finished). */
+        fdp_dp_port_describe(s->dp, nos[i], what, sizeof what);
         json_array_append_new(ports, json_pack(
-            "{s:i, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+            "{s:i, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
             "port", (int) nos[i], "spec", spec, "error", error,
+            "describe", what,
             "rx_packets", (json_int_t) ps.rx_packets,
             "rx_bytes", (json_int_t) ps.rx_bytes,
             "rx_dropped", (json_int_t) ps.rx_dropped,
@@ -244,6 +251,20 @@ h_trace(struct server *s, const json_t *p, struct op_result *r)
     return result;
 }
 
+/* vlog/reopen: as Open vSwitch's "ovs-appctl vlog/reopen". */
+static json_t *
+h_vlog_reopen(struct server *s, const json_t *p, struct op_result *r)
+{
+    (void) s;
+    (void) p;
+    int error = log_reopen();
+    if (error) {
+        op_fail(r, RPC_FAILED, "reopening the log: %s", strerror(error));
+        return NULL;
+    }
+    return json_object();
+}
+
 /* A handler that queues its reply itself (a large one, written as text);
  * false if it queued nothing and 'r' says why. */
 typedef bool replier_fn(struct server *, struct rpc_conn *,
@@ -265,6 +286,7 @@ static const struct {
     { "add-port", h_add_port, NULL },
     { "del-port", h_del_port, NULL },
     { "trace", h_trace, NULL },
+    { "vlog/reopen", h_vlog_reopen, NULL },
 };
 
 void

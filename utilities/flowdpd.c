@@ -9,8 +9,8 @@
  * makes the flow table survive restarts.
  *
  * This file is the daemon's frame: the command line, start-up step by
- * step, logging, the control loop and shut-down.  flowdpd.h lists the
- * other files and what each does.
+ * step, the control loop and shut-down.  flowdpd.h lists the other
+ * files and what each does.
  */
 #include <config.h>
 
@@ -21,15 +21,12 @@
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 #include "utilities/flowdpd.h"
 #include "utilities/journal.h"
 #include "utilities/rpc.h"
@@ -50,37 +47,6 @@ const char *program_name = "flowdpd";
  * journal record) come from the heap and, freed, stay part of the
  * process among the flows allocated after them. */
 #define MMAP_THRESHOLD (256u << 10)
-
-/* ---------------------------------------------------------------------- */
-/* Logging.                                                                */
-
-static const char *const level_names[] = { "err", "warn", "info", "dbg" };
-static enum log_level log_threshold = L_INFO;
-static FILE *log_stream;
-
-void
-vlog(enum log_level level, const char *format, ...)
-{
-    struct timespec ts;
-    struct tm tm;
-    char when[32];
-    va_list args;
-
-    if (level > log_threshold) {
-        return;
-    }
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-    FILE *f = log_stream ? log_stream : stderr;
-    fprintf(f, "%s.%03ldZ|%s|", when, ts.tv_nsec / 1000000,
-            level_names[level]);
-    va_start(args, format);
-    vfprintf(f, format, args);
-    va_end(args);
-    fputc('\n', f);
-    fflush(f);
-}
 
 static int signal_pipe[2] = { -1, -1 };
 
@@ -138,9 +104,14 @@ serve(struct server *s)
         }
         if (fds[0].revents) {
             int sig = 0;
-            if (read(signal_pipe[0], &sig, sizeof sig) > 0) {
-                vlog(L_INFO, "signal %d: exiting", sig);
+            if (read(signal_pipe[0], &sig, sizeof sig) == sizeof sig
+                && sig == SIGHUP) {
+                vlog(L_INFO, "SIGHUP: reopening the log");
+                log_reopen();
+                free(fds);
+                continue;
             }
+            vlog(L_INFO, "signal %d: exiting", sig);
             free(fds);
             return;
         }
@@ -232,97 +203,22 @@ usage(void)
            "  --db=FILE                keep the flow table in FILE: every\n"
            "                           acknowledged change is on disk first,\n"
            "                           and the table is restored on start\n"
+           "                           (locked through FILE.lock)\n"
            "  --db-compact=BYTES       rewrite the journal as a snapshot once\n"
            "                           it grew by BYTES (default %u) and\n"
            "                           doubled\n"
            "Daemon:\n"
            "  --detach                 run in the background once ready\n"
-           "  --pidfile[=FILE]         write the pid (default\n"
-           "                           $FLOWDP_RUNDIR/flowdpd.pid)\n"
-           "  --log-file=FILE          log there instead of stderr\n"
+           "                           (standard streams on /dev/null)\n"
+           "  --pidfile[=FILE]         write the pid and hold a lock on it\n"
+           "                           (default $FLOWDP_RUNDIR/flowdpd.pid)\n"
+           "  --log-file=FILE          log there instead of stderr; SIGHUP\n"
+           "                           reopens it\n"
            "  -v, --verbose[=LEVEL]    log level: err, warn, info (default),\n"
            "                           dbg; -v alone means dbg\n"
            "  -h, --help, -V, --version\n",
            program_name, program_name, DEFAULT_MAX_REQUEST,
            COMPACT_MIN_GROWTH);
-}
-
-static const char *
-rundir(void)
-{
-    const char *d = getenv("FLOWDP_RUNDIR");
-
-    return d && *d ? d : FDP_RUNDIR;
-}
-
-static char *
-default_path(const char *file)
-{
-    char *p;
-
-    if (asprintf(&p, "%s/%s", rundir(), file) < 0) {
-        fatal("out of memory");
-    }
-    return p;
-}
-
-/* mkdir -p 'path' (mode 0700 for what it creates). */
-static void
-make_dirs(const char *path)
-{
-    char *copy = strdup(path);
-
-    if (!copy) {
-        fatal("out of memory");
-    }
-    for (char *p = copy + 1; ; p++) {
-        if (*p == '/' || !*p) {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(copy, 0700) && errno != EEXIST) {
-                fatal("%s: %s", copy, strerror(errno));
-            }
-            *p = c;
-            if (!c) {
-                break;
-            }
-        }
-    }
-    free(copy);
-}
-
-/* Forks: the parent waits until the child says it is ready (a byte on
- * the pipe) and exits 0, or exits 1 if the child dies first. */
-static int
-detach(void)
-{
-    int fds[2];
-
-    if (pipe(fds)) {
-        fatal("--detach: pipe: %s", strerror(errno));
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        fatal("--detach: fork: %s", strerror(errno));
-    }
-    if (pid > 0) {
-        char c;
-        close(fds[1]);
-        exit(read(fds[0], &c, 1) == 1 ? EXIT_SUCCESS : EXIT_FAILURE);
-    }
-    close(fds[0]);
-    setsid();
-    return fds[1];
-}
-
-static void
-write_pidfile(const char *path)
-{
-    FILE *f = fopen(path, "w");
-
-    if (!f || fprintf(f, "%ld\n", (long) getpid()) < 0 || fclose(f)) {
-        fatal("--pidfile: %s: %s", path, strerror(errno));
-    }
 }
 
 /* Everything the command line says. */
@@ -332,6 +228,7 @@ struct options {
     const char *port_specs[MAX_PORTS];
     size_t n_listen, n_ports;
     char *pidfile;
+    bool pidfile_in_rundir;     /* --pidfile without a name. */
     bool detach;
     struct rpc_tls tls;
     struct fdp_dp_options dpo;
@@ -421,7 +318,12 @@ parse_options(int argc, char *argv[], struct options *o)
             o->detach = true;
             break;
         case OPT_PIDFILE:
+            free(o->pidfile);
             o->pidfile = optarg ? strdup(optarg) : default_path("flowdpd.pid");
+            if (!o->pidfile) {
+                fatal("out of memory");
+            }
+            o->pidfile_in_rundir = !optarg;
             break;
         case OPT_LOG:
             o->log_file = optarg;
@@ -467,17 +369,9 @@ parse_options(int argc, char *argv[], struct options *o)
             break;
         }
         case 'v':
-            log_threshold = L_DBG;
-            if (optarg) {
-                size_t i;
-                for (i = 0; i < 4 && strcmp(optarg, level_names[i]); i++) {
-                    continue;
-                }
-                if (i == 4) {
-                    fatal("--verbose: \"%s\": levels are err, warn, info, "
-                          "dbg", optarg);
-                }
-                log_threshold = (enum log_level) i;
+            if (log_set_level(optarg ? optarg : "dbg")) {
+                fatal("--verbose: \"%s\": levels are err, warn, info, "
+                      "dbg", optarg);
             }
             break;
         case 'h':
@@ -512,6 +406,34 @@ count_flows(struct fdp_pipeline *p)
     return n;
 }
 
+/* Locks --db=FILE through FILE.lock for the daemon's life (see
+ * flowdpd-daemon.c): a second daemon on the same journal would have
+ * it replay changes the first one made after, or undo them. */
+static void
+lock_db(struct server *s, const char *db)
+{
+    char *lock = xasprintf("%s.lock", db);
+    long holder;
+
+    if (!lock) {
+        fatal("out of memory");
+    }
+    int error = lock_file(lock, 0600, &s->db_lock_fd, &holder);
+    if (error == EAGAIN) {
+        if (holder > 0) {
+            fatal("--db: %s is in use by another flowdpd, pid %ld (it "
+                  "holds %s)", db, holder, lock);
+        }
+        fatal("--db: %s is in use by another process (it holds %s)", db,
+              lock);
+    } else if (error == ENOENT || error == ENOTDIR) {
+        fatal("--db: %s: %s", db, strerror(error));
+    } else if (error) {
+        fatal("--db: %s: its lock file %s: %s", db, lock, strerror(error));
+    }
+    free(lock);
+}
+
 /* The pipeline, restored from --db's journal if given. */
 static void
 open_pipeline(struct server *s, const struct options *o)
@@ -522,6 +444,7 @@ open_pipeline(struct server *s, const struct options *o)
     }
     if (o->db) {
         char *msg = NULL, *warning = NULL;
+        lock_db(s, o->db);
         s->replaying = true;
         error = journal_open(o->db, replay_op, s, &s->journal, &msg,
                              &warning);
@@ -578,7 +501,6 @@ open_listeners(struct server *s, struct options *o, char **default_unix)
     *default_unix = NULL;
     if (!unix_path) {
         unix_path = *default_unix = default_path("flowdpd.sock");
-        make_dirs(rundir());
     }
     if (asprintf(&unix_spec, "unix:%s", unix_path) < 0) {
         fatal("out of memory");
@@ -598,8 +520,9 @@ open_listeners(struct server *s, struct options *o, char **default_unix)
     return unix_spec;
 }
 
-/* SIGTERM, SIGINT and SIGHUP end serve() through 'signal_pipe'; SIGPIPE
- * is ignored (a client that went away is an error on its socket). */
+/* SIGTERM and SIGINT end serve() and SIGHUP reopens the log, through
+ * 'signal_pipe'; SIGPIPE is ignored (a client that went away is an error
+ * on its socket). */
 static void
 install_signals(void)
 {
@@ -612,27 +535,6 @@ install_signals(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-}
-
-/* --detach: tells the waiting parent that the daemon is ready and lets go
- * of the terminal. */
-static void
-finish_detach(int ready_fd)
-{
-    if (write(ready_fd, "", 1) != 1) {
-        vlog(L_WARN, "telling the parent we are ready: %s",
-             strerror(errno));
-    }
-    close(ready_fd);
-    int null = open("/dev/null", O_RDWR);
-    if (null >= 0) {
-        dup2(null, STDIN_FILENO);
-        dup2(null, STDOUT_FILENO);
-        if (log_stream) {
-            dup2(null, STDERR_FILENO);
-        }
-        close(null);
-    }
 }
 
 /* Clean exit: stop packets, close the connections, listeners and ports
@@ -651,6 +553,9 @@ shut_down(struct server *s)
     fdp_dp_destroy(s->dp);
     fdp_pipeline_destroy(s->pipeline);
     journal_close(s->journal);
+    if (s->db_lock_fd >= 0) {
+        close(s->db_lock_fd);   /* Lets the next daemon have the db. */
+    }
 }
 
 int
@@ -663,47 +568,49 @@ main(int argc, char *argv[])
     if (fdp_cpu_init()) {
         fatal("%s", fdp_cpu_strerror());
     }
-    if (o.log_file && !(log_stream = fopen(o.log_file, "a"))) {
-        fatal("--log-file: %s: %s", o.log_file, strerror(errno));
+    if (o.log_file) {
+        log_open(o.log_file);
     }
 
     /* Fork before any thread exists (liburcu's call_rcu worker starts
      * with the first deferred free, during journal replay): a forked
      * child has no threads but the caller.  The parent waits until the
      * child is ready, so errors below still reach the terminal. */
-    int ready_fd = o.detach ? detach() : -1;
+    int ready_fd = o.detach ? detach_start() : -1;
 
+    /* The pidfile first: a second daemon with the same one stops here,
+     * before it touches the database, the socket or the ports. */
+    if (!o.unix_path || o.pidfile_in_rundir) {
+        make_rundir();
+    }
+    if (o.pidfile) {
+        pidfile_create(o.pidfile);
+    }
     struct server s = {
         .max_request = o.max_request,
         .compact_growth = o.compact_growth,
+        .db_lock_fd = -1,
     };
     char *default_unix;
     open_pipeline(&s, &o);
     open_datapath(&s, &o);
     char *unix_spec = open_listeners(&s, &o, &default_unix);
-    if (o.pidfile) {
-        write_pidfile(o.pidfile);
-    }
     install_signals();
     start_pmds(&s);
     vlog(L_INFO, "flowdpd %s started (pid %ld)", PACKAGE_VERSION,
          (long) getpid());
     if (ready_fd >= 0) {
-        finish_detach(ready_fd);
+        detach_finish(ready_fd);
     }
 
     serve(&s);
 
     shut_down(&s);
-    if (o.pidfile) {
-        unlink(o.pidfile);
-        free(o.pidfile);
-    }
+    pidfile_remove();
+    free(o.pidfile);
     free(unix_spec);
     free(default_unix);
     vlog(L_INFO, "exited");
-    if (log_stream) {
-        fclose(log_stream);
-    }
+    log_close();
     return EXIT_SUCCESS;
 }

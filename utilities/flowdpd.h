@@ -3,8 +3,11 @@
  *
  * The daemon is split by concern:
  *
- *   flowdpd.c          main(): options, start-up, logging, the control loop
+ *   flowdpd.c          main(): options, start-up, the control loop
  *                      (poll() over the listeners and clients), shut-down.
+ *   flowdpd-daemon.c   habits of a daemon: logging (and its reopening),
+ *                      the run directory, the --db lock, the pidfile,
+ *                      --detach.
  *   flowdpd-pmd.c      the poll-mode packet threads.
  *   flowdpd-flows.c    flow operations, the only way flows change: each
  *                      applied in one pipeline transaction, journalled
@@ -27,8 +30,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 
 struct journal;
 struct pmd_thread;
@@ -45,14 +49,63 @@ struct rpc_listener;
 #define TRIM_MIN_FLOWS 1024
 
 /* ---------------------------------------------------------------------- */
-/* Logging (flowdpd.c).                                                    */
+/* Logging (flowdpd-daemon.c).                                             */
 
 enum log_level { L_ERR, L_WARN, L_INFO, L_DBG };
 
-/* Logs one line, "TIME|LEVEL|MESSAGE", to --log-file or stderr, if
- * 'level' passes -v's threshold. */
+/* Logs one line, "TIME|LEVEL|MESSAGE", to --log-file or stderr (syslog
+ * once detached without --log-file), if 'level' passes the threshold. */
 void vlog(enum log_level, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Sets the threshold from its name ("err", "warn", "info", "dbg");
+ * EINVAL for another name. */
+int log_set_level(const char *name);
+
+/* Logs to 'path' (appending) from now on; exits if it cannot open it. */
+void log_open(const char *path);
+
+/* Opens log_open()'s file again by its name (logrotate moved it away):
+ * 0, or an errno value (logged) with the old stream kept. */
+int log_reopen(void);
+
+void log_close(void);
+
+/* ---------------------------------------------------------------------- */
+/* The run directory, locks, the pidfile, --detach (flowdpd-daemon.c).     */
+
+/* $FLOWDP_RUNDIR, or the build's run directory. */
+const char *rundir(void);
+
+/* rundir()/'file', which the caller frees. */
+char *default_path(const char *file);
+
+/* Creates rundir() and its parents if missing (mode 0755 less the
+ * umask), and exits if it is not a directory or is writable by others
+ * and not ours. */
+void make_rundir(void);
+
+/* Opens (creating with 'mode') 'path' and locks it for writing with a
+ * POSIX record lock held while '*fdp' stays open.  Returns 0; EAGAIN if
+ * another process holds the lock, with its pid in '*holderp' (0 if
+ * unknown); or another errno value from open(). */
+int lock_file(const char *path, mode_t mode, int *fdp, long *holderp);
+
+/* --pidfile: locks 'path' and writes our pid in it; exits if another
+ * process holds it (naming its pid) or on error.  The pidfile is removed
+ * at exit. */
+void pidfile_create(const char *path);
+/* Removes the pidfile if this process made it and it is still the file
+ * under that name; then lets go of its lock. */
+void pidfile_remove(void);
+
+/* --detach, before any thread exists: forks; the parent waits for the
+ * child's detach_finish() and exits 0, or 1 if the child dies first.
+ * Returns the child's end of the pipe. */
+int detach_start(void);
+/* Puts /dev/null on the standard streams (logging to syslog from now on
+ * if there is no --log-file) and tells the parent we are ready. */
+void detach_finish(int ready_fd);
 
 /* ---------------------------------------------------------------------- */
 /* The daemon's state.                                                     */
@@ -65,6 +118,7 @@ struct server {
     bool pmd_stop;              /* Atomic. */
 
     struct journal *journal;    /* NULL without --db. */
+    int db_lock_fd;             /* FILE.lock of --db=FILE, or -1. */
     bool replaying;
     size_t compact_growth;      /* Compact after this many new bytes. */
 

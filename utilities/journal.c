@@ -10,6 +10,19 @@
  * truncated file or a flipped bit is detected; everything from the first
  * bad record on is set aside, never replayed half-way.
  *
+ * Not a journal.  A file whose first bytes cannot begin a record (8 hex
+ * digits, a space, a decimal length, a space, '{') is not a journal with
+ * a bad tail but some other file given by mistake (a flows file, say):
+ * it is refused and left exactly as it was.  A file whose first record
+ * has the form but is torn or fails its checksum is a journal, and is
+ * recovered like any other.
+ *
+ * Set-aside tails go to PATH.corrupt, or if that exists to PATH.corrupt.1,
+ * .2 and so on, the first name free (created with O_EXCL, so never over
+ * an earlier one): each recovery keeps its own evidence, and the numbers
+ * sort in the order the recoveries happened, which a timestamp would
+ * only do to the second.
+ *
  * Durability: flowdpd applies a change to a transaction, appends its
  * record and fdatasync()s, and only then commits the transaction and
  * acknowledges the client.  A crash before the sync loses a change nobody
@@ -24,18 +37,20 @@
 #include "utilities/journal.h"
 #include "utilities/tool.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "flowdp/hash.h"
+#include <flowdp/hash.h>
 
 struct journal {
     char *path;
@@ -125,19 +140,83 @@ parse_record(const char *p, size_t left, json_t **opp, const char **why)
     return (size_t) (nl - p) + 1;
 }
 
+/* True if the 'n' bytes at 'p' can begin a record: "%08x %zu {", or a
+ * prefix of that form if the file ends first (a journal whose first write
+ * was torn). */
+static bool
+looks_like_record(const char *p, size_t n)
+{
+    size_t i = 0, digits = 0;
+
+    for (; i < 8; i++) {
+        if (i == n) {
+            return true;
+        }
+        if (!isxdigit((unsigned char) p[i])) {
+            return false;
+        }
+    }
+    if (i == n) {
+        return true;
+    }
+    if (p[i++] != ' ') {
+        return false;
+    }
+    for (; i < n && isdigit((unsigned char) p[i]); i++) {
+        digits++;
+    }
+    if (i == n) {
+        return true;
+    }
+    if (!digits || p[i++] != ' ') {
+        return false;
+    }
+    return i == n || p[i] == '{';
+}
+
+/* Up to how many PATH.corrupt.N names set_aside() tries: a journal that
+ * needed recovering that often needs a person, not another file. */
+#define MAX_CORRUPT_FILES 1000
+
 static int fsync_dir(const char *path);
 
-/* Moves the bytes from 'offset' on to PATH.corrupt and cuts the file. */
+/* Creates the first of PATH.corrupt, PATH.corrupt.1, ... that does not
+ * exist.  Returns its descriptor and, in '*namep', its name (freed by the
+ * caller), or -1 with errno set. */
 static int
-set_aside(struct journal *j, const char *data, size_t offset, size_t total)
+create_corrupt_file(const char *path, char **namep)
 {
-    char *bad = xasprintf("%s.corrupt", j->path);
+    for (int i = 0; i < MAX_CORRUPT_FILES; i++) {
+        char *name = i ? xasprintf("%s.corrupt.%d", path, i)
+                       : xasprintf("%s.corrupt", path);
+        if (!name) {
+            errno = ENOMEM;
+            return -1;
+        }
+        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            *namep = name;
+            return fd;
+        }
+        free(name);
+        if (errno != EEXIST) {
+            return -1;
+        }
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* Moves the bytes from 'offset' on to a new PATH.corrupt[.N] (its name in
+ * '*namep') and cuts the file. */
+static int
+set_aside(struct journal *j, const char *data, size_t offset, size_t total,
+          char **namep)
+{
     int error = 0;
 
-    if (!bad) {
-        return ENOMEM;
-    }
-    int fd = open(bad, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    *namep = NULL;
+    int fd = create_corrupt_file(j->path, namep);
     if (fd < 0 || write_all(fd, data + offset, total - offset)
         || fsync(fd)) {
         error = errno;
@@ -145,7 +224,9 @@ set_aside(struct journal *j, const char *data, size_t offset, size_t total)
     if (fd >= 0) {
         close(fd);
     }
-    free(bad);
+    if (!error) {
+        error = fsync_dir(j->path);
+    }
     if (!error && (ftruncate(j->fd, (off_t) offset) || fsync(j->fd))) {
         error = errno;
     }
@@ -196,6 +277,15 @@ journal_open(const char *path, int (*replay)(json_t *, void *), void *aux,
         got += (size_t) n;
     }
 
+    if (total && !looks_like_record(data, total)) {
+        error = EINVAL;
+        *errorp = xasprintf("%s: not a flowdpd journal (it does not begin "
+                            "with a record; a flows file belongs in "
+                            "\"flowdp-ctl add-flows\"): refusing it, and "
+                            "leaving it as it is", path);
+        goto fail;
+    }
+
     size_t offset = 0;
     unsigned long n_records = 0;
     while (offset < total) {
@@ -208,16 +298,20 @@ journal_open(const char *path, int (*replay)(json_t *, void *), void *aux,
         }
         json_decref(op);
         if (!len) {
-            *warningp = xasprintf("%s: record %lu at byte %zu: %s; ignoring "
-                                  "it and the %zu bytes after it (saved in "
-                                  "%s.corrupt)", path, n_records + 1,
-                                  offset, why, total - offset, path);
-            error = set_aside(j, data, offset, total);
+            char *saved;
+            error = set_aside(j, data, offset, total, &saved);
             if (error) {
-                *errorp = xasprintf("%s: setting a corrupt tail aside: %s",
-                                    path, strerror(error));
+                *errorp = xasprintf("%s: setting a corrupt tail aside%s%s: "
+                                    "%s", path, saved ? " in " : "",
+                                    saved ? saved : "", strerror(error));
+                free(saved);
                 goto fail;
             }
+            *warningp = xasprintf("%s: record %lu at byte %zu: %s; ignoring "
+                                  "it and the %zu bytes after it (saved in "
+                                  "%s)", path, n_records + 1, offset, why,
+                                  total - offset, saved);
+            free(saved);
             total = offset;
             break;
         }

@@ -16,10 +16,15 @@ struct journal;
 /* Opens or creates the journal at 'path' and calls 'replay' with each
  * intact record, oldest first ('replay' returns 0, or an errno value to
  * stop: the record and what follows are then treated as corrupt).  A
- * torn or corrupt tail is never replayed: it is moved to PATH.corrupt,
- * the file is cut before it, and '*warningp' says what was dropped and
- * where (the caller frees it).  Returns 0 or an errno value with a
- * message in '*errorp'. */
+ * torn or corrupt tail is never replayed: it is moved to PATH.corrupt
+ * (or PATH.corrupt.N, the first free name: an earlier one is never
+ * overwritten), the file is cut before it, and '*warningp' says what was
+ * dropped and where (the caller frees it).  A file that does not begin
+ * with a record is not a journal: it is refused untouched (EINVAL).
+ * Returns 0 or an errno value with a message in '*errorp'.
+ *
+ * The caller keeps other processes away from 'path' (flowdpd holds
+ * PATH.lock for its life). */
 int journal_open(const char *path, int (*replay)(json_t *op, void *aux),
                  void *aux, struct journal **, char **errorp,
                  char **warningp);

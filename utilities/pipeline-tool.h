@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "flowdp/flowdp.h"
+#include <flowdp/flowdp.h>
 
 /* True if the flow text 'text' says "table=N" among its match fields (before
  * "actions="): mod-flows, del-flows and dump-flows then act on that table,

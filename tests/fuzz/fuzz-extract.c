@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "datapath/extract-internal.h"
-#include "flowdp/datapath.h"
-#include "flowdp/hash.h"
+#include <flowdp/datapath.h>
+#include <flowdp/hash.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flowdp/key.h"
-#include "flowdp/match.h"
+#include <flowdp/key.h>
+#include <flowdp/match.h>
 
 /* Fills 'm' (a match from fdp_match_create()) from a rule line: IPv4,
  * source and destination prefixes, port ranges, protocol/mask.  Returns

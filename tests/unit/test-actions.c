@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/actions.h"
+#include "lib/actions-internal.h"
 #include "lib/field.h"
 #include "lib/util.h"
 #include "unit.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/cpu.h"
+#include "lib/cpu-internal.h"
 #include "lib/hash-private.h"
 #include "unit.h"
 

@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flowdp/flowdp.h"
-#include "lib/actions.h"
+#include <flowdp/flowdp.h>
+#include "lib/actions-internal.h"
 #include "unit.h"
 
 #define N_DSTS 64

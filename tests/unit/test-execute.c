@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "datapath/execute.h"
-#include "flowdp/datapath.h"
-#include "lib/actions.h"
+#include <flowdp/datapath.h>
+#include "lib/actions-internal.h"
 #include "lib/field.h"
 #include "lib/util.h"
 #include "unit.h"

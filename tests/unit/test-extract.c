@@ -22,10 +22,10 @@
 #include <string.h>
 
 #include "datapath/extract-internal.h"
-#include "flowdp/cpu.h"
-#include "flowdp/datapath.h"
-#include "flowdp/flow.h"
-#include "flowdp/hash.h"
+#include <flowdp/cpu.h>
+#include <flowdp/datapath.h>
+#include <flowdp/flow.h>
+#include <flowdp/hash.h>
 #include "lib/field.h"
 #include "lib/util.h"
 #include "unit.h"

@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/actions.h"
+#include "lib/actions-internal.h"
 #include "lib/ds.h"
-#include "lib/match.h"
+#include "lib/match-internal.h"
 #include "lib/util.h"
-#include "flowdp/flow.h"
+#include <flowdp/flow.h>
 #include "unit.h"
 
 /* ---------------------------------------------------------------------- */

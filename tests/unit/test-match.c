@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/match.h"
+#include "lib/match-internal.h"
 #include "lib/util.h"
 #include "unit.h"
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flowdp/table.h"
-#include "lib/actions.h"
-#include "lib/match.h"
+#include <flowdp/table.h>
+#include "lib/actions-internal.h"
+#include "lib/match-internal.h"
 #include "lib/pipapo.h"
 #include "lib/pipapo-step.h"
 #include "lib/tss.h"

@@ -39,13 +39,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/actions.h"
-#include "flowdp/cpu.h"
+#include "lib/actions-internal.h"
+#include <flowdp/cpu.h>
 #include "lib/field.h"
-#include "lib/match.h"
+#include "lib/match-internal.h"
 #include "lib/util.h"
-#include "flowdp/flowdp.h"
-#include "flowdp/pipeline.h"
+#include <flowdp/flowdp.h>
+#include <flowdp/pipeline.h>
 #include "unit.h"
 
 /* Sets FLOWDP_CPU to level 'i' before the library's detection runs (each

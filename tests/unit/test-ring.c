@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "flowdp/ring.h"
+#include <flowdp/ring.h>
 #include "unit.h"
 
 START_TEST(create_errors)

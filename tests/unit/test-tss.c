@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/cpu.h"
+#include "lib/cpu-internal.h"
 #include "lib/tss-private.h"
 #include "lib/tss.h"
 #include "lib/util.h"

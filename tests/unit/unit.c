@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sched.h>
 
-#include "flowdp/datapath.h"
-#include "flowdp/ring.h"
+#include <flowdp/datapath.h>
+#include <flowdp/ring.h>
 
 /* Default seed: fixed, so that runs are reproducible unless asked. */
 #define UNIT_DEFAULT_SEED UINT64_C(20261130)
@@ -116,4 +118,54 @@ unit_peer_drain(const struct fdp_port_rings *r, unit_peer_cb *cb, void *aux)
     }
     fdp_ring_release(r->tx, n);
     return n;
+}
+
+void
+unit_progress_bump(uint64_t *count)
+{
+    __atomic_fetch_add(count, 1, __ATOMIC_RELEASE);
+}
+
+uint64_t
+unit_progress_get(const uint64_t *count)
+{
+    return __atomic_load_n(count, __ATOMIC_ACQUIRE);
+}
+
+/* Seconds on the monotonic clock. */
+static double
+unit_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void
+unit_progress_wait(const uint64_t *count, uint64_t target, const char *what)
+{
+    double deadline = 0;
+
+    for (unsigned int spins = 0; unit_progress_get(count) < target;
+         spins++) {
+        /* Yield first: on a loaded machine the other thread usually only
+         * needs the CPU.  Only then look at the clock, then sleep 100 us
+         * so that a waiting writer does not starve the thread it waits
+         * for on a machine with fewer free CPUs than threads. */
+        if (spins < 64) {
+            sched_yield();
+            continue;
+        }
+        double now = unit_now();
+        if (!deadline) {
+            deadline = now + UNIT_WAIT_SECONDS;
+        } else if (now > deadline) {
+            ck_abort_msg("%s: no progress for %d s (count %llu, waiting "
+                         "for %llu)", what, UNIT_WAIT_SECONDS,
+                         (unsigned long long) unit_progress_get(count),
+                         (unsigned long long) target);
+        }
+        nanosleep(&(struct timespec) { .tv_nsec = 100 * 1000 }, NULL);
+    }
 }

@@ -31,6 +31,22 @@ int unit_run(Suite *suite);
  * sanitizer builds. */
 TCase *unit_tcase(Suite *suite, const char *name);
 
+/* Progress between threads, for concurrency tests that must make the
+ * interleavings they check happen rather than hope for them on an idle
+ * machine.  A worker thread calls unit_progress_bump() after each unit of
+ * work (a lookup, a dump); the thread driving the test reads the count
+ * with unit_progress_get() and waits with unit_progress_wait() until it
+ * reaches 'target', so that every round of the test overlaps at least one
+ * unit of the worker's work.  The wait is bounded (UNIT_WAIT_SECONDS): if
+ * the count does not get there, the test fails with a message naming
+ * 'what', the count reached and the target, instead of hanging until
+ * Check's timeout.  Counts are read and written atomically. */
+#define UNIT_WAIT_SECONDS 60
+void unit_progress_bump(uint64_t *count);
+uint64_t unit_progress_get(const uint64_t *count);
+void unit_progress_wait(const uint64_t *count, uint64_t target,
+                        const char *what);
+
 /* The peer side of a ring port (flowdp/datapath.h), as a NIC would be.
  * unit_peer_send() takes a free frame from the fill ring, copies the
  * 'len' bytes of 'pkt' into it and submits it on the rx ring; false if no

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "field.h"
-#include "flowdp/match.h"
+#include "lib/field.h"
+#include <flowdp/match.h>
 
 /* Invariants (kept by every function that changes a match):
  * - value & ~mask is zero except on the bits of range fields, where

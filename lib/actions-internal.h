@@ -7,8 +7,8 @@
 #include <assert.h>
 #include <stdint.h>
 
-#include "field.h"
-#include "flowdp/actions.h"
+#include "lib/field.h"
+#include <flowdp/actions.h>
 
 /* The action kinds, once.  Everything that handles actions by kind is a
  * table indexed by enum fdp_action_type built from this list: the

@@ -5,7 +5,7 @@
 #define FDP_CPU_INTERNAL_H 1
 
 #include <stdbool.h>
-#include "flowdp/cpu.h"
+#include <flowdp/cpu.h>
 
 /* True if this CPU and this build can run code of 'level', whatever
  * FLOWDP_CPU says.  Tests use it to run every usable implementation. */
