@@ -1600,7 +1600,7 @@ suite_pipapo(void)
         fdp__pipapo_snapshot_free(pb->snap);
         free(pb);
         for (uint32_t i = 0; i < n; i++) {
-            free(rules[i]);
+            fdp__rule_free_block(rules[i]);
         }
         free(rules);
         free(starts);

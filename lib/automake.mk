@@ -40,6 +40,8 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/flow-parse.c \
 	lib/flow-text.h \
 	lib/key.c \
+	lib/lines.c \
+	lib/lines.h \
 	lib/match.c \
 	lib/pipeline.c \
 	lib/match-internal.h \

@@ -80,6 +80,32 @@ fdp__ds_printf(struct fdp__ds *ds, const char *format, ...)
 }
 
 void
+fdp__ds_put_uint(struct fdp__ds *ds, uint64_t v)
+{
+    char buf[20];               /* UINT64_MAX has 20 digits. */
+    size_t i = sizeof buf;
+
+    do {
+        buf[--i] = (char) ('0' + v % 10);
+        v /= 10;
+    } while (v);
+    fdp__ds_put_buffer(ds, buf + i, sizeof buf - i);
+}
+
+void
+fdp__ds_put_hex(struct fdp__ds *ds, uint64_t v)
+{
+    char buf[16];               /* 64 bits, 4 per digit. */
+    size_t i = sizeof buf;
+
+    do {
+        buf[--i] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    fdp__ds_put_buffer(ds, buf + i, sizeof buf - i);
+}
+
+void
 fdp__ds_chomp(struct fdp__ds *ds, char c)
 {
     if (ds->len && ds->s[ds->len - 1] == c) {
@@ -90,24 +116,40 @@ fdp__ds_chomp(struct fdp__ds *ds, char c)
 void
 fdp__ds_put_json_string(struct fdp__ds *ds, const char *s)
 {
+    fdp__ds_putc(ds, '"');
+    fdp__ds_put_json_chars(ds, s);
+    fdp__ds_putc(ds, '"');
+}
+
+void
+fdp__ds_put_json_chars(struct fdp__ds *ds, const char *s)
+{
+    /* The bytes a JSON string escapes: '"', '\\' and the controls, and
+     * the NUL that ends 's'.  A table lookup per byte keeps the scan of
+     * the bytes copied as they are (nearly all) to a few instructions. */
+    static const bool special[256] = {
+        [0 ... 0x1f] = true, ['"'] = true, ['\\'] = true,
+    };
     const char *run = s;        /* Start of the bytes not yet copied. */
 
-    fdp__ds_putc(ds, '"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char) *s;
-        if (c == '"' || c == '\\' || c < 0x20) {
-            fdp__ds_put_buffer(ds, run, (size_t) (s - run));
-            if (c == '"' || c == '\\') {
-                fdp__ds_putc(ds, '\\');
-                fdp__ds_putc(ds, (char) c);
-            } else {
-                fdp__ds_printf(ds, "\\u%04x", c);
-            }
-            run = s + 1;
+    for (;; s++) {
+        while (!special[(unsigned char) *s]) {
+            s++;
         }
+        if (!*s) {
+            break;
+        }
+        unsigned char c = (unsigned char) *s;
+        fdp__ds_put_buffer(ds, run, (size_t) (s - run));
+        if (c == '"' || c == '\\') {
+            fdp__ds_putc(ds, '\\');
+            fdp__ds_putc(ds, (char) c);
+        } else {
+            fdp__ds_printf(ds, "\\u%04x", c);
+        }
+        run = s + 1;
     }
     fdp__ds_put_buffer(ds, run, (size_t) (s - run));
-    fdp__ds_putc(ds, '"');
 }
 
 void

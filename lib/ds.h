@@ -9,6 +9,7 @@
 #define FDP_DS_H 1
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 struct fdp__ds {
@@ -27,10 +28,20 @@ void fdp__ds_printf(struct fdp__ds *, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 void fdp__ds_chomp(struct fdp__ds *, char);
 
+/* Append 'v' as "%" PRIu64 and "%" PRIx64 would, without printf's cost
+ * (a few hundred instructions a call: dump-flows formats a dozen numbers
+ * per flow, and printf was most of its time). */
+void fdp__ds_put_uint(struct fdp__ds *, uint64_t v);
+void fdp__ds_put_hex(struct fdp__ds *, uint64_t v);
+
 /* Appends 's' as a JSON string: quoted, with '"', '\\' and control
  * characters escaped (RFC 8259, section 7); other bytes, UTF-8 included,
  * are copied as they are. */
 void fdp__ds_put_json_string(struct fdp__ds *, const char *s);
+
+/* As fdp__ds_put_json_string() without the quotes: for a JSON string
+ * written in pieces. */
+void fdp__ds_put_json_chars(struct fdp__ds *, const char *s);
 
 /* Empties the string and keeps its memory for reuse (a failed string
  * stays failed). */

@@ -64,8 +64,12 @@ format_mac(struct fdp__ds *ds, uint64_t mac)
 static void
 format_ipv4(struct fdp__ds *ds, uint32_t ip)
 {
-    fdp__ds_printf(ds, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 0xff,
-                   (ip >> 8) & 0xff, ip & 0xff);
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        fdp__ds_put_uint(ds, (ip >> shift) & 0xff);
+        if (shift) {
+            fdp__ds_putc(ds, '.');
+        }
+    }
 }
 
 static void
@@ -105,7 +109,7 @@ fdp__format_value(struct fdp__ds *ds, enum fdp_field f, fdp_u128 v)
     case FDP__S_DEC:
     case FDP__S_VLAN_VID:
     case FDP__S_FRAG:
-        fdp__ds_printf(ds, "%" PRIu64, (uint64_t) v);
+        fdp__ds_put_uint(ds, (uint64_t) v);
         break;
     case FDP__S_HEX:
         fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
@@ -124,7 +128,7 @@ fdp__format_value(struct fdp__ds *ds, enum fdp_field f, fdp_u128 v)
         if (name) {
             fdp__ds_put(ds, name);
         } else {
-            fdp__ds_printf(ds, "%" PRIu64, (uint64_t) v);
+            fdp__ds_put_uint(ds, (uint64_t) v);
         }
         break;
     }
@@ -138,7 +142,7 @@ fdp__format_value(struct fdp__ds *ds, enum fdp_field f, fdp_u128 v)
         format_ipv6(ds, v);
         break;
     case FDP__S_TOS:
-        fdp__ds_printf(ds, "%" PRIu64, (uint64_t) v << 2);
+        fdp__ds_put_uint(ds, (uint64_t) v << 2);
         break;
     }
 }
@@ -155,7 +159,7 @@ format_mask(struct fdp__ds *ds, enum fdp_field f, fdp_u128 mask)
     case FDP__S_IPV6: {
         int len = prefix_len(mask, field->n_bits);
         if (len >= 0) {
-            fdp__ds_printf(ds, "%d", len);
+            fdp__ds_put_uint(ds, (uint64_t) len);
         } else {
             fdp__format_value(ds, f, mask);
         }
@@ -217,7 +221,8 @@ fdp__format_field(struct fdp__ds *ds, const struct fdp_match *m,
     fdp_u128 value = fdp__match_get_value(m, f);
 
     if (fdp__match_has_range(m, f)) {
-        fdp__ds_printf(ds, "%s=", name);
+        fdp__ds_put(ds, name);
+        fdp__ds_putc(ds, '=');
         fdp__format_value(ds, f, value);
         fdp__ds_putc(ds, '-');
         fdp__format_value(ds, f, fdp__key_get(&m->hi, f));
@@ -229,7 +234,8 @@ fdp__format_field(struct fdp__ds *ds, const struct fdp_match *m,
     if (!mask) {
         return;
     }
-    fdp__ds_printf(ds, "%s=", name);
+    fdp__ds_put(ds, name);
+    fdp__ds_putc(ds, '=');
     if (field->syntax == FDP__S_TCP_FLAGS) {
         format_tcp_flags(ds, (uint32_t) value, (uint32_t) mask);
     } else if (field->syntax == FDP__S_FRAG) {
@@ -370,13 +376,18 @@ format_match(struct fdp__ds *ds, const struct fdp_match *m, int priority)
     bool skip_proto;
     const char *sh = shorthand(m, &skip_proto);
 
-    if (priority != FDP_DEFAULT_PRIORITY) {
+    if (priority < 0) {
         fdp__ds_printf(ds, "priority=%d,", priority);
+    } else if (priority != FDP_DEFAULT_PRIORITY) {
+        fdp__ds_put(ds, "priority=");
+        fdp__ds_put_uint(ds, (uint64_t) priority);
+        fdp__ds_putc(ds, ',');
     }
     fdp__format_field(ds, m, FDP_F_PKT_MARK, "pkt_mark");
     fdp__format_field(ds, m, FDP_F_CONJ_ID, "conj_id");
     if (sh) {
-        fdp__ds_printf(ds, "%s,", sh);
+        fdp__ds_put(ds, sh);
+        fdp__ds_putc(ds, ',');
     }
     format_regs(ds, m);
     fdp__format_field(ds, m, FDP_F_METADATA, "metadata");
@@ -486,7 +497,8 @@ static void
 format_output(struct fdp__ds *ds, const struct fdp__action *a,
               const struct fdp_match *m UNUSED_ARG)
 {
-    fdp__ds_printf(ds, "output:%" PRIu32, a->arg);
+    fdp__ds_put(ds, "output:");
+    fdp__ds_put_uint(ds, a->arg);
 }
 
 static void
@@ -762,11 +774,15 @@ format_duration(struct fdp__ds *ds, int64_t ms)
     if (ms < 0) {
         ms = 0;
     }
+    fdp__ds_put_uint(ds, (uint64_t) (ms / 1000));
     if (ms % 1000) {
-        fdp__ds_printf(ds, "%" PRId64 ".%03ds", ms / 1000, (int) (ms % 1000));
-    } else {
-        fdp__ds_printf(ds, "%" PRId64 "s", ms / 1000);
+        int frac = (int) (ms % 1000);
+        fdp__ds_putc(ds, '.');
+        fdp__ds_putc(ds, (char) ('0' + frac / 100));
+        fdp__ds_putc(ds, (char) ('0' + frac / 10 % 10));
+        fdp__ds_putc(ds, (char) ('0' + frac % 10));
     }
+    fdp__ds_putc(ds, 's');
 }
 
 char *
@@ -776,19 +792,27 @@ fdp_flow_format_stats(const struct fdp_flow_spec *flow,
     struct fdp__ds ds = FDP__DS_INIT;
     int64_t last = stats->used_ms ? stats->used_ms : stats->created_ms;
 
-    fdp__ds_printf(&ds, " cookie=0x%" PRIx64 ", duration=", flow->cookie);
+    fdp__ds_put(&ds, " cookie=0x");
+    fdp__ds_put_hex(&ds, flow->cookie);
+    fdp__ds_put(&ds, ", duration=");
     format_duration(&ds, now_ms - stats->created_ms);
-    fdp__ds_printf(&ds, ", table=%u, n_packets=%" PRIu64 ", n_bytes=%"
-                   PRIu64 ", ", flow->table_id, stats->n_packets,
-                   stats->n_bytes);
+    fdp__ds_put(&ds, ", table=");
+    fdp__ds_put_uint(&ds, flow->table_id);
+    fdp__ds_put(&ds, ", n_packets=");
+    fdp__ds_put_uint(&ds, stats->n_packets);
+    fdp__ds_put(&ds, ", n_bytes=");
+    fdp__ds_put_uint(&ds, stats->n_bytes);
+    fdp__ds_put(&ds, ", ");
     if (flow->idle_timeout) {
         fdp__ds_printf(&ds, "idle_timeout=%u, ", flow->idle_timeout);
     }
     if (flow->hard_timeout) {
         fdp__ds_printf(&ds, "hard_timeout=%u, ", flow->hard_timeout);
     }
-    fdp__ds_printf(&ds, "idle_age=%" PRId64 ", ",
-                   now_ms > last ? (now_ms - last) / 1000 : 0);
+    fdp__ds_put(&ds, "idle_age=");
+    fdp__ds_put_uint(&ds, (uint64_t) (now_ms > last ? (now_ms - last) / 1000
+                                                    : 0));
+    fdp__ds_put(&ds, ", ");
     format_match_actions(&ds, flow);
     return fdp__ds_steal(&ds);
 }

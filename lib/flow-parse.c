@@ -879,7 +879,8 @@ parse_attr(struct parser *p, enum attr a, const char *value, const char *at,
     char *slash = a == ATTR_COOKIE ? strchr(value, '/') : NULL;
     if (slash) {
         fdp_u128 mask;
-        if (!(p->flags & FDP_PARSE_COOKIE_MASK)) {
+        if (!(p->flags
+              & (FDP_PARSE_COOKIE_MASK | FDP_PARSE_COOKIE_SELECT))) {
             return parse_error(p, at, "cookie: a mask selects flows to "
                                "modify, delete or dump; a new flow takes a "
                                "plain cookie");
@@ -892,6 +893,11 @@ parse_attr(struct parser *p, enum attr a, const char *value, const char *at,
                                "number", slash + 1);
         }
         cookie_mask = (uint64_t) mask;
+    } else if (a == ATTR_COOKIE && p->flags & FDP_PARSE_COOKIE_SELECT) {
+        /* A selector without a mask: see FDP_PARSE_COOKIE_SELECT. */
+        return parse_error(p, at, "cookie=%s: cannot set cookie (to match on "
+                           "a cookie, specify a mask, e.g. cookie=%s/-1)",
+                           value, value);
     }
     if (!str_to_u128(value, attrs[a].max, &v, &overflow)) {
         if (overflow) {

@@ -125,8 +125,13 @@ static_assert(offsetof(struct fdp_rule, match.w) >= 64
 
 /* A rule whose compact match is 'm', zeroed, 64-byte aligned (see the
  * layout above), with 'remove_version' FDP_VERSION_NEVER.  NULL if out of
- * memory.  The caller frees it with free(). */
+ * memory.  The caller frees it with fdp__rule_free_block(). */
 struct fdp_rule *fdp__rule_alloc(const struct fdp_match *m);
+
+/* Frees the block of 'rule' (fdp__rule_alloc()), not what it points to;
+ * NULL is fine.  Rules come from lib/lines.c, so free() must not be
+ * used. */
+void fdp__rule_free_block(struct fdp_rule *rule);
 
 /* The bytes fdp__rule_alloc() takes for a rule with match 'm'. */
 size_t fdp__rule_size(const struct fdp_match *m);

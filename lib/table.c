@@ -144,6 +144,7 @@
 #include "lib/actions-internal.h"
 #include "lib/cut.h"
 #include "lib/hmap.h"
+#include "lib/lines.h"
 #include <flowdp/cpu.h>
 #include "lib/pipapo.h"
 #include "lib/rcu.h"
@@ -325,10 +326,10 @@ rule_free(struct fdp_table *table, struct fdp_rule *rule)
                            __ATOMIC_RELAXED);
     }
     if (rule->owns_stats) {
-        free(rule->stats);
+        fdp__lines_free(rule->stats, sizeof *rule->stats);
     }
     fdp_actions_destroy(rule->actions);
-    free(rule);
+    fdp__rule_free_block(rule);
 }
 
 static void
@@ -348,6 +349,14 @@ rule_free_deferred(struct fdp_table *table, struct fdp_rule *rule)
     fdp__rcu_defer(&rule->rcu, rule_free_cb);
 }
 
+void
+fdp__rule_free_block(struct fdp_rule *rule)
+{
+    if (rule) {
+        fdp__lines_free(rule, rule_block_size(rule));
+    }
+}
+
 size_t
 fdp__rule_size(const struct fdp_match *m)
 {
@@ -364,7 +373,7 @@ fdp__rule_alloc(const struct fdp_match *m)
     /* 64-byte aligned, so that the fields a lookup reads share one cache
      * line (see lib/rule.h). */
     size_t size = fdp__rule_size(m);
-    struct fdp_rule *rule = aligned_alloc(64, size);
+    struct fdp_rule *rule = fdp__lines_alloc(size);
 
     if (!rule) {
         return NULL;
@@ -386,7 +395,7 @@ rule_create(struct fdp_table *table, const struct fdp_match *match,
     }
     rule->actions = fdp_actions_clone(actions);
     if (!rule->actions) {
-        free(rule);
+        fdp__rule_free_block(rule);
         return NULL;
     }
     rule->priority = priority;
@@ -1235,7 +1244,7 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
         rule->stats = table->shared_stats;
         rule->stats_shared = true;
     } else if (!old) {
-        rule->stats = aligned_alloc(64, sizeof *rule->stats);
+        rule->stats = fdp__lines_alloc(sizeof *rule->stats);
         if (!rule->stats) {
             rule_free(table, rule);
             return ENOMEM;

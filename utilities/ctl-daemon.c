@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,61 @@
 
 const char *ctl_remote;
 struct rpc_tls ctl_tls;
+unsigned int ctl_timeout;
+
+/* -t/--timeout.  The whole command is bounded, as ovs-ofctl's -t bounds
+ * it, with an alarm rather than a deadline on each read and write: one
+ * alarm covers the TLS handshake, a connect() to a listener whose backlog
+ * is full, and a daemon that accepts and never answers (one stopped with
+ * SIGSTOP, whose socket still takes connections: before -t, "show" waited
+ * there forever).  The message is made before the alarm is armed, since a
+ * signal handler may only write(). */
+static char timeout_msg[512];
+static size_t timeout_len;
+
+static void
+timeout_expired(int sig)
+{
+    (void) sig;
+    ssize_t n = write(STDERR_FILENO, timeout_msg, timeout_len);
+    (void) n;
+    _exit(EXIT_FAILURE);
+}
+
+/* Arms -t/--timeout when 'command' first talks to the daemon. */
+static void
+arm_timeout(const char *command)
+{
+    static bool armed;
+
+    if (!ctl_timeout || armed) {
+        return;
+    }
+    armed = true;
+    int n = snprintf(timeout_msg, sizeof timeout_msg, "%s: %s: timeout "
+                     "after %u s waiting for flowdpd at %s\n", program_name,
+                     command, ctl_timeout, ctl_remote);
+    timeout_len = n < 0 ? 0 : (size_t) n < sizeof timeout_msg
+                  ? (size_t) n : sizeof timeout_msg - 1;
+    struct sigaction sa = { .sa_handler = timeout_expired };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    alarm(ctl_timeout);
+}
+
+bool
+ctl_is_switch_name(const char *name)
+{
+    /* IFNAMSIZ (16) less the terminating NUL: the longest bridge name Open
+     * vSwitch can give a kernel interface. */
+    enum { MAX_SWITCH_NAME = 15 };
+    size_t len = strlen(name);
+
+    return (len >= 1 && len <= MAX_SWITCH_NAME && name[0] != '-'
+            && strspn(name, "abcdefghijklmnopqrstuvwxyz"
+                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+               == len);
+}
 
 /* Sends one request and returns its result, passing each part of it that
  * comes first to 'part' (see rpc_call_parts()); exits with the daemon's
@@ -33,6 +89,8 @@ call_parts(const char *command, const char *method, json_t *params,
     struct rpc_conn *conn;
     char *msg = NULL;
     json_t *result;
+
+    arm_timeout(command);
     int error = rpc_connect(ctl_remote, &ctl_tls, &conn, &msg);
 
     if (error) {
@@ -107,17 +165,92 @@ read_flows(const char *command, const char *path)
     return ff.flows;
 }
 
-/* Parses "[--strict]" and returns the index of the first other
- * argument. */
+/* True if 'text' parses as a match (del-flows' and dump-flows'
+ * argument). */
+static bool
+is_match(const char *text)
+{
+    struct fdp_flow_spec spec;
+
+    if (fdp_flow_parse(text, FDP_PARSE_MATCH_ONLY | FDP_PARSE_COOKIE_MASK,
+                       &spec, NULL)) {
+        return false;
+    }
+    fdp_flow_spec_destroy(&spec);
+    return true;
+}
+
+/* What a lone argument that is a switch name and not a match means. */
+enum lone_switch {
+    LONE_ARG,                   /* The command's own argument. */
+    LONE_SWITCH,                /* The switch ("dump-flows br0"). */
+    LONE_REFUSED,               /* Neither: refused with a hint. */
+};
+
+/* ovs-ofctl's commands are "COMMAND SWITCH [ARGS]"; flowdpd has one
+ * datapath, so here the SWITCH is optional and any name means that one.
+ * The arguments of 'command' are argv['first'] on, at most 'max_args' of
+ * them without a switch.  The first is taken as a switch name, and
+ * skipped, when
+ *   - there is one argument more than 'max_args' (and it is a switch
+ *     name: "add-flow br0 FLOW", "dump-flows br0 tcp");
+ *   - or 'lone' is LONE_SWITCH and it is the only argument, a switch name
+ *     and not a match: "dump-flows br0" (but "dump-flows tcp" is a match).
+ * With LONE_REFUSED (del-flows) that last case is an error with a hint:
+ * a misspelt match ("del-flows tcpp") must not delete every flow.
+ * Returns the index of the first argument after a skipped switch name;
+ * exits with 'usage' on too many arguments. */
 static int
-strict_option(int argc, char *argv[], bool *strict)
+skip_switch(const char *command, const char *usage, int argc, char *argv[],
+            int first, int max_args, enum lone_switch lone)
+{
+    int n = argc - first;
+
+    if (n == max_args + 1) {
+        if (!ctl_is_switch_name(argv[first])) {
+            fatal("%s: \"%s\": too many arguments, and not a switch name "
+                  "(expected %s)", command, argv[first], usage);
+        }
+        return first + 1;
+    }
+    if (n > max_args + 1) {
+        fatal("%s: too many arguments (expected %s)", command, usage);
+    }
+    if (n == 1 && lone != LONE_ARG && ctl_is_switch_name(argv[first])
+        && !is_match(argv[first])) {
+        if (lone == LONE_REFUSED) {
+            struct fdp_flow_spec spec;
+            char *msg = NULL;
+            fdp_flow_parse(argv[first], FDP_PARSE_MATCH_ONLY
+                           | FDP_PARSE_COOKIE_SELECT, &spec, &msg);
+            fatal("%s: \"%s\" is not a match (%s); if it is a switch name, "
+                  "say what to delete: \"%s %s ''\" deletes every flow "
+                  "(flowdpd has one datapath)", command, argv[first],
+                  msg ? msg : "?", command, argv[first]);
+        }
+        return first + 1;
+    }
+    return first;
+}
+
+/* Parses the options of mod-flows and del-flows ("--strict", which the
+ * global options put first wherever it was given) and returns the index
+ * of the first other argument. */
+static int
+strict_option(const char *command, int argc, char *argv[], bool *strict)
 {
     int i = 1;
 
     *strict = false;
-    if (i < argc && !strcmp(argv[i], "--strict")) {
-        *strict = true;
-        i++;
+    for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
+        if (!strcmp(argv[i], "--strict")) {
+            *strict = true;
+        } else if (!strcmp(argv[i], "--")) {
+            return i + 1;
+        } else {
+            fatal("%s: %s: unknown option (the only one is --strict)",
+                  command, argv[i]);
+        }
     }
     return i;
 }
@@ -125,21 +258,28 @@ strict_option(int argc, char *argv[], bool *strict)
 void
 cmd_add_flow(int argc, char *argv[])
 {
-    if (argc != 2) {
+    if (argc < 2) {
         fatal("add-flow: expected one FLOW");
     }
-    check_flow("add-flow", argv[1], 0);
+    int i = skip_switch("add-flow", "[SWITCH] FLOW", argc, argv, 1, 1,
+                        LONE_ARG);
+    if (argc - i != 1) {
+        fatal("add-flow: expected one FLOW");
+    }
+    check_flow("add-flow", argv[i], 0);
     json_decref(call("add-flow", "add-flows",
-                     json_pack("{s:[s]}", "flows", argv[1])));
+                     json_pack("{s:[s]}", "flows", argv[i])));
 }
 
 void
 cmd_add_flows(int argc, char *argv[])
 {
-    if (argc != 2) {
+    int i = skip_switch("add-flows", "[SWITCH] FILE", argc, argv, 1, 1,
+                        LONE_ARG);
+    if (argc - i != 1) {
         fatal("add-flows: expected FILE (or - for stdin)");
     }
-    json_t *flows = read_flows("add-flows", argv[1]);
+    json_t *flows = read_flows("add-flows", argv[i]);
     json_decref(call("add-flows", "add-flows",
                      json_pack("{s:o}", "flows", flows)));
 }
@@ -148,11 +288,14 @@ void
 cmd_mod_flows(int argc, char *argv[])
 {
     bool strict;
-    int i = strict_option(argc, argv, &strict);
+    int i = strict_option("mod-flows", argc, argv, &strict);
 
+    i = skip_switch("mod-flows", "[--strict] [SWITCH] FLOW", argc, argv, i,
+                    1, LONE_ARG);
     if (argc - i != 1) {
         fatal("mod-flows: expected [--strict] FLOW");
     }
+    /* As ovs-ofctl: "cookie=V/M" selects, a plain "cookie=V" sets. */
     check_flow("mod-flows", argv[i], FDP_PARSE_COOKIE_MASK);
     json_decref(call("mod-flows", "mod-flows",
                      json_pack("{s:s, s:b}", "flow", argv[i], "strict",
@@ -163,26 +306,185 @@ void
 cmd_del_flows(int argc, char *argv[])
 {
     bool strict;
-    int i = strict_option(argc, argv, &strict);
+    int i = strict_option("del-flows", argc, argv, &strict);
 
+    i = skip_switch("del-flows", "[--strict] [SWITCH] [MATCH]", argc, argv,
+                    i, 1, LONE_REFUSED);
     if (argc - i > 1) {
         fatal("del-flows: expected [--strict] [MATCH]");
     }
     const char *match = argc - i == 1 ? argv[i] : "";
+    /* A plain "cookie=V" is refused: before, it selected nothing, and
+     * "del-flows cookie=0x11" deleted every flow of every table. */
     check_flow("del-flows", match,
-               FDP_PARSE_MATCH_ONLY | FDP_PARSE_COOKIE_MASK);
+               FDP_PARSE_MATCH_ONLY | FDP_PARSE_COOKIE_SELECT);
     json_decref(call("del-flows", "del-flows",
                      json_pack("{s:s, s:b}", "match", match, "strict",
                                strict)));
 }
 
+/* A file of flows (replace-flows) or a source of diff-flows, each flow
+ * known by its identity: its table, then its match and priority as
+ * canonical text. */
+struct flow_entry {
+    uint8_t table_id;
+    char *key;                  /* fdp_match_format(match, priority). */
+    char *text;                 /* The canonical flow (diff-flows), or the
+                                 * line as given (replace-flows). */
+    struct fdp_flow_spec spec;  /* diff-flows only (else empty). */
+    size_t pos;                 /* Order of arrival. */
+};
+
+struct flow_set {
+    const char *command;
+    bool canonical;             /* 'text' canonical, 'spec' kept. */
+    struct flow_entry *entries;
+    size_t n, alloc;
+};
+
+/* Adds the flow 'text' to 'set'; 'where' names it in an error. */
+static void
+flow_set_add(struct flow_set *set, const char *where, const char *text)
+{
+    struct fdp_flow_spec spec;
+    char *msg = NULL;
+    int error = fdp_flow_parse(text, 0, &spec, &msg);
+
+    if (error) {
+        fatal("%s: %s", where, msg ? msg : strerror(error));
+    }
+    if (set->n == set->alloc) {
+        set->alloc = set->alloc ? 2 * set->alloc : 256;
+        set->entries = realloc(set->entries,
+                               set->alloc * sizeof *set->entries);
+        if (!set->entries) {
+            fatal("out of memory");
+        }
+    }
+    struct flow_entry *e = &set->entries[set->n];
+    e->table_id = spec.table_id;
+    e->key = fdp_match_format(spec.match, spec.priority);
+    e->text = set->canonical ? fdp_flow_format(&spec) : strdup(text);
+    e->pos = set->n++;
+    if (!e->key || !e->text) {
+        fatal("out of memory");
+    }
+    if (set->canonical) {
+        e->spec = spec;
+    } else {
+        fdp_flow_spec_destroy(&spec);
+        memset(&e->spec, 0, sizeof e->spec);
+    }
+}
+
+static void
+flow_entry_destroy(struct flow_entry *e)
+{
+    free(e->key);
+    free(e->text);
+    fdp_flow_spec_destroy(&e->spec);
+}
+
+static void
+flow_set_destroy(struct flow_set *set)
+{
+    for (size_t i = 0; i < set->n; i++) {
+        flow_entry_destroy(&set->entries[i]);
+    }
+    free(set->entries);
+}
+
+/* Orders flows by identity (table, then match and priority). */
+static int
+compare_identity(const struct flow_entry *a, const struct flow_entry *b)
+{
+    if (a->table_id != b->table_id) {
+        return a->table_id < b->table_id ? -1 : 1;
+    }
+    return strcmp(a->key, b->key);
+}
+
+static int
+compare_identity_pos(const void *a_, const void *b_)
+{
+    const struct flow_entry *a = a_, *b = b_;
+    int c = compare_identity(a, b);
+
+    return c ? c : a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+static int
+compare_pos(const void *a_, const void *b_)
+{
+    const struct flow_entry *a = a_, *b = b_;
+
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* Resolves duplicates (flows with one identity) as add-flows does: the
+ * last one wins, in the place of the first (a flow replaced keeps its
+ * place in insertion order).  Leaves 'set' sorted by identity. */
+static void
+flow_set_resolve(struct flow_set *set)
+{
+    struct flow_entry *e = set->entries;
+    size_t out = 0;
+
+    qsort(e, set->n, sizeof *e, compare_identity_pos);
+    for (size_t i = 0; i < set->n; ) {
+        size_t last = i;
+        while (last + 1 < set->n && !compare_identity(&e[last + 1], &e[i])) {
+            last++;
+        }
+        struct flow_entry keep = e[last];
+        keep.pos = e[i].pos;
+        for (size_t k = i; k < last; k++) {
+            flow_entry_destroy(&e[k]);
+        }
+        e[out++] = keep;
+        i = last + 1;
+    }
+    set->n = out;
+}
+
+static void
+set_flow_line(const char *shown, unsigned long line_no, char *line,
+              void *set_)
+{
+    struct flow_set *set = set_;
+    char where[512];
+
+    snprintf(where, sizeof where, "%s: %s:%lu", set->command, shown,
+             line_no);
+    flow_set_add(set, where, line);
+}
+
 void
 cmd_replace_flows(int argc, char *argv[])
 {
-    if (argc != 2) {
+    int i = skip_switch("replace-flows", "[SWITCH] FILE", argc, argv, 1, 1,
+                        LONE_ARG);
+    if (argc - i != 1) {
         fatal("replace-flows: expected FILE (or - for stdin)");
     }
-    json_t *flows = read_flows("replace-flows", argv[1]);
+    struct flow_set set = { .command = "replace-flows" };
+    for_each_line(argv[i], set_flow_line, &set);
+    /* Duplicate lines resolved here, as add-flows would: the daemon then
+     * gets one line per flow, and the result does not depend on what the
+     * table held before (the daemon resolves them too, for any client). */
+    flow_set_resolve(&set);
+    qsort(set.entries, set.n, sizeof *set.entries, compare_pos);
+    json_t *flows = json_array();
+    if (!flows) {
+        fatal("out of memory");
+    }
+    for (size_t k = 0; k < set.n; k++) {
+        if (json_array_append_new(flows,
+                                  json_string(set.entries[k].text))) {
+            fatal("out of memory");
+        }
+    }
+    flow_set_destroy(&set);
     json_decref(call("replace-flows", "replace-flows",
                      json_pack("{s:o}", "flows", flows)));
 }
@@ -313,10 +615,24 @@ take_flows(const json_t *flows, struct dump_out *out)
     }
 }
 
+/* Prints or keeps the flows of one message of the dump: the lines of a
+ * "text" dump as they are (see flowdpd-dump.c), else each flow. */
+static void
+take_message(const json_t *msg, struct dump_out *out)
+{
+    const json_t *text = json_object_get(msg, "text");
+
+    if (json_is_string(text) && !out->sort) {
+        fwrite(json_string_value(text), 1, json_string_length(text), stdout);
+    } else {
+        take_flows(json_object_get(msg, "flows"), out);
+    }
+}
+
 static int
 dump_part(const json_t *params, void *out)
 {
-    take_flows(json_object_get(params, "flows"), out);
+    take_message(params, out);
     return 0;
 }
 
@@ -350,29 +666,36 @@ cmd_dump_flows(int argc, char *argv[])
             fatal("dump-flows: bad option (see --help)");
         }
     }
-    if (argc - optind > 1) {
+    int i = skip_switch("dump-flows", "[OPTIONS] [SWITCH] [MATCH]", argc,
+                        argv, optind, 1, LONE_SWITCH);
+    if (argc - i > 1) {
         fatal("dump-flows: expected at most one MATCH");
     }
     json_t *params = json_pack("{s:b}", "strict", strict);
-    if (optind < argc) {
-        check_flow("dump-flows", argv[optind],
-                   FDP_PARSE_MATCH_ONLY | FDP_PARSE_COOKIE_MASK);
-        json_object_set_new(params, "match", json_string(argv[optind]));
+    if (i < argc) {
+        check_flow("dump-flows", argv[i],
+                   FDP_PARSE_MATCH_ONLY | FDP_PARSE_COOKIE_SELECT);
+        json_object_set_new(params, "match", json_string(argv[i]));
     }
     json_object_set_new(params, "parts", json_true());
     struct dump_out out = { .no_stats = no_stats, .sort = n_sort_keys > 0 };
+    if (!out.sort) {
+        /* Just printed: the lines as text, made by the daemon. */
+        json_object_set_new(params, "text", json_true());
+        json_object_set_new(params, "no_stats", json_boolean(no_stats));
+    }
     if (!out.sort && !isatty(STDOUT_FILENO)) {
         setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     }
     json_t *r = call_parts("dump-flows", "dump-flows", params, dump_part,
                            &out);
-    take_flows(json_object_get(r, "flows"), &out);
+    take_message(r, &out);
     json_decref(r);
     if (out.sort) {
         qsort(out.flows, out.n, sizeof *out.flows, compare_dumped);
     }
-    for (size_t i = 0; i < out.n; i++) {
-        struct dumped *d = &out.flows[i];
+    for (size_t k = 0; k < out.n; k++) {
+        struct dumped *d = &out.flows[k];
         puts(no_stats ? d->flow : d->line);
         free(d->flow);
         free(d->line);
@@ -385,43 +708,17 @@ cmd_dump_flows(int argc, char *argv[])
 /* ---------------------------------------------------------------------- */
 /* diff-flows                                                              */
 
-/* The flows of a source: a file, or the daemon for "-", in canonical
- * form. */
-struct source {
-    char **texts;
-    struct fdp_flow_spec *specs;
-    size_t n, alloc;
-};
-
+/* Adds the flows of one message of a dump to a diff-flows source. */
 static void
-source_add(struct source *src, const char *text)
-{
-    if (src->n == src->alloc) {
-        src->alloc = src->alloc ? 2 * src->alloc : 64;
-        src->texts = realloc(src->texts, src->alloc * sizeof *src->texts);
-        src->specs = realloc(src->specs, src->alloc * sizeof *src->specs);
-        if (!src->texts || !src->specs) {
-            fatal("out of memory");
-        }
-    }
-    struct fdp_flow_spec *spec = &src->specs[src->n];
-    if (fdp_flow_parse(text, 0, spec, NULL)) {
-        fatal("diff-flows: the daemon sent a flow that does not parse");
-    }
-    src->texts[src->n] = fdp_flow_format(spec);
-    if (!src->texts[src->n]) {
-        fatal("out of memory");
-    }
-    src->n++;
-}
-
-/* Adds the flows of one message of a dump. */
-static void
-source_add_dumped(struct source *src, const json_t *flows)
+source_add_dumped(struct flow_set *src, const json_t *flows)
 {
     for (size_t i = 0; i < json_array_size(flows); i++) {
-        source_add(src, json_string_value(
-                       json_object_get(json_array_get(flows, i), "flow")));
+        const char *text = json_string_value(
+            json_object_get(json_array_get(flows, i), "flow"));
+        if (!text) {
+            fatal("diff-flows: the daemon sent a flow without its text");
+        }
+        flow_set_add(src, "diff-flows: a flow the daemon sent", text);
     }
 }
 
@@ -432,39 +729,27 @@ source_part(const json_t *params, void *src)
     return 0;
 }
 
+/* Loads the diff-flows source 'arg': the daemon for "-", else a file. */
 static void
-load_source(const char *arg, struct source *src)
+load_source(const char *arg, struct flow_set *src)
 {
-    json_t *flows;
-    json_t *r = NULL;
-
     if (!strcmp(arg, "-")) {
-        r = call_parts("diff-flows", "dump-flows",
-                       json_pack("{s:b}", "parts", true), source_part, src);
+        json_t *r = call_parts("diff-flows", "dump-flows",
+                               json_pack("{s:b}", "parts", true),
+                               source_part, src);
         source_add_dumped(src, json_object_get(r, "flows"));
+        json_decref(r);
     } else {
-        flows = read_flows("diff-flows", arg);
-        for (size_t i = 0; i < json_array_size(flows); i++) {
-            source_add(src, json_string_value(json_array_get(flows, i)));
+        if (ctl_is_switch_name(arg) && access(arg, F_OK)) {
+            fatal("diff-flows: %s: no such file (the daemon's flows are "
+                  "\"-\": flowdpd has one datapath)", arg);
         }
-        json_decref(flows);
+        for_each_line(arg, set_flow_line, src);
     }
-    json_decref(r);
-}
-
-/* The flow of 'src' with the same table, match and priority as 'spec' (a
- * flow's identity), or -1. */
-static long
-source_find(const struct source *src, const struct fdp_flow_spec *spec)
-{
-    for (size_t i = 0; i < src->n; i++) {
-        if (src->specs[i].table_id == spec->table_id
-            && src->specs[i].priority == spec->priority
-            && fdp_match_equal(src->specs[i].match, spec->match)) {
-            return (long) i;
-        }
-    }
-    return -1;
+    /* A file may say one flow twice: the last line is the flow, as
+     * add-flows would leave it (before, "diff-flows F F" of such a file
+     * reported differences). */
+    flow_set_resolve(src);
 }
 
 struct diff_line {
@@ -489,7 +774,8 @@ compare_diff_lines(const void *a_, const void *b_)
 void
 cmd_diff_flows(int argc, char *argv[])
 {
-    struct source a = { NULL, NULL, 0, 0 }, b = { NULL, NULL, 0, 0 };
+    struct flow_set a = { .command = "diff-flows", .canonical = true };
+    struct flow_set b = a;
 
     if (argc != 3) {
         fatal("diff-flows: expected SOURCE1 SOURCE2 (files, or - for the "
@@ -498,42 +784,43 @@ cmd_diff_flows(int argc, char *argv[])
     load_source(argv[1], &a);
     load_source(argv[2], &b);
 
+    /* Both sorted by identity: walk them side by side. */
     struct diff_line *lines = calloc(a.n + b.n + 1, sizeof *lines);
     size_t n = 0;
     if (!lines) {
         fatal("out of memory");
     }
-    for (size_t i = 0; i < a.n; i++) {
-        long j = source_find(&b, &a.specs[i]);
-        uint8_t t = a.specs[i].table_id;
-        if (j < 0 || strcmp(a.texts[i], b.texts[j])) {
-            lines[n++] = (struct diff_line) { t, a.texts[i], '-', a.texts[i] };
-        }
-        if (j >= 0 && strcmp(a.texts[i], b.texts[j])) {
-            lines[n++] = (struct diff_line) { t, a.texts[i], '+', b.texts[j] };
-        }
-    }
-    for (size_t j = 0; j < b.n; j++) {
-        if (source_find(&a, &b.specs[j]) < 0) {
-            lines[n++] = (struct diff_line) { b.specs[j].table_id, b.texts[j],
-                                              '+', b.texts[j] };
+    size_t i = 0, j = 0;
+    while (i < a.n || j < b.n) {
+        int c = i == a.n ? 1 : j == b.n ? -1
+                : compare_identity(&a.entries[i], &b.entries[j]);
+        if (c < 0) {
+            const struct flow_entry *x = &a.entries[i++];
+            lines[n++] = (struct diff_line) { x->table_id, x->text, '-',
+                                              x->text };
+        } else if (c > 0) {
+            const struct flow_entry *y = &b.entries[j++];
+            lines[n++] = (struct diff_line) { y->table_id, y->text, '+',
+                                              y->text };
+        } else {
+            const struct flow_entry *x = &a.entries[i++];
+            const struct flow_entry *y = &b.entries[j++];
+            if (strcmp(x->text, y->text)) {
+                lines[n++] = (struct diff_line) { x->table_id, x->text, '-',
+                                                  x->text };
+                lines[n++] = (struct diff_line) { x->table_id, x->text, '+',
+                                                  y->text };
+            }
         }
     }
     qsort(lines, n, sizeof *lines, compare_diff_lines);
-    for (size_t i = 0; i < n; i++) {
-        printf("%c%s\n", lines[i].sign, lines[i].text);
+    for (size_t k = 0; k < n; k++) {
+        printf("%c%s\n", lines[k].sign, lines[k].text);
     }
     flush_stdout("diff-flows");
     free(lines);
-    struct source *srcs[] = { &a, &b };
-    for (size_t s = 0; s < 2; s++) {
-        for (size_t i = 0; i < srcs[s]->n; i++) {
-            free(srcs[s]->texts[i]);
-            fdp_flow_spec_destroy(&srcs[s]->specs[i]);
-        }
-        free(srcs[s]->texts);
-        free(srcs[s]->specs);
-    }
+    flow_set_destroy(&a);
+    flow_set_destroy(&b);
     /* As ovs-ofctl diff-flows: 2 when the sources differ. */
     exit(n ? 2 : 0);
 }
@@ -659,10 +946,15 @@ print_table(const json_t *t)
 void
 cmd_dump_tables(int argc, char *argv[])
 {
-    bool partitions = argc == 2 && !strcmp(argv[1], "--partitions");
-    if (argc != 1 && !partitions) {
+    bool partitions = argc >= 2 && !strcmp(argv[1], "--partitions");
+    int i = 1 + partitions;
+    if (i >= argc || strncmp(argv[i], "--", 2)) {
+        i = skip_switch("dump-tables", "[--partitions] [SWITCH]", argc, argv,
+                        i, 0, LONE_ARG);
+    }
+    if (i != argc) {
         fatal("dump-tables: %s: unknown argument (the only option is "
-              "--partitions)", argv[1]);
+              "--partitions)", argv[i]);
     }
     json_t *r = call("dump-tables", "dump-tables",
                      json_pack("{s:b}", "partitions", partitions));
@@ -671,8 +963,8 @@ cmd_dump_tables(int argc, char *argv[])
         fatal("dump-tables: the daemon's reply has no \"tables\" (an older "
               "flowdpd?)");
     }
-    for (size_t i = 0; i < json_array_size(tables); i++) {
-        print_table(json_array_get(tables, i));
+    for (size_t k = 0; k < json_array_size(tables); k++) {
+        print_table(json_array_get(tables, k));
     }
     json_decref(r);
     flush_stdout("dump-tables");
@@ -681,8 +973,8 @@ cmd_dump_tables(int argc, char *argv[])
 void
 cmd_show(int argc, char *argv[])
 {
-    (void) argv;
-    if (argc != 1) {
+    if (skip_switch("show", "[SWITCH]", argc, argv, 1, 0, LONE_ARG)
+        != argc) {
         fatal("show: takes no arguments");
     }
     json_t *r = call("show", "show", json_object());
@@ -723,25 +1015,168 @@ cmd_show(int argc, char *argv[])
     flush_stdout("show");
 }
 
+/* Prints one counter of dump-ports, "?" for one flowdpd does not keep,
+ * as ovs-ofctl prints a counter the switch does not report. */
+static void
+print_port_counter(const char *name, const json_t *port, const char *key,
+                   const char *end)
+{
+    const json_t *v = key ? json_object_get(port, key) : NULL;
+
+    if (json_is_integer(v)) {
+        printf("%s=%" JSON_INTEGER_FORMAT "%s", name, json_integer_value(v),
+               end);
+    } else {
+        printf("%s=?%s", name, end);
+    }
+}
+
+/* dump-ports [SWITCH] [PORT]: the port counters of "show" in the format of
+ * ovs-ofctl dump-ports (OpenFlow 1.0, its default: no duration line).
+ * The xid is the one ovs-ofctl's first request gets. */
+void
+cmd_dump_ports(int argc, char *argv[])
+{
+    int i = skip_switch("dump-ports", "[SWITCH] [PORT]", argc, argv, 1, 1,
+                        LONE_ARG);
+
+    /* Alone, "br0" names the switch and "1" (a number) a port. */
+    if (i == 1 && argc == 2 && ctl_is_switch_name(argv[1])
+        && strspn(argv[1], "0123456789") != strlen(argv[1])) {
+        i++;
+    }
+    if (argc - i > 1) {
+        fatal("dump-ports: expected [SWITCH] [PORT]");
+    }
+    bool one = argc - i == 1;
+    uint32_t port_no = one ? (uint32_t) parse_u64(argv[i], 0xfeff,
+                                                  "dump-ports: PORT") : 0;
+    json_t *r = call("dump-ports", "show", json_object());
+    const json_t *ports = json_object_get(r, "ports");
+    size_t n = 0;
+    for (size_t k = 0; k < json_array_size(ports); k++) {
+        n += !one || get_u64(json_array_get(ports, k), "port") == port_no;
+    }
+    printf("OFPST_PORT reply (xid=0x2): %zu ports\n", n);
+    for (size_t k = 0; k < json_array_size(ports); k++) {
+        const json_t *p = json_array_get(ports, k);
+        uint64_t no = get_u64(p, "port");
+        if (one && no != port_no) {
+            continue;
+        }
+        printf("  port %s%" PRIu64 ": rx ", no < 10 ? " " : "", no);
+        print_port_counter("pkts", p, "rx_packets", ", ");
+        print_port_counter("bytes", p, "rx_bytes", ", ");
+        print_port_counter("drop", p, "rx_dropped", ", ");
+        print_port_counter("errs", p, "rx_errors", ", ");
+        print_port_counter("frame", p, NULL, ", ");
+        print_port_counter("over", p, NULL, ", ");
+        print_port_counter("crc", p, NULL, "\n");
+        fputs("           tx ", stdout);
+        print_port_counter("pkts", p, "tx_packets", ", ");
+        print_port_counter("bytes", p, "tx_bytes", ", ");
+        print_port_counter("drop", p, "tx_dropped", ", ");
+        print_port_counter("errs", p, NULL, ", ");
+        print_port_counter("coll", p, NULL, "\n");
+    }
+    json_decref(r);
+    flush_stdout("dump-ports");
+}
+
+/* dump-aggregate's sums. */
+struct aggregate {
+    uint64_t packets, bytes, flows;
+};
+
+/* The value of "NAME=" in a dump-flows line. */
+static uint64_t
+line_counter(const char *line, const char *name)
+{
+    const char *p = strstr(line, name);
+
+    if (!p) {
+        fatal("dump-aggregate: the daemon sent a line without %s", name);
+    }
+    return strtoull(p + strlen(name), NULL, 10);
+}
+
+static void
+aggregate_flows(const json_t *flows, struct aggregate *agg)
+{
+    for (size_t i = 0; i < json_array_size(flows); i++) {
+        const char *line = json_string_value(
+            json_object_get(json_array_get(flows, i), "line"));
+        if (!line) {
+            fatal("dump-aggregate: the daemon sent a flow without its text");
+        }
+        agg->packets += line_counter(line, " n_packets=");
+        agg->bytes += line_counter(line, " n_bytes=");
+        agg->flows++;
+    }
+}
+
+static int
+aggregate_part(const json_t *params, void *agg)
+{
+    aggregate_flows(json_object_get(params, "flows"), agg);
+    return 0;
+}
+
+/* dump-aggregate [--strict] [SWITCH] [MATCH]: the sums of the flows
+ * dump-flows would list, in the format of ovs-ofctl dump-aggregate (its
+ * default protocol, OpenFlow 1.0 with Nicira extensions, and the xid its
+ * request gets). */
+void
+cmd_dump_aggregate(int argc, char *argv[])
+{
+    bool strict;
+    int i = strict_option("dump-aggregate", argc, argv, &strict);
+
+    i = skip_switch("dump-aggregate", "[--strict] [SWITCH] [MATCH]", argc,
+                    argv, i, 1, LONE_SWITCH);
+    if (argc - i > 1) {
+        fatal("dump-aggregate: expected at most one MATCH");
+    }
+    json_t *params = json_pack("{s:b, s:b}", "strict", strict, "parts", true);
+    if (i < argc) {
+        check_flow("dump-aggregate", argv[i],
+                   FDP_PARSE_MATCH_ONLY | FDP_PARSE_COOKIE_SELECT);
+        json_object_set_new(params, "match", json_string(argv[i]));
+    }
+    struct aggregate agg = { 0, 0, 0 };
+    json_t *r = call_parts("dump-aggregate", "dump-flows", params,
+                           aggregate_part, &agg);
+    aggregate_flows(json_object_get(r, "flows"), &agg);
+    json_decref(r);
+    printf("NXST_AGGREGATE reply (xid=0x4): packet_count=%" PRIu64
+           " byte_count=%" PRIu64 " flow_count=%" PRIu64 "\n", agg.packets,
+           agg.bytes, agg.flows);
+    flush_stdout("dump-aggregate");
+}
+
 void
 cmd_add_port(int argc, char *argv[])
 {
-    if (argc != 3) {
+    int i = skip_switch("add-port", "[SWITCH] PORT TYPE:ARGS", argc, argv,
+                        1, 2, LONE_ARG);
+    if (argc - i != 2) {
         fatal("add-port: expected PORT TYPE:ARGS");
     }
-    uint32_t port = (uint32_t) parse_u64(argv[1], 0xfeff, "add-port");
+    uint32_t port = (uint32_t) parse_u64(argv[i], 0xfeff, "add-port");
     json_decref(call("add-port", "add-port",
                      json_pack("{s:i, s:s}", "port", (int) port, "spec",
-                               argv[2])));
+                               argv[i + 1])));
 }
 
 void
 cmd_del_port(int argc, char *argv[])
 {
-    if (argc != 2) {
+    int i = skip_switch("del-port", "[SWITCH] PORT", argc, argv, 1, 1,
+                        LONE_ARG);
+    if (argc - i != 1) {
         fatal("del-port: expected PORT");
     }
-    uint32_t port = (uint32_t) parse_u64(argv[1], 0xfeff, "del-port");
+    uint32_t port = (uint32_t) parse_u64(argv[i], 0xfeff, "del-port");
     json_decref(call("del-port", "del-port",
                      json_pack("{s:i}", "port", (int) port)));
 }
@@ -755,8 +1190,13 @@ cmd_trace(int argc, char *argv[])
     struct fdp_key key;
     char *msg = NULL;
 
-    if (argc == 3 && !strncmp(argv[1], "--flows=", 8)) {
+    if (argc >= 2 && !strncmp(argv[1], "--flows=", 8)) {
         flows = argv[1] + 8;
+        argv++;
+        argc--;
+    }
+    if (argc == 3 && ctl_is_switch_name(argv[1])) {
+        /* "trace br0 PACKET", as ovs-appctl ofproto/trace. */
         argv++;
         argc--;
     }

@@ -5,6 +5,7 @@
 #ifndef FDP_CTL_H
 #define FDP_CTL_H 1
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <flowdp/flowdp.h>
@@ -31,6 +32,16 @@ json_t *trace_offline(const char *command, const char *flows_path,
 extern const char *ctl_remote;
 extern struct rpc_tls ctl_tls;
 
+/* -t/--timeout: the seconds a command that talks to the daemon may take
+ * in all (connecting, sending, waiting for every reply), as ovs-ofctl's
+ * -t; 0 waits forever. */
+extern unsigned int ctl_timeout;
+
+/* True if 'name' could be the SWITCH argument of ovs-ofctl's
+ * "COMMAND SWITCH [ARGS]": 1 to 15 characters (a Linux interface name)
+ * of letters, digits, '-', '_' and '.', not starting with '-'. */
+bool ctl_is_switch_name(const char *name);
+
 /* The commands that need flowdpd. */
 void cmd_add_flow(int argc, char *argv[]);
 void cmd_add_flows(int argc, char *argv[]);
@@ -44,5 +55,7 @@ void cmd_show(int argc, char *argv[]);
 void cmd_add_port(int argc, char *argv[]);
 void cmd_del_port(int argc, char *argv[]);
 void cmd_trace(int argc, char *argv[]);
+void cmd_dump_ports(int argc, char *argv[]);
+void cmd_dump_aggregate(int argc, char *argv[]);
 
 #endif /* FDP_CTL_H */

@@ -2,9 +2,9 @@
  * flowdp-ctl: the flowdp command-line tool.
  *
  * Commands for flowdpd (see utilities/ctl-daemon.c): add-flow, add-flows,
- * mod-flows, del-flows, dump-flows, replace-flows, diff-flows,
- * dump-tables, show, add-port, del-port, trace (also offline, with
- * --flows=FILE).
+ * mod-flows, del-flows, dump-flows, dump-aggregate, replace-flows,
+ * diff-flows, dump-tables, dump-ports, show, add-port, del-port, trace
+ * (also offline, with --flows=FILE).
  *
  * Offline commands, which need no daemon:
  *   parse-flows FILE|-        print each flow of FILE in canonical form
@@ -47,11 +47,14 @@ static void
 usage(void)
 {
     printf("%s: flowdp control and inspection tool\n"
-           "usage: %s [OPTIONS] COMMAND [ARG...]\n"
+           "usage: %s [OPTIONS] COMMAND [SWITCH] [ARG...]\n"
            "\n"
            "Commands for flowdpd (tables 0-254: a flow goes to the table its\n"
            "table=N names, 0 by default; mod-flows, del-flows and dump-flows\n"
-           "act on the table=N given, or on every table):\n"
+           "act on the table=N given, or on every table).  As ovs-ofctl's,\n"
+           "they take a SWITCH name first, optional here (flowdpd has one\n"
+           "datapath; see flowdp-ctl(8) for when a first argument is one),\n"
+           "and their options before or after them:\n"
            "  add-flow FLOW            add (or replace) one flow\n"
            "  add-flows FILE|-         add the flows of FILE, all or none\n"
            "  mod-flows [--strict] FLOW\n"
@@ -59,7 +62,9 @@ usage(void)
            "                           covers (--strict: that match and\n"
            "                           priority); cookie=V/MASK selects\n"
            "  del-flows [--strict] [MATCH]\n"
-           "                           delete the flows MATCH covers (all)\n"
+           "                           delete the flows MATCH covers (all);\n"
+           "                           cookie=V/MASK selects (a plain\n"
+           "                           cookie=V is refused, as ovs-ofctl)\n"
            "  dump-flows [--no-stats] [--sort[=FIELD]|--rsort[=FIELD]]\n"
            "             [--strict] [MATCH]\n"
            "                           print flows as ovs-ofctl dump-flows\n"
@@ -71,7 +76,11 @@ usage(void)
            "                           up, matched, missed; masks, sub-tables\n"
            "                           (with --partitions, each partition of\n"
            "                           the partitioned ones)\n"
+           "  dump-aggregate [--strict] [MATCH]\n"
+           "                           packets, bytes and flows of the flows\n"
+           "                           MATCH covers, as ovs-ofctl\n"
            "  show                     ports and their counters\n"
+           "  dump-ports [PORT]        port counters, as ovs-ofctl\n"
            "  add-port PORT TYPE:ARGS  add a port (ring, pcap:..., afxdp:dev=IF,\n"
            "                           afpacket:dev=IF)\n"
            "  del-port PORT            remove a port\n"
@@ -116,6 +125,8 @@ usage(void)
            "  --private-key=FILE --certificate=FILE --ca-cert=FILE\n"
            "                           this client's TLS identity, and the CA\n"
            "                           the daemon's certificate must come from\n"
+           "  -t, --timeout=SECS       give up on the daemon after SECS\n"
+           "                           seconds (connect, send, every reply)\n"
            "  -h, --help               display this help and exit\n"
            "  -V, --version            display version information and exit\n"
            "\n"
@@ -966,46 +977,92 @@ cmd_run(int argc, char *argv[])
 struct command {
     const char *name;
     void (*run)(int argc, char *argv[]);
+    bool daemon;                /* Talks to flowdpd (options anywhere). */
 };
 
 static const struct command commands[] = {
-    { "classify", cmd_classify },
-    { "cpu", cmd_cpu },
-    { "parse-flows", cmd_parse_flows },
-    { "parse-pcap", cmd_parse_pcap },
-    { "hash", cmd_hash },
-    { "run", cmd_run },
-    { "add-flow", cmd_add_flow },
-    { "add-flows", cmd_add_flows },
-    { "mod-flows", cmd_mod_flows },
-    { "del-flows", cmd_del_flows },
-    { "dump-flows", cmd_dump_flows },
-    { "replace-flows", cmd_replace_flows },
-    { "diff-flows", cmd_diff_flows },
-    { "dump-tables", cmd_dump_tables },
-    { "show", cmd_show },
-    { "add-port", cmd_add_port },
-    { "del-port", cmd_del_port },
-    { "trace", cmd_trace },
+    { "classify", cmd_classify, false },
+    { "cpu", cmd_cpu, false },
+    { "parse-flows", cmd_parse_flows, false },
+    { "parse-pcap", cmd_parse_pcap, false },
+    { "hash", cmd_hash, false },
+    { "run", cmd_run, false },
+    { "add-flow", cmd_add_flow, true },
+    { "add-flows", cmd_add_flows, true },
+    { "mod-flows", cmd_mod_flows, true },
+    { "del-flows", cmd_del_flows, true },
+    { "dump-flows", cmd_dump_flows, true },
+    { "dump-aggregate", cmd_dump_aggregate, true },
+    { "replace-flows", cmd_replace_flows, true },
+    { "diff-flows", cmd_diff_flows, true },
+    { "dump-tables", cmd_dump_tables, true },
+    { "dump-ports", cmd_dump_ports, true },
+    { "show", cmd_show, true },
+    { "add-port", cmd_add_port, true },
+    { "del-port", cmd_del_port, true },
+    { "trace", cmd_trace, true },
 };
 
-int
-main(int argc, char *argv[])
+static const struct command *
+find_command(const char *name)
 {
-    enum { OPT_REMOTE = 256, OPT_KEY, OPT_CERT, OPT_CA };
-    static const struct option long_options[] = {
-        { "remote", required_argument, NULL, OPT_REMOTE },
-        { "private-key", required_argument, NULL, OPT_KEY },
-        { "certificate", required_argument, NULL, OPT_CERT },
-        { "ca-cert", required_argument, NULL, OPT_CA },
-        { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },
-        { NULL, 0, NULL, 0 },
-    };
-    char *default_remote = NULL;
-    int c;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (!strcmp(name, commands[i].name)) {
+            return &commands[i];
+        }
+    }
+    return NULL;
+}
 
-    while ((c = getopt_long(argc, argv, "+hV", long_options, NULL)) != -1) {
+/* Options.  As with ovs-ofctl, the options of a command may come before
+ * it ("flowdp-ctl --strict del-flows MATCH") as well as after it: the
+ * global parser takes both kinds and hands a command its own ones first
+ * in its arguments ("del-flows --strict MATCH"), in their long form.  For
+ * the commands that talk to the daemon, options may also come after the
+ * arguments (their arguments never start with '-', "-" for stdin aside);
+ * the offline commands keep their own parsers and take global options only
+ * before the command. */
+enum {
+    OPT_REMOTE = 256, OPT_KEY, OPT_CERT, OPT_CA,
+    OPT_STRICT, OPT_NO_STATS, OPT_SORT, OPT_RSORT, OPT_PARTITIONS,
+    OPT_FLOWS,
+};
+
+static const struct option long_options[] = {
+    { "remote", required_argument, NULL, OPT_REMOTE },
+    { "private-key", required_argument, NULL, OPT_KEY },
+    { "certificate", required_argument, NULL, OPT_CERT },
+    { "ca-cert", required_argument, NULL, OPT_CA },
+    { "timeout", required_argument, NULL, 't' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    /* Options of commands, handed over to them. */
+    { "strict", no_argument, NULL, OPT_STRICT },
+    { "no-stats", no_argument, NULL, OPT_NO_STATS },
+    { "sort", optional_argument, NULL, OPT_SORT },
+    { "rsort", optional_argument, NULL, OPT_RSORT },
+    { "partitions", no_argument, NULL, OPT_PARTITIONS },
+    { "flows", required_argument, NULL, OPT_FLOWS },
+    { NULL, 0, NULL, 0 },
+};
+
+/* The options handed over to the command, as "--NAME[=VALUE]". */
+struct handed {
+    char **args;
+    int n;
+};
+
+/* Parses options of argv from 'optind' on ('permute': wherever they are;
+ * else up to the first argument that is not one) into the globals and
+ * 'handed'. */
+static void
+parse_options(int argc, char *argv[], bool permute, struct handed *handed)
+{
+    int c, index;
+
+    opterr = !permute;          /* After the command, the command says. */
+    while ((c = getopt_long(argc, argv, permute ? "ht:V" : "+ht:V",
+                            long_options, &index)) != -1) {
         switch (c) {
         case OPT_REMOTE:
             ctl_remote = optarg;
@@ -1019,22 +1076,95 @@ main(int argc, char *argv[])
         case OPT_CA:
             ctl_tls.ca_cert = optarg;
             break;
+        case 't':
+            /* At most a year (alarm() takes any unsigned int): longer
+             * is surely a typo. */
+            ctl_timeout = (unsigned int) parse_u64(optarg, 365 * 86400,
+                                                   "-t/--timeout");
+            break;
         case 'h':
             usage();
-            return EXIT_SUCCESS;
+            exit(EXIT_SUCCESS);
         case 'V':
             printf("flowdp-ctl (flowdp) %s\n", PACKAGE_VERSION);
-            return EXIT_SUCCESS;
+            exit(EXIT_SUCCESS);
+        case OPT_STRICT:
+        case OPT_NO_STATS:
+        case OPT_SORT:
+        case OPT_RSORT:
+        case OPT_PARTITIONS:
+        case OPT_FLOWS: {
+            const char *name = long_options[index].name;
+            char *arg = optarg ? xasprintf("--%s=%s", name, optarg)
+                               : xasprintf("--%s", name);
+            if (!arg) {
+                fatal("out of memory");
+            }
+            handed->args[handed->n++] = arg;
+            break;
+        }
         default:
+            if (permute && !strncmp(argv[optind - 1], "--", 2)) {
+                /* Not one of ours after the command: the command says
+                 * what it makes of it. */
+                handed->args[handed->n] = strdup(argv[optind - 1]);
+                if (!handed->args[handed->n++]) {
+                    fatal("out of memory");
+                }
+                break;
+            }
             fatal("unknown option (see --help)");
         }
     }
+}
+
+int
+main(int argc, char *argv[])
+{
+    struct handed handed = { calloc((size_t) argc + 1, sizeof(char *)), 0 };
+    char *default_remote = NULL;
+
+    if (!handed.args) {
+        fatal("out of memory");
+    }
+    parse_options(argc, argv, false, &handed);
     if (fdp_cpu_init()) {
         fatal("%s", fdp_cpu_strerror());
     }
     if (optind >= argc) {
         fatal("missing command name (see --help)");
     }
+    const char *name = argv[optind];
+    const struct command *command = find_command(name);
+    if (!command) {
+        fatal("unknown command '%s' (see --help)", name);
+    }
+
+    /* The command's argv: its name, the options handed over, then its
+     * other arguments (for daemon commands, options after the name are
+     * parsed here too, wherever they are). */
+    int sub_argc = argc - optind;
+    char **sub_argv = argv + optind;
+    if (command->daemon) {
+        optind = 0;             /* glibc: start a new scan at [1]. */
+        parse_options(sub_argc, sub_argv, true, &handed);
+        sub_argv += optind - 1;
+        sub_argc -= optind - 1;
+    }
+    char **cmd_argv = calloc((size_t) (sub_argc + handed.n + 1),
+                             sizeof *cmd_argv);
+    if (!cmd_argv) {
+        fatal("out of memory");
+    }
+    int cmd_argc = 0;
+    cmd_argv[cmd_argc++] = (char *) name;
+    for (int i = 0; i < handed.n; i++) {
+        cmd_argv[cmd_argc++] = handed.args[i];
+    }
+    for (int i = 1; i < sub_argc; i++) {
+        cmd_argv[cmd_argc++] = sub_argv[i];
+    }
+
     if (!ctl_remote) {
         const char *dir = getenv("FLOWDP_RUNDIR");
         if (asprintf(&default_remote, "unix:%s/flowdpd.sock",
@@ -1044,13 +1174,13 @@ main(int argc, char *argv[])
         ctl_remote = default_remote;
     }
 
-    const char *name = argv[optind];
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        if (!strcmp(name, commands[i].name)) {
-            commands[i].run(argc - optind, argv + optind);
-            free(default_remote);
-            return EXIT_SUCCESS;
-        }
+    optind = 0;
+    command->run(cmd_argc, cmd_argv);
+    free(default_remote);
+    for (int i = 0; i < handed.n; i++) {
+        free(handed.args[i]);
     }
-    fatal("unknown command '%s' (see --help)", name);
+    free(handed.args);
+    free(cmd_argv);
+    return EXIT_SUCCESS;
 }

@@ -200,8 +200,13 @@ op_del(struct server *s, const json_t *op, struct op_result *r)
     struct fdp_flow_spec spec;
     struct fdp_table_filter filter;
     uint8_t table;
-    int error = parse_filter(op, "match", FDP_PARSE_MATCH_ONLY, &spec,
-                             &filter, &table, r);
+    /* A plain "cookie=V" selects nothing, so before it was refused
+     * "del-flows cookie=0x11" deleted every flow: refused now, as
+     * ovs-ofctl refuses it.  A journal written before may hold such a
+     * delete, and replaying it does what was done then. */
+    unsigned int flags = FDP_PARSE_MATCH_ONLY
+                         | (s->replaying ? 0 : FDP_PARSE_COOKIE_SELECT);
+    int error = parse_filter(op, "match", flags, &spec, &filter, &table, r);
 
     if (!error) {
         error = fdp_pipeline_remove(s->pipeline, table, &filter, &r->n);
@@ -366,19 +371,37 @@ op_replace(struct server *s, const json_t *op, struct op_result *r)
             }
         }
     }
-    /* Add the rest, leaving identical flows alone. */
+    /* Add the rest, leaving identical flows alone.  A flow given more
+     * than once is resolved as add-flows resolves it: the last wins, in
+     * the place of the first.  (Before, the comparison with the table was
+     * made line by line, and the result depended on what the table
+     * held.) */
     for (size_t j = 0; !error && j < n; j++) {
+        bool seen = false;
+        for (size_t i = 0; i < j && !seen; i++) {
+            seen = same_flow(&specs[i], &specs[j]);
+        }
+        if (seen) {
+            continue;
+        }
+        size_t last = j;
+        for (size_t k = j + 1; k < n; k++) {
+            if (same_flow(&specs[k], &specs[j])) {
+                last = k;
+            }
+        }
+        const struct fdp_flow_spec *want = &specs[last];
         bool same = false;
         for (size_t i = 0; i < old.n && !same; i++) {
             const struct fdp_flow_spec *o = &old.specs[i];
-            same = same_flow(o, &specs[j])
-                   && fdp_actions_equal(o->actions, specs[j].actions)
-                   && o->cookie == specs[j].cookie
-                   && o->idle_timeout == specs[j].idle_timeout
-                   && o->hard_timeout == specs[j].hard_timeout;
+            same = same_flow(o, want)
+                   && fdp_actions_equal(o->actions, want->actions)
+                   && o->cookie == want->cookie
+                   && o->idle_timeout == want->idle_timeout
+                   && o->hard_timeout == want->hard_timeout;
         }
         if (!same) {
-            error = insert_flow(s, &specs[j], r, j);
+            error = insert_flow(s, want, r, last);
             r->n++;
         }
     }

@@ -13,7 +13,9 @@
  *   mod-flows    {flow:TEXT, strict:BOOL}            -> {n}
  *   del-flows    {match:TEXT?, strict:BOOL}          -> {n}
  *   replace-flows {flows:[TEXT]}                    -> {added, removed}
- *   dump-flows   {match:TEXT?, strict:BOOL, parts:BOOL} -> {flows:[{...}]}
+ *   dump-flows   {match:TEXT?, strict:BOOL, parts:BOOL, text:BOOL,
+ *                no_stats:BOOL} -> {flows:[{...}]} or, with text,
+ *                {text:"LINE\nLINE\n...", n:N}
  *                (with parts, flows also come before the reply in
  *                "dump-flows.part" notifications: see flowdpd-dump.c)
  *   dump-tables  {partitions:BOOL?}  -> {tables:[{table, ...counters,

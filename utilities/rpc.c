@@ -483,6 +483,22 @@ reply_part(const json_t *msg, const char *method, json_int_t id)
             ? params : NULL);
 }
 
+/* The message for an error the server sent with a null id, in answer to
+ * a request of 'size' bytes: one it could not take as a request at all.
+ * This client sends only well-formed requests, so that is one over the
+ * server's size limit (flowdpd --max-request), and the message says so. */
+static char *
+refused_message(const json_t *err, size_t size)
+{
+    const char *m = json_string_value(json_object_get(err, "message"));
+
+    return xasprintf("the daemon refused a request of %zu bytes: %s%s", size,
+                     m ? m : "(no message)",
+                     json_integer_value(json_object_get(err, "code"))
+                     == RPC_INVALID_REQUEST
+                     ? " (flowdpd --max-request sets the limit)" : "");
+}
+
 int
 rpc_call_parts(struct rpc_conn *c, const char *method, json_t *params,
                int (*part)(const json_t *params, void *aux), void *aux,
@@ -501,13 +517,31 @@ rpc_call_parts(struct rpc_conn *c, const char *method, json_t *params,
     if (!text) {
         return ENOMEM;
     }
-    error = rpc_send_raw(c, text, strlen(text));
+    size_t size = strlen(text);
+    error = rpc_send_raw(c, text, size);
     if (!error) {
         error = rpc_send_raw(c, "\n", 1);
     }
     free(text);
     if (error) {
-        *errorp = xasprintf("%s: %s", c->name, strerror(error));
+        /* A server that refuses a request (one over its size limit) says
+         * why and closes while the rest is still being sent: its reply is
+         * the message to give, not "Broken pipe". */
+        json_t *msg = NULL;
+        char *ignored = NULL;
+        const json_t *err = NULL;
+        if ((error == EPIPE || error == ECONNRESET)
+            && !rpc_recv(c, &msg, &ignored)) {
+            err = json_object_get(msg, "error");
+        }
+        if (err) {
+            *errorp = refused_message(err, size + 1);
+            error = EPROTO;
+        } else {
+            *errorp = xasprintf("%s: %s", c->name, strerror(error));
+        }
+        json_decref(msg);
+        free(ignored);
         return error;
     }
     for (;;) {
@@ -535,8 +569,7 @@ rpc_call_parts(struct rpc_conn *c, const char *method, json_t *params,
         if (!json_is_integer(rid) || json_integer_value(rid) != id) {
             json_t *err = json_object_get(msg, "error");
             if (json_is_null(rid) && err) {
-                *errorp = xasprintf("%s", json_string_value(
-                                        json_object_get(err, "message")));
+                *errorp = refused_message(err, size + 1);
                 json_decref(msg);
                 return EPROTO;
             }
@@ -892,6 +925,16 @@ conn_flush(struct rpc_conn *c)
     return 0;
 }
 
+/* The error a request over the size limit gets (clients add that
+ * flowdpd --max-request sets the limit). */
+#define REQUEST_TOO_LONG "request longer than %zu bytes: closing"
+
+int
+rpc_flush(struct rpc_conn *c)
+{
+    return c->handshaken ? conn_flush(c) : 0;
+}
+
 /* Parses and hands over each complete line of the input. */
 static void
 conn_process(struct rpc_conn *c, size_t max_request,
@@ -902,8 +945,7 @@ conn_process(struct rpc_conn *c, size_t max_request,
         if (!nl) {
             if (c->in.len > max_request) {
                 rpc_reply_error(c, NULL, RPC_INVALID_REQUEST,
-                                "request longer than %zu bytes: closing",
-                                max_request);
+                                REQUEST_TOO_LONG, max_request);
                 c->closing = true;
             }
             return;
@@ -913,8 +955,7 @@ conn_process(struct rpc_conn *c, size_t max_request,
         json_t *req = len <= max_request
                       ? json_loadb(buf_head(&c->in), len, 0, &jerr) : NULL;
         if (len > max_request) {
-            rpc_reply_error(c, NULL, RPC_INVALID_REQUEST,
-                            "request longer than %zu bytes: closing",
+            rpc_reply_error(c, NULL, RPC_INVALID_REQUEST, REQUEST_TOO_LONG,
                             max_request);
             c->closing = true;
         } else if (!req) {

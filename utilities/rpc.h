@@ -105,6 +105,12 @@ short rpc_conn_events(const struct rpc_conn *);
  * Returns 0 or ENOMEM (then the connection is closed). */
 int rpc_queue_text(struct rpc_conn *, const char *text, size_t len);
 
+/* Writes what is queued on 'c' as far as the socket takes it now,
+ * without waiting: a server writing a long reply in parts lets the client
+ * start on the first while it makes the next.  Returns 0 or an errno
+ * value (then rpc_conn_run() will close the connection). */
+int rpc_flush(struct rpc_conn *c);
+
 /* The id of 'request' as JSON text ("null" if it has none), for messages
  * written with rpc_queue_text(); the caller frees it.  NULL if out of
  * memory. */

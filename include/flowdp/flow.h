@@ -55,6 +55,15 @@ enum {
     /* "cookie=VALUE/MASK" selects flows (mod-flows, del-flows,
      * dump-flows); without this flag a cookie mask is an error. */
     FDP_PARSE_COOKIE_MASK = 1 << 1,
+    /* "cookie=" only selects flows (del-flows, dump-flows,
+     * dump-aggregate): "cookie=VALUE/MASK" is taken (this implies
+     * FDP_PARSE_COOKIE_MASK) and a plain "cookie=VALUE", which would set a
+     * cookie and so select nothing, is an error naming the token, as
+     * ovs-ofctl: "cannot set cookie (to match on a cookie, specify a mask,
+     * e.g. cookie=0x11/-1)".  Without this flag a plain cookie would be
+     * ignored as a selector, and "del-flows cookie=0x11" would delete every
+     * flow. */
+    FDP_PARSE_COOKIE_SELECT = 1 << 2,
 };
 
 /* Parses one flow from 'text'.  On success returns 0 and fills 'flow',

@@ -10,10 +10,13 @@
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/actions-internal.h"
+#include "lib/ds.h"
 #include "lib/match-internal.h"
 #include "lib/util.h"
 #include <flowdp/flow.h>
@@ -1053,6 +1056,29 @@ START_TEST(errors)
                      "number");
     free(error);
 
+    /* Regression: "del-flows cookie=0x11" (no mask) deleted every flow,
+     * since a plain cookie selected nothing.  Where a cookie only selects
+     * (del-flows, dump-flows, dump-aggregate), a plain one is refused as
+     * ovs-ofctl refuses it; a masked one, a mask of 0 included, is taken. */
+    ck_assert_int_eq(fdp_flow_parse("tcp,cookie=0x11", FDP_PARSE_MATCH_ONLY
+                                    | FDP_PARSE_COOKIE_SELECT, &flow, &error),
+                     EINVAL);
+    ck_assert_str_eq(error, "column 5: cookie=0x11: cannot set cookie (to "
+                     "match on a cookie, specify a mask, e.g. "
+                     "cookie=0x11/-1)");
+    free(error);
+    ck_assert_int_eq(fdp_flow_parse("cookie=0x11/-1", FDP_PARSE_MATCH_ONLY
+                                    | FDP_PARSE_COOKIE_SELECT, &flow, &error),
+                     0);
+    ck_assert_uint_eq(flow.cookie, 0x11);
+    ck_assert_uint_eq(flow.cookie_mask, UINT64_MAX);
+    fdp_flow_spec_destroy(&flow);
+    ck_assert_int_eq(fdp_flow_parse("cookie=0x11/0", FDP_PARSE_MATCH_ONLY
+                                    | FDP_PARSE_COOKIE_SELECT, &flow, &error),
+                     0);
+    ck_assert_uint_eq(flow.cookie_mask, 0);
+    fdp_flow_spec_destroy(&flow);
+
     /* A packet enters the pipeline with its registers, metadata and
      * conj_id zero, so a packet's text takes none of them. */
     struct fdp_key key;
@@ -1235,6 +1261,51 @@ START_TEST(random_garbage)
 }
 END_TEST
 
+/* The numbers and JSON strings dump-flows writes without printf (lib/ds.c)
+ * against printf and a byte-by-byte escaper, on random values. */
+START_TEST(ds_numbers_and_json_chars)
+{
+    struct unit_rng rng;
+
+    unit_rng_init(&rng, 22);
+    for (int i = 0; i < 20000; i++) {
+        /* Random widths, so that short numbers are as common as long. */
+        uint64_t v = unit_rng_next(&rng) >> unit_rng_below(&rng, 64);
+        struct fdp__ds ds = FDP__DS_INIT;
+        char want[64];
+
+        fdp__ds_put_uint(&ds, v);
+        fdp__ds_putc(&ds, ' ');
+        fdp__ds_put_hex(&ds, v);
+        snprintf(want, sizeof want, "%" PRIu64 " %" PRIx64, v, v);
+        ck_assert_str_eq(fdp__ds_cstr(&ds), want);
+        fdp__ds_destroy(&ds);
+
+        char text[16], expect[128] = "";
+        size_t n = 0, len = unit_rng_below(&rng, sizeof text);
+        for (size_t k = 0; k < len; k++) {
+            /* Mostly bytes JSON escapes, and some it copies. */
+            static const char pool[] = "\"\\\x01\x1f\naz~\x7f\xc3";
+            text[k] = pool[unit_rng_below(&rng, sizeof pool - 1)];
+        }
+        text[len] = '\0';
+        for (size_t k = 0; k < len; k++) {
+            unsigned char c = (unsigned char) text[k];
+            n += (size_t) (c == '"' || c == '\\'
+                           ? snprintf(expect + n, sizeof expect - n, "\\%c", c)
+                           : c < 0x20
+                           ? snprintf(expect + n, sizeof expect - n,
+                                      "\\u%04x", c)
+                           : snprintf(expect + n, sizeof expect - n, "%c", c));
+        }
+        struct fdp__ds json = FDP__DS_INIT;
+        fdp__ds_put_json_chars(&json, text);
+        ck_assert_str_eq(fdp__ds_cstr(&json), expect);
+        fdp__ds_destroy(&json);
+    }
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1242,6 +1313,7 @@ main(void)
     TCase *tc = unit_tcase(s, "flow");
 
     tcase_add_test(tc, round_trip_random_flows);
+    tcase_add_test(tc, ds_numbers_and_json_chars);
     tcase_add_test(tc, canonical_forms);
     tcase_add_test(tc, ranges);
     tcase_add_test(tc, field_extremes);

@@ -1287,7 +1287,7 @@ START_TEST(hash_flooding)
     }
     fdp__tss_destroy_now(st);
     for (size_t k = 0; k < N; k++) {
-        free(rules[k]);
+        fdp__rule_free_block(rules[k]);
     }
     free(rules);
     free(flows);

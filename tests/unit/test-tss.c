@@ -71,7 +71,7 @@ destroy_with_rules(struct tss_subtable *st, struct fdp_rule **rules, size_t n)
     fdp__rcu_barrier();
     fdp__tss_destroy_now(st);
     for (size_t i = 0; i < n; i++) {
-        free(rules[i]);
+        fdp__rule_free_block(rules[i]);
     }
 }
 
@@ -139,7 +139,7 @@ differential_run(size_t shape, enum tss_hash_kind kind, uint64_t salt,
             for (int w = 0; w < FDP_KEY_WORDS; w++) {
                 m->value.w[w] = small_word(&rng, mask.w[w]);
             }
-            free(rules[i]);
+            fdp__rule_free_block(rules[i]);
             struct fdp_rule *r = rules[i] = fdp__rule_alloc(m);
             ck_assert_ptr_nonnull(r);
             r->cookie = i;
