@@ -88,8 +88,9 @@ for r in $(seq 1 "$rounds"); do
     t1=$(now)
     "$ctl" dump-flows > "$dir/flowdp.out"
     t2=$(now)
-    echo "round $r: ovs-ofctl $(echo "$t1 - $t0" | bc) s ($(($(wc -l < "$dir/ovs.out") - 1)) flows)," \
-         "flowdp-ctl $(echo "$t2 - $t1" | bc) s ($(wc -l < "$dir/flowdp.out") flows)"
+    # ovs-ofctl prints a header line per reply message: count the flows.
+    echo "round $r: ovs-ofctl $(echo "$t1 - $t0" | bc) s ($(grep -c '^ cookie=' "$dir/ovs.out") flows)," \
+         "flowdp-ctl $(echo "$t2 - $t1" | bc) s ($(grep -c '^ cookie=' "$dir/flowdp.out") flows)"
 done
 rss() { awk '/^VmRSS/ { print $2 / 1024 " MB" }' /proc/"$(cat "$1")"/status; }
 echo "RSS: flowdpd --db $(rss "$dir/flowdpd.pid"), ovs-vswitchd $(rss "$dir/ovs-vswitchd.pid")"

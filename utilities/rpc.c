@@ -422,24 +422,18 @@ rpc_send_raw(struct rpc_conn *c, const void *data_, size_t size)
     return 0;
 }
 
-int
-rpc_recv(struct rpc_conn *c, json_t **msgp, char **errorp)
+/* Reads until a whole line is in 'c->in'; its length (without the
+ * newline) goes to '*lenp', and the caller consumes it.  0, EOF or an
+ * errno value with a message. */
+static int
+recv_line(struct rpc_conn *c, size_t *lenp, char **errorp)
 {
     char tmp[65536];
 
-    *msgp = NULL;
     for (;;) {
         const char *nl = buf_find_newline(&c->in);
         if (nl) {
-            json_error_t jerr;
-            size_t len = (size_t) (nl - buf_head(&c->in));
-            *msgp = json_loadb(buf_head(&c->in), len, 0, &jerr);
-            buf_consume(&c->in, len + 1);
-            if (!*msgp) {
-                *errorp = xasprintf("%s: bad JSON from peer: %s", c->name,
-                                    jerr.text);
-                return EPROTO;
-            }
+            *lenp = (size_t) (nl - buf_head(&c->in));
             return 0;
         }
         ssize_t n = conn_read(c, tmp, sizeof tmp);
@@ -459,6 +453,32 @@ rpc_recv(struct rpc_conn *c, json_t **msgp, char **errorp)
             return ENOMEM;
         }
     }
+}
+
+/* Parses the line of 'len' bytes recv_line() found, and consumes it. */
+static int
+parse_line(struct rpc_conn *c, size_t len, json_t **msgp, char **errorp)
+{
+    json_error_t jerr;
+
+    *msgp = json_loadb(buf_head(&c->in), len, 0, &jerr);
+    buf_consume(&c->in, len + 1);
+    if (!*msgp) {
+        *errorp = xasprintf("%s: bad JSON from peer: %s", c->name,
+                            jerr.text);
+        return EPROTO;
+    }
+    return 0;
+}
+
+int
+rpc_recv(struct rpc_conn *c, json_t **msgp, char **errorp)
+{
+    size_t len;
+    int error = recv_line(c, &len, errorp);
+
+    *msgp = NULL;
+    return error ? error : parse_line(c, len, msgp, errorp);
 }
 
 int
@@ -504,6 +524,16 @@ rpc_call_parts(struct rpc_conn *c, const char *method, json_t *params,
                int (*part)(const json_t *params, void *aux), void *aux,
                json_t **resultp, char **errorp)
 {
+    return rpc_call_parts_raw(c, method, params, part, NULL, aux, resultp,
+                              errorp);
+}
+
+int
+rpc_call_parts_raw(struct rpc_conn *c, const char *method, json_t *params,
+                   int (*part)(const json_t *params, void *aux),
+                   bool (*raw_part)(const char *rest, size_t len, void *aux),
+                   void *aux, json_t **resultp, char **errorp)
+{
     json_int_t id = ++c->next_id;
     json_t *req = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id",
                             id, "method", method, "params",
@@ -544,9 +574,32 @@ rpc_call_parts(struct rpc_conn *c, const char *method, json_t *params,
         free(ignored);
         return error;
     }
+    /* How the server begins a part (as flowdpd writes them). */
+    char prefix[256];
+    int prefix_len = snprintf(prefix, sizeof prefix, "{\"jsonrpc\":\"2.0\","
+                              "\"method\":\"%s.part\",\"params\":{\"id\":%"
+                              JSON_INTEGER_FORMAT ",", method, id);
+    if (prefix_len < 0 || (size_t) prefix_len >= sizeof prefix) {
+        raw_part = NULL;
+    }
     for (;;) {
         json_t *msg;
-        error = rpc_recv(c, &msg, errorp);
+        if (raw_part) {
+            size_t len;
+            error = recv_line(c, &len, errorp);
+            if (!error) {
+                const char *line = buf_head(&c->in);
+                size_t n = (size_t) prefix_len;
+                if (len >= n && !memcmp(line, prefix, n)
+                    && raw_part(line + n, len - n, aux)) {
+                    buf_consume(&c->in, len + 1);
+                    continue;
+                }
+                error = parse_line(c, len, &msg, errorp);
+            }
+        } else {
+            error = rpc_recv(c, &msg, errorp);
+        }
         if (error == EOF) {
             *errorp = xasprintf("%s: connection closed by the daemon",
                                 c->name);

@@ -63,6 +63,19 @@ int rpc_call_parts(struct rpc_conn *, const char *method, json_t *params,
                    int (*part)(const json_t *params, void *aux), void *aux,
                    json_t **resultp, char **errorp);
 
+/* As rpc_call_parts(), and each part whose line begins as a server
+ * writes them, {"jsonrpc":"2.0","method":"METHOD.part","params":{"id":ID,
+ * is first offered as it came, the 'len' bytes after that prefix, to
+ * 'raw_part', which returns true if it took the part (then it is not
+ * decoded: the text parts of a large dump are most of a client's work
+ * when jansson decodes them) or false to have it decoded and passed to
+ * 'part'. */
+int rpc_call_parts_raw(struct rpc_conn *, const char *method, json_t *params,
+                       int (*part)(const json_t *params, void *aux),
+                       bool (*raw_part)(const char *rest, size_t len,
+                                        void *aux),
+                       void *aux, json_t **resultp, char **errorp);
+
 /* Sends the raw bytes 'data' (tests of the server's input checks). */
 int rpc_send_raw(struct rpc_conn *, const void *data, size_t size);
 
