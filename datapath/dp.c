@@ -195,6 +195,7 @@
 #include "lib/actions.h"
 #include "lib/ds.h"
 #include "lib/field.h"
+#include "lib/pipeline-view.h"
 #include "lib/rcu.h"
 #include "lib/rule.h"
 #include "lib/tss.h"
@@ -343,6 +344,7 @@ struct fdp_dp_pmd {
     struct pmd_counters counters;
 
     /* Per batch. */
+    const struct fdp__pipeline_view *view;  /* A pipeline's snapshot. */
     const struct port_set *ports;
     struct fdp__port *in_port;
     uint32_t last_out_no;       /* The port of the last one-output flow */
@@ -395,6 +397,8 @@ struct fdp_dp {
     struct fdp_dp_pmd *pmds;
     struct pmd_counters retired;    /* Counters of destroyed pmds. */
 };
+
+void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
 
 static const struct fdp__port_class *const port_classes[] = {
     &fdp__ring_port_class,
@@ -1431,7 +1435,8 @@ pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
     struct fdp_pipeline_result *r = &pmd->result;
     const struct fdp_key *key = &b->pkts[i].key;
 
-    if (fdp_pipeline_classify(pmd->dp->pipeline, key, 0, r, NULL, NULL)) {
+    if (fdp__pipeline_classify_view(pmd->dp->pipeline, pmd->view, key, 0, r,
+                                    NULL, NULL)) {
         return NULL;
     }
     size_t n_rules = 0;
@@ -1642,7 +1647,10 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b,
         n_miss = k;
     }
     if (n_miss) {
-        fdp_table_lookup_batch(table, miss_keys, n_miss, miss_rules);
+        /* At the version the caches were probed at: a pipeline's table
+         * may hold a commit that its snapshot does not show yet. */
+        fdp__table_lookup_batch_at(table, miss_keys, n_miss, miss_rules,
+                                   version);
     }
     for (uint32_t j = 0; j < n_miss; j++) {
         uint32_t i = miss_idx[j];
@@ -2082,12 +2090,22 @@ pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
         pmd->in_port = port;
         batch_extract(pmd, b, descs, n);
         struct fdp_pipeline *pl = pmd->dp->pipeline;
-        /* A pipeline that is one table is served as a table: see the
-         * design. */
-        uint64_t version = pl ? fdp_pipeline_version(pl)
-                              : fdp_table_version(pmd->dp->table);
-        struct fdp_table *single = pl ? fdp_pipeline_single(pl)
-                                      : pmd->dp->table;
+        /* The version and the shape come from one snapshot, loaded once:
+         * see "The snapshot" in the design.  A pipeline that is one table
+         * is served as a table. */
+        uint64_t version;
+        struct fdp_table *single;
+        if (pl) {
+            pmd->view = fdp__pipeline_view(pl);
+            if (FDP_UNLIKELY(fdp__dp_snapshot_hook != NULL)) {
+                fdp__dp_snapshot_hook(pmd->dp);
+            }
+            version = pmd->view->version;
+            single = pmd->view->single;
+        } else {
+            version = fdp_table_version(pmd->dp->table);
+            single = pmd->dp->table;
+        }
         b->outcomes = !single;
         if (single) {
             batch_classify(pmd, b, single, version);

@@ -35,6 +35,8 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/key.c \
 	lib/match.c \
 	lib/pipeline.c \
+	lib/pipeline-private.h \
+	lib/pipeline-view.h \
 	lib/match.h \
 	lib/pipapo.c \
 	lib/pipapo.h \

@@ -90,6 +90,8 @@
 #include "actions.h"
 #include "field.h"
 #include "match.h"
+#include "pipeline-private.h"
+#include "pipeline-view.h"
 #include "rcu.h"
 #include "rule.h"
 #include "util.h"
@@ -151,6 +153,8 @@ struct conj_index {
 
 struct ptable {
     uint8_t id;
+    const uint64_t *clock;      /* The pipeline's version, which every
+                                 * fdp_table of the table follows. */
     struct fdp_table *hard;
     bool hard_begun;
     /* Flows of 'hard' with goto_table or resubmit actions, and the count
@@ -163,13 +167,31 @@ struct ptable {
     uint64_t n_missed;          /* Atomic. */
 };
 
+/* A published snapshot (see "Versions and snapshots"): the public part,
+ * then what classification reads of each table.  Immutable once
+ * published. */
+struct view {
+    struct fdp__pipeline_view pub;
+    struct rcu_head rcu;
+    struct view_table {
+        struct ptable *pt;                  /* NULL: not in use. */
+        const struct conj_index *index;     /* The table's conjunctions
+                                             * at 'pub.version'. */
+    } t[FDP_PIPELINE_N_TABLES];
+};
+
 struct fdp_pipeline {
-    bool single;                /* Atomic: see fdp_pipeline_single(). */
+    struct view *view;          /* RCU: what readers classify with. */
     pthread_mutex_t mutex;
     pthread_t txn_owner;
     bool in_txn;
     struct ptable *tables[FDP_PIPELINE_N_TABLES];  /* RCU; NULL: unused. */
-    uint64_t version;           /* Atomic. */
+    uint64_t version;           /* Atomic: the clock of every table
+                                 * (fdp__table_set_clock()), equal to
+                                 * view->pub.version once published. */
+    bool unpublished;           /* The last publish() ran out of
+                                 * memory: tables hold changes at
+                                 * version + 1 that no snapshot has. */
     uint64_t n_limit_drops;     /* Atomic. */
 };
 
@@ -181,6 +203,8 @@ struct scratch {
     unsigned int n_resubmits;
     bool limit;
 };
+
+void (*fdp__pipeline_commit_hook)(struct fdp_pipeline *, uint8_t table_id);
 
 /* ---------------------------------------------------------------------- */
 /* Life cycle.                                                             */
@@ -196,20 +220,27 @@ fdp_pipeline_create(struct fdp_pipeline **pp)
     }
     pthread_mutex_init(&p->mutex, NULL);
     p->version = 1;
-    p->single = true;
 
     /* Table 0 always exists: every packet starts there. */
     struct fdp_table *t;
     int error = fdp_table_create(&t);
     struct ptable *pt = error ? NULL : calloc(1, sizeof *pt);
-    if (!pt) {
+    struct view *v = pt ? calloc(1, sizeof *v) : NULL;
+    if (!v) {
+        free(pt);
         fdp_table_destroy(t);
         pthread_mutex_destroy(&p->mutex);
         free(p);
         return error ? error : ENOMEM;
     }
+    fdp__table_set_clock(t, &p->version);
+    pt->clock = &p->version;
     pt->hard = t;
     p->tables[0] = pt;
+    v->pub.version = p->version;
+    v->pub.single = t;
+    v->t[0].pt = pt;
+    p->view = v;
     *pp = p;
     return 0;
 }
@@ -258,6 +289,7 @@ fdp_pipeline_destroy(struct fdp_pipeline *p)
         conj_index_free(pt->index);
         free(pt);
     }
+    free(p->view);
     pthread_mutex_destroy(&p->mutex);
     free(p);
 }
@@ -303,6 +335,8 @@ get_ptable(struct fdp_pipeline *p, uint8_t id, bool create, int *errorp)
         free(pt);
         return NULL;
     }
+    fdp__table_set_clock(pt->hard, &p->version);
+    pt->clock = &p->version;
     pt->id = id;
     FDP_RCU_SET(p->tables[id], pt);
     return pt;
@@ -423,6 +457,7 @@ find_dim(struct ptable *pt, uint16_t priority, uint32_t id, unsigned int n,
         *errorp = *errorp ? *errorp : ENOMEM;
         return NULL;
     }
+    fdp__table_set_clock(d->flows, pt->clock);
     /* Clauses are never counted (flowdp/pipeline.h). */
     *errorp = fdp__table_set_no_stats(d->flows);
     if (*errorp) {
@@ -636,6 +671,59 @@ build_index(struct ptable *pt, int *errorp)
     return ix;
 }
 
+static void
+view_free_rcu(struct rcu_head *head)
+{
+    free(CONTAINER_OF(head, struct view, rcu));
+}
+
+/* Publishes what the tables hold now, committed at version
+ * p->version + 1, as that version: a new snapshot, then the clock (see
+ * "Versions and snapshots").  Under the mutex.  Returns 0, or ENOMEM if
+ * the snapshot could not be made: then the tables' changes stay
+ * invisible to classification (they are committed: dumps show them), and
+ * no table reaps, until a later commit or run publishes. */
+static int
+publish(struct fdp_pipeline *p)
+{
+    struct view *v = malloc(sizeof *v);
+
+    p->unpublished = !v;
+    if (!v) {
+        return ENOMEM;
+    }
+    v->pub.version = p->version + 1;
+    v->pub.single = compute_single(p) ? p->tables[0]->hard : NULL;
+    for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
+        struct ptable *pt = p->tables[i];
+        v->t[i].pt = pt;
+        v->t[i].index = pt ? pt->index : NULL;
+    }
+    struct view *old = p->view;
+    FDP_RCU_SET(p->view, v);
+    __atomic_store_n(&p->version, v->pub.version, __ATOMIC_RELEASE);
+    fdp__rcu_defer(&old->rcu, view_free_rcu);
+    return 0;
+}
+
+/* After a publish: lets every table free what it removed (all of it, and
+ * recompute its ties, if 'all'), now that no new lookup can be at the
+ * version before.  Under the mutex. */
+static void
+reap_all(struct fdp_pipeline *p, bool all)
+{
+    for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
+        struct ptable *pt = p->tables[i];
+        if (!pt) {
+            continue;
+        }
+        fdp__table_reap(pt->hard, all);
+        for (size_t d = 0; d < pt->n_dims; d++) {
+            fdp__table_reap(pt->dims[d]->flows, all);
+        }
+    }
+}
+
 /* Ends the transaction on 't' if '*begun': commits it if 'commit' and no
  * earlier table failed ('*errorp' is then the first failure), else aborts
  * it.  Returns whether it had begun. */
@@ -660,6 +748,8 @@ table_end(struct fdp_table *t, bool *begun, bool commit, int *errorp)
 static int
 txn_end(struct fdp_pipeline *p, bool commit)
 {
+    struct conj_index *old_ix[FDP_PIPELINE_N_TABLES];
+    size_t n_old_ix = 0;
     bool changed = false;
     int error = 0;
 
@@ -672,10 +762,16 @@ txn_end(struct fdp_pipeline *p, bool commit)
         if (hard_changed && (!commit || error)) {
             pt->n_control = pt->n_control_saved;
         }
-        changed |= table_end(pt->hard, &pt->hard_begun, commit, &error);
+        bool table_changed = table_end(pt->hard, &pt->hard_begun, commit,
+                                       &error);
         for (size_t d = 0; d < pt->n_dims; d++) {
             struct dim *dm = pt->dims[d];
-            changed |= table_end(dm->flows, &dm->begun, commit, &error);
+            table_changed |= table_end(dm->flows, &dm->begun, commit,
+                                       &error);
+        }
+        changed |= table_changed;
+        if (table_changed && commit && fdp__pipeline_commit_hook) {
+            fdp__pipeline_commit_hook(p, pt->id);
         }
         if (pt->dims_changed || (hard_changed && pt->index)) {
             /* The shortcuts depend on 'hard' too. */
@@ -687,20 +783,29 @@ txn_end(struct fdp_pipeline *p, bool commit)
                  * out of memory. */
                 error = error ? error : ix_error;
             } else {
-                struct conj_index *old = pt->index;
-                FDP_RCU_SET(pt->index, ix);
-                if (old) {
-                    fdp__rcu_defer(&old->rcu, conj_index_free_rcu);
+                /* Readers classify with the snapshot's index: the old one
+                 * goes once the new snapshot is out. */
+                if (pt->index) {
+                    old_ix[n_old_ix++] = pt->index;
                 }
+                FDP_RCU_SET(pt->index, ix);
                 pt->dims_changed = false;
             }
         }
     }
-    if (changed) {
-        __atomic_store_n(&p->single, compute_single(p), __ATOMIC_RELAXED);
-        __atomic_add_fetch(&p->version, 1, __ATOMIC_RELEASE);
+    int pub_error = changed || p->unpublished ? publish(p) : 0;
+    for (size_t i = 0; i < n_old_ix; i++) {
+        /* After publish(), which took the old indexes out of what
+         * readers see.  If it failed, the published snapshot still uses
+         * them: they are left allocated (out of memory only). */
+        if (!pub_error) {
+            fdp__rcu_defer(&old_ix[i]->rcu, conj_index_free_rcu);
+        }
     }
-    return error;
+    if (changed && !pub_error) {
+        reap_all(p, false);
+    }
+    return error ? error : pub_error;
 }
 
 int
@@ -1164,18 +1269,25 @@ fdp_pipeline_run(struct fdp_pipeline *p)
     bool changed = false;
 
     pthread_mutex_lock(&p->mutex);
+    if (p->unpublished && publish(p)) {
+        /* A table's run reaps what earlier commits removed: not while
+         * the snapshot that hides it is not out. */
+        pthread_mutex_unlock(&p->mutex);
+        return;
+    }
     for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
         struct ptable *pt = p->tables[i];
         if (pt) {
-            /* A run that moves flows makes new rule objects: cached
-             * outcomes that point at the old ones must go. */
+            /* A run that moves flows makes new rule objects, at the next
+             * version: cached outcomes that point at the old ones must
+             * go, and the old ones stay until that version is out. */
             uint64_t v = fdp_table_version(pt->hard);
             fdp_table_run(pt->hard);
             changed |= fdp_table_version(pt->hard) != v;
         }
     }
-    if (changed) {
-        __atomic_add_fetch(&p->version, 1, __ATOMIC_RELEASE);
+    if (changed && !publish(p)) {
+        reap_all(p, true);
     }
     pthread_mutex_unlock(&p->mutex);
 }
@@ -1183,7 +1295,8 @@ fdp_pipeline_run(struct fdp_pipeline *p)
 /* ---------------------------------------------------------------------- */
 /* Lookups in one table.                                                   */
 
-/* The best flow of 't' for 'key' by a scan of all its flows. */
+/* The best flow of 't' at 'version' for 'key' by a scan of all its
+ * flows. */
 struct scan_aux {
     const struct fdp_key *key;
     const struct fdp_rule *best;
@@ -1201,45 +1314,41 @@ scan_cb(const struct fdp_rule *r, void *aux_)
 }
 
 static const struct fdp_rule *
-scan_lookup(struct fdp_table *t, const struct fdp_key *key)
+scan_lookup(struct fdp_table *t, const struct fdp_key *key, uint64_t version)
 {
     struct scan_aux aux = { .key = key, .best = NULL };
 
-    fdp_table_for_each(t, scan_cb, &aux);
+    fdp__table_for_each_at(t, version, scan_cb, &aux);
     return aux.best;
 }
 
-/* The pipeline's lookups run in its caller's read-side section and leave
- * the fdp_table's own lookup counters alone: the pipeline counts what
- * its tables did per packet instead (the flows' counters, and the tables'
- * miss counters, which the datapath feeds for cached outcomes too). */
+/* The pipeline's lookups run in its caller's read-side section, at the
+ * version of the snapshot it classifies with, and leave the fdp_table's
+ * own lookup counters alone: the pipeline counts what its tables did per
+ * packet instead (the flows' counters, and the tables' miss counters,
+ * which the datapath feeds for cached outcomes too). */
 static const struct fdp_rule *
-hard_lookup(struct fdp_table *t, const struct fdp_key *key, bool linear)
+one_lookup(struct fdp_table *t, const struct fdp_key *key, uint64_t version,
+           bool linear)
 {
-    return linear ? scan_lookup(t, key) : fdp__table_lookup_uncounted(t, key);
+    return linear ? scan_lookup(t, key, version)
+                  : fdp__table_lookup_at(t, key, version);
 }
 
-/* True if some flow of clause 't' matches 'key'. */
-static bool
-any_match(struct fdp_table *t, const struct fdp_key *key, bool linear)
-{
-    return (linear ? scan_lookup(t, key)
-                   : fdp__table_lookup_uncounted(t, key)) != NULL;
-}
-
-/* The flow table 'pt' gives 'key' (see the essay), and in '*conj_idp'
- * the conjunction that led to it, or 0.  'key' is changed during the call
- * (conj_id) and restored. */
+/* The flow table 'vt' gives 'key' at 'version' (see the essay), and in
+ * '*conj_idp' the conjunction that led to it, or 0.  'key' is changed
+ * during the call (conj_id) and restored. */
 static const struct fdp_rule *
-table_lookup(struct ptable *pt, struct fdp_key *key, bool linear,
-             uint32_t *conj_idp)
+table_lookup(const struct view_table *vt, struct fdp_key *key,
+             uint64_t version, bool linear, uint32_t *conj_idp)
 {
-    const struct conj_index *ix = FDP_RCU_GET(pt->index);
+    struct fdp_table *hard = vt->pt->hard;
+    const struct conj_index *ix = vt->index;
     bool shortcuts = ix && !linear;
     const struct fdp_rule *h = shortcuts && ix->hard_const
                                ? ix->hard_best
                                : shortcuts && !ix->hard_wild
-                               ? NULL : hard_lookup(pt->hard, key, linear);
+                               ? NULL : one_lookup(hard, key, version, linear);
 
     *conj_idp = 0;
     if (!ix) {
@@ -1255,7 +1364,8 @@ table_lookup(struct ptable *pt, struct fdp_key *key, bool linear,
             const struct conj *cj = lv->conjs[c];
             bool complete = true;
             for (uint32_t k = 0; complete && k < cj->n; k++) {
-                complete = any_match(cj->clauses[k], key, linear);
+                complete = one_lookup(cj->clauses[k], key, version,
+                                      linear) != NULL;
             }
             if (!complete) {
                 continue;
@@ -1272,9 +1382,7 @@ table_lookup(struct ptable *pt, struct fdp_key *key, bool linear,
                 continue;
             }
             fdp__key_set(key, FDP_F_CONJ_ID, cj->id);
-            const struct fdp_rule *r = linear
-                ? scan_lookup(pt->hard, key)
-                : fdp__table_lookup_uncounted(pt->hard, key);
+            const struct fdp_rule *r = one_lookup(hard, key, version, linear);
             fdp__key_set(key, FDP_F_CONJ_ID, 0);
             if (r) {
                 *conj_idp = cj->id;
@@ -1333,6 +1441,7 @@ enum next {
 
 struct run {
     struct fdp_pipeline *p;
+    const struct view *view;    /* The snapshot it classifies with. */
     struct fdp_pipeline_result *r;
     struct scratch *s;
     uint32_t packet_in_port;    /* The port the packet came in on. */
@@ -1524,12 +1633,14 @@ run_lookup(struct run *run, unsigned int table_id,
            enum fdp_pipeline_step_kind kind, unsigned int depth,
            bool *missed, unsigned int *gotop)
 {
-    struct ptable *pt = table_id < FDP_PIPELINE_N_TABLES
-                        ? FDP_RCU_GET(run->p->tables[table_id]) : NULL;
+    const struct view_table *vt = table_id < FDP_PIPELINE_N_TABLES
+                                  ? &run->view->t[table_id] : NULL;
     uint32_t conj_id = 0;
-    const struct fdp_rule *rule = pt ? table_lookup(pt, &run->r->key,
-                                                    run->linear, &conj_id)
-                                     : NULL;
+    const struct fdp_rule *rule = vt && vt->pt
+                                  ? table_lookup(vt, &run->r->key,
+                                                 run->view->pub.version,
+                                                 run->linear, &conj_id)
+                                  : NULL;
     struct fdp_pipeline_step *st = push_step(run->r);
 
     if (!st) {
@@ -1581,6 +1692,17 @@ fdp_pipeline_classify(struct fdp_pipeline *p, const struct fdp_key *key,
                       unsigned int flags, struct fdp_pipeline_result *r,
                       fdp_pipeline_trace_cb *trace, void *aux)
 {
+    return fdp__pipeline_classify_view(p, fdp__pipeline_view(p), key, flags,
+                                       r, trace, aux);
+}
+
+int
+fdp__pipeline_classify_view(struct fdp_pipeline *p,
+                            const struct fdp__pipeline_view *pub,
+                            const struct fdp_key *key, unsigned int flags,
+                            struct fdp_pipeline_result *r,
+                            fdp_pipeline_trace_cb *trace, void *aux)
+{
     struct scratch *s = r->scratch;
 
     if (!s) {
@@ -1602,7 +1724,8 @@ fdp_pipeline_classify(struct fdp_pipeline *p, const struct fdp_key *key,
     fdp__key_set(&r->key, FDP_F_CONJ_ID, 0);
 
     struct run run = {
-        .p = p, .r = r, .s = s, .linear = flags & FDP_PIPELINE_LINEAR,
+        .p = p, .view = CONTAINER_OF(pub, struct view, pub),
+        .r = r, .s = s, .linear = flags & FDP__PIPELINE_LINEAR,
         .trace = trace, .aux = aux,
         .packet_in_port = (uint32_t) fdp__key_get(key, FDP_F_IN_PORT),
     };
@@ -1642,11 +1765,10 @@ fdp_pipeline_classify(struct fdp_pipeline *p, const struct fdp_key *key,
 /* ---------------------------------------------------------------------- */
 /* Reading.                                                                */
 
-struct fdp_table *
-fdp_pipeline_single(const struct fdp_pipeline *p)
+const struct fdp__pipeline_view *
+fdp__pipeline_view(const struct fdp_pipeline *p)
 {
-    return __atomic_load_n(&p->single, __ATOMIC_RELAXED)
-           ? p->tables[0]->hard : NULL;
+    return &FDP_RCU_GET(p->view)->pub;
 }
 
 uint64_t
