@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "flowdp/flowdp.h"
@@ -775,6 +776,34 @@ END_TEST
 /* A pmd thread forwards (playing its own peer) while the main thread
  * replaces flows and adds and removes a port: nothing crashes, nothing is
  * lost, and under ThreadSanitizer nothing races. */
+/* Seconds since 'start' on the monotonic clock. */
+static double
+seconds_since(const struct timespec *start)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double) (now.tv_sec - start->tv_sec)
+           + (double) (now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/* The concurrency tests make the interleavings they check happen: a
+ * thread waits for the other's progress instead of hoping the scheduler
+ * runs it.  The wait is bounded (WAIT_MAX_S, far above what a loaded
+ * machine needs) so that a stuck thread fails the test rather than hangs
+ * it. */
+#define WAIT_MAX_S 20.0
+#define WAIT_UNTIL(COND, WHAT)                                          \
+    do {                                                                \
+        struct timespec wait_start_;                                    \
+        clock_gettime(CLOCK_MONOTONIC, &wait_start_);                   \
+        while (!(COND)) {                                               \
+            ck_assert_msg(seconds_since(&wait_start_) < WAIT_MAX_S,     \
+                          "waited %.0f s for %s", WAIT_MAX_S, WHAT);    \
+            sched_yield();                                              \
+        }                                                               \
+    } while (0)
+
 struct pmd_thread {
     struct rig *rig;
     bool stop;
@@ -831,7 +860,7 @@ two_pmd_main(void *l_)
     while (!__atomic_load_n(l->stop, __ATOMIC_ACQUIRE)) {
         for (int i = 0; i < 16 && l->n_sent < 5000
                         && unit_peer_send(&l->rings, pkt, len); i++) {
-            l->n_sent++;
+            __atomic_store_n(&l->n_sent, l->n_sent + 1, __ATOMIC_RELEASE);
         }
         if (!fdp_dp_pmd_poll(l->pmd, NULL)) {
             sched_yield();
@@ -894,20 +923,37 @@ START_TEST(two_pmds_share_a_flow)
     uint8_t pkt[128];
     size_t len = make_packet(pkt, 1, 0);
     fdp_packet_extract(pkt, len, 1, &key, NULL);
+    /* Count on the shared shard while the pmds count on theirs: each
+     * hundred waits until both pmds have forwarded more since the last
+     * (or sent all they will), so the three writers really interleave. */
+    struct fdp_port_stats ps;
+    uint64_t last[2] = { 0, 0 };
     fdp_table_read_lock();
     const struct fdp_rule *rule = fdp_table_lookup(table, &key);
-    for (int i = 0; i < 1000; i++) {
-        fdp_rule_account(rule, 10, 1);
-    }
     fdp_table_read_unlock();
+    for (int round = 0; round < 10; round++) {
+        for (unsigned int i = 0; i < 2; i++) {
+            WAIT_UNTIL(__atomic_load_n(&lanes[i].n_sent, __ATOMIC_ACQUIRE)
+                       > last[i]
+                       || __atomic_load_n(&lanes[i].n_sent, __ATOMIC_ACQUIRE)
+                          == 5000
+                       || (got += peer_drain_some(&out), false),
+                       "a pmd's progress");
+            last[i] = __atomic_load_n(&lanes[i].n_sent, __ATOMIC_ACQUIRE);
+        }
+        fdp_table_read_lock();
+        rule = fdp_table_lookup(table, &key);
+        for (int i = 0; i < 100; i++) {
+            fdp_rule_account(rule, 10, 1);
+        }
+        fdp_table_read_unlock();
+        got += peer_drain_some(&out);
+    }
     /* A packet arrives or is dropped for want of room on port 3's tx
      * ring (this thread may be slower than two pmds). */
-    struct fdp_port_stats ps;
-    do {
-        got += peer_drain_some(&out);
-        sched_yield();
-        ck_assert_int_eq(fdp_dp_port_get_stats(dp, 3, &ps, NULL), 0);
-    } while (got + ps.tx_dropped < 10000);
+    WAIT_UNTIL((got += peer_drain_some(&out),
+                fdp_dp_port_get_stats(dp, 3, &ps, NULL) == 0
+                && got + ps.tx_dropped >= 10000), "every packet");
     __atomic_store_n(&stop, true, __ATOMIC_RELEASE);
     for (unsigned int i = 0; i < 2; i++) {
         pthread_join(threads[i], NULL);
@@ -943,9 +989,8 @@ START_TEST(concurrent_control)
     for (int i = 0; i < 300; i++) {
         char flow[100];
         /* Let the pmd run between changes, whatever the scheduler. */
-        while (__atomic_load_n(&t.n_loops, __ATOMIC_ACQUIRE) < (uint64_t) i) {
-            sched_yield();
-        }
+        WAIT_UNTIL(__atomic_load_n(&t.n_loops, __ATOMIC_ACQUIRE)
+                   >= (uint64_t) i, "the pmd's next poll");
         snprintf(flow, sizeof flow, "priority=%d,udp,nw_dst=10.0.0.%d,"
                  "actions=mod_tp_dst:%d,output:2", 10 + i % 7, i % 4, i);
         add_flow(rig.table, flow);
@@ -992,9 +1037,8 @@ START_TEST(concurrent_pipeline_control)
     ck_assert_int_eq(pthread_create(&thread, NULL, pmd_main, &t), 0);
     for (int i = 0; i < 300; i++) {
         char flow[160];
-        while (__atomic_load_n(&t.n_loops, __ATOMIC_ACQUIRE) < (uint64_t) i) {
-            sched_yield();
-        }
+        WAIT_UNTIL(__atomic_load_n(&t.n_loops, __ATOMIC_ACQUIRE)
+                   >= (uint64_t) i, "the pmd's next poll");
         snprintf(flow, sizeof flow, "table=2,priority=%d,udp,"
                  "nw_dst=10.0.0.%d,actions=mod_tp_dst:%d,output:2",
                  10 + i % 7, i % 4, i);
