@@ -38,7 +38,8 @@
  * retires every entry at once without touching the cache.  That is also
  * what keeps the cached rule pointers safe: a rule is freed only after a
  * version change and a grace period, and a pmd uses an entry only if the
- * version it loaded in its current read-side section matches.
+ * version it loaded in its current read-side section matches.  (With a
+ * pipeline, the version is its snapshot's: see "The snapshot" below.)
  *
  * The SMC holds what the EMC cannot: 100,000s of flows, 16 bytes an
  * entry instead of 128, because it keeps no key, only a 16-bit signature
@@ -96,10 +97,35 @@
  * per-batch scratch outcomes instead, so a miss allocates nothing in the
  * steady state.  The SMC is not used: its hits are proved by one rule's
  * match, and a pipeline's answer is not one rule's.  A pipeline that is
- * one table (fdp_pipeline_single(): no flow outside table 0, no
+ * one table (the snapshot's 'single': no flow outside table 0, no
  * goto_table, resubmit or conjunction) is served exactly as a table is,
- * batch lookups and rule pointers in the EMC, at the pipeline's version:
+ * batch lookups and rule pointers in the EMC, at the snapshot's version:
  * outcomes would only add a line and a copy to each packet.
+ *
+ * The snapshot.  What a pmd reads of a pipeline for a batch is one
+ * object, the pipeline's published view (lib/pipeline-view.h), loaded
+ * with one pointer load in the pmd's read-side section: the version
+ * every lookup of the batch is made at (the caches' validity stamp too)
+ * and the shape (one table or not).  The writer publishes a new view
+ * after committing every table of a transaction (lib/pipeline.c,
+ * "Versions and snapshots"), so the version and the shape a batch uses
+ * are always one commit's, and since every EMC entry is stamped with the
+ * version it was made at and used only at that version, an entry is read
+ * in the shape it was made in: a rule in a one-table pipeline's batch, an
+ * outcome in another's.  (When they were two loads, a pmd could read a
+ * version, then a writer could change the shape and bump the version,
+ * then the pmd read the new shape: entries holding rules were read as
+ * outcomes.  test-dp's old_version_with_new_mode_loses_no_packet makes a
+ * writer commit exactly there, through fdp__dp_snapshot_hook.)  The
+ * lookups of a one-table pipeline's batch are made at the snapshot's
+ * version too (fdp__table_lookup_batch_at()): its table may already hold
+ * a commit the snapshot does not show.  Worked example: a pmd loads the
+ * view {version 7, single = table 0}; its EMC holds rules stamped 7.  A
+ * writer adds a flow to table 1 and publishes {8, NULL}.  The pmd goes on
+ * with {7, table 0}: EMC hits on rules stamped 7, lookups in table 0 at
+ * 7, where the new flow is invisible; the table-1 flow is not even
+ * reachable.  Its next batch loads {8, NULL}: every entry stamped 7 is
+ * stale, and each packet goes through the whole pipeline at 8.
  *
  * Buffers (the UMEM).  One area of n_frames frames of frame_size bytes;
  * a free pool (a stack under a mutex) with a per-pmd cache in front of
@@ -124,8 +150,8 @@
  * and transmit queues, its counters, and one shard of every flow's
  * counters (while shards last).  What is shared: the table (read-only
  * under RCU: lookups take no lock and write nothing), the port set (RCU),
- * the table version (one line, read every batch, written once per
- * commit), the free-frame pool (a mutex taken once per 128 frames), and
+ * the table version or the pipeline's snapshot pointer (one line, read
+ * every batch, written once per commit), the free-frame pool (a mutex taken once per 128 frames), and
  * the ports' tx side (a mutex per port and burst).  Measured on this
  * machine's 2 cores: 2 pmds forward 1.8-1.9x one (docs/PERFORMANCE.md).
  * Planned for 64: the pool mutex would be taken 5 million times a second

@@ -74,7 +74,50 @@
  * Modifications run under the pipeline's mutex, in a transaction that
  * begins the fdp_tables it touches (hard or dims) as it reaches them and
  * commits them all at the end; the index of a table whose dims changed is
- * rebuilt and published then, and the version grows.
+ * rebuilt then, and a new snapshot is published.
+ *
+ * Versions and snapshots (Open vSwitch's versioned rules, one version for
+ * all tables).  Every fdp_table of the pipeline, hard or dim, takes its
+ * versions from the pipeline's clock, p->version
+ * (fdp__table_set_clock()): a transaction's changes, in whatever tables,
+ * are all made at version V + 1, where V is the published version, and a
+ * table's commit only makes them linkable; a lookup sees a rule if the
+ * version it looks up at is in [add_version, remove_version).  What
+ * readers use is one snapshot, struct view, published with one release
+ * store (publish()) after every table has committed: the version V + 1,
+ * the shape (whether the pipeline is one table, which the datapath
+ * serves with batch lookups), and each table's conjunction index.  The
+ * protocol, writer then reader:
+ *   writer: commit each table (new rules at V + 1, removed rules marked
+ *           removed at V + 1 but left linked), rebuild indexes, publish
+ *           the view {V + 1, shape, indexes}, store the clock V + 1, then
+ *           let each table reap what it removed (a grace period first) and
+ *           free the old view and indexes after another;
+ *   reader: in its read-side section, load the view pointer once, and
+ *           make every lookup of the packet (of the batch, in the
+ *           datapath) at view->version through view's indexes.
+ * So a reader that loaded the old view looks every table up at V: it sees
+ * none of the transaction, in any table (the removed rules are still
+ * linked: a table reaps only when the pipeline says, after the new view is
+ * out and a grace period has passed); one that loaded the new view sees
+ * all of it.  And since the version and the shape are fields of one
+ * object reached by one pointer load, no reader can pair one commit's
+ * version with another's shape: a datapath cache entry made at version V
+ * is used only by batches that loaded the view of V, hence its shape.
+ *
+ * Worked example.  Table 0 holds A0 "actions=load:1->reg0,goto_table:1"
+ * (added at version 3) and table 1 A1 "reg0=1,actions=output:1" (added
+ * at 3); the view says version 3.  A transaction replaces them with B0
+ * (load:2) and B1 (reg0=2, output:2): at commit, table 0 gets B0
+ * [4, never) and A0 [3, 4), table 1 gets B1 [4, never) and A1 [3, 4),
+ * each table committing in turn.  A packet classified between the two
+ * tables' commits loads the view of version 3: table 0 gives A0 (B0 is
+ * not visible at 3), table 1 gives A1: output:1, all old.  Then the view
+ * of version 4 is published; a packet loading it gets B0 then B1:
+ * output:2, all new.  Only then do the tables reap A0 and A1, after a
+ * grace period in which every reader still at version 3 finishes.  (Under
+ * the old protocol, one version per table, that packet would have seen B0
+ * and A1: reg0=2 in table 1, a miss.)
  *
  * Thread-safety: see flowdp/pipeline.h.
  */
@@ -512,10 +555,9 @@ table_n_flows(const struct fdp_table *t)
  * flow, as in most tables of conjunctions), that first lookup's answer is
  * known too: the best of them.  find_shortcuts() notes each when it holds,
  * from the committed flows: a packet allowed by a two-clause conjunction
- * then costs two clause lookups and nothing else.
- * (A reader between a commit of 'hard' and the new index's publication
- * may use the old shortcuts, as it may see one table's new flows and
- * another's old ones; the version grows after both.) */
+ * then costs two clause lookups and nothing else.  The shortcuts name
+ * rules of the new version: readers reach an index only through the
+ * snapshot of that version (see "Versions and snapshots"). */
 struct shortcut_aux {
     bool wild;                  /* Some flow ignores conj_id... */
     bool wild_matches;          /* ...and matches on something else. */
