@@ -383,7 +383,7 @@ struct fdp_dp_pmd {
      * outcomes of a batch's misses that do not enter the EMC (reused from
      * batch to batch), and the outcomes the EMC let go during the batch,
      * freed once it is done. */
-    struct fdp_pipeline_result result;
+    struct fdp_pipeline_result results[FDP_DP_BATCH];
     struct outcome *scratch[FDP_DP_BATCH];
     size_t scratch_size[FDP_DP_BATCH];
     uint32_t n_scratch;
@@ -1053,7 +1053,9 @@ fdp_dp_pmd_destroy(struct fdp_dp_pmd *pmd)
     for (uint32_t i = 0; i < FDP_DP_BATCH; i++) {
         free(pmd->scratch[i]);
     }
-    fdp_pipeline_result_destroy(&pmd->result);
+    for (uint32_t i = 0; i < FDP_DP_BATCH; i++) {
+        fdp_pipeline_result_destroy(&pmd->results[i]);
+    }
     free(pmd->emc);
     if (pmd->smc) {
         munmap(pmd->smc, pmd->smc_size);
@@ -1449,22 +1451,16 @@ batch_extract(struct fdp_dp_pmd *pmd, struct batch *b,
     pmd_count(&pmd->counters.n_packets, n);
 }
 
-/* A pipeline's outcome for packet 'i' of 'b', which no cache had: the
- * pipeline runs, and what it did becomes an outcome, which enters the EMC
- * with probability 1/emc_insert_inv_prob (the EMC then owns it) or else
- * lives in the pmd's scratch space until the batch is done.  NULL if
- * memory ran out: the packet is then a miss. */
+/* A pipeline's outcome for packet 'i' of 'b', which no cache had, from
+ * its classification 'r': it enters the EMC with probability
+ * 1/emc_insert_inv_prob (the EMC then owns it) or else lives in the pmd's
+ * scratch space until the batch is done.  NULL if memory ran out: the
+ * packet is then a miss. */
 static const struct outcome *
 pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
-              uint64_t version)
+              uint64_t version, const struct fdp_pipeline_result *r)
 {
-    struct fdp_pipeline_result *r = &pmd->result;
     const struct fdp_key *key = &b->pkts[i].key;
-
-    if (fdp__pipeline_classify_view(pmd->dp->pipeline, pmd->view, key, 0, r,
-                                    NULL, NULL)) {
-        return NULL;
-    }
     size_t n_rules = 0;
     for (size_t k = 0; k < r->n_steps; k++) {
         n_rules += r->steps[k].rule != NULL;
@@ -1536,6 +1532,9 @@ pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
     return oc;
 }
 
+static_assert(FDP_DP_BATCH <= FDP_TABLE_BATCH_MAX,
+              "a batch's misses go through the pipeline in one call");
+
 /* Phase 2 for a pipeline's datapath: the EMC, then the pipeline for its
  * misses.  (The SMC is for disjoint tables; a pipeline is not one.) */
 static void
@@ -1552,6 +1551,10 @@ batch_classify_pipeline(struct fdp_dp_pmd *pmd, struct batch *b,
             __builtin_prefetch(emc_way(pmd, b->hashes[i], 1));
         }
     }
+    const struct fdp_key *miss_keys[FDP_DP_BATCH];
+    struct fdp_pipeline_result *miss_results[FDP_DP_BATCH];
+    uint8_t miss_idx[FDP_DP_BATCH];
+    uint32_t n_miss = 0;
     for (uint32_t i = 0; i < b->n; i++) {
         const struct outcome *oc = NULL;
         b->hints[i] = 0;
@@ -1564,11 +1567,24 @@ batch_classify_pipeline(struct fdp_dp_pmd *pmd, struct batch *b,
                 n_emc++;
             }
         }
-        if (!oc) {
-            oc = pipeline_miss(pmd, b, i, version);
-            n_hit += oc && oc->n_rules;
-        }
         b->flows[i] = oc;
+        if (!oc) {
+            miss_idx[n_miss] = (uint8_t) i;
+            miss_results[n_miss] = &pmd->results[n_miss];
+            miss_keys[n_miss++] = &b->pkts[i].key;
+        }
+    }
+    /* The misses go through the pipeline together, table by table. */
+    if (n_miss
+        && !fdp__pipeline_classify_batch(pmd->dp->pipeline, pmd->view,
+                                         miss_keys, n_miss, miss_results)) {
+        for (uint32_t j = 0; j < n_miss; j++) {
+            const struct outcome *oc = pipeline_miss(pmd, b, miss_idx[j],
+                                                     version,
+                                                     miss_results[j]);
+            n_hit += oc && oc->n_rules;
+            b->flows[miss_idx[j]] = oc;
+        }
     }
     if (pmd->emc) {
         meter_account(&pmd->emc_meter, use_emc, cycles_now() - start, b->n);

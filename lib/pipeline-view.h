@@ -42,4 +42,15 @@ int fdp__pipeline_classify_view(struct fdp_pipeline *p,
                                 struct fdp_pipeline_result *r,
                                 fdp_pipeline_trace_cb *trace, void *aux);
 
+/* Classifies the 'n' (at most FDP_TABLE_BATCH_MAX) packets 'keys' through
+ * snapshot 'view' into 'results' (one each, as fdp_pipeline_classify()
+ * fills it, with no trace), table by table: one batch lookup per table
+ * (and per conjunction clause) for the packets that reach it together.
+ * Returns 0, or ENOMEM (then the results say nothing), or EINVAL if 'n'
+ * is too large. */
+int fdp__pipeline_classify_batch(struct fdp_pipeline *p,
+                                 const struct fdp__pipeline_view *view,
+                                 const struct fdp_key *const keys[], size_t n,
+                                 struct fdp_pipeline_result *const results[]);
+
 #endif /* FDP_PIPELINE_VIEW_H */

@@ -1738,12 +1738,12 @@ fdp_pipeline_classify(struct fdp_pipeline *p, const struct fdp_key *key,
                                        r, trace, aux);
 }
 
-int
-fdp__pipeline_classify_view(struct fdp_pipeline *p,
-                            const struct fdp__pipeline_view *pub,
-                            const struct fdp_key *key, unsigned int flags,
-                            struct fdp_pipeline_result *r,
-                            fdp_pipeline_trace_cb *trace, void *aux)
+/* Readies 'r' (and its scratch) for a classification of 'key' and fills
+ * in '*run'.  Returns 0 or ENOMEM. */
+static int
+run_start(struct run *run, struct fdp_pipeline *p, const struct view *view,
+          const struct fdp_key *key, unsigned int flags,
+          struct fdp_pipeline_result *r)
 {
     struct scratch *s = r->scratch;
 
@@ -1764,18 +1764,25 @@ fdp__pipeline_classify_view(struct fdp_pipeline *p,
     memset(&r->key.w[FDP_KEY_PACKET_WORDS], 0,
            (FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS) * sizeof r->key.w[0]);
     fdp__key_set(&r->key, FDP_F_CONJ_ID, 0);
-
-    struct run run = {
-        .p = p, .view = CONTAINER_OF(pub, struct view, pub),
-        .r = r, .s = s, .linear = flags & FDP__PIPELINE_LINEAR,
-        .trace = trace, .aux = aux,
+    *run = (struct run) {
+        .p = p, .view = view, .r = r, .s = s,
+        .linear = flags & FDP__PIPELINE_LINEAR,
         .packet_in_port = (uint32_t) fdp__key_get(key, FDP_F_IN_PORT),
     };
-    bool missed = false;
-    run_chain(&run, 0, FDP_STEP_START, 0, &missed);
+    return 0;
+}
+
+/* Finishes 'run''s result once its chain is done ('missed': it ended at a
+ * lookup that found nothing).  Returns 0 or ENOMEM. */
+static int
+run_finish(struct run *run, bool missed)
+{
+    struct fdp_pipeline_result *r = run->r;
+    struct scratch *s = run->s;
+
     r->table_missed = missed && !s->limit;
-    if (run.error) {
-        return run.error;
+    if (run->error) {
+        return run->error;
     }
     r->limit_dropped = s->limit;
     if (s->limit) {
@@ -1802,6 +1809,227 @@ fdp__pipeline_classify_view(struct fdp_pipeline *p,
                n_words * sizeof(uint64_t));
     }
     return 0;
+}
+
+int
+fdp__pipeline_classify_view(struct fdp_pipeline *p,
+                            const struct fdp__pipeline_view *pub,
+                            const struct fdp_key *key, unsigned int flags,
+                            struct fdp_pipeline_result *r,
+                            fdp_pipeline_trace_cb *trace, void *aux)
+{
+    struct run run;
+    int error = run_start(&run, p, CONTAINER_OF(pub, struct view, pub), key,
+                          flags, r);
+
+    if (error) {
+        return error;
+    }
+    run.trace = trace;
+    run.aux = aux;
+    bool missed = false;
+    run_chain(&run, 0, FDP_STEP_START, 0, &missed);
+    return run_finish(&run, missed);
+}
+
+/* Batch lookups.  fdp__pipeline_classify_batch() takes a batch through the
+ * pipeline table by table: the packets whose next lookup is in table T
+ * (table 0 for all at first, then wherever their goto_tables sent them;
+ * goto_table only goes forward, so taking the lowest T each round visits
+ * each table once) are looked up together, one batch lookup of T's flows
+ * per round (and one per clause of T's conjunctions, for the packets still
+ * undecided), and each then runs its flow's actions as a lone
+ * classification would.  A resubmit runs its lookups there, one packet at
+ * a time: it is rarer, and its lookups nest.  The results are the lone
+ * classification's, step for step. */
+
+/* The best flows of 'vt' for the 'n' keys 'keys' at 'version' (see
+ * table_lookup(), which this does for a batch), into 'rules' and
+ * 'conj_ids'.  The keys' conj_id is changed during the call and
+ * restored. */
+static void
+table_lookup_batch(const struct view_table *vt, struct fdp_key *const keys[],
+                   size_t n, uint64_t version, const struct fdp_rule *rules[],
+                   uint32_t conj_ids[])
+{
+    struct fdp_table *hard = vt->pt->hard;
+    const struct conj_index *ix = vt->index;
+
+    for (size_t i = 0; i < n; i++) {
+        conj_ids[i] = 0;
+    }
+    if (!ix || !ix->hard_wild || ix->hard_const) {
+        for (size_t i = 0; i < n; i++) {
+            rules[i] = ix && ix->hard_const ? ix->hard_best : NULL;
+        }
+    }
+    if (!ix || (ix->hard_wild && !ix->hard_const)) {
+        fdp__table_lookup_batch_uncounted_at(
+            hard, (const struct fdp_key *const *) keys, n, rules, version);
+    }
+    if (!ix) {
+        return;
+    }
+
+    /* Packets still undecided, and for the clause lookups a compacted
+     * list of those a conjunction is still possible for. */
+    uint8_t open[FDP_TABLE_BATCH_MAX], cand[FDP_TABLE_BATCH_MAX];
+    bool decided[FDP_TABLE_BATCH_MAX];
+    size_t n_open = 0;
+    for (size_t i = 0; i < n; i++) {
+        open[n_open++] = (uint8_t) i;
+        decided[i] = false;
+    }
+    for (uint32_t l = 0; l < ix->n_levels && n_open; l++) {
+        const struct conj_level *lv = &ix->levels[l];
+        /* Those whose H beats this level are decided. */
+        size_t k = 0;
+        for (size_t j = 0; j < n_open; j++) {
+            const struct fdp_rule *h = rules[open[j]];
+            if (!h || lv->priority > h->priority) {
+                open[k++] = open[j];
+            }
+        }
+        n_open = k;
+        for (uint32_t c = 0; c < lv->n_conjs && n_open; c++) {
+            const struct conj *cj = lv->conjs[c];
+            size_t n_cand = n_open;
+            memcpy(cand, open, n_open);
+            for (uint32_t q = 0; q < cj->n && n_cand; q++) {
+                const struct fdp_key *ck[FDP_TABLE_BATCH_MAX];
+                const struct fdp_rule *found[FDP_TABLE_BATCH_MAX];
+                for (size_t j = 0; j < n_cand; j++) {
+                    ck[j] = keys[cand[j]];
+                }
+                fdp__table_lookup_batch_uncounted_at(cj->clauses[q], ck,
+                                                     n_cand, found, version);
+                size_t m = 0;
+                for (size_t j = 0; j < n_cand; j++) {
+                    if (found[j]) {
+                        cand[m++] = cand[j];
+                    }
+                }
+                n_cand = m;
+            }
+            /* 'cand' completes the conjunction: resolve each. */
+            for (size_t j = 0; j < n_cand; j++) {
+                size_t i = cand[j];
+                const struct fdp_rule *h = rules[i], *r;
+                if (cj->resolved) {
+                    r = cj->result;
+                    if (h && fdp__rule_beats(h, r)) {
+                        r = h;
+                    }
+                } else {
+                    fdp__key_set(keys[i], FDP_F_CONJ_ID, cj->id);
+                    r = fdp__table_lookup_at(hard, keys[i], version);
+                    fdp__key_set(keys[i], FDP_F_CONJ_ID, 0);
+                }
+                if (r) {
+                    rules[i] = r;
+                    conj_ids[i] = cj->id;
+                    decided[i] = true;
+                }
+            }
+            /* Those resolved leave the open list. */
+            k = 0;
+            for (size_t j = 0; j < n_open; j++) {
+                if (!decided[open[j]]) {
+                    open[k++] = open[j];
+                }
+            }
+            n_open = k;
+        }
+    }
+}
+
+int
+fdp__pipeline_classify_batch(struct fdp_pipeline *p,
+                             const struct fdp__pipeline_view *pub,
+                             const struct fdp_key *const keys[], size_t n,
+                             struct fdp_pipeline_result *const results[])
+{
+    const struct view *view = CONTAINER_OF(pub, struct view, pub);
+    struct run runs[FDP_TABLE_BATCH_MAX];
+    uint8_t next[FDP_TABLE_BATCH_MAX];      /* Table of the next lookup. */
+    bool missed[FDP_TABLE_BATCH_MAX];
+    uint64_t active = 0;                    /* Bit i: packet i goes on. */
+    int error = 0;
+
+    if (n > FDP_TABLE_BATCH_MAX) {
+        return EINVAL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        error = run_start(&runs[i], p, view, keys[i], 0, results[i]);
+        if (error) {
+            return error;
+        }
+        next[i] = 0;
+        missed[i] = false;
+        active |= UINT64_C(1) << i;
+    }
+    while (active) {
+        /* The lowest table a packet waits for, and who waits there. */
+        unsigned int t = FDP_PIPELINE_N_TABLES;
+        for (uint64_t a = active; a; a &= a - 1) {
+            size_t i = (size_t) __builtin_ctzll(a);
+            t = next[i] < t ? next[i] : t;
+        }
+        uint8_t idx[FDP_TABLE_BATCH_MAX];
+        struct fdp_key *bk[FDP_TABLE_BATCH_MAX];
+        const struct fdp_rule *rules[FDP_TABLE_BATCH_MAX];
+        uint32_t conj_ids[FDP_TABLE_BATCH_MAX];
+        size_t m = 0;
+        for (uint64_t a = active; a; a &= a - 1) {
+            size_t i = (size_t) __builtin_ctzll(a);
+            if (next[i] == t) {
+                idx[m] = (uint8_t) i;
+                bk[m++] = &results[i]->key;
+            }
+        }
+        const struct view_table *vt = &view->t[t];
+        if (vt->pt) {
+            table_lookup_batch(vt, bk, m, pub->version, rules, conj_ids);
+        } else {
+            memset(rules, 0, m * sizeof rules[0]);
+            memset(conj_ids, 0, m * sizeof conj_ids[0]);
+        }
+
+        /* Each packet runs what it found, as run_lookup() does. */
+        for (size_t j = 0; j < m; j++) {
+            size_t i = idx[j];
+            struct run *run = &runs[i];
+            struct fdp_pipeline_step *st = push_step(run->r);
+            enum next nx = NEXT_DONE;
+            unsigned int go = 0;
+            if (!st) {
+                run->error = ENOMEM;
+            } else {
+                *st = (struct fdp_pipeline_step) {
+                    .rule = rules[j], .table_id = (uint8_t) t,
+                    /* Table 0 only at the start: goto_table goes
+                     * forward. */
+                    .kind = (uint8_t) (next[i] ? FDP_STEP_GOTO
+                                               : FDP_STEP_START),
+                    .depth = 0, .conj_id = conj_ids[j],
+                };
+                missed[i] = !rules[j];
+                if (rules[j]) {
+                    nx = run_actions(run, rules[j], t, 0, &go);
+                }
+            }
+            if (nx == NEXT_GOTO) {
+                next[i] = (uint8_t) go;
+            } else {
+                active &= ~(UINT64_C(1) << i);
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        int e = run_finish(&runs[i], missed[i]);
+        error = error ? error : e;
+    }
+    return error;
 }
 
 /* ---------------------------------------------------------------------- */

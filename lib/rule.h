@@ -190,6 +190,13 @@ const struct fdp_rule *fdp__table_lookup_uncounted(struct fdp_table *table,
 const struct fdp_rule *fdp__table_lookup_at(struct fdp_table *table,
                                             const struct fdp_key *key,
                                             uint64_t version);
+/* fdp__table_lookup_batch_at() that counts nothing, for at most
+ * FDP_TABLE_BATCH_MAX keys (the pipeline's batches). */
+void fdp__table_lookup_batch_uncounted_at(struct fdp_table *table,
+                                          const struct fdp_key *const keys[],
+                                          size_t n,
+                                          const struct fdp_rule *rules[],
+                                          uint64_t version);
 void fdp__table_lookup_batch_at(struct fdp_table *table,
                                 const struct fdp_key *const keys[], size_t n,
                                 const struct fdp_rule *rules[],

@@ -1999,6 +1999,15 @@ lookup_batch_counted(struct fdp_table *table,
 }
 
 void
+fdp__table_lookup_batch_uncounted_at(struct fdp_table *table,
+                                     const struct fdp_key *const keys[],
+                                     size_t n, const struct fdp_rule *rules[],
+                                     uint64_t version)
+{
+    lookup_walk(table, keys, n, rules, version);
+}
+
+void
 fdp__table_lookup_batch_at(struct fdp_table *table,
                            const struct fdp_key *const keys[], size_t n,
                            const struct fdp_rule *rules[], uint64_t version)
