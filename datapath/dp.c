@@ -351,8 +351,8 @@ struct outcome {
     bool missed;                /* Ended by a table miss. */
     bool limit;                 /* Dropped at a resubmit limit. */
     struct fdp__rule_counters **counters;   /* 'n_rules' of them. */
-    struct fdp_pipeline_step *steps;
-    struct fdp_actions *actions;
+    const struct fdp_pipeline_step *steps;
+    const struct fdp_actions *actions;
 };
 
 struct fdp_dp_pmd {
@@ -1461,21 +1461,25 @@ pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
               uint64_t version, const struct fdp_pipeline_result *r)
 {
     const struct fdp_key *key = &b->pkts[i].key;
-    size_t n_rules = 0;
-    for (size_t k = 0; k < r->n_steps; k++) {
-        n_rules += r->steps[k].rule != NULL;
-    }
+    /* Room for a counter per step (every step that hit a flow has one):
+     * so one pass over the steps both fills and hashes them.  A table 0
+     * miss ends the pipeline, so the packet hit some flow if and only if
+     * its first step did. */
+    size_t n_rules = r->n_steps;
+    bool hit = r->n_steps && r->steps[0].rule;
     size_t n_steps = r->table_missed || r->limit_dropped ? r->n_steps : 0;
-    size_t size = sizeof(struct outcome) + n_rules * sizeof(void *)
-                  + n_steps * sizeof(struct fdp_pipeline_step)
-                  + fdp_actions_size(r->actions);
     size_t steps_at = sizeof(struct outcome) + n_rules * sizeof(void *);
     size_t actions_at = steps_at + n_steps * sizeof(struct fdp_pipeline_step);
     /* A packet that hit no flow is a miss, as in a table's datapath: not
      * cached, so that each one reaches the upcall. */
-    bool insert = pmd->emc && n_rules && n_rules <= UINT16_MAX
+    bool insert = pmd->emc && hit && n_rules <= UINT16_MAX
                   && n_steps <= UINT16_MAX
                   && pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob);
+    /* Only an outcome the EMC keeps copies the steps and actions; one
+     * for this batch alone points into 'r', which lives until the next
+     * batch. */
+    size_t size = insert ? actions_at + fdp_actions_size(r->actions)
+                         : steps_at;
     struct outcome *oc;
     if (insert) {
         oc = malloc(size);
@@ -1500,27 +1504,36 @@ pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
     }
     uint8_t *base = (uint8_t *) oc;
     oc->counters = (struct fdp__rule_counters **) (oc + 1);
-    oc->steps = (struct fdp_pipeline_step *) (base + steps_at);
-    oc->actions = (struct fdp_actions *) (base + actions_at);
-    oc->n_rules = 0;
+    if (insert) {
+        struct fdp_pipeline_step *steps = (struct fdp_pipeline_step *)
+                                          (base + steps_at);
+        struct fdp_actions *actions = (struct fdp_actions *)
+                                      (base + actions_at);
+        memcpy(steps, r->steps, n_steps * sizeof *steps);
+        memcpy(actions, r->actions, fdp_actions_size(r->actions));
+        oc->steps = steps;
+        oc->actions = actions;
+    } else {
+        oc->steps = r->steps;
+        oc->actions = r->actions;
+    }
+    uint64_t h = 0;
+    uint32_t n = 0;
     for (size_t k = 0; k < r->n_steps; k++) {
         if (r->steps[k].rule) {
-            oc->counters[oc->n_rules++] = r->steps[k].rule->stats;
+            struct fdp__rule_counters *c = r->steps[k].rule->stats;
+            oc->counters[n++] = c;
+            h = (h ^ (uintptr_t) c) * UINT64_C(0x9e3779b97f4a7c15);
         }
     }
+    oc->n_rules = (uint16_t) n;
     oc->n_steps = (uint16_t) n_steps;
-    memcpy(oc->steps, r->steps, n_steps * sizeof *oc->steps);
-    memcpy(oc->actions, r->actions, fdp_actions_size(r->actions));
     oc->missed = r->table_missed;
     oc->limit = r->limit_dropped;
     const struct fdp__action *a = oc->actions->n_actions == 1
                                   ? fdp__actions_first(oc->actions) : NULL;
     oc->out = a && a->type == FDP_ACT_OUTPUT ? a->arg : 0;
-    uint64_t h = oc->n_rules;
-    for (uint32_t k = 0; k < oc->n_rules; k++) {
-        h = (h ^ (uintptr_t) oc->counters[k])
-            * UINT64_C(0x9e3779b97f4a7c15);
-    }
+    h = (h ^ n) * UINT64_C(0x9e3779b97f4a7c15);
     for (uint32_t k = 0; k < oc->actions->n_words; k++) {
         h = (h ^ oc->actions->words[k]) * UINT64_C(0x9e3779b97f4a7c15);
     }

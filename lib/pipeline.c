@@ -1458,18 +1458,29 @@ fdp_pipeline_result_destroy(struct fdp_pipeline_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* push_step() when the array is full. */
 static struct fdp_pipeline_step *
+push_step_grow(struct fdp_pipeline_result *r)
+{
+    size_t alloc = r->steps_alloc ? 2 * r->steps_alloc : 16;
+    struct fdp_pipeline_step *steps = realloc(r->steps,
+                                              alloc * sizeof *steps);
+
+    if (!steps) {
+        return NULL;
+    }
+    r->steps = steps;
+    r->steps_alloc = alloc;
+    return &r->steps[r->n_steps++];
+}
+
+/* A new step at the end of 'r''s, or NULL if out of memory.  Every lookup
+ * takes one: the common case is inline. */
+static inline struct fdp_pipeline_step *
 push_step(struct fdp_pipeline_result *r)
 {
-    if (r->n_steps == r->steps_alloc) {
-        size_t alloc = r->steps_alloc ? 2 * r->steps_alloc : 16;
-        struct fdp_pipeline_step *steps = realloc(r->steps,
-                                                  alloc * sizeof *steps);
-        if (!steps) {
-            return NULL;
-        }
-        r->steps = steps;
-        r->steps_alloc = alloc;
+    if (FDP_UNLIKELY(r->n_steps == r->steps_alloc)) {
+        return push_step_grow(r);
     }
     return &r->steps[r->n_steps++];
 }
@@ -1763,7 +1774,7 @@ run_start(struct run *run, struct fdp_pipeline *p, const struct view *view,
     r->key = *key;
     memset(&r->key.w[FDP_KEY_PACKET_WORDS], 0,
            (FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS) * sizeof r->key.w[0]);
-    fdp__key_set(&r->key, FDP_F_CONJ_ID, 0);
+    r->key.w[FDP__WORD_CONJ_ID] &= ~FDP__MASK(CONJ_ID);
     *run = (struct run) {
         .p = p, .view = view, .r = r, .s = s,
         .linear = flags & FDP__PIPELINE_LINEAR,
