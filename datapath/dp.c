@@ -98,9 +98,11 @@
  * steady state.  The SMC is not used: its hits are proved by one rule's
  * match, and a pipeline's answer is not one rule's.  A pipeline that is
  * one table (the snapshot's 'single': no flow outside table 0, no
- * goto_table, resubmit or conjunction) is served exactly as a table is,
- * batch lookups and rule pointers in the EMC, at the snapshot's version:
- * outcomes would only add a line and a copy to each packet.
+ * goto_table or resubmit) is served exactly as a table is, batch lookups
+ * and rule pointers in the EMC, at the snapshot's version: outcomes would
+ * only add a line and a copy to each packet.  (If that table has
+ * conjunctions, its batch lookup is the pipeline's, which looks the
+ * clauses up in batches too: fdp__pipeline_single_lookup_batch().)
  *
  * The snapshot.  What a pmd reads of a pipeline for a batch is one
  * object, the pipeline's published view (lib/pipeline-view.h), loaded
@@ -1704,8 +1706,15 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b,
     if (n_miss) {
         /* At the version the caches were probed at: a pipeline's table
          * may hold a commit that its snapshot does not show yet. */
-        fdp__table_lookup_batch_at(table, miss_keys, n_miss, miss_rules,
-                                   version);
+        if (pmd->dp->pipeline && pmd->view->conj) {
+            /* A one-table pipeline with conjunctions: its lookup looks the
+             * clauses up too. */
+            fdp__pipeline_single_lookup_batch(pmd->view, miss_keys, n_miss,
+                                              miss_rules);
+        } else {
+            fdp__table_lookup_batch_at(table, miss_keys, n_miss, miss_rules,
+                                       version);
+        }
     }
     for (uint32_t j = 0; j < n_miss; j++) {
         uint32_t i = miss_idx[j];

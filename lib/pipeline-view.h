@@ -22,10 +22,22 @@ struct fdp__pipeline_view {
                                  * made at this version. */
     struct fdp_table *single;   /* Nonnull if the pipeline is this one
                                  * table (no flow outside table 0, no
-                                 * conjunction, goto_table or resubmit):
+                                 * goto_table or resubmit; conjunctions in table 0 allowed):
                                  * its lookup at 'version' is then the
                                  * whole classification.  Else NULL. */
+    bool conj;                  /* 'single' has conjunctions: look it up
+                                 * with fdp__pipeline_single_lookup_batch()
+                                 * rather than as a plain table. */
 };
+
+/* The flows the one-table pipeline of 'view' ('single' nonnull) gives the
+ * 'n' (at most FDP_TABLE_BATCH_MAX) keys 'keys' at view->version, its
+ * conjunctions included, into 'rules' (NULL: a miss).  Counts nothing.
+ * In the read-side section that loaded 'view'. */
+void fdp__pipeline_single_lookup_batch(const struct fdp__pipeline_view *view,
+                                       const struct fdp_key *const keys[],
+                                       size_t n,
+                                       const struct fdp_rule *rules[]);
 
 /* The current snapshot.  The caller must be in a read-side section
  * (fdp_table_read_lock()) and keeps using the snapshot, and what it

@@ -441,7 +441,8 @@ hard_insert(struct ptable *pt, const struct fdp_flow_spec *spec,
 }
 
 /* True if the committed pipeline is one table: no flow outside table 0,
- * no conjunction, no goto_table or resubmit. */
+ * no goto_table or resubmit (table 0 may have conjunctions: its lookup,
+ * clauses included, is then the whole classification). */
 static bool
 compute_single(const struct fdp_pipeline *p)
 {
@@ -450,7 +451,7 @@ compute_single(const struct fdp_pipeline *p)
         if (!pt) {
             continue;
         }
-        if (pt->index || (i && table_n_flows(pt->hard)) || pt->n_control) {
+        if ((i && (pt->index || table_n_flows(pt->hard))) || pt->n_control) {
             return false;
         }
     }
@@ -736,6 +737,7 @@ publish(struct fdp_pipeline *p)
     }
     v->pub.version = p->version + 1;
     v->pub.single = compute_single(p) ? p->tables[0]->hard : NULL;
+    v->pub.conj = v->pub.single && p->tables[0]->index;
     for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
         struct ptable *pt = p->tables[i];
         v->t[i].pt = pt;
@@ -1856,11 +1858,11 @@ fdp__pipeline_classify_view(struct fdp_pipeline *p,
 
 /* The best flows of 'vt' for the 'n' keys 'keys' at 'version' (see
  * table_lookup(), which this does for a batch), into 'rules' and
- * 'conj_ids'.  The keys' conj_id is changed during the call and
- * restored. */
+ * 'conj_ids'. */
 static void
-table_lookup_batch(const struct view_table *vt, struct fdp_key *const keys[],
-                   size_t n, uint64_t version, const struct fdp_rule *rules[],
+table_lookup_batch(const struct view_table *vt,
+                   const struct fdp_key *const keys[], size_t n,
+                   uint64_t version, const struct fdp_rule *rules[],
                    uint32_t conj_ids[])
 {
     struct fdp_table *hard = vt->pt->hard;
@@ -1875,8 +1877,7 @@ table_lookup_batch(const struct view_table *vt, struct fdp_key *const keys[],
         }
     }
     if (!ix || (ix->hard_wild && !ix->hard_const)) {
-        fdp__table_lookup_batch_uncounted_at(
-            hard, (const struct fdp_key *const *) keys, n, rules, version);
+        fdp__table_lookup_batch_uncounted_at(hard, keys, n, rules, version);
     }
     if (!ix) {
         return;
@@ -1932,9 +1933,9 @@ table_lookup_batch(const struct view_table *vt, struct fdp_key *const keys[],
                         r = h;
                     }
                 } else {
-                    fdp__key_set(keys[i], FDP_F_CONJ_ID, cj->id);
-                    r = fdp__table_lookup_at(hard, keys[i], version);
-                    fdp__key_set(keys[i], FDP_F_CONJ_ID, 0);
+                    struct fdp_key k2 = *keys[i];
+                    fdp__key_set(&k2, FDP_F_CONJ_ID, cj->id);
+                    r = fdp__table_lookup_at(hard, &k2, version);
                 }
                 if (r) {
                     rules[i] = r;
@@ -1952,6 +1953,17 @@ table_lookup_batch(const struct view_table *vt, struct fdp_key *const keys[],
             n_open = k;
         }
     }
+}
+
+void
+fdp__pipeline_single_lookup_batch(const struct fdp__pipeline_view *pub,
+                                  const struct fdp_key *const keys[],
+                                  size_t n, const struct fdp_rule *rules[])
+{
+    const struct view *view = CONTAINER_OF(pub, struct view, pub);
+    uint32_t conj_ids[FDP_TABLE_BATCH_MAX];
+
+    table_lookup_batch(&view->t[0], keys, n, pub->version, rules, conj_ids);
 }
 
 int
@@ -1987,7 +1999,7 @@ fdp__pipeline_classify_batch(struct fdp_pipeline *p,
             t = next[i] < t ? next[i] : t;
         }
         uint8_t idx[FDP_TABLE_BATCH_MAX];
-        struct fdp_key *bk[FDP_TABLE_BATCH_MAX];
+        const struct fdp_key *bk[FDP_TABLE_BATCH_MAX];
         const struct fdp_rule *rules[FDP_TABLE_BATCH_MAX];
         uint32_t conj_ids[FDP_TABLE_BATCH_MAX];
         size_t m = 0;
