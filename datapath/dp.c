@@ -38,7 +38,8 @@
  * retires every entry at once without touching the cache.  That is also
  * what keeps the cached rule pointers safe: a rule is freed only after a
  * version change and a grace period, and a pmd uses an entry only if the
- * version it loaded in its current read-side section matches.
+ * version it loaded in its current read-side section matches.  (With a
+ * pipeline, the version is its snapshot's: see "The snapshot" below.)
  *
  * The SMC holds what the EMC cannot: 100,000s of flows, 16 bytes an
  * entry instead of 128, because it keeps no key, only a 16-bit signature
@@ -96,10 +97,37 @@
  * per-batch scratch outcomes instead, so a miss allocates nothing in the
  * steady state.  The SMC is not used: its hits are proved by one rule's
  * match, and a pipeline's answer is not one rule's.  A pipeline that is
- * one table (fdp_pipeline_single(): no flow outside table 0, no
- * goto_table, resubmit or conjunction) is served exactly as a table is,
- * batch lookups and rule pointers in the EMC, at the pipeline's version:
- * outcomes would only add a line and a copy to each packet.
+ * one table (the snapshot's 'single': no flow outside table 0, no
+ * goto_table or resubmit) is served exactly as a table is, batch lookups
+ * and rule pointers in the EMC, at the snapshot's version: outcomes would
+ * only add a line and a copy to each packet.  (If that table has
+ * conjunctions, its batch lookup is the pipeline's, which looks the
+ * clauses up in batches too: fdp__pipeline_single_lookup_batch().)
+ *
+ * The snapshot.  What a pmd reads of a pipeline for a batch is one
+ * object, the pipeline's published view (lib/pipeline-view.h), loaded
+ * with one pointer load in the pmd's read-side section: the version
+ * every lookup of the batch is made at (the caches' validity stamp too)
+ * and the shape (one table or not).  The writer publishes a new view
+ * after committing every table of a transaction (lib/pipeline.c,
+ * "Versions and snapshots"), so the version and the shape a batch uses
+ * are always one commit's, and since every EMC entry is stamped with the
+ * version it was made at and used only at that version, an entry is read
+ * in the shape it was made in: a rule in a one-table pipeline's batch, an
+ * outcome in another's.  (When they were two loads, a pmd could read a
+ * version, then a writer could change the shape and bump the version,
+ * then the pmd read the new shape: entries holding rules were read as
+ * outcomes.  test-dp's old_version_with_new_mode_loses_no_packet makes a
+ * writer commit exactly there, through fdp__dp_snapshot_hook.)  The
+ * lookups of a one-table pipeline's batch are made at the snapshot's
+ * version too (fdp__table_lookup_batch_at()): its table may already hold
+ * a commit the snapshot does not show.  Worked example: a pmd loads the
+ * view {version 7, single = table 0}; its EMC holds rules stamped 7.  A
+ * writer adds a flow to table 1 and publishes {8, NULL}.  The pmd goes on
+ * with {7, table 0}: EMC hits on rules stamped 7, lookups in table 0 at
+ * 7, where the new flow is invisible; the table-1 flow is not even
+ * reachable.  Its next batch loads {8, NULL}: every entry stamped 7 is
+ * stale, and each packet goes through the whole pipeline at 8.
  *
  * Buffers (the UMEM).  One area of n_frames frames of frame_size bytes;
  * a free pool (a stack under a mutex) with a per-pmd cache in front of
@@ -124,8 +152,8 @@
  * and transmit queues, its counters, and one shard of every flow's
  * counters (while shards last).  What is shared: the table (read-only
  * under RCU: lookups take no lock and write nothing), the port set (RCU),
- * the table version (one line, read every batch, written once per
- * commit), the free-frame pool (a mutex taken once per 128 frames), and
+ * the table version or the pipeline's snapshot pointer (one line, read
+ * every batch, written once per commit), the free-frame pool (a mutex taken once per 128 frames), and
  * the ports' tx side (a mutex per port and burst).  Measured on this
  * machine's 2 cores: 2 pmds forward 1.8-1.9x one (docs/PERFORMANCE.md).
  * Planned for 64: the pool mutex would be taken 5 million times a second
@@ -195,6 +223,7 @@
 #include "lib/actions-internal.h"
 #include "lib/ds.h"
 #include "lib/field.h"
+#include "lib/pipeline-view.h"
 #include "lib/rcu.h"
 #include "lib/rule.h"
 #include "lib/tss.h"
@@ -324,8 +353,8 @@ struct outcome {
     bool missed;                /* Ended by a table miss. */
     bool limit;                 /* Dropped at a resubmit limit. */
     struct fdp__rule_counters **counters;   /* 'n_rules' of them. */
-    struct fdp_pipeline_step *steps;
-    struct fdp_actions *actions;
+    const struct fdp_pipeline_step *steps;
+    const struct fdp_actions *actions;
 };
 
 struct fdp_dp_pmd {
@@ -343,6 +372,7 @@ struct fdp_dp_pmd {
     struct pmd_counters counters;
 
     /* Per batch. */
+    const struct fdp__pipeline_view *view;  /* A pipeline's snapshot. */
     const struct port_set *ports;
     struct fdp__port *in_port;
     uint32_t last_out_no;       /* The port of the last one-output flow */
@@ -355,7 +385,7 @@ struct fdp_dp_pmd {
      * outcomes of a batch's misses that do not enter the EMC (reused from
      * batch to batch), and the outcomes the EMC let go during the batch,
      * freed once it is done. */
-    struct fdp_pipeline_result result;
+    struct fdp_pipeline_result results[FDP_DP_BATCH];
     struct outcome *scratch[FDP_DP_BATCH];
     size_t scratch_size[FDP_DP_BATCH];
     uint32_t n_scratch;
@@ -395,6 +425,8 @@ struct fdp_dp {
     struct fdp_dp_pmd *pmds;
     struct pmd_counters retired;    /* Counters of destroyed pmds. */
 };
+
+void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
 
 static const struct fdp__port_class *const port_classes[] = {
     &fdp__ring_port_class,
@@ -1023,7 +1055,9 @@ fdp_dp_pmd_destroy(struct fdp_dp_pmd *pmd)
     for (uint32_t i = 0; i < FDP_DP_BATCH; i++) {
         free(pmd->scratch[i]);
     }
-    fdp_pipeline_result_destroy(&pmd->result);
+    for (uint32_t i = 0; i < FDP_DP_BATCH; i++) {
+        fdp_pipeline_result_destroy(&pmd->results[i]);
+    }
     free(pmd->emc);
     if (pmd->smc) {
         munmap(pmd->smc, pmd->smc_size);
@@ -1419,36 +1453,35 @@ batch_extract(struct fdp_dp_pmd *pmd, struct batch *b,
     pmd_count(&pmd->counters.n_packets, n);
 }
 
-/* A pipeline's outcome for packet 'i' of 'b', which no cache had: the
- * pipeline runs, and what it did becomes an outcome, which enters the EMC
- * with probability 1/emc_insert_inv_prob (the EMC then owns it) or else
- * lives in the pmd's scratch space until the batch is done.  NULL if
- * memory ran out: the packet is then a miss. */
+/* A pipeline's outcome for packet 'i' of 'b', which no cache had, from
+ * its classification 'r': it enters the EMC with probability
+ * 1/emc_insert_inv_prob (the EMC then owns it) or else lives in the pmd's
+ * scratch space until the batch is done.  NULL if memory ran out: the
+ * packet is then a miss. */
 static const struct outcome *
 pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
-              uint64_t version)
+              uint64_t version, const struct fdp_pipeline_result *r)
 {
-    struct fdp_pipeline_result *r = &pmd->result;
     const struct fdp_key *key = &b->pkts[i].key;
-
-    if (fdp_pipeline_classify(pmd->dp->pipeline, key, 0, r, NULL, NULL)) {
-        return NULL;
-    }
-    size_t n_rules = 0;
-    for (size_t k = 0; k < r->n_steps; k++) {
-        n_rules += r->steps[k].rule != NULL;
-    }
+    /* Room for a counter per step (every step that hit a flow has one):
+     * so one pass over the steps both fills and hashes them.  A table 0
+     * miss ends the pipeline, so the packet hit some flow if and only if
+     * its first step did. */
+    size_t n_rules = r->n_steps;
+    bool hit = r->n_steps && r->steps[0].rule;
     size_t n_steps = r->table_missed || r->limit_dropped ? r->n_steps : 0;
-    size_t size = sizeof(struct outcome) + n_rules * sizeof(void *)
-                  + n_steps * sizeof(struct fdp_pipeline_step)
-                  + fdp_actions_size(r->actions);
     size_t steps_at = sizeof(struct outcome) + n_rules * sizeof(void *);
     size_t actions_at = steps_at + n_steps * sizeof(struct fdp_pipeline_step);
     /* A packet that hit no flow is a miss, as in a table's datapath: not
      * cached, so that each one reaches the upcall. */
-    bool insert = pmd->emc && n_rules && n_rules <= UINT16_MAX
+    bool insert = pmd->emc && hit && n_rules <= UINT16_MAX
                   && n_steps <= UINT16_MAX
                   && pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob);
+    /* Only an outcome the EMC keeps copies the steps and actions; one
+     * for this batch alone points into 'r', which lives until the next
+     * batch. */
+    size_t size = insert ? actions_at + fdp_actions_size(r->actions)
+                         : steps_at;
     struct outcome *oc;
     if (insert) {
         oc = malloc(size);
@@ -1473,27 +1506,36 @@ pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
     }
     uint8_t *base = (uint8_t *) oc;
     oc->counters = (struct fdp__rule_counters **) (oc + 1);
-    oc->steps = (struct fdp_pipeline_step *) (base + steps_at);
-    oc->actions = (struct fdp_actions *) (base + actions_at);
-    oc->n_rules = 0;
+    if (insert) {
+        struct fdp_pipeline_step *steps = (struct fdp_pipeline_step *)
+                                          (base + steps_at);
+        struct fdp_actions *actions = (struct fdp_actions *)
+                                      (base + actions_at);
+        memcpy(steps, r->steps, n_steps * sizeof *steps);
+        memcpy(actions, r->actions, fdp_actions_size(r->actions));
+        oc->steps = steps;
+        oc->actions = actions;
+    } else {
+        oc->steps = r->steps;
+        oc->actions = r->actions;
+    }
+    uint64_t h = 0;
+    uint32_t n = 0;
     for (size_t k = 0; k < r->n_steps; k++) {
         if (r->steps[k].rule) {
-            oc->counters[oc->n_rules++] = r->steps[k].rule->stats;
+            struct fdp__rule_counters *c = r->steps[k].rule->stats;
+            oc->counters[n++] = c;
+            h = (h ^ (uintptr_t) c) * UINT64_C(0x9e3779b97f4a7c15);
         }
     }
+    oc->n_rules = (uint16_t) n;
     oc->n_steps = (uint16_t) n_steps;
-    memcpy(oc->steps, r->steps, n_steps * sizeof *oc->steps);
-    memcpy(oc->actions, r->actions, fdp_actions_size(r->actions));
     oc->missed = r->table_missed;
     oc->limit = r->limit_dropped;
     const struct fdp__action *a = oc->actions->n_actions == 1
                                   ? fdp__actions_first(oc->actions) : NULL;
     oc->out = a && a->type == FDP_ACT_OUTPUT ? a->arg : 0;
-    uint64_t h = oc->n_rules;
-    for (uint32_t k = 0; k < oc->n_rules; k++) {
-        h = (h ^ (uintptr_t) oc->counters[k])
-            * UINT64_C(0x9e3779b97f4a7c15);
-    }
+    h = (h ^ n) * UINT64_C(0x9e3779b97f4a7c15);
     for (uint32_t k = 0; k < oc->actions->n_words; k++) {
         h = (h ^ oc->actions->words[k]) * UINT64_C(0x9e3779b97f4a7c15);
     }
@@ -1504,6 +1546,9 @@ pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
     }
     return oc;
 }
+
+static_assert(FDP_DP_BATCH <= FDP_TABLE_BATCH_MAX,
+              "a batch's misses go through the pipeline in one call");
 
 /* Phase 2 for a pipeline's datapath: the EMC, then the pipeline for its
  * misses.  (The SMC is for disjoint tables; a pipeline is not one.) */
@@ -1521,6 +1566,10 @@ batch_classify_pipeline(struct fdp_dp_pmd *pmd, struct batch *b,
             __builtin_prefetch(emc_way(pmd, b->hashes[i], 1));
         }
     }
+    const struct fdp_key *miss_keys[FDP_DP_BATCH];
+    struct fdp_pipeline_result *miss_results[FDP_DP_BATCH];
+    uint8_t miss_idx[FDP_DP_BATCH];
+    uint32_t n_miss = 0;
     for (uint32_t i = 0; i < b->n; i++) {
         const struct outcome *oc = NULL;
         b->hints[i] = 0;
@@ -1533,11 +1582,24 @@ batch_classify_pipeline(struct fdp_dp_pmd *pmd, struct batch *b,
                 n_emc++;
             }
         }
-        if (!oc) {
-            oc = pipeline_miss(pmd, b, i, version);
-            n_hit += oc && oc->n_rules;
-        }
         b->flows[i] = oc;
+        if (!oc) {
+            miss_idx[n_miss] = (uint8_t) i;
+            miss_results[n_miss] = &pmd->results[n_miss];
+            miss_keys[n_miss++] = &b->pkts[i].key;
+        }
+    }
+    /* The misses go through the pipeline together, table by table. */
+    if (n_miss
+        && !fdp__pipeline_classify_batch(pmd->dp->pipeline, pmd->view,
+                                         miss_keys, n_miss, miss_results)) {
+        for (uint32_t j = 0; j < n_miss; j++) {
+            const struct outcome *oc = pipeline_miss(pmd, b, miss_idx[j],
+                                                     version,
+                                                     miss_results[j]);
+            n_hit += oc && oc->n_rules;
+            b->flows[miss_idx[j]] = oc;
+        }
     }
     if (pmd->emc) {
         meter_account(&pmd->emc_meter, use_emc, cycles_now() - start, b->n);
@@ -1642,7 +1704,17 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b,
         n_miss = k;
     }
     if (n_miss) {
-        fdp_table_lookup_batch(table, miss_keys, n_miss, miss_rules);
+        /* At the version the caches were probed at: a pipeline's table
+         * may hold a commit that its snapshot does not show yet. */
+        if (pmd->dp->pipeline && pmd->view->conj) {
+            /* A one-table pipeline with conjunctions: its lookup looks the
+             * clauses up too. */
+            fdp__pipeline_single_lookup_batch(pmd->view, miss_keys, n_miss,
+                                              miss_rules);
+        } else {
+            fdp__table_lookup_batch_at(table, miss_keys, n_miss, miss_rules,
+                                       version);
+        }
     }
     for (uint32_t j = 0; j < n_miss; j++) {
         uint32_t i = miss_idx[j];
@@ -2082,12 +2154,22 @@ pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
         pmd->in_port = port;
         batch_extract(pmd, b, descs, n);
         struct fdp_pipeline *pl = pmd->dp->pipeline;
-        /* A pipeline that is one table is served as a table: see the
-         * design. */
-        uint64_t version = pl ? fdp_pipeline_version(pl)
-                              : fdp_table_version(pmd->dp->table);
-        struct fdp_table *single = pl ? fdp_pipeline_single(pl)
-                                      : pmd->dp->table;
+        /* The version and the shape come from one snapshot, loaded once:
+         * see "The snapshot" in the design.  A pipeline that is one table
+         * is served as a table. */
+        uint64_t version;
+        struct fdp_table *single;
+        if (pl) {
+            pmd->view = fdp__pipeline_view(pl);
+            if (FDP_UNLIKELY(fdp__dp_snapshot_hook != NULL)) {
+                fdp__dp_snapshot_hook(pmd->dp);
+            }
+            version = pmd->view->version;
+            single = pmd->view->single;
+        } else {
+            version = fdp_table_version(pmd->dp->table);
+            single = pmd->dp->table;
+        }
         b->outcomes = !single;
         if (single) {
             batch_classify(pmd, b, single, version);

@@ -45,6 +45,8 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/match.c \
 	lib/pipeline.c \
 	lib/match-internal.h \
+	lib/pipeline-private.h \
+	lib/pipeline-view.h \
 	lib/pipapo.c \
 	lib/pipapo.h \
 	lib/pipapo-step.h \

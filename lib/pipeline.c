@@ -74,7 +74,50 @@
  * Modifications run under the pipeline's mutex, in a transaction that
  * begins the fdp_tables it touches (hard or dims) as it reaches them and
  * commits them all at the end; the index of a table whose dims changed is
- * rebuilt and published then, and the version grows.
+ * rebuilt then, and a new snapshot is published.
+ *
+ * Versions and snapshots (Open vSwitch's versioned rules, one version for
+ * all tables).  Every fdp_table of the pipeline, hard or dim, takes its
+ * versions from the pipeline's clock, p->version
+ * (fdp__table_set_clock()): a transaction's changes, in whatever tables,
+ * are all made at version V + 1, where V is the published version, and a
+ * table's commit only makes them linkable; a lookup sees a rule if the
+ * version it looks up at is in [add_version, remove_version).  What
+ * readers use is one snapshot, struct view, published with one release
+ * store (publish()) after every table has committed: the version V + 1,
+ * the shape (whether the pipeline is one table, which the datapath
+ * serves with batch lookups), and each table's conjunction index.  The
+ * protocol, writer then reader:
+ *   writer: commit each table (new rules at V + 1, removed rules marked
+ *           removed at V + 1 but left linked), rebuild indexes, publish
+ *           the view {V + 1, shape, indexes}, store the clock V + 1, then
+ *           let each table reap what it removed (a grace period first) and
+ *           free the old view and indexes after another;
+ *   reader: in its read-side section, load the view pointer once, and
+ *           make every lookup of the packet (of the batch, in the
+ *           datapath) at view->version through view's indexes.
+ * So a reader that loaded the old view looks every table up at V: it sees
+ * none of the transaction, in any table (the removed rules are still
+ * linked: a table reaps only when the pipeline says, after the new view is
+ * out and a grace period has passed); one that loaded the new view sees
+ * all of it.  And since the version and the shape are fields of one
+ * object reached by one pointer load, no reader can pair one commit's
+ * version with another's shape: a datapath cache entry made at version V
+ * is used only by batches that loaded the view of V, hence its shape.
+ *
+ * Worked example.  Table 0 holds A0 "actions=load:1->reg0,goto_table:1"
+ * (added at version 3) and table 1 A1 "reg0=1,actions=output:1" (added
+ * at 3); the view says version 3.  A transaction replaces them with B0
+ * (load:2) and B1 (reg0=2, output:2): at commit, table 0 gets B0
+ * [4, never) and A0 [3, 4), table 1 gets B1 [4, never) and A1 [3, 4),
+ * each table committing in turn.  A packet classified between the two
+ * tables' commits loads the view of version 3: table 0 gives A0 (B0 is
+ * not visible at 3), table 1 gives A1: output:1, all old.  Then the view
+ * of version 4 is published; a packet loading it gets B0 then B1:
+ * output:2, all new.  Only then do the tables reap A0 and A1, after a
+ * grace period in which every reader still at version 3 finishes.  (Under
+ * the old protocol, one version per table, that packet would have seen B0
+ * and A1: reg0=2 in table 1, a miss.)
  *
  * Thread-safety: see flowdp/pipeline.h.
  */
@@ -90,6 +133,8 @@
 #include "lib/actions-internal.h"
 #include "lib/field.h"
 #include "lib/match-internal.h"
+#include "lib/pipeline-private.h"
+#include "lib/pipeline-view.h"
 #include "lib/rcu.h"
 #include "lib/rule.h"
 #include "lib/util.h"
@@ -151,6 +196,8 @@ struct conj_index {
 
 struct ptable {
     uint8_t id;
+    const uint64_t *clock;      /* The pipeline's version, which every
+                                 * fdp_table of the table follows. */
     struct fdp_table *hard;
     bool hard_begun;
     /* Flows of 'hard' with goto_table or resubmit actions, and the count
@@ -163,13 +210,31 @@ struct ptable {
     uint64_t n_missed;          /* Atomic. */
 };
 
+/* A published snapshot (see "Versions and snapshots"): the public part,
+ * then what classification reads of each table.  Immutable once
+ * published. */
+struct view {
+    struct fdp__pipeline_view pub;
+    struct rcu_head rcu;
+    struct view_table {
+        struct ptable *pt;                  /* NULL: not in use. */
+        const struct conj_index *index;     /* The table's conjunctions
+                                             * at 'pub.version'. */
+    } t[FDP_PIPELINE_N_TABLES];
+};
+
 struct fdp_pipeline {
-    bool single;                /* Atomic: see fdp_pipeline_single(). */
+    struct view *view;          /* RCU: what readers classify with. */
     pthread_mutex_t mutex;
     pthread_t txn_owner;
     bool in_txn;
     struct ptable *tables[FDP_PIPELINE_N_TABLES];  /* RCU; NULL: unused. */
-    uint64_t version;           /* Atomic. */
+    uint64_t version;           /* Atomic: the clock of every table
+                                 * (fdp__table_set_clock()), equal to
+                                 * view->pub.version once published. */
+    bool unpublished;           /* The last publish() ran out of
+                                 * memory: tables hold changes at
+                                 * version + 1 that no snapshot has. */
     uint64_t n_limit_drops;     /* Atomic. */
 };
 
@@ -181,6 +246,8 @@ struct scratch {
     unsigned int n_resubmits;
     bool limit;
 };
+
+void (*fdp__pipeline_commit_hook)(struct fdp_pipeline *, uint8_t table_id);
 
 /* ---------------------------------------------------------------------- */
 /* Life cycle.                                                             */
@@ -196,20 +263,27 @@ fdp_pipeline_create(struct fdp_pipeline **pp)
     }
     pthread_mutex_init(&p->mutex, NULL);
     p->version = 1;
-    p->single = true;
 
     /* Table 0 always exists: every packet starts there. */
     struct fdp_table *t;
     int error = fdp_table_create(&t);
     struct ptable *pt = error ? NULL : calloc(1, sizeof *pt);
-    if (!pt) {
+    struct view *v = pt ? calloc(1, sizeof *v) : NULL;
+    if (!v) {
+        free(pt);
         fdp_table_destroy(t);
         pthread_mutex_destroy(&p->mutex);
         free(p);
         return error ? error : ENOMEM;
     }
+    fdp__table_set_clock(t, &p->version);
+    pt->clock = &p->version;
     pt->hard = t;
     p->tables[0] = pt;
+    v->pub.version = p->version;
+    v->pub.single = t;
+    v->t[0].pt = pt;
+    p->view = v;
     *pp = p;
     return 0;
 }
@@ -258,6 +332,7 @@ fdp_pipeline_destroy(struct fdp_pipeline *p)
         conj_index_free(pt->index);
         free(pt);
     }
+    free(p->view);
     pthread_mutex_destroy(&p->mutex);
     free(p);
 }
@@ -303,6 +378,8 @@ get_ptable(struct fdp_pipeline *p, uint8_t id, bool create, int *errorp)
         free(pt);
         return NULL;
     }
+    fdp__table_set_clock(pt->hard, &p->version);
+    pt->clock = &p->version;
     pt->id = id;
     FDP_RCU_SET(p->tables[id], pt);
     return pt;
@@ -364,7 +441,8 @@ hard_insert(struct ptable *pt, const struct fdp_flow_spec *spec,
 }
 
 /* True if the committed pipeline is one table: no flow outside table 0,
- * no conjunction, no goto_table or resubmit. */
+ * no goto_table or resubmit (table 0 may have conjunctions: its lookup,
+ * clauses included, is then the whole classification). */
 static bool
 compute_single(const struct fdp_pipeline *p)
 {
@@ -373,7 +451,7 @@ compute_single(const struct fdp_pipeline *p)
         if (!pt) {
             continue;
         }
-        if (pt->index || (i && table_n_flows(pt->hard)) || pt->n_control) {
+        if ((i && (pt->index || table_n_flows(pt->hard))) || pt->n_control) {
             return false;
         }
     }
@@ -423,6 +501,7 @@ find_dim(struct ptable *pt, uint16_t priority, uint32_t id, unsigned int n,
         *errorp = *errorp ? *errorp : ENOMEM;
         return NULL;
     }
+    fdp__table_set_clock(d->flows, pt->clock);
     /* Clauses are never counted (flowdp/pipeline.h). */
     *errorp = fdp__table_set_no_stats(d->flows);
     if (*errorp) {
@@ -477,10 +556,9 @@ table_n_flows(const struct fdp_table *t)
  * flow, as in most tables of conjunctions), that first lookup's answer is
  * known too: the best of them.  find_shortcuts() notes each when it holds,
  * from the committed flows: a packet allowed by a two-clause conjunction
- * then costs two clause lookups and nothing else.
- * (A reader between a commit of 'hard' and the new index's publication
- * may use the old shortcuts, as it may see one table's new flows and
- * another's old ones; the version grows after both.) */
+ * then costs two clause lookups and nothing else.  The shortcuts name
+ * rules of the new version: readers reach an index only through the
+ * snapshot of that version (see "Versions and snapshots"). */
 struct shortcut_aux {
     bool wild;                  /* Some flow ignores conj_id... */
     bool wild_matches;          /* ...and matches on something else. */
@@ -636,6 +714,60 @@ build_index(struct ptable *pt, int *errorp)
     return ix;
 }
 
+static void
+view_free_rcu(struct rcu_head *head)
+{
+    free(CONTAINER_OF(head, struct view, rcu));
+}
+
+/* Publishes what the tables hold now, committed at version
+ * p->version + 1, as that version: a new snapshot, then the clock (see
+ * "Versions and snapshots").  Under the mutex.  Returns 0, or ENOMEM if
+ * the snapshot could not be made: then the tables' changes stay
+ * invisible to classification (they are committed: dumps show them), and
+ * no table reaps, until a later commit or run publishes. */
+static int
+publish(struct fdp_pipeline *p)
+{
+    struct view *v = malloc(sizeof *v);
+
+    p->unpublished = !v;
+    if (!v) {
+        return ENOMEM;
+    }
+    v->pub.version = p->version + 1;
+    v->pub.single = compute_single(p) ? p->tables[0]->hard : NULL;
+    v->pub.conj = v->pub.single && p->tables[0]->index;
+    for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
+        struct ptable *pt = p->tables[i];
+        v->t[i].pt = pt;
+        v->t[i].index = pt ? pt->index : NULL;
+    }
+    struct view *old = p->view;
+    FDP_RCU_SET(p->view, v);
+    __atomic_store_n(&p->version, v->pub.version, __ATOMIC_RELEASE);
+    fdp__rcu_defer(&old->rcu, view_free_rcu);
+    return 0;
+}
+
+/* After a publish: lets every table free what it removed (all of it, and
+ * recompute its ties, if 'all'), now that no new lookup can be at the
+ * version before.  Under the mutex. */
+static void
+reap_all(struct fdp_pipeline *p, bool all)
+{
+    for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
+        struct ptable *pt = p->tables[i];
+        if (!pt) {
+            continue;
+        }
+        fdp__table_reap(pt->hard, all);
+        for (size_t d = 0; d < pt->n_dims; d++) {
+            fdp__table_reap(pt->dims[d]->flows, all);
+        }
+    }
+}
+
 /* Ends the transaction on 't' if '*begun': commits it if 'commit' and no
  * earlier table failed ('*errorp' is then the first failure), else aborts
  * it.  Returns whether it had begun. */
@@ -660,6 +792,8 @@ table_end(struct fdp_table *t, bool *begun, bool commit, int *errorp)
 static int
 txn_end(struct fdp_pipeline *p, bool commit)
 {
+    struct conj_index *old_ix[FDP_PIPELINE_N_TABLES];
+    size_t n_old_ix = 0;
     bool changed = false;
     int error = 0;
 
@@ -672,10 +806,16 @@ txn_end(struct fdp_pipeline *p, bool commit)
         if (hard_changed && (!commit || error)) {
             pt->n_control = pt->n_control_saved;
         }
-        changed |= table_end(pt->hard, &pt->hard_begun, commit, &error);
+        bool table_changed = table_end(pt->hard, &pt->hard_begun, commit,
+                                       &error);
         for (size_t d = 0; d < pt->n_dims; d++) {
             struct dim *dm = pt->dims[d];
-            changed |= table_end(dm->flows, &dm->begun, commit, &error);
+            table_changed |= table_end(dm->flows, &dm->begun, commit,
+                                       &error);
+        }
+        changed |= table_changed;
+        if (table_changed && commit && fdp__pipeline_commit_hook) {
+            fdp__pipeline_commit_hook(p, pt->id);
         }
         if (pt->dims_changed || (hard_changed && pt->index)) {
             /* The shortcuts depend on 'hard' too. */
@@ -687,20 +827,29 @@ txn_end(struct fdp_pipeline *p, bool commit)
                  * out of memory. */
                 error = error ? error : ix_error;
             } else {
-                struct conj_index *old = pt->index;
-                FDP_RCU_SET(pt->index, ix);
-                if (old) {
-                    fdp__rcu_defer(&old->rcu, conj_index_free_rcu);
+                /* Readers classify with the snapshot's index: the old one
+                 * goes once the new snapshot is out. */
+                if (pt->index) {
+                    old_ix[n_old_ix++] = pt->index;
                 }
+                FDP_RCU_SET(pt->index, ix);
                 pt->dims_changed = false;
             }
         }
     }
-    if (changed) {
-        __atomic_store_n(&p->single, compute_single(p), __ATOMIC_RELAXED);
-        __atomic_add_fetch(&p->version, 1, __ATOMIC_RELEASE);
+    int pub_error = changed || p->unpublished ? publish(p) : 0;
+    for (size_t i = 0; i < n_old_ix; i++) {
+        /* After publish(), which took the old indexes out of what
+         * readers see.  If it failed, the published snapshot still uses
+         * them: they are left allocated (out of memory only). */
+        if (!pub_error) {
+            fdp__rcu_defer(&old_ix[i]->rcu, conj_index_free_rcu);
+        }
     }
-    return error;
+    if (changed && !pub_error) {
+        reap_all(p, false);
+    }
+    return error ? error : pub_error;
 }
 
 int
@@ -1164,18 +1313,25 @@ fdp_pipeline_run(struct fdp_pipeline *p)
     bool changed = false;
 
     pthread_mutex_lock(&p->mutex);
+    if (p->unpublished && publish(p)) {
+        /* A table's run reaps what earlier commits removed: not while
+         * the snapshot that hides it is not out. */
+        pthread_mutex_unlock(&p->mutex);
+        return;
+    }
     for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
         struct ptable *pt = p->tables[i];
         if (pt) {
-            /* A run that moves flows makes new rule objects: cached
-             * outcomes that point at the old ones must go. */
+            /* A run that moves flows makes new rule objects, at the next
+             * version: cached outcomes that point at the old ones must
+             * go, and the old ones stay until that version is out. */
             uint64_t v = fdp_table_version(pt->hard);
             fdp_table_run(pt->hard);
             changed |= fdp_table_version(pt->hard) != v;
         }
     }
-    if (changed) {
-        __atomic_add_fetch(&p->version, 1, __ATOMIC_RELEASE);
+    if (changed && !publish(p)) {
+        reap_all(p, true);
     }
     pthread_mutex_unlock(&p->mutex);
 }
@@ -1183,7 +1339,8 @@ fdp_pipeline_run(struct fdp_pipeline *p)
 /* ---------------------------------------------------------------------- */
 /* Lookups in one table.                                                   */
 
-/* The best flow of 't' for 'key' by a scan of all its flows. */
+/* The best flow of 't' at 'version' for 'key' by a scan of all its
+ * flows. */
 struct scan_aux {
     const struct fdp_key *key;
     const struct fdp_rule *best;
@@ -1201,45 +1358,41 @@ scan_cb(const struct fdp_rule *r, void *aux_)
 }
 
 static const struct fdp_rule *
-scan_lookup(struct fdp_table *t, const struct fdp_key *key)
+scan_lookup(struct fdp_table *t, const struct fdp_key *key, uint64_t version)
 {
     struct scan_aux aux = { .key = key, .best = NULL };
 
-    fdp_table_for_each(t, scan_cb, &aux);
+    fdp__table_for_each_at(t, version, scan_cb, &aux);
     return aux.best;
 }
 
-/* The pipeline's lookups run in its caller's read-side section and leave
- * the fdp_table's own lookup counters alone: the pipeline counts what
- * its tables did per packet instead (the flows' counters, and the tables'
- * miss counters, which the datapath feeds for cached outcomes too). */
+/* The pipeline's lookups run in its caller's read-side section, at the
+ * version of the snapshot it classifies with, and leave the fdp_table's
+ * own lookup counters alone: the pipeline counts what its tables did per
+ * packet instead (the flows' counters, and the tables' miss counters,
+ * which the datapath feeds for cached outcomes too). */
 static const struct fdp_rule *
-hard_lookup(struct fdp_table *t, const struct fdp_key *key, bool linear)
+one_lookup(struct fdp_table *t, const struct fdp_key *key, uint64_t version,
+           bool linear)
 {
-    return linear ? scan_lookup(t, key) : fdp__table_lookup_uncounted(t, key);
+    return linear ? scan_lookup(t, key, version)
+                  : fdp__table_lookup_at(t, key, version);
 }
 
-/* True if some flow of clause 't' matches 'key'. */
-static bool
-any_match(struct fdp_table *t, const struct fdp_key *key, bool linear)
-{
-    return (linear ? scan_lookup(t, key)
-                   : fdp__table_lookup_uncounted(t, key)) != NULL;
-}
-
-/* The flow table 'pt' gives 'key' (see the essay), and in '*conj_idp'
- * the conjunction that led to it, or 0.  'key' is changed during the call
- * (conj_id) and restored. */
+/* The flow table 'vt' gives 'key' at 'version' (see the essay), and in
+ * '*conj_idp' the conjunction that led to it, or 0.  'key' is changed
+ * during the call (conj_id) and restored. */
 static const struct fdp_rule *
-table_lookup(struct ptable *pt, struct fdp_key *key, bool linear,
-             uint32_t *conj_idp)
+table_lookup(const struct view_table *vt, struct fdp_key *key,
+             uint64_t version, bool linear, uint32_t *conj_idp)
 {
-    const struct conj_index *ix = FDP_RCU_GET(pt->index);
+    struct fdp_table *hard = vt->pt->hard;
+    const struct conj_index *ix = vt->index;
     bool shortcuts = ix && !linear;
     const struct fdp_rule *h = shortcuts && ix->hard_const
                                ? ix->hard_best
                                : shortcuts && !ix->hard_wild
-                               ? NULL : hard_lookup(pt->hard, key, linear);
+                               ? NULL : one_lookup(hard, key, version, linear);
 
     *conj_idp = 0;
     if (!ix) {
@@ -1255,7 +1408,8 @@ table_lookup(struct ptable *pt, struct fdp_key *key, bool linear,
             const struct conj *cj = lv->conjs[c];
             bool complete = true;
             for (uint32_t k = 0; complete && k < cj->n; k++) {
-                complete = any_match(cj->clauses[k], key, linear);
+                complete = one_lookup(cj->clauses[k], key, version,
+                                      linear) != NULL;
             }
             if (!complete) {
                 continue;
@@ -1272,9 +1426,7 @@ table_lookup(struct ptable *pt, struct fdp_key *key, bool linear,
                 continue;
             }
             fdp__key_set(key, FDP_F_CONJ_ID, cj->id);
-            const struct fdp_rule *r = linear
-                ? scan_lookup(pt->hard, key)
-                : fdp__table_lookup_uncounted(pt->hard, key);
+            const struct fdp_rule *r = one_lookup(hard, key, version, linear);
             fdp__key_set(key, FDP_F_CONJ_ID, 0);
             if (r) {
                 *conj_idp = cj->id;
@@ -1308,18 +1460,29 @@ fdp_pipeline_result_destroy(struct fdp_pipeline_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* push_step() when the array is full. */
 static struct fdp_pipeline_step *
+push_step_grow(struct fdp_pipeline_result *r)
+{
+    size_t alloc = r->steps_alloc ? 2 * r->steps_alloc : 16;
+    struct fdp_pipeline_step *steps = realloc(r->steps,
+                                              alloc * sizeof *steps);
+
+    if (!steps) {
+        return NULL;
+    }
+    r->steps = steps;
+    r->steps_alloc = alloc;
+    return &r->steps[r->n_steps++];
+}
+
+/* A new step at the end of 'r''s, or NULL if out of memory.  Every lookup
+ * takes one: the common case is inline. */
+static inline struct fdp_pipeline_step *
 push_step(struct fdp_pipeline_result *r)
 {
-    if (r->n_steps == r->steps_alloc) {
-        size_t alloc = r->steps_alloc ? 2 * r->steps_alloc : 16;
-        struct fdp_pipeline_step *steps = realloc(r->steps,
-                                                  alloc * sizeof *steps);
-        if (!steps) {
-            return NULL;
-        }
-        r->steps = steps;
-        r->steps_alloc = alloc;
+    if (FDP_UNLIKELY(r->n_steps == r->steps_alloc)) {
+        return push_step_grow(r);
     }
     return &r->steps[r->n_steps++];
 }
@@ -1333,6 +1496,7 @@ enum next {
 
 struct run {
     struct fdp_pipeline *p;
+    const struct view *view;    /* The snapshot it classifies with. */
     struct fdp_pipeline_result *r;
     struct scratch *s;
     uint32_t packet_in_port;    /* The port the packet came in on. */
@@ -1524,12 +1688,14 @@ run_lookup(struct run *run, unsigned int table_id,
            enum fdp_pipeline_step_kind kind, unsigned int depth,
            bool *missed, unsigned int *gotop)
 {
-    struct ptable *pt = table_id < FDP_PIPELINE_N_TABLES
-                        ? FDP_RCU_GET(run->p->tables[table_id]) : NULL;
+    const struct view_table *vt = table_id < FDP_PIPELINE_N_TABLES
+                                  ? &run->view->t[table_id] : NULL;
     uint32_t conj_id = 0;
-    const struct fdp_rule *rule = pt ? table_lookup(pt, &run->r->key,
-                                                    run->linear, &conj_id)
-                                     : NULL;
+    const struct fdp_rule *rule = vt && vt->pt
+                                  ? table_lookup(vt, &run->r->key,
+                                                 run->view->pub.version,
+                                                 run->linear, &conj_id)
+                                  : NULL;
     struct fdp_pipeline_step *st = push_step(run->r);
 
     if (!st) {
@@ -1581,6 +1747,17 @@ fdp_pipeline_classify(struct fdp_pipeline *p, const struct fdp_key *key,
                       unsigned int flags, struct fdp_pipeline_result *r,
                       fdp_pipeline_trace_cb *trace, void *aux)
 {
+    return fdp__pipeline_classify_view(p, fdp__pipeline_view(p), key, flags,
+                                       r, trace, aux);
+}
+
+/* Readies 'r' (and its scratch) for a classification of 'key' and fills
+ * in '*run'.  Returns 0 or ENOMEM. */
+static int
+run_start(struct run *run, struct fdp_pipeline *p, const struct view *view,
+          const struct fdp_key *key, unsigned int flags,
+          struct fdp_pipeline_result *r)
+{
     struct scratch *s = r->scratch;
 
     if (!s) {
@@ -1599,18 +1776,26 @@ fdp_pipeline_classify(struct fdp_pipeline *p, const struct fdp_key *key,
     r->key = *key;
     memset(&r->key.w[FDP_KEY_PACKET_WORDS], 0,
            (FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS) * sizeof r->key.w[0]);
-    fdp__key_set(&r->key, FDP_F_CONJ_ID, 0);
-
-    struct run run = {
-        .p = p, .r = r, .s = s, .linear = flags & FDP_PIPELINE_LINEAR,
-        .trace = trace, .aux = aux,
+    r->key.w[FDP__WORD_CONJ_ID] &= ~FDP__MASK(CONJ_ID);
+    *run = (struct run) {
+        .p = p, .view = view, .r = r, .s = s,
+        .linear = flags & FDP__PIPELINE_LINEAR,
         .packet_in_port = (uint32_t) fdp__key_get(key, FDP_F_IN_PORT),
     };
-    bool missed = false;
-    run_chain(&run, 0, FDP_STEP_START, 0, &missed);
+    return 0;
+}
+
+/* Finishes 'run''s result once its chain is done ('missed': it ended at a
+ * lookup that found nothing).  Returns 0 or ENOMEM. */
+static int
+run_finish(struct run *run, bool missed)
+{
+    struct fdp_pipeline_result *r = run->r;
+    struct scratch *s = run->s;
+
     r->table_missed = missed && !s->limit;
-    if (run.error) {
-        return run.error;
+    if (run->error) {
+        return run->error;
     }
     r->limit_dropped = s->limit;
     if (s->limit) {
@@ -1639,14 +1824,244 @@ fdp_pipeline_classify(struct fdp_pipeline *p, const struct fdp_key *key,
     return 0;
 }
 
+int
+fdp__pipeline_classify_view(struct fdp_pipeline *p,
+                            const struct fdp__pipeline_view *pub,
+                            const struct fdp_key *key, unsigned int flags,
+                            struct fdp_pipeline_result *r,
+                            fdp_pipeline_trace_cb *trace, void *aux)
+{
+    struct run run;
+    int error = run_start(&run, p, CONTAINER_OF(pub, struct view, pub), key,
+                          flags, r);
+
+    if (error) {
+        return error;
+    }
+    run.trace = trace;
+    run.aux = aux;
+    bool missed = false;
+    run_chain(&run, 0, FDP_STEP_START, 0, &missed);
+    return run_finish(&run, missed);
+}
+
+/* Batch lookups.  fdp__pipeline_classify_batch() takes a batch through the
+ * pipeline table by table: the packets whose next lookup is in table T
+ * (table 0 for all at first, then wherever their goto_tables sent them;
+ * goto_table only goes forward, so taking the lowest T each round visits
+ * each table once) are looked up together, one batch lookup of T's flows
+ * per round (and one per clause of T's conjunctions, for the packets still
+ * undecided), and each then runs its flow's actions as a lone
+ * classification would.  A resubmit runs its lookups there, one packet at
+ * a time: it is rarer, and its lookups nest.  The results are the lone
+ * classification's, step for step. */
+
+/* The best flows of 'vt' for the 'n' keys 'keys' at 'version' (see
+ * table_lookup(), which this does for a batch), into 'rules' and
+ * 'conj_ids'. */
+static void
+table_lookup_batch(const struct view_table *vt,
+                   const struct fdp_key *const keys[], size_t n,
+                   uint64_t version, const struct fdp_rule *rules[],
+                   uint32_t conj_ids[])
+{
+    struct fdp_table *hard = vt->pt->hard;
+    const struct conj_index *ix = vt->index;
+
+    for (size_t i = 0; i < n; i++) {
+        conj_ids[i] = 0;
+    }
+    if (!ix || !ix->hard_wild || ix->hard_const) {
+        for (size_t i = 0; i < n; i++) {
+            rules[i] = ix && ix->hard_const ? ix->hard_best : NULL;
+        }
+    }
+    if (!ix || (ix->hard_wild && !ix->hard_const)) {
+        fdp__table_lookup_batch_uncounted_at(hard, keys, n, rules, version);
+    }
+    if (!ix) {
+        return;
+    }
+
+    /* Packets still undecided, and for the clause lookups a compacted
+     * list of those a conjunction is still possible for. */
+    uint8_t open[FDP_TABLE_BATCH_MAX], cand[FDP_TABLE_BATCH_MAX];
+    bool decided[FDP_TABLE_BATCH_MAX];
+    size_t n_open = 0;
+    for (size_t i = 0; i < n; i++) {
+        open[n_open++] = (uint8_t) i;
+        decided[i] = false;
+    }
+    for (uint32_t l = 0; l < ix->n_levels && n_open; l++) {
+        const struct conj_level *lv = &ix->levels[l];
+        /* Those whose H beats this level are decided. */
+        size_t k = 0;
+        for (size_t j = 0; j < n_open; j++) {
+            const struct fdp_rule *h = rules[open[j]];
+            if (!h || lv->priority > h->priority) {
+                open[k++] = open[j];
+            }
+        }
+        n_open = k;
+        for (uint32_t c = 0; c < lv->n_conjs && n_open; c++) {
+            const struct conj *cj = lv->conjs[c];
+            size_t n_cand = n_open;
+            memcpy(cand, open, n_open);
+            for (uint32_t q = 0; q < cj->n && n_cand; q++) {
+                const struct fdp_key *ck[FDP_TABLE_BATCH_MAX];
+                const struct fdp_rule *found[FDP_TABLE_BATCH_MAX];
+                for (size_t j = 0; j < n_cand; j++) {
+                    ck[j] = keys[cand[j]];
+                }
+                fdp__table_lookup_batch_uncounted_at(cj->clauses[q], ck,
+                                                     n_cand, found, version);
+                size_t m = 0;
+                for (size_t j = 0; j < n_cand; j++) {
+                    if (found[j]) {
+                        cand[m++] = cand[j];
+                    }
+                }
+                n_cand = m;
+            }
+            /* 'cand' completes the conjunction: resolve each. */
+            for (size_t j = 0; j < n_cand; j++) {
+                size_t i = cand[j];
+                const struct fdp_rule *h = rules[i], *r;
+                if (cj->resolved) {
+                    r = cj->result;
+                    if (h && fdp__rule_beats(h, r)) {
+                        r = h;
+                    }
+                } else {
+                    struct fdp_key k2 = *keys[i];
+                    fdp__key_set(&k2, FDP_F_CONJ_ID, cj->id);
+                    r = fdp__table_lookup_at(hard, &k2, version);
+                }
+                if (r) {
+                    rules[i] = r;
+                    conj_ids[i] = cj->id;
+                    decided[i] = true;
+                }
+            }
+            /* Those resolved leave the open list. */
+            k = 0;
+            for (size_t j = 0; j < n_open; j++) {
+                if (!decided[open[j]]) {
+                    open[k++] = open[j];
+                }
+            }
+            n_open = k;
+        }
+    }
+}
+
+void
+fdp__pipeline_single_lookup_batch(const struct fdp__pipeline_view *pub,
+                                  const struct fdp_key *const keys[],
+                                  size_t n, const struct fdp_rule *rules[])
+{
+    const struct view *view = CONTAINER_OF(pub, struct view, pub);
+    uint32_t conj_ids[FDP_TABLE_BATCH_MAX];
+
+    table_lookup_batch(&view->t[0], keys, n, pub->version, rules, conj_ids);
+}
+
+int
+fdp__pipeline_classify_batch(struct fdp_pipeline *p,
+                             const struct fdp__pipeline_view *pub,
+                             const struct fdp_key *const keys[], size_t n,
+                             struct fdp_pipeline_result *const results[])
+{
+    const struct view *view = CONTAINER_OF(pub, struct view, pub);
+    struct run runs[FDP_TABLE_BATCH_MAX];
+    uint8_t next[FDP_TABLE_BATCH_MAX];      /* Table of the next lookup. */
+    bool missed[FDP_TABLE_BATCH_MAX];
+    uint64_t active = 0;                    /* Bit i: packet i goes on. */
+    int error = 0;
+
+    if (n > FDP_TABLE_BATCH_MAX) {
+        return EINVAL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        error = run_start(&runs[i], p, view, keys[i], 0, results[i]);
+        if (error) {
+            return error;
+        }
+        next[i] = 0;
+        missed[i] = false;
+        active |= UINT64_C(1) << i;
+    }
+    while (active) {
+        /* The lowest table a packet waits for, and who waits there. */
+        unsigned int t = FDP_PIPELINE_N_TABLES;
+        for (uint64_t a = active; a; a &= a - 1) {
+            size_t i = (size_t) __builtin_ctzll(a);
+            t = next[i] < t ? next[i] : t;
+        }
+        uint8_t idx[FDP_TABLE_BATCH_MAX];
+        const struct fdp_key *bk[FDP_TABLE_BATCH_MAX];
+        const struct fdp_rule *rules[FDP_TABLE_BATCH_MAX];
+        uint32_t conj_ids[FDP_TABLE_BATCH_MAX];
+        size_t m = 0;
+        for (uint64_t a = active; a; a &= a - 1) {
+            size_t i = (size_t) __builtin_ctzll(a);
+            if (next[i] == t) {
+                idx[m] = (uint8_t) i;
+                bk[m++] = &results[i]->key;
+            }
+        }
+        const struct view_table *vt = &view->t[t];
+        if (vt->pt) {
+            table_lookup_batch(vt, bk, m, pub->version, rules, conj_ids);
+        } else {
+            memset(rules, 0, m * sizeof rules[0]);
+            memset(conj_ids, 0, m * sizeof conj_ids[0]);
+        }
+
+        /* Each packet runs what it found, as run_lookup() does. */
+        for (size_t j = 0; j < m; j++) {
+            size_t i = idx[j];
+            struct run *run = &runs[i];
+            struct fdp_pipeline_step *st = push_step(run->r);
+            enum next nx = NEXT_DONE;
+            unsigned int go = 0;
+            if (!st) {
+                run->error = ENOMEM;
+            } else {
+                *st = (struct fdp_pipeline_step) {
+                    .rule = rules[j], .table_id = (uint8_t) t,
+                    /* Table 0 only at the start: goto_table goes
+                     * forward. */
+                    .kind = (uint8_t) (next[i] ? FDP_STEP_GOTO
+                                               : FDP_STEP_START),
+                    .depth = 0, .conj_id = conj_ids[j],
+                };
+                missed[i] = !rules[j];
+                if (rules[j]) {
+                    nx = run_actions(run, rules[j], t, 0, &go);
+                }
+            }
+            if (nx == NEXT_GOTO) {
+                next[i] = (uint8_t) go;
+            } else {
+                active &= ~(UINT64_C(1) << i);
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        int e = run_finish(&runs[i], missed[i]);
+        error = error ? error : e;
+    }
+    return error;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Reading.                                                                */
 
-struct fdp_table *
-fdp_pipeline_single(const struct fdp_pipeline *p)
+const struct fdp__pipeline_view *
+fdp__pipeline_view(const struct fdp_pipeline *p)
 {
-    return __atomic_load_n(&p->single, __ATOMIC_RELAXED)
-           ? p->tables[0]->hard : NULL;
+    return &FDP_RCU_GET(p->view)->pub;
 }
 
 uint64_t

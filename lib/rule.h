@@ -187,6 +187,50 @@ const struct fdp_rule *fdp__table_find(struct fdp_table *table,
 const struct fdp_rule *fdp__table_lookup_uncounted(struct fdp_table *table,
                                                    const struct fdp_key *key);
 
+/* Lookups at a given version, in the caller's read-side section: what a
+ * reader of a clocked table (below) uses, with the version of its
+ * owner's published snapshot.  fdp__table_lookup_at() is uncounted, as
+ * fdp__table_lookup_uncounted(); fdp__table_lookup_batch_at() counts as
+ * fdp_table_lookup_batch(). */
+const struct fdp_rule *fdp__table_lookup_at(struct fdp_table *table,
+                                            const struct fdp_key *key,
+                                            uint64_t version);
+/* fdp__table_lookup_batch_at() that counts nothing, for at most
+ * FDP_TABLE_BATCH_MAX keys (the pipeline's batches). */
+void fdp__table_lookup_batch_uncounted_at(struct fdp_table *table,
+                                          const struct fdp_key *const keys[],
+                                          size_t n,
+                                          const struct fdp_rule *rules[],
+                                          uint64_t version);
+void fdp__table_lookup_batch_at(struct fdp_table *table,
+                                const struct fdp_key *const keys[], size_t n,
+                                const struct fdp_rule *rules[],
+                                uint64_t version);
+
+/* fdp_table_for_each() over the flows visible at 'version'. */
+void fdp__table_for_each_at(struct fdp_table *table, uint64_t version,
+                            bool (*cb)(const struct fdp_rule *, void *aux),
+                            void *aux);
+
+/* Makes 'table' take its versions from '*clock', a counter its owner (the
+ * pipeline, for all its tables) publishes once after committing every
+ * table of a transaction: a transaction's changes to 'table' are made at
+ * version *clock + 1, and commit publishes the table's structures but the
+ * changes become visible only to lookups at a version the owner has
+ * published (Open vSwitch's versioned rules, one version for all
+ * tables).  Since a lookup at the old version may still need the rules a
+ * commit removed, a clocked table never reaps them on its own: its owner
+ * calls fdp__table_reap() after publishing.  Set it on an empty table,
+ * before any change. */
+void fdp__table_set_clock(struct fdp_table *table, const uint64_t *clock);
+
+/* For a clocked table's owner, after it has published the version of the
+ * table's last commit: unlinks and frees (after a grace period) the rules
+ * removed by earlier commits, if enough have gathered, or always if
+ * 'all' (then also recomputes which priority levels may tie, as
+ * fdp_table_run() does).  Takes the table's mutex. */
+void fdp__table_reap(struct fdp_table *table, bool all);
+
 /* Makes every rule 'table' adds from now on share one statistics block
  * instead of owning 64 bytes of counters: for tables whose flows are
  * never counted (the pipeline's conjunction clauses).  Their flows then

@@ -249,6 +249,9 @@ struct fdp_table {
     struct fdp__hmap rule_index;        /* fdp_rule.index_node. */
     struct fdp_hash_key index_key;
     size_t max_masks;                   /* Tuple-space mask budget. */
+    /* fdp__table_set_clock(): the version counter of the owner (the
+     * pipeline), which publishes it; NULL: the table's own 'version'. */
+    const uint64_t *clock;
     bool overflowed;                    /* A masked flow went past it. */
     uint64_t next_seq;
     uint64_t n_flows;                   /* Atomic: visible at 'version'. */
@@ -975,7 +978,29 @@ txn_start(struct fdp_table *table)
 static uint64_t
 txn_version(const struct fdp_table *table)
 {
-    return table->version + 1;
+    return (table->clock ? __atomic_load_n(table->clock, __ATOMIC_RELAXED)
+                         : table->version) + 1;
+}
+
+/* Makes room in 'removed' for every rule removed so far, the open
+ * transaction's included, and 'extra' more, so that a clocked table's commit never has to
+ * reap early for want of memory (see fdp__table_set_clock()). */
+static int
+reserve_removed(struct fdp_table *table, size_t extra)
+{
+    size_t need = table->n_removed + table->n_txn_removed + extra;
+
+    if (need > table->alloc_removed) {
+        size_t alloc = need > 2 * table->alloc_removed
+                       ? need : 2 * table->alloc_removed;
+        struct fdp_rule **r = realloc(table->removed, alloc * sizeof *r);
+        if (!r) {
+            return ENOMEM;
+        }
+        table->removed = r;
+        table->alloc_removed = alloc;
+    }
+    return 0;
 }
 
 /* Marks 'rule' removed at the transaction's version. */
@@ -991,6 +1016,9 @@ txn_remove(struct fdp_table *table, struct fdp_rule *rule)
         }
         table->txn_removed = p;
         table->alloc_txn_removed = alloc;
+    }
+    if (table->clock && reserve_removed(table, 1)) {
+        return ENOMEM;
     }
     table->txn_removed[table->n_txn_removed++] = rule;
     __atomic_store_n(&rule->remove_version, txn_version(table),
@@ -1102,7 +1130,9 @@ txn_commit(struct fdp_table *table)
             free_unlinked(table, table->txn_removed, table->n_txn_removed,
                           !publish_view(table));
         }
-        if (table->n_removed > REMOVED_PENDING_MAX) {
+        if (table->n_removed > REMOVED_PENDING_MAX && !table->clock) {
+            /* (A clocked table's owner reaps, after it has published the
+             * version: fdp__table_reap().) */
             reap_removed(table);
         } else {
             /* The view's statistics count flows, not removed rules. */
@@ -1812,7 +1842,12 @@ fdp_table_run(struct fdp_table *table)
          * gone (unlinked here, after the grace period), so that a move
          * does not leave its levels "may tie". */
         pthread_mutex_lock(&table->mutex);
-        reap_removed(table);
+        if (!table->clock) {
+            /* A clocked table's owner has not published the commit yet:
+             * lookups at the version before it still need the moved
+             * flows' old rules (fdp__table_reap() comes later). */
+            reap_removed(table);
+        }
         reap_subtables(table);
     }
     if (update_ties(table)) {
@@ -1867,11 +1902,10 @@ _Static_assert(FDP_TABLE_BATCH_MAX <= 64,
  * sub-table probes (for the table's counters). */
 static inline __attribute__((always_inline)) uint64_t
 lookup_walk(struct fdp_table *table, const struct fdp_key *const keys[],
-            size_t n, const struct fdp_rule *rules[])
+            size_t n, const struct fdp_rule *rules[], uint64_t version)
 {
     uint64_t done = 0, visited = 0;
     uint64_t all = n == 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
-    uint64_t version = __atomic_load_n(&table->version, __ATOMIC_ACQUIRE);
     const struct tss_view *view = FDP_RCU_GET(table->view);
     bool disjoint = __atomic_load_n(&table->disjoint, __ATOMIC_RELAXED);
 
@@ -1940,23 +1974,30 @@ fdp__table_lookup_uncounted(struct fdp_table *table,
 {
     const struct fdp_rule *rule;
 
-    lookup_walk(table, &key, 1, &rule);
+    lookup_walk(table, &key, 1, &rule,
+                __atomic_load_n(&table->version, __ATOMIC_ACQUIRE));
     return rule;
 }
 
-void
-fdp_table_lookup_batch(struct fdp_table *table,
-                       const struct fdp_key *const keys[], size_t n,
-                       const struct fdp_rule *rules[])
+const struct fdp_rule *
+fdp__table_lookup_at(struct fdp_table *table, const struct fdp_key *key,
+                     uint64_t version)
+{
+    const struct fdp_rule *rule;
+
+    lookup_walk(table, &key, 1, &rule, version);
+    return rule;
+}
+
+/* fdp_table_lookup_batch() at 'version', in the caller's read-side
+ * section. */
+static inline __attribute__((always_inline)) void
+lookup_batch_counted(struct fdp_table *table,
+                     const struct fdp_key *const keys[], size_t n,
+                     const struct fdp_rule *rules[], uint64_t version)
 {
     uint64_t hits = 0;
-
-    if (n > FDP_TABLE_BATCH_MAX) {
-        n = FDP_TABLE_BATCH_MAX;
-    }
-    fdp__rcu_read_lock();
-    uint64_t visited = lookup_walk(table, keys, n, rules);
-    fdp__rcu_read_unlock();
+    uint64_t visited = lookup_walk(table, keys, n, rules, version);
 
     for (size_t i = 0; i < n; i++) {
         hits += rules[i] != NULL;
@@ -1964,6 +2005,40 @@ fdp_table_lookup_batch(struct fdp_table *table,
     __atomic_fetch_add(&table->n_lookups, n, __ATOMIC_RELAXED);
     __atomic_fetch_add(&table->n_hits, hits, __ATOMIC_RELAXED);
     __atomic_fetch_add(&table->n_visited, visited, __ATOMIC_RELAXED);
+}
+
+void
+fdp__table_lookup_batch_uncounted_at(struct fdp_table *table,
+                                     const struct fdp_key *const keys[],
+                                     size_t n, const struct fdp_rule *rules[],
+                                     uint64_t version)
+{
+    lookup_walk(table, keys, n, rules, version);
+}
+
+void
+fdp__table_lookup_batch_at(struct fdp_table *table,
+                           const struct fdp_key *const keys[], size_t n,
+                           const struct fdp_rule *rules[], uint64_t version)
+{
+    if (n > FDP_TABLE_BATCH_MAX) {
+        n = FDP_TABLE_BATCH_MAX;
+    }
+    lookup_batch_counted(table, keys, n, rules, version);
+}
+
+void
+fdp_table_lookup_batch(struct fdp_table *table,
+                       const struct fdp_key *const keys[], size_t n,
+                       const struct fdp_rule *rules[])
+{
+    if (n > FDP_TABLE_BATCH_MAX) {
+        n = FDP_TABLE_BATCH_MAX;
+    }
+    fdp__rcu_read_lock();
+    lookup_batch_counted(table, keys, n, rules,
+                         __atomic_load_n(&table->version, __ATOMIC_ACQUIRE));
+    fdp__rcu_read_unlock();
 }
 
 /* for_each_rule() state for fdp_table_for_each(). */
@@ -1985,8 +2060,15 @@ void
 fdp_table_for_each(struct fdp_table *table,
                    bool (*cb)(const struct fdp_rule *, void *aux), void *aux)
 {
+    fdp__table_for_each_at(table, fdp_table_version(table), cb, aux);
+}
+
+void
+fdp__table_for_each_at(struct fdp_table *table, uint64_t version,
+                       bool (*cb)(const struct fdp_rule *, void *aux),
+                       void *aux)
+{
     fdp__rcu_read_lock();
-    uint64_t version = __atomic_load_n(&table->version, __ATOMIC_ACQUIRE);
     const struct tss_view *view = FDP_RCU_GET(table->view);
 
     for (size_t s = 0; view && s < view->n; s++) {
@@ -2212,6 +2294,26 @@ bool
 fdp__table_is_disjoint(const struct fdp_table *table)
 {
     return __atomic_load_n(&table->disjoint, __ATOMIC_RELAXED);
+}
+
+void
+fdp__table_set_clock(struct fdp_table *table, const uint64_t *clock)
+{
+    table->clock = clock;
+}
+
+void
+fdp__table_reap(struct fdp_table *table, bool all)
+{
+    pthread_mutex_lock(&table->mutex);
+    if (all || table->n_removed > REMOVED_PENDING_MAX) {
+        reap_removed(table);
+        reap_subtables(table);
+        if (all && update_ties(table)) {
+            publish_view(table);
+        }
+    }
+    pthread_mutex_unlock(&table->mutex);
 }
 
 uint64_t

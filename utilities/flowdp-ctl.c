@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include <flowdp/flowdp.h>
+#include "lib/pipeline-private.h"   /* --linear: the tests' reference. */
 #include "utilities/ctl.h"
 #include "utilities/pipeline-tool.h"
 #include "utilities/tool.h"
@@ -560,7 +561,7 @@ struct classify {
 static void
 classify_batch(struct classify *c, const struct fdp_key *keys, size_t n)
 {
-    unsigned int flags = c->linear ? FDP_PIPELINE_LINEAR : 0;
+    unsigned int flags = c->linear ? FDP__PIPELINE_LINEAR : 0;
 
     fdp_table_read_lock();
     for (size_t i = 0; i < n; i++) {

@@ -58,18 +58,20 @@
  * reports, as its duration, the time since the first flow of its clause
  * was added.)
  *
- * Versions.  Every change to any table grows the pipeline's version, so a
- * cache of whole-pipeline outcomes made at one version (the datapath's)
- * is valid while the version stays the same.
+ * Versions.  Every commit that changes any table grows the pipeline's
+ * version once, so a cache of whole-pipeline outcomes made at one version
+ * (the datapath's) is valid while the version stays the same.  Lookups in
+ * every table are made at one version, so a commit that spans tables is
+ * atomic: a classification sees all of it or none of it.
  *
  * Thread-safety
  * =============
  * Modifiers (insert, modify, remove, begin/commit/abort, run, destroy):
  * any thread; they serialise on the pipeline's mutex.  A transaction
- * belongs to the thread that began it.  A transaction's changes to each
- * table become visible to lookups table by table at commit; the version
- * grows once, after the last.  A modifier that fails inside a transaction
- * may have changed some of its tables: abort the transaction.
+ * belongs to the thread that began it.  A transaction's changes to all its
+ * tables become visible to classification at once, when commit publishes
+ * the new version.  A modifier that fails inside a transaction may have
+ * changed some of its tables: abort the transaction.
  *
  * Lookups (classify, for_each, stats): RCU protected, as fdp_table's:
  * the caller holds fdp_table_read_lock() across the call and every use of
@@ -174,13 +176,6 @@ struct fdp_pipeline_result {
 FDP_API void fdp_pipeline_result_init(struct fdp_pipeline_result *r);
 FDP_API void fdp_pipeline_result_destroy(struct fdp_pipeline_result *r);
 
-/* fdp_pipeline_classify() flags. */
-enum {
-    /* Look each table up by a linear scan of its flows (and conjunctions
-     * naively), the reference the tests compare against. */
-    FDP_PIPELINE_LINEAR = 1 << 0,
-};
-
 /* Called by fdp_pipeline_classify() for each lookup ('step'): once when
  * the lookup is made, with 'done' false and the key it looked up, and, for
  * a hit, again after the flow's actions have run (those of the resubmits
@@ -191,20 +186,15 @@ typedef void fdp_pipeline_trace_cb(void *aux,
                                    const struct fdp_key *key, bool done);
 
 /* Runs the packet whose key is 'key' (registers and metadata zero, as
- * extracted) through 'p' into 'r'.  'trace' may be NULL.  Returns 0, or
- * ENOMEM (then 'r' says nothing). */
+ * extracted) through 'p' into 'r', every table at the pipeline's current
+ * version.  'flags' must be 0 (its bits are reserved for the library's
+ * tests).  'trace' may be NULL.  Returns 0, or ENOMEM (then 'r' says
+ * nothing). */
 FDP_API int fdp_pipeline_classify(struct fdp_pipeline *p,
                                   const struct fdp_key *key,
                                   unsigned int flags,
                                   struct fdp_pipeline_result *r,
                                   fdp_pipeline_trace_cb *trace, void *aux);
-
-/* If the pipeline, as of its last commit, is one table (no flow outside
- * table 0, no conjunction, no goto_table or resubmit), that table, whose
- * lookup is then the whole classification: the datapath serves such a
- * pipeline as it serves a table.  Otherwise NULL.  Like the version, the
- * answer may be one commit old. */
-FDP_API struct fdp_table *fdp_pipeline_single(const struct fdp_pipeline *p);
 
 /* The pipeline's version (see above). */
 FDP_API uint64_t fdp_pipeline_version(const struct fdp_pipeline *p);

@@ -22,9 +22,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <flowdp/flowdp.h>
+#include "datapath/dp-private.h"
 #include "lib/actions-internal.h"
+#include "lib/pipeline-view.h"
 #include "unit.h"
 
 #define N_DSTS 64
@@ -81,6 +85,16 @@ add_flow(struct fdp_table *t, const char *text)
                   error);
     ck_assert_int_eq(fdp_table_insert(t, &spec, 0), 0);
     fdp_flow_spec_destroy(&spec);
+}
+
+/* True if the pipeline's current snapshot says it is one table. */
+static bool
+pipeline_is_single(struct fdp_pipeline *p)
+{
+    fdp_table_read_lock();
+    bool single = fdp__pipeline_view(p)->single != NULL;
+    fdp_table_read_unlock();
+    return single;
 }
 
 struct rig {
@@ -299,16 +313,16 @@ random_traffic_n(uint32_t emc_inv_prob, unsigned int n_tables)
     ck_assert_uint_eq(st.n_missed, n_tables > 1 ? 0 : sent[7]);
     ck_assert_uint_eq(st.n_emc_hits + st.n_table_hits + st.n_missed, total);
     if (n_tables == 1) {
-        /* Served as a table (fdp_pipeline_single()), table 0 still
+        /* Served as a table (the snapshot's 'single'), table 0 still
          * counts its misses. */
         struct fdp_pipeline_table_stats ts;
-        ck_assert_ptr_nonnull(fdp_pipeline_single(rig.pipeline));
+        ck_assert(pipeline_is_single(rig.pipeline));
         ck_assert(fdp_pipeline_get_table_stats(rig.pipeline, 0, &ts));
         ck_assert_uint_eq(ts.n_missed, sent[7]);
         ck_assert_uint_eq(ts.n_matched, total - sent[7]);
     }
     if (n_tables > 1) {
-        ck_assert_ptr_null(fdp_pipeline_single(rig.pipeline));
+        ck_assert(!pipeline_is_single(rig.pipeline));
         /* Every table before the last counted every packet, and the
          * last one's misses were counted as such. */
         struct fdp_pipeline_table_stats ts;
@@ -762,6 +776,34 @@ END_TEST
 /* A pmd thread forwards (playing its own peer) while the main thread
  * replaces flows and adds and removes a port: nothing crashes, nothing is
  * lost, and under ThreadSanitizer nothing races. */
+/* Seconds since 'start' on the monotonic clock. */
+static double
+seconds_since(const struct timespec *start)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double) (now.tv_sec - start->tv_sec)
+           + (double) (now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/* The concurrency tests make the interleavings they check happen: a
+ * thread waits for the other's progress instead of hoping the scheduler
+ * runs it.  The wait is bounded (WAIT_MAX_S, far above what a loaded
+ * machine needs) so that a stuck thread fails the test rather than hangs
+ * it. */
+#define WAIT_MAX_S 20.0
+#define WAIT_UNTIL(COND, WHAT)                                          \
+    do {                                                                \
+        struct timespec wait_start_;                                    \
+        clock_gettime(CLOCK_MONOTONIC, &wait_start_);                   \
+        while (!(COND)) {                                               \
+            ck_assert_msg(seconds_since(&wait_start_) < WAIT_MAX_S,     \
+                          "waited %.0f s for %s", WAIT_MAX_S, WHAT);    \
+            sched_yield();                                              \
+        }                                                               \
+    } while (0)
+
 struct pmd_thread {
     struct rig *rig;
     bool stop;
@@ -818,7 +860,7 @@ two_pmd_main(void *l_)
     while (!__atomic_load_n(l->stop, __ATOMIC_ACQUIRE)) {
         for (int i = 0; i < 16 && l->n_sent < 5000
                         && test_peer_send(&l->rings, pkt, len); i++) {
-            l->n_sent++;
+            __atomic_store_n(&l->n_sent, l->n_sent + 1, __ATOMIC_RELEASE);
         }
         if (!fdp_dp_pmd_poll(l->pmd, NULL)) {
             sched_yield();
@@ -881,20 +923,37 @@ START_TEST(two_pmds_share_a_flow)
     uint8_t pkt[128];
     size_t len = make_packet(pkt, 1, 0);
     fdp_packet_extract(pkt, len, 1, &key, NULL);
+    /* Count on the shared shard while the pmds count on theirs: each
+     * hundred waits until both pmds have forwarded more since the last
+     * (or sent all they will), so the three writers really interleave. */
+    struct fdp_port_stats ps;
+    uint64_t last[2] = { 0, 0 };
     fdp_table_read_lock();
     const struct fdp_rule *rule = fdp_table_lookup(table, &key);
-    for (int i = 0; i < 1000; i++) {
-        fdp_rule_account(rule, 10, 1);
-    }
     fdp_table_read_unlock();
+    for (int round = 0; round < 10; round++) {
+        for (unsigned int i = 0; i < 2; i++) {
+            WAIT_UNTIL(__atomic_load_n(&lanes[i].n_sent, __ATOMIC_ACQUIRE)
+                       > last[i]
+                       || __atomic_load_n(&lanes[i].n_sent, __ATOMIC_ACQUIRE)
+                          == 5000
+                       || (got += peer_drain_some(&out), false),
+                       "a pmd's progress");
+            last[i] = __atomic_load_n(&lanes[i].n_sent, __ATOMIC_ACQUIRE);
+        }
+        fdp_table_read_lock();
+        rule = fdp_table_lookup(table, &key);
+        for (int i = 0; i < 100; i++) {
+            fdp_rule_account(rule, 10, 1);
+        }
+        fdp_table_read_unlock();
+        got += peer_drain_some(&out);
+    }
     /* A packet arrives or is dropped for want of room on port 3's tx
      * ring (this thread may be slower than two pmds). */
-    struct fdp_port_stats ps;
-    do {
-        got += peer_drain_some(&out);
-        sched_yield();
-        ck_assert_int_eq(fdp_dp_port_get_stats(dp, 3, &ps, NULL), 0);
-    } while (got + ps.tx_dropped < 10000);
+    WAIT_UNTIL((got += peer_drain_some(&out),
+                fdp_dp_port_get_stats(dp, 3, &ps, NULL) == 0
+                && got + ps.tx_dropped >= 10000), "every packet");
     __atomic_store_n(&stop, true, __ATOMIC_RELEASE);
     for (unsigned int i = 0; i < 2; i++) {
         pthread_join(threads[i], NULL);
@@ -930,9 +989,8 @@ START_TEST(concurrent_control)
     for (int i = 0; i < 300; i++) {
         char flow[100];
         /* Let the pmd run between changes, whatever the scheduler. */
-        while (__atomic_load_n(&t.n_loops, __ATOMIC_ACQUIRE) < (uint64_t) i) {
-            sched_yield();
-        }
+        WAIT_UNTIL(__atomic_load_n(&t.n_loops, __ATOMIC_ACQUIRE)
+                   >= (uint64_t) i, "the pmd's next poll");
         snprintf(flow, sizeof flow, "priority=%d,udp,nw_dst=10.0.0.%d,"
                  "actions=mod_tp_dst:%d,output:2", 10 + i % 7, i % 4, i);
         add_flow(rig.table, flow);
@@ -979,9 +1037,8 @@ START_TEST(concurrent_pipeline_control)
     ck_assert_int_eq(pthread_create(&thread, NULL, pmd_main, &t), 0);
     for (int i = 0; i < 300; i++) {
         char flow[160];
-        while (__atomic_load_n(&t.n_loops, __ATOMIC_ACQUIRE) < (uint64_t) i) {
-            sched_yield();
-        }
+        WAIT_UNTIL(__atomic_load_n(&t.n_loops, __ATOMIC_ACQUIRE)
+                   >= (uint64_t) i, "the pmd's next poll");
         snprintf(flow, sizeof flow, "table=2,priority=%d,udp,"
                  "nw_dst=10.0.0.%d,actions=mod_tp_dst:%d,output:2",
                  10 + i % 7, i % 4, i);
@@ -1021,6 +1078,128 @@ START_TEST(concurrent_pipeline_control)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------- */
+/* Regression: an old version read with a new mode.                        */
+
+/* A pmd used to load the pipeline's version, then, separately, whether the
+ * pipeline was one table; a writer stored the second and then bumped the
+ * first.  A pmd that read the old version and the new mode looked up EMC
+ * entries made at that version in the other mode, and read a rule as a
+ * pipeline outcome (an ASan crash in batch_group(), or the packet dropped)
+ * or an outcome as a rule.  The hook (fdp__dp_snapshot_hook) makes a
+ * writer thread commit exactly between the pmd's read of the snapshot and
+ * its use: first the first flow outside table 0, then its removal, each
+ * while the EMC is full of entries of the old mode.  Every packet must
+ * still reach port 2. */
+struct mode_flip {
+    struct rig *rig;
+    bool add;                   /* Add the flow in table 1, or remove it. */
+    bool armed;                 /* The next batch's hook fires. */
+    bool go, done;              /* Atomic: hook to writer, and back. */
+    bool fired;
+};
+
+static struct mode_flip *mode_flip;
+
+/* Waits up to 10 s for '*flag'; returns whether it was set. */
+static bool
+wait_flag(const bool *flag)
+{
+    for (int i = 0; i < 10000; i++) {
+        if (__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
+            return true;
+        }
+        usleep(1000);
+    }
+    return false;
+}
+
+static void
+mode_flip_hook(struct fdp_dp *dp)
+{
+    struct mode_flip *f = mode_flip;
+
+    (void) dp;
+    if (f && f->armed) {
+        f->armed = false;
+        f->fired = true;
+        __atomic_store_n(&f->go, true, __ATOMIC_RELEASE);
+        /* The writer's commit needs no grace period (a removal of one
+         * flow waits for none), so it cannot wait for this read-side
+         * section; the bound is only against a hang. */
+        wait_flag(&f->done);
+    }
+}
+
+static void *
+mode_flip_writer(void *f_)
+{
+    struct mode_flip *f = f_;
+
+    if (!wait_flag(&f->go)) {
+        return NULL;
+    }
+    if (f->add) {
+        pipeline_add(f->rig, "table=1,priority=1,actions=drop");
+    } else {
+        struct fdp_match *m = fdp_match_create();
+        struct fdp_table_filter filter = { .match = m };
+        ck_assert_int_eq(fdp_pipeline_remove(f->rig->pipeline, 1, &filter,
+                                             NULL), 0);
+        fdp_match_destroy(m);
+    }
+    __atomic_store_n(&f->done, true, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* Sends 8 equal packets through one poll; returns how many port 2 got. */
+static size_t
+mode_flip_batch(struct rig *rig)
+{
+    uint8_t pkt[128];
+    size_t len = make_packet(pkt, 5, 7);
+
+    for (int i = 0; i < 8; i++) {
+        ck_assert(test_peer_send(&rig->ports[1], pkt, len));
+    }
+    fdp_dp_pmd_poll(rig->pmd, NULL);
+    return peer_drain(&rig->ports[2], NULL);
+}
+
+START_TEST(old_version_with_new_mode_loses_no_packet)
+{
+    struct rig rig;
+
+    /* Every result enters the EMC. */
+    rig_create_n(&rig, 1, 0, 1);
+    pipeline_add(&rig, "table=0,priority=10,udp,actions=output:2");
+    for (int phase = 0; phase < 2; phase++) {
+        bool add = phase == 0;
+        ck_assert(pipeline_is_single(rig.pipeline) == add);
+        /* The EMC fills at this version, in this mode. */
+        ck_assert_uint_eq(mode_flip_batch(&rig), 8);
+        ck_assert_uint_eq(mode_flip_batch(&rig), 8);
+
+        struct mode_flip f = { .rig = &rig, .add = add, .armed = true };
+        pthread_t writer;
+        mode_flip = &f;
+        fdp__dp_snapshot_hook = mode_flip_hook;
+        ck_assert_int_eq(pthread_create(&writer, NULL, mode_flip_writer, &f),
+                         0);
+        size_t got = mode_flip_batch(&rig);
+        pthread_join(writer, NULL);
+        fdp__dp_snapshot_hook = NULL;
+        mode_flip = NULL;
+        ck_assert(f.fired);
+        ck_assert(f.done);
+        ck_assert_uint_eq(got, 8);
+        ck_assert(pipeline_is_single(rig.pipeline) == !add);
+        ck_assert_uint_eq(mode_flip_batch(&rig), 8);
+    }
+    rig_destroy(&rig);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1042,5 +1221,6 @@ main(void)
     tcase_add_test(cc, concurrent_control);
     tcase_add_test(cc, concurrent_pipeline_control);
     tcase_add_test(cc, two_pmds_share_a_flow);
+    tcase_add_test(cc, old_version_with_new_mode_loses_no_packet);
     return unit_run(s);
 }

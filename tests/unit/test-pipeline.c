@@ -2,7 +2,7 @@
  * Unit tests for lib/pipeline.c (and the datapath running a pipeline).
  *
  * The differential test pits fdp_pipeline_classify(), with its tables'
- * lookups and with FDP_PIPELINE_LINEAR, against a reference pipeline
+ * lookups and with FDP__PIPELINE_LINEAR, against a reference pipeline
  * written here from include/flowdp/pipeline.h's essay alone: per table a
  * plain list of flows scanned for the best match (highest priority, ties
  * to the flow added first), conjunctions evaluated naively (every clause
@@ -38,11 +38,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <pthread.h>
 
 #include "lib/actions-internal.h"
 #include <flowdp/cpu.h>
 #include "lib/field.h"
 #include "lib/match-internal.h"
+#include "lib/pipeline-private.h"
 #include "lib/util.h"
 #include <flowdp/flowdp.h>
 #include <flowdp/pipeline.h>
@@ -656,7 +659,7 @@ cover(const struct ref_result *w, const struct fdp_key *key)
 static void
 check_packet(struct prog *g, const struct fdp_key *key, const char *what)
 {
-    static const unsigned int flags[] = { 0, FDP_PIPELINE_LINEAR };
+    static const unsigned int flags[] = { 0, FDP__PIPELINE_LINEAR };
     struct ref_result want = { 0 };
     struct fdp_pipeline_result r;
 
@@ -2555,6 +2558,193 @@ START_TEST(datapath_random_programs)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------- */
+/* Atomic commits across tables.                                           */
+
+/* A two-table program swapped whole in one transaction: A loads reg0=1 in
+ * table 0 and outputs to port 1 from table 1's reg0=1 flow; B loads 2 and
+ * outputs to port 2 from a reg0=2 flow that replaces A's.  A classification
+ * must see A (cookies 0xa0, 0xa1) or B (0xb0, 0xb1), never table 0 of one
+ * with table 1 of the other, which would miss in table 1.  Bug: the
+ * pipeline's tables became visible one by one at commit, so a reader could
+ * see table 0 new and table 1 old. */
+static void
+torn_add(struct fdp_pipeline *p, const char *text)
+{
+    struct fdp_flow_spec spec;
+    char *error = NULL;
+
+    ck_assert_msg(!fdp_flow_parse(text, 0, &spec, &error), "%s: %s", text,
+                  error);
+    ck_assert_int_eq(fdp_pipeline_insert(p, &spec, 0), 0);
+    fdp_flow_spec_destroy(&spec);
+}
+
+/* Swaps the installed program for A ('to_a') or B, in one transaction. */
+static void
+torn_swap(struct fdp_pipeline *p, bool to_a)
+{
+    struct fdp_flow_spec spec;
+
+    ck_assert_int_eq(fdp_pipeline_begin(p), 0);
+    torn_add(p, to_a ? "table=0,priority=1,cookie=0xa0,"
+                       "actions=load:1->NXM_NX_REG0[],goto_table:1"
+                     : "table=0,priority=1,cookie=0xb0,"
+                       "actions=load:2->NXM_NX_REG0[],goto_table:1");
+    ck_assert_int_eq(fdp_flow_parse(to_a ? "table=1,priority=1,reg0=2"
+                                         : "table=1,priority=1,reg0=1",
+                                    FDP_PARSE_MATCH_ONLY, &spec, NULL), 0);
+    struct fdp_table_filter f = {
+        .match = spec.match, .strict = true, .priority = 1,
+    };
+    size_t n;
+    ck_assert_int_eq(fdp_pipeline_remove(p, 1, &f, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    fdp_flow_spec_destroy(&spec);
+    torn_add(p, to_a ? "table=1,priority=1,cookie=0xa1,reg0=1,"
+                       "actions=output:1"
+                     : "table=1,priority=1,cookie=0xb1,reg0=2,"
+                       "actions=output:2");
+    ck_assert_int_eq(fdp_pipeline_commit(p), 0);
+}
+
+/* 0 if 'p' classifies 'key' as all of A, 1 as all of B, -1 otherwise. */
+static int
+torn_classify(struct fdp_pipeline *p, const struct fdp_key *key,
+              struct fdp_pipeline_result *r)
+{
+    int which = -1;
+
+    fdp_table_read_lock();
+    ck_assert_int_eq(fdp_pipeline_classify(p, key, 0, r, NULL, NULL), 0);
+    if (r->n_steps == 2 && r->steps[0].rule && r->steps[1].rule) {
+        uint64_t c0 = fdp_rule_get_cookie(r->steps[0].rule);
+        uint64_t c1 = fdp_rule_get_cookie(r->steps[1].rule);
+        uint64_t out = outputs(r->actions);
+        which = c0 == 0xa0 && c1 == 0xa1 && out == 1 ? 0
+                : c0 == 0xb0 && c1 == 0xb1 && out == 2 ? 1 : -1;
+    }
+    fdp_table_read_unlock();
+    return which;
+}
+
+struct torn {
+    struct fdp_pipeline *p;
+    struct fdp_key key;
+    struct fdp_pipeline_result r;
+    int expect;                 /* The program before the swap. */
+    unsigned int n_checked, n_torn;
+};
+
+static struct torn *torn_ctx;
+
+/* In the middle of a commit (fdp__pipeline_commit_hook): the reader must
+ * still see the whole old program. */
+static void
+torn_hook(struct fdp_pipeline *p, uint8_t table_id)
+{
+    struct torn *t = torn_ctx;
+
+    (void) table_id;
+    if (t && p == t->p) {
+        t->n_checked++;
+        t->n_torn += torn_classify(p, &t->key, &t->r) != t->expect;
+    }
+}
+
+START_TEST(commit_across_tables_is_atomic)
+{
+    struct torn t;
+
+    memset(&t, 0, sizeof t);
+    ck_assert_int_eq(fdp_pipeline_create(&t.p), 0);
+    fdp_pipeline_result_init(&t.r);
+    tcp_key(&t.key, 3, ip4(10, 0, 0, 1), ip4(10, 0, 0, 2), 1000, 80);
+    torn_add(t.p, "table=0,priority=1,cookie=0xa0,"
+             "actions=load:1->NXM_NX_REG0[],goto_table:1");
+    torn_add(t.p, "table=1,priority=1,cookie=0xa1,reg0=1,actions=output:1");
+    ck_assert_int_eq(torn_classify(t.p, &t.key, &t.r), 0);
+
+    /* The hook classifies between one table's commit and the next's, where
+     * the old design showed table 0 new and table 1 old. */
+    torn_ctx = &t;
+    fdp__pipeline_commit_hook = torn_hook;
+    for (int i = 0; i < 10; i++) {
+        t.expect = i % 2;
+        torn_swap(t.p, i % 2);
+        ck_assert_int_eq(torn_classify(t.p, &t.key, &t.r), !(i % 2));
+    }
+    fdp__pipeline_commit_hook = NULL;
+    torn_ctx = NULL;
+    ck_assert_uint_ge(t.n_checked, 20);    /* Both tables, each swap. */
+    ck_assert_uint_eq(t.n_torn, 0);
+    fdp_pipeline_result_destroy(&t.r);
+    fdp_pipeline_destroy(t.p);
+}
+END_TEST
+
+/* The same with a reader on its own thread, classifying while this thread
+ * swaps: each swap waits (up to 10 s) for the reader to have classified
+ * since the last one, so that the two really interleave whatever the
+ * load. */
+struct torn_reader {
+    struct fdp_pipeline *p;
+    struct fdp_key key;
+    bool stop;                  /* Atomic. */
+    uint64_t n_done;            /* Atomic: classifications so far. */
+    uint64_t n_torn;
+};
+
+static void *
+torn_reader_main(void *r_)
+{
+    struct torn_reader *rd = r_;
+    struct fdp_pipeline_result r;
+
+    fdp_pipeline_result_init(&r);
+    while (!__atomic_load_n(&rd->stop, __ATOMIC_ACQUIRE)) {
+        rd->n_torn += torn_classify(rd->p, &rd->key, &r) < 0;
+        __atomic_fetch_add(&rd->n_done, 1, __ATOMIC_RELEASE);
+    }
+    fdp_pipeline_result_destroy(&r);
+    return NULL;
+}
+
+START_TEST(commit_across_tables_is_atomic_for_a_reader_thread)
+{
+    struct torn_reader rd;
+    pthread_t thread;
+
+    memset(&rd, 0, sizeof rd);
+    ck_assert_int_eq(fdp_pipeline_create(&rd.p), 0);
+    tcp_key(&rd.key, 3, ip4(10, 0, 0, 1), ip4(10, 0, 0, 2), 1000, 80);
+    torn_add(rd.p, "table=0,priority=1,cookie=0xa0,"
+             "actions=load:1->NXM_NX_REG0[],goto_table:1");
+    torn_add(rd.p, "table=1,priority=1,cookie=0xa1,reg0=1,actions=output:1");
+    ck_assert_int_eq(pthread_create(&thread, NULL, torn_reader_main, &rd),
+                     0);
+    uint64_t seen = 0;
+    for (int i = 0; i < 2000; i++) {
+        /* Wait for the reader's progress, 10 s at most. */
+        for (int w = 0; w < 1000000; w++) {
+            uint64_t done = __atomic_load_n(&rd.n_done, __ATOMIC_ACQUIRE);
+            if (done > seen) {
+                seen = done;
+                break;
+            }
+            ck_assert_msg(w < 999999, "the reader made no progress in 10 s");
+            usleep(10);
+        }
+        torn_swap(rd.p, i % 2);
+    }
+    __atomic_store_n(&rd.stop, true, __ATOMIC_RELEASE);
+    pthread_join(thread, NULL);
+    ck_assert_uint_ge(rd.n_done, 2000);
+    ck_assert_uint_eq(rd.n_torn, 0);
+    fdp_pipeline_destroy(rd.p);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -2578,5 +2768,7 @@ main(void)
     tcase_add_test(tc, header_rewrite_and_resubmit_port);
     tcase_add_test(tc, datapath_runs_the_pipeline);
     tcase_add_test(tc, datapath_random_programs);
+    tcase_add_test(tc, commit_across_tables_is_atomic);
+    tcase_add_test(tc, commit_across_tables_is_atomic_for_a_reader_thread);
     return unit_run(s);
 }

@@ -1,0 +1,68 @@
+/*
+ * The pipeline's published snapshot, for readers that classify many
+ * packets at one version (the datapath).  Internal: lib/ and datapath/.
+ *
+ * Everything a reader needs to classify consistently is in one object,
+ * published with one release store at the end of every commit: the
+ * version every table is looked up at, and the pipeline's shape (whether
+ * it is one table).  A reader loads the snapshot pointer once, in its
+ * read-side section, and uses nothing else: it cannot pair one commit's
+ * version with another's shape, and it sees every table as of one
+ * commit (lib/pipeline.c, "Versions and snapshots").
+ */
+#ifndef FDP_PIPELINE_VIEW_H
+#define FDP_PIPELINE_VIEW_H 1
+
+#include <stdint.h>
+
+#include <flowdp/pipeline.h>
+
+struct fdp__pipeline_view {
+    uint64_t version;           /* Every lookup through this snapshot is
+                                 * made at this version. */
+    struct fdp_table *single;   /* Nonnull if the pipeline is this one
+                                 * table (no flow outside table 0, no
+                                 * goto_table or resubmit; conjunctions in table 0 allowed):
+                                 * its lookup at 'version' is then the
+                                 * whole classification.  Else NULL. */
+    bool conj;                  /* 'single' has conjunctions: look it up
+                                 * with fdp__pipeline_single_lookup_batch()
+                                 * rather than as a plain table. */
+};
+
+/* The flows the one-table pipeline of 'view' ('single' nonnull) gives the
+ * 'n' (at most FDP_TABLE_BATCH_MAX) keys 'keys' at view->version, its
+ * conjunctions included, into 'rules' (NULL: a miss).  Counts nothing.
+ * In the read-side section that loaded 'view'. */
+void fdp__pipeline_single_lookup_batch(const struct fdp__pipeline_view *view,
+                                       const struct fdp_key *const keys[],
+                                       size_t n,
+                                       const struct fdp_rule *rules[]);
+
+/* The current snapshot.  The caller must be in a read-side section
+ * (fdp_table_read_lock()) and keeps using the snapshot, and what it
+ * leads to, only inside it. */
+const struct fdp__pipeline_view *
+fdp__pipeline_view(const struct fdp_pipeline *p);
+
+/* fdp_pipeline_classify() through snapshot 'view' (from
+ * fdp__pipeline_view(), in the same read-side section). */
+int fdp__pipeline_classify_view(struct fdp_pipeline *p,
+                                const struct fdp__pipeline_view *view,
+                                const struct fdp_key *key,
+                                unsigned int flags,
+                                struct fdp_pipeline_result *r,
+                                fdp_pipeline_trace_cb *trace, void *aux);
+
+/* Classifies the 'n' (at most FDP_TABLE_BATCH_MAX) packets 'keys' through
+ * snapshot 'view' into 'results' (one each, as fdp_pipeline_classify()
+ * fills it, with no trace), table by table: one batch lookup per table
+ * (and per conjunction clause) for the packets that reach it together.
+ * Returns 0, or ENOMEM (then the results say nothing), or EINVAL if 'n'
+ * is too large. */
+int fdp__pipeline_classify_batch(struct fdp_pipeline *p,
+                                 const struct fdp__pipeline_view *view,
+                                 const struct fdp_key *const keys[], size_t n,
+                                 struct fdp_pipeline_result *const results[]);
+
+#endif /* FDP_PIPELINE_VIEW_H */
