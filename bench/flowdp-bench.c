@@ -1549,7 +1549,7 @@ suite_pipapo(void)
         }
         for (size_t impl = 0; impl < fdp__pipapo_n_impls; impl++) {
             const struct fdp__pipapo_impl *pi = &fdp__pipapo_impls[impl];
-            if (!pi->probe() || !fdp__cpu_allows(pi->level)) {
+            if (!fdp__cpu_impl_allowed(&pi->cpu)) {
                 continue;
             }
             pb->and_rows = pi->and_rows;
@@ -1575,7 +1575,7 @@ suite_pipapo(void)
                          random ? "-random" : "");
                 struct result r = {
                     .suite = "pipapo", .case_name = case_name,
-                    .impl = pi->name, .entries = n,
+                    .impl = pi->cpu.name, .entries = n,
                     .ns_per_op = measure(pipapo_lookups, pb),
                     .bytes = pb->snap->memory,
                 };

@@ -30,10 +30,10 @@
  * feeds the words to crc32q as they are stored (for the common packet,
  * three short chains over its five words joined with carry-less
  * multiplies that also skip the seven zero words); otherwise it parses
- * and calls fdp_hash_fast().  Measured with flowdp-bench extract on the
- * development machine (shared, 2 vCPUs): a 64-byte UDP/IPv4 packet takes
- * about 5.5 ns to extract and 9 ns to extract and hash, against 40 and
- * 40-53 ns when every field went through the field table.
+ * and calls fdp_hash_fast().  Building the words in locals at fixed
+ * positions, not through the field table, is what makes the parse cheap
+ * (flowdp-bench extract; figures in docs/PERFORMANCE.md, "Figures behind
+ * design choices").
  *
  * What is extracted, as flow_extract()
  * ====================================
@@ -128,20 +128,45 @@ extract_then_hash(const void *data, size_t size, uint32_t in_port,
     return fdp_hash_fast(key->w, FDP_KEY_PACKET_WORDS, basis);
 }
 
+/* fdp__packet_extract_hash()'s implementations, best first, generic last
+ * (lib/cpu-internal.h).  Each row but the last fuses one fast hash into
+ * the parse ('fused').  The parser selects no row by itself: its hash must
+ * be fdp_hash_fast(), which lib/hash.c selected through fdp__cpu_select()
+ * and flowdp-bench may switch between runs (fdp__hash_set_fast()), so each
+ * call takes the row that fuses the current fast hash.  The table is a
+ * constant: the compiler turns the loop into one compare and direct
+ * calls. */
+struct extract_impl {
+    struct fdp__cpu_impl cpu;
+    uint32_t (*fused)(const uint64_t *words, size_t n_words, uint32_t basis);
+    uint32_t (*extract_hash)(const void *data, size_t size, uint32_t in_port,
+                             uint32_t basis, struct fdp_key *key,
+                             struct fdp_packet_layout *layout);
+};
+static const struct extract_impl extract_impls[] = {
+#ifdef FDP_HAVE_SSE42
+    { { "sse42", FDP_CPU_SSE42, NULL }, fdp__hash_crc32c_sse42,
+      fdp__packet_extract_hash_sse42 },
+#endif
+    { { "generic", FDP_CPU_GENERIC, NULL }, NULL, extract_then_hash },
+};
+
 uint32_t
 fdp__packet_extract_hash(const void *data, size_t size, uint32_t in_port,
                          uint32_t basis, struct fdp_key *key,
                          struct fdp_packet_layout *layout)
 {
-#ifdef FDP_HAVE_SSE42
-    /* The pointer is the hardware CRC32C only once selection has run and
-     * the CPU and FLOWDP_CPU allow it, so the SSE4.2 code never runs
-     * where it cannot. */
-    if (__atomic_load_n(&fdp__hash_fast_fn, __ATOMIC_RELAXED)
-        == fdp__hash_crc32c_sse42) {
-        return fdp__packet_extract_hash_sse42(data, size, in_port, basis,
-                                              key, layout);
+    /* The pointer is a row's fused hash only once lib/hash.c's selection
+     * has run and the CPU and FLOWDP_CPU allow that row, so no row's code
+     * runs where it cannot. */
+    uint32_t (*fast)(const uint64_t *, size_t, uint32_t)
+        = __atomic_load_n(&fdp__hash_fast_fn, __ATOMIC_RELAXED);
+
+    for (size_t i = 0; i + 1 < FDP_ARRAY_SIZE(extract_impls); i++) {
+        if (fast == extract_impls[i].fused) {
+            return extract_impls[i].extract_hash(data, size, in_port, basis,
+                                                 key, layout);
+        }
     }
-#endif
     return extract_then_hash(data, size, in_port, basis, key, layout);
 }

@@ -17,6 +17,7 @@
 #include "lib/cpu-internal.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,4 +200,42 @@ fdp_cpu_validating(void)
 {
     fdp_cpu_init();
     return cpu_validate;
+}
+
+bool
+fdp__cpu_impl_runs(const struct fdp__cpu_impl *impl)
+{
+    return fdp__cpu_supports(impl->level) && (!impl->probe || impl->probe());
+}
+
+bool
+fdp__cpu_impl_allowed(const struct fdp__cpu_impl *impl)
+{
+    return fdp__cpu_impl_runs(impl) && fdp__cpu_allows(impl->level);
+}
+
+size_t
+fdp__cpu_select(const struct fdp__cpu_impl *rows, size_t n, size_t stride)
+{
+    fdp_cpu_init();
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (fdp__cpu_impl_allowed(fdp__cpu_row(rows, i, stride))) {
+            return i;
+        }
+    }
+    /* The generic row, which every CPU runs. */
+    return n - 1;
+}
+
+void
+fdp__cpu_validate_failed(const char *format, ...)
+{
+    va_list args;
+
+    fputs("flowdp: FLOWDP_CPU=validate: ", stderr);
+    va_start(args, format);
+    vfprintf(stderr, format, args);
+    va_end(args);
+    fputc('\n', stderr);
+    abort();
 }

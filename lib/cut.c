@@ -80,13 +80,12 @@
  * one line of ranges, and a 256-byte block per four rules scanned.
  * Counted on the ClassBench sets: 3-6 nodes and 1.2-2.2 leaves per
  * lookup, 4.6-9 rules tested (1-3 blocks), trees 3-5 levels deep; so
- * about 12-20 lines, of which the first levels stay in cache.  Measured
- * with cachegrind on ipc_1k: about 490 instructions per lookup (tree walk
- * 280, leaves 150, table 50); perf on acl_10k puts most of the rest of
- * the time in the misses on the nodes' and leaves' first lines.  The
- * walk is iterative; prefetching every key's path for the whole batch
- * ahead of the walk was tried and cost more instructions than it saved
- * misses (docs/PERFORMANCE.md).
+ * about 12-20 lines, of which the first levels stay in cache, so the
+ * tree walk's instructions and the misses on the nodes' and leaves' first
+ * lines are the cost (instruction counts and profiles: docs/PERFORMANCE.md,
+ * "Figures behind design choices").  The walk is iterative; prefetching
+ * every key's path for the whole batch ahead of the walk cost more
+ * instructions than it saved misses.
  *
  * Worked example
  * ==============
@@ -567,8 +566,20 @@ fdp__cut_scan_generic(const uint64_t *blocks, uint32_t n, uint32_t from,
     return n;
 }
 
-/* The scan lookups use: AVX2 where the CPU and FLOWDP_CPU allow it, and
- * under FLOWDP_CPU=validate every scan checked against the generic one. */
+/* The leaf scans, best first, generic last (lib/cpu-internal.h). */
+struct cut_scan_impl {
+    struct fdp__cpu_impl cpu;
+    fdp__cut_scan_fn *scan;
+};
+static const struct cut_scan_impl scan_impls[] = {
+#ifdef FDP_HAVE_AVX2
+    { { "avx2", FDP_CPU_AVX2, NULL }, fdp__cut_scan_avx2 },
+#endif
+    { { "generic", FDP_CPU_GENERIC, NULL }, fdp__cut_scan_generic },
+};
+
+/* The scan lookups use: the row fdp__cpu_select() picks, and under
+ * FLOWDP_CPU=validate every scan checked against the generic one. */
 static fdp__cut_scan_fn *scan_selected = fdp__cut_scan_generic;
 static bool scan_validate;
 static pthread_once_t scan_once = PTHREAD_ONCE_INIT;
@@ -576,12 +587,9 @@ static pthread_once_t scan_once = PTHREAD_ONCE_INIT;
 static void
 scan_select(void)
 {
-    fdp_cpu_init();
-#ifdef FDP_HAVE_AVX2
-    if (fdp__cpu_supports(FDP_CPU_AVX2) && fdp__cpu_allows(FDP_CPU_AVX2)) {
-        scan_selected = fdp__cut_scan_avx2;
-    }
-#endif
+    scan_selected = scan_impls[FDP__CPU_SELECT(scan_impls,
+                                               FDP_ARRAY_SIZE(scan_impls))]
+                    .scan;
     scan_validate = fdp_cpu_validating();
 }
 
@@ -595,10 +603,8 @@ leaf_scan(const uint64_t *blocks, uint32_t n, uint32_t from, uint64_t k0,
         uint32_t want = fdp__cut_scan_generic(blocks, n, from, k0, k1, r0,
                                               r1);
         if (r != want) {
-            fprintf(stderr, "flowdp: FLOWDP_CPU=validate: partition scan "
-                    "found rule %u of %u where generic found %u\n", r, n,
-                    want);
-            abort();
+            fdp__cpu_validate_failed("partition scan found rule %u of %u "
+                                     "where generic found %u", r, n, want);
         }
     }
     return r;

@@ -27,13 +27,11 @@ struct fdp__hash_funcs {
     const char *fast_name;
 };
 
-/* One row of the dispatch table: an instruction-set level, whether this CPU
- * can run it, and its functions.  Rows run from the best level down to
- * generic, which is always last and always usable. */
+/* One row of the dispatch table: {name, level, probe} and the functions,
+ * chosen by fdp__cpu_select() (lib/cpu-internal.h).  Rows run from the
+ * best level down to generic, which is always last and always usable. */
 struct fdp__hash_impl {
-    const char *name;
-    enum fdp_cpu_level level;
-    bool (*probe)(void);
+    struct fdp__cpu_impl cpu;
     struct fdp__hash_funcs funcs;
 };
 

@@ -31,10 +31,10 @@
  * it is a * x^(64w) mod P = shift(a, w).
  *
  * Why 9 words: with m words per lane the lanes cost 3m cycles of latency
- * plus about 10 for the join, against 9m for one chain.  Measured on the
- * development machine (dependent chain, ns per hash): 9 words 9.3 with
- * lanes vs 11.7 sequential, 16 words 14.7 vs 20.3; with lanes of m = 2,
- * 6 words took 12.2 vs 8.8, so below m = 3 the join does not pay.  Lanes are capped at FDP_CRC_LANE_MAX words
+ * plus about 10 for the join, against 9m for one chain: at m = 2 the join
+ * costs about what the lanes save, so lanes start at m = 3, 9 words
+ * (timings: docs/PERFORMANCE.md, "Figures behind design choices").  Lanes
+ * are capped at FDP_CRC_LANE_MAX words
  * so that the shift table stays at 65 entries; longer inputs loop over
  * blocks of three full lanes.
  */

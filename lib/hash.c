@@ -41,7 +41,8 @@
  * ========
  * fdp__hash_impls[] has one row per instruction-set level, best first, each
  * with a probe of the CPU and a table of functions.  The first row the CPU
- * supports and FLOWDP_CPU allows is chosen once, on the first call; the
+ * supports and FLOWDP_CPU allows is chosen once, on the first call, by
+ * fdp__cpu_select() (lib/cpu-internal.h), as in every dispatched module; the
  * public functions jump through pointers that start at a resolver and are
  * replaced by the chosen functions (the pattern of an ifunc).  Tests and the
  * benchmark walk the table to run every row on the same inputs.
@@ -298,25 +299,14 @@ fdp_hash_keyed(const uint64_t *words, size_t n_words,
 /* ---------------------------------------------------------------------- */
 /* Dispatch.                                                               */
 
-static bool
-probe_sse42(void)
-{
-    return fdp__cpu_supports(FDP_CPU_SSE42);
-}
-
-static bool
-probe_generic(void)
-{
-    return true;
-}
-
+/* Best first, generic last (lib/cpu-internal.h). */
 const struct fdp__hash_impl fdp__hash_impls[] = {
 #ifdef FDP_HAVE_SSE42
-    { "sse42", FDP_CPU_SSE42, probe_sse42,
+    { { "sse42", FDP_CPU_SSE42, NULL },
       { fdp__crc32c_sse42, fdp__hash_crc32c_sse42, fdp__hash_crc32c_sse42,
         "crc32c" } },
 #endif
-    { "generic", FDP_CPU_GENERIC, probe_generic,
+    { { "generic", FDP_CPU_GENERIC, NULL },
       { fdp__crc32c_sw, fdp__hash_crc32c_sw, fdp_hash_jhash2, "jhash2" } },
 };
 const size_t fdp__hash_n_impls = FDP_ARRAY_SIZE(fdp__hash_impls);
@@ -341,14 +331,8 @@ uint32_t (*fdp__hash_fast_fn)(const uint64_t *, size_t, uint32_t)
 static void
 select_impl(void)
 {
-    fdp_cpu_init();
-    for (size_t i = 0; i < fdp__hash_n_impls; i++) {
-        const struct fdp__hash_impl *impl = &fdp__hash_impls[i];
-        if (impl->probe() && fdp__cpu_allows(impl->level)) {
-            selected = impl;
-            break;
-        }
-    }
+    selected = &fdp__hash_impls[FDP__CPU_SELECT(fdp__hash_impls,
+                                                fdp__hash_n_impls)];
     __atomic_store_n(&crc32c_fn, selected->funcs.crc32c, __ATOMIC_RELEASE);
     __atomic_store_n(&hash_crc32c_fn, selected->funcs.hash_crc32c,
                      __ATOMIC_RELEASE);
@@ -422,7 +406,7 @@ fdp__hash_set_fast(const char *name)
     for (size_t i = 0; i < fdp__hash_n_impls; i++) {
         const struct fdp__hash_impl *impl = &fdp__hash_impls[i];
         if (!strcmp(name, "crc32c") && !strcmp(impl->funcs.fast_name, name)) {
-            if (!impl->probe()) {
+            if (!fdp__cpu_impl_runs(&impl->cpu)) {
                 return ENOTSUP;
             }
             __atomic_store_n(&fdp__hash_fast_fn, impl->funcs.hash_fast,

@@ -41,8 +41,8 @@
  *
  * Group width.  Each field has its own group width: 8 bits while that
  * field's 8-bit lookup table stays under PIPAPO_LT_WIDE_MAX bytes (8-bit
- * groups halve the ANDs and measured 1.4 to 2.9 times faster on the kernel
- * selftest workloads), 4 bits past it (16 buckets instead of 256: 16 times
+ * groups halve the ANDs; docs/PERFORMANCE.md has the kernel selftest
+ * workloads with each width), 4 bits past it (16 buckets instead of 256: 16 times
  * smaller).  The decision is per field because table sizes differ by
  * field: in port,proto with 30001 entries the port field expands ranges
  * and outgrows the threshold while the one-group proto field does not, and
@@ -62,7 +62,7 @@
  * Incremental updates.  Rules are numbered in priority order, so one
  * rule added in the middle renumbers every rule after it in every row:
  * a single change to a sub-table of 10,000 ClassBench rules rebuilt
- * 11 MB of tables (475 us).  The kernel's pipapo numbers rules in
+ * 11 MB of tables.  The kernel's pipapo numbers rules in
  * insertion order and has no priorities; Open vSwitch's classifier has
  * no bitmaps.  Instead, a snapshot is a built part plus a delta (after
  * the log-structured merge: Bentley and Saxe's static-to-dynamic
@@ -86,9 +86,9 @@
  * PIPAPO_INCR_MIN rules (a whole build costs no more than a delta), and
  * in fdp_table_run() (the class's compact()), off the change path, so
  * that lookups pay for a delta only between a change and the next run.
- * Measured (flowdp-bench table, docs/PERFORMANCE.md): a single change on
- * acl_10k 475 -> 6.6 us, of which the delta build is a small part: the
- * rest is the table's commit (grace period for removals, view publish).
+ * A single change then costs mostly the table's commit (grace period for
+ * removals, view publish), not the delta build (docs/PERFORMANCE.md,
+ * "Figures behind design choices").
  *
  * Constant fields.  Flows written the way users write them carry
  * prerequisites: every "udp,nw_dst=A-B,tp_dst=C-D" flow matches
@@ -127,7 +127,7 @@
  * the first field ANDs only the chunks where every selected row has bits:
  * in port,proto (30001 entries, 118 chunks) the port's high byte selects
  * 256 consecutive rules, one or two chunks, and the lookup reads those
- * instead of all 118 (939 -> 29 ns).
+ * instead of all 118.
  *
  * Candidate lists.  After the first field, the surviving field rules are
  * usually few (the first field is selective).  If they map to at most
@@ -152,7 +152,7 @@
  * lists, and aborts on the first answer that differs from the generic
  * one.
  *
- * Cost of a lookup, on paper and measured.  net,port from the kernel
+ * Cost of a lookup, on paper.  net,port from the kernel
  * selftest through the table (1001 flows "udp,nw_dst=A-B,tp_dst=C-D"):
  * the const compare (dl_type, nw_proto and the shared high bytes of
  * nw_dst: the key's words, already in L1); nw_dst's run of 2 groups x 4
@@ -319,28 +319,14 @@ fdp__pipapo_fields_of(const struct fdp_match *m)
 /* ---------------------------------------------------------------------- */
 /* CPU levels.                                                             */
 
-#ifdef FDP_HAVE_AVX2
-static bool
-probe_avx2(void)
-{
-    return fdp__cpu_supports(FDP_CPU_AVX2);
-}
-#endif
-
-static bool
-probe_generic(void)
-{
-    return true;
-}
-
-/* Best first: the first row whose probe passes and whose level FLOWDP_CPU
- * allows is used, as for the hash functions (lib/hash.c). */
+/* Best first, generic last: fdp__cpu_select() (lib/cpu-internal.h) picks
+ * the row, as for every dispatched module. */
 const struct fdp__pipapo_impl fdp__pipapo_impls[] = {
 #ifdef FDP_HAVE_AVX2
-    { "avx2", FDP_CPU_AVX2, probe_avx2, fdp__pipapo_and_avx2,
+    { { "avx2", FDP_CPU_AVX2, NULL }, fdp__pipapo_and_avx2,
       fdp__pipapo_pick_avx2 },
 #endif
-    { "generic", FDP_CPU_GENERIC, probe_generic, fdp__pipapo_and_generic,
+    { { "generic", FDP_CPU_GENERIC, NULL }, fdp__pipapo_and_generic,
       fdp__pipapo_pick_generic },
 };
 const size_t fdp__pipapo_n_impls = FDP_ARRAY_SIZE(fdp__pipapo_impls);
@@ -353,14 +339,8 @@ static unsigned int selected_impl;
 static void
 select_impl(void)
 {
-    fdp_cpu_init();
-    for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
-        const struct fdp__pipapo_impl *impl = &fdp__pipapo_impls[i];
-        if (impl->probe() && fdp__cpu_allows(impl->level)) {
-            selected_impl = (unsigned int) i;
-            break;
-        }
-    }
+    selected_impl = (unsigned int) FDP__CPU_SELECT(fdp__pipapo_impls,
+                                                   fdp__pipapo_n_impls);
 }
 
 /* The implementation a snapshot built now uses, as an index into
@@ -1542,8 +1522,7 @@ static const char candidates_overflow;
  * filling a span map.  So where the numbering carries over (pf->identity,
  * as in the overflow sub-table of arbitrary masks) the bitmap path is
  * never worse: survivors in one chunk cost one AND per group, as one
- * candidate would, without the branches (measured: 1000 megaflows over
- * 100 masks, 112 -> see docs/PERFORMANCE.md).  Elsewhere up to
+ * candidate would, without the branches.  Elsewhere up to
  * PIPAPO_MAX_CANDIDATES. */
 static uint32_t
 candidate_bound(const struct pipapo_snapshot *snap, unsigned int f)
@@ -1861,9 +1840,7 @@ fdp__pipapo_lookup_with(const struct pipapo_snapshot *snap,
 
 /* FLOWDP_CPU=validate: every implementation this CPU runs answers the
  * lookup, and any disagreement with the generic one, the specification,
- * aborts with both answers (Open vSwitch's dpcls autovalidator does the
- * same).  A debugging level: it is the one place lib/ aborts, because a
- * wrong lookup is a bug that must not go unnoticed. */
+ * aborts with both answers through fdp__cpu_validate_failed(). */
 static const struct fdp_rule *
 lookup_validate(const struct pipapo_snapshot *snap, const struct fdp_key *key,
                 uint64_t version)
@@ -1873,7 +1850,7 @@ lookup_validate(const struct pipapo_snapshot *snap, const struct fdp_key *key,
 
     for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
         const struct fdp__pipapo_impl *impl = &fdp__pipapo_impls[i];
-        if (!impl->probe()) {
+        if (!fdp__cpu_impl_runs(&impl->cpu)) {
             continue;
         }
         for (int cand = 0; cand < 2; cand++) {
@@ -1881,11 +1858,12 @@ lookup_validate(const struct pipapo_snapshot *snap, const struct fdp_key *key,
                                                       (unsigned int) i,
                                                       cand);
             if (got != want) {
-                fprintf(stderr, "flowdp: FLOWDP_CPU=validate: pipapo %s "
-                        "(%s) found rule %p where generic found %p\n",
-                        impl->name, cand ? "candidates" : "bitmaps",
-                        (const void *) got, (const void *) want);
-                abort();
+                fdp__cpu_validate_failed("pipapo %s (%s) found rule %p "
+                                         "where generic found %p",
+                                         impl->cpu.name,
+                                         cand ? "candidates" : "bitmaps",
+                                         (const void *) got,
+                                         (const void *) want);
             }
         }
     }

@@ -285,13 +285,10 @@ fdp__pipapo_and_fn fdp__pipapo_and_avx2;
 fdp__pipapo_and_fn *fdp__pipapo_pick_generic(const struct pipapo_field *);
 fdp__pipapo_and_fn *fdp__pipapo_pick_avx2(const struct pipapo_field *);
 
-/* One row of the dispatch table: {name, probe, functions}, as every
- * dispatched module (STYLE.md 9).  'probe' says whether this CPU runs the
- * row; 'level' is what FLOWDP_CPU must allow. */
+/* One row of the dispatch table: {name, level, probe} and the functions,
+ * as every dispatched module (STYLE.md 9, lib/cpu-internal.h). */
 struct fdp__pipapo_impl {
-    const char *name;
-    enum fdp_cpu_level level;
-    bool (*probe)(void);
+    struct fdp__cpu_impl cpu;
     fdp__pipapo_and_fn *and_rows;   /* Any shape (dispatches on it). */
     fdp__pipapo_and_fn *(*pick)(const struct pipapo_field *);
                                     /* The function for pf's shape. */

@@ -7,10 +7,11 @@
  * section, so a grace period lasts about as long as the longest section
  * in progress.  The bulletproof one ("bp"), which needs no registration,
  * polls instead and sleeps 10 ms between polls once a section outlasts a
- * few microseconds: measured here, a reader in sections of about 2, 10
- * and 40 us made a grace period cost 93 us, 1.5 ms and 9 ms with bp
- * against 23, 35 and 48 us with memb.  A datapath holds its section for
- * a batch of packets, so under traffic every removal waited 10 ms.  memb
+ * few microseconds, so with readers holding sections of tens of
+ * microseconds a bp grace period costs milliseconds where memb's costs
+ * about the longest section (figures: docs/PERFORMANCE.md, "Figures
+ * behind design choices").  A datapath holds its section for a batch of
+ * packets, so under traffic every removal waited 10 ms.  memb
  * wants each thread that reads or defers registered: the first
  * fdp__rcu_read_lock() or fdp__rcu_defer() of a thread registers it, and
  * the thread's exit unregisters it (a pthread key), so that callers of

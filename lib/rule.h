@@ -24,9 +24,9 @@ struct fdp__subtable;
  * FDP__STATS_SHARDS - 1 belongs to one writer at a time (a pmd takes one
  * with fdp__stats_shard_acquire()), who adds with plain loads and stores;
  * the last is everyone else's (more pmds, fdp_rule_account()), with
- * locked adds.  A reader sums them.  A locked add costs 20 to 40 cycles
- * and an EMC hit on a thousand flows about 60 in all: sharding takes
- * those off the pmds.  Three shards (two owned) make the object a line;
+ * locked adds.  A reader sums them.  A locked add costs 20 to 40 cycles,
+ * a large share of a whole EMC hit (docs/PERFORMANCE.md, "Figures behind
+ * design choices"): sharding takes those off the pmds.  Three shards (two owned) make the object a line;
  * a machine with more pmds than owned shards pays locked adds on the
  * rest, and would want more shards or per-pmd copies of the flows, as
  * Open vSwitch's dp_netdev_flow. */

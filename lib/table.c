@@ -64,8 +64,8 @@
  * cleared only from the flows linked when run looks, which include every
  * flow visible at any version still in use.  Cost: two 8 KB bitmaps per
  * table, an 8 KB copy per view while some level may tie, and at each run
- * with changes one walk of the flows plus the per-level decision (0.06 ms
- * for 1000 megaflows over 100 masks, 0.8 ms for 10,000).
+ * with changes one walk of the flows plus the per-level decision
+ * (lib/ties.c, "Cost").
  *
  * Indexes.  Writers find a flow's sub-table and an existing flow with the
  * same (match, priority) in hash maps (lib/hmap.c) keyed with a per-table
@@ -91,8 +91,8 @@
  * grace period.  A grace period lasts about as long as the longest
  * read-side section in progress (lib/rcu.h), tens of microseconds under
  * a busy datapath, so single removals cost a few microseconds each
- * instead of one wait each (measured: 2-4 us per change, 250,000-340,000
- * changes per second with lookups running on the other core).
+ * instead of one wait each (figures: docs/PERFORMANCE.md, "Figures behind
+ * design choices").
  * abort unlinks what the transaction added and clears remove_version on
  * what it removed: lookups never saw either.
  *

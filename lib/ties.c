@@ -70,13 +70,13 @@
  *
  * Cost: O(n log n) + O(K^2 * FDP_KEY_WORDS) for K classes, plus
  * O(|A| + |B|) per masked pair and O(|A| * |B|) per range pair that the
- * summaries leave open.  Measured on one core of the development machine
- * (-O2): 1,000 megaflow-like rules over 100 masks, each mask with its own
- * nw_src /8, take 0.06 ms (15,950 units of work); 10,000 take 0.8 ms
- * (155,000 units), where brute force takes 100 ms.  When the summaries
- * settle nothing (every rule's nw_src exact and distinct, so no class
- * agrees on it), 10,000 rules over 100 masks take 3.2 ms (684,000 units:
- * the hash joins, 99 classes times 100 rules each per class).
+ * summaries leave open.  For example 1,000 megaflow-like rules over 100
+ * masks, each mask with its own nw_src /8, take 15,950 units of work and
+ * 10,000 take 155,000; when the summaries settle nothing (every rule's
+ * nw_src exact and distinct, so no class agrees on it), 10,000 rules over
+ * 100 masks take 684,000 units (the hash joins, 99 classes times 100
+ * rules each per class).  Timings: docs/PERFORMANCE.md, "Figures behind
+ * design choices".
  *
  * 4. Worked example
  * -----------------

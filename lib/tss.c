@@ -265,26 +265,45 @@ static const struct tss_ops keyed_ops[TSS_SPECIALISED_WORDS + 1] = {
     { keyed_hash_4, keyed_hash_batch_4 },
 };
 
+/* One row per hash a sub-table may use, with the CPU level its code needs
+ * (lib/cpu-internal.h).  A sub-table does not select a row by itself: it
+ * takes the fast hash lib/hash.c selected (fdp_hash_fast_name()) when it
+ * is created, so that its buckets hash as fdp_hash_fast() does, and the
+ * keyed row when it is flooded. */
+struct tss_hash_impl {
+    struct fdp__cpu_impl cpu;
+    enum tss_hash_kind kind;
+    const struct tss_ops *ops;      /* [TSS_SPECIALISED_WORDS + 1]. */
+};
+static const struct tss_hash_impl tss_hash_impls[] = {
+#ifdef FDP_HAVE_SSE42
+    { { "crc32c", FDP_CPU_SSE42, NULL }, TSS_HASH_CRC32C,
+      fdp__tss_crc32c_ops },
+#endif
+    { { "keyed", FDP_CPU_GENERIC, NULL }, TSS_HASH_KEYED, keyed_ops },
+    { { "jhash2", FDP_CPU_GENERIC, NULL }, TSS_HASH_JHASH2, jhash2_ops },
+};
+
+/* The row of hash 'kind', or NULL if this build has none. */
+static const struct tss_hash_impl *
+find_hash_impl(enum tss_hash_kind kind)
+{
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(tss_hash_impls); i++) {
+        if (tss_hash_impls[i].kind == kind) {
+            return &tss_hash_impls[i];
+        }
+    }
+    return NULL;
+}
+
 /* The functions for hash 'kind' and 'n_words' words. */
 static const struct tss_ops *
 choose_ops(enum tss_hash_kind kind, unsigned int n_words)
 {
-    const struct tss_ops *table = jhash2_ops;
+    const struct tss_hash_impl *impl = find_hash_impl(kind);
+    const struct tss_ops *table = impl ? impl->ops : jhash2_ops;
     unsigned int i = n_words <= TSS_SPECIALISED_WORDS ? n_words : 0;
 
-    switch (kind) {
-    case TSS_HASH_CRC32C:
-#ifdef FDP_HAVE_SSE42
-        table = fdp__tss_crc32c_ops;
-#endif
-        break;
-    case TSS_HASH_KEYED:
-        table = keyed_ops;
-        break;
-    case TSS_HASH_JHASH2:
-    default:
-        break;
-    }
     return &table[i];
 }
 
@@ -533,12 +552,8 @@ struct tss_subtable *
 fdp__tss_create_with(const struct fdp_key *mask, uint32_t basis,
                      enum tss_hash_kind kind)
 {
-#ifndef FDP_HAVE_SSE42
-    if (kind == TSS_HASH_CRC32C) {
-        return NULL;
-    }
-#endif
-    if (kind == TSS_HASH_CRC32C && !fdp__cpu_supports(FDP_CPU_SSE42)) {
+    const struct tss_hash_impl *impl = find_hash_impl(kind);
+    if (!impl || !fdp__cpu_impl_runs(&impl->cpu)) {
         return NULL;
     }
 

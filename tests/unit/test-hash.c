@@ -107,9 +107,9 @@ START_TEST(crc32c_check_value)
     ck_assert_uint_eq(fdp_crc32c(0, "123456789", 9), 0xe3069283);
     for (size_t i = 0; i < fdp__hash_n_impls; i++) {
         const struct fdp__hash_impl *impl = &fdp__hash_impls[i];
-        if (impl->probe()) {
+        if (fdp__cpu_impl_runs(&impl->cpu)) {
             ck_assert_msg(~impl->funcs.crc32c(~0u, "123456789", 9)
-                          == 0xe3069283, "impl %s", impl->name);
+                          == 0xe3069283, "impl %s", impl->cpu.name);
         }
     }
     /* Chaining: the CRC of a concatenation. */
@@ -142,10 +142,10 @@ START_TEST(crc32c_rfc3720)
                       "%s", vectors[v].what);
         for (size_t i = 0; i < fdp__hash_n_impls; i++) {
             const struct fdp__hash_impl *impl = &fdp__hash_impls[i];
-            if (impl->probe()) {
+            if (fdp__cpu_impl_runs(&impl->cpu)) {
                 ck_assert_msg(~impl->funcs.crc32c(~0u, buf, 32)
                               == vectors[v].expected, "%s with impl %s",
-                              vectors[v].what, impl->name);
+                              vectors[v].what, impl->cpu.name);
             }
         }
     }
@@ -158,10 +158,10 @@ START_TEST(crc32c_rfc3720)
     ck_assert_uint_eq(fdp_crc32c(0, pdu, sizeof pdu), 0xd9963a56);
     for (size_t i = 0; i < fdp__hash_n_impls; i++) {
         const struct fdp__hash_impl *impl = &fdp__hash_impls[i];
-        if (impl->probe()) {
+        if (fdp__cpu_impl_runs(&impl->cpu)) {
             ck_assert_msg(~impl->funcs.crc32c(~0u, pdu, sizeof pdu)
                           == 0xd9963a56, "iSCSI PDU with impl %s",
-                          impl->name);
+                          impl->cpu.name);
         }
     }
 }
@@ -185,11 +185,11 @@ START_TEST(crc32c_every_length)
         uint32_t expected = ref_crc32c_raw(init, buf + offset, len);
         for (size_t i = 0; i < fdp__hash_n_impls; i++) {
             const struct fdp__hash_impl *impl = &fdp__hash_impls[i];
-            if (impl->probe()) {
+            if (fdp__cpu_impl_runs(&impl->cpu)) {
                 uint32_t got = impl->funcs.crc32c(init, buf + offset, len);
                 ck_assert_msg(got == expected,
                               "impl %s, length %zu, offset %zu, init %#x: "
-                              "%#x != %#x (seed %llu)", impl->name, len,
+                              "%#x != %#x (seed %llu)", impl->cpu.name, len,
                               offset, init, got, expected,
                               (unsigned long long) unit_seed());
             }
@@ -218,10 +218,10 @@ START_TEST(hash_crc32c_words)
         ck_assert_uint_eq(fdp_hash_crc32c(words, n, basis), expected);
         for (size_t i = 0; i < fdp__hash_n_impls; i++) {
             const struct fdp__hash_impl *impl = &fdp__hash_impls[i];
-            if (impl->probe()) {
+            if (fdp__cpu_impl_runs(&impl->cpu)) {
                 ck_assert_msg(impl->funcs.hash_crc32c(words, n, basis)
                               == expected, "impl %s, %zu words (seed %llu)",
-                              impl->name, n,
+                              impl->cpu.name, n,
                               (unsigned long long) unit_seed());
             }
         }
@@ -355,9 +355,9 @@ all_hashes(hash_fn *fns[], const char *names[])
     size_t n = 0;
 
     for (size_t i = 0; i < fdp__hash_n_impls; i++) {
-        if (fdp__hash_impls[i].probe()) {
+        if (fdp__cpu_impl_runs(&fdp__hash_impls[i].cpu)) {
             fns[n] = fdp__hash_impls[i].funcs.hash_crc32c;
-            names[n++] = fdp__hash_impls[i].name;
+            names[n++] = fdp__hash_impls[i].cpu.name;
         }
     }
     fns[n] = fdp_hash_jhash2;
@@ -470,7 +470,7 @@ START_TEST(crc_collisions_are_seed_independent)
         uint32_t basis = (uint32_t) unit_rng_next(&rng);
         for (size_t i = 0; i < fdp__hash_n_impls; i++) {
             const struct fdp__hash_impl *impl = &fdp__hash_impls[i];
-            if (!impl->probe()) {
+            if (!fdp__cpu_impl_runs(&impl->cpu)) {
                 continue;
             }
             uint32_t h0 = impl->funcs.hash_crc32c(keys[0], N_WORDS, basis);

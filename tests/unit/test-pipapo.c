@@ -273,14 +273,14 @@ check_impls(const struct pipapo_snapshot *snap, const struct fdp_key *keys,
 {
     for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
         const struct fdp__pipapo_impl *pi = &fdp__pipapo_impls[i];
-        if (!pi->probe()) {
+        if (!fdp__cpu_impl_runs(&pi->cpu)) {
             continue;
         }
         for (size_t k = 0; k < n_keys; k++) {
             const struct fdp_rule *got
                 = fdp__pipapo_lookup_with(snap, &keys[k], 0, pi->and_rows);
             ck_assert_msg(got == want[k], "%s, impl %s, probe %zu: got rule "
-                          "%lld, want %lld (seed %llu)", what, pi->name, k,
+                          "%lld, want %lld (seed %llu)", what, pi->cpu.name, k,
                           got ? (long long) got->seq : -1LL,
                           want[k] ? (long long) want[k]->seq : -1LL,
                           (unsigned long long) unit_seed());
@@ -734,7 +734,7 @@ START_TEST(shapes_match_reference)
                     for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
                         const struct fdp__pipapo_impl *pi
                             = &fdp__pipapo_impls[i];
-                        if (!pi->probe()) {
+                        if (!fdp__cpu_impl_runs(&pi->cpu)) {
                             continue;
                         }
                         memcpy(got, carried, bsize * 8);
@@ -749,7 +749,7 @@ START_TEST(shapes_match_reference)
                         }
                         ck_assert_msg(same, "%s: shape %ub_%u, bsize %u, "
                                       "with_res %d differs from the "
-                                      "reference", pi->name, gb, n, bsize,
+                                      "reference", pi->cpu.name, gb, n, bsize,
                                       with_res);
                     }
                 }
@@ -780,7 +780,7 @@ START_TEST(avx2_mismatch)
                                                          wide);
         for (size_t i = 0; i < fdp__pipapo_n_impls; i++) {
             const struct fdp__pipapo_impl *pi = &fdp__pipapo_impls[i];
-            if (!pi->probe()) {
+            if (!fdp__cpu_impl_runs(&pi->cpu)) {
                 continue;
             }
             struct fdp_key key;
