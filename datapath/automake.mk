@@ -8,6 +8,7 @@ noinst_LTLIBRARIES += datapath/libflowdp-datapath.la
 FDP_DATAPATH_CFLAGS = $(FDP_LIB_CFLAGS) $(PCAP_CFLAGS) $(XDP_CFLAGS)
 datapath_libflowdp_datapath_la_CFLAGS = $(FDP_DATAPATH_CFLAGS)
 datapath_libflowdp_datapath_la_SOURCES = \
+	datapath/bytes.h \
 	datapath/dp.c \
 	datapath/dp-private.h \
 	datapath/execute.c \

@@ -35,31 +35,13 @@
 
 #include <string.h>
 
+#include "datapath/bytes.h"
 #include "lib/actions-internal.h"
 #include "lib/field.h"
 #include <flowdp/hash.h>
 
 /* ---------------------------------------------------------------------- */
 /* Bytes and checksums.                                                    */
-
-static uint16_t
-get16(const uint8_t *p)
-{
-    return (uint16_t) (p[0] << 8 | p[1]);
-}
-
-static void
-put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t) (v >> 8);
-    p[1] = (uint8_t) v;
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-    return (uint32_t) get16(p) << 16 | get16(p + 2);
-}
 
 static void
 put_be(uint8_t *p, fdp_u128 v, size_t n)
@@ -76,7 +58,7 @@ fdp__csum_add(uint32_t sum, const void *data_, size_t size)
     uint64_t s = sum;
 
     for (; size >= 2; data += 2, size -= 2) {
-        s += get16(data);
+        s += fdp__get16(data);
     }
     if (size) {
         s += (uint32_t) data[0] << 8;
@@ -98,11 +80,11 @@ fdp__csum(uint32_t sum, const void *data, size_t size)
 static void
 csum_replace16(uint8_t *csum, uint16_t old, uint16_t new)
 {
-    uint32_t s = (uint16_t) ~get16(csum) + (uint32_t) (uint16_t) ~old + new;
+    uint32_t s = (uint16_t) ~fdp__get16(csum) + (uint32_t) (uint16_t) ~old + new;
 
     s = (s & 0xffff) + (s >> 16);
     s = (s & 0xffff) + (s >> 16);
-    put16(csum, (uint16_t) ~s);
+    fdp__put16(csum, (uint16_t) ~s);
 }
 
 /* The same for 'n' bytes (even) changing from 'old' to 'new'. */
@@ -110,7 +92,7 @@ static void
 csum_replace(uint8_t *csum, const uint8_t *old, const uint8_t *new, size_t n)
 {
     for (size_t i = 0; i < n; i += 2) {
-        csum_replace16(csum, get16(old + i), get16(new + i));
+        csum_replace16(csum, fdp__get16(old + i), fdp__get16(new + i));
     }
 }
 
@@ -177,7 +159,7 @@ pseudo_csum(struct fdp__pkt *pkt)
     case FDP_IPPROTO_TCP:
         return h + 16;
     case FDP_IPPROTO_UDP:
-        return is_ipv4(pkt) && !get16(h + 6) ? NULL : h + 6;
+        return is_ipv4(pkt) && !fdp__get16(h + 6) ? NULL : h + 6;
     case FDP_IPPROTO_ICMPV6:
         return is_ipv6(pkt) ? h + 2 : NULL;
     default:
@@ -189,8 +171,8 @@ pseudo_csum(struct fdp__pkt *pkt)
 static void
 fix_udp_zero(struct fdp__pkt *pkt, uint8_t *csum)
 {
-    if (csum && pkt_nw_proto(pkt) == FDP_IPPROTO_UDP && !get16(csum)) {
-        put16(csum, 0xffff);
+    if (csum && pkt_nw_proto(pkt) == FDP_IPPROTO_UDP && !fdp__get16(csum)) {
+        fdp__put16(csum, 0xffff);
     }
 }
 
@@ -211,8 +193,8 @@ sctp_recompute(struct fdp__pkt *pkt)
     if (fdp__key_get(&pkt->key, FDP_F_IP_FRAG)) {
         return;
     }
-    end = is_ipv4(pkt) ? (size_t) pkt->layout.l3 + get16(l3(pkt) + 2)
-                       : (size_t) pkt->layout.l3 + 40 + get16(l3(pkt) + 4);
+    end = is_ipv4(pkt) ? (size_t) pkt->layout.l3 + fdp__get16(l3(pkt) + 2)
+                       : (size_t) pkt->layout.l3 + 40 + fdp__get16(l3(pkt) + 4);
     if (end > pkt->size) {
         end = pkt->size;        /* Cut short by capture: do our best. */
     }
@@ -264,13 +246,13 @@ set_tclass(struct fdp__pkt *pkt, unsigned int shift, unsigned int n_bits,
 
     if (is_ipv4(pkt)) {
         uint8_t *h = l3(pkt);
-        uint16_t old = get16(h);
+        uint16_t old = fdp__get16(h);
         h[1] = (uint8_t) ((h[1] & ~mask) | ((value << shift) & mask));
-        csum_replace16(h + 10, old, get16(h));
+        csum_replace16(h + 10, old, fdp__get16(h));
     } else if (is_ipv6(pkt)) {
         /* Traffic class: bits 27..20 of the first 32-bit word. */
         uint8_t *h = l3(pkt);
-        uint32_t w = get32(h);
+        uint32_t w = fdp__get32(h);
         w = (w & ~(mask << 20)) | (((uint32_t) value << shift) & mask) << 20;
         put_be(h, w, 4);
     }
@@ -281,9 +263,9 @@ set_ttl(struct fdp__pkt *pkt, uint8_t ttl)
 {
     if (is_ipv4(pkt)) {
         uint8_t *h = l3(pkt);
-        uint16_t old = get16(h + 8);
+        uint16_t old = fdp__get16(h + 8);
         h[8] = ttl;
-        csum_replace16(h + 10, old, get16(h + 8));
+        csum_replace16(h + 10, old, fdp__get16(h + 8));
     } else if (is_ipv6(pkt)) {
         l3(pkt)[7] = ttl;
     }
@@ -316,9 +298,9 @@ set_icmp(struct fdp__pkt *pkt, size_t offset, uint8_t value)
     if (!h || (proto != FDP_IPPROTO_ICMP && proto != FDP_IPPROTO_ICMPV6)) {
         return;
     }
-    uint16_t old = get16(h);
+    uint16_t old = fdp__get16(h);
     h[offset] = value;
-    csum_replace16(h + 2, old, get16(h));
+    csum_replace16(h + 2, old, fdp__get16(h));
 }
 
 static void
@@ -354,7 +336,7 @@ set_field(struct fdp__pkt *pkt, enum fdp_field f, fdp_u128 v)
     case FDP_F_IPV6_LABEL:
         if (is_ipv6(pkt)) {
             uint8_t *h = l3(pkt);
-            put_be(h, (get32(h) & ~UINT32_C(0xfffff)) | (uint32_t) v, 4);
+            put_be(h, (fdp__get32(h) & ~UINT32_C(0xfffff)) | (uint32_t) v, 4);
         }
         break;
     case FDP_F_NW_TOS:
@@ -376,7 +358,7 @@ set_field(struct fdp__pkt *pkt, enum fdp_field f, fdp_u128 v)
         break;
     case FDP_F_ARP_OP:
         if (is_arp(pkt)) {
-            put16(l3(pkt) + 6, (uint16_t) v);
+            fdp__put16(l3(pkt) + 6, (uint16_t) v);
         }
         break;
     case FDP_F_ARP_SHA:
@@ -422,8 +404,8 @@ push_tag(struct fdp__pkt *pkt, uint16_t tpid, uint16_t tci)
     pkt->size += VLAN_HEADER_LEN;
     pkt->headroom -= VLAN_HEADER_LEN;
     memmove(pkt->data, pkt->data + VLAN_HEADER_LEN, ETH_ADDRS_LEN);
-    put16(pkt->data + ETH_ADDRS_LEN, tpid);
-    put16(pkt->data + ETH_ADDRS_LEN + 2, tci);
+    fdp__put16(pkt->data + ETH_ADDRS_LEN, tpid);
+    fdp__put16(pkt->data + ETH_ADDRS_LEN + 2, tci);
     pkt->layout.l2_5 = ETH_ADDRS_LEN;
     shift_layers(pkt, VLAN_HEADER_LEN);
     return true;
@@ -439,7 +421,7 @@ pop_tag(struct fdp__pkt *pkt)
     shift_layers(pkt, -VLAN_HEADER_LEN);
 
     /* An inner tag, if whole, becomes the outer one. */
-    uint16_t type = get16(pkt->data + ETH_ADDRS_LEN);
+    uint16_t type = fdp__get16(pkt->data + ETH_ADDRS_LEN);
     pkt->layout.l2_5 = (type == ETH_TYPE_VLAN || type == ETH_TYPE_VLAN_8021AD)
                        && pkt->size >= ETH_ADDRS_LEN + 2 * VLAN_HEADER_LEN
                        ? ETH_ADDRS_LEN : -1;
@@ -457,7 +439,7 @@ set_tci(struct fdp__pkt *pkt, uint16_t mask, uint16_t bits)
         return push_tag(pkt, ETH_TYPE_VLAN, bits);
     }
     uint8_t *tci = pkt->data + pkt->layout.l2_5 + 2;
-    put16(tci, (uint16_t) ((get16(tci) & ~mask) | bits));
+    fdp__put16(tci, (uint16_t) ((fdp__get16(tci) & ~mask) | bits));
     return true;
 }
 
@@ -470,7 +452,7 @@ push_vlan(struct fdp__pkt *pkt, uint16_t tpid)
         return true;
     }
     if (pkt->layout.l2_5 >= 0) {
-        tci = get16(pkt->data + pkt->layout.l2_5 + 2);
+        tci = fdp__get16(pkt->data + pkt->layout.l2_5 + 2);
     }
     return push_tag(pkt, tpid, tci);
 }

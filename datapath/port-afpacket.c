@@ -84,7 +84,7 @@
 
 #include "lib/ds.h"
 #include "lib/util.h"
-#include "port-offload.h"
+#include "datapath/port-offload.h"
 
 /* Ring geometry.  128 kB blocks hold one GSO super-packet of up to 64 kB
  * (the kernel's default gso_max_size) with its headers, or about 80

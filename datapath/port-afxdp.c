@@ -92,7 +92,7 @@
 
 #include "lib/ds.h"
 #include "lib/util.h"
-#include "port-offload.h"
+#include "datapath/port-offload.h"
 
 #ifdef HAVE_XDP
 

@@ -58,11 +58,13 @@
  */
 #include <config.h>
 
-#include "port-offload.h"
+#include "datapath/port-offload.h"
 
 #include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
+
+#include "datapath/bytes.h"
 
 /* Ethernet: two addresses, then the EtherType; 802.1Q and 802.1ad tags
  * are 4 bytes each (TPID, TCI). */
@@ -85,32 +87,6 @@
 #define TCP_CWR 0x80
 /* IPv4 flags/fragment offset: MF and the 13-bit offset. */
 #define IP_MF_OFFSET_MASK 0x3fff
-
-static uint16_t
-get16(const uint8_t *p)
-{
-    return (uint16_t) (p[0] << 8 | p[1]);
-}
-
-static void
-put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t) (v >> 8);
-    p[1] = (uint8_t) v;
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-    return (uint32_t) get16(p) << 16 | get16(p + 2);
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-    put16(p, (uint16_t) (v >> 16));
-    put16(p + 2, (uint16_t) v);
-}
 
 static uint16_t
 fold(uint64_t s)
@@ -164,7 +140,7 @@ fdp__csum_complete(uint8_t *pkt, size_t len, size_t csum_start,
         return EINVAL;
     }
     uint16_t sum = sum_bytes(pkt + csum_start, len - csum_start);
-    put16(pkt + csum_start + csum_offset, csum_value(sum));
+    fdp__put16(pkt + csum_start + csum_offset, csum_value(sum));
     return 0;
 }
 
@@ -179,13 +155,13 @@ l3_offset(const uint8_t *pkt, size_t len, uint16_t *typep)
     if (len < ETH_HEADER_LEN) {
         return 0;
     }
-    *typep = get16(pkt + 12);
+    *typep = fdp__get16(pkt + 12);
     for (int i = 0; i < 2 && (*typep == ETH_TYPE_VLAN
                               || *typep == ETH_TYPE_VLAN_8021AD); i++) {
         if (len < off + VLAN_HEADER_LEN) {
             return 0;
         }
-        *typep = get16(pkt + off + 2);
+        *typep = fdp__get16(pkt + off + 2);
         off += VLAN_HEADER_LEN;
     }
     return off;
@@ -221,9 +197,9 @@ fdp__csum_complete_guess(uint8_t *pkt, size_t len)
             return false;
         }
         size_t ihl = (size_t) (pkt[l3] & 0xf) * 4;
-        size_t tot_len = get16(pkt + l3 + 2);
+        size_t tot_len = fdp__get16(pkt + l3 + 2);
         if (ihl < IPV4_MIN_HLEN || tot_len < ihl || len < l3 + tot_len
-            || get16(pkt + l3 + 6) & IP_MF_OFFSET_MASK) {
+            || fdp__get16(pkt + l3 + 6) & IP_MF_OFFSET_MASK) {
             return false;       /* Malformed, or a fragment. */
         }
         ipv6 = false;
@@ -234,7 +210,7 @@ fdp__csum_complete_guess(uint8_t *pkt, size_t len)
         if (len < l3 + IPV6_HLEN || pkt[l3] >> 4 != 6) {
             return false;
         }
-        l4_len = get16(pkt + l3 + 4);
+        l4_len = fdp__get16(pkt + l3 + 4);
         if (len < l3 + IPV6_HLEN + l4_len) {
             return false;
         }
@@ -255,7 +231,7 @@ fdp__csum_complete_guess(uint8_t *pkt, size_t len)
     }
 
     uint16_t pseudo = pseudo_sum(pkt + l3, ipv6, proto, l4_len);
-    if (get16(pkt + field) != pseudo) {
+    if (fdp__get16(pkt + field) != pseudo) {
         return false;           /* Not what an offloading sender leaves. */
     }
     uint16_t l4_sum = sum_bytes(pkt + l4, l4_len);
@@ -264,7 +240,7 @@ fdp__csum_complete_guess(uint8_t *pkt, size_t len)
     }
     /* The field carries the pseudo-header's share: the L4 bytes alone sum
      * to what pseudo-header plus L4 with a zero field would. */
-    put16(pkt + field, csum_value(l4_sum));
+    fdp__put16(pkt + field, csum_value(l4_sum));
     return true;
 }
 
@@ -384,16 +360,16 @@ fdp__gso_segment(const struct fdp__gso *gso, uint32_t i, uint8_t *dst)
     memcpy(dst, gso->pkt, gso->hdr_len);
     memcpy(dst + gso->hdr_len, gso->pkt + gso->hdr_len + off, plen);
     if (gso->ipv6) {
-        put16(ip + 4, (uint16_t) (seg_len - gso->l3 - IPV6_HLEN));
+        fdp__put16(ip + 4, (uint16_t) (seg_len - gso->l3 - IPV6_HLEN));
     } else {
         size_t ihl = gso->l4 - gso->l3;
-        put16(ip + 2, (uint16_t) (seg_len - gso->l3));
-        put16(ip + 4, (uint16_t) (get16(ip + 4) + i));
-        put16(ip + 10, 0);
-        put16(ip + 10, (uint16_t) ~sum_bytes(ip, ihl));
+        fdp__put16(ip + 2, (uint16_t) (seg_len - gso->l3));
+        fdp__put16(ip + 4, (uint16_t) (fdp__get16(ip + 4) + i));
+        fdp__put16(ip + 10, 0);
+        fdp__put16(ip + 10, (uint16_t) ~sum_bytes(ip, ihl));
     }
     if (gso->proto == IPPROTO_TCP) {
-        put32(l4 + 4, get32(l4 + 4) + (uint32_t) off);
+        fdp__put32(l4 + 4, fdp__get32(l4 + 4) + (uint32_t) off);
         if (i + 1 < gso->n_segs) {
             l4[13] &= (uint8_t) ~(TCP_FIN | TCP_PSH);
         }
@@ -402,10 +378,10 @@ fdp__gso_segment(const struct fdp__gso *gso, uint32_t i, uint8_t *dst)
         }
         field = TCP_CSUM_OFFSET;
     } else {
-        put16(l4 + 4, (uint16_t) (seg_len - gso->l4));
+        fdp__put16(l4 + 4, (uint16_t) (seg_len - gso->l4));
         field = UDP_CSUM_OFFSET;
     }
-    put16(l4 + field, pseudo_sum(ip, gso->ipv6, gso->proto,
+    fdp__put16(l4 + field, pseudo_sum(ip, gso->ipv6, gso->proto,
                                  seg_len - gso->l4));
     fdp__csum_complete(dst, seg_len, gso->l4, field);
     return seg_len;

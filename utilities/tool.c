@@ -3,7 +3,7 @@
  */
 #include <config.h>
 
-#include "tool.h"
+#include "utilities/tool.h"
 
 #include <stdarg.h>
 #include <stdio.h>
