@@ -1830,7 +1830,7 @@ class_describe(const struct fdp__subtable *st, struct fdp_subtable_stats *out)
 {
     const struct cut *cut = fdp__cut_cast(st);
 
-    out->kind = st->kind;
+    out->kind = FDP_SUBTABLE_PARTITIONED;
     out->n_fields = 0;
     for (uint64_t fs = cut->field_set; fs; fs &= fs - 1) {
         out->fields[out->n_fields] = (enum fdp_field) __builtin_ctzll(fs);
@@ -1872,10 +1872,21 @@ class_destroy(struct fdp__subtable *st, bool deferred)
     }
 }
 
+static void
+class_add_stats(const struct fdp__subtable *st, uint64_t n_flows,
+                struct fdp_table_stats *stats)
+{
+    (void) st;
+    stats->n_pipapo_tables++;
+    stats->n_pipapo_rules += n_flows;
+}
+
 const struct fdp__subtable_class fdp__cut_class = {
     .lookup_batch = class_lookup_batch,
     .for_each_rule = class_for_each_rule,
     .describe = class_describe,
+    .for_each_partition = fdp__cut_for_each_partition,
+    .add_stats = class_add_stats,
     .insert = class_insert,
     .remove = class_remove,
     .removing = class_removing,
@@ -1886,7 +1897,7 @@ const struct fdp__subtable_class fdp__cut_class = {
 };
 
 struct cut *
-fdp__cut_create(uint64_t field_set)
+fdp__cut_create(uint64_t field_set, enum fdp_subtable_reason reason)
 {
     struct cut *cut = aligned_alloc(64, sizeof *cut);
     uint32_t a, b;
@@ -1901,6 +1912,6 @@ fdp__cut_create(uint64_t field_set)
     }
     cut->multiplier = ((uint64_t) a << 32 | b) | 1;
     cut->field_set = field_set;
-    fdp__subtable_init(&cut->up, &fdp__cut_class, FDP_SUBTABLE_PIPAPO);
+    fdp__subtable_init(&cut->up, &fdp__cut_class, reason);
     return cut;
 }

@@ -28,9 +28,9 @@ struct cut {
     struct fdp__subtable up;
 };
 
-/* The class.  A table has one such sub-table, for its flows with ranges
- * and those moved out of tuple space: kind FDP_SUBTABLE_PIPAPO, or
- * FDP_SUBTABLE_OVERFLOW if a moved flow created it (lib/table.c). */
+/* The class, kind FDP_SUBTABLE_PARTITIONED.  A table has one such
+ * sub-table, for its flows with ranges and those moved out of tuple space:
+ * its reason says which of them created it (lib/table.c). */
 extern const struct fdp__subtable_class fdp__cut_class;
 
 static inline struct cut *
@@ -39,9 +39,10 @@ fdp__cut_cast(const struct fdp__subtable *st)
     return CONTAINER_OF(st, struct cut, up);
 }
 
-/* A new, empty sub-table for rules over 'field_set'; NULL if out of
- * memory. */
-struct cut *fdp__cut_create(uint64_t field_set);
+/* A new, empty sub-table for rules over 'field_set', made for 'reason';
+ * NULL if out of memory. */
+struct cut *fdp__cut_create(uint64_t field_set,
+                            enum fdp_subtable_reason reason);
 
 /* Tuning, lowered by tests to drive splits with few rules: a leaf holds
  * up to fdp__cut_leaf_max rules before it is cut (on a bulk build) or

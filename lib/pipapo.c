@@ -947,7 +947,7 @@ fdp__pipapo_create(uint64_t field_set)
             p->field_ids[p->n_fields++] = (enum fdp_field) f;
         }
     }
-    fdp__subtable_init(&p->up, &fdp__pipapo_class, FDP_SUBTABLE_PIPAPO);
+    fdp__subtable_init(&p->up, &fdp__pipapo_class, FDP_SUBTABLE_FOR_RANGES);
     return p;
 }
 
@@ -1964,9 +1964,7 @@ class_describe(const struct fdp__subtable *st, struct fdp_subtable_stats *out)
     const struct pipapo_snapshot *snap
         = FDP_RCU_GET(fdp__pipapo_cast(st)->snap);
 
-    /* 'kind' is set when the sub-table is created, before any view that
-     * holds it is published, and never changes. */
-    out->kind = st->kind;
+    out->kind = FDP_SUBTABLE_PIPAPO;
     if (!snap) {
         return;
     }
@@ -2032,10 +2030,21 @@ class_destroy(struct fdp__subtable *st, bool deferred)
     }
 }
 
+static void
+class_add_stats(const struct fdp__subtable *st, uint64_t n_flows,
+                struct fdp_table_stats *stats)
+{
+    (void) st;
+    stats->n_pipapo_tables++;
+    stats->n_pipapo_rules += n_flows;
+}
+
 const struct fdp__subtable_class fdp__pipapo_class = {
     .lookup_batch = class_lookup_batch,
     .for_each_rule = class_for_each_rule,
     .describe = class_describe,
+    .for_each_partition = NULL, /* One pipapo, not partitioned. */
+    .add_stats = class_add_stats,
     .insert = class_insert,
     .remove = class_remove,
     .publish = class_publish,

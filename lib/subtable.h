@@ -2,13 +2,19 @@
  * The sub-table class (internal): what lib/table.c knows of a sub-table.
  *
  * A table is a list of sub-tables walked in priority order (lib/table.c).
- * Each sub-table is an implementation of this class: tuple space (one hash
- * table per mask, lib/tss.c) and pipapo (ranges and absorbed masks,
- * lib/pipapo.c).  An implementation embeds struct fdp__subtable, fills in
- * the class with its operations, and keeps the common bookkeeping here
- * current: its rule count and its priority bounds.  lib/table.c walks,
- * ranks and changes sub-tables only through these operations and fields,
- * and knows nothing of buckets or bitmaps.
+ * Each sub-table is an implementation of this class, and its kind (enum
+ * fdp_subtable_kind) names which: tuple space (one hash table per mask,
+ * lib/tss.c), the partitioned sub-table (a tree of cuts with small
+ * leaves, lib/cut.c) and pipapo (one pipapo over all its rules,
+ * lib/pipapo.c, which tables use only inside the partitioned sub-table's
+ * leaves).  Why the table made a sub-table is a separate field, its
+ * reason (enum fdp_subtable_reason): the partitioned sub-table serves both
+ * flows with ranges and flows moved out of tuple space.  An implementation
+ * embeds struct fdp__subtable, fills in the class with its operations, and
+ * keeps the common bookkeeping here current: its rule count and its
+ * priority bounds.  lib/table.c walks, ranks, counts and changes
+ * sub-tables only through these operations and fields, never by kind, and
+ * knows nothing of buckets, bitmaps or cuts.
  *
  * Thread-safety: the operations under "Lookups and walks" are RCU
  * protected and may run concurrently with one writer, in a read-side
@@ -47,9 +53,24 @@ struct fdp__subtable_class {
                           void *aux);
 
     /* Fills in what 'out' says of the sub-table's shape: kind, mask or
-     * fields, keyed hash (readers). */
+     * fields, keyed hash, partitions (readers). */
     void (*describe)(const struct fdp__subtable *,
                      struct fdp_subtable_stats *out);
+
+    /* Calls 'cb(p, aux)' for each partition of the published sub-table
+     * (readers, in a read-side section) until it returns false; returns
+     * false if it did.  NULL for a sub-table that is not partitioned. */
+    bool (*for_each_partition)(const struct fdp__subtable *,
+                               bool (*cb)(const struct fdp_partition_stats *,
+                                          void *aux),
+                               void *aux);
+
+    /* Adds the sub-table, holding 'n_flows' flows (its linked rules less
+     * those a commit removed), to the shape counts of the table's 'stats':
+     * n_masks and n_keyed_subtables for tuple space, n_pipapo_tables and
+     * n_pipapo_rules for the others (writer, when it publishes a view). */
+    void (*add_stats)(const struct fdp__subtable *, uint64_t n_flows,
+                      struct fdp_table_stats *stats);
 
     /* Modifiers. */
 
@@ -91,8 +112,11 @@ struct fdp__subtable_class {
 /* The part of every sub-table that lib/table.c reads. */
 struct fdp__subtable {
     const struct fdp__subtable_class *class;
-    enum fdp_subtable_kind kind;
+    enum fdp_subtable_reason reason;    /* Set by its creator. */
     uint32_t n_rules;           /* Writer: rules linked. */
+    uint32_t n_leaving;         /* Writer: lib/table.c's count of them that
+                                 * a commit removed, taken when it
+                                 * publishes a view. */
     bool dirty;                 /* Writer: changed since last publish. */
 
     /* Bounds on the best rule: no rule beats (max_priority, min_seq).
@@ -111,11 +135,12 @@ struct fdp__subtable {
 static inline void
 fdp__subtable_init(struct fdp__subtable *st,
                    const struct fdp__subtable_class *class,
-                   enum fdp_subtable_kind kind)
+                   enum fdp_subtable_reason reason)
 {
     st->class = class;
-    st->kind = kind;
+    st->reason = reason;
     st->n_rules = 0;
+    st->n_leaving = 0;
     st->dirty = false;
     st->max_priority = -1;
     st->min_seq = UINT64_MAX;

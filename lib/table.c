@@ -19,9 +19,12 @@
  * SPARSE_MIN_FLOWS flows past it, the sparse ones (fewer than
  * TSS_RULES_PER_LEVEL flows per priority level: an ACL's masks, whose
  * every flow has its own priority, which every lookup would otherwise
- * probe one after the other).  This file walks, ranks, fills and
- * describes them through the class alone; which sub-table a new flow goes
- * to is its only kind-specific decision (add_rule(), trim_masks()).
+ * probe one after the other).  This file walks, ranks, fills, counts and
+ * describes them through the class alone and never asks a sub-table's
+ * kind (its implementation).  Its own policy reads the reason it gave
+ * each (lib/subtable.h): the mask budget and the mask index cover the
+ * sub-tables it made for one mask, and which sub-table a new flow goes to
+ * is its one decision of where (add_rule(), trim_masks()).
  *
  * Priority walk.  The published view is an array of sub-tables sorted by
  * the best rule each may hold: max_priority descending, and among equal
@@ -174,17 +177,6 @@ struct view_entry {
     uint64_t min_seq;           /* ...(max_priority, min_seq). */
 };
 
-/* Table statistics that the writer computes when it publishes a view, so
- * that fdp_table_get_stats() reads them without the mutex. */
-struct view_stats {
-    uint64_t n_masks;
-    uint64_t n_pipapo_tables;
-    uint64_t n_pipapo_rules;
-    uint64_t n_keyed_subtables;
-    uint64_t memory_bytes;      /* Sub-tables, arrays and this view; not
-                                 * rules (fdp_table.rule_memory). */
-};
-
 /* A published view.  'entry_memory' points into the same allocation,
  * just past 'e': it is a separate array rather than a field of struct
  * view_entry so that the entries the lookup walks stay small (one more
@@ -192,7 +184,14 @@ struct view_stats {
  * fdp_table_get_subtable_stats() reads). */
 struct tss_view {
     size_t n;
-    struct view_stats stats;
+    struct fdp_table_stats stats;   /* The writer computes the shape
+                                     * counts (n_masks to n_pipapo_rules,
+                                     * n_keyed_subtables) and memory_bytes
+                                     * (sub-tables, arrays and this view;
+                                     * not rules, fdp_table.rule_memory)
+                                     * when it publishes the view, so that
+                                     * fdp_table_get_stats() reads them
+                                     * without the mutex; nothing else. */
     uint64_t *entry_memory;     /* Bytes of sub-table e[i], as published. */
     const uint64_t *ties;       /* NULL if no priority level may hold a
                                  * tie, else bit p set if level p may
@@ -486,7 +485,6 @@ add_subtable(struct fdp_table *table, struct fdp__subtable *st)
         table->alloc_subs = alloc;
     }
     table->subs[table->n_subs++] = st;
-    table->n_tss += st->kind == FDP_SUBTABLE_TSS;
     table->view_dirty = true;
     return 0;
 }
@@ -513,6 +511,7 @@ get_subtable(struct fdp_table *table, const struct fdp_key *mask)
         fdp__hmap_remove(&table->subtable_index, &sn->node);
         goto fail;
     }
+    table->n_tss++;
     return st;
 
 fail:
@@ -570,7 +569,7 @@ free_view_cb(struct rcu_head *head)
 static void
 view_stats_compute(const struct fdp_table *table, struct tss_view *view)
 {
-    struct view_stats *vs = &view->stats;
+    struct fdp_table_stats *vs = &view->stats;
 
     memset(vs, 0, sizeof *vs);
     vs->memory_bytes = sizeof *table
@@ -591,22 +590,18 @@ view_stats_compute(const struct fdp_table *table, struct tss_view *view)
                        + sizeof *view + view->n * (sizeof view->e[0]
                                                    + sizeof
                                                      *view->entry_memory);
+    /* Removed flows still linked are not flows any more. */
+    for (size_t i = 0; i < table->n_subs; i++) {
+        table->subs[i]->n_leaving = 0;
+    }
+    for (size_t i = 0; i < table->n_removed; i++) {
+        table->removed[i]->owner->n_leaving++;
+    }
     for (size_t i = 0; i < view->n; i++) {
         const struct fdp__subtable *st = view->e[i].st;
-        if (st->kind == FDP_SUBTABLE_TSS) {
-            vs->n_masks++;
-            vs->n_keyed_subtables += fdp__tss_is_keyed(fdp__tss_cast(st));
-        } else {
-            vs->n_pipapo_tables++;
-            vs->n_pipapo_rules += st->n_rules;
-        }
+        st->class->add_stats(st, st->n_rules - st->n_leaving, vs);
         view->entry_memory[i] = st->class->memory(st);
         vs->memory_bytes += view->entry_memory[i];
-    }
-    /* Removed flows still linked are not flows any more. */
-    for (size_t i = 0; i < table->n_removed; i++) {
-        vs->n_pipapo_rules -= table->removed[i]->owner->kind
-                              != FDP_SUBTABLE_TSS;
     }
     vs->memory_bytes += table->alloc_removed * sizeof *table->removed;
 }
@@ -695,7 +690,7 @@ reap_subtables(struct fdp_table *table)
             table->subs[n++] = st;
             continue;
         }
-        if (st->kind == FDP_SUBTABLE_TSS) {
+        if (st->reason == FDP_SUBTABLE_FOR_MASK) {
             unindex_subtable(table, fdp__tss_cast(st));
             table->n_tss--;
         }
@@ -711,7 +706,7 @@ any_hits(const struct fdp_table *table)
 {
     for (size_t i = 0; i < table->n_subs; i++) {
         const struct fdp__subtable *st = table->subs[i];
-        if (st->kind == FDP_SUBTABLE_TSS
+        if (st->reason == FDP_SUBTABLE_FOR_MASK
             && __atomic_load_n(&st->hits, __ATOMIC_RELAXED)) {
             return true;
         }
@@ -722,8 +717,8 @@ any_hits(const struct fdp_table *table)
 /* The partitioned sub-table (lib/cut.c), for rules with ranges and for
  * masked flows moved out of tuple space ('overflow'), widened to the
  * fields 'field_set' of the rule to come.  A table has one: a lookup
- * walks one tree for all of them, rather than one per kind.  Its kind is
- * that of the rule that created it (dump-tables shows "pipapo" or
+ * walks one tree for all of them, rather than one per reason.  Its reason
+ * is that of the rule that created it (dump-tables shows "pipapo" or
  * "overflow").  It comes after a few tuple-space subtables, so a scan
  * finds it. */
 static struct fdp__subtable *
@@ -731,20 +726,19 @@ get_partitioned(struct fdp_table *table, uint64_t field_set, bool overflow)
 {
     for (size_t i = 0; i < table->n_subs; i++) {
         struct fdp__subtable *st = table->subs[i];
-        if (st->kind != FDP_SUBTABLE_TSS) {
+        if (st->reason != FDP_SUBTABLE_FOR_MASK) {
             /* A field a rule does not use is a wildcard for it. */
             fdp__cut_cast(st)->field_set |= field_set;
             return st;
         }
     }
-    struct cut *cut = fdp__cut_create(field_set);
+    struct cut *cut = fdp__cut_create(field_set,
+                                      overflow ? FDP_SUBTABLE_FOR_OVERFLOW
+                                               : FDP_SUBTABLE_FOR_RANGES);
     if (!cut) {
         return NULL;
     }
     struct fdp__subtable *st = &cut->up;
-    if (overflow) {
-        st->kind = FDP_SUBTABLE_OVERFLOW;
-    }
     if (add_subtable(table, st)) {
         st->class->destroy(st, false);
         return NULL;
@@ -1699,7 +1693,7 @@ trim_masks(struct fdp_table *table)
     size_t n_sparse = 0, n_order = table->n_tss;
     for (size_t i = 0, back = n_order; i < table->n_subs; i++) {
         struct fdp__subtable *st = table->subs[i];
-        if (st->kind == FDP_SUBTABLE_TSS) {
+        if (st->reason == FDP_SUBTABLE_FOR_MASK) {
             if (table->n_flows >= SPARSE_MIN_FLOWS && sparse(st, seen)) {
                 order[n_sparse++] = st;
             } else {
@@ -1779,15 +1773,12 @@ bound_rule_cb(struct fdp_rule *r, void *aux_)
     return true;
 }
 
-/* Lowers the bounds of every sub-table of 'kind' to those of its rules. */
+/* Lowers the bounds of every sub-table to those of its rules. */
 static void
-tighten_bounds(struct fdp_table *table, enum fdp_subtable_kind kind)
+tighten_bounds(struct fdp_table *table)
 {
     for (size_t i = 0; i < table->n_subs; i++) {
         struct fdp__subtable *st = table->subs[i];
-        if (st->kind != kind) {
-            continue;
-        }
         struct bound_aux bound = { .max = -1, .min_seq = UINT64_MAX };
         st->class->for_each_rule(st, false, bound_rule_cb, &bound);
         __atomic_store_n(&st->max_priority, bound.max, __ATOMIC_RELAXED);
@@ -1821,13 +1812,14 @@ fdp_table_run(struct fdp_table *table)
      * sees the table as lookups do. */
     reap_removed(table);
 
-    /* Tighten bounds left stale by removals (before trimming, which
-     * chooses by hits, and after it for the overflow sub-table that the
-     * moved flows raised), then re-rank. */
-    tighten_bounds(table, FDP_SUBTABLE_TSS);
+    /* Move flows out of tuple space, then tighten bounds left stale by
+     * removals, and those of the overflow sub-table that the moved flows
+     * raised, then re-rank.  Trimming reads no bounds and leaves tuple
+     * space's rules linked (removed at the open transaction's version), so
+     * one pass after it gives every sub-table the bounds one before it
+     * would. */
     trim_masks(table);
-    tighten_bounds(table, FDP_SUBTABLE_PIPAPO);
-    tighten_bounds(table, FDP_SUBTABLE_OVERFLOW);
+    tighten_bounds(table);
     compact_subtables(table);
     publish_view(table);
     if (started) {
@@ -2133,10 +2125,10 @@ entry_stats_rule_cb(struct fdp_rule *r, void *aux_)
     return true;
 }
 
-/* Describes sub-table 'st': its shape (the class's describe()), and the
- * flows visible at 'version' and the highest priority among them, as
- * fdp_table_for_each() walks them.  Caller holds an RCU read-side
- * section. */
+/* Describes sub-table 'st': its shape (the class's describe()), why the
+ * table made it, and the flows visible at 'version' and the highest
+ * priority among them, as fdp_table_for_each() walks them.  Caller holds
+ * an RCU read-side section. */
 static void
 entry_stats(const struct fdp__subtable *st, uint64_t version,
             struct fdp_subtable_stats *out)
@@ -2144,6 +2136,7 @@ entry_stats(const struct fdp__subtable *st, uint64_t version,
     struct entry_stats_aux aux = { .out = out, .version = version };
 
     st->class->describe(st, out);
+    out->reason = st->reason;
     out->hits = __atomic_load_n(&st->hits, __ATOMIC_RELAXED);
     st->class->for_each_rule(st, true, entry_stats_rule_cb, &aux);
 }
@@ -2192,8 +2185,8 @@ fdp_table_for_each_partition(const struct fdp_table *table,
     const struct tss_view *view = FDP_RCU_GET(table->view);
     for (size_t i = 0; view && i < view->n; i++) {
         const struct fdp__subtable *st = view->e[i].st;
-        if (st->kind != FDP_SUBTABLE_TSS
-            && !fdp__cut_for_each_partition(st, cb, aux)) {
+        if (st->class->for_each_partition
+            && !st->class->for_each_partition(st, cb, aux)) {
             break;
         }
     }

@@ -570,7 +570,7 @@ fdp__tss_create_with(const struct fdp_key *mask, uint32_t basis,
         }
     }
     st->fast_hash = kind == TSS_HASH_KEYED ? TSS_HASH_JHASH2 : kind;
-    fdp__subtable_init(&st->up, &fdp__tss_class, FDP_SUBTABLE_TSS);
+    fdp__subtable_init(&st->up, &fdp__tss_class, FDP_SUBTABLE_FOR_MASK);
     st->buckets = buckets_alloc(st, TSS_MIN_BUCKETS, kind == TSS_HASH_KEYED,
                                 basis);
     if (!st->buckets) {
@@ -856,6 +856,15 @@ class_describe(const struct fdp__subtable *st_, struct fdp_subtable_stats *out)
     out->mask = st->mask;
 }
 
+static void
+class_add_stats(const struct fdp__subtable *st, uint64_t n_flows,
+                struct fdp_table_stats *stats)
+{
+    (void) n_flows;
+    stats->n_masks++;
+    stats->n_keyed_subtables += fdp__tss_is_keyed(fdp__tss_cast(st));
+}
+
 static int
 class_insert(struct fdp__subtable *st, struct fdp_rule *rule)
 {
@@ -888,6 +897,8 @@ const struct fdp__subtable_class fdp__tss_class = {
     .lookup_batch = class_lookup_batch,
     .for_each_rule = class_for_each_rule,
     .describe = class_describe,
+    .for_each_partition = NULL, /* Not partitioned. */
+    .add_stats = class_add_stats,
     .insert = class_insert,
     .remove = class_remove,
     .publish = NULL,            /* Every change is visible at once. */

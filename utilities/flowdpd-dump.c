@@ -306,18 +306,26 @@ format_mask(const struct fdp_key *mask)
     return text;
 }
 
+/* The name dump-tables gives sub-table 'st': "tss" for tuple space;
+ * for the others, why the table made it, "pipapo" (flows with ranges) or
+ * "overflow" (flows moved out of tuple space), as dump-tables has always
+ * shown the partitioned sub-table. */
+static const char *
+subtable_name(const struct fdp_subtable_stats *st)
+{
+    if (st->kind == FDP_SUBTABLE_TSS) {
+        return "tss";
+    }
+    return st->reason == FDP_SUBTABLE_FOR_OVERFLOW ? "overflow" : "pipapo";
+}
+
 /* The JSON form of one sub-table for dump-tables, or NULL if out of
  * memory. */
 static json_t *
 subtable_json(const struct fdp_subtable_stats *st)
 {
-    static const char *const kinds[] = {
-        [FDP_SUBTABLE_TSS] = "tss",
-        [FDP_SUBTABLE_PIPAPO] = "pipapo",
-        [FDP_SUBTABLE_OVERFLOW] = "overflow",
-    };
     json_t *o = json_pack("{s:s, s:I, s:i, s:I, s:I}",
-                          "kind", kinds[st->kind],
+                          "kind", subtable_name(st),
                           "flows", (json_int_t) st->n_flows,
                           "max_priority", st->max_priority,
                           "hits", (json_int_t) st->hits,

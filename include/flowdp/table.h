@@ -208,19 +208,34 @@ struct fdp_table_stats {
 FDP_API void fdp_table_get_stats(const struct fdp_table *table,
                                  struct fdp_table_stats *stats);
 
-/* The kinds of sub-table a lookup walks. */
+/* The kinds of sub-table a lookup walks: each kind is one implementation.
+ * Why a table put flows in a sub-table is its reason (below). */
 enum fdp_subtable_kind {
     FDP_SUBTABLE_TSS,           /* Tuple space: one hash table per mask. */
-    FDP_SUBTABLE_PIPAPO,        /* Pipapo for flows with ranges over one
-                                 * set of fields. */
-    FDP_SUBTABLE_OVERFLOW,      /* Pipapo for masked flows moved out of
-                                 * tuple space past the mask budget (see
-                                 * fdp_table_run()). */
+    FDP_SUBTABLE_PIPAPO,        /* One pipapo over all its flows (a table
+                                 * uses pipapo only inside the leaves of
+                                 * its partitioned sub-table). */
+    FDP_SUBTABLE_PARTITIONED,   /* A tree of cuts over its flows with
+                                 * small leaves (see lib/cut.c). */
+};
+
+/* Why a table made a sub-table: the flows that made it and that it is
+ * for. */
+enum fdp_subtable_reason {
+    FDP_SUBTABLE_FOR_MASK,      /* Flows of one mask (tuple space). */
+    FDP_SUBTABLE_FOR_RANGES,    /* Flows with ranges (dump-tables shows
+                                 * "pipapo"). */
+    FDP_SUBTABLE_FOR_OVERFLOW,  /* Masked flows moved out of tuple space
+                                 * past the mask budget, or sparse ones
+                                 * (see fdp_table_run()); later flows with
+                                 * ranges join them (dump-tables shows
+                                 * "overflow"). */
 };
 
 /* One sub-table, as fdp_table_get_subtable_stats() describes it. */
 struct fdp_subtable_stats {
     enum fdp_subtable_kind kind;
+    enum fdp_subtable_reason reason;
     uint64_t n_flows;           /* Flows visible at the table's version. */
     int max_priority;           /* Highest priority among them; -1 if
                                  * none. */
@@ -236,7 +251,7 @@ struct fdp_subtable_stats {
                                  * chain passed its bound (flooding). */
     struct fdp_key mask;        /* The bits of the key its flows match. */
 
-    /* Pipapo and overflow only: the fields their flows match, and the
+    /* Pipapo and partitioned only: the fields their flows match, and the
      * bits each field's lookup table takes at a time (4 or 8; 0 for a
      * partitioned sub-table, whose small partitions test each flow
      * directly, see lib/cut.c); then the fields every flow of the
@@ -248,7 +263,7 @@ struct fdp_subtable_stats {
     unsigned int n_const_fields;
     enum fdp_field const_fields[FDP_N_FIELDS];
 
-    /* Pipapo and overflow only: the partitions their flows are cut into,
+    /* Partitioned only: the partitions their flows are cut into,
      * each a small leaf a lookup reaches through a tree of cuts (see
      * lib/cut.c): how many, the deepest one's depth, and the most flows
      * one holds. */
@@ -274,7 +289,7 @@ FDP_API int fdp_table_get_subtable_stats(const struct fdp_table *table,
                                          struct fdp_subtable_stats *out,
                                          size_t n_max, size_t *n);
 
-/* One partition of a partitioned sub-table (the pipapo and overflow kinds:
+/* One partition of a partitioned sub-table (FDP_SUBTABLE_PARTITIONED:
  * a tree of cuts over their flows with small leaves, see lib/cut.c). */
 struct fdp_partition_stats {
     const char *kind;           /* "list": flows tested one by one;

@@ -904,13 +904,15 @@ START_TEST(subtable_stats_per_structure)
 
     /* Walk order: by highest priority. */
     ck_assert_uint_eq(subtable_stats_checked(t, out, FDP_ARRAY_SIZE(out)), 4);
-    ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PIPAPO);
+    ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PARTITIONED);
+    ck_assert_int_eq(out[0].reason, FDP_SUBTABLE_FOR_RANGES);
     ck_assert_uint_eq(out[0].n_flows, 2);
     ck_assert_int_eq(out[0].max_priority, 200);
     ck_assert(subtable_has_field(&out[0], FDP_F_NW_SRC));
     ck_assert(subtable_has_field(&out[0], FDP_F_TP_DST));
     ck_assert(!subtable_has_field(&out[0], FDP_F_NW_DST));
     ck_assert_int_eq(out[1].kind, FDP_SUBTABLE_TSS);
+    ck_assert_int_eq(out[1].reason, FDP_SUBTABLE_FOR_MASK);
     ck_assert_uint_eq(out[1].n_flows, 4);
     ck_assert_int_eq(out[1].max_priority, 100);
     ck_assert(!out[1].keyed_hash);
@@ -932,7 +934,7 @@ START_TEST(subtable_stats_per_structure)
     /* A short array: the first entries and the count needed. */
     ck_assert_int_eq(fdp_table_get_subtable_stats(t, out, 1, &n), ENOBUFS);
     ck_assert_uint_eq(n, 4);
-    ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PIPAPO);
+    ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PARTITIONED);
     ck_assert_int_eq(fdp_table_get_subtable_stats(t, NULL, 0, &n), ENOBUFS);
     ck_assert_int_eq(fdp_table_get_subtable_stats(t, out, 8, NULL), EINVAL);
     ck_assert_int_eq(fdp_table_get_subtable_stats(t, NULL, 1, &n), EINVAL);
@@ -956,7 +958,9 @@ START_TEST(subtable_stats_per_structure)
     fdp_table_set_max_masks(t, 1);
     fdp_table_run(t);
     ck_assert_uint_eq(subtable_stats_checked(t, out, FDP_ARRAY_SIZE(out)), 2);
-    ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PIPAPO);
+    ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PARTITIONED);
+    /* Made for the ranged flows, which came first. */
+    ck_assert_int_eq(out[0].reason, FDP_SUBTABLE_FOR_RANGES);
     ck_assert_uint_eq(out[0].n_flows, 7);
     ck_assert_int_eq(out[0].max_priority, 200);
     ck_assert(subtable_has_field(&out[0], FDP_F_NW_DST));
@@ -981,7 +985,7 @@ START_TEST(subtable_stats_per_structure)
     ck_assert_uint_eq(n, 3);
     fdp_match_destroy(m);
     ck_assert_uint_eq(subtable_stats_checked(t, out, FDP_ARRAY_SIZE(out)), 2);
-    ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PIPAPO);
+    ck_assert_int_eq(out[0].kind, FDP_SUBTABLE_PARTITIONED);
     ck_assert_uint_eq(out[0].n_flows, 4);
     ck_assert_int_eq(out[0].max_priority, 200);
     /* The table's own count too, although the removed rules stay linked
@@ -1031,6 +1035,21 @@ START_TEST(mask_budget_at_insert)
     fdp_table_get_stats(t, &st);
     ck_assert_uint_eq(st.n_masks, 2);
     ck_assert_uint_eq(st.n_pipapo_rules, 4);
+
+    /* Moved flows made the partitioned sub-table: its reason says so. */
+    struct fdp_subtable_stats subs[4];
+    size_t n_subs, n_partitioned = 0;
+    ck_assert_int_eq(fdp_table_get_subtable_stats(t, subs, 4, &n_subs), 0);
+    for (size_t i = 0; i < n_subs; i++) {
+        if (subs[i].kind == FDP_SUBTABLE_PARTITIONED) {
+            ck_assert_int_eq(subs[i].reason, FDP_SUBTABLE_FOR_OVERFLOW);
+            n_partitioned++;
+        } else {
+            ck_assert_int_eq(subs[i].kind, FDP_SUBTABLE_TSS);
+            ck_assert_int_eq(subs[i].reason, FDP_SUBTABLE_FOR_MASK);
+        }
+    }
+    ck_assert_uint_eq(n_partitioned, 1);
 
     /* A hit, then four more masks: up to twice the budget in tuple
      * space until the run. */
