@@ -177,6 +177,19 @@ struct view_entry {
     uint64_t min_seq;           /* ...(max_priority, min_seq). */
 };
 
+/* Table statistics that the writer computes when it publishes a view, so
+ * that fdp_table_get_stats() reads them without the mutex.  Only these,
+ * rather than a whole struct fdp_table_stats, to keep the view's header,
+ * which every lookup reads, small. */
+struct view_stats {
+    uint64_t n_masks;
+    uint64_t n_pipapo_tables;
+    uint64_t n_pipapo_rules;
+    uint64_t n_keyed_subtables;
+    uint64_t memory_bytes;      /* Sub-tables, arrays and this view; not
+                                 * rules (fdp_table.rule_memory). */
+};
+
 /* A published view.  'entry_memory' points into the same allocation,
  * just past 'e': it is a separate array rather than a field of struct
  * view_entry so that the entries the lookup walks stay small (one more
@@ -184,14 +197,7 @@ struct view_entry {
  * fdp_table_get_subtable_stats() reads). */
 struct tss_view {
     size_t n;
-    struct fdp_table_stats stats;   /* The writer computes the shape
-                                     * counts (n_masks to n_pipapo_rules,
-                                     * n_keyed_subtables) and memory_bytes
-                                     * (sub-tables, arrays and this view;
-                                     * not rules, fdp_table.rule_memory)
-                                     * when it publishes the view, so that
-                                     * fdp_table_get_stats() reads them
-                                     * without the mutex; nothing else. */
+    struct view_stats stats;
     uint64_t *entry_memory;     /* Bytes of sub-table e[i], as published. */
     const uint64_t *ties;       /* NULL if no priority level may hold a
                                  * tie, else bit p set if level p may
@@ -569,7 +575,8 @@ free_view_cb(struct rcu_head *head)
 static void
 view_stats_compute(const struct fdp_table *table, struct tss_view *view)
 {
-    struct fdp_table_stats *vs = &view->stats;
+    struct view_stats *vs = &view->stats;
+    struct fdp_table_stats shape;       /* What the sub-tables add. */
 
     memset(vs, 0, sizeof *vs);
     vs->memory_bytes = sizeof *table
@@ -597,12 +604,17 @@ view_stats_compute(const struct fdp_table *table, struct tss_view *view)
     for (size_t i = 0; i < table->n_removed; i++) {
         table->removed[i]->owner->n_leaving++;
     }
+    memset(&shape, 0, sizeof shape);
     for (size_t i = 0; i < view->n; i++) {
         const struct fdp__subtable *st = view->e[i].st;
-        st->class->add_stats(st, st->n_rules - st->n_leaving, vs);
+        st->class->add_stats(st, st->n_rules - st->n_leaving, &shape);
         view->entry_memory[i] = st->class->memory(st);
         vs->memory_bytes += view->entry_memory[i];
     }
+    vs->n_masks = shape.n_masks;
+    vs->n_pipapo_tables = shape.n_pipapo_tables;
+    vs->n_pipapo_rules = shape.n_pipapo_rules;
+    vs->n_keyed_subtables = shape.n_keyed_subtables;
     vs->memory_bytes += table->alloc_removed * sizeof *table->removed;
 }
 
