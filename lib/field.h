@@ -292,6 +292,22 @@ fdp__key_or(struct fdp_key *key, enum fdp_field id, fdp_u128 value)
     }
 }
 
+/* Writes the bits of 'value' under 'mask' (both in the field's own units:
+ * bit 0 is the field's bit 0) into field 'id' of 'key', leaving its other
+ * bits as they were: one masked store into the field's one word, what a
+ * register load or move does.  For fields of at most 64 bits (the ones
+ * load, move and masked set_field reach); mask bits beyond the field are
+ * ignored, as fdp__key_set() truncates, so a neighbour is never touched. */
+static inline void
+fdp__key_store_masked(struct fdp_key *key, enum fdp_field id, uint64_t value,
+                      uint64_t mask)
+{
+    const struct fdp__field *f = &fdp__fields[id];
+    uint64_t m = (mask & (uint64_t) f->max) << f->shift;
+
+    key->w[f->word] = (key->w[f->word] & ~m) | ((value << f->shift) & m);
+}
+
 static inline struct fdp_value
 fdp__to_value(fdp_u128 v)
 {
