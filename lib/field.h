@@ -68,6 +68,8 @@ struct fdp__field {
      * accepts, meaning "exact": all ones over the field's OpenFlow width
      * in bytes (nw_ecn=1/0xff, arp_op=2/0xffff).  0: no mask at all. */
     fdp_u128 exact_mask;
+    uint64_t word_mask;         /* FDP__MASK(): the field's bits in its
+                                 * word (all ones for a 128-bit field). */
 };
 
 /* The field table, once.  Everything about where a field lives comes from
@@ -303,7 +305,7 @@ fdp__key_store_masked(struct fdp_key *key, enum fdp_field id, uint64_t value,
                       uint64_t mask)
 {
     const struct fdp__field *f = &fdp__fields[id];
-    uint64_t m = (mask & (uint64_t) f->max) << f->shift;
+    uint64_t m = (mask << f->shift) & f->word_mask;
 
     key->w[f->word] = (key->w[f->word] & ~m) | ((value << f->shift) & m);
 }
