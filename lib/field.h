@@ -68,6 +68,8 @@ struct fdp__field {
      * accepts, meaning "exact": all ones over the field's OpenFlow width
      * in bytes (nw_ecn=1/0xff, arp_op=2/0xffff).  0: no mask at all. */
     fdp_u128 exact_mask;
+    uint64_t word_mask;         /* FDP__MASK(): the field's bits in its
+                                 * word (all ones for a 128-bit field). */
 };
 
 /* The field table, once.  Everything about where a field lives comes from
@@ -290,6 +292,22 @@ fdp__key_or(struct fdp_key *key, enum fdp_field id, fdp_u128 value)
         uint64_t m = (uint64_t) fdp__ones(f->n_bits) << f->shift;
         key->w[f->word] |= ((uint64_t) value << f->shift) & m;
     }
+}
+
+/* Writes the bits of 'value' under 'mask' (both in the field's own units:
+ * bit 0 is the field's bit 0) into field 'id' of 'key', leaving its other
+ * bits as they were: one masked store into the field's one word, what a
+ * register load or move does.  For fields of at most 64 bits (the ones
+ * load, move and masked set_field reach); mask bits beyond the field are
+ * ignored, as fdp__key_set() truncates, so a neighbour is never touched. */
+static inline void
+fdp__key_store_masked(struct fdp_key *key, enum fdp_field id, uint64_t value,
+                      uint64_t mask)
+{
+    const struct fdp__field *f = &fdp__fields[id];
+    uint64_t m = (mask << f->shift) & f->word_mask;
+
+    key->w[f->word] = (key->w[f->word] & ~m) | ((value << f->shift) & m);
 }
 
 static inline struct fdp_value

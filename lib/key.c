@@ -20,7 +20,8 @@
 #define FDP__FIELD_ROW(ID, NAME, WORD, SHIFT, BITS, FL, BASE, PREREQ,       \
                        SYNTAX, MAX, EXACT, ...)                             \
     [FDP_F_##ID] = { NAME, { __VA_ARGS__ }, WORD, SHIFT, BITS, FDP__FL_##FL, \
-                     FDP__P_##PREREQ, FDP__S_##SYNTAX, MAX, EXACT },
+                     FDP__P_##PREREQ, FDP__S_##SYNTAX, MAX, EXACT,          \
+                     FDP__MASK(ID) },
 const struct fdp__field fdp__fields[FDP_N_FIELDS] = {
     FDP__FIELDS(FDP__FIELD_ROW)
 };

@@ -1519,18 +1519,32 @@ is_header(enum fdp_field f)
     return f < FDP_F_CONJ_ID && f != FDP_F_IN_PORT && f != FDP_F_PKT_MARK;
 }
 
-/* Writes 'value' under 'mask' into field 'f' of the key, and, for a
- * header, appends the set-field that makes the packet agree. */
+/* write_field() for a header: the key, then the set-field that makes the
+ * packet agree. */
 static void
-write_field(struct run *run, enum fdp_field f, uint64_t value, uint64_t mask)
+write_header(struct run *run, enum fdp_field f, uint64_t value,
+             uint64_t mask)
 {
     struct fdp_key *key = &run->r->key;
     uint64_t old = (uint64_t) fdp__key_get(key, f);
     uint64_t new = (old & ~mask) | (value & mask);
 
     fdp__key_set(key, f, new);
+    fdp__actions_add_set_field(&run->s->composed, f, new, 0);
+}
+
+/* Writes 'value' under 'mask' into field 'f' (at most 64 bits wide) of the
+ * key, and, for a header, appends the set-field that makes the packet
+ * agree.  Inline: a register load or move, the common case in a
+ * multi-table program, is one masked store into the key and nothing
+ * else. */
+static inline void
+write_field(struct run *run, enum fdp_field f, uint64_t value, uint64_t mask)
+{
     if (is_header(f)) {
-        fdp__actions_add_set_field(&run->s->composed, f, new, 0);
+        write_header(run, f, value, mask);
+    } else {
+        fdp__key_store_masked(&run->r->key, f, value, mask);
     }
 }
 
@@ -1639,11 +1653,16 @@ run_actions(struct run *run, const struct fdp_rule *rule,
             if (a->type == FDP_ACT_OUTPUT && to == cur) {
                 break;
             }
+            /* The record fdp__actions_add() would build, appended inline
+             * (every packet's last flow has one). */
+            struct fdp__action out = { .n_words = 1 };
             if (to == run->packet_in_port) {
-                fdp__actions_add(&run->s->composed, FDP_ACT_IN_PORT, 0);
+                out.type = FDP_ACT_IN_PORT;
             } else {
-                fdp__actions_add(&run->s->composed, FDP_ACT_OUTPUT, to);
+                out.type = FDP_ACT_OUTPUT;
+                out.arg = to;
             }
+            fdp__actions_add_record(&run->s->composed, &out);
             break;
         }
         case FDP_ACT_DEC_TTL: {
