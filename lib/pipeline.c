@@ -307,6 +307,7 @@ conj_index_free(struct conj_index *ix)
 static void
 conj_index_free_rcu(struct rcu_head *head)
 {
+    FDP_RCU_TSAN_ACQUIRE();     /* What readers did happens before. */
     conj_index_free(CONTAINER_OF(head, struct conj_index, rcu));
 }
 
@@ -717,6 +718,7 @@ build_index(struct ptable *pt, int *errorp)
 static void
 view_free_rcu(struct rcu_head *head)
 {
+    FDP_RCU_TSAN_ACQUIRE();     /* What readers did happens before. */
     free(CONTAINER_OF(head, struct view, rcu));
 }
 
