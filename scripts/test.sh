@@ -145,14 +145,16 @@ passed=$((passed + $(grep -c ': ok' <<<"$fuzz_out")))
 failed=$((failed + $(grep -c ': FAILED' <<<"$fuzz_out")))
 
 section "build: ThreadSanitizer (concurrent lookups, forwarding, control)"
-# The multi-threaded tests (the table's readers during updates; a pmd
+# The multi-threaded tests (the table's readers during updates; a pipeline
+# committed across tables while a reader classifies; a pmd
 # forwarding while flows and ports change) run alone under TSan, with
 # tests/tsan.supp silencing liburcu's own uninstrumented synchronisation
 # (flowdp's RCU ordering is annotated, not suppressed).
 if scripts/build.sh _build-tsan --enable-sanitizers=thread --enable-Werror \
-   && (cd _build-tsan && make tests/unit/test-table tests/unit/test-dp); then
+   && (cd _build-tsan && make tests/unit/test-table tests/unit/test-dp \
+                         tests/unit/test-pipeline); then
     mkdir -p _build-tsan/tsan-results/tests/unit
-    for t in test-table test-dp; do
+    for t in test-table test-dp test-pipeline; do
         if ! (cd _build-tsan && CK_RUN_CASE=concurrency \
               TSAN_OPTIONS="suppressions=$top/tests/tsan.supp halt_on_error=1" \
               ./tests/unit/$t) > _build-tsan/tsan-results/tests/unit/$t.log 2>&1; then

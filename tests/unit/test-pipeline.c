@@ -2769,6 +2769,10 @@ main(void)
     tcase_add_test(tc, datapath_runs_the_pipeline);
     tcase_add_test(tc, datapath_random_programs);
     tcase_add_test(tc, commit_across_tables_is_atomic);
+
+    /* The threaded case, alone in its TCase so that scripts/test.sh runs
+     * it under ThreadSanitizer (CK_RUN_CASE=concurrency). */
+    tc = unit_tcase(s, "concurrency");
     tcase_add_test(tc, commit_across_tables_is_atomic_for_a_reader_thread);
     return unit_run(s);
 }
