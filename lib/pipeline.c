@@ -1879,7 +1879,15 @@ fdp__pipeline_classify_view(struct fdp_pipeline *p,
 
 /* The best flows of 'vt' for the 'n' keys 'keys' at 'version' (see
  * table_lookup(), which this does for a batch), into 'rules' and
- * 'conj_ids'. */
+ * 'conj_ids'.
+ *
+ * The packets still undecided, and those a conjunction is still possible
+ * for, are bitmaps over 'keys' (bit i: keys[i]), which is also what a
+ * clause lookup takes and returns (fdp__table_match_any_batch()): a
+ * clause is asked only about the packets every earlier clause matched,
+ * with no list to compact or copy between the clauses. */
+_Static_assert(FDP_TABLE_BATCH_MAX <= 64,
+               "a batch's packets are bits of one uint64_t");
 static void
 table_lookup_batch(const struct view_table *vt,
                    const struct fdp_key *const keys[], size_t n,
@@ -1892,61 +1900,49 @@ table_lookup_batch(const struct view_table *vt,
     for (size_t i = 0; i < n; i++) {
         conj_ids[i] = 0;
     }
-    if (!ix || !ix->hard_wild || ix->hard_const) {
-        for (size_t i = 0; i < n; i++) {
-            rules[i] = ix && ix->hard_const ? ix->hard_best : NULL;
-        }
-    }
-    if (!ix || (ix->hard_wild && !ix->hard_const)) {
-        fdp__table_lookup_batch_uncounted_at(hard, keys, n, rules, version);
-    }
     if (!ix) {
+        fdp__table_lookup_batch_uncounted_at(hard, keys, n, rules, version);
         return;
     }
 
-    /* Packets still undecided, and for the clause lookups a compacted
-     * list of those a conjunction is still possible for. */
-    uint8_t open[FDP_TABLE_BATCH_MAX], cand[FDP_TABLE_BATCH_MAX];
-    bool decided[FDP_TABLE_BATCH_MAX];
-    size_t n_open = 0;
-    for (size_t i = 0; i < n; i++) {
-        open[n_open++] = (uint8_t) i;
-        decided[i] = false;
+    /* H for every packet: one flow for all of them when the shortcuts
+     * know it ("Shortcuts"), else a lookup of 'hard'. */
+    bool uniform = !ix->hard_wild || ix->hard_const;
+    const struct fdp_rule *h_all = ix->hard_const ? ix->hard_best : NULL;
+    if (uniform) {
+        for (size_t i = 0; i < n; i++) {
+            rules[i] = h_all;
+        }
+    } else {
+        fdp__table_lookup_batch_uncounted_at(hard, keys, n, rules, version);
     }
-    for (uint32_t l = 0; l < ix->n_levels && n_open; l++) {
+
+    uint64_t open = n == 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
+    for (uint32_t l = 0; l < ix->n_levels && open; l++) {
         const struct conj_level *lv = &ix->levels[l];
-        /* Those whose H beats this level are decided. */
-        size_t k = 0;
-        for (size_t j = 0; j < n_open; j++) {
-            const struct fdp_rule *h = rules[open[j]];
-            if (!h || lv->priority > h->priority) {
-                open[k++] = open[j];
+        /* Those whose H is at this level or above are decided: H. */
+        if (uniform) {
+            if (h_all && h_all->priority >= lv->priority) {
+                break;
+            }
+        } else {
+            for (uint64_t m = open; m; m &= m - 1) {
+                size_t i = (size_t) __builtin_ctzll(m);
+                if (rules[i] && rules[i]->priority >= lv->priority) {
+                    open &= ~(UINT64_C(1) << i);
+                }
             }
         }
-        n_open = k;
-        for (uint32_t c = 0; c < lv->n_conjs && n_open; c++) {
+        for (uint32_t c = 0; c < lv->n_conjs && open; c++) {
             const struct conj *cj = lv->conjs[c];
-            size_t n_cand = n_open;
-            memcpy(cand, open, n_open);
-            for (uint32_t q = 0; q < cj->n && n_cand; q++) {
-                const struct fdp_key *ck[FDP_TABLE_BATCH_MAX];
-                const struct fdp_rule *found[FDP_TABLE_BATCH_MAX];
-                for (size_t j = 0; j < n_cand; j++) {
-                    ck[j] = keys[cand[j]];
-                }
-                fdp__table_lookup_batch_uncounted_at(cj->clauses[q], ck,
-                                                     n_cand, found, version);
-                size_t m = 0;
-                for (size_t j = 0; j < n_cand; j++) {
-                    if (found[j]) {
-                        cand[m++] = cand[j];
-                    }
-                }
-                n_cand = m;
+            uint64_t cand = open;
+            for (uint32_t q = 0; q < cj->n && cand; q++) {
+                cand = fdp__table_match_any_batch(cj->clauses[q], keys, cand,
+                                                  version);
             }
             /* 'cand' completes the conjunction: resolve each. */
-            for (size_t j = 0; j < n_cand; j++) {
-                size_t i = cand[j];
+            for (; cand; cand &= cand - 1) {
+                size_t i = (size_t) __builtin_ctzll(cand);
                 const struct fdp_rule *h = rules[i], *r;
                 if (cj->resolved) {
                     r = cj->result;
@@ -1961,17 +1957,9 @@ table_lookup_batch(const struct view_table *vt,
                 if (r) {
                     rules[i] = r;
                     conj_ids[i] = cj->id;
-                    decided[i] = true;
+                    open &= ~(UINT64_C(1) << i);
                 }
             }
-            /* Those resolved leave the open list. */
-            k = 0;
-            for (size_t j = 0; j < n_open; j++) {
-                if (!decided[open[j]]) {
-                    open[k++] = open[j];
-                }
-            }
-            n_open = k;
         }
     }
 }

@@ -202,6 +202,15 @@ void fdp__table_lookup_batch_uncounted_at(struct fdp_table *table,
                                           size_t n,
                                           const struct fdp_rule *rules[],
                                           uint64_t version);
+/* The keys among those of 'probe' (bit i: keys[i], at most
+ * FDP_TABLE_BATCH_MAX of them) that some flow of 'table' visible at
+ * 'version' matches, as a bitmap of the same form: not which flow, nor
+ * the best one.  What a conjunction clause asks (lib/pipeline.c).  Counts
+ * only sub-table hits, as fdp__table_lookup_batch_uncounted_at().  In the
+ * caller's read-side section. */
+uint64_t fdp__table_match_any_batch(struct fdp_table *table,
+                                    const struct fdp_key *const keys[],
+                                    uint64_t probe, uint64_t version);
 void fdp__table_lookup_batch_at(struct fdp_table *table,
                                 const struct fdp_key *const keys[], size_t n,
                                 const struct fdp_rule *rules[],

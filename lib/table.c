@@ -2020,6 +2020,31 @@ fdp__table_lookup_batch_uncounted_at(struct fdp_table *table,
     lookup_walk(table, keys, n, rules, version);
 }
 
+uint64_t
+fdp__table_match_any_batch(struct fdp_table *table,
+                           const struct fdp_key *const keys[], uint64_t probe,
+                           uint64_t version)
+{
+    const struct tss_view *view = FDP_RCU_GET(table->view);
+    uint64_t matched = 0;
+
+    /* Any visible flow answers, so a key leaves the walk at its first
+     * hit, and the walk needs neither the best rule so far nor the
+     * sub-tables' bounds.  Hits still count: they rank the sub-tables, so
+     * that the ones that answer most are probed first. */
+    for (size_t s = 0; view && s < view->n && probe; s++) {
+        const struct view_entry *e = &view->e[s];
+        const struct fdp_rule *found[FDP_TABLE_BATCH_MAX];
+        uint64_t hit = e->lookup_batch(e->st, keys, probe, version, found);
+        if (hit) {
+            count_hits(&e->st->hits, (uint64_t) __builtin_popcountll(hit));
+            matched |= hit;
+            probe &= ~hit;
+        }
+    }
+    return matched;
+}
+
 void
 fdp__table_lookup_batch_at(struct fdp_table *table,
                            const struct fdp_key *const keys[], size_t n,
