@@ -1885,7 +1885,8 @@ fdp__pipeline_classify_view(struct fdp_pipeline *p,
  * for, are bitmaps over 'keys' (bit i: keys[i]), which is also what a
  * clause lookup takes and returns (fdp__table_match_any_batch()): a
  * clause is asked only about the packets every earlier clause matched,
- * with no list to compact or copy between the clauses. */
+ * with no list to compact or copy between the clauses.  'conj_ids' may be
+ * NULL (the datapath's one-table lookups need only the flows). */
 _Static_assert(FDP_TABLE_BATCH_MAX <= 64,
                "a batch's packets are bits of one uint64_t");
 static void
@@ -1897,7 +1898,7 @@ table_lookup_batch(const struct view_table *vt,
     struct fdp_table *hard = vt->pt->hard;
     const struct conj_index *ix = vt->index;
 
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; conj_ids && i < n; i++) {
         conj_ids[i] = 0;
     }
     if (!ix) {
@@ -1940,7 +1941,25 @@ table_lookup_batch(const struct view_table *vt,
                 cand = fdp__table_match_any_batch(cj->clauses[q], keys, cand,
                                                   version);
             }
-            /* 'cand' completes the conjunction: resolve each. */
+            /* 'cand' completes the conjunction: resolve each (the same
+             * way for all when H and the result are known). */
+            if (uniform && cj->resolved && cand) {
+                const struct fdp_rule *r = cj->result;
+                if (h_all && fdp__rule_beats(h_all, r)) {
+                    r = h_all;
+                }
+                if (r) {
+                    open &= ~cand;
+                    for (; cand; cand &= cand - 1) {
+                        size_t i = (size_t) __builtin_ctzll(cand);
+                        rules[i] = r;
+                        if (conj_ids) {
+                            conj_ids[i] = cj->id;
+                        }
+                    }
+                }
+                continue;
+            }
             for (; cand; cand &= cand - 1) {
                 size_t i = (size_t) __builtin_ctzll(cand);
                 const struct fdp_rule *h = rules[i], *r;
@@ -1956,7 +1975,9 @@ table_lookup_batch(const struct view_table *vt,
                 }
                 if (r) {
                     rules[i] = r;
-                    conj_ids[i] = cj->id;
+                    if (conj_ids) {
+                        conj_ids[i] = cj->id;
+                    }
                     open &= ~(UINT64_C(1) << i);
                 }
             }
@@ -1970,9 +1991,8 @@ fdp__pipeline_single_lookup_batch(const struct fdp__pipeline_view *pub,
                                   size_t n, const struct fdp_rule *rules[])
 {
     const struct view *view = CONTAINER_OF(pub, struct view, pub);
-    uint32_t conj_ids[FDP_TABLE_BATCH_MAX];
 
-    table_lookup_batch(&view->t[0], keys, n, pub->version, rules, conj_ids);
+    table_lookup_batch(&view->t[0], keys, n, pub->version, rules, NULL);
 }
 
 int

@@ -46,6 +46,7 @@
 #include "lib/field.h"
 #include "lib/match-internal.h"
 #include "lib/pipeline-private.h"
+#include "lib/pipeline-view.h"
 #include "lib/util.h"
 #include <flowdp/flowdp.h>
 #include <flowdp/pipeline.h>
@@ -800,6 +801,12 @@ random_match(struct unit_rng *rng, struct fdp_match *m, bool *tcp)
 /* The ports random output actions name: 1 to this. */
 static unsigned int max_out_port = 8;
 
+/* Set by batch_lookups_agree_with_classify: random_program() makes one
+ * table with no resubmit, so that the pipeline is served as a table, and
+ * (half the time) no ordinary flow but the table-miss one, so that the
+ * conjunction index's shortcuts apply. */
+static bool one_table;
+
 /* Appends a random action to 'b' for a flow of table 'g->tables[ti]'. */
 static void
 random_action(struct unit_rng *rng, const struct prog *g, size_t ti,
@@ -884,6 +891,11 @@ random_action(struct unit_rng *rng, const struct prog *g, size_t ti,
         }
         break;
     case 6: {
+        if (one_table) {
+            fdp__actions_add(b, FDP_ACT_OUTPUT,
+                             1 + unit_rng_below(rng, max_out_port));
+            break;
+        }
         /* resubmit: mostly to a later table, sometimes to the flow's own
          * or an earlier one (loops, which the limits end), with the
          * packet's port or another. */
@@ -931,6 +943,11 @@ random_program(struct unit_rng *rng, struct prog *g)
     prog_init(g);
     ck_assert_int_eq(fdp_pipeline_begin(g->p), 0);
     g->n_tables = 2 + unit_rng_below(rng, 4);
+    bool only_conj = false;
+    if (one_table) {
+        g->n_tables = 1;
+        only_conj = unit_rng_below(rng, 2);
+    }
     g->tables[0] = 0;
     for (size_t i = 1; i < g->n_tables; i++) {
         g->tables[i] = (uint8_t) (g->tables[i - 1] + 1
@@ -958,6 +975,11 @@ random_program(struct unit_rng *rng, struct prog *g)
             uint16_t priority = random_priority(rng);
             uint64_t cookie = ((uint64_t) table << 32) | (i + 1);
             unsigned int kind = unit_rng_below(rng, 10);
+            if (only_conj) {
+                /* Clause and conj_id flows, and the table-miss flow. */
+                kind = i == n_flows - 1 && with_miss_flow
+                       ? 9 : unit_rng_below(rng, 4);
+            }
 
             fdp__actions_builder_init(&b);
             random_match(rng, &m, &tcp);
@@ -2559,6 +2581,129 @@ START_TEST(datapath_random_programs)
 END_TEST
 
 /* ---------------------------------------------------------------------- */
+/* Batch lookups.                                                          */
+
+/* Fails unless 'got', from a batch, is 'want', from one classification:
+ * every step, the composed actions, the two ends and the final key. */
+static void
+check_same_result(const struct fdp_pipeline_result *got,
+                  const struct fdp_pipeline_result *want, const char *what)
+{
+    ck_assert_msg(got->n_steps == want->n_steps, "%s: %zu steps, not %zu "
+                  "(seed %" PRIu64 ")", what, got->n_steps, want->n_steps,
+                  unit_seed());
+    for (size_t k = 0; k < want->n_steps; k++) {
+        const struct fdp_pipeline_step *a = &got->steps[k];
+        const struct fdp_pipeline_step *b = &want->steps[k];
+        ck_assert_msg(a->rule == b->rule && a->table_id == b->table_id
+                      && a->kind == b->kind && a->depth == b->depth
+                      && a->conj_id == b->conj_id,
+                      "%s: step %zu differs: table %u conj %" PRIu32
+                      ", not table %u conj %" PRIu32 " (seed %" PRIu64 ")",
+                      what, k, a->table_id, a->conj_id, b->table_id,
+                      b->conj_id, unit_seed());
+    }
+    ck_assert_msg(fdp_actions_equal(got->actions, want->actions),
+                  "%s: actions differ (seed %" PRIu64 ")", what, unit_seed());
+    ck_assert(got->limit_dropped == want->limit_dropped);
+    ck_assert(got->table_missed == want->table_missed);
+    ck_assert(!memcmp(&got->key, &want->key, sizeof got->key));
+}
+
+/* The datapath's two ways to classify a batch, fdp__pipeline_classify_batch()
+ * and, for a pipeline served as a table, fdp__pipeline_single_lookup_batch(),
+ * against fdp_pipeline_classify() one packet at a time, which check_packet()
+ * holds to the reference: random programs, most of one table with
+ * conjunctions (with ordinary flows, or only the table-miss flow or none,
+ * where the conjunction index's shortcuts answer for H), random packets in
+ * batches of random sizes up to FDP_TABLE_BATCH_MAX. */
+START_TEST(batch_lookups_agree_with_classify)
+{
+    if (!use_cpu_level(_i, "batch_lookups_agree_with_classify")) {
+        return;
+    }
+    struct fdp_pipeline_result *res = calloc(FDP_TABLE_BATCH_MAX,
+                                             sizeof *res);
+    struct fdp_key *keys = calloc(FDP_TABLE_BATCH_MAX, sizeof *keys);
+    uint64_t n_single = 0, n_single_conj_hits = 0, n_batch_conj_hits = 0;
+    struct fdp_pipeline_result one;
+    struct unit_rng rng;
+    char what[96];
+
+    ck_assert_ptr_nonnull(res);
+    ck_assert_ptr_nonnull(keys);
+    unit_rng_init(&rng, 1700);
+    fdp_pipeline_result_init(&one);
+    for (size_t i = 0; i < FDP_TABLE_BATCH_MAX; i++) {
+        fdp_pipeline_result_init(&res[i]);
+    }
+    for (int prog_no = 0; prog_no < 120; prog_no++) {
+        struct prog g;
+        one_table = prog_no % 4 != 0;
+        random_program(&rng, &g);
+        one_table = false;
+        for (int round = 0; round < 6; round++) {
+            const struct fdp_key *kp[FDP_TABLE_BATCH_MAX];
+            struct fdp_pipeline_result *rp[FDP_TABLE_BATCH_MAX];
+            const struct fdp_rule *rules[FDP_TABLE_BATCH_MAX];
+            size_t n = 1 + unit_rng_below(&rng, FDP_TABLE_BATCH_MAX);
+            for (size_t i = 0; i < n; i++) {
+                random_packet(&rng, &g, &keys[i]);
+                snprintf(what, sizeof what, "program %d, round %d, packet "
+                         "%zu", prog_no, round, i);
+                check_packet(&g, &keys[i], what);
+                kp[i] = &keys[i];
+                rp[i] = &res[i];
+            }
+
+            fdp_table_read_lock();
+            const struct fdp__pipeline_view *view = fdp__pipeline_view(g.p);
+            ck_assert_int_eq(fdp__pipeline_classify_batch(g.p, view, kp, n,
+                                                          rp), 0);
+            if (view->single) {
+                n_single++;
+                fdp__pipeline_single_lookup_batch(view, kp, n, rules);
+            }
+            for (size_t i = 0; i < n; i++) {
+                snprintf(what, sizeof what, "program %d, round %d, packet "
+                         "%zu of %zu", prog_no, round, i, n);
+                ck_assert_int_eq(fdp__pipeline_classify_view(
+                                     g.p, view, &keys[i], 0, &one, NULL,
+                                     NULL), 0);
+                check_same_result(&res[i], &one, what);
+                n_batch_conj_hits += one.n_steps && one.steps[0].conj_id;
+                if (view->single) {
+                    /* One table, no goto_table or resubmit: one step. */
+                    ck_assert_uint_eq(one.n_steps, 1);
+                    ck_assert_msg(rules[i] == one.steps[0].rule,
+                                  "%s: the one-table lookup found another "
+                                  "flow (seed %" PRIu64 ")", what,
+                                  unit_seed());
+                    n_single_conj_hits += one.steps[0].conj_id != 0;
+                }
+            }
+            fdp_table_read_unlock();
+        }
+        prog_destroy(&g);
+    }
+    printf("batch_lookups_agree_with_classify: %" PRIu64 " one-table "
+           "batches, %" PRIu64 " conjunction hits in them, %" PRIu64
+           " in all batches\n", n_single, n_single_conj_hits,
+           n_batch_conj_hits);
+    fflush(stdout);
+    /* The programs reach the one-table lookup, and its conjunctions. */
+    ck_assert_uint_gt(n_single, 100);
+    ck_assert_uint_gt(n_single_conj_hits, 200);
+    for (size_t i = 0; i < FDP_TABLE_BATCH_MAX; i++) {
+        fdp_pipeline_result_destroy(&res[i]);
+    }
+    fdp_pipeline_result_destroy(&one);
+    free(res);
+    free(keys);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
 /* Atomic commits across tables.                                           */
 
 /* A two-table program swapped whole in one transaction: A loads reg0=1 in
@@ -2768,6 +2913,8 @@ main(void)
     tcase_add_test(tc, header_rewrite_and_resubmit_port);
     tcase_add_test(tc, datapath_runs_the_pipeline);
     tcase_add_test(tc, datapath_random_programs);
+    tcase_add_loop_test(tc, batch_lookups_agree_with_classify, 0,
+                        FDP_CPU_N_LEVELS + 1);
     tcase_add_test(tc, commit_across_tables_is_atomic);
 
     /* The threaded case, alone in its TCase so that scripts/test.sh runs
