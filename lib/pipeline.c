@@ -33,7 +33,11 @@
  * its answer is only "some flow matched"; priorities inside a dim are all
  * P.  The index (struct conj_index), made at commit from the dims, lists
  * the levels in decreasing priority and, per level, the conjunctions
- * whose N dims all hold flows; readers find it under RCU.
+ * whose N dims all hold flows; readers find it under RCU.  A batch of
+ * packets (table_lookup_batch(), the datapath's) asks each dim about the
+ * packets every earlier dim matched, as a bitmap, and gets the bitmap of
+ * those it matches (fdp__table_match_any_batch(): a packet leaves the
+ * dim's walk at its first match, since any flow answers).
  *
  * Worked example.  Table 0 holds
  *   priority=10,ip,nw_src=10.0.0.1 actions=conjunction(1,1/2)
