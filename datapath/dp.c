@@ -1,6 +1,6 @@
 /*
- * The datapath: batches of packets from ports, through the table (or a
- * multi-table pipeline), to ports.
+ * The datapath: batches of packets from ports, through a pipeline (a
+ * bare table is a one-table pipeline), to ports.
  *
  * What it is for
  * ==============
@@ -15,44 +15,76 @@
  *   1. extract: parse each packet into a key (extract.c), which also
  *      returns the key's hash for the caches, computed in line as the key
  *      words are built (fdp__packet_extract_hash());
- *   2. classify: probe the pmd's exact-match cache (EMC) with the whole
- *      key, the signature match cache (SMC) with the EMC's misses, and
- *      look the rest up in the table with one fdp_table_lookup_batch();
- *   3. group: gather the packets of each flow (Open vSwitch's
- *      packet_batch_per_flow), so that the next phases run once per flow,
- *      and prefetch each flow's counters and actions;
- *   4. account and execute, group by group: one update of the flow's
- *      statistics, then its actions on its packets (a flow whose actions
- *      are one output queues them without the executor); outputs go to
+ *   2. classify: load the pipeline's snapshot (one pointer: the version
+ *      and the shape, "The snapshot" below), probe the pmd's exact-match
+ *      cache (EMC) with the whole key, the signature match cache (SMC)
+ *      with the EMC's misses, and take the rest through the pipeline
+ *      together: one batch lookup per table (a one-table pipeline: one
+ *      fdp__table_lookup_batch_at() in all).  Every packet ends with an
+ *      outcome (below) or a miss;
+ *   3. group: gather the packets of each outcome (Open vSwitch's
+ *      packet_batch_per_flow), so that the next phases run once per
+ *      group, and prefetch each group's counters and actions;
+ *   4. account and execute, group by group: one update of each flow's
+ *      statistics, then the actions on the group's packets (actions that
+ *      are one output queue them without the executor); outputs go to
  *      per-port transmit queues, each sent as one burst per batch.
+ *
+ * One type
+ * --------
+ * Everything the EMC, the SMC, the batch and its groups hold is a struct
+ * fdp__outcome (lib/outcome.h): the counters of the flows a packet hit,
+ * the actions to run, and the lookups that missed (for the tables' miss
+ * counters).  Every rule carries its own one-rule outcome, which overlays
+ * its actions and counters pointers and lies in its first cache line
+ * with the fields a lookup reads: so a table lookup that finds rule R
+ * gives the packet &R->oc, built once when R was linked and valid as long
+ * as R.  Only a packet whose classification went through several flows
+ * (goto_table, resubmit) needs an outcome of its own, and one is
+ * allocated only for the packets the EMC keeps (the 1-in-100 draw: the
+ * entry owns it and frees it when replaced, at the end of the batch, for
+ * a packet earlier in the batch may still point at it); the others are
+ * written into the pmd's per-batch scratch space, so a miss allocates
+ * nothing in the steady state.  A multi-table packet whose
+ * classification hit one flow and composed that flow's own actions gets
+ * the flow's outcome, as in a one-table pipeline.  So the code after
+ * classification has one path: grouping goes by what outcomes do
+ * (fdp__outcome_same(): equal keys from the EMC share an outcome, fresh
+ * classifications each have their own), accounting updates each counter
+ * of the group's outcome (one, a rule's, on the fast path), and the
+ * executor runs its actions.  A bare table (fdp_dp_create()) is served
+ * through a one-table snapshot whose version is the table's own
+ * (pmd_snapshot()): the same phases, the same code.
  *
  * The caches
  * ----------
  * The EMC is Open vSwitch's: 8192 entries, two-way set associative,
- * keyed by the full key, each holding the rule a lookup found.  A lookup
- * result enters the cache with probability 1/emc_insert_inv_prob (OVS's
- * default 1/100), so a flood of short flows cannot evict the long ones
- * that make the cache worth having.  An entry is valid only while the
- * table's version (table.h, fdp_table_version()) is the one it was made
- * at: any change to the table, which could change the answer for any key,
- * retires every entry at once without touching the cache.  That is also
- * what keeps the cached rule pointers safe: a rule is freed only after a
- * version change and a grace period, and a pmd uses an entry only if the
- * version it loaded in its current read-side section matches.  (With a
- * pipeline, the version is its snapshot's: see "The snapshot" below.)
+ * keyed by the full key, each holding the outcome the pipeline gave it.
+ * A result enters the cache with probability 1/emc_insert_inv_prob
+ * (OVS's default 1/100), so a flood of short flows cannot evict the long
+ * ones that make the cache worth having.  An entry is valid only while
+ * the snapshot's version (a bare table's: table.h, fdp_table_version())
+ * is the one it was made at: any change to the tables, which could change
+ * the answer for any key, retires every entry at once without touching
+ * the cache.  That is also what keeps the cached rule outcomes safe: a
+ * rule is freed only after a version change and a grace period, and a
+ * pmd uses an entry only if the version it loaded in its current
+ * read-side section matches.  (So an entry never reads its outcome to
+ * know whether to free it: it keeps an 'owned' bit of its own.)
  *
  * The SMC holds what the EMC cannot: 100,000s of flows, 16 bytes an
  * entry instead of 128, because it keeps no key, only a 16-bit signature
  * (the hash's top half; the bucket index is its low bits).  Buckets are
- * one line: the version they were filled at and 4 (signature, rule)
- * ways.  Without the key, a hit is checked against the rule's match, and
+ * one line: the version they were filled at and 4 (signature, outcome)
+ * ways, each outcome a rule's own (fdp__rule_of_outcome() finds its
+ * rule).  Without the key, a hit is checked against the rule's match, and
  * that proves the rule is the answer only if no other flow matches the
  * packet: so the SMC serves tables declared disjoint
  * (fdp_table_set_disjoint(), a megaflow cache, where Open vSwitch's SMC
  * makes the same assumption) and is bypassed for all others.  Open
  * vSwitch's entries are 16-bit flow indices; flowdp's table has no dense
- * index, and 100k flows need more than 16 bits, so a way holds the rule
- * pointer, kept safe by the bucket's version as the EMC's are, and an
+ * index, and 100k flows need more than 16 bits, so a way holds the
+ * outcome pointer, kept safe by the bucket's version as the EMC's are, and an
  * output hint (output_hint()): the port, when the flow's actions are one
  * output, so that a hit of such a flow never reads its actions.
  *
@@ -65,7 +97,8 @@
  * Cost on paper, per packet, an EMC hit on 1000 flows (everything in
  * L1/L2): the frame's first line (extract), the EMC's two lines for the
  * set (prefetched for the whole batch first), the rule's first line
- * (actions and statistics pointers), the actions line and the statistics
+ * (its outcome: actions and statistics pointers), the actions line and
+ * the statistics
  * line, written: six lines (five when the entry's output hint spares the
  * actions).  An SMC hit replaces the EMC's lines by one bucket and adds
  * the rule's match line: bucket, rule, match, counters, four lines; at
@@ -79,30 +112,15 @@
  * bound by instructions, not misses, at 1000 flows, and by the four
  * misses at 100k (75-85 ns).
  *
- * A pipeline's datapath (fdp_dp_create_pipeline()).  The EMC maps a
- * key to the outcome of the whole pipeline rather than to one rule: a
- * struct outcome, made from fdp_pipeline_classify()'s result when a
- * packet misses the cache, holds the flows hit along the way (each is
- * counted for every packet), the composed packet actions, their output
- * hint, and, when some table missed, the lookups for the tables' miss
- * counters.  An entry is valid for the pipeline's version
- * (fdp_pipeline_version(), which grows with every change to any table),
- * so a hit costs one cache probe however many tables the packet went
- * through; what grows with the tables is the accounting, one counter
- * update per flow hit, each a line of its own.  Outcomes are one
- * allocation each, owned by the EMC entry that holds them and freed when
- * the entry is replaced, at the end of the batch (a packet earlier in the
- * batch may still point at it); a miss that does not enter the cache
- * (the 1-in-100 draw, or no flow hit at all) uses one of the pmd's
- * per-batch scratch outcomes instead, so a miss allocates nothing in the
- * steady state.  The SMC is not used: its hits are proved by one rule's
- * match, and a pipeline's answer is not one rule's.  A pipeline that is
- * one table (the snapshot's 'single': no flow outside table 0, no
- * goto_table or resubmit) is served exactly as a table is, batch lookups
- * and rule pointers in the EMC, at the snapshot's version: outcomes would
- * only add a line and a copy to each packet.  (If that table has
- * conjunctions, its batch lookup is the pipeline's, which looks the
- * clauses up in batches too: fdp__pipeline_single_lookup_batch().)
+ * Several tables.  An EMC entry is valid for the snapshot's version,
+ * which grows with every change to any table, so a hit costs one cache
+ * probe however many tables the packet went through; what grows with the
+ * tables is the accounting, one counter update per flow hit, each a line
+ * of its own.  The SMC serves only a one-table snapshot of a disjoint
+ * table: its hits are proved by one rule's match, and a multi-table
+ * answer is not one rule's.  A one-table pipeline with conjunctions is
+ * looked up with fdp__pipeline_single_lookup_batch(), which looks the
+ * clauses up in batches too.
  *
  * The snapshot.  What a pmd reads of a pipeline for a batch is one
  * object, the pipeline's published view (lib/pipeline-view.h), loaded
@@ -112,20 +130,21 @@
  * after committing every table of a transaction (lib/pipeline.c,
  * "Versions and snapshots"), so the version and the shape a batch uses
  * are always one commit's, and since every EMC entry is stamped with the
- * version it was made at and used only at that version, an entry is read
- * in the shape it was made in: a rule in a one-table pipeline's batch, an
- * outcome in another's.  (When they were two loads, a pmd could read a
- * version, then a writer could change the shape and bump the version,
- * then the pmd read the new shape: entries holding rules were read as
- * outcomes.  test-dp's old_version_with_new_mode_loses_no_packet makes a
- * writer commit exactly there, through fdp__dp_snapshot_hook.)  The
+ * version it was made at and used only at that version, an entry is used
+ * only by batches that see the tables as it was made from.  (When the
+ * version and the shape were two loads and the caches held rules or
+ * outcomes by shape, a pmd could read a version, then a writer could
+ * change the shape and bump the version, then the pmd read the new shape:
+ * entries holding rules were read as outcomes.  Now there is one type,
+ * and one load; test-dp's old_version_with_new_mode_loses_no_packet makes
+ * a writer commit exactly there, through fdp__dp_snapshot_hook.)  The
  * lookups of a one-table pipeline's batch are made at the snapshot's
  * version too (fdp__table_lookup_batch_at()): its table may already hold
  * a commit the snapshot does not show.  Worked example: a pmd loads the
- * view {version 7, single = table 0}; its EMC holds rules stamped 7.  A
- * writer adds a flow to table 1 and publishes {8, NULL}.  The pmd goes on
- * with {7, table 0}: EMC hits on rules stamped 7, lookups in table 0 at
- * 7, where the new flow is invisible; the table-1 flow is not even
+ * view {version 7, single = table 0}; its EMC holds rules' outcomes
+ * stamped 7.  A writer adds a flow to table 1 and publishes {8, NULL}.
+ * The pmd goes on with {7, table 0}: EMC hits stamped 7, lookups in table
+ * 0 at 7, where the new flow is invisible; the table-1 flow is not even
  * reachable.  Its next batch loads {8, NULL}: every entry stamped 7 is
  * stale, and each packet goes through the whole pipeline at 8.
  *
@@ -185,15 +204,27 @@
  * Flow "priority=10,ip,nw_dst=10.0.0.2,actions=dec_ttl,output:2" and a
  * batch of 3 packets from port 1 to 10.0.0.2 with TTLs 64, 64 and 1.
  * Extract gives three keys, the first two equal.  Packet 0 misses the
- * EMC and the table finds the flow; say the 1-in-100 draw inserts it.
- * Packet 1 then hits the EMC.  (Both were looked up in the same batch,
- * so in fact both went to the table; the EMC serves the next batch.)
- * Grouping finds one flow and three packets; accounting adds 3 packets
- * to the flow in one update.  Executing, packets 0 and 1 get TTL 63 (IPv4
- * checksum updated) and are queued for port 2 in their own frames;
- * packet 2's dec_ttl fails: dropped, counted in n_ttl_expired and in port
- * 1's rx_dropped.  The tx flush hands port 2 two descriptors in one
- * burst.
+ * EMC and the table finds the flow's rule R: its outcome is &R->oc
+ * {counters [R's], actions dec_ttl,output:2}; say the 1-in-100 draw
+ * inserts it.  Packet 1 then hits the EMC.  (Both were looked up in the
+ * same batch, so in fact both went to the table; the EMC serves the next
+ * batch.)  Grouping finds one outcome and three packets; accounting adds
+ * 3 packets to R's counters in one update.  Executing, packets 0 and 1
+ * get TTL 63 (IPv4 checksum updated) and are queued for port 2 in their
+ * own frames; packet 2's dec_ttl fails: dropped, counted in
+ * n_ttl_expired and in port 1's rx_dropped.  The tx flush hands port 2
+ * two descriptors in one burst.
+ *
+ * The same flow in table 1, behind "table=0,priority=1,actions=
+ * goto_table:1" (rule G): the snapshot is not one table, so the three
+ * packets go through the pipeline together, one batch lookup of table 0
+ * (G for all three), then one of table 1 (R for all three).  Each
+ * classification hit two flows, so each packet gets an outcome built for
+ * it {counters [G's, R's], actions dec_ttl,output:2}: packet 0's, if the
+ * draw picks it, allocated and owned by its EMC entry, the others in the
+ * pmd's scratch space.  The three outcomes are equal
+ * (fdp__outcome_same()), so grouping makes one group again; accounting
+ * adds 3 packets to G's counters and to R's, and the rest is as above.
  *
  * References: B. Pfaff et al., "The Design and Implementation of Open
  * vSwitch", NSDI 2015 (the microflow cache); Open vSwitch's
@@ -1497,23 +1528,18 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
         return oc;
     }
 
-    /* The flows hit, and the lookups that missed (kept for the tables'
-     * miss counters when the classification missed or hit a limit). */
+    /* Room for a counter per step (every step that hit a flow has one)
+     * and, when the classification missed or hit a limit, for each step
+     * (those that missed are kept, for the tables' miss counters): so one
+     * pass over the steps fills the counters. */
     bool keep_steps = r->table_missed || r->limit_dropped;
-    size_t n_rules = 0, n_missed = 0;
-    for (size_t k = 0; k < r->n_steps; k++) {
-        if (r->steps[k].rule) {
-            n_rules++;
-        } else {
-            n_missed += keep_steps;
-        }
-    }
-    if (n_rules > UINT16_MAX || n_missed > FDP__OUTCOME_MAX_STEPS) {
+    if (r->n_steps > UINT16_MAX) {
         return NULL;
     }
     bool insert = cache
                   && pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob);
-    size_t actions_at = fdp__outcome_size(n_rules, n_missed);
+    size_t actions_at = fdp__outcome_size(r->n_steps,
+                                          keep_steps ? r->n_steps : 0);
     struct fdp__outcome *oc;
     if (insert) {
         /* Only an outcome the EMC keeps copies its actions. */
@@ -1524,18 +1550,29 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
     if (!oc) {
         return NULL;
     }
-    oc->n_rules = (uint16_t) n_rules;
-    oc->n_steps = (uint16_t) n_missed;
-    oc->missed = r->table_missed;
-    oc->limit = r->limit_dropped;
-    struct fdp_pipeline_step *steps = fdp__outcome_steps_mutable(oc);
-    size_t nr = 0, ns = 0;
+    uint32_t n_rules = 0;
+    uint64_t h = 0;
     for (size_t k = 0; k < r->n_steps; k++) {
         if (r->steps[k].rule) {
-            oc->counters[nr++] = r->steps[k].rule->stats;
-        } else if (keep_steps) {
-            steps[ns++] = r->steps[k];
+            struct fdp__rule_counters *c = r->steps[k].rule->stats;
+            oc->counters[n_rules++] = c;
+            h = fdp__outcome_sig_add(h, c);
         }
+    }
+    oc->n_rules = (uint16_t) n_rules;
+    oc->n_steps = 0;
+    oc->missed = r->table_missed;
+    oc->limit = r->limit_dropped;
+    if (keep_steps) {
+        /* At most one miss per resubmit, plus one. */
+        struct fdp_pipeline_step *steps = fdp__outcome_steps_mutable(oc);
+        uint32_t n_missed = 0;
+        for (size_t k = 0; k < r->n_steps; k++) {
+            if (!r->steps[k].rule && n_missed < FDP__OUTCOME_MAX_STEPS) {
+                steps[n_missed++] = r->steps[k];
+            }
+        }
+        oc->n_steps = (uint16_t) n_missed;
     }
     if (insert) {
         struct fdp_actions *actions = (struct fdp_actions *) (void *)
@@ -1545,7 +1582,7 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
     } else {
         oc->actions = r->actions;
     }
-    fdp__outcome_sign(oc);
+    oc->sig = fdp__outcome_sig_end(h, n_rules, oc->actions);
     if (insert) {
         emc_fill(pmd, emc_victim(pmd, b->hashes[i], version), key,
                  b->hashes[i], version, oc, true);
@@ -1789,9 +1826,14 @@ batch_group(struct batch *b)
                 if (oc) {
                     /* The flows' counters and (without a cache's output
                      * hint) the actions are lines of their own, needed
-                     * once the whole batch is grouped. */
-                    for (uint32_t r = 0; r < oc->n_rules; r++) {
-                        __builtin_prefetch(oc->counters[r], 1);
+                     * once the whole batch is grouped.  Most outcomes are
+                     * a rule's, with one. */
+                    if (FDP_LIKELY(oc->n_rules == 1)) {
+                        __builtin_prefetch(oc->counters[0], 1);
+                    } else {
+                        for (uint32_t r = 0; r < oc->n_rules; r++) {
+                            __builtin_prefetch(oc->counters[r], 1);
+                        }
                     }
                     if (!b->hints[i]) {
                         __builtin_prefetch(oc->actions);
@@ -2050,21 +2092,27 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
     }
 }
 
-/* Counts a group: each flow its packets hit (a rule's outcome: one),
- * and the tables where a lookup missed.  Returns false if the packets are
- * misses (the pipeline hit no flow), for the caller to count and upcall
- * as such. */
+/* Counts a group: each flow its packets hit, and the tables where a
+ * lookup missed.  Returns false if the packets are misses (the pipeline
+ * hit no flow), for the caller to count and upcall as such.  Most
+ * outcomes are one flow's hit (every rule's own outcome is), which takes
+ * the first branch. */
 static inline __attribute__((always_inline)) bool
 outcome_account(struct fdp_dp_pmd *pmd, const struct flow_group *fg,
                 int64_t now)
 {
     const struct fdp__outcome *oc = fg->flow;
 
+    if (FDP_LIKELY(oc->n_rules == 1 && !oc->n_steps && !oc->limit)) {
+        fdp__counters_account_n(oc->counters[0], fg->n, fg->n_bytes, now,
+                                pmd->stats_shard);
+        return true;
+    }
     for (uint32_t k = 0; k < oc->n_rules; k++) {
         fdp__counters_account_n(oc->counters[k], fg->n, fg->n_bytes, now,
                                 pmd->stats_shard);
     }
-    if (FDP_UNLIKELY(oc->n_steps != 0 || oc->limit)) {
+    if (oc->n_steps || oc->limit) {
         fdp_pipeline_account_misses(pmd->dp->pipeline,
                                     fdp__outcome_steps(oc), oc->n_steps,
                                     oc->limit, fg->n);

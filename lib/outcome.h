@@ -94,6 +94,28 @@ fdp__outcome_steps_mutable(struct fdp__outcome *oc)
     return (struct fdp_pipeline_step *) (void *) &oc->counters[oc->n_rules];
 }
 
+/* The signature, in steps for a caller that fills the counters in the
+ * same pass: fdp__outcome_sig_add() for each counter in order, from 0,
+ * then fdp__outcome_sig_end(). */
+#define FDP__OUTCOME_SIG_K UINT64_C(0x9e3779b97f4a7c15)   /* 2^64 / phi. */
+
+static inline uint64_t
+fdp__outcome_sig_add(uint64_t h, const struct fdp__rule_counters *c)
+{
+    return (h ^ (uintptr_t) c) * FDP__OUTCOME_SIG_K;
+}
+
+static inline uint32_t
+fdp__outcome_sig_end(uint64_t h, uint32_t n_rules,
+                     const struct fdp_actions *actions)
+{
+    h = (h ^ n_rules) * FDP__OUTCOME_SIG_K;
+    for (uint32_t i = 0; i < actions->n_words; i++) {
+        h = (h ^ actions->words[i]) * FDP__OUTCOME_SIG_K;
+    }
+    return (uint32_t) (h >> 32);
+}
+
 /* Sets 'oc->sig' from its counters and actions, so that two outcomes
  * that do the same (fdp__outcome_same()) have the same signature,
  * whether one is a rule's and the other was built for a packet whose
@@ -101,17 +123,12 @@ fdp__outcome_steps_mutable(struct fdp__outcome *oc)
 static inline void
 fdp__outcome_sign(struct fdp__outcome *oc)
 {
-    const uint64_t k = UINT64_C(0x9e3779b97f4a7c15);   /* 2^64 / phi. */
     uint64_t h = 0;
 
     for (uint32_t i = 0; i < oc->n_rules; i++) {
-        h = (h ^ (uintptr_t) oc->counters[i]) * k;
+        h = fdp__outcome_sig_add(h, oc->counters[i]);
     }
-    h = (h ^ oc->n_rules) * k;
-    for (uint32_t i = 0; i < oc->actions->n_words; i++) {
-        h = (h ^ oc->actions->words[i]) * k;
-    }
-    oc->sig = (uint32_t) (h >> 32);
+    oc->sig = fdp__outcome_sig_end(h, oc->n_rules, oc->actions);
 }
 
 /* Makes 'oc' the one-rule outcome of a rule whose 'actions' and
