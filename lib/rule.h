@@ -284,8 +284,8 @@ bool fdp__table_is_disjoint(const struct fdp_table *table);
 
 /* fdp_rule_account() for 'n_packets' packets at once, on 'shard' (from
  * fdp__stats_shard_acquire(), or FDP__STATS_SHARED), given the rule's
- * counters (a cached pipeline outcome keeps those, not the rules, so that
- * counting needs no line of the rule). */
+ * counters (an outcome, lib/outcome.h, keeps those, not the rules: a
+ * multi-table outcome counts its flows without a line of each rule). */
 static inline void
 fdp__counters_account_n(struct fdp__rule_counters *s, uint64_t n_packets,
                         uint64_t n_bytes, int64_t now_ms, unsigned int shard)
