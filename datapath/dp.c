@@ -2103,7 +2103,7 @@ outcome_account(struct fdp_dp_pmd *pmd, const struct flow_group *fg,
 {
     const struct fdp__outcome *oc = fg->flow;
 
-    if (FDP_LIKELY(oc->n_rules == 1 && !oc->n_steps && !oc->limit)) {
+    if (FDP_LIKELY(fdp__outcome_is_one_flow(oc))) {
         fdp__counters_account_n(oc->counters[0], fg->n, fg->n_bytes, now,
                                 pmd->stats_shard);
         return true;

@@ -53,13 +53,19 @@ static_assert(FDP_PIPELINE_MAX_RESUBMITS + 1 <= FDP__OUTCOME_MAX_STEPS,
 struct fdp__outcome {
     const struct fdp_actions *actions;  /* Packet actions, composed. */
     uint32_t sig;                       /* fdp__outcome_sign(). */
-    uint16_t n_rules;                   /* Flows hit: 'counters' has as
+    union {
+        struct {
+            uint16_t n_rules;           /* Flows hit: 'counters' has as
                                          * many. */
-    uint16_t n_steps : 14;              /* Missed lookups kept (only when
+            uint16_t n_steps : 14;      /* Missed lookups kept (only when
                                          * 'missed' or 'limit'): see
                                          * fdp__outcome_steps(). */
-    uint16_t missed : 1;                /* Ended by a table miss. */
-    uint16_t limit : 1;                 /* Dropped at a resubmit limit. */
+            uint16_t missed : 1;        /* Ended by a table miss. */
+            uint16_t limit : 1;         /* Dropped at a resubmit limit. */
+        };
+        uint32_t shape;                 /* The four above at once, for
+                                         * fdp__outcome_is_one_flow(). */
+    };
     struct fdp__rule_counters *counters[1]; /* 'n_rules' of them: an
                                              * allocated outcome's go on
                                              * past the struct. */
@@ -141,6 +147,18 @@ fdp__outcome_init_rule(struct fdp__outcome *oc)
     oc->missed = 0;
     oc->limit = 0;
     fdp__outcome_sign(oc);
+}
+
+/* True if 'oc' is one flow's hit and nothing else (every rule's own
+ * outcome is): its one counter is all there is to count.  One compare of
+ * 'shape' against the shape of such an outcome, which the compiler
+ * folds to a constant. */
+static inline bool
+fdp__outcome_is_one_flow(const struct fdp__outcome *oc)
+{
+    static const struct fdp__outcome one_flow = { .n_rules = 1 };
+
+    return oc->shape == one_flow.shape;
 }
 
 /* True if 'a' and 'b' do the same: the same flows hit, the same actions,
