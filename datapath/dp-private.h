@@ -161,9 +161,10 @@ uint32_t *fdp__dp_frame_owner(const struct fdp_dp *);
 uint32_t fdp__dp_frame_size(const struct fdp_dp *);
 struct fdp__pool *fdp__dp_pool(struct fdp_dp *);
 
-/* Tests only: when nonnull, a pmd calls it after loading a pipeline's
- * snapshot (lib/pipeline-view.h) for a batch and before using it, so that
- * a test can make a writer commit exactly there.  Set it while no pmd
+/* Tests only: when nonnull, a pmd calls it after loading the snapshot of
+ * a batch (a pipeline's, lib/pipeline-view.h, or a bare table's
+ * one-table view) and before using it, so that a test can make a writer
+ * commit exactly there.  Set it while no pmd
  * polls.  NULL in production (a load and a branch per batch). */
 extern void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
 

@@ -1,6 +1,6 @@
 /*
- * The datapath: batches of packets from ports, through the table (or a
- * multi-table pipeline), to ports.
+ * The datapath: batches of packets from ports, through a pipeline (a
+ * bare table is a one-table pipeline), to ports.
  *
  * What it is for
  * ==============
@@ -15,44 +15,76 @@
  *   1. extract: parse each packet into a key (extract.c), which also
  *      returns the key's hash for the caches, computed in line as the key
  *      words are built (fdp__packet_extract_hash());
- *   2. classify: probe the pmd's exact-match cache (EMC) with the whole
- *      key, the signature match cache (SMC) with the EMC's misses, and
- *      look the rest up in the table with one fdp_table_lookup_batch();
- *   3. group: gather the packets of each flow (Open vSwitch's
- *      packet_batch_per_flow), so that the next phases run once per flow,
- *      and prefetch each flow's counters and actions;
- *   4. account and execute, group by group: one update of the flow's
- *      statistics, then its actions on its packets (a flow whose actions
- *      are one output queues them without the executor); outputs go to
+ *   2. classify: load the pipeline's snapshot (one pointer: the version
+ *      and the shape, "The snapshot" below), probe the pmd's exact-match
+ *      cache (EMC) with the whole key, the signature match cache (SMC)
+ *      with the EMC's misses, and take the rest through the pipeline
+ *      together: one batch lookup per table (a one-table pipeline: one
+ *      fdp__table_lookup_batch_at() in all).  Every packet ends with an
+ *      outcome (below) or a miss;
+ *   3. group: gather the packets of each outcome (Open vSwitch's
+ *      packet_batch_per_flow), so that the next phases run once per
+ *      group, and prefetch each group's counters and actions;
+ *   4. account and execute, group by group: one update of each flow's
+ *      statistics, then the actions on the group's packets (actions that
+ *      are one output queue them without the executor); outputs go to
  *      per-port transmit queues, each sent as one burst per batch.
+ *
+ * One type
+ * --------
+ * Everything the EMC, the SMC, the batch and its groups hold is a struct
+ * fdp__outcome (lib/outcome.h): the counters of the flows a packet hit,
+ * the actions to run, and the lookups that missed (for the tables' miss
+ * counters).  Every rule carries its own one-rule outcome, which overlays
+ * its actions and counters pointers and lies in its first cache line
+ * with the fields a lookup reads: so a table lookup that finds rule R
+ * gives the packet &R->oc, built once when R was linked and valid as long
+ * as R.  Only a packet whose classification went through several flows
+ * (goto_table, resubmit) needs an outcome of its own, and one is
+ * allocated only for the packets the EMC keeps (the 1-in-100 draw: the
+ * entry owns it and frees it when replaced, at the end of the batch, for
+ * a packet earlier in the batch may still point at it); the others are
+ * written into the pmd's per-batch scratch space, so a miss allocates
+ * nothing in the steady state.  A multi-table packet whose
+ * classification hit one flow and composed that flow's own actions gets
+ * the flow's outcome, as in a one-table pipeline.  So the code after
+ * classification has one path: grouping goes by what outcomes do
+ * (fdp__outcome_same(): equal keys from the EMC share an outcome, fresh
+ * classifications each have their own), accounting updates each counter
+ * of the group's outcome (one, a rule's, on the fast path), and the
+ * executor runs its actions.  A bare table (fdp_dp_create()) is served
+ * through a one-table snapshot whose version is the table's own
+ * (pmd_snapshot()): the same phases, the same code.
  *
  * The caches
  * ----------
  * The EMC is Open vSwitch's: 8192 entries, two-way set associative,
- * keyed by the full key, each holding the rule a lookup found.  A lookup
- * result enters the cache with probability 1/emc_insert_inv_prob (OVS's
- * default 1/100), so a flood of short flows cannot evict the long ones
- * that make the cache worth having.  An entry is valid only while the
- * table's version (table.h, fdp_table_version()) is the one it was made
- * at: any change to the table, which could change the answer for any key,
- * retires every entry at once without touching the cache.  That is also
- * what keeps the cached rule pointers safe: a rule is freed only after a
- * version change and a grace period, and a pmd uses an entry only if the
- * version it loaded in its current read-side section matches.  (With a
- * pipeline, the version is its snapshot's: see "The snapshot" below.)
+ * keyed by the full key, each holding the outcome the pipeline gave it.
+ * A result enters the cache with probability 1/emc_insert_inv_prob
+ * (OVS's default 1/100), so a flood of short flows cannot evict the long
+ * ones that make the cache worth having.  An entry is valid only while
+ * the snapshot's version (a bare table's: table.h, fdp_table_version())
+ * is the one it was made at: any change to the tables, which could change
+ * the answer for any key, retires every entry at once without touching
+ * the cache.  That is also what keeps the cached rule outcomes safe: a
+ * rule is freed only after a version change and a grace period, and a
+ * pmd uses an entry only if the version it loaded in its current
+ * read-side section matches.  (So an entry never reads its outcome to
+ * know whether to free it: it keeps an 'owned' bit of its own.)
  *
  * The SMC holds what the EMC cannot: 100,000s of flows, 16 bytes an
  * entry instead of 128, because it keeps no key, only a 16-bit signature
  * (the hash's top half; the bucket index is its low bits).  Buckets are
- * one line: the version they were filled at and 4 (signature, rule)
- * ways.  Without the key, a hit is checked against the rule's match, and
+ * one line: the version they were filled at and 4 (signature, outcome)
+ * ways, each outcome a rule's own (fdp__rule_of_outcome() finds its
+ * rule).  Without the key, a hit is checked against the rule's match, and
  * that proves the rule is the answer only if no other flow matches the
  * packet: so the SMC serves tables declared disjoint
  * (fdp_table_set_disjoint(), a megaflow cache, where Open vSwitch's SMC
  * makes the same assumption) and is bypassed for all others.  Open
  * vSwitch's entries are 16-bit flow indices; flowdp's table has no dense
- * index, and 100k flows need more than 16 bits, so a way holds the rule
- * pointer, kept safe by the bucket's version as the EMC's are, and an
+ * index, and 100k flows need more than 16 bits, so a way holds the
+ * outcome pointer, kept safe by the bucket's version as the EMC's are, and an
  * output hint (output_hint()): the port, when the flow's actions are one
  * output, so that a hit of such a flow never reads its actions.
  *
@@ -65,7 +97,8 @@
  * Cost on paper, per packet, an EMC hit on 1000 flows (everything in
  * L1/L2): the frame's first line (extract), the EMC's two lines for the
  * set (prefetched for the whole batch first), the rule's first line
- * (actions and statistics pointers), the actions line and the statistics
+ * (its outcome: actions and statistics pointers), the actions line and
+ * the statistics
  * line, written: six lines (five when the entry's output hint spares the
  * actions).  An SMC hit replaces the EMC's lines by one bucket and adds
  * the rule's match line: bucket, rule, match, counters, four lines; at
@@ -79,30 +112,15 @@
  * bound by instructions, not misses, at 1000 flows, and by the four
  * misses at 100k (75-85 ns).
  *
- * A pipeline's datapath (fdp_dp_create_pipeline()).  The EMC maps a
- * key to the outcome of the whole pipeline rather than to one rule: a
- * struct outcome, made from fdp_pipeline_classify()'s result when a
- * packet misses the cache, holds the flows hit along the way (each is
- * counted for every packet), the composed packet actions, their output
- * hint, and, when some table missed, the lookups for the tables' miss
- * counters.  An entry is valid for the pipeline's version
- * (fdp_pipeline_version(), which grows with every change to any table),
- * so a hit costs one cache probe however many tables the packet went
- * through; what grows with the tables is the accounting, one counter
- * update per flow hit, each a line of its own.  Outcomes are one
- * allocation each, owned by the EMC entry that holds them and freed when
- * the entry is replaced, at the end of the batch (a packet earlier in the
- * batch may still point at it); a miss that does not enter the cache
- * (the 1-in-100 draw, or no flow hit at all) uses one of the pmd's
- * per-batch scratch outcomes instead, so a miss allocates nothing in the
- * steady state.  The SMC is not used: its hits are proved by one rule's
- * match, and a pipeline's answer is not one rule's.  A pipeline that is
- * one table (the snapshot's 'single': no flow outside table 0, no
- * goto_table or resubmit) is served exactly as a table is, batch lookups
- * and rule pointers in the EMC, at the snapshot's version: outcomes would
- * only add a line and a copy to each packet.  (If that table has
- * conjunctions, its batch lookup is the pipeline's, which looks the
- * clauses up in batches too: fdp__pipeline_single_lookup_batch().)
+ * Several tables.  An EMC entry is valid for the snapshot's version,
+ * which grows with every change to any table, so a hit costs one cache
+ * probe however many tables the packet went through; what grows with the
+ * tables is the accounting, one counter update per flow hit, each a line
+ * of its own.  The SMC serves only a one-table snapshot of a disjoint
+ * table: its hits are proved by one rule's match, and a multi-table
+ * answer is not one rule's.  A one-table pipeline with conjunctions is
+ * looked up with fdp__pipeline_single_lookup_batch(), which looks the
+ * clauses up in batches too.
  *
  * The snapshot.  What a pmd reads of a pipeline for a batch is one
  * object, the pipeline's published view (lib/pipeline-view.h), loaded
@@ -112,20 +130,21 @@
  * after committing every table of a transaction (lib/pipeline.c,
  * "Versions and snapshots"), so the version and the shape a batch uses
  * are always one commit's, and since every EMC entry is stamped with the
- * version it was made at and used only at that version, an entry is read
- * in the shape it was made in: a rule in a one-table pipeline's batch, an
- * outcome in another's.  (When they were two loads, a pmd could read a
- * version, then a writer could change the shape and bump the version,
- * then the pmd read the new shape: entries holding rules were read as
- * outcomes.  test-dp's old_version_with_new_mode_loses_no_packet makes a
- * writer commit exactly there, through fdp__dp_snapshot_hook.)  The
+ * version it was made at and used only at that version, an entry is used
+ * only by batches that see the tables as it was made from.  (When the
+ * version and the shape were two loads and the caches held rules or
+ * outcomes by shape, a pmd could read a version, then a writer could
+ * change the shape and bump the version, then the pmd read the new shape:
+ * entries holding rules were read as outcomes.  Now there is one type,
+ * and one load; test-dp's old_version_with_new_mode_loses_no_packet makes
+ * a writer commit exactly there, through fdp__dp_snapshot_hook.)  The
  * lookups of a one-table pipeline's batch are made at the snapshot's
  * version too (fdp__table_lookup_batch_at()): its table may already hold
  * a commit the snapshot does not show.  Worked example: a pmd loads the
- * view {version 7, single = table 0}; its EMC holds rules stamped 7.  A
- * writer adds a flow to table 1 and publishes {8, NULL}.  The pmd goes on
- * with {7, table 0}: EMC hits on rules stamped 7, lookups in table 0 at
- * 7, where the new flow is invisible; the table-1 flow is not even
+ * view {version 7, single = table 0}; its EMC holds rules' outcomes
+ * stamped 7.  A writer adds a flow to table 1 and publishes {8, NULL}.
+ * The pmd goes on with {7, table 0}: EMC hits stamped 7, lookups in table
+ * 0 at 7, where the new flow is invisible; the table-1 flow is not even
  * reachable.  Its next batch loads {8, NULL}: every entry stamped 7 is
  * stale, and each packet goes through the whole pipeline at 8.
  *
@@ -185,15 +204,27 @@
  * Flow "priority=10,ip,nw_dst=10.0.0.2,actions=dec_ttl,output:2" and a
  * batch of 3 packets from port 1 to 10.0.0.2 with TTLs 64, 64 and 1.
  * Extract gives three keys, the first two equal.  Packet 0 misses the
- * EMC and the table finds the flow; say the 1-in-100 draw inserts it.
- * Packet 1 then hits the EMC.  (Both were looked up in the same batch,
- * so in fact both went to the table; the EMC serves the next batch.)
- * Grouping finds one flow and three packets; accounting adds 3 packets
- * to the flow in one update.  Executing, packets 0 and 1 get TTL 63 (IPv4
- * checksum updated) and are queued for port 2 in their own frames;
- * packet 2's dec_ttl fails: dropped, counted in n_ttl_expired and in port
- * 1's rx_dropped.  The tx flush hands port 2 two descriptors in one
- * burst.
+ * EMC and the table finds the flow's rule R: its outcome is &R->oc
+ * {counters [R's], actions dec_ttl,output:2}; say the 1-in-100 draw
+ * inserts it.  Packet 1 then hits the EMC.  (Both were looked up in the
+ * same batch, so in fact both went to the table; the EMC serves the next
+ * batch.)  Grouping finds one outcome and three packets; accounting adds
+ * 3 packets to R's counters in one update.  Executing, packets 0 and 1
+ * get TTL 63 (IPv4 checksum updated) and are queued for port 2 in their
+ * own frames; packet 2's dec_ttl fails: dropped, counted in
+ * n_ttl_expired and in port 1's rx_dropped.  The tx flush hands port 2
+ * two descriptors in one burst.
+ *
+ * The same flow in table 1, behind "table=0,priority=1,actions=
+ * goto_table:1" (rule G): the snapshot is not one table, so the three
+ * packets go through the pipeline together, one batch lookup of table 0
+ * (G for all three), then one of table 1 (R for all three).  Each
+ * classification hit two flows, so each packet gets an outcome built for
+ * it {counters [G's, R's], actions dec_ttl,output:2}: packet 0's, if the
+ * draw picks it, allocated and owned by its EMC entry, the others in the
+ * pmd's scratch space.  The three outcomes are equal
+ * (fdp__outcome_same()), so grouping makes one group again; accounting
+ * adds 3 packets to G's counters and to R's, and the rest is as above.
  *
  * References: B. Pfaff et al., "The Design and Implementation of Open
  * vSwitch", NSDI 2015 (the microflow cache); Open vSwitch's
@@ -247,11 +278,14 @@
 struct emc_entry {
     uint32_t hash;
     uint32_t out;               /* Output hint: see output_hint(). */
-    uint64_t version;           /* Table version the entry is valid at. */
-    const void *flow;           /* NULL: empty.  A struct fdp_rule, or in
-                                 * a pipeline's datapath a struct outcome,
-                                 * which the entry owns... */
-    bool owned;                 /* ...and then this is true. */
+    uint64_t version;           /* Snapshot version the entry is valid
+                                 * at. */
+    const struct fdp__outcome *flow;    /* NULL: empty.  A rule's own
+                                         * outcome, or one built for this
+                                         * entry... */
+    bool owned;                 /* ...which it then frees when replaced
+                                 * (never read through 'flow': a stale
+                                 * entry's rule may be gone). */
     uint64_t key[FDP_KEY_PACKET_WORDS]; /* The key's packet words: the
                                          * pipeline's are zero on entry
                                          * (key.h). */
@@ -270,7 +304,9 @@ static_assert(sizeof(struct emc_entry) == 128, "an EMC entry is 2 lines");
 struct smc_bucket {
     uint64_t version;
     uint16_t sig[SMC_WAYS];
-    const struct fdp_rule *rule[SMC_WAYS];
+    const struct fdp__outcome *oc[SMC_WAYS];    /* Rules' own outcomes
+                                                 * (fdp__rule_of_outcome()
+                                                 * finds the match). */
     uint32_t out[SMC_WAYS];     /* Output hints: see output_hint(). */
 } __attribute__((aligned(64)));
 static_assert(sizeof(struct smc_bucket) == 64, "an SMC bucket is a line");
@@ -320,8 +356,7 @@ struct pmd_counters {
  * vSwitch's packet_batch_per_flow.  Accounting and actions run once per
  * group. */
 struct flow_group {
-    const void *flow;           /* A rule or an outcome (as emc_entry's);
-                                 * NULL: the misses. */
+    const struct fdp__outcome *flow;    /* NULL: the misses. */
     uint32_t n;
     uint64_t n_bytes;
     uint8_t pkts[FDP_DP_BATCH];
@@ -330,31 +365,12 @@ struct flow_group {
 struct batch {
     uint32_t n;
     uint32_t n_groups;
-    bool outcomes;              /* 'flows' are outcomes, not rules. */
     struct fdp__pkt pkts[FDP_DP_BATCH];
     uint32_t hashes[FDP_DP_BATCH];
-    const void *flows[FDP_DP_BATCH];    /* As flow_group's. */
+    const struct fdp__outcome *flows[FDP_DP_BATCH]; /* NULL: a miss. */
     uint32_t hints[FDP_DP_BATCH];   /* From the caches: output_hint(). */
     bool sent[FDP_DP_BATCH];    /* Went to at least one port. */
     struct flow_group groups[FDP_DP_BATCH];
-};
-
-/* What the pipeline does with one key (a pipeline's datapath caches these
- * in its EMC): the flows to count (their counters: lib/rule.h), the
- * actions to run, and, when some lookup missed or a resubmit limit
- * dropped the packet, the lookups, for the tables' miss counters.  One
- * allocation; the arrays follow. */
-struct outcome {
-    uint32_t sig;               /* Hash of 'rules' and 'actions': see
-                                 * outcome_same(). */
-    uint32_t out;               /* Output hint, as output_hint(). */
-    uint16_t n_rules;
-    uint16_t n_steps;           /* 0 unless 'missed' or 'limit'. */
-    bool missed;                /* Ended by a table miss. */
-    bool limit;                 /* Dropped at a resubmit limit. */
-    struct fdp__rule_counters **counters;   /* 'n_rules' of them. */
-    const struct fdp_pipeline_step *steps;
-    const struct fdp_actions *actions;
 };
 
 struct fdp_dp_pmd {
@@ -372,7 +388,9 @@ struct fdp_dp_pmd {
     struct pmd_counters counters;
 
     /* Per batch. */
-    const struct fdp__pipeline_view *view;  /* A pipeline's snapshot. */
+    const struct fdp__pipeline_view *view;  /* The snapshot: the
+                                             * pipeline's, or... */
+    struct fdp__pipeline_view table_view;   /* ...a bare table's. */
     const struct port_set *ports;
     struct fdp__port *in_port;
     uint32_t last_out_no;       /* The port of the last one-output flow */
@@ -381,15 +399,15 @@ struct fdp_dp_pmd {
     struct txq txq[TXQ_PORTS];
     struct batch batch;
 
-    /* A pipeline's datapath: classification's working memory, the
-     * outcomes of a batch's misses that do not enter the EMC (reused from
-     * batch to batch), and the outcomes the EMC let go during the batch,
-     * freed once it is done. */
+    /* Multi-table classification's working memory, the outcomes of a
+     * batch's misses that do not enter the EMC (reused from batch to
+     * batch), and the outcomes the EMC let go during the batch, freed once
+     * it is done. */
     struct fdp_pipeline_result results[FDP_DP_BATCH];
-    struct outcome *scratch[FDP_DP_BATCH];
+    struct fdp__outcome *scratch[FDP_DP_BATCH];
     size_t scratch_size[FDP_DP_BATCH];
     uint32_t n_scratch;
-    struct outcome *doomed[FDP_DP_BATCH];
+    struct fdp__outcome *doomed[FDP_DP_BATCH];
     uint32_t n_doomed;
 };
 
@@ -999,6 +1017,9 @@ fdp_dp_pmd_create(struct fdp_dp *dp, unsigned int id,
     }
     meter_init(&pmd->emc_meter, dp->options.emc_mode, false);
     meter_init(&pmd->smc_meter, dp->options.smc_mode, true);
+    /* A bare table is a one-table pipeline whose version is the table's
+     * (pmd_snapshot()). */
+    pmd->table_view.single = dp->table;
     pmd->dp = dp;
     pmd->id = id;
     pmd->stats_shard = fdp__stats_shard_acquire();
@@ -1048,7 +1069,7 @@ fdp_dp_pmd_destroy(struct fdp_dp_pmd *pmd)
     if (pmd->emc) {
         for (uint32_t i = 0; i < EMC_ENTRIES; i++) {
             if (pmd->emc[i].owned) {
-                free((void *) pmd->emc[i].flow);
+                free((struct fdp__outcome *) pmd->emc[i].flow);
             }
         }
     }
@@ -1173,9 +1194,8 @@ key_equal(const uint64_t *a, const uint64_t *b)
  * 100k flows is a miss of its own.  Whether the port is the packet's own
  * input port (then OpenFlow drops the output) is checked at use. */
 static uint32_t
-output_hint(const struct fdp_rule *rule)
+output_hint(const struct fdp_actions *actions)
 {
-    const struct fdp_actions *actions = fdp__rule_actions(rule);
     const struct fdp__action *a = actions && actions->n_actions == 1
                                   ? fdp__actions_first(actions) : NULL;
 
@@ -1188,7 +1208,7 @@ emc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
     return &pmd->emc[(way ? hash >> EMC_SHIFT : hash) & EMC_MASK];
 }
 
-static inline __attribute__((always_inline)) const void *
+static inline __attribute__((always_inline)) const struct fdp__outcome *
 emc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
            uint32_t hash, uint64_t version, uint32_t *hint)
 {
@@ -1221,27 +1241,28 @@ emc_victim(struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version)
 static void
 emc_fill(struct fdp_dp_pmd *pmd, struct emc_entry *e,
          const struct fdp_key *key, uint32_t hash, uint64_t version,
-         const void *flow, uint32_t out, bool owned)
+         const struct fdp__outcome *flow, bool owned)
 {
     if (e->flow && e->owned) {
-        pmd->doomed[pmd->n_doomed++] = (struct outcome *) e->flow;
+        pmd->doomed[pmd->n_doomed++] = (struct fdp__outcome *) e->flow;
     }
     e->owned = owned;
     e->hash = hash;
-    e->out = out;
+    e->out = output_hint(flow->actions);
     e->version = version;
     e->flow = flow;
     memcpy(e->key, key->w, sizeof e->key);
 }
 
-/* Caches 'rule' for 'key' with probability 1/emc_insert_inv_prob. */
+/* Caches 'oc', which the EMC does not own (a rule's), for 'key' with
+ * probability 1/emc_insert_inv_prob. */
 static void
 emc_insert(struct fdp_dp_pmd *pmd, const struct fdp_key *key, uint32_t hash,
-           uint64_t version, const struct fdp_rule *rule)
+           uint64_t version, const struct fdp__outcome *oc)
 {
     if (pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
         emc_fill(pmd, emc_victim(pmd, hash, version), key, hash, version,
-                 rule, output_hint(rule), false);
+                 oc, false);
     }
 }
 
@@ -1263,10 +1284,11 @@ smc_sig(uint32_t hash)
     return (uint16_t) (hash >> 16);
 }
 
-/* A rule whose signature matches: it is the answer if the key is in its
- * match, because the table is disjoint (no key is in two flows' matches)
- * and the bucket's version says the rule is still in the table. */
-static const struct fdp_rule *
+/* A rule's outcome whose signature matches: it is the answer if the key
+ * is in the rule's match, because the table is disjoint (no key is in two
+ * flows' matches) and the bucket's version says the rule is still in the
+ * table. */
+static const struct fdp__outcome *
 smc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
            uint32_t hash, uint64_t version, uint32_t *hint)
 {
@@ -1277,18 +1299,18 @@ smc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
         return NULL;
     }
     for (unsigned int i = 0; i < SMC_WAYS; i++) {
-        if (bk->sig[i] == sig && bk->rule[i]
-            && fdp__rule_matches(bk->rule[i], key)) {
+        if (bk->sig[i] == sig && bk->oc[i]
+            && fdp__rule_matches(fdp__rule_of_outcome(bk->oc[i]), key)) {
             *hint = bk->out[i];
-            return bk->rule[i];
+            return bk->oc[i];
         }
     }
     return NULL;
 }
 
-/* The first rule in the bucket for 'hash' whose signature matches, not
- * yet checked against the key, or NULL. */
-static inline const struct fdp_rule *
+/* The first rule's outcome in the bucket for 'hash' whose signature
+ * matches, not yet checked against the key, or NULL. */
+static inline const struct fdp__outcome *
 smc_candidate(const struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version,
               uint32_t *hint)
 {
@@ -1297,18 +1319,19 @@ smc_candidate(const struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version,
 
     if (bk->version == version) {
         for (unsigned int i = 0; i < SMC_WAYS; i++) {
-            if (bk->sig[i] == sig && bk->rule[i]) {
+            if (bk->sig[i] == sig && bk->oc[i]) {
                 *hint = bk->out[i];
-                return bk->rule[i];
+                return bk->oc[i];
             }
         }
     }
     return NULL;
 }
 
+/* Caches rule outcome 'oc' for keys of hash 'hash'. */
 static void
 smc_insert(struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version,
-           const struct fdp_rule *rule)
+           const struct fdp__outcome *oc)
 {
     if (!pmd_chance(pmd, pmd->dp->options.smc_insert_inv_prob)) {
         return;
@@ -1323,7 +1346,7 @@ smc_insert(struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version,
         bk->version = version;
     }
     for (unsigned int i = 0; i < SMC_WAYS && way == SMC_WAYS; i++) {
-        if (!bk->rule[i] || bk->sig[i] == sig) {
+        if (!bk->oc[i] || bk->sig[i] == sig) {
             way = i;
         }
     }
@@ -1331,8 +1354,8 @@ smc_insert(struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version,
         way = pmd_random(pmd) % SMC_WAYS;
     }
     bk->sig[way] = sig;
-    bk->rule[way] = rule;
-    bk->out[way] = output_hint(rule);
+    bk->oc[way] = oc;
+    bk->out[way] = output_hint(oc->actions);
 }
 
 /* Whether to use a cache in auto mode for the next batch, and what its
@@ -1453,96 +1476,116 @@ batch_extract(struct fdp_dp_pmd *pmd, struct batch *b,
     pmd_count(&pmd->counters.n_packets, n);
 }
 
-/* A pipeline's outcome for packet 'i' of 'b', which no cache had, from
- * its classification 'r': it enters the EMC with probability
- * 1/emc_insert_inv_prob (the EMC then owns it) or else lives in the pmd's
- * scratch space until the batch is done.  NULL if memory ran out: the
- * packet is then a miss. */
-static const struct outcome *
-pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
-              uint64_t version, const struct fdp_pipeline_result *r)
+/* Scratch memory of at least 'size' bytes for an outcome that lives until
+ * the batch is done, or NULL if memory ran out. */
+static struct fdp__outcome *
+scratch_outcome(struct fdp_dp_pmd *pmd, size_t size)
+{
+    uint32_t s = pmd->n_scratch;
+
+    if (s >= FDP_DP_BATCH) {
+        return NULL;            /* Not reached: one per packet. */
+    }
+    if (pmd->scratch_size[s] < size) {
+        void *p = realloc(pmd->scratch[s], size);
+        if (!p) {
+            return NULL;
+        }
+        pmd->scratch[s] = p;
+        pmd->scratch_size[s] = size;
+    }
+    pmd->n_scratch++;
+    return pmd->scratch[s];
+}
+
+/* The outcome of packet 'i' of 'b', which no cache had, from its
+ * classification through several tables, 'r'.  A packet whose
+ * classification hit one flow and whose actions are that flow's gets the
+ * flow's own outcome, which may enter the EMC as a table's do.  For any
+ * other, an outcome is built: in memory of its own if it enters the EMC
+ * (with probability 1/emc_insert_inv_prob; the entry then owns it), else
+ * in the pmd's scratch space, which points into 'r' and lives until the
+ * batch is done.  NULL if memory ran out, or if the classification is too
+ * long to keep (more than 65535 flows hit): the packet is then a miss. */
+static const struct fdp__outcome *
+pipeline_outcome(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
+                 uint64_t version, const struct fdp_pipeline_result *r)
 {
     const struct fdp_key *key = &b->pkts[i].key;
-    /* Room for a counter per step (every step that hit a flow has one):
-     * so one pass over the steps both fills and hashes them.  A table 0
-     * miss ends the pipeline, so the packet hit some flow if and only if
-     * its first step did. */
-    size_t n_rules = r->n_steps;
+    /* A table 0 miss ends the pipeline, so the packet hit some flow if
+     * and only if its first step did.  A packet that hit no flow is a
+     * miss, as in a one-table pipeline: not cached, so that each one
+     * reaches the upcall. */
     bool hit = r->n_steps && r->steps[0].rule;
-    size_t n_steps = r->table_missed || r->limit_dropped ? r->n_steps : 0;
-    size_t steps_at = sizeof(struct outcome) + n_rules * sizeof(void *);
-    size_t actions_at = steps_at + n_steps * sizeof(struct fdp_pipeline_step);
-    /* A packet that hit no flow is a miss, as in a table's datapath: not
-     * cached, so that each one reaches the upcall. */
-    bool insert = pmd->emc && hit && n_rules <= UINT16_MAX
-                  && n_steps <= UINT16_MAX
+    bool cache = pmd->emc && hit;
+
+    if (hit && r->n_steps == 1 && !r->limit_dropped
+        && fdp_actions_equal(r->actions, r->steps[0].rule->actions)) {
+        const struct fdp__outcome *oc = &r->steps[0].rule->oc;
+        if (cache) {
+            emc_insert(pmd, key, b->hashes[i], version, oc);
+        }
+        return oc;
+    }
+
+    /* Room for a counter per step (every step that hit a flow has one)
+     * and, when the classification missed or hit a limit, for each step
+     * (those that missed are kept, for the tables' miss counters): so one
+     * pass over the steps fills the counters. */
+    bool keep_steps = r->table_missed || r->limit_dropped;
+    if (r->n_steps > UINT16_MAX) {
+        return NULL;
+    }
+    bool insert = cache
                   && pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob);
-    /* Only an outcome the EMC keeps copies the steps and actions; one
-     * for this batch alone points into 'r', which lives until the next
-     * batch. */
-    size_t size = insert ? actions_at + fdp_actions_size(r->actions)
-                         : steps_at;
-    struct outcome *oc;
+    size_t actions_at = fdp__outcome_size(r->n_steps,
+                                          keep_steps ? r->n_steps : 0);
+    struct fdp__outcome *oc;
     if (insert) {
-        oc = malloc(size);
+        /* Only an outcome the EMC keeps copies its actions. */
+        oc = malloc(actions_at + fdp_actions_size(r->actions));
     } else {
-        uint32_t s = pmd->n_scratch;
-        if (s >= FDP_DP_BATCH) {
-            return NULL;        /* Not reached: one per packet. */
-        }
-        if (pmd->scratch_size[s] < size) {
-            void *p = realloc(pmd->scratch[s], size);
-            if (!p) {
-                return NULL;
-            }
-            pmd->scratch[s] = p;
-            pmd->scratch_size[s] = size;
-        }
-        oc = pmd->scratch[s];
-        pmd->n_scratch++;
+        oc = scratch_outcome(pmd, actions_at);
     }
     if (!oc) {
         return NULL;
     }
-    uint8_t *base = (uint8_t *) oc;
-    oc->counters = (struct fdp__rule_counters **) (oc + 1);
-    if (insert) {
-        struct fdp_pipeline_step *steps = (struct fdp_pipeline_step *)
-                                          (base + steps_at);
-        struct fdp_actions *actions = (struct fdp_actions *)
-                                      (base + actions_at);
-        memcpy(steps, r->steps, n_steps * sizeof *steps);
-        memcpy(actions, r->actions, fdp_actions_size(r->actions));
-        oc->steps = steps;
-        oc->actions = actions;
-    } else {
-        oc->steps = r->steps;
-        oc->actions = r->actions;
-    }
+    uint32_t n_rules = 0;
     uint64_t h = 0;
-    uint32_t n = 0;
     for (size_t k = 0; k < r->n_steps; k++) {
         if (r->steps[k].rule) {
             struct fdp__rule_counters *c = r->steps[k].rule->stats;
-            oc->counters[n++] = c;
-            h = (h ^ (uintptr_t) c) * UINT64_C(0x9e3779b97f4a7c15);
+            oc->counters[n_rules++] = c;
+            h = fdp__outcome_sig_add(h, c);
         }
     }
-    oc->n_rules = (uint16_t) n;
-    oc->n_steps = (uint16_t) n_steps;
+    oc->n_rules = (uint16_t) n_rules;
+    oc->n_steps = 0;
     oc->missed = r->table_missed;
     oc->limit = r->limit_dropped;
-    const struct fdp__action *a = oc->actions->n_actions == 1
-                                  ? fdp__actions_first(oc->actions) : NULL;
-    oc->out = a && a->type == FDP_ACT_OUTPUT ? a->arg : 0;
-    h = (h ^ n) * UINT64_C(0x9e3779b97f4a7c15);
-    for (uint32_t k = 0; k < oc->actions->n_words; k++) {
-        h = (h ^ oc->actions->words[k]) * UINT64_C(0x9e3779b97f4a7c15);
+    if (keep_steps) {
+        /* At most one miss per resubmit, plus one. */
+        struct fdp_pipeline_step *steps = fdp__outcome_steps_mutable(oc);
+        uint32_t n_missed = 0;
+        for (size_t k = 0; k < r->n_steps; k++) {
+            if (!r->steps[k].rule && n_missed < FDP__OUTCOME_MAX_STEPS) {
+                steps[n_missed++] = r->steps[k];
+            }
+        }
+        oc->n_steps = (uint16_t) n_missed;
     }
-    oc->sig = (uint32_t) (h >> 32);
+    if (insert) {
+        struct fdp_actions *actions = (struct fdp_actions *) (void *)
+                                      ((uint8_t *) oc + actions_at);
+        memcpy(actions, r->actions, fdp_actions_size(r->actions));
+        oc->actions = actions;
+    } else {
+        oc->actions = r->actions;
+    }
+    oc->sig = fdp__outcome_sig_end(h, n_rules, oc->actions);
     if (insert) {
         emc_fill(pmd, emc_victim(pmd, b->hashes[i], version), key,
-                 b->hashes[i], version, oc, oc->out, true);
+                 b->hashes[i], version, oc, true);
     }
     return oc;
 }
@@ -1550,81 +1593,151 @@ pipeline_miss(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
 static_assert(FDP_DP_BATCH <= FDP_TABLE_BATCH_MAX,
               "a batch's misses go through the pipeline in one call");
 
-/* Phase 2 for a pipeline's datapath: the EMC, then the pipeline for its
- * misses.  (The SMC is for disjoint tables; a pipeline is not one.) */
-static void
-batch_classify_pipeline(struct fdp_dp_pmd *pmd, struct batch *b,
-                        uint64_t version)
+/* Phase 2a: the signature match cache for the 'n_miss' packets of 'b'
+ * the EMC did not have ('miss_idx', keys 'miss_keys'); compacts those
+ * arrays to the packets it did not have either and returns how many,
+ * counting its hits in '*n_smc'.  Three passes, so that the batch's cache
+ * misses overlap: the buckets, then the first candidate's rule (its first
+ * line, which holds its outcome, and the line of its match), then the
+ * checks. */
+static uint32_t
+batch_smc(struct fdp_dp_pmd *pmd, struct batch *b, uint64_t version,
+          uint8_t miss_idx[], const struct fdp_key *miss_keys[],
+          uint32_t n_miss, uint32_t *n_smc)
 {
-    uint64_t start = cycles_now();
-    bool use_emc = pmd->emc && meter_use(&pmd->emc_meter);
-    uint32_t n_emc = 0, n_hit = 0;
+    const struct fdp__outcome *cand[FDP_DP_BATCH];
+    uint32_t cand_hint[FDP_DP_BATCH];
+    uint32_t k = 0;
 
-    if (use_emc) {
-        for (uint32_t i = 0; i < b->n; i++) {
-            __builtin_prefetch(emc_way(pmd, b->hashes[i], 0));
-            __builtin_prefetch(emc_way(pmd, b->hashes[i], 1));
+    for (uint32_t j = 0; j < n_miss; j++) {
+        __builtin_prefetch(smc_bucket(pmd, b->hashes[miss_idx[j]]));
+    }
+    for (uint32_t j = 0; j < n_miss; j++) {
+        cand[j] = smc_candidate(pmd, b->hashes[miss_idx[j]], version,
+                                &cand_hint[j]);
+        if (cand[j]) {
+            __builtin_prefetch(cand[j]);
+            __builtin_prefetch(&fdp__rule_of_outcome(cand[j])->match.w[0]);
         }
     }
-    const struct fdp_key *miss_keys[FDP_DP_BATCH];
-    struct fdp_pipeline_result *miss_results[FDP_DP_BATCH];
-    uint8_t miss_idx[FDP_DP_BATCH];
-    uint32_t n_miss = 0;
-    for (uint32_t i = 0; i < b->n; i++) {
-        const struct outcome *oc = NULL;
-        b->hints[i] = 0;
-        if (use_emc) {
-            oc = emc_lookup(pmd, &b->pkts[i].key, b->hashes[i], version,
+    for (uint32_t j = 0; j < n_miss; j++) {
+        uint32_t i = miss_idx[j];
+        const struct fdp__outcome *oc;
+        if (cand[j] && fdp__rule_matches(fdp__rule_of_outcome(cand[j]),
+                                         miss_keys[j])) {
+            oc = cand[j];
+            b->hints[i] = cand_hint[j];
+        } else {
+            oc = smc_lookup(pmd, miss_keys[j], b->hashes[i], version,
                             &b->hints[i]);
-            if (oc) {
-                /* Grouping reads it next. */
-                __builtin_prefetch(oc);
-                n_emc++;
+        }
+        if (oc) {
+            /* Accounting reads this next (and, without a hint, the
+             * actions). */
+            __builtin_prefetch(oc->counters[0], 1);
+            if (!b->hints[i]) {
+                __builtin_prefetch(oc->actions);
+            }
+            b->flows[i] = oc;
+            (*n_smc)++;
+            if (pmd->emc) {
+                emc_insert(pmd, miss_keys[j], b->hashes[i], version, oc);
+            }
+        } else {
+            miss_idx[k] = (uint8_t) i;
+            miss_keys[k++] = miss_keys[j];
+        }
+    }
+    return k;
+}
+
+/* Phase 2b, one-table snapshot: one batch lookup of the table, at the
+ * snapshot's version, for the 'n_miss' packets no cache had.  Each hit's
+ * outcome is its rule's, and enters the caches.  Returns the hits. */
+static uint32_t
+batch_lookup_table(struct fdp_dp_pmd *pmd, struct batch *b,
+                   const uint8_t miss_idx[],
+                   const struct fdp_key *const miss_keys[], uint32_t n_miss,
+                   bool smc_ok)
+{
+    const struct fdp__pipeline_view *view = pmd->view;
+    const struct fdp_rule *rules[FDP_DP_BATCH];
+    uint32_t n_hit = 0;
+
+    /* At the version the caches were probed at: a pipeline's table may
+     * hold a commit that its snapshot does not show yet. */
+    if (view->conj) {
+        /* A one-table pipeline with conjunctions: its lookup looks the
+         * clauses up too. */
+        fdp__pipeline_single_lookup_batch(view, miss_keys, n_miss, rules);
+    } else {
+        fdp__table_lookup_batch_at(view->single, miss_keys, n_miss, rules,
+                                   view->version);
+    }
+    for (uint32_t j = 0; j < n_miss; j++) {
+        uint32_t i = miss_idx[j];
+        const struct fdp__outcome *oc = rules[j] ? &rules[j]->oc : NULL;
+        b->flows[i] = oc;
+        b->hints[i] = 0;
+        if (oc) {
+            n_hit++;
+            if (pmd->emc) {
+                emc_insert(pmd, miss_keys[j], b->hashes[i], view->version,
+                           oc);
+            }
+            if (smc_ok) {
+                smc_insert(pmd, b->hashes[i], view->version, oc);
             }
         }
-        b->flows[i] = oc;
-        if (!oc) {
-            miss_idx[n_miss] = (uint8_t) i;
-            miss_results[n_miss] = &pmd->results[n_miss];
-            miss_keys[n_miss++] = &b->pkts[i].key;
-        }
     }
-    /* The misses go through the pipeline together, table by table. */
-    if (n_miss
-        && !fdp__pipeline_classify_batch(pmd->dp->pipeline, pmd->view,
-                                         miss_keys, n_miss, miss_results)) {
-        for (uint32_t j = 0; j < n_miss; j++) {
-            const struct outcome *oc = pipeline_miss(pmd, b, miss_idx[j],
-                                                     version,
-                                                     miss_results[j]);
-            n_hit += oc && oc->n_rules;
-            b->flows[miss_idx[j]] = oc;
-        }
+    return n_hit;
+}
+
+/* Phase 2b, several tables: the 'n_miss' packets no cache had go through
+ * the pipeline together, table by table, and each gets its outcome
+ * (pipeline_outcome()).  Returns the packets that hit some flow. */
+static uint32_t
+batch_lookup_pipeline(struct fdp_dp_pmd *pmd, struct batch *b,
+                      const uint8_t miss_idx[],
+                      const struct fdp_key *const miss_keys[],
+                      uint32_t n_miss)
+{
+    struct fdp_pipeline_result *results[FDP_DP_BATCH];
+    uint32_t n_hit = 0;
+
+    for (uint32_t j = 0; j < n_miss; j++) {
+        results[j] = &pmd->results[j];
     }
-    if (pmd->emc) {
-        meter_account(&pmd->emc_meter, use_emc, cycles_now() - start, b->n);
+    if (fdp__pipeline_classify_batch(pmd->dp->pipeline, pmd->view, miss_keys,
+                                     n_miss, results)) {
+        return 0;               /* Out of memory: the packets miss. */
     }
-    pmd_count(&pmd->counters.n_emc_hits, n_emc);
-    pmd_count(&pmd->counters.n_table_hits, n_hit);
-    if (pmd->emc && !use_emc) {
-        pmd_count(&pmd->counters.n_emc_bypassed, b->n);
+    for (uint32_t j = 0; j < n_miss; j++) {
+        const struct fdp__outcome *oc;
+        oc = pipeline_outcome(pmd, b, miss_idx[j], pmd->view->version,
+                              results[j]);
+        n_hit += oc && oc->n_rules;
+        b->flows[miss_idx[j]] = oc;
     }
+    return n_hit;
 }
 
 /* Phase 2: the exact-match cache, the signature match cache for its
- * misses, the table for theirs; results enter the caches. */
+ * misses (a one-table snapshot of a disjoint table only: see the
+ * design), then the pipeline for theirs, at the snapshot's version.
+ * Every packet ends with an outcome, or NULL for a miss. */
 static void
-batch_classify(struct fdp_dp_pmd *pmd, struct batch *b,
-               struct fdp_table *table, uint64_t version)
+batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
 {
+    const struct fdp__pipeline_view *view = pmd->view;
+    uint64_t version = view->version;
     const struct fdp_key *miss_keys[FDP_DP_BATCH];
-    const struct fdp_rule *miss_rules[FDP_DP_BATCH];
     uint8_t miss_idx[FDP_DP_BATCH];
     uint32_t n_miss = 0, n_emc = 0, n_smc = 0, n_hit = 0;
     uint64_t start = cycles_now();
     bool use_emc = pmd->emc && meter_use(&pmd->emc_meter);
-    /* The SMC is sound only for a disjoint table: see the design. */
-    bool smc_ok = pmd->smc && fdp__table_is_disjoint(table);
+    bool smc_ok = view->single && pmd->smc
+                  && fdp__table_is_disjoint(view->single);
     bool use_smc = smc_ok && meter_use(&pmd->smc_meter);
 
     if (use_emc) {
@@ -1637,99 +1750,33 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b,
     }
     for (uint32_t i = 0; i < b->n; i++) {
         const struct fdp_key *key = &b->pkts[i].key;
-        const struct fdp_rule *rule = NULL;
+        const struct fdp__outcome *oc = NULL;
         b->hints[i] = 0;
         if (use_emc) {
-            rule = emc_lookup(pmd, key, b->hashes[i], version,
-                              &b->hints[i]);
-            if (rule) {
-                /* Its first line holds the actions and counters
-                 * pointers that grouping and accounting read. */
-                __builtin_prefetch(rule);
+            oc = emc_lookup(pmd, key, b->hashes[i], version, &b->hints[i]);
+            if (oc) {
+                /* Its line (a rule's first) holds the signature, counters
+                 * and actions pointers that grouping and accounting
+                 * read. */
+                __builtin_prefetch(oc);
                 n_emc++;
             }
         }
-        b->flows[i] = rule;
-        if (!rule) {
+        b->flows[i] = oc;
+        if (!oc) {
             miss_idx[n_miss] = (uint8_t) i;
             miss_keys[n_miss++] = key;
         }
     }
     if (use_smc && n_miss) {
-        /* Three passes, so that the batch's cache misses overlap: the
-         * buckets, then the first candidate's rule (its first line and
-         * the line of its match), then the checks. */
-        const struct fdp_rule *cand[FDP_DP_BATCH];
-        uint32_t cand_hint[FDP_DP_BATCH];
-        uint32_t k = 0;
-        for (uint32_t j = 0; j < n_miss; j++) {
-            __builtin_prefetch(smc_bucket(pmd, b->hashes[miss_idx[j]]));
-        }
-        for (uint32_t j = 0; j < n_miss; j++) {
-            cand[j] = smc_candidate(pmd, b->hashes[miss_idx[j]], version,
-                                    &cand_hint[j]);
-            if (cand[j]) {
-                __builtin_prefetch(cand[j]);
-                __builtin_prefetch(&cand[j]->match.w[0]);
-            }
-        }
-        for (uint32_t j = 0; j < n_miss; j++) {
-            uint32_t i = miss_idx[j];
-            const struct fdp_rule *rule;
-            if (cand[j] && fdp__rule_matches(cand[j], miss_keys[j])) {
-                rule = cand[j];
-                b->hints[i] = cand_hint[j];
-            } else {
-                rule = smc_lookup(pmd, miss_keys[j], b->hashes[i], version,
-                                  &b->hints[i]);
-            }
-            if (rule) {
-                /* Accounting reads this next (and, without a hint, the
-                 * actions). */
-                __builtin_prefetch(rule->stats, 1);
-                if (!b->hints[i]) {
-                    __builtin_prefetch(rule->actions);
-                }
-                b->flows[i] = rule;
-                n_smc++;
-                if (pmd->emc) {
-                    emc_insert(pmd, miss_keys[j], b->hashes[i], version,
-                               rule);
-                }
-            } else {
-                miss_idx[k] = (uint8_t) i;
-                miss_keys[k++] = miss_keys[j];
-            }
-        }
-        n_miss = k;
+        n_miss = batch_smc(pmd, b, version, miss_idx, miss_keys, n_miss,
+                           &n_smc);
     }
     if (n_miss) {
-        /* At the version the caches were probed at: a pipeline's table
-         * may hold a commit that its snapshot does not show yet. */
-        if (pmd->dp->pipeline && pmd->view->conj) {
-            /* A one-table pipeline with conjunctions: its lookup looks the
-             * clauses up too. */
-            fdp__pipeline_single_lookup_batch(pmd->view, miss_keys, n_miss,
-                                              miss_rules);
-        } else {
-            fdp__table_lookup_batch_at(table, miss_keys, n_miss, miss_rules,
-                                       version);
-        }
-    }
-    for (uint32_t j = 0; j < n_miss; j++) {
-        uint32_t i = miss_idx[j];
-        const struct fdp_rule *rule = miss_rules[j];
-        b->flows[i] = rule;
-        b->hints[i] = 0;
-        if (rule) {
-            n_hit++;
-            if (pmd->emc) {
-                emc_insert(pmd, miss_keys[j], b->hashes[i], version, rule);
-            }
-            if (smc_ok) {
-                smc_insert(pmd, b->hashes[i], version, rule);
-            }
-        }
+        n_hit = view->single
+                ? batch_lookup_table(pmd, b, miss_idx, miss_keys, n_miss,
+                                     smc_ok)
+                : batch_lookup_pipeline(pmd, b, miss_idx, miss_keys, n_miss);
     }
 
     uint64_t cycles = cycles_now() - start;
@@ -1747,42 +1794,25 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b,
     }
 }
 
-/* Phase 3: group the batch by flow.  A small open-addressed table from
- * rule to group keeps this linear: 64 slots for at most 32 groups. */
+/* Phase 3: group the batch by outcome.  A small open-addressed table from
+ * outcome signature to group keeps this linear: 64 slots for at most 32
+ * groups.  Grouping goes by what outcomes do (fdp__outcome_same()), not
+ * by pointer, so that a batch forms the same groups (and sends its
+ * packets in the same order) whether its outcomes came from the EMC,
+ * where equal keys share one, or from fresh classifications, each its
+ * own. */
 #define GROUP_SLOTS 64
 
-/* True if outcomes 'a' and 'b' do the same: the same flows hit, the same
- * actions.  Grouping goes by this, not by pointer, so that a batch forms
- * the same groups (and sends its packets in the same order) whether its
- * outcomes came from the EMC, where equal keys share one, or from fresh
- * classifications, each its own: as a table's datapath groups by rule
- * either way. */
-static bool
-outcome_same(const struct outcome *a, const struct outcome *b)
-{
-    return a == b
-           || (a->sig == b->sig && a->n_rules == b->n_rules
-               && a->n_steps == b->n_steps && a->limit == b->limit
-               && a->missed == b->missed
-               && !memcmp(a->counters, b->counters,
-                          a->n_rules * sizeof *a->counters)
-               && fdp_actions_equal(a->actions, b->actions));
-}
-
 static void
-batch_group(struct batch *b, bool pipeline)
+batch_group(struct batch *b)
 {
     uint8_t slot_group[GROUP_SLOTS];    /* Group + 1, or 0: empty. */
 
     memset(slot_group, 0, sizeof slot_group);
     b->n_groups = 0;
     for (uint32_t i = 0; i < b->n; i++) {
-        const void *flow = b->flows[i];
-        const struct fdp_rule *rule = pipeline ? NULL : flow;
-        const struct outcome *oc = pipeline ? flow : NULL;
-        /* Rules are 64-byte aligned: the bits above 6 spread them.
-         * Outcomes group by what they do (outcome_same()). */
-        uint64_t key = oc ? oc->sig : (uintptr_t) flow >> 6;
+        const struct fdp__outcome *oc = b->flows[i];
+        uint64_t key = oc ? oc->sig : 0;
         uint32_t h = (uint32_t) (key * UINT64_C(0x9e3779b97f4a7c15) >> 58);
         struct flow_group *g;
         for (;;) {
@@ -1790,28 +1820,30 @@ batch_group(struct batch *b, bool pipeline)
             if (!k) {
                 g = &b->groups[b->n_groups];
                 slot_group[h] = (uint8_t) ++b->n_groups;
-                g->flow = flow;
+                g->flow = oc;
                 g->n = 0;
                 g->n_bytes = 0;
-                if (rule) {
-                    /* The flow's counters and (without a cache's output
-                     * hint) actions are lines of their own, needed once
-                     * the whole batch is grouped. */
-                    __builtin_prefetch(rule->stats, 1);
-                    if (!b->hints[i]) {
-                        __builtin_prefetch(rule->actions);
+                if (oc) {
+                    /* The flows' counters and (without a cache's output
+                     * hint) the actions are lines of their own, needed
+                     * once the whole batch is grouped.  Most outcomes are
+                     * a rule's, with one. */
+                    if (FDP_LIKELY(oc->n_rules == 1)) {
+                        __builtin_prefetch(oc->counters[0], 1);
+                    } else {
+                        for (uint32_t r = 0; r < oc->n_rules; r++) {
+                            __builtin_prefetch(oc->counters[r], 1);
+                        }
                     }
-                } else if (oc) {
-                    /* The counters of every flow the outcome hit. */
-                    for (uint32_t r = 0; r < oc->n_rules; r++) {
-                        __builtin_prefetch(oc->counters[r], 1);
+                    if (!b->hints[i]) {
+                        __builtin_prefetch(oc->actions);
                     }
                 }
                 break;
             }
             g = &b->groups[k - 1];
-            if (g->flow == flow
-                || (oc && g->flow && outcome_same(g->flow, oc))) {
+            if (g->flow == oc
+                || (oc && g->flow && fdp__outcome_same(g->flow, oc))) {
                 break;
             }
             h = (h + 1) & (GROUP_SLOTS - 1);
@@ -2015,14 +2047,9 @@ single_output(struct fdp_dp_pmd *pmd, const struct batch *b,
     if (hint) {
         return output_queue(pmd, hint);
     }
-    if (b->outcomes) {
-        const struct outcome *oc = g->flow;
-        *actionsp = oc->actions;
-        return oc->out ? output_queue(pmd, oc->out) : NULL;
-    }
-    const struct fdp_actions *actions = fdp__rule_actions(g->flow);
+    const struct fdp_actions *actions = g->flow->actions;
     *actionsp = actions;
-    hint = output_hint(g->flow);
+    hint = output_hint(actions);
     return hint ? output_queue(pmd, hint) : NULL;
 }
 
@@ -2045,9 +2072,7 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
         return;
     }
     if (!actions) {
-        actions = b->outcomes
-                  ? ((const struct outcome *) g->flow)->actions
-                  : fdp__rule_actions(g->flow);
+        actions = g->flow->actions;
     }
     for (uint32_t k = 0; k < g->n; k++) {
         uint32_t i = g->pkts[k];
@@ -2067,22 +2092,30 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
     }
 }
 
-/* Counts a pipeline group: each flow its packets hit, and the tables
- * where a lookup missed.  Returns false if the packets are misses (the
- * pipeline hit no flow), for the caller to count and upcall as such. */
-static bool
+/* Counts a group: each flow its packets hit, and the tables where a
+ * lookup missed.  Returns false if the packets are misses (the pipeline
+ * hit no flow), for the caller to count and upcall as such.  Most
+ * outcomes are one flow's hit (every rule's own outcome is), which takes
+ * the first branch. */
+static inline __attribute__((always_inline)) bool
 outcome_account(struct fdp_dp_pmd *pmd, const struct flow_group *fg,
                 int64_t now)
 {
-    const struct outcome *oc = fg->flow;
+    const struct fdp__outcome *oc = fg->flow;
 
+    if (FDP_LIKELY(fdp__outcome_is_one_flow(oc))) {
+        fdp__counters_account_n(oc->counters[0], fg->n, fg->n_bytes, now,
+                                pmd->stats_shard);
+        return true;
+    }
     for (uint32_t k = 0; k < oc->n_rules; k++) {
         fdp__counters_account_n(oc->counters[k], fg->n, fg->n_bytes, now,
                                 pmd->stats_shard);
     }
-    if (oc->n_steps) {
-        fdp_pipeline_account_misses(pmd->dp->pipeline, oc->steps,
-                                    oc->n_steps, oc->limit, fg->n);
+    if (oc->n_steps || oc->limit) {
+        fdp_pipeline_account_misses(pmd->dp->pipeline,
+                                    fdp__outcome_steps(oc), oc->n_steps,
+                                    oc->limit, fg->n);
     }
     return oc->n_rules > 0;
 }
@@ -2098,19 +2131,14 @@ batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
 
     for (uint32_t g = 0; g < b->n_groups; g++) {
         const struct flow_group *fg = &b->groups[g];
-        if (fg->flow && !b->outcomes) {
-            fdp__rule_account_n(fg->flow, fg->n, fg->n_bytes, now,
-                                pmd->stats_shard);
-            group_execute(pmd, b, fg);
-            continue;
-        }
         if (fg->flow && outcome_account(pmd, fg, now)) {
             group_execute(pmd, b, fg);
             continue;
         }
         pmd_count(&pmd->counters.n_missed, fg->n);
-        if (pmd->dp->pipeline && !b->outcomes) {
-            /* A one-table pipeline served as a table: table 0 missed. */
+        if (!fg->flow && pmd->dp->pipeline && pmd->view->single) {
+            /* A one-table pipeline's lookup missed: a table 0 miss.  (A
+             * bare table counts its own.) */
             static const struct fdp_pipeline_step miss0 = { .rule = NULL };
             fdp_pipeline_account_misses(pmd->dp->pipeline, &miss0, 1, false,
                                         fg->n);
@@ -2136,6 +2164,20 @@ batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
     pmd->n_scratch = 0;
 }
 
+/* The snapshot a batch is classified with: the pipeline's published
+ * view, or for a bare table a one-table view of its current version. */
+static inline const struct fdp__pipeline_view *
+pmd_snapshot(struct fdp_dp_pmd *pmd)
+{
+    struct fdp_dp *dp = pmd->dp;
+
+    if (dp->pipeline) {
+        return fdp__pipeline_view(dp->pipeline);
+    }
+    pmd->table_view.version = fdp_table_version(dp->table);
+    return &pmd->table_view;
+}
+
 static uint32_t
 pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
 {
@@ -2153,30 +2195,14 @@ pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
         struct batch *b = &pmd->batch;
         pmd->in_port = port;
         batch_extract(pmd, b, descs, n);
-        struct fdp_pipeline *pl = pmd->dp->pipeline;
         /* The version and the shape come from one snapshot, loaded once:
-         * see "The snapshot" in the design.  A pipeline that is one table
-         * is served as a table. */
-        uint64_t version;
-        struct fdp_table *single;
-        if (pl) {
-            pmd->view = fdp__pipeline_view(pl);
-            if (FDP_UNLIKELY(fdp__dp_snapshot_hook != NULL)) {
-                fdp__dp_snapshot_hook(pmd->dp);
-            }
-            version = pmd->view->version;
-            single = pmd->view->single;
-        } else {
-            version = fdp_table_version(pmd->dp->table);
-            single = pmd->dp->table;
+         * see "The snapshot" in the design. */
+        pmd->view = pmd_snapshot(pmd);
+        if (FDP_UNLIKELY(fdp__dp_snapshot_hook != NULL)) {
+            fdp__dp_snapshot_hook(pmd->dp);
         }
-        b->outcomes = !single;
-        if (single) {
-            batch_classify(pmd, b, single, version);
-        } else {
-            batch_classify_pipeline(pmd, b, version);
-        }
-        batch_group(b, b->outcomes);
+        batch_classify(pmd, b);
+        batch_group(b);
         batch_execute(pmd, b);
     }
     if (port->class->recycle) {

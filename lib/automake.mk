@@ -43,6 +43,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/lines.c \
 	lib/lines.h \
 	lib/match.c \
+	lib/outcome.h \
 	lib/pipeline.c \
 	lib/match-internal.h \
 	lib/pipeline-private.h \

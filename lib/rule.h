@@ -15,6 +15,8 @@
 #include <flowdp/table.h>
 #include "lib/hmap.h"
 #include "lib/match-internal.h"
+#include "lib/outcome.h"
+#include "lib/util.h"
 #include "lib/rcu.h"
 
 struct fdp__subtable;
@@ -55,10 +57,11 @@ void fdp__stats_shard_release(unsigned int shard);
  *
  * Layout: a lookup that reaches a rule reads its priority and sequence
  * number (to compare it with the best so far), its versions (to see
- * whether it is visible) and, in the datapath, its actions and statistics:
- * those come first, in the rule's first cache line (rules are allocated
- * 64-byte aligned), so that a hit costs one line of the rule, not the
- * fifth and sixth as when the 296-byte match came first.  The match comes
+ * whether it is visible) and, in the datapath, its one-rule outcome (its
+ * actions and statistics pointers: lib/outcome.h): those come first, in
+ * the rule's first cache line (rules are allocated 64-byte aligned), so
+ * that a hit costs one line of the rule, not the fifth and sixth as when
+ * the 296-byte match came first.  The match comes
  * last, in its compact form (struct fdp__cmatch, lib/match-internal.h: only the key
  * words it touches), in the same allocation (fdp__rule_alloc()): an exact
  * five-tuple's takes 40 bytes.  Tuple-space lookups compare a packet's
@@ -81,11 +84,24 @@ struct fdp_rule {
     /* Visible to lookups at versions [add_version, remove_version). */
     uint64_t add_version;
     uint64_t remove_version;
-    struct fdp_actions *actions;        /* RCU. */
-    struct fdp__rule_counters *stats;   /* Shared by a rule's versions. */
     struct fdp_rule *next;              /* RCU: next with the same masked
                                          * key in its tuple-space subtable,
                                          * best first. */
+    /* The rule's one-rule outcome (lib/outcome.h), what the datapath's
+     * caches and batches hold for a packet that hit this flow alone: its
+     * actions and counters are the rule's 'actions' and 'stats', which
+     * overlay them. */
+    union {
+        struct fdp__outcome oc;
+        struct {
+            struct fdp_actions *actions;        /* RCU. */
+            uint64_t oc_header_;                /* 'oc''s own fields. */
+            struct fdp__rule_counters *stats;   /* Shared by a rule's
+                                                 * versions. */
+        };
+    };
+
+    /* Read by writers and dumps. */
     uint64_t cookie;
 
     /* Writer only. */
@@ -107,9 +123,29 @@ struct fdp_rule {
     struct fdp__cmatch match;           /* Last: its words follow. */
 };
 
-/* What a lookup reads is in the first cache line. */
-static_assert(offsetof(struct fdp_rule, cookie) + sizeof(uint64_t) <= 64,
-              "a rule's lookup fields fit its first cache line");
+/* What a lookup reads, and the datapath's outcome, are in the first
+ * cache line. */
+static_assert(offsetof(struct fdp_rule, oc) + sizeof(struct fdp__outcome)
+              <= 64,
+              "a rule's lookup fields and outcome fit its first cache line");
+/* The overlay: the outcome's actions and only counter are the rule's. */
+static_assert(offsetof(struct fdp_rule, actions)
+              == offsetof(struct fdp_rule, oc.actions)
+              && offsetof(struct fdp_rule, stats)
+                 == offsetof(struct fdp_rule, oc.counters)
+              && offsetof(struct fdp_rule, oc_header_)
+                 == offsetof(struct fdp_rule, oc.sig)
+              && sizeof(struct fdp__outcome) == 3 * sizeof(uint64_t),
+              "a rule's 'actions' and 'stats' are its outcome's");
+
+/* The rule whose one-rule outcome is 'oc' (an outcome the datapath got
+ * from a table lookup or its signature cache, never one it built). */
+static inline const struct fdp_rule *
+fdp__rule_of_outcome(const struct fdp__outcome *oc)
+{
+    return (const struct fdp_rule *) (const void *)
+           ((const char *) oc - offsetof(struct fdp_rule, oc));
+}
 
 /* The compact match is the rule's tail, and the value words a tuple-space
  * lookup compares (up to 4 of them, the specialised shapes) lie in one
@@ -257,8 +293,8 @@ bool fdp__table_is_disjoint(const struct fdp_table *table);
 
 /* fdp_rule_account() for 'n_packets' packets at once, on 'shard' (from
  * fdp__stats_shard_acquire(), or FDP__STATS_SHARED), given the rule's
- * counters (a cached pipeline outcome keeps those, not the rules, so that
- * counting needs no line of the rule). */
+ * counters (an outcome, lib/outcome.h, keeps those, not the rules: a
+ * multi-table outcome counts its flows without a line of each rule). */
 static inline void
 fdp__counters_account_n(struct fdp__rule_counters *s, uint64_t n_packets,
                         uint64_t n_bytes, int64_t now_ms, unsigned int shard)

@@ -1292,6 +1292,8 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
                            __ATOMIC_RELAXED);
         rule->stats->created_ms = now_ms();
     }
+    /* Its actions and counters are final: the datapath's outcome. */
+    fdp__outcome_init_rule(&rule->oc);
     rule->add_version = txn_version(table);
 
     /* A new version of 'old' has its (match, priority), so its hash; a new

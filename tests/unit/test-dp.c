@@ -386,6 +386,88 @@ START_TEST(traffic_pipeline)
 }
 END_TEST
 
+/* The packets counted by the flow that table 'table_id' of 'p' gives a
+ * packet to destination 'd'. */
+static uint64_t
+flow_packets(struct fdp_pipeline *p, uint8_t table_id, unsigned int d)
+{
+    uint8_t pkt[128];
+    struct fdp_key key;
+    struct fdp_rule_stats rs = { .n_packets = 0 };
+
+    make_packet(pkt, d, 0);
+    fdp_packet_extract(pkt, 50, 1, &key, NULL);
+    fdp_table_read_lock();
+    const struct fdp_rule *rule
+        = fdp_table_lookup(fdp_pipeline_get_table(p, table_id), &key);
+    ck_assert(rule != NULL);
+    fdp_rule_get_stats(rule, &rs);
+    fdp_table_read_unlock();
+    return rs.n_packets;
+}
+
+/* In a pipeline of two tables, packets that stop at a flow of table 0
+ * (which get that flow's own outcome) and packets that go on to table 1
+ * (which get an outcome built for them), mixed in every batch, with the
+ * EMC off, always and by default: each goes where its flows say, and
+ * every flow counts exactly its packets. */
+START_TEST(one_flow_and_built_outcomes_share_batches)
+{
+    static const uint32_t probs[] = { 0, 1, 100 };
+    struct rig rig;
+    struct unit_rng r;
+    uint64_t sent[N_DSTS] = { 0 }, got2[N_DSTS] = { 0 }, got3[N_DSTS] = { 0 };
+    uint8_t pkt[128];
+
+    unit_rng_init(&r, probs[_i]);
+    rig_create_n(&rig, probs[_i], 0, 2);
+    struct fdp_flow_spec spec;
+    ck_assert_int_eq(fdp_flow_parse("priority=10,udp,nw_dst=10.0.0.1,"
+                                    "actions=output:2", 0, &spec, NULL), 0);
+    ck_assert_int_eq(fdp_pipeline_insert(rig.pipeline, &spec, 0), 0);
+    fdp_flow_spec_destroy(&spec);
+    rig_add_flow(&rig, "priority=10,udp,nw_dst=10.0.0.2,actions=output:3");
+    ck_assert(!pipeline_is_single(rig.pipeline));
+
+    size_t total = 0;
+    for (int round = 0; round < 500; round++) {
+        size_t burst = 1 + unit_rng_below(&r, 40);
+        for (size_t i = 0; i < burst; i++) {
+            unsigned int d = 1 + unit_rng_below(&r, 2);
+            size_t len = make_packet(pkt, d, (uint16_t) unit_rng_below(&r,
+                                                                       4));
+            if (!test_peer_send(&rig.ports[1], pkt, len)) {
+                break;
+            }
+            sent[d]++;
+            total++;
+        }
+        fdp_dp_pmd_poll(rig.pmd, NULL);
+        peer_drain(&rig.ports[2], got2);
+        peer_drain(&rig.ports[3], got3);
+    }
+    for (int i = 0; i < 3; i++) {
+        fdp_dp_pmd_poll(rig.pmd, NULL);
+        peer_drain(&rig.ports[2], got2);
+        peer_drain(&rig.ports[3], got3);
+    }
+    ck_assert_uint_eq(got2[1], sent[1]);
+    ck_assert_uint_eq(got3[2], sent[2]);
+    ck_assert_uint_eq(got2[2] + got3[1], 0);
+
+    struct fdp_dp_stats st;
+    fdp_dp_get_stats(rig.dp, &st);
+    ck_assert_uint_eq(st.n_packets, total);
+    ck_assert_uint_eq(st.n_missed, 0);
+    ck_assert_uint_eq(st.n_emc_hits + st.n_table_hits, total);
+    /* The table-0 flow, the goto_table catch-all and the table-1 flow. */
+    ck_assert_uint_eq(flow_packets(rig.pipeline, 0, 1), sent[1]);
+    ck_assert_uint_eq(flow_packets(rig.pipeline, 0, 2), sent[2]);
+    ck_assert_uint_eq(flow_packets(rig.pipeline, 1, 2), sent[2]);
+    rig_destroy(&rig);
+}
+END_TEST
+
 START_TEST(traffic_emc_always)
 {
     random_traffic(1);
@@ -1210,6 +1292,7 @@ main(void)
     tcase_add_test(tc, traffic_emc_always);
     tcase_add_test(tc, traffic_emc_default);
     tcase_add_loop_test(tc, traffic_pipeline, 0, 6);
+    tcase_add_loop_test(tc, one_flow_and_built_outcomes_share_batches, 0, 3);
     tcase_add_test(tc, emc_follows_table_changes);
     tcase_add_test(tc, smc_follows_table);
     tcase_add_test(tc, smc_needs_disjoint_table);
