@@ -11,6 +11,7 @@ UNIT_TESTS = \
 	tests/unit/test-actions \
 	tests/unit/test-cpu \
 	tests/unit/test-dp \
+	tests/unit/test-ds \
 	tests/unit/test-execute \
 	tests/unit/test-extract \
 	tests/unit/test-flow \
@@ -35,6 +36,10 @@ UNIT_LDADD = tests/unit/libunit.la tests/lib/libflowdp-testlib.la \
 tests_unit_test_dp_SOURCES = tests/unit/test-dp.c
 tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_dp_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_ds_SOURCES = tests/unit/test-ds.c
+tests_unit_test_ds_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ds_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_live_ports_SOURCES = tests/unit/test-live-ports.c
 tests_unit_test_live_ports_CFLAGS = $(UNIT_CFLAGS)
