@@ -341,18 +341,59 @@ cmd_del_flows(int argc, char *argv[])
 struct flow_entry {
     uint8_t table_id;
     char *key;                  /* fdp_match_format(match, priority). */
-    char *text;                 /* The canonical flow (diff-flows), or the
-                                 * line as given (replace-flows). */
+    char *text;                 /* The flow as diff-flows prints it, or
+                                 * the line as given (replace-flows). */
     struct fdp_flow_spec spec;  /* diff-flows only (else empty). */
     size_t pos;                 /* Order of arrival. */
 };
 
 struct flow_set {
     const char *command;
-    bool canonical;             /* 'text' canonical, 'spec' kept. */
+    bool canonical;             /* 'text' diff-flows', 'spec' kept. */
     struct flow_entry *entries;
     size_t n, alloc;
 };
+
+/* Returns 'flow' as ovs-ofctl diff-flows prints it (its
+ * fte_version_format()), which is not the dump-flows form:
+ *   [table=N ]MATCH[ cookie=0xN][ idle_timeout=N][ hard_timeout=N]
+ *   actions=ACTIONS
+ * (one line) where MATCH starts with "priority=N," unless the priority is
+ * the default, and an empty match leaves " actions=" first.  The text
+ * holds everything diff-flows compares, so two flows of the same identity
+ * differ exactly when their texts do.  NULL if out of memory. */
+static char *
+format_diff_flow(const struct fdp_flow_spec *flow)
+{
+    char *match = fdp_match_format(flow->match, flow->priority);
+    char *actions = fdp_actions_format(flow->actions, flow->match);
+    char table[sizeof "table=255 "] = "";
+    char cookie[sizeof " cookie=0x" + 16] = "";
+    char idle[sizeof " idle_timeout=65535"] = "";
+    char hard[sizeof " hard_timeout=65535"] = "";
+    char *s = NULL;
+
+    if (flow->table_id) {
+        snprintf(table, sizeof table, "table=%u ", flow->table_id);
+    }
+    if (flow->cookie) {
+        snprintf(cookie, sizeof cookie, " cookie=0x%" PRIx64, flow->cookie);
+    }
+    if (flow->idle_timeout) {
+        snprintf(idle, sizeof idle, " idle_timeout=%u", flow->idle_timeout);
+    }
+    if (flow->hard_timeout) {
+        snprintf(hard, sizeof hard, " hard_timeout=%u", flow->hard_timeout);
+    }
+    if (match && actions
+        && asprintf(&s, "%s%s%s%s%s actions=%s", table, match, cookie, idle,
+                    hard, actions) < 0) {
+        s = NULL;
+    }
+    free(match);
+    free(actions);
+    return s;
+}
 
 /* Adds the flow 'text' to 'set'; 'where' names it in an error. */
 static void
@@ -376,7 +417,7 @@ flow_set_add(struct flow_set *set, const char *where, const char *text)
     struct flow_entry *e = &set->entries[set->n];
     e->table_id = spec.table_id;
     e->key = fdp_match_format(spec.match, spec.priority);
-    e->text = set->canonical ? fdp_flow_format(&spec) : strdup(text);
+    e->text = set->canonical ? format_diff_flow(&spec) : strdup(text);
     e->pos = set->n++;
     if (!e->key || !e->text) {
         fatal("out of memory");
