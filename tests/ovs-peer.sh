@@ -91,7 +91,7 @@ ovs_peer_start () {
                                  options:tx_pcap="$OVS_PEER_DIR/p2-tx.pcap"
     } >"$OVS_PEER_DIR/start.log" 2>&1; then
         echo "Open vSwitch peer unavailable: it did not start:"
-        tail -5 "$OVS_PEER_DIR/start.log" "$OVS_PEER_DIR"/*.log
+        tail -n 5 "$OVS_PEER_DIR"/*.log
         return 1
     fi
     return 0
