@@ -578,18 +578,15 @@ compare_u128(struct fdp_value a, struct fdp_value b)
                         : a.lo != b.lo ? (a.lo < b.lo ? -1 : 1) : 0;
 }
 
-/* Tables stay in order (a sorted dump sorts the flows of each table);
- * then, as ovs-ofctl: a flow that does not match a sort field comes after
- * every flow that does, in either direction; wildcarded bits count as
- * zero. */
+/* As ovs-ofctl: the keys order every flow of the dump, whatever its
+ * table (before, each table was sorted on its own, so "--rsort" put table
+ * 1's priority 32768 flows after table 0's priority 0 ones); a flow that
+ * does not match a sort field comes after every flow that does, in either
+ * direction; wildcarded bits count as zero. */
 static int
 compare_dumped(const void *a_, const void *b_)
 {
     const struct dumped *a = a_, *b = b_;
-
-    if (a->spec.table_id != b->spec.table_id) {
-        return a->spec.table_id < b->spec.table_id ? -1 : 1;
-    }
 
     for (size_t i = 0; i < n_sort_keys; i++) {
         const struct sort_key *k = &sort_keys[i];
@@ -610,7 +607,11 @@ compare_dumped(const void *a_, const void *b_)
             return k->descending ? -c : c;
         }
     }
-    /* Equal keys: by text, so that a sorted dump is repeatable. */
+    /* Equal keys: by table, then by text, so that a sorted dump is
+     * repeatable (ovs-ofctl leaves their order to qsort()). */
+    if (a->spec.table_id != b->spec.table_id) {
+        return a->spec.table_id < b->spec.table_id ? -1 : 1;
+    }
     return strcmp(a->flow, b->flow);
 }
 
