@@ -156,7 +156,8 @@ both () {
     return $status
 }
 
-# What differs by necessity, and nothing else:
+# What ovs_norm makes equal: what must differ between the two programs,
+# and two differences of flowdp-ctl's output (the last two below):
 #  - the program's name, and flowdp-ctl's context in an error
 #    ("flowdp-ctl: del-flows: column 5: cookie=0x11: "): flowdp's errors
 #    name the command, column and token (DESIGN.md), ovs-ofctl's do not;
@@ -176,8 +177,8 @@ both () {
 #    none (dump-flows --no-stats);
 #  - the header line ovs-ofctl prints before a flow dump
 #    ("OFPST_FLOW reply (OF1.3) (xid=0x2):"), which flowdp-ctl does not.
-# The last two are not necessary: they are differences in flowdp-ctl's
-# output that tests/ovs-diff.at reports rather than hides (see its top).
+# The last two need not differ: tests/ovs-diff.at lists them at its top
+# as differences left for now, so that they are reported, not hidden.
 ovs_norm () {
     sed -e 's/^ovs-ofctl: //' \
         -e 's/^flowdp-ctl: [a-z-]*: \(column [0-9]*: [^ ]*: \)\{0,1\}//' \
