@@ -99,23 +99,30 @@ ovs_peer_start () {
 
 ovs_peer_stop () {
     test -n "$OVS_PEER_DIR" && test -d "$OVS_PEER_DIR" || return 0
+    stop_status=0
     for daemon in ovs-vswitchd ovsdb-server; do
         pidfile=$OVS_PEER_DIR/$daemon.pid
         if test -f "$pidfile"; then
             pid=`cat "$pidfile"`
             kill "$pid" 2>/dev/null
-            # Each removes its pidfile on the way out; give it 5 s.
+            # SIGTERM ends either in well under a second; give it 5 s,
+            # then SIGKILL and report the failure.
             for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
                 kill -0 "$pid" 2>/dev/null || break
                 sleep 0.25
             done
-            kill -9 "$pid" 2>/dev/null
+            if kill -0 "$pid" 2>/dev/null; then
+                echo "$daemon (pid $pid) ignored SIGTERM: killed"
+                kill -9 "$pid" 2>/dev/null
+                stop_status=1
+            fi
         fi
     done
     # Keep the logs beside the test's files, for a failure's report.
     cp "$OVS_PEER_DIR"/*.log . 2>/dev/null
     rm -rf "$OVS_PEER_DIR"
     OVS_PEER_DIR=
+    return $stop_status
 }
 
 # ---- Running one command on both sides ----
