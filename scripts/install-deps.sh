@@ -11,13 +11,17 @@ set -eu
 # ethtool and iputils-ping run the namespace tests (tests/netns.at) and the
 # demo's live section: veth pairs, offloads off, ping and ping -6;
 # libbpf-dev also loads the XDP programs of flowdp-bench's veth cases.
+# openvswitch-switch (ovsdb-server, ovs-vswitchd, ovs-vsctl) is the live
+# peer of tests/ovs-diff.at: the same commands against ovs-vswitchd with
+# the dummy datapath (no kernel module, no root) and against flowdpd.
 # libsystemd-dev: "make distcheck" links a program with pkg-config --static
 # flowdp (tests/automake.mk), and libpcap's static dependencies (libdbus-1)
 # name -lsystemd, which only the -dev package provides.
 PACKAGES="gcc make autoconf automake libtool pkg-config
           check libssl-dev liburcu-dev libpcap-dev libjansson-dev libsystemd-dev
           libxdp-dev libbpf-dev
-          python3 openvswitch-common clang libclang-rt-14-dev tcpdump
+          python3 openvswitch-common openvswitch-switch
+          clang libclang-rt-14-dev tcpdump
           iproute2 ethtool iputils-ping"
 
 missing=

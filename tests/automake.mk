@@ -11,6 +11,7 @@ UNIT_TESTS = \
 	tests/unit/test-actions \
 	tests/unit/test-cpu \
 	tests/unit/test-dp \
+	tests/unit/test-ds \
 	tests/unit/test-execute \
 	tests/unit/test-extract \
 	tests/unit/test-flow \
@@ -35,6 +36,10 @@ UNIT_LDADD = tests/unit/libunit.la tests/lib/libflowdp-testlib.la \
 tests_unit_test_dp_SOURCES = tests/unit/test-dp.c
 tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_dp_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_ds_SOURCES = tests/unit/test-ds.c
+tests_unit_test_ds_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ds_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_live_ports_SOURCES = tests/unit/test-live-ports.c
 tests_unit_test_live_ports_CFLAGS = $(UNIT_CFLAGS)
@@ -125,6 +130,7 @@ installcheck-pkgconfig:
 TESTSUITE_AT = \
 	tests/testsuite.at \
 	tests/ctl.at \
+	tests/ovs-diff.at \
 	tests/flow-syntax.at \
 	tests/classify.at \
 	tests/datapath.at \
@@ -139,7 +145,7 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
 	tests/pipeline-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
-	tests/perf-dump.sh \
+	tests/perf-dump.sh tests/ovs-peer.sh \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \

@@ -13,6 +13,9 @@
                               shapes by hand, then N random packets and
                               mutations of them from SEED (default 2000,
                               14)
+  pcapgen.py traffic FILE     a few packets of each kind on one port, of
+                              varied sizes, for tests/ovs-diff.at to send
+                              through flowdpd and ovs-vswitchd alike
   pcapgen.py compare A B      compare two captures packet by packet
   pcapgen.py show FILE        one line of hex per packet
 
@@ -513,6 +516,26 @@ def odd(path, count=2000, seed=14):
     write_pcap(path, [(i, p) for i, p in enumerate(packets)])
 
 
+def traffic(path):
+    """TCP to port 80 (4, of 4 sizes), UDP to port 53 (3), ARP requests
+    (2) and one IPv6 UDP packet, all from A to B: 10 packets that the
+    flows of tests/ovs-diff.at tell apart."""
+    packets = []
+    for i in range(4):
+        packets.append(eth(B, A, 0x0800, ipv4_l4(
+            "10.0.0.1", "10.0.0.2", 6, 1000 + i, 80, PAY * i)))
+    for i in range(3):
+        packets.append(eth(B, A, 0x0800, ipv4_l4(
+            "10.0.0.1", "10.0.0.3", 17, 2000 + i, 53, PAY[:5 * i])))
+    for i in range(2):
+        packets.append(eth("ff:ff:ff:ff:ff:ff", A, 0x0806, arp(
+            1, A, "10.0.0.1", "00:00:00:00:00:00", "10.0.0.%d" % (2 + i))))
+    packets.append(eth(B, A, 0x86DD, ipv6_l4("fd00::1", "fd00::2", 17,
+                                             3000, 53, PAY)))
+    write_pcap(path, [(1700000000 * 1000000 + i, p)
+                      for i, p in enumerate(packets)])
+
+
 def main():
     args = sys.argv[1:]
     if len(args) == 2 and args[0] == "scenario":
@@ -521,6 +544,8 @@ def main():
         many(args[1], int(args[2]))
     elif len(args) in (2, 4) and args[0] == "odd":
         odd(args[1], *(int(a, 0) for a in args[2:]))
+    elif len(args) == 2 and args[0] == "traffic":
+        traffic(args[1])
     elif len(args) == 3 and args[0] == "compare":
         return compare(args[1], args[2])
     elif len(args) == 2 and args[0] == "show":

@@ -341,18 +341,59 @@ cmd_del_flows(int argc, char *argv[])
 struct flow_entry {
     uint8_t table_id;
     char *key;                  /* fdp_match_format(match, priority). */
-    char *text;                 /* The canonical flow (diff-flows), or the
-                                 * line as given (replace-flows). */
+    char *text;                 /* The flow as diff-flows prints it, or
+                                 * the line as given (replace-flows). */
     struct fdp_flow_spec spec;  /* diff-flows only (else empty). */
     size_t pos;                 /* Order of arrival. */
 };
 
 struct flow_set {
     const char *command;
-    bool canonical;             /* 'text' canonical, 'spec' kept. */
+    bool canonical;             /* 'text' diff-flows', 'spec' kept. */
     struct flow_entry *entries;
     size_t n, alloc;
 };
+
+/* Returns 'flow' as ovs-ofctl diff-flows prints it (its
+ * fte_version_format()), which is not the dump-flows form:
+ *   [table=N ]MATCH[ cookie=0xN][ idle_timeout=N][ hard_timeout=N]
+ *   actions=ACTIONS
+ * (one line) where MATCH starts with "priority=N," unless the priority is
+ * the default, and an empty match leaves " actions=" first.  The text
+ * holds everything diff-flows compares, so two flows of the same identity
+ * differ exactly when their texts do.  NULL if out of memory. */
+static char *
+format_diff_flow(const struct fdp_flow_spec *flow)
+{
+    char *match = fdp_match_format(flow->match, flow->priority);
+    char *actions = fdp_actions_format(flow->actions, flow->match);
+    char table[sizeof "table=255 "] = "";
+    char cookie[sizeof " cookie=0x" + 16] = "";
+    char idle[sizeof " idle_timeout=65535"] = "";
+    char hard[sizeof " hard_timeout=65535"] = "";
+    char *s = NULL;
+
+    if (flow->table_id) {
+        snprintf(table, sizeof table, "table=%u ", flow->table_id);
+    }
+    if (flow->cookie) {
+        snprintf(cookie, sizeof cookie, " cookie=0x%" PRIx64, flow->cookie);
+    }
+    if (flow->idle_timeout) {
+        snprintf(idle, sizeof idle, " idle_timeout=%u", flow->idle_timeout);
+    }
+    if (flow->hard_timeout) {
+        snprintf(hard, sizeof hard, " hard_timeout=%u", flow->hard_timeout);
+    }
+    if (match && actions
+        && asprintf(&s, "%s%s%s%s%s actions=%s", table, match, cookie, idle,
+                    hard, actions) < 0) {
+        s = NULL;
+    }
+    free(match);
+    free(actions);
+    return s;
+}
 
 /* Adds the flow 'text' to 'set'; 'where' names it in an error. */
 static void
@@ -376,7 +417,7 @@ flow_set_add(struct flow_set *set, const char *where, const char *text)
     struct flow_entry *e = &set->entries[set->n];
     e->table_id = spec.table_id;
     e->key = fdp_match_format(spec.match, spec.priority);
-    e->text = set->canonical ? fdp_flow_format(&spec) : strdup(text);
+    e->text = set->canonical ? format_diff_flow(&spec) : strdup(text);
     e->pos = set->n++;
     if (!e->key || !e->text) {
         fatal("out of memory");
@@ -537,18 +578,15 @@ compare_u128(struct fdp_value a, struct fdp_value b)
                         : a.lo != b.lo ? (a.lo < b.lo ? -1 : 1) : 0;
 }
 
-/* Tables stay in order (a sorted dump sorts the flows of each table);
- * then, as ovs-ofctl: a flow that does not match a sort field comes after
- * every flow that does, in either direction; wildcarded bits count as
- * zero. */
+/* As ovs-ofctl: the keys order every flow of the dump, whatever its
+ * table (before, each table was sorted on its own, so "--rsort" put table
+ * 1's priority 32768 flows after table 0's priority 0 ones); a flow that
+ * does not match a sort field comes after every flow that does, in either
+ * direction; wildcarded bits count as zero. */
 static int
 compare_dumped(const void *a_, const void *b_)
 {
     const struct dumped *a = a_, *b = b_;
-
-    if (a->spec.table_id != b->spec.table_id) {
-        return a->spec.table_id < b->spec.table_id ? -1 : 1;
-    }
 
     for (size_t i = 0; i < n_sort_keys; i++) {
         const struct sort_key *k = &sort_keys[i];
@@ -569,7 +607,11 @@ compare_dumped(const void *a_, const void *b_)
             return k->descending ? -c : c;
         }
     }
-    /* Equal keys: by text, so that a sorted dump is repeatable. */
+    /* Equal keys: by table, then by text, so that a sorted dump is
+     * repeatable (ovs-ofctl leaves their order to qsort()). */
+    if (a->spec.table_id != b->spec.table_id) {
+        return a->spec.table_id < b->spec.table_id ? -1 : 1;
+    }
     return strcmp(a->flow, b->flow);
 }
 
