@@ -64,6 +64,12 @@ enum {
      * ignored as a selector, and "del-flows cookie=0x11" would delete every
      * flow. */
     FDP_PARSE_COOKIE_SELECT = 1 << 2,
+    /* The match of a flow statistics request (dump-flows, dump-aggregate):
+     * "priority=", "idle_timeout=" and "hard_timeout=" are errors, "unknown
+     * keyword NAME" as ovs-ofctl says (its parser takes only a match,
+     * cookie, table and out_port there: OpenFlow's request carries no
+     * priority, so a dump cannot select by one). */
+    FDP_PARSE_STATS_REQUEST = 1 << 3,
 };
 
 /* Parses one flow from 'text'.  On success returns 0 and fills 'flow',

@@ -1080,6 +1080,45 @@ START_TEST(errors)
     ck_assert_uint_eq(flow.cookie_mask, 0);
     fdp_flow_spec_destroy(&flow);
 
+    /* Regression, "a dump takes priority= and --strict": the match of a
+     * statistics request takes no priority or timeouts, as ovs-ofctl
+     * ("unknown keyword priority"); table and a cookie selector it
+     * takes. */
+    static const char *const not_in_dump[][2] = {
+        { "tcp,priority=5", "column 5: priority=5: unknown keyword "
+                            "priority" },
+        { "priority", "column 1: priority: unknown keyword priority" },
+        { "idle_timeout=5", "column 1: idle_timeout=5: unknown keyword "
+                            "idle_timeout" },
+        { "udp,hard_timeout=9", "column 5: hard_timeout=9: unknown keyword "
+                                "hard_timeout" },
+    };
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(not_in_dump); i++) {
+        ck_assert_int_eq(fdp_flow_parse(not_in_dump[i][0],
+                                        FDP_PARSE_MATCH_ONLY
+                                        | FDP_PARSE_COOKIE_SELECT
+                                        | FDP_PARSE_STATS_REQUEST, &flow,
+                                        &error), EINVAL);
+        ck_assert_str_eq(error, not_in_dump[i][1]);
+        free(error);
+        /* Elsewhere they are taken. */
+        ck_assert_int_eq(fdp_flow_parse(not_in_dump[i][0],
+                                        FDP_PARSE_MATCH_ONLY, &flow,
+                                        &error), i == 1 ? EINVAL : 0);
+        if (i == 1) {
+            free(error);
+        } else {
+            fdp_flow_spec_destroy(&flow);
+        }
+    }
+    ck_assert_int_eq(fdp_flow_parse("table=2,cookie=0x1/-1,tcp",
+                                    FDP_PARSE_MATCH_ONLY
+                                    | FDP_PARSE_COOKIE_SELECT
+                                    | FDP_PARSE_STATS_REQUEST, &flow, &error),
+                     0);
+    ck_assert_uint_eq(flow.table_id, 2);
+    fdp_flow_spec_destroy(&flow);
+
     /* A packet enters the pipeline with its registers, metadata and
      * conj_id zero, so a packet's text takes none of them. */
     struct fdp_key key;
