@@ -785,6 +785,19 @@ format_duration(struct fdp__ds *ds, int64_t ms)
     fdp__ds_putc(ds, 's');
 }
 
+/* The seconds from 'then_ms' to 'now_ms' as an NXST_FLOW reply carries
+ * them to ovs-ofctl: 16 bits holding the age plus one (0 meaning
+ * unknown), so an age of 65534 s (about 18 hours) or more reads as
+ * 65534. */
+#define NX_AGE_MAX (UINT16_MAX - 1)
+static uint64_t
+nx_age(int64_t now_ms, int64_t then_ms)
+{
+    uint64_t s = (uint64_t) (now_ms > then_ms ? now_ms - then_ms : 0) / 1000;
+
+    return s < NX_AGE_MAX ? s : NX_AGE_MAX;
+}
+
 char *
 fdp_flow_format_stats(const struct fdp_flow_spec *flow,
                       const struct fdp_rule_stats *stats, int64_t now_ms)
@@ -809,10 +822,21 @@ fdp_flow_format_stats(const struct fdp_flow_spec *flow,
     if (flow->hard_timeout) {
         fdp__ds_printf(&ds, "hard_timeout=%u, ", flow->hard_timeout);
     }
+    /* The ages ovs-ofctl prints from an NXST_FLOW reply: idle_age always,
+     * hard_age (since the last add or modify) when it differs from the
+     * duration's whole seconds, which it does once the flow has been
+     * modified (ofputil_flow_stats_format()). */
+    uint64_t duration_s = (uint64_t) (now_ms > stats->created_ms
+                                      ? now_ms - stats->created_ms : 0) / 1000;
+    uint64_t hard_age = nx_age(now_ms, stats->modified_ms);
     fdp__ds_put(&ds, "idle_age=");
-    fdp__ds_put_uint(&ds, (uint64_t) (now_ms > last ? (now_ms - last) / 1000
-                                                    : 0));
+    fdp__ds_put_uint(&ds, nx_age(now_ms, last));
     fdp__ds_put(&ds, ", ");
+    if (hard_age != duration_s) {
+        fdp__ds_put(&ds, "hard_age=");
+        fdp__ds_put_uint(&ds, hard_age);
+        fdp__ds_put(&ds, ", ");
+    }
     format_match_actions(&ds, flow);
     return fdp__ds_steal(&ds);
 }

@@ -2054,6 +2054,14 @@ parse_match_tokens(struct parser *p, char *s, struct fdp_flow_spec *flow)
         bool found = false;
         for (size_t i = 0; i < FDP_ARRAY_SIZE(attrs); i++) {
             if (!strcmp(token, attrs[i].name)) {
+                if (p->flags & FDP_PARSE_STATS_REQUEST
+                    && (i == ATTR_PRIORITY || i == ATTR_IDLE
+                        || i == ATTR_HARD)) {
+                    /* ovs-ofctl's words, after the token. */
+                    return parse_error(p, token, "%s%s%s: unknown keyword %s",
+                                       token, value ? "=" : "",
+                                       value ? value : "", token);
+                }
                 if (!value) {
                     return parse_error(p, token, "%s: missing value", token);
                 }

@@ -36,7 +36,9 @@ struct fdp__subtable;
 #define FDP__STATS_SHARED (FDP__STATS_SHARDS - 1)
 
 struct fdp__rule_counters {
-    int64_t created_ms;             /* Monotonic ms when added. */
+    int64_t created_ms;             /* Monotonic ms when added, or
+                                     * replaced by an add (atomic:
+                                     * txn_commit() sets it then). */
     int64_t used_ms;                /* Last packet; 0 never. */
     struct {
         uint64_t n_packets;
@@ -70,8 +72,16 @@ void fdp__stats_shard_release(unsigned int shard);
  * read the match through fdp__cmatch_get() or expand it
  * (fdp__cmatch_expand()).
  *
- * 'priority', 'seq', 'cookie', the timeouts, 'table_id' and 'match' never
- * change after the rule is inserted. */
+ * 'priority', 'seq', 'cookie', the timeouts, 'modified_ms', 'table_id'
+ * and 'match' never change after the rule is inserted.
+ *
+ * Times: a flow's creation time is its counters' (shared by its
+ * versions, as Open vSwitch keeps 'created' across a modify), its
+ * modification time each version's own, 'modified_ms' (Open vSwitch's
+ * rule->modified: the time of the add or modify that made the version,
+ * from which its hard timeout counts).  8 bytes were free here: the match's
+ * value words stay within one line (pinned below); the counters' line
+ * was full, and a per-version time could not live there anyway. */
 struct fdp_rule {
     /* Read by lookups. */
     uint16_t priority;
@@ -103,10 +113,17 @@ struct fdp_rule {
 
     /* Read by writers and dumps. */
     uint64_t cookie;
+    int64_t modified_ms;                /* Monotonic ms when this version
+                                         * was made (see above). */
 
     /* Writer only. */
     bool stats_shared;                  /* 'stats' came from an older
                                          * version of this flow. */
+    bool resets_created;                /* Made by an add replacing the
+                                         * flow: txn_commit() sets the
+                                         * counters' 'created_ms' to
+                                         * 'modified_ms' (Open vSwitch's
+                                         * add restarts 'created'). */
     uint32_t owner_slot;                /* Where 'owner' keeps it (pipapo:
                                          * its index in the built part of
                                          * the snapshot, or

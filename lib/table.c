@@ -1107,6 +1107,19 @@ txn_commit(struct fdp_table *table)
                      table->n_flows + (uint64_t) table->txn_flows_delta,
                      __ATOMIC_RELAXED);
 
+    /* An add that replaced a flow restarts its creation time (as Open
+     * vSwitch's, which keeps 'created' only on a modify): its counters are
+     * the old version's, so the time is set here, where the change can no
+     * longer be aborted, and before any rule of the transaction can be
+     * freed below. */
+    for (struct fdp_rule *r = table->txn_added; r; r = r->txn_next) {
+        if (r->resets_created) {
+            __atomic_store_n(&r->stats->created_ms, r->modified_ms,
+                             __ATOMIC_RELAXED);
+            r->resets_created = false;
+        }
+    }
+
     /* Removed rules are invisible from 'version' on, but a lookup that
      * loaded the previous version may still need them: they stay linked
      * until the writer has waited for every such lookup to finish, then
@@ -1261,6 +1274,11 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
     if (!rule) {
         return ENOMEM;
     }
+    int64_t now = now_ms();
+
+    /* A new version made by a writer's add or modify is modified now; one
+     * moved between sub-tables (no 'spec') is the same version moved. */
+    rule->modified_ms = spec || !old ? now : old->modified_ms;
     if (old) {
         rule->seq = old->seq;
         rule->cookie = spec ? spec->cookie : old->cookie;
@@ -1290,7 +1308,7 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
          * it (the one that owns it then). */
         __atomic_fetch_add(&table->rule_memory, sizeof *rule->stats,
                            __ATOMIC_RELAXED);
-        rule->stats->created_ms = now_ms();
+        rule->stats->created_ms = now;
     }
     /* Its actions and counters are final: the datapath's outcome. */
     fdp__outcome_init_rule(&rule->oc);
@@ -1408,6 +1426,11 @@ fdp_table_insert(struct fdp_table *table, const struct fdp_flow_spec *spec,
     } else {
         error = add_rule(table, spec, spec->match,
                          spec->priority, spec->actions, old, false, hash);
+        if (!error && old && !table->no_stats) {
+            /* add_rule() put the new version at the head of the log.  (A
+             * table without counters has one creation time for all.) */
+            table->txn_added->resets_created = true;
+        }
     }
     return auto_end(table, started, error);
 }
@@ -2269,7 +2292,8 @@ fdp_rule_get_stats(const struct fdp_rule *rule, struct fdp_rule_stats *stats)
                                           __ATOMIC_RELAXED);
     }
     stats->used_ms = __atomic_load_n(&s->used_ms, __ATOMIC_RELAXED);
-    stats->created_ms = s->created_ms;
+    stats->created_ms = __atomic_load_n(&s->created_ms, __ATOMIC_RELAXED);
+    stats->modified_ms = rule->modified_ms;
 }
 
 void

@@ -788,10 +788,14 @@ cmd_dump_flows(int argc, char *argv[])
     if (argc - i > 1) {
         fatal("dump-flows: expected at most one MATCH");
     }
-    json_t *params = json_pack("{s:b}", "strict", strict);
+    /* --strict is taken and ignored, as ovs-ofctl does in a dump (its
+     * flow statistics request is never strict), and the match may not
+     * name a priority (FDP_PARSE_STATS_REQUEST). */
+    (void) strict;
+    json_t *params = json_pack("{s:b}", "strict", false);
     if (i < argc) {
-        check_flow("dump-flows", argv[i],
-                   FDP_PARSE_MATCH_ONLY | FDP_PARSE_COOKIE_SELECT);
+        check_flow("dump-flows", argv[i], FDP_PARSE_MATCH_ONLY
+                   | FDP_PARSE_COOKIE_SELECT | FDP_PARSE_STATS_REQUEST);
         json_object_set_new(params, "match", json_string(argv[i]));
     }
     json_object_set_new(params, "parts", json_true());
@@ -1241,7 +1245,7 @@ aggregate_part(const json_t *params, void *agg)
 }
 
 /* dump-aggregate [--strict] [SWITCH] [MATCH]: the sums of the flows
- * dump-flows would list, in the format of ovs-ofctl dump-aggregate (its
+ * dump-flows would list (--strict ignored, as ovs-ofctl), in the format of ovs-ofctl dump-aggregate (its
  * default protocol, OpenFlow 1.0 with Nicira extensions, and the xid its
  * request gets). */
 void
@@ -1255,10 +1259,12 @@ cmd_dump_aggregate(int argc, char *argv[])
     if (argc - i > 1) {
         fatal("dump-aggregate: expected at most one MATCH");
     }
-    json_t *params = json_pack("{s:b, s:b}", "strict", strict, "parts", true);
+    /* --strict ignored, no priority: as dump-flows. */
+    (void) strict;
+    json_t *params = json_pack("{s:b, s:b}", "strict", false, "parts", true);
     if (i < argc) {
-        check_flow("dump-aggregate", argv[i],
-                   FDP_PARSE_MATCH_ONLY | FDP_PARSE_COOKIE_SELECT);
+        check_flow("dump-aggregate", argv[i], FDP_PARSE_MATCH_ONLY
+                   | FDP_PARSE_COOKIE_SELECT | FDP_PARSE_STATS_REQUEST);
         json_object_set_new(params, "match", json_string(argv[i]));
     }
     struct aggregate agg = { 0, 0, 0 };

@@ -607,7 +607,7 @@ check_expiry(const struct fdp_rule *rule, void *e_)
     fdp_rule_get_stats(rule, &st);
     int64_t last = st.used_ms > st.created_ms ? st.used_ms : st.created_ms;
     if ((spec.hard_timeout
-         && e->now - st.created_ms >= (int64_t) spec.hard_timeout * 1000)
+         && e->now - st.modified_ms >= (int64_t) spec.hard_timeout * 1000)
         || (spec.idle_timeout
             && e->now - last >= (int64_t) spec.idle_timeout * 1000)) {
         char *match = fdp_match_format(spec.match, spec.priority);

@@ -64,6 +64,12 @@ enum {
      * ignored as a selector, and "del-flows cookie=0x11" would delete every
      * flow. */
     FDP_PARSE_COOKIE_SELECT = 1 << 2,
+    /* The match of a flow statistics request (dump-flows, dump-aggregate):
+     * "priority=", "idle_timeout=" and "hard_timeout=" are errors, "unknown
+     * keyword NAME" as ovs-ofctl says (its parser takes only a match,
+     * cookie, table and out_port there: OpenFlow's request carries no
+     * priority, so a dump cannot select by one). */
+    FDP_PARSE_STATS_REQUEST = 1 << 3,
 };
 
 /* Parses one flow from 'text'.  On success returns 0 and fills 'flow',
@@ -99,8 +105,12 @@ struct fdp_rule_stats;
 /* Returns the line ovs-ofctl dump-flows prints for 'flow' with statistics
  * 'stats' at monotonic time 'now_ms' (CLOCK_MONOTONIC, milliseconds):
  *   " cookie=0x5, duration=12.345s, table=0, n_packets=10, n_bytes=640,
- *   [idle_timeout=N, ][hard_timeout=N, ]idle_age=3, MATCH actions=..."
- * (one line).  The caller frees the string; NULL if out of memory. */
+ *   [idle_timeout=N, ][hard_timeout=N, ]idle_age=3, [hard_age=N, ]MATCH
+ *   actions=..."
+ * (one line), hard_age (seconds since 'stats->modified_ms') where
+ * ovs-ofctl prints it: when it differs from the duration's seconds.  Both
+ * ages stop at 65534, as the 16 bits of an NXST_FLOW reply carry them.
+ * The caller frees the string; NULL if out of memory. */
 FDP_API char *fdp_flow_format_stats(const struct fdp_flow_spec *flow,
                                     const struct fdp_rule_stats *stats,
                                     int64_t now_ms);

@@ -351,7 +351,13 @@ struct fdp_rule_stats {
     uint64_t n_packets;
     uint64_t n_bytes;
     int64_t used_ms;            /* Monotonic ms of the last packet; 0 never. */
-    int64_t created_ms;         /* Monotonic ms when added. */
+    int64_t created_ms;         /* Monotonic ms when added (an add that
+                                 * replaces the flow restarts it, a modify
+                                 * keeps it). */
+    int64_t modified_ms;        /* Monotonic ms of the last add or modify
+                                 * (created_ms if none since): a hard
+                                 * timeout counts from it, as Open
+                                 * vSwitch's. */
 };
 
 FDP_API void fdp_rule_get_stats(const struct fdp_rule *rule,

@@ -20,6 +20,7 @@
 #include "lib/match-internal.h"
 #include "lib/util.h"
 #include <flowdp/flow.h>
+#include <flowdp/table.h>
 #include "unit.h"
 
 /* ---------------------------------------------------------------------- */
@@ -1079,6 +1080,45 @@ START_TEST(errors)
     ck_assert_uint_eq(flow.cookie_mask, 0);
     fdp_flow_spec_destroy(&flow);
 
+    /* Regression, "a dump takes priority= and --strict": the match of a
+     * statistics request takes no priority or timeouts, as ovs-ofctl
+     * ("unknown keyword priority"); table and a cookie selector it
+     * takes. */
+    static const char *const not_in_dump[][2] = {
+        { "tcp,priority=5", "column 5: priority=5: unknown keyword "
+                            "priority" },
+        { "priority", "column 1: priority: unknown keyword priority" },
+        { "idle_timeout=5", "column 1: idle_timeout=5: unknown keyword "
+                            "idle_timeout" },
+        { "udp,hard_timeout=9", "column 5: hard_timeout=9: unknown keyword "
+                                "hard_timeout" },
+    };
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(not_in_dump); i++) {
+        ck_assert_int_eq(fdp_flow_parse(not_in_dump[i][0],
+                                        FDP_PARSE_MATCH_ONLY
+                                        | FDP_PARSE_COOKIE_SELECT
+                                        | FDP_PARSE_STATS_REQUEST, &flow,
+                                        &error), EINVAL);
+        ck_assert_str_eq(error, not_in_dump[i][1]);
+        free(error);
+        /* Elsewhere they are taken. */
+        ck_assert_int_eq(fdp_flow_parse(not_in_dump[i][0],
+                                        FDP_PARSE_MATCH_ONLY, &flow,
+                                        &error), i == 1 ? EINVAL : 0);
+        if (i == 1) {
+            free(error);
+        } else {
+            fdp_flow_spec_destroy(&flow);
+        }
+    }
+    ck_assert_int_eq(fdp_flow_parse("table=2,cookie=0x1/-1,tcp",
+                                    FDP_PARSE_MATCH_ONLY
+                                    | FDP_PARSE_COOKIE_SELECT
+                                    | FDP_PARSE_STATS_REQUEST, &flow, &error),
+                     0);
+    ck_assert_uint_eq(flow.table_id, 2);
+    fdp_flow_spec_destroy(&flow);
+
     /* A packet enters the pipeline with its registers, metadata and
      * conj_id zero, so a packet's text takes none of them. */
     struct fdp_key key;
@@ -1231,6 +1271,57 @@ START_TEST(actions_validate)
 END_TEST
 
 /* Random garbage never crashes the parser and always gets a message. */
+/* Regression, "hard timeout counted from creation, not from the last
+ * modification": the stats line prints hard_age (seconds since the last
+ * add or modify) exactly where ovs-ofctl does over its default protocol
+ * (ofputil_flow_stats_format()): when it differs from the duration's
+ * whole seconds; both ages stop at 65534 (an NXST_FLOW reply's 16 bits). */
+START_TEST(hard_timeout_counted_from_creation_not_last_modification)
+{
+    static const struct {
+        int64_t created, modified, used, now;
+        const char *ages;       /* What follows "hard_timeout=6, ". */
+    } cases[] = {
+        /* Never modified: no hard_age, whatever the moment. */
+        { 1000, 1000, 0, 5999, "idle_age=4, tcp" },
+        { 1000, 1000, 0, 6000, "idle_age=5, tcp" },
+        /* Modified within the duration's second: none either. */
+        { 1000, 1400, 0, 5500, "idle_age=4, tcp" },
+        /* Modified a second or more later, or across a second. */
+        { 1000, 1100, 0, 5000, "idle_age=4, hard_age=3, tcp" },
+        { 1000, 3000, 4000, 5000, "idle_age=1, hard_age=2, tcp" },
+        /* A clock behind a time counts as age 0. */
+        { 1000, 3000, 0, 2500, "idle_age=1, hard_age=0, tcp" },
+        /* 18 hours and more: 65534 s, where the duration goes on, so a
+         * flow never modified shows hard_age too, as with ovs-ofctl. */
+        { 0, 0, 0, 65535000, "idle_age=65534, hard_age=65534, tcp" },
+        { 0, 0, 0, 65534999, "idle_age=65534, tcp" },
+    };
+    struct fdp_flow_spec spec;
+    char *error;
+
+    ck_assert_msg(!fdp_flow_parse("hard_timeout=6,tcp,actions=drop", 0,
+                                  &spec, &error), "%s", error);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct fdp_rule_stats st = {
+            .created_ms = cases[i].created,
+            .modified_ms = cases[i].modified,
+            .used_ms = cases[i].used,
+        };
+        char *line = fdp_flow_format_stats(&spec, &st, cases[i].now);
+        const char *ages = strstr(line, "hard_timeout=6, ");
+        ck_assert_ptr_nonnull(ages);
+        ages += strlen("hard_timeout=6, ");
+        ck_assert_msg(!strncmp(ages, cases[i].ages, strlen(cases[i].ages))
+                      && !strcmp(ages + strlen(cases[i].ages),
+                                 " actions=drop"),
+                      "case %zu: %s", i, line);
+        free(line);
+    }
+    fdp_flow_spec_destroy(&spec);
+}
+END_TEST
+
 START_TEST(random_garbage)
 {
     static const char alphabet[] = "=,/-:>.0123456789abcdefx ipvtcpud_";
@@ -1321,5 +1412,6 @@ main(void)
     tcase_add_test(tc, set_field_out_of_range);
     tcase_add_test(tc, actions_validate);
     tcase_add_test(tc, random_garbage);
+    tcase_add_test(tc, hard_timeout_counted_from_creation_not_last_modification);
     return unit_run(s);
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/actions-internal.h"
 #include "lib/cpu-internal.h"
@@ -1185,6 +1186,102 @@ START_TEST(modify_sets_new_cookie_and_actions)
 }
 END_TEST
 
+/* Regression, "hard timeout counted from creation, not from the last
+ * modification": Open vSwitch's hard_timeout counts from the flow's
+ * rule->modified, which a modify and an add replacing the flow both set;
+ * a modify keeps 'created', an add restarts it (ofproto.c,
+ * replace_rule_start()).  Each keeps the counters.  An aborted add
+ * changes neither time. */
+static struct fdp_rule_stats
+tcp80_stats(struct fdp_table *t)
+{
+    struct fdp_key key;
+    struct fdp_rule_stats rs;
+
+    memset(&key, 0, sizeof key);
+    fdp__key_set(&key, FDP_F_DL_TYPE, 0x0800);
+    fdp__key_set(&key, FDP_F_NW_PROTO, 6);
+    fdp__key_set(&key, FDP_F_TP_DST, 80);
+    fdp_table_read_lock();
+    const struct fdp_rule *r = fdp_table_lookup(t, &key);
+    ck_assert_ptr_nonnull(r);
+    fdp_rule_get_stats(r, &rs);
+    fdp_table_read_unlock();
+    return rs;
+}
+
+/* Sleeps long enough for CLOCK_MONOTONIC milliseconds to move on. */
+static void
+sleep_some_ms(void)
+{
+    struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+    nanosleep(&ts, NULL);
+}
+
+START_TEST(hard_timeout_counted_from_creation_not_last_modification)
+{
+    struct fdp_table *t;
+    struct fdp_flow_spec spec;
+    char *error;
+    size_t n;
+
+    ck_assert_int_eq(fdp_table_create(&t), 0);
+    ck_assert_int_eq(insert_text(t, "hard_timeout=6,tcp,tp_dst=80,"
+                                 "actions=1", 0), 0);
+    struct fdp_rule_stats a = tcp80_stats(t);
+    ck_assert_int_gt(a.created_ms, 0);
+    ck_assert_int_eq(a.modified_ms, a.created_ms);
+
+    /* A modify: 'created' stays, the version is modified now. */
+    sleep_some_ms();
+    ck_assert_int_eq(fdp_flow_parse("tcp,tp_dst=80", FDP_PARSE_MATCH_ONLY,
+                                    &spec, &error), 0);
+    struct fdp_table_filter filter = { .match = spec.match };
+    struct fdp_actions *acts = output_action(2);
+    ck_assert_int_eq(fdp_table_modify(t, &filter, acts, NULL, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    struct fdp_rule_stats b = tcp80_stats(t);
+    ck_assert_int_eq(b.created_ms, a.created_ms);
+    ck_assert_int_ge(b.modified_ms, a.modified_ms + 20);
+
+    /* Counters are kept by the add below; count a packet to see it. */
+    {
+        struct fdp_key key;
+        memset(&key, 0, sizeof key);
+        fdp__key_set(&key, FDP_F_DL_TYPE, 0x0800);
+        fdp__key_set(&key, FDP_F_NW_PROTO, 6);
+        fdp__key_set(&key, FDP_F_TP_DST, 80);
+        fdp_table_read_lock();
+        fdp_rule_account(fdp_table_lookup(t, &key), 60, b.modified_ms);
+        fdp_table_read_unlock();
+    }
+
+    /* An aborted add replacing it changes neither time. */
+    sleep_some_ms();
+    ck_assert(fdp_table_begin(t) == 0);
+    ck_assert_int_eq(insert_text(t, "hard_timeout=6,tcp,tp_dst=80,"
+                                 "actions=3", 0), 0);
+    fdp_table_abort(t);
+    struct fdp_rule_stats c = tcp80_stats(t);
+    ck_assert_int_eq(c.created_ms, b.created_ms);
+    ck_assert_int_eq(c.modified_ms, b.modified_ms);
+
+    /* A committed one restarts both, and keeps the counters. */
+    ck_assert_int_eq(insert_text(t, "hard_timeout=6,tcp,tp_dst=80,"
+                                 "actions=3", 0), 0);
+    struct fdp_rule_stats d = tcp80_stats(t);
+    ck_assert_int_ge(d.modified_ms, b.modified_ms + 20);
+    ck_assert_int_eq(d.created_ms, d.modified_ms);
+    ck_assert_uint_eq(d.n_packets, 1);
+    ck_assert_uint_eq(d.n_bytes, 60);
+
+    fdp_actions_destroy(acts);
+    fdp_flow_spec_destroy(&spec);
+    fdp_table_destroy(t);
+}
+END_TEST
+
 /* The table refuses actions a flow's match does not support (mod_tp_dst
  * on a flow that is not TCP, UDP or SCTP), on insert and on modify, however
  * the list was built (the parser refuses them first), and the refusal
@@ -2319,6 +2416,7 @@ main(void)
     tcase_add_test(tc, equal_priority_first_added_wins);
     tcase_add_test(tc, strict_filter_null_match_selects_catch_all);
     tcase_add_test(tc, modify_sets_new_cookie_and_actions);
+    tcase_add_test(tc, hard_timeout_counted_from_creation_not_last_modification);
     tcase_add_test(tc, actions_must_suit_the_match);
     tcase_add_test(tc, hash_flooding);
     tcase_add_test(tc, subtable_stats_per_structure);
