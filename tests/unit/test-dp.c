@@ -215,6 +215,41 @@ rig_destroy(struct rig *rig)
     }
 }
 
+/* Sends 'rounds' bursts of 1 to 40 packets from port 1 to destinations
+ * drawn from 'first' to 'first' + 'n' - 1 (counted in 'sent'), polling
+ * after each burst and draining ports 2 and 3 into 'got2' and 'got3', then
+ * polls until the datapath is idle.  Returns the packets sent. */
+static size_t
+send_bursts(struct rig *rig, struct unit_rng *r, int rounds,
+            unsigned int first, unsigned int n, uint64_t *sent,
+            uint64_t *got2, uint64_t *got3)
+{
+    uint8_t pkt[128];
+    size_t total = 0;
+
+    for (int round = 0; round < rounds; round++) {
+        size_t burst = 1 + unit_rng_below(r, 40);
+        for (size_t i = 0; i < burst; i++) {
+            unsigned int d = first + unit_rng_below(r, n);
+            size_t len = make_packet(pkt, d, (uint16_t) unit_rng_below(r, 4));
+            if (!test_peer_send(&rig->ports[1], pkt, len)) {
+                break;
+            }
+            sent[d]++;
+            total++;
+        }
+        fdp_dp_pmd_poll(rig->pmd, NULL);
+        peer_drain(&rig->ports[2], got2);
+        peer_drain(&rig->ports[3], got3);
+    }
+    for (int i = 0; i < 3; i++) {
+        fdp_dp_pmd_poll(rig->pmd, NULL);
+        peer_drain(&rig->ports[2], got2);
+        peer_drain(&rig->ports[3], got3);
+    }
+    return total;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Tests.                                                                  */
 
@@ -258,29 +293,8 @@ random_traffic_n(uint32_t emc_inv_prob, unsigned int n_tables)
         ck_assert_int_eq(fdp_table_commit(rig.table), 0);
     }
 
-    size_t total = 0;
-    for (int round = 0; round < 2000; round++) {
-        size_t burst = 1 + unit_rng_below(&r, 40);
-        for (size_t i = 0; i < burst; i++) {
-            /* Few destinations, many repeats: the EMC has work. */
-            unsigned int d = unit_rng_below(&r, N_DSTS);
-            size_t len = make_packet(pkt, d, (uint16_t) unit_rng_below(&r,
-                                                                       4));
-            if (!test_peer_send(&rig.ports[1], pkt, len)) {
-                break;
-            }
-            sent[d]++;
-            total++;
-        }
-        fdp_dp_pmd_poll(rig.pmd, NULL);
-        peer_drain(&rig.ports[2], got2);
-        peer_drain(&rig.ports[3], got3);
-    }
-    for (int i = 0; i < 3; i++) {
-        fdp_dp_pmd_poll(rig.pmd, NULL);
-        peer_drain(&rig.ports[2], got2);
-        peer_drain(&rig.ports[3], got3);
-    }
+    /* Few destinations, many repeats: the EMC has work. */
+    size_t total = send_bursts(&rig, &r, 2000, 0, N_DSTS, sent, got2, got3);
 
     uint64_t want2 = 0, want3 = 0, want_drop = 0;
     for (unsigned int d = 0; d < N_DSTS; d++) {
@@ -417,7 +431,6 @@ START_TEST(one_flow_and_built_outcomes_share_batches)
     struct rig rig;
     struct unit_rng r;
     uint64_t sent[N_DSTS] = { 0 }, got2[N_DSTS] = { 0 }, got3[N_DSTS] = { 0 };
-    uint8_t pkt[128];
 
     unit_rng_init(&r, probs[_i]);
     rig_create_n(&rig, probs[_i], 0, 2);
@@ -429,28 +442,7 @@ START_TEST(one_flow_and_built_outcomes_share_batches)
     rig_add_flow(&rig, "priority=10,udp,nw_dst=10.0.0.2,actions=output:3");
     ck_assert(!pipeline_is_single(rig.pipeline));
 
-    size_t total = 0;
-    for (int round = 0; round < 500; round++) {
-        size_t burst = 1 + unit_rng_below(&r, 40);
-        for (size_t i = 0; i < burst; i++) {
-            unsigned int d = 1 + unit_rng_below(&r, 2);
-            size_t len = make_packet(pkt, d, (uint16_t) unit_rng_below(&r,
-                                                                       4));
-            if (!test_peer_send(&rig.ports[1], pkt, len)) {
-                break;
-            }
-            sent[d]++;
-            total++;
-        }
-        fdp_dp_pmd_poll(rig.pmd, NULL);
-        peer_drain(&rig.ports[2], got2);
-        peer_drain(&rig.ports[3], got3);
-    }
-    for (int i = 0; i < 3; i++) {
-        fdp_dp_pmd_poll(rig.pmd, NULL);
-        peer_drain(&rig.ports[2], got2);
-        peer_drain(&rig.ports[3], got3);
-    }
+    size_t total = send_bursts(&rig, &r, 500, 1, 2, sent, got2, got3);
     ck_assert_uint_eq(got2[1], sent[1]);
     ck_assert_uint_eq(got3[2], sent[2]);
     ck_assert_uint_eq(got2[2] + got3[1], 0);
