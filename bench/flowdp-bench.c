@@ -73,6 +73,12 @@
  *          (bench-pipeline.c).
  *   extract  the packet parser, alone, followed by the flow hash, and
  *          with the hash computed as it goes (bench-extract.c).
+ *   ct     connection trackers on the same packets (bench-ct.c):
+ *          established packets over 1, 10k, 1M, 10M connections, new
+ *          connections plain and with SNAT, a zone flush and the stall a
+ *          busy thread sees meanwhile, bytes per connection.  For now
+ *          only Open vSwitch's tracker (with --with-ovs-source=DIR);
+ *          peer-ovs runs the same group unless ct runs too.
  * Every result also carries "spread": (max - min) / median of its runs.
  */
 #include <config.h>
@@ -1629,10 +1635,12 @@ static const struct suite suites[] = {
     { "datapath", suite_datapath },
     { "pipeline", suite_pipeline },
     { "extract", suite_extract },
+    { "ct", suite_ct },
 };
 
 /* Which suites the command line named (all false: run every suite). */
 static bool run[FDP_ARRAY_SIZE(suites)];
+static bool any_named;
 
 bool
 suite_named(const char *name)
@@ -1643,6 +1651,12 @@ suite_named(const char *name)
         }
     }
     return false;
+}
+
+bool
+suite_runs(const char *name)
+{
+    return !any_named || suite_named(name);
 }
 
 static void
@@ -1771,7 +1785,7 @@ main(int argc, char *argv[])
         size_t j;
         for (j = 0; j < FDP_ARRAY_SIZE(suites); j++) {
             if (!strcmp(argv[i], suites[j].name)) {
-                run[j] = any = true;
+                run[j] = any = any_named = true;
                 break;
             }
         }
