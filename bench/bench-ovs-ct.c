@@ -30,6 +30,8 @@
  */
 #include <config.h>
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -249,7 +251,30 @@ struct busy {
     atomic_int phase;           /* enum busy_phase. */
     atomic_bool running;        /* Set by the thread once it runs. */
     double max_ns[2];           /* Longest batch in each phase. */
+    cpu_set_t main_cpus;        /* The flushing thread's CPUs. */
 };
+
+/* Moves the calling thread off the CPUs of 'main_cpus' (those the
+ * benchmark thread may run on, one when flowdp-bench runs with --cpu) onto
+ * the machine's others, if it has others: a pmd has its own core, and
+ * sharing the flushing thread's would measure the scheduler's time
+ * slices, not the tracker. */
+static void
+move_off_cpus(const cpu_set_t *main_cpus)
+{
+    long n_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+
+    CPU_ZERO(&set);
+    for (long c = 0; c < n_cpus && c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, main_cpus)) {
+            CPU_SET(c, &set);
+        }
+    }
+    if (CPU_COUNT(&set)) {
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
+}
 
 static void *
 busy_main(void *b_)
@@ -259,6 +284,7 @@ busy_main(void *b_)
     size_t k = 0;
     int phase;
 
+    move_off_cpus(&b->main_cpus);
     runner_init(&r);
     atomic_store(&b->running, true);
     for (;;) {
@@ -294,6 +320,10 @@ bench_ovs_ct_flush_zone(struct bench_ovs_ct *bc, uint16_t zone,
     };
     bool running = false;
 
+    if (pthread_getaffinity_np(pthread_self(), sizeof b.main_cpus,
+                               &b.main_cpus)) {
+        CPU_ZERO(&b.main_cpus);
+    }
     atomic_init(&b.phase, BUSY_BASELINE);
     atomic_init(&b.running, false);
     pthread_t thread = ovs_thread_create("ct_busy", busy_main, &b);
