@@ -209,7 +209,7 @@ frames_alloc(struct bench_ct_frames *f, size_t n, enum bench_ct_proto proto)
                        (n ? n : 1) * BENCH_CT_SLOT_SIZE)) {
         return ENOMEM;
     }
-    f->n = n;
+    f->n = f->capacity = n;
     f->len = proto == BENCH_CT_UDP ? UDP_FRAME_LEN : TCP_FRAME_LEN;
     return 0;
 }
@@ -229,6 +229,21 @@ bench_ct_setup_frames(uint64_t seed, enum bench_ct_proto proto,
     if (frames_alloc(f, n_conns * per, proto)) {
         return ENOMEM;
     }
+    return bench_ct_setup_frames_refill(seed, proto, first, n_conns, f);
+}
+
+int
+bench_ct_setup_frames_refill(uint64_t seed, enum bench_ct_proto proto,
+                             size_t first, size_t n_conns,
+                             struct bench_ct_frames *f)
+{
+    size_t per = bench_ct_setup_frames_per_conn(proto);
+
+    if (n_conns * per > f->capacity) {
+        return EINVAL;
+    }
+    f->n = n_conns * per;
+    f->len = proto == BENCH_CT_UDP ? UDP_FRAME_LEN : TCP_FRAME_LEN;
     for (size_t i = 0; i < n_conns; i++) {
         struct bench_ct_conn c;
         bench_ct_conn_get(seed, first + i, proto, &c);
@@ -281,6 +296,6 @@ bench_ct_frames_destroy(struct bench_ct_frames *f)
     if (f) {
         free(f->data);
         f->data = NULL;
-        f->n = 0;
+        f->n = f->capacity = 0;
     }
 }

@@ -56,11 +56,13 @@ struct bench_ct_conn {
 void bench_ct_conn_get(uint64_t seed, uint64_t i, enum bench_ct_proto,
                        struct bench_ct_conn *);
 
-/* 'n' frames of 'len' bytes, frame k at data + k * BENCH_CT_SLOT_SIZE. */
+/* 'n' frames of 'len' bytes, frame k at data + k * BENCH_CT_SLOT_SIZE,
+ * in room for 'capacity'. */
 struct bench_ct_frames {
     uint8_t *data;
     size_t n;
     size_t len;
+    size_t capacity;
 };
 
 static inline const uint8_t *
@@ -74,6 +76,12 @@ bench_ct_frame(const struct bench_ct_frames *f, size_t k)
  * - 1' (so that a large table can be set up a chunk at a time). */
 int bench_ct_setup_frames(uint64_t seed, enum bench_ct_proto, size_t first,
                           size_t n_conns, struct bench_ct_frames *);
+/* The same into a set made by bench_ct_setup_frames() for as many
+ * connections or more, without allocating (so that the memory a tracker
+ * takes can be told from the frames'); EINVAL if they do not fit. */
+int bench_ct_setup_frames_refill(uint64_t seed, enum bench_ct_proto,
+                                 size_t first, size_t n_conns,
+                                 struct bench_ct_frames *);
 int bench_ct_est_frames(uint64_t seed, enum bench_ct_proto, size_t n_conns,
                         size_t n_frames, struct bench_ct_frames *);
 int bench_ct_new_frames(uint64_t seed, enum bench_ct_proto, size_t n_conns,

@@ -19,9 +19,12 @@
  *       the timing.  The pool holds twice as many packets as there are
  *       connections, at least CT_POOL_MIN and at most CT_POOL_MAX, so at
  *       1M and 10M connections each packet's connection is a cache miss
- *       as it would be in a switch.  "bytes" is the process's resident
- *       memory grown while the connections were opened, per connection
- *       (0 below 10k connections, where it is only noise).  10M is
+ *       as it would be in a switch.  "bytes" is the memory the process
+ *       grew by while the connections were opened, per connection (the
+ *       larger of its resident set's growth and malloc's bytes in use,
+ *       see mem_grown(); 0 below 10k connections, where it is only
+ *       noise).  The packets are generated before, in chunks, and do not
+ *       count.  10M is
  *       skipped, with the reason, when the memory the 1M case took per
  *       connection does not fit 1.5 times over in what /proc/meminfo
  *       calls available.
@@ -42,6 +45,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +164,40 @@ rss_bytes(void)
                   : 0;
 }
 
+/* The bytes malloc has handed out and not had back (every arena, and
+ * its own mmap()s). */
+static uint64_t
+heap_bytes(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+
+    return (uint64_t) mi.uordblks + (uint64_t) mi.hblkhd;
+}
+
+/* The memory a step took: the larger of the growth of the resident set
+ * and of malloc's bytes in use.  Each alone can miss some: the resident
+ * set does not grow when malloc reuses memory an earlier case freed, and
+ * malloc does not see what a tracker maps itself. */
+struct mem_mark {
+    uint64_t rss, heap;
+};
+
+static struct mem_mark
+mem_mark(void)
+{
+    return (struct mem_mark) { rss_bytes(), heap_bytes() };
+}
+
+static uint64_t
+mem_grown(const struct mem_mark *before)
+{
+    struct mem_mark now = mem_mark();
+    uint64_t rss = now.rss > before->rss ? now.rss - before->rss : 0;
+    uint64_t heap = now.heap > before->heap ? now.heap - before->heap : 0;
+
+    return rss > heap ? rss : heap;
+}
+
 /* MemAvailable from /proc/meminfo in bytes, or 0 if unknown. */
 static uint64_t
 mem_available(void)
@@ -190,24 +228,23 @@ ct_report(const char *suite, const char *case_name, const char *impl,
 }
 
 /* Opens connections 0 to 'n - 1' of family 'seed' in 'zone', a chunk at
- * a time, and checks that each came out +new once and the tracker holds
- * 'n' more. */
+ * a time in 'chunk' (a set of bench_ct_setup_frames() for up to
+ * CT_SETUP_CHUNK connections of 'proto'), and checks that each came out
+ * +new once and the tracker holds 'n' more. */
 static void
 open_conns(const struct ct_impl *impl, void *t, uint64_t seed,
            enum bench_ct_proto proto, size_t n, uint16_t zone,
-           const char *case_name)
+           struct bench_ct_frames *chunk, const char *case_name)
 {
     uint32_t before = impl->n_conns(t);
     struct bench_ct_counts counts = { 0 };
 
     for (size_t first = 0; first < n; first += CT_SETUP_CHUNK) {
-        size_t chunk = n - first < CT_SETUP_CHUNK ? n - first : CT_SETUP_CHUNK;
-        struct bench_ct_frames f;
+        size_t m = n - first < CT_SETUP_CHUNK ? n - first : CT_SETUP_CHUNK;
 
-        frames_or_die(bench_ct_setup_frames(seed, proto, first, chunk, &f),
-                      case_name);
-        impl->execute(t, &f, 0, f.n, zone, true, NULL, &counts);
-        bench_ct_frames_destroy(&f);
+        frames_or_die(bench_ct_setup_frames_refill(seed, proto, first, m,
+                                                   chunk), case_name);
+        impl->execute(t, chunk, 0, chunk->n, zone, true, NULL, &counts);
     }
     uint32_t after = impl->n_conns(t);
     if (counts.new != n || counts.inv || after - before != n) {
@@ -215,6 +252,15 @@ open_conns(const struct ct_impl *impl, void *t, uint64_t seed,
               PRIu64 " +inv and %" PRIu32 " more connections", case_name,
               impl->name, n, counts.new, counts.inv, after - before);
     }
+}
+
+/* A set for open_conns(). */
+static void
+chunk_create(enum bench_ct_proto proto, struct bench_ct_frames *chunk,
+             const char *case_name)
+{
+    frames_or_die(bench_ct_setup_frames(0, proto, 0, CT_SETUP_CHUNK, chunk),
+                  case_name);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -286,11 +332,11 @@ est_case(const char *suite, const struct ct_impl *impl,
     uint32_t max_conns = n + n / 8 > CT_DEFAULT_MAX_CONNS
                          ? CT_MAX_CONNS : CT_DEFAULT_MAX_CONNS;
     void *t = impl->create(max_conns);
-    uint64_t rss0 = rss_bytes();
-    open_conns(impl, t, SEED_EST, proto, n, 0, case_name);
-    uint64_t rss1 = rss_bytes();
-    uint64_t bytes = n >= CT_MIN_BYTES_CONNS && rss1 > rss0
-                     ? (rss1 - rss0) / n : 0;
+    struct bench_ct_frames chunk;
+    chunk_create(proto, &chunk, case_name);
+    struct mem_mark mark = mem_mark();
+    open_conns(impl, t, SEED_EST, proto, n, 0, &chunk, case_name);
+    uint64_t bytes = n >= CT_MIN_BYTES_CONNS ? mem_grown(&mark) / n : 0;
 
     struct est_run er = { .impl = impl, .t = t, .pool = &pool };
     check_est(&er, case_name, "before timing");
@@ -299,6 +345,7 @@ est_case(const char *suite, const struct ct_impl *impl,
     ct_report(suite, case_name, impl->name, n, ns, bytes);
 
     impl->destroy(t);
+    bench_ct_frames_destroy(&chunk);
     bench_ct_frames_destroy(&pool);
     return bytes;
 }
@@ -362,8 +409,12 @@ flush_case(const char *suite, const struct ct_impl *impl, size_t n,
     snprintf(stall_name, sizeof stall_name, "flush-stall-%s", size_name);
 
     void *t = impl->create(CT_DEFAULT_MAX_CONNS);
-    open_conns(impl, t, SEED_EST, BENCH_CT_UDP, n, 1, flush_name);
-    open_conns(impl, t, SEED_BUSY, BENCH_CT_UDP, CT_BUSY, 2, flush_name);
+    struct bench_ct_frames chunk;
+    chunk_create(BENCH_CT_UDP, &chunk, flush_name);
+    open_conns(impl, t, SEED_EST, BENCH_CT_UDP, n, 1, &chunk, flush_name);
+    open_conns(impl, t, SEED_BUSY, BENCH_CT_UDP, CT_BUSY, 2, &chunk,
+               flush_name);
+    bench_ct_frames_destroy(&chunk);
 
     struct bench_ct_frames busy;
     frames_or_die(bench_ct_est_frames(SEED_BUSY, BENCH_CT_UDP, CT_BUSY,
