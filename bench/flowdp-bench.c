@@ -66,7 +66,9 @@
  *          side's parser and the same packets, flowdp and OVS in one run;
  *          cases exact-1000x1, megaflow-1000xM (M = 10, 100, 1000 masks,
  *          disjoint flows), prio-1000x100 (every flow its own priority)
- *          and insert-CASE (ns per flow to insert them all).
+ *          and insert-CASE (ns per flow to insert them all); then the ct
+ *          suite's cases for Open vSwitch's tracker alone (bench-ct.c),
+ *          unless the ct suite runs too.
  *   ring, datapath  descriptor rings and the whole datapath (bench-dp.c).
  *   pipeline  multi-table pipelines against one table: EMC hits, misses
  *          (datapath and API), conjunctions against their cross product
