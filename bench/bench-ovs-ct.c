@@ -194,7 +194,27 @@ bench_ovs_ct_create(uint32_t max_conns)
         }
     }
 
+    /* OVS's threads (the tracker's sweeper, and the RCU thread that the
+     * first quiescence starts) inherit the creator's CPUs: create them
+     * while this thread may run anywhere, so that with --cpu they do not
+     * share the benchmark's CPU, as in a switch they do not share a
+     * pmd's isolated core. */
+    cpu_set_t mine, all;
+    bool pinned = !pthread_getaffinity_np(pthread_self(), sizeof mine,
+                                          &mine);
+    long n_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    CPU_ZERO(&all);
+    for (long c = 0; c < n_cpus && c < CPU_SETSIZE; c++) {
+        CPU_SET(c, &all);
+    }
+    if (pinned) {
+        pthread_setaffinity_np(pthread_self(), sizeof all, &all);
+    }
     bc->ct = conntrack_init();
+    ovsrcu_quiesce();
+    if (pinned) {
+        pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
+    }
     conntrack_set_maxconns(bc->ct, max_conns);
 
     /* The default policy (id 0) with the opening and UDP timeouts raised;
