@@ -113,15 +113,18 @@ uint32_t bench_ovs_ct_n_conns(struct bench_ovs_ct *);
 
 /* Flushes zone 'zone' (conntrack_flush(), what ovs-appctl
  * dpctl/flush-conntrack zone=N runs) while a second thread runs 'busy'
- * in zone 'busy_zone' without commit,
- * batch after batch, as a pmd would.  Stores the flush's duration in
- * '*flush_ns', the longest batch the other thread took during the flush
- * in '*stall_ns' and the longest it took in as long a time before the
- * flush in '*base_ns'. */
+ * in zone 'busy_zone' without commit, batch after batch, as a pmd would.
+ * Stores the flush's duration (wall clock) in '*flush_ns', the longest
+ * batch the other thread took during the flush in '*stall_ns' and the
+ * longest it took in the 200 ms before the flush in '*base_ns', and how
+ * often that thread slept (voluntary
+ * context switches: it waited on a lock) during the flush in '*blocks'
+ * and before it in '*base_blocks'. */
 void bench_ovs_ct_flush_zone(struct bench_ovs_ct *, uint16_t zone,
                              const struct bench_ct_frames *busy,
                              uint16_t busy_zone,
                              double *flush_ns, double *stall_ns,
-                             double *base_ns);
+                             double *base_ns, long *blocks,
+                             long *base_blocks);
 
 #endif /* FDP_BENCH_OVS_H */
