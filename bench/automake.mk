@@ -5,6 +5,7 @@ noinst_PROGRAMS += bench/flowdp-bench
 bench_flowdp_bench_SOURCES = bench/flowdp-bench.c bench/bench.h \
 	bench/bench-table.c bench/bench-dp.c bench/bench-veth.c \
 	bench/bench-extract.c bench/bench-pipeline.c \
+	bench/bench-ct.c bench/bench-ct-packets.c bench/bench-ct-packets.h \
 	utilities/tool.c utilities/tool.h
 # The benchmark links the core and the datapath statically: it times internal variants
 # (each SIMD implementation) that the installed library does not export.
@@ -40,7 +41,7 @@ endif
 # defines names flowdp-bench and jansson define too (program_name,
 # xasprintf, json_object, json_string...).
 OVS_PEER_FILES = bench/bench-ovs-cls.c bench/bench-ovs-dpcls.c \
-	bench/bench-ovs-peer.h bench/bench-ovs.h
+	bench/bench-ovs-ct.c bench/bench-ovs-peer.h bench/bench-ovs.h
 OVS_PEER_COMPILE = $(CC) -std=gnu11 $(OVS_CPPFLAGS) -I$(top_srcdir) \
 	$(CFLAGS) -fno-strict-aliasing -Wall -Wno-sign-compare \
 	-Wno-unused-parameter $(FDP_SANITIZER_CFLAGS)
@@ -52,23 +53,32 @@ EXTRA_DIST += $(OVS_PEER_FILES)
 
 bench/bench-ovs-cls.o: $(srcdir)/bench/bench-ovs-cls.c \
 		$(srcdir)/bench/bench-ovs-peer.h \
-		$(srcdir)/bench/bench-ovs.h $(OVS_ARCHIVES)
+		$(srcdir)/bench/bench-ovs.h $(srcdir)/bench/bench-ct-packets.h \
+		$(OVS_ARCHIVES)
 	$(AM_V_CC)$(MKDIR_P) bench && \
 	$(OVS_PEER_COMPILE) -c -o $@ $(srcdir)/bench/bench-ovs-cls.c
 bench/bench-ovs-dpcls.o: $(srcdir)/bench/bench-ovs-dpcls.c \
 		$(srcdir)/bench/bench-ovs-peer.h \
-		$(srcdir)/bench/bench-ovs.h $(OVS_ARCHIVES)
+		$(srcdir)/bench/bench-ovs.h $(srcdir)/bench/bench-ct-packets.h \
+		$(OVS_ARCHIVES)
 	$(AM_V_CC)$(MKDIR_P) bench && \
 	$(OVS_PEER_COMPILE) -c -o $@ $(srcdir)/bench/bench-ovs-dpcls.c
+# The conntrack side includes bench-ct-packets.h, which needs only the C
+# library, for the frames' layout.
+bench/bench-ovs-ct.o: $(srcdir)/bench/bench-ovs-ct.c \
+		$(srcdir)/bench/bench-ovs-peer.h $(srcdir)/bench/bench-ovs.h \
+		$(srcdir)/bench/bench-ct-packets.h $(OVS_ARCHIVES)
+	$(AM_V_CC)$(MKDIR_P) bench && \
+	$(OVS_PEER_COMPILE) -c -o $@ $(srcdir)/bench/bench-ovs-ct.c
 bench/ovs-peer.o: bench/bench-ovs-cls.o bench/bench-ovs-dpcls.o \
-		$(OVS_ARCHIVES)
+		bench/bench-ovs-ct.o $(OVS_ARCHIVES)
 	$(AM_V_GEN)$(LD) -r -o $@.tmp bench/bench-ovs-cls.o \
-		bench/bench-ovs-dpcls.o --start-group $(OVS_ARCHIVES) \
-		--end-group && \
+		bench/bench-ovs-dpcls.o bench/bench-ovs-ct.o \
+		--start-group $(OVS_ARCHIVES) --end-group && \
 	$(OBJCOPY) -w --keep-global-symbol='bench_ovs_*' $@.tmp $@ && \
 	rm -f $@.tmp
 CLEANFILES += bench/bench-ovs-cls.o bench/bench-ovs-dpcls.o \
-	bench/ovs-peer.o bench/ovs-peer.o.tmp
+	bench/bench-ovs-ct.o bench/ovs-peer.o bench/ovs-peer.o.tmp
 else
 EXTRA_DIST += bench/bench-ovs.c $(OVS_PEER_FILES)
 endif

@@ -549,4 +549,10 @@ suite_peer_ovs(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_case(&cases[i]);
     }
+    /* Connection tracking: here unless the ct suite runs in this
+     * invocation too, which then measures the same rows beside flowdp's
+     * tracker. */
+    if (!suite_runs("ct")) {
+        bench_ct_peer_ovs();
+    }
 }

@@ -18,8 +18,11 @@
 #ifndef FDP_BENCH_OVS_H
 #define FDP_BENCH_OVS_H 1
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "bench/bench-ct-packets.h"
 
 /* A TCP packet's 5-tuple, in host byte order. */
 struct bench_ovs_packet {
@@ -73,5 +76,55 @@ void bench_ovs_run(struct bench_ovs *);
  * packet at a time (it has no batch API), dpcls in batches of 32 (a
  * datapath burst).  Returns the number of hits. */
 uint64_t bench_ovs_lookups(void *bench_ovs, uint64_t n);
+
+/* ---------------------------------------------------------------------- */
+/* Connection tracking (bench-ovs-ct.c): Open vSwitch's userspace tracker,
+ * lib/conntrack.c, driven through conntrack_execute() as dpif-netdev
+ * drives it for a ct() action: batches of up to 32 packets, all IPv4,
+ * on one thread.  Frames are plain bytes (bench-ct-packets.h, which
+ * needs nothing but the C library, so both sides include it), copied
+ * into the tracker's own dp_packets batch by batch as a port's receive
+ * would write them. */
+
+struct bench_ovs_ct;
+
+/* A tracker (conntrack_init()) that holds up to 'max_conns' connections
+ * (conntrack_set_maxconns()), with the UDP and TCP opening timeouts of
+ * its default policy raised to an hour, so that its sweeper never expires
+ * a connection a case still uses, however long the case runs. */
+struct bench_ovs_ct *bench_ovs_ct_create(uint32_t max_conns);
+void bench_ovs_ct_destroy(struct bench_ovs_ct *);
+
+/* Runs frames 'first' to 'first + n - 1' of 'frames' (modulo their
+ * number) through the tracker in zone 'zone', committing if 'commit',
+ * with source NAT if 'nat' is nonnull, in batches of 32 (the last may be
+ * shorter); adds the states to '*counts' if nonnull.  The frames must all
+ * be IPv4 of one layout, as every set of bench-ct-packets.h is (the
+ * dp_packets' offsets are set from the first frame the tracker sees of
+ * each length). */
+void bench_ovs_ct_execute(struct bench_ovs_ct *,
+                          const struct bench_ct_frames *, size_t first,
+                          size_t n, uint16_t zone, bool commit,
+                          const struct bench_ct_nat *nat,
+                          struct bench_ct_counts *counts);
+
+/* The number of connections the tracker holds (conntrack_get_nconns()). */
+uint32_t bench_ovs_ct_n_conns(struct bench_ovs_ct *);
+
+/* Flushes zone 'zone' (conntrack_flush(), what ovs-appctl
+ * dpctl/flush-conntrack zone=N runs) while a second thread runs 'busy'
+ * in zone 'busy_zone' without commit, batch after batch, as a pmd would.
+ * Stores the flush's duration (wall clock) in '*flush_ns', the longest
+ * batch the other thread took during the flush in '*stall_ns' and the
+ * longest it took in the 200 ms before the flush in '*base_ns', and how
+ * often that thread slept (voluntary
+ * context switches: it waited on a lock) during the flush in '*blocks'
+ * and before it in '*base_blocks'. */
+void bench_ovs_ct_flush_zone(struct bench_ovs_ct *, uint16_t zone,
+                             const struct bench_ct_frames *busy,
+                             uint16_t busy_zone,
+                             double *flush_ns, double *stall_ns,
+                             double *base_ns, long *blocks,
+                             long *base_blocks);
 
 #endif /* FDP_BENCH_OVS_H */

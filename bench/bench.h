@@ -61,6 +61,12 @@ bool bench_classbench_check(const char *suite);
 void suite_table(void);
 void suite_peer_acl(void);     /* Only built with DPDK. */
 void suite_peer_ovs(void);     /* Only built with --with-ovs-source. */
+void suite_ct(void);           /* bench-ct.c */
+/* peer-ovs's ct group (bench-ct.c): Open vSwitch's tracker alone. */
+void bench_ct_peer_ovs(void);  /* Only built with --with-ovs-source. */
+/* True if suite 'name' runs in this invocation (named, or every suite
+ * runs). */
+bool suite_runs(const char *name);
 void suite_ring(void);
 void suite_datapath(void);
 void suite_datapath_veth(void);    /* Part of suite_datapath (bench-veth.c). */

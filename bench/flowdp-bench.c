@@ -2,7 +2,8 @@
  * flowdp-bench: flowdp's benchmarks.
  *
  * usage: flowdp-bench [--json] [--quick] [--seconds S] [--cpu N]
- *                     [--max-masks N] [--classbench-dir DIR] [SUITE...]
+ *                     [--thread-time] [--max-masks N]
+ *                     [--classbench-dir DIR] [SUITE...]
  *
  * Each suite prints a table, or with --json one JSON object per result:
  *   {"suite","case","impl","entries","ns_per_op","mops","bytes"}
@@ -66,13 +67,21 @@
  *          side's parser and the same packets, flowdp and OVS in one run;
  *          cases exact-1000x1, megaflow-1000xM (M = 10, 100, 1000 masks,
  *          disjoint flows), prio-1000x100 (every flow its own priority)
- *          and insert-CASE (ns per flow to insert them all).
+ *          and insert-CASE (ns per flow to insert them all); then the ct
+ *          suite's cases for Open vSwitch's tracker alone (bench-ct.c),
+ *          unless the ct suite runs too.
  *   ring, datapath  descriptor rings and the whole datapath (bench-dp.c).
  *   pipeline  multi-table pipelines against one table: EMC hits, misses
  *          (datapath and API), conjunctions against their cross product
  *          (bench-pipeline.c).
  *   extract  the packet parser, alone, followed by the flow hash, and
  *          with the hash computed as it goes (bench-extract.c).
+ *   ct     connection trackers on the same packets (bench-ct.c):
+ *          established packets over 1, 10k, 1M, 10M connections, new
+ *          connections plain and with SNAT, a zone flush and the stall a
+ *          busy thread sees meanwhile, bytes per connection.  For now
+ *          only Open vSwitch's tracker (with --with-ovs-source=DIR);
+ *          peer-ovs runs the same group unless ct runs too.
  * Every result also carries "spread": (max - min) / median of its runs.
  */
 #include <config.h>
@@ -112,12 +121,16 @@ const char *classbench_dir_option;
 /* ---------------------------------------------------------------------- */
 /* Timing and reporting.                                                   */
 
+/* --thread-time: the benchmark thread's CPU clock instead of the wall
+ * clock. */
+static clockid_t bench_clock = CLOCK_MONOTONIC;
+
 double
 now_ns(void)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(bench_clock, &ts);
     return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
@@ -1629,10 +1642,12 @@ static const struct suite suites[] = {
     { "datapath", suite_datapath },
     { "pipeline", suite_pipeline },
     { "extract", suite_extract },
+    { "ct", suite_ct },
 };
 
 /* Which suites the command line named (all false: run every suite). */
 static bool run[FDP_ARRAY_SIZE(suites)];
+static bool any_named;
 
 bool
 suite_named(const char *name)
@@ -1645,12 +1660,18 @@ suite_named(const char *name)
     return false;
 }
 
+bool
+suite_runs(const char *name)
+{
+    return !any_named || suite_named(name);
+}
+
 static void
 usage(void)
 {
     printf("%s: flowdp benchmarks\n"
-           "usage: %s [--json] [--quick] [--seconds S] [--cpu N] [--max-masks N]\n"
-           "       [--classbench-dir DIR] [SUITE...]\n"
+           "usage: %s [--json] [--quick] [--seconds S] [--cpu N] [--thread-time]\n"
+           "       [--max-masks N] [--classbench-dir DIR] [SUITE...]\n"
            "Suites (default: all):", program_name, program_name);
     for (size_t i = 0; i < FDP_ARRAY_SIZE(suites); i++) {
         printf(" %s", suites[i].name);
@@ -1661,6 +1682,11 @@ usage(void)
            "  --seconds S  time each case for about S seconds (5 runs; the\n"
            "            median is reported with the spread, max-min/median)\n"
            "  --cpu N   pin the benchmark thread to CPU N\n"
+           "  --thread-time  time with the benchmark thread's CPU clock,\n"
+           "            which leaves out the time other tenants of a shared\n"
+           "            machine had its CPU; only for work done on that\n"
+           "            thread (not the datapath suite's pmds, not the ct\n"
+           "            suite's flush stall, timed by the busy thread)\n"
            "  --max-masks N  tss: tuple-space mask budget (0: no pipapo\n"
            "            overflow; default: the library's)\n"
            "  --classbench-dir DIR  table, peer-acl: the ClassBench sets\n"
@@ -1706,6 +1732,7 @@ main(int argc, char *argv[])
         { "max-masks", required_argument, NULL, 'm' },
         { "seconds", required_argument, NULL, 's' },
         { "cpu", required_argument, NULL, 'c' },
+        { "thread-time", no_argument, NULL, 't' },
         { "classbench-dir", required_argument, NULL, 'B' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -1755,6 +1782,9 @@ main(int argc, char *argv[])
         case 'B':
             classbench_dir_option = optarg;
             break;
+        case 't':
+            bench_clock = CLOCK_THREAD_CPUTIME_ID;
+            break;
         case 'h':
             usage();
             return EXIT_SUCCESS;
@@ -1771,7 +1801,7 @@ main(int argc, char *argv[])
         size_t j;
         for (j = 0; j < FDP_ARRAY_SIZE(suites); j++) {
             if (!strcmp(argv[i], suites[j].name)) {
-                run[j] = any = true;
+                run[j] = any = any_named = true;
                 break;
             }
         }

@@ -14,6 +14,11 @@ set -eu
 # openvswitch-switch (ovsdb-server, ovs-vswitchd, ovs-vsctl) is the live
 # peer of tests/ovs-diff.at: the same commands against ovs-vswitchd with
 # the dummy datapath (no kernel module, no root) and against flowdpd.
+# Optional, not installed here: openvswitch-source, the Open vSwitch 3.1
+# tree flowdp-bench's peer-ovs suite and the Open vSwitch rows of its ct
+# suite are built against (configure --with-ovs-source=DIR); run
+# scripts/ovs-source.sh DIR, which installs it, unpacks, configures and
+# builds it in DIR.
 # libsystemd-dev: "make distcheck" links a program with pkg-config --static
 # flowdp (tests/automake.mk), and libpcap's static dependencies (libdbus-1)
 # name -lsystemd, which only the -dev package provides.
