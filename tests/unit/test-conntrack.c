@@ -1193,6 +1193,55 @@ START_TEST(memory_per_connection)
 }
 END_TEST
 
+/* A table filled to its capacity: every committed connection is found
+ * again in both directions, commits beyond the capacity are refused, and
+ * bounded sweeps remove them all, never more per call than asked. */
+START_TEST(fill_and_sweep_in_slices)
+{
+    enum { CAP = 5000 };
+    struct env e;
+    env_init(&e, CAP);
+    struct fdp__ct_args a = { .commit = true };
+    static bool committed[CAP + 100];
+    int n = 0;
+    for (int i = 0; i < CAP + 100; i++) {
+        struct tflow f = { false, P_UDP, v4(0x0a000000 | (uint32_t) i),
+                           v4(0x0b000001), (uint16_t) (1 + (i & 7)), 53 };
+        struct tspec s = spec(&f);
+        struct fdp__ct_result r = run(&e, &s, &a);
+        ck_assert_uint_eq(r.state, FDP_CT_NEW | FDP_CT_TRK);
+        committed[i] = fdp__ct_count(e.ct) > (uint32_t) n;
+        n = (int) fdp__ct_count(e.ct);
+    }
+    ck_assert_uint_le(n, CAP);
+    /* A few may find no room within the probe bound; no more than 1%. */
+    ck_assert_uint_ge(n, CAP - CAP / 100);
+    for (int i = 0; i < CAP + 100; i++) {
+        struct tflow f = { false, P_UDP, v4(0x0a000000 | (uint32_t) i),
+                           v4(0x0b000001), (uint16_t) (1 + (i & 7)), 53 };
+        struct tflow r = rev_flow(&f);
+        struct tspec s = spec(&r);
+        ck_assert_uint_eq(run(&e, &s, &lookup0).state,
+                          committed[i] ? FDP_CT_EST | FDP_CT_RPL | FDP_CT_TRK
+                          : FDP_CT_NEW | FDP_CT_TRK);
+    }
+    e.now += 31000;
+    uint32_t removed = 0;
+    bool wrapped = false;
+    int calls = 0;
+    while (!wrapped) {
+        uint32_t k = fdp__ct_sweep(e.ct, e.now, 97, &wrapped);
+        ck_assert_uint_le(k, 97);
+        removed += k;
+        calls++;
+    }
+    ck_assert_uint_eq(removed, n);
+    ck_assert_uint_eq(fdp__ct_count(e.ct), 0);
+    ck_assert_int_ge(calls, CAP / 97);
+    env_destroy(&e);
+}
+END_TEST
+
 /* ---- Concurrency ---- */
 
 struct conc {
@@ -1312,6 +1361,7 @@ main(void)
     tcase_add_test(tc, tcp_lifecycle);
     tcase_add_test(tc, force_and_limits);
     tcase_add_test(tc, memory_per_connection);
+    tcase_add_test(tc, fill_and_sweep_in_slices);
     tc = unit_tcase(s, "model");
     tcase_add_test(tc, random_vs_model);
     tc = unit_tcase(s, "concurrency");
