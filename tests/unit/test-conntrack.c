@@ -1309,7 +1309,7 @@ START_TEST(concurrency)
     for (int i = 0; i < 2; i++) {
         pthread_create(&th[i], NULL, conc_pmd, &args[i]);
     }
-    for (int round = 0; round < 40; round++) {
+    for (int round = 0; round < 120; round++) {
         uint64_t t0 = unit_progress_get(&c.progress[0]);
         uint64_t t1 = unit_progress_get(&c.progress[1]);
         switch (round % 4) {
