@@ -1328,7 +1328,14 @@ ct_map(size_t size)
 {
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    if (p == MAP_FAILED) {
+        return NULL;
+    }
+    /* Lookups land on random records and buckets: with 4 KiB pages each
+     * is a TLB miss too once the table passes a few MiB.  Huge pages
+     * where the kernel has them (a hint; failure changes nothing). */
+    madvise(p, size, MADV_HUGEPAGE);
+    return p;
 }
 
 static void
