@@ -286,12 +286,21 @@ stat_add(uint64_t *p, uint64_t n)
                      __ATOMIC_RELAXED);
 }
 
+/* A spin-wait hint to the CPU (PAUSE on x86). */
+static inline void
+cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 static void
 spin_lock_u32(uint32_t *lock)
 {
     while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE)) {
         while (__atomic_load_n(lock, __ATOMIC_RELAXED)) {
-            __builtin_ia32_pause();
+            cpu_relax();
         }
     }
 }
@@ -307,7 +316,7 @@ conn_lock(struct fdp__ct_conn *conn)
 {
     while (__atomic_exchange_n(&conn->lock, 1, __ATOMIC_ACQUIRE)) {
         while (__atomic_load_n(&conn->lock, __ATOMIC_RELAXED)) {
-            __builtin_ia32_pause();
+            cpu_relax();
         }
     }
 }
