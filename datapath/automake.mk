@@ -9,6 +9,10 @@ FDP_DATAPATH_CFLAGS = $(FDP_LIB_CFLAGS) $(PCAP_CFLAGS) $(XDP_CFLAGS)
 datapath_libflowdp_datapath_la_CFLAGS = $(FDP_DATAPATH_CFLAGS)
 datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/bytes.h \
+	datapath/conntrack.c \
+	datapath/conntrack.h \
+	datapath/conntrack-private.h \
+	datapath/conntrack-tcp.c \
 	datapath/dp.c \
 	datapath/dp-private.h \
 	datapath/execute.c \
