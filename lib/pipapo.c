@@ -943,7 +943,7 @@ fdp__pipapo_create(uint64_t field_set)
     memset(p, 0, sizeof *p);
     p->field_set = field_set;
     for (int f = 0; f < FDP_N_FIELDS; f++) {
-        if (field_set & (UINT64_C(1) << f)) {
+        if (field_set & fdp__range_bit((enum fdp_field) f)) {
             p->field_ids[p->n_fields++] = (enum fdp_field) f;
         }
     }
@@ -960,7 +960,7 @@ fdp__pipapo_add_fields(struct pipapo *p, uint64_t field_set)
     p->field_set |= field_set;
     p->n_fields = 0;
     for (int f = 0; f < FDP_N_FIELDS; f++) {
-        if (p->field_set & (UINT64_C(1) << f)) {
+        if (p->field_set & fdp__range_bit((enum fdp_field) f)) {
             p->field_ids[p->n_fields++] = (enum fdp_field) f;
         }
     }
@@ -1234,10 +1234,10 @@ rank_fields(struct fdp_rule **rules, uint32_t n, enum fdp_field *fields,
 static int
 order_fields(struct pipapo *p, enum fdp_field *fields, unsigned int n_fields)
 {
-    uint32_t set = 0;
+    uint64_t set = 0;
 
     for (unsigned int f = 0; f < n_fields; f++) {
-        set |= UINT32_C(1) << fields[f];
+        set |= fdp__range_bit(fields[f]);
     }
     if (set == p->order_set && p->n_order == n_fields
         && p->up.n_rules <= 2 * (uint64_t) p->order_n_rules

@@ -259,7 +259,8 @@ ref_compose(struct fdp__actions_builder *b, const struct fdp__action *a)
 static void
 ref_header_write(struct ref_result *r, enum fdp_field f)
 {
-    if (f < FDP_F_CONJ_ID && f != FDP_F_IN_PORT && f != FDP_F_PKT_MARK) {
+    if (fdp__field_is_packet(f) && f != FDP_F_IN_PORT
+        && f != FDP_F_PKT_MARK) {
         ck_assert_int_eq(fdp__actions_add_set_field(
                              &r->actions, f, fdp__key_get(&r->key, f), 0), 0);
     }
