@@ -1056,6 +1056,17 @@ check_prereqs(struct parser *p)
             }
         }
     }
+    /* Open vSwitch encodes ct_nw_proto (and ct_tp_src, ct_tp_dst) only
+     * when it is not 0, so ovs-ofctl drops "ct_nw_proto=0" without a
+     * word; a tracked connection always has a protocol, so flowdp
+     * refuses it rather than match differently. */
+    if (p->field_col[FDP_F_CT_NW_PROTO]
+        && !fdp__match_has_range(p->match, FDP_F_CT_NW_PROTO)
+        && !fdp__match_get_value(p->match, FDP_F_CT_NW_PROTO)) {
+        return parse_error(p, p->buf + p->field_col[FDP_F_CT_NW_PROTO] - 1,
+                           "ct_nw_proto: 0 is no connection's protocol "
+                           "(ovs-ofctl drops the field)");
+    }
     for (int f = 0; f < FDP_N_FIELDS; f++) {
         enum fdp__prereq pr = fdp__field(f)->prereq;
         if (p->field_col[f] && !fdp__match_meets(p->match, pr)) {
@@ -1069,6 +1080,23 @@ check_prereqs(struct parser *p)
 
 /* ---------------------------------------------------------------------- */
 /* Actions.                                                                */
+
+/* ct_mark and ct_label: writable only inside ct(exec(...)), as in Open
+ * vSwitch; everywhere else a write gets ovs-ofctl's reason. */
+static bool
+is_ct_exec_field(enum fdp_field f)
+{
+    return f == FDP_F_CT_MARK || f == FDP_F_CT_LABEL;
+}
+
+static int
+ct_write_error(struct parser *p, const char *action, const char *name,
+               const char *at)
+{
+    return parse_error(p, at, "%s: %s: cannot set CT fields outside of ct "
+                       "action (ct_mark and ct_label are written by "
+                       "ct(commit,exec(...)))", action, name);
+}
 
 /* True if set_field has a name for field 'f'. */
 static bool
@@ -1389,6 +1417,9 @@ parse_set_field(struct parser *p, const char *name, char *arg,
         if (fdp_field_from_name(target, &f) && is_pipeline_register(f)) {
             return parse_set_register(p, f, arg, at, b);
         }
+        if (fdp_field_from_name(target, &f) && is_ct_exec_field(f)) {
+            return ct_write_error(p, "set_field", target, at);
+        }
         if (fdp_field_from_name(target, &f) && !settable(f)) {
             return parse_error(p, at, "set_field: %s is read-only", target);
         }
@@ -1652,6 +1683,9 @@ static int
 check_subfield(struct parser *p, const char *action, const struct subfield *sf,
                bool dst, const char *at)
 {
+    if (dst && !sf->writable && is_ct_exec_field(sf->field)) {
+        return ct_write_error(p, action, sf->name, at);
+    }
     if (dst && !sf->writable) {
         return parse_error(p, at, "%s: %s is read-only", action, sf->name);
     }
