@@ -294,13 +294,19 @@ static_assert(sizeof(struct pipapo_map) == 8,
               "a mapping entry is two 32-bit words");
 
 /* Fields that partition the key's bits; aliases (icmp_type, arp_spa...)
- * and views (dl_vlan) share their storage. */
+ * and views (dl_vlan, the 32-bit regs in their xregs) share their
+ * storage.  Every word a match may constrain is covered: a word left out
+ * is not checked at all by a sub-table built over fields_of(). */
 static const enum fdp_field slot_fields[] = {
     FDP_F_IN_PORT, FDP_F_PKT_MARK, FDP_F_DL_SRC, FDP_F_DL_DST,
     FDP_F_DL_TYPE, FDP_F_VLAN_TCI, FDP_F_NW_SRC, FDP_F_NW_DST,
     FDP_F_IPV6_SRC, FDP_F_IPV6_DST, FDP_F_IPV6_LABEL, FDP_F_NW_PROTO,
     FDP_F_NW_TOS, FDP_F_NW_ECN, FDP_F_NW_TTL, FDP_F_IP_FRAG, FDP_F_TP_SRC,
     FDP_F_TP_DST, FDP_F_TCP_FLAGS, FDP_F_ARP_SHA, FDP_F_ARP_THA,
+    FDP_F_METADATA, FDP_F_XREG0, FDP_F_XREG1, FDP_F_XREG2, FDP_F_XREG3,
+    FDP_F_XREG4, FDP_F_XREG5, FDP_F_XREG6, FDP_F_XREG7, FDP_F_CT_STATE, FDP_F_CT_ZONE, FDP_F_CT_MARK, FDP_F_CT_NW_PROTO,
+    FDP_F_CT_TP_SRC, FDP_F_CT_TP_DST, FDP_F_CT_LABEL, FDP_F_CT_IPV6_SRC,
+    FDP_F_CT_IPV6_DST,
 };
 
 uint64_t
