@@ -9,8 +9,10 @@
  * field is printed by its syntax from the field table (lib/key.c); ranges,
  * flowdp's extension, print as "field=LO-HI" where the field would be.
  *
- * conj_id follows pkt_mark, and the registers (reg0-reg15; an xreg prints
- * as its two regs) and metadata come between the shorthand and in_port.
+ * conj_id follows pkt_mark, then the connection-tracking fields (ct_state
+ * ... ct_tp_dst, format_ct()), all before the shorthand; the registers
+ * (reg0-reg15; an xreg prints as its two regs) and metadata come between
+ * the shorthand and in_port.
  *
  * Actions use ovs-ofctl's OpenFlow 1.0/NXM spelling (output:2,
  * CONTROLLER:65535, IN_PORT, mod_nw_src:...), except for push_vlan,
