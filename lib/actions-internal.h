@@ -176,7 +176,7 @@ fdp__action_is_pipeline(const struct fdp__action *a)
         return true;
     case FDP_ACT_SET_MASKED:
     case FDP_ACT_MOVE:
-        return a->field >= FDP_F_CONJ_ID;
+        return !fdp__field_is_packet(a->field);
     default:
         return false;
     }

@@ -65,8 +65,13 @@ fdp__action_prereq(const struct fdp__action *a)
  * if it has one (NXM_OF_ETH_SRC, even if written OXM_OF_ETH_SRC), else by
  * its OXM name (OXM_OF_METADATA, OXM_OF_PKT_REG0, OXM_OF_SCTP_SRC).  Left
  * out: NXM_OF_IP_TOS and NXM_OF_ARP_OP, whose Open vSwitch widths (8 and
- * 16 bits) are not the key's (nw_tos keeps the 6 DSCP bits, arp_op 8), and
- * OXM_OF_IN_PORT, a 32-bit port. */
+ * 16 bits) are not the key's (nw_tos keeps the 6 DSCP bits, arp_op 8),
+ * NXM_NX_CT_STATE for the same reason (32 bits, the key's ct_state 8),
+ * and OXM_OF_IN_PORT, a 32-bit port.
+ *
+ * The connection-tracking fields are read-only here: move reads them
+ * into registers.  ct_mark and ct_label are written only by the ct
+ * action's exec(), which parses its own actions. */
 #define NXM(NAME, F, BITS, W, C, PR)                                        \
     { NAME, FDP_F_##F, BITS, W, C, FDP__P_##PR }
 #define NXM_REG(N)                                                          \
@@ -129,6 +134,16 @@ const struct fdp__nxm_field fdp__nxm_fields[] = {
     NXM_REG(12), NXM_REG(13), NXM_REG(14), NXM_REG(15),
     NXM_XREG(0), NXM_XREG(1), NXM_XREG(2), NXM_XREG(3),
     NXM_XREG(4), NXM_XREG(5), NXM_XREG(6), NXM_XREG(7),
+    NXM("NXM_NX_CT_ZONE", CT_ZONE, 16, false, true, NONE),
+    NXM("NXM_NX_CT_MARK", CT_MARK, 32, false, true, NONE),
+    NXM("NXM_NX_CT_LABEL", CT_LABEL, 128, false, true, NONE),
+    NXM("NXM_NX_CT_NW_PROTO", CT_NW_PROTO, 8, false, true, CT),
+    NXM("NXM_NX_CT_NW_SRC", CT_NW_SRC, 32, false, true, CT_IPV4),
+    NXM("NXM_NX_CT_NW_DST", CT_NW_DST, 32, false, true, CT_IPV4),
+    NXM("NXM_NX_CT_IPV6_SRC", CT_IPV6_SRC, 128, false, true, CT_IPV6),
+    NXM("NXM_NX_CT_IPV6_DST", CT_IPV6_DST, 128, false, true, CT_IPV6),
+    NXM("NXM_NX_CT_TP_SRC", CT_TP_SRC, 16, false, true, CT_L4),
+    NXM("NXM_NX_CT_TP_DST", CT_TP_DST, 16, false, true, CT_L4),
 };
 #undef NXM
 #undef NXM_REG

@@ -610,14 +610,15 @@ leaf_scan(const uint64_t *blocks, uint32_t n, uint32_t from, uint64_t k0,
     return r;
 }
 
+static const struct fdp_rule *leaf_lookup_records(
+    const struct cut_leaf *, const struct fdp_key *, uint64_t version);
+
 /* The first rule of leaf 'l' that matches 'key' and is visible at
  * 'version', or NULL. */
 static const struct fdp_rule *
 leaf_lookup(const struct cut_leaf *l, const struct fdp_key *key,
             uint64_t version)
 {
-    uint64_t kw[FDP_KEY_WORDS], kr[PIPAPO_MAX_FIELDS];
-
     if (l->snap) {
         return fdp__pipapo_lookup(l->snap, key, version);
     }
@@ -648,6 +649,19 @@ leaf_lookup(const struct cut_leaf *l, const struct fdp_key *key,
             return NULL;
         }
     }
+    return leaf_lookup_records(l, key, version);
+}
+
+/* leaf_lookup() past the common words of a leaf of general shape.  Out of
+ * line: its arrays (a key's words and a value per field, 752 bytes since
+ * the connection-tracking fields) kept the fixed-shape path above from
+ * being inlined into class_lookup_batch(), which cost the ranges case of
+ * the datapath benchmark 13 instructions per packet. */
+static __attribute__((noinline)) const struct fdp_rule *
+leaf_lookup_records(const struct cut_leaf *l, const struct fdp_key *key,
+                    uint64_t version)
+{
+    uint64_t kw[FDP_KEY_WORDS], kr[PIPAPO_MAX_FIELDS];
     unsigned int nw = 0;
     for (uint32_t ws = l->word_bits; ws; ws &= ws - 1) {
         kw[nw++] = key->w[__builtin_ctz(ws)];

@@ -31,12 +31,20 @@ enum fdp__prereq {
     FDP__P_SCTP,        /* IP, nw_proto 132 */
     FDP__P_ICMPV4,      /* IPv4, nw_proto 1 */
     FDP__P_ICMPV6,      /* IPv6, nw_proto 58 */
+    FDP__P_CT,          /* ct_state says the tracker found a connection:
+                         * Open vSwitch's "CT" (is_ct_valid()): one of
+                         * +new +est +rel +rpl +snat +dnat, or +trk-inv */
+    FDP__P_CT_IPV4,     /* CT and dl_type 0x0800 */
+    FDP__P_CT_IPV6,     /* CT and dl_type 0x86dd */
+    FDP__P_CT_L4,       /* CT and ct_nw_proto exact and not 0 */
 };
 
 /* How a value is written and read. */
 enum fdp__syntax {
     FDP__S_DEC,         /* Decimal (hex accepted); printed decimal. */
-    FDP__S_HEX,         /* Printed 0x%x ("pkt_mark=0x5"; 0 as "0"). */
+    FDP__S_HEX,         /* Printed 0x%x ("pkt_mark=0x5"; 0 as "0"), up
+                         * to 128 bits (ct_label); in decimal, at most
+                         * 64 bits are read, as ovs-ofctl reads them. */
     FDP__S_HEX4,        /* Printed 0x%04x (dl_type, vlan_tci). */
     FDP__S_HEX5,        /* Printed 0x%05x (ipv6_label). */
     FDP__S_PORT,        /* OpenFlow port: number or LOCAL, CONTROLLER... */
@@ -46,6 +54,7 @@ enum fdp__syntax {
     FDP__S_TOS,         /* DSCP as the TOS byte: low 2 bits zero */
     FDP__S_FRAG,        /* no, yes, first, later, not_later */
     FDP__S_TCP_FLAGS,   /* number[/mask] or +syn-ack... */
+    FDP__S_CT_STATE,    /* number[/mask] or +trk+est..., as tcp_flags */
     FDP__S_VLAN_VID,    /* 0..4095, or 0xffff for "no tag" */
 };
 
@@ -148,8 +157,6 @@ struct fdp__field {
       0xffffffffffffull, 0, NULL)                                           \
     F(ARP_THA, "arp_tha", 11, 16, 48, MR, ARP_THA, ARP, MAC,                \
       0xffffffffffffull, 0, NULL)                                           \
-    F(CONJ_ID, "conj_id", 5, 0, 32, 0, CONJ_ID, NONE, DEC, 0xffffffffu,     \
-      0xffffffffu, NULL)                                                    \
     F(METADATA, "metadata", 12, 0, 64, MR, METADATA, NONE, HEX,             \
       ~(uint64_t) 0, 0, NULL)                                               \
     F(REG0, "reg0", 13, 32, 32, MR, XREG0, NONE, HEX, 0xffffffffu,          \
@@ -199,7 +206,31 @@ struct fdp__field {
     F(XREG6, "xreg6", 19, 0, 64, MR, XREG6, NONE, HEX, ~(uint64_t) 0,       \
       0, NULL)                                                              \
     F(XREG7, "xreg7", 20, 0, 64, MR, XREG7, NONE, HEX, ~(uint64_t) 0,       \
-      0, NULL)
+      0, NULL)                                                              \
+    F(CT_STATE, "ct_state", 21, 0, 8, M, CT_STATE, NONE, CT_STATE, 0xff, 0, \
+      NULL)                                                                 \
+    F(CT_ZONE, "ct_zone", 21, 16, 16, R, CT_ZONE, NONE, DEC, 0xffff,        \
+      0xffff, NULL)                                                         \
+    F(CT_MARK, "ct_mark", 21, 32, 32, MR, CT_MARK, NONE, HEX, 0xffffffffu,  \
+      0, NULL)                                                              \
+    F(CT_LABEL, "ct_label", 23, 0, 128, MR, CT_LABEL, NONE, HEX,            \
+      ~(fdp_u128) 0, 0, NULL)                                               \
+    F(CT_NW_SRC, "ct_nw_src", 25, 32, 32, MR, CT_IPV6_SRC, CT_IPV4, IPV4,   \
+      0xffffffffu, 0, NULL)                                                 \
+    F(CT_NW_DST, "ct_nw_dst", 27, 32, 32, MR, CT_IPV6_DST, CT_IPV4, IPV4,   \
+      0xffffffffu, 0, NULL)                                                 \
+    F(CT_IPV6_SRC, "ct_ipv6_src", 25, 0, 128, MR, CT_IPV6_SRC, CT_IPV6,     \
+      IPV6, ~(fdp_u128) 0, 0, NULL)                                         \
+    F(CT_IPV6_DST, "ct_ipv6_dst", 27, 0, 128, MR, CT_IPV6_DST, CT_IPV6,     \
+      IPV6, ~(fdp_u128) 0, 0, NULL)                                         \
+    F(CT_NW_PROTO, "ct_nw_proto", 21, 8, 8, R, CT_NW_PROTO, CT, DEC, 0xff,  \
+      0xff, NULL)                                                           \
+    F(CT_TP_SRC, "ct_tp_src", 22, 48, 16, MR, CT_TP_SRC, CT_L4, DEC,        \
+      0xffff, 0, NULL)                                                      \
+    F(CT_TP_DST, "ct_tp_dst", 22, 32, 16, MR, CT_TP_DST, CT_L4, DEC,        \
+      0xffff, 0, NULL)                                                      \
+    F(CONJ_ID, "conj_id", 5, 0, 32, 0, CONJ_ID, NONE, DEC, 0xffffffffu,     \
+      0xffffffffu, NULL)
 
 /* The FL column's values. */
 enum {
@@ -239,6 +270,24 @@ static inline const struct fdp__field *
 fdp__field(enum fdp_field id)
 {
     return &fdp__fields[id];
+}
+
+/* True for the fields of a packet's headers, with in_port and pkt_mark:
+ * the packet words of key.h. */
+static inline bool
+fdp__field_is_packet(enum fdp_field id)
+{
+    return id < FDP_F_METADATA;
+}
+
+/* True for the state the pipeline keeps for itself, which a packet
+ * enters with zero: metadata, the registers and conj_id (not the
+ * connection-tracking fields, which the tracker gives a packet). */
+static inline bool
+fdp__field_is_register(enum fdp_field id)
+{
+    return (id >= FDP_F_METADATA && id <= FDP_F_XREG7)
+           || id == FDP_F_CONJ_ID;
 }
 
 /* All-ones of 'n_bits' bits (n_bits <= 128). */

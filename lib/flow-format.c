@@ -9,8 +9,10 @@
  * field is printed by its syntax from the field table (lib/key.c); ranges,
  * flowdp's extension, print as "field=LO-HI" where the field would be.
  *
- * conj_id follows pkt_mark, and the registers (reg0-reg15; an xreg prints
- * as its two regs) and metadata come between the shorthand and in_port.
+ * conj_id follows pkt_mark, then the connection-tracking fields (ct_state
+ * ... ct_tp_dst, format_ct()), all before the shorthand; the registers
+ * (reg0-reg15; an xreg prints as its two regs) and metadata come between
+ * the shorthand and in_port.
  *
  * Actions use ovs-ofctl's OpenFlow 1.0/NXM spelling (output:2,
  * CONTROLLER:65535, IN_PORT, mod_nw_src:...), except for push_vlan,
@@ -48,6 +50,15 @@ const char *const fdp__tcp_flag_names[12] = {
     "fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr", "ns",
     "[200]", "[400]", "[800]",
 };
+
+const char *const fdp__ct_state_names[8] = {
+    "new", "est", "rel", "rpl", "inv", "trk", "snat", "dnat",
+};
+static_assert(FDP_CT_NEW == 1 << 0 && FDP_CT_EST == 1 << 1
+              && FDP_CT_REL == 1 << 2 && FDP_CT_RPL == 1 << 3
+              && FDP_CT_INV == 1 << 4 && FDP_CT_TRK == 1 << 5
+              && FDP_CT_SNAT == 1 << 6 && FDP_CT_DNAT == 1 << 7,
+              "fdp__ct_state_names[] follows the ct_state bits");
 
 static void
 format_mac(struct fdp__ds *ds, uint64_t mac)
@@ -112,7 +123,14 @@ fdp__format_value(struct fdp__ds *ds, enum fdp_field f, fdp_u128 v)
         fdp__ds_put_uint(ds, (uint64_t) v);
         break;
     case FDP__S_HEX:
-        fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
+        if (v >> 64) {
+            /* ct_label: as Open vSwitch's ds_put_hex(), no leading
+             * zeros. */
+            fdp__ds_printf(ds, "%#" PRIx64 "%016" PRIx64,
+                           (uint64_t) (v >> 64), (uint64_t) v);
+        } else {
+            fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
+        }
         break;
     case FDP__S_HEX4:
         fdp__ds_printf(ds, "0x%04" PRIx64, (uint64_t) v);
@@ -121,6 +139,7 @@ fdp__format_value(struct fdp__ds *ds, enum fdp_field f, fdp_u128 v)
         fdp__ds_printf(ds, "0x%05" PRIx64, (uint64_t) v);
         break;
     case FDP__S_TCP_FLAGS:
+    case FDP__S_CT_STATE:
         fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
         break;
     case FDP__S_PORT: {
@@ -174,16 +193,23 @@ format_mask(struct fdp__ds *ds, enum fdp_field f, fdp_u128 mask)
     }
 }
 
+/* A field of flags (tcp_flags, ct_state) as match_format() prints it:
+ * with every flag matched, the set ones joined by '|' ("0" if none);
+ * otherwise each matched flag with its sign, in bit order. */
 static void
-format_tcp_flags(struct fdp__ds *ds, uint32_t value, uint32_t mask)
+format_flags(struct fdp__ds *ds, enum fdp_field f, uint32_t value,
+             uint32_t mask)
 {
-    if (mask == 0xfff) {
+    unsigned int n;
+    const char *const *names = fdp__flag_names(f, &n);
+
+    if (mask == (uint32_t) fdp__ones(n)) {
         if (!value) {
             fdp__ds_putc(ds, '0');
         }
-        for (int i = 0; i < 12; i++) {
+        for (unsigned int i = 0; i < n; i++) {
             if (value & (1u << i)) {
-                fdp__ds_put(ds, fdp__tcp_flag_names[i]);
+                fdp__ds_put(ds, names[i]);
                 value &= ~(1u << i);
                 if (value) {
                     fdp__ds_putc(ds, '|');
@@ -191,10 +217,10 @@ format_tcp_flags(struct fdp__ds *ds, uint32_t value, uint32_t mask)
             }
         }
     } else {
-        for (int i = 0; i < 12; i++) {
+        for (unsigned int i = 0; i < n; i++) {
             if (mask & (1u << i)) {
                 fdp__ds_putc(ds, value & (1u << i) ? '+' : '-');
-                fdp__ds_put(ds, fdp__tcp_flag_names[i]);
+                fdp__ds_put(ds, names[i]);
             }
         }
     }
@@ -236,8 +262,8 @@ fdp__format_field(struct fdp__ds *ds, const struct fdp_match *m,
     }
     fdp__ds_put(ds, name);
     fdp__ds_putc(ds, '=');
-    if (field->syntax == FDP__S_TCP_FLAGS) {
-        format_tcp_flags(ds, (uint32_t) value, (uint32_t) mask);
+    if (fdp__is_flag_syntax(f)) {
+        format_flags(ds, f, (uint32_t) value, (uint32_t) mask);
     } else if (field->syntax == FDP__S_FRAG) {
         format_frag(ds, (unsigned int) value, (unsigned int) mask);
     } else if (mask == fdp__ones(field->n_bits)) {
@@ -367,6 +393,33 @@ format_regs(struct fdp__ds *ds, const struct fdp_match *m)
     }
 }
 
+/* The connection-tracking fields, in match_format()'s order.  The IPv4
+ * and IPv6 tuples share storage (key.h): dl_type says which one the match
+ * holds, as the prerequisites require. */
+static void
+format_ct(struct fdp__ds *ds, const struct fdp_match *m, int dl_type)
+{
+    bool v4 = dl_type == FDP_ETH_TYPE_IP, v6 = dl_type == FDP_ETH_TYPE_IPV6;
+
+    fdp__format_field(ds, m, FDP_F_CT_STATE, "ct_state");
+    fdp__format_field(ds, m, FDP_F_CT_ZONE, "ct_zone");
+    fdp__format_field(ds, m, FDP_F_CT_MARK, "ct_mark");
+    fdp__format_field(ds, m, FDP_F_CT_LABEL, "ct_label");
+    if (v4) {
+        fdp__format_field(ds, m, FDP_F_CT_NW_SRC, "ct_nw_src");
+    } else if (v6) {
+        fdp__format_field(ds, m, FDP_F_CT_IPV6_SRC, "ct_ipv6_src");
+    }
+    if (v4) {
+        fdp__format_field(ds, m, FDP_F_CT_NW_DST, "ct_nw_dst");
+    } else if (v6) {
+        fdp__format_field(ds, m, FDP_F_CT_IPV6_DST, "ct_ipv6_dst");
+    }
+    fdp__format_field(ds, m, FDP_F_CT_NW_PROTO, "ct_nw_proto");
+    fdp__format_field(ds, m, FDP_F_CT_TP_SRC, "ct_tp_src");
+    fdp__format_field(ds, m, FDP_F_CT_TP_DST, "ct_tp_dst");
+}
+
 static void
 format_match(struct fdp__ds *ds, const struct fdp_match *m, int priority)
 {
@@ -385,6 +438,7 @@ format_match(struct fdp__ds *ds, const struct fdp_match *m, int priority)
     }
     fdp__format_field(ds, m, FDP_F_PKT_MARK, "pkt_mark");
     fdp__format_field(ds, m, FDP_F_CONJ_ID, "conj_id");
+    format_ct(ds, m, dl_type);
     if (sh) {
         fdp__ds_put(ds, sh);
         fdp__ds_putc(ds, ',');

@@ -345,9 +345,22 @@ parse_one_value(struct parser *p, enum fdp_field f, const char *s,
         }
         break;
     }
-    default:
-        ok = str_to_u128(s, field->max, value, &overflow);
+    default: {
+        /* ovs-ofctl reads a field wider than 64 bits (ct_label) as hex
+         * after "0x", and otherwise with strtoull(): 64 bits at most. */
+        bool hex = s[*s == '+'] == '0'
+                   && (s[(*s == '+') + 1] == 'x' || s[(*s == '+') + 1] == 'X');
+        fdp_u128 max = field->n_bits > 64 && !hex ? UINT64_MAX : field->max;
+        ok = str_to_u128(s, max, value, &overflow);
+        if (!ok && overflow && field->n_bits > 64) {
+            return parse_error(p, at, "%s: %s is out of range (%s)",
+                               field->name, s,
+                               hex ? "at most 128 bits" : "a decimal value "
+                               "takes at most 64 bits; write wider ones in "
+                               "hex");
+        }
         break;
+    }
     }
     if (ok) {
         return 0;
@@ -417,10 +430,20 @@ parse_exact_mask(struct parser *p, enum fdp_field f, const char *s,
     return 0;
 }
 
+/* A field of flags (tcp_flags, ct_state): "+syn-ack" (the signed flags
+ * matched, the others not), "syn|ack" (exactly these set), or a number,
+ * which the caller parses (returns -1 then).  Flag names are matched
+ * without regard to case for tcp_flags and exactly for ct_state, as
+ * ovs-ofctl reads them. */
 static int
-parse_tcp_flags(struct parser *p, const char *s, const char *at,
-                struct constraint *c)
+parse_flags(struct parser *p, enum fdp_field f, const char *s,
+            const char *at, struct constraint *c)
 {
+    const char *fname = fdp__field(f)->name;
+    bool nocase = fdp__field(f)->syntax == FDP__S_TCP_FLAGS;
+    unsigned int n_names;
+    const char *const *names = fdp__flag_names(f, &n_names);
+
     c->value = c->mask = 0;
     /* "syn|ack" and "[200]|fin" list the flags that are set. */
     bool pipes = isalpha((unsigned char) *s) || *s == '[';
@@ -430,25 +453,31 @@ parse_tcp_flags(struct parser *p, const char *s, const char *at,
     while (*s) {
         char sign = pipes ? '+' : *s++;
         if (sign != '+' && sign != '-') {
-            return parse_error(p, at, "tcp_flags: expected '+' or '-' "
-                               "before a flag name in \"%s\"", s - 1);
+            return parse_error(p, at, "%s: expected '+' or '-' before a "
+                               "flag name in \"%s\"", fname, s - 1);
         }
         size_t n = strcspn(s, pipes ? "|" : "+-");
         int bit = -1;
-        for (int i = 0; i < 12; i++) {
-            if (strlen(fdp__tcp_flag_names[i]) == n
-                && !strncasecmp(s, fdp__tcp_flag_names[i], n)) {
-                bit = i;
+        for (unsigned int i = 0; i < n_names; i++) {
+            if (strlen(names[i]) == n
+                && !(nocase ? strncasecmp(s, names[i], n)
+                     : strncmp(s, names[i], n))) {
+                bit = (int) i;
             }
         }
         if (bit < 0) {
-            return parse_error(p, at, "tcp_flags: unknown flag \"%.*s\" "
-                               "(known: fin syn rst psh ack urg ece cwr ns "
-                               "[200] [400] [800])", (int) n, s);
+            char known[96];
+            size_t len = 0;
+            for (unsigned int i = 0; i < n_names; i++) {
+                len += (size_t) snprintf(known + len, sizeof known - len,
+                                         "%s%s", i ? " " : "", names[i]);
+            }
+            return parse_error(p, at, "%s: unknown flag \"%.*s\" (known: "
+                               "%s)", fname, (int) n, s, known);
         }
         if (c->mask & (1u << bit)) {
-            return parse_error(p, at, "tcp_flags: flag %s given twice",
-                               fdp__tcp_flag_names[bit]);
+            return parse_error(p, at, "%s: flag %s given twice", fname,
+                               names[bit]);
         }
         c->mask |= 1u << bit;
         if (sign == '+') {
@@ -458,13 +487,13 @@ parse_tcp_flags(struct parser *p, const char *s, const char *at,
         if (pipes && *s == '|') {
             s++;
             if (!*s) {
-                return parse_error(p, at, "tcp_flags: flag name expected "
-                                   "after '|'");
+                return parse_error(p, at, "%s: flag name expected after "
+                                   "'|'", fname);
             }
         }
     }
     if (pipes) {
-        c->mask = 0xfff;
+        c->mask = fdp__ones(n_names);
     }
     return 0;
 }
@@ -519,8 +548,8 @@ parse_constraint(struct parser *p, enum fdp_field f, char *s, const char *at,
     if (field->syntax == FDP__S_FRAG) {
         return parse_frag(p, s, at, c);
     }
-    if (field->syntax == FDP__S_TCP_FLAGS) {
-        error = parse_tcp_flags(p, s, at, c);
+    if (fdp__is_flag_syntax(f)) {
+        error = parse_flags(p, f, s, at, c);
         if (error >= 0) {
             return error;
         }
@@ -975,6 +1004,17 @@ prereq_text(enum fdp__prereq prereq)
         return "icmp";
     case FDP__P_ICMPV6:
         return "icmp6";
+    case FDP__P_CT:
+        return "a tracked connection (ct_state with one of +new +est +rel "
+               "+rpl +snat +dnat, or +trk-inv)";
+    case FDP__P_CT_IPV4:
+        return "ip (IPv4) and a tracked connection (ct_state with one of "
+               "+new +est +rel +rpl +snat +dnat, or +trk-inv)";
+    case FDP__P_CT_IPV6:
+        return "ipv6 and a tracked connection (ct_state with one of +new "
+               "+est +rel +rpl +snat +dnat, or +trk-inv)";
+    case FDP__P_CT_L4:
+        return "ct_nw_proto (exact, not 0) and a tracked connection";
     case FDP__P_NONE:
     case FDP__P_VLAN:
         break;
@@ -1016,6 +1056,17 @@ check_prereqs(struct parser *p)
             }
         }
     }
+    /* Open vSwitch encodes ct_nw_proto (and ct_tp_src, ct_tp_dst) only
+     * when it is not 0, so ovs-ofctl drops "ct_nw_proto=0" without a
+     * word; a tracked connection always has a protocol, so flowdp
+     * refuses it rather than match differently. */
+    if (p->field_col[FDP_F_CT_NW_PROTO]
+        && !fdp__match_has_range(p->match, FDP_F_CT_NW_PROTO)
+        && !fdp__match_get_value(p->match, FDP_F_CT_NW_PROTO)) {
+        return parse_error(p, p->buf + p->field_col[FDP_F_CT_NW_PROTO] - 1,
+                           "ct_nw_proto: 0 is no connection's protocol "
+                           "(ovs-ofctl drops the field)");
+    }
     for (int f = 0; f < FDP_N_FIELDS; f++) {
         enum fdp__prereq pr = fdp__field(f)->prereq;
         if (p->field_col[f] && !fdp__match_meets(p->match, pr)) {
@@ -1029,6 +1080,23 @@ check_prereqs(struct parser *p)
 
 /* ---------------------------------------------------------------------- */
 /* Actions.                                                                */
+
+/* ct_mark and ct_label: writable only inside ct(exec(...)), as in Open
+ * vSwitch; everywhere else a write gets ovs-ofctl's reason. */
+static bool
+is_ct_exec_field(enum fdp_field f)
+{
+    return f == FDP_F_CT_MARK || f == FDP_F_CT_LABEL;
+}
+
+static int
+ct_write_error(struct parser *p, const char *action, const char *name,
+               const char *at)
+{
+    return parse_error(p, at, "%s: %s: cannot set CT fields outside of ct "
+                       "action (ct_mark and ct_label are written by "
+                       "ct(commit,exec(...)))", action, name);
+}
 
 /* True if set_field has a name for field 'f'. */
 static bool
@@ -1349,6 +1417,9 @@ parse_set_field(struct parser *p, const char *name, char *arg,
         if (fdp_field_from_name(target, &f) && is_pipeline_register(f)) {
             return parse_set_register(p, f, arg, at, b);
         }
+        if (fdp_field_from_name(target, &f) && is_ct_exec_field(f)) {
+            return ct_write_error(p, "set_field", target, at);
+        }
         if (fdp_field_from_name(target, &f) && !settable(f)) {
             return parse_error(p, at, "set_field: %s is read-only", target);
         }
@@ -1612,6 +1683,9 @@ static int
 check_subfield(struct parser *p, const char *action, const struct subfield *sf,
                bool dst, const char *at)
 {
+    if (dst && !sf->writable && is_ct_exec_field(sf->field)) {
+        return ct_write_error(p, action, sf->name, at);
+    }
     if (dst && !sf->writable) {
         return parse_error(p, at, "%s: %s is read-only", action, sf->name);
     }
@@ -2101,7 +2175,7 @@ parse_match_tokens(struct parser *p, char *s, struct fdp_flow_spec *flow)
         }
         /* The pipeline's fields are not part of a packet: every packet
          * enters table 0 with them zero, and only actions change them. */
-        if ((p->flags & PARSE_PACKET) && f >= FDP_F_CONJ_ID) {
+        if ((p->flags & PARSE_PACKET) && fdp__field_is_register(f)) {
             return parse_error(p, token, "%s: a packet starts with conj_id, "
                                "metadata and the registers zero, so it "
                                "takes none of them", token);
@@ -2213,6 +2287,30 @@ fdp_flow_spec_destroy(struct fdp_flow_spec *flow)
     }
 }
 
+/* True if the mask of field 'f' in 'm' is exactly the bits of a
+ * narrower field stored inside it that 'm' matches exactly: ct_ipv6_src
+ * holding ct_nw_src (key.h). */
+static bool
+is_alias_exact(const struct fdp_match *m, enum fdp_field f)
+{
+    const struct fdp__field *fd = fdp__field(f);
+    fdp_u128 mask = fdp__match_get_mask(m, f);
+
+    for (int g = 0; g < FDP_N_FIELDS; g++) {
+        const struct fdp__field *gd = fdp__field(g);
+        if (g == (int) f || gd->word != fd->word || gd->n_bits >= fd->n_bits
+            || fdp__match_get_mask(m, g) != fdp__ones(gd->n_bits)) {
+            continue;
+        }
+        unsigned int offset = fd->n_bits == 128 ? 64u + gd->shift
+                                                : (unsigned int) (gd->shift - fd->shift);
+        if (mask == fdp__ones(gd->n_bits) << offset) {
+            return true;
+        }
+    }
+    return false;
+}
+
 int
 fdp_packet_parse(const char *text, struct fdp_key *key, char **errorp)
 {
@@ -2234,11 +2332,15 @@ fdp_packet_parse(const char *text, struct fdp_key *key, char **errorp)
                  "values, not ranges");
     }
     /* Masks written with '/' (the implicit ones of dl_vlan, dl_vlan_pcp
-     * and ip_frag names leave the other bits zero, which is exact). */
+     * and ip_frag names leave the other bits zero, which is exact; so do
+     * flags, as ofproto/trace reads them: "ct_state=+trk+est" is a packet
+     * with exactly trk and est set). */
     for (int f = 0; f < FDP_N_FIELDS && !problem[0]; f++) {
         fdp_u128 mask = fdp__match_get_mask(m, f);
         if (mask && mask != fdp__ones(fdp__field(f)->n_bits)
-            && f != FDP_F_VLAN_TCI && f != FDP_F_IP_FRAG) {
+            && f != FDP_F_VLAN_TCI && f != FDP_F_IP_FRAG
+            && !fdp__is_flag_syntax((enum fdp_field) f)
+            && !is_alias_exact(m, (enum fdp_field) f)) {
             snprintf(problem, sizeof problem, "%s: a packet's fields take "
                      "exact values, not masks", fdp__field(f)->name);
         }

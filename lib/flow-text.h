@@ -12,6 +12,32 @@
 /* TCP flag names, bit 0 (FIN) first, as Open vSwitch spells them. */
 extern const char *const fdp__tcp_flag_names[12];
 
+/* ct_state flag names, bit 0 (new) first, as Open vSwitch spells them
+ * (ct_state_to_string()). */
+extern const char *const fdp__ct_state_names[8];
+
+/* The flag names of a field of flag syntax (tcp_flags, ct_state), bit 0
+ * first, one per bit of the field: '*n' of them. */
+static inline const char *const *
+fdp__flag_names(enum fdp_field f, unsigned int *n)
+{
+    if (fdp__field(f)->syntax == FDP__S_CT_STATE) {
+        *n = 8;
+        return fdp__ct_state_names;
+    }
+    *n = 12;
+    return fdp__tcp_flag_names;
+}
+
+/* True for the fields written as flags (+syn-ack, +trk+est). */
+static inline bool
+fdp__is_flag_syntax(enum fdp_field f)
+{
+    enum fdp__syntax s = fdp__field(f)->syntax;
+
+    return s == FDP__S_TCP_FLAGS || s == FDP__S_CT_STATE;
+}
+
 /* Appends field 'f''s value 'v' (unmasked) in the field's syntax. */
 void fdp__format_value(struct fdp__ds *, enum fdp_field f, fdp_u128 v);
 

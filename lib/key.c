@@ -47,6 +47,17 @@ FDP__FIELDS(FDP__FIELD_CHECK)
 static_assert((int) FDP__N_ORDER == (int) FDP_N_FIELDS,
               "one row per enum fdp_field");
 
+/* The 64-bit field maps (struct fdp_match's range_fields, a pipapo
+ * sub-table's field set) have a bit for every field but the last,
+ * conj_id, which takes no range and no place in pipapo. */
+#define FDP__FIELD_MAPPED(ID, NAME, WORD, SHIFT, BITS, FL, ...)             \
+    static_assert(!(FDP__FL_##FL & FDP__F_RANGE) || FDP_F_##ID < 64,        \
+                  #ID " has a bit in a 64-bit field map");
+FDP__FIELDS(FDP__FIELD_MAPPED)
+#undef FDP__FIELD_MAPPED
+static_assert(FDP_F_CONJ_ID == FDP_N_FIELDS - 1 && FDP_N_FIELDS - 1 <= 64,
+              "only conj_id is past the 64-bit field maps");
+
 /* Fields that are their own base never overlap: for each word, the sum of
  * their masks (in 128 bits, so nothing carries out) equals their union,
  * which holds exactly when no two share a bit.  A 128-bit field counts
@@ -63,7 +74,7 @@ static_assert((int) FDP__N_ORDER == (int) FDP_N_FIELDS,
                   == (fdp_u128) (0 FDP__FIELDS(FDP__OR_W)),                 \
                   "own fields of a word do not overlap")
 /* One check per word: FDP__W names the word each time. */
-static_assert(FDP_KEY_WORDS == 21, "one FDP__CHECK_WORD per key word");
+static_assert(FDP_KEY_WORDS == 29, "one FDP__CHECK_WORD per key word");
 #define FDP__W 0
 FDP__CHECK_WORD;
 #undef FDP__W
@@ -125,6 +136,30 @@ FDP__CHECK_WORD;
 FDP__CHECK_WORD;
 #undef FDP__W
 #define FDP__W 20
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 21
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 22
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 23
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 24
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 25
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 26
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 27
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 28
 FDP__CHECK_WORD;
 #undef FDP__W
 #undef FDP__CHECK_WORD
@@ -197,8 +232,10 @@ fdp__set_field_name_find(const char *name)
 
 /* The packet's words come first, the pipeline's after them (key.h). */
 static_assert(FDP__WORD_METADATA == FDP_KEY_PACKET_WORDS
-              && FDP__WORD_XREG7 == FDP_KEY_WORDS - 1,
-              "the pipeline's state follows the packet words");
+              && FDP__WORD_CT_STATE == FDP__WORD_XREG7 + 1
+              && FDP__WORD_CT_IPV6_DST + 1 == FDP_KEY_WORDS - 1,
+              "the pipeline's state follows the packet words, and the "
+              "connection-tracking fields the registers");
 
 const char *
 fdp_field_name(enum fdp_field id)

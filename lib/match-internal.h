@@ -28,9 +28,19 @@ struct fdp_match {
     uint64_t range_fields;      /* Bit i set: field i is a range. */
 };
 
-static_assert(FDP_N_FIELDS <= 64, "range_fields is a 64-bit map");
+/* range_fields is a 64-bit map: lib/key.c checks that every field that
+ * takes ranges is below 64 (conj_id, the last field, takes none). */
+static_assert(FDP_N_FIELDS <= 65, "range_fields is a 64-bit map");
 
 void fdp__match_init(struct fdp_match *);
+
+/* Field 'f''s bit in a 64-bit field map such as range_fields: 0 for
+ * conj_id, the one field past bit 63, which takes no range. */
+static inline uint64_t
+fdp__range_bit(enum fdp_field f)
+{
+    return f < 64 ? UINT64_C(1) << f : 0;
+}
 
 /* The field's bits of the match's mask, value and (for ranges) upper
  * bound. */
@@ -49,7 +59,7 @@ fdp__match_get_value(const struct fdp_match *m, enum fdp_field f)
 static inline bool
 fdp__match_has_range(const struct fdp_match *m, enum fdp_field f)
 {
-    return (m->range_fields >> f) & 1;
+    return (m->range_fields & fdp__range_bit(f)) != 0;
 }
 
 /* The compact form of a match, as a table's rules store it (lib/rule.h):
@@ -163,7 +173,7 @@ fdp__cmatch_get(const struct fdp__cmatch *c, enum fdp__match_part part,
 static inline bool
 fdp__cmatch_has_range(const struct fdp__cmatch *c, enum fdp_field f)
 {
-    return (c->range_fields >> f) & 1;
+    return (c->range_fields & fdp__range_bit(f)) != 0;
 }
 
 /* Internal versions of the public setters on 128-bit values. */

@@ -59,7 +59,7 @@ clear_field(struct fdp_match *m, enum fdp_field f)
     fdp__key_set(&m->value, f, 0);
     fdp__key_set(&m->mask, f, 0);
     fdp__key_set(&m->hi, f, 0);
-    m->range_fields &= ~(UINT64_C(1) << f);
+    m->range_fields &= ~fdp__range_bit(f);
 }
 
 /* Returns EBUSY if a range on a field other than 'f' shares its bits. */
@@ -143,7 +143,7 @@ fdp__match_set_range(struct fdp_match *m, enum fdp_field f,
     clear_field(m, f);
     fdp__key_set(&m->value, f, lo);
     fdp__key_set(&m->hi, f, hi);
-    m->range_fields |= UINT64_C(1) << f;
+    m->range_fields |= fdp__range_bit(f);
     return 0;
 }
 
@@ -167,6 +167,22 @@ fdp__match_nw_proto(const struct fdp_match *m)
     return (fdp__match_get_mask(m, FDP_F_NW_PROTO) == 0xff
             && !fdp__match_has_range(m, FDP_F_NW_PROTO))
            ? (int) fdp__match_get_value(m, FDP_F_NW_PROTO) : -1;
+}
+
+/* Open vSwitch's "CT" prerequisite (is_ct_valid() on a match): the match
+ * says the tracker found a connection, by requiring one of the bits only
+ * a connection gives (+new, +est, +rel, +rpl, +snat, +dnat) or by
+ * requiring +trk-inv. */
+static bool
+ct_valid(const struct fdp_match *m)
+{
+    uint64_t v = (uint64_t) fdp__match_get_value(m, FDP_F_CT_STATE);
+    uint64_t mask = (uint64_t) fdp__match_get_mask(m, FDP_F_CT_STATE);
+    uint64_t conn = FDP_CT_NEW | FDP_CT_EST | FDP_CT_REL | FDP_CT_RPL
+                    | FDP_CT_SNAT | FDP_CT_DNAT;
+
+    return (v & conn)
+           || ((v & FDP_CT_TRK) && (mask & FDP_CT_INV) && !(v & FDP_CT_INV));
 }
 
 bool
@@ -205,6 +221,16 @@ fdp__match_meets(const struct fdp_match *m, enum fdp__prereq p)
         return (dl_type == FDP_ETH_TYPE_IP && proto == FDP_IPPROTO_ICMP)
                || (dl_type == FDP_ETH_TYPE_IPV6
                    && proto == FDP_IPPROTO_ICMPV6);
+    case FDP__P_CT:
+        return ct_valid(m);
+    case FDP__P_CT_IPV4:
+        return ct_valid(m) && dl_type == FDP_ETH_TYPE_IP;
+    case FDP__P_CT_IPV6:
+        return ct_valid(m) && dl_type == FDP_ETH_TYPE_IPV6;
+    case FDP__P_CT_L4:
+        return ct_valid(m) && !fdp__match_has_range(m, FDP_F_CT_NW_PROTO)
+               && fdp__match_get_mask(m, FDP_F_CT_NW_PROTO) == 0xff
+               && fdp__match_get_value(m, FDP_F_CT_NW_PROTO) != 0;
     }
     return false;
 }

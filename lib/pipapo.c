@@ -294,13 +294,19 @@ static_assert(sizeof(struct pipapo_map) == 8,
               "a mapping entry is two 32-bit words");
 
 /* Fields that partition the key's bits; aliases (icmp_type, arp_spa...)
- * and views (dl_vlan) share their storage. */
+ * and views (dl_vlan, the 32-bit regs in their xregs) share their
+ * storage.  Every word a match may constrain is covered: a word left out
+ * is not checked at all by a sub-table built over fields_of(). */
 static const enum fdp_field slot_fields[] = {
     FDP_F_IN_PORT, FDP_F_PKT_MARK, FDP_F_DL_SRC, FDP_F_DL_DST,
     FDP_F_DL_TYPE, FDP_F_VLAN_TCI, FDP_F_NW_SRC, FDP_F_NW_DST,
     FDP_F_IPV6_SRC, FDP_F_IPV6_DST, FDP_F_IPV6_LABEL, FDP_F_NW_PROTO,
     FDP_F_NW_TOS, FDP_F_NW_ECN, FDP_F_NW_TTL, FDP_F_IP_FRAG, FDP_F_TP_SRC,
     FDP_F_TP_DST, FDP_F_TCP_FLAGS, FDP_F_ARP_SHA, FDP_F_ARP_THA,
+    FDP_F_METADATA, FDP_F_XREG0, FDP_F_XREG1, FDP_F_XREG2, FDP_F_XREG3,
+    FDP_F_XREG4, FDP_F_XREG5, FDP_F_XREG6, FDP_F_XREG7, FDP_F_CT_STATE, FDP_F_CT_ZONE, FDP_F_CT_MARK, FDP_F_CT_NW_PROTO,
+    FDP_F_CT_TP_SRC, FDP_F_CT_TP_DST, FDP_F_CT_LABEL, FDP_F_CT_IPV6_SRC,
+    FDP_F_CT_IPV6_DST,
 };
 
 uint64_t
@@ -943,7 +949,7 @@ fdp__pipapo_create(uint64_t field_set)
     memset(p, 0, sizeof *p);
     p->field_set = field_set;
     for (int f = 0; f < FDP_N_FIELDS; f++) {
-        if (field_set & (UINT64_C(1) << f)) {
+        if (field_set & fdp__range_bit((enum fdp_field) f)) {
             p->field_ids[p->n_fields++] = (enum fdp_field) f;
         }
     }
@@ -960,7 +966,7 @@ fdp__pipapo_add_fields(struct pipapo *p, uint64_t field_set)
     p->field_set |= field_set;
     p->n_fields = 0;
     for (int f = 0; f < FDP_N_FIELDS; f++) {
-        if (p->field_set & (UINT64_C(1) << f)) {
+        if (p->field_set & fdp__range_bit((enum fdp_field) f)) {
             p->field_ids[p->n_fields++] = (enum fdp_field) f;
         }
     }
@@ -1234,10 +1240,10 @@ rank_fields(struct fdp_rule **rules, uint32_t n, enum fdp_field *fields,
 static int
 order_fields(struct pipapo *p, enum fdp_field *fields, unsigned int n_fields)
 {
-    uint32_t set = 0;
+    uint64_t set = 0;
 
     for (unsigned int f = 0; f < n_fields; f++) {
-        set |= UINT32_C(1) << fields[f];
+        set |= fdp__range_bit(fields[f]);
     }
     if (set == p->order_set && p->n_order == n_fields
         && p->up.n_rules <= 2 * (uint64_t) p->order_n_rules

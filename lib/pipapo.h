@@ -202,7 +202,7 @@ struct pipapo {
      * factor of 2 of 'order_n_rules'. */
     enum fdp_field order[PIPAPO_MAX_FIELDS];
     unsigned int n_order;
-    uint32_t order_set;
+    uint64_t order_set;
     uint32_t order_n_rules;
 
     /* The sub-table class's part (lib/subtable.h). */

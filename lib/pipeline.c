@@ -1522,7 +1522,8 @@ static enum next run_chain(struct run *run, unsigned int table_id,
 static bool
 is_header(enum fdp_field f)
 {
-    return f < FDP_F_CONJ_ID && f != FDP_F_IN_PORT && f != FDP_F_PKT_MARK;
+    return fdp__field_is_packet(f) && f != FDP_F_IN_PORT
+           && f != FDP_F_PKT_MARK;
 }
 
 /* write_field() for a header: the key, then the set-field that makes the
@@ -1799,8 +1800,13 @@ run_start(struct run *run, struct fdp_pipeline *p, const struct view *view,
     r->limit_dropped = false;
     r->table_missed = false;
     r->key = *key;
-    memset(&r->key.w[FDP_KEY_PACKET_WORDS], 0,
-           (FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS) * sizeof r->key.w[0]);
+    /* The registers, metadata and conj_id start at zero; the
+     * connection-tracking words keep what the key says (key.h). */
+    static_assert(FDP__WORD_METADATA == FDP_KEY_PACKET_WORDS
+                  && FDP__WORD_XREG7 + 1 == FDP__WORD_CT_STATE,
+                  "the register words are 12 to the ct words");
+    memset(&r->key.w[FDP__WORD_METADATA], 0,
+           (FDP__WORD_XREG7 + 1 - FDP__WORD_METADATA) * sizeof r->key.w[0]);
     r->key.w[FDP__WORD_CONJ_ID] &= ~FDP__MASK(CONJ_ID);
     *run = (struct run) {
         .p = p, .view = view, .r = r, .s = s,

@@ -459,12 +459,14 @@ static uint32_t
 rule_key_hash(const struct fdp_table *table, const struct fdp_match *m,
               uint16_t priority)
 {
-    uint64_t w[3 * FDP_KEY_WORDS + 1];
+    uint64_t w[3 * FDP_KEY_WORDS + 2];
 
     memcpy(w, m->value.w, sizeof m->value.w);
     memcpy(w + FDP_KEY_WORDS, m->mask.w, sizeof m->mask.w);
     memcpy(w + 2 * FDP_KEY_WORDS, m->hi.w, sizeof m->hi.w);
-    w[3 * FDP_KEY_WORDS] = (uint64_t) m->range_fields << 16 | priority;
+    /* All 64 bits of range_fields: the ct fields' ranges are bits 54-63. */
+    w[3 * FDP_KEY_WORDS] = m->range_fields;
+    w[3 * FDP_KEY_WORDS + 1] = priority;
     return fdp_hash_keyed(w, FDP_ARRAY_SIZE(w), &table->index_key);
 }
 

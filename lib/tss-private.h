@@ -167,7 +167,7 @@ tss_lookup_batch_inline(const struct tss_subtable *st,
         size_t i = (size_t) __builtin_ctzll(m);
         uint64_t *w = &words[i * stride];
         for (unsigned int k = 0; k < n; k++) {
-            w[k] = keys[i]->w[st->words[k]] & st->mask_words[k];
+            w[k] = keys[i]->w[fdp__tss_word(st, k)] & st->mask_words[k];
         }
         hashes[i] = hash(b, w, n);
         __builtin_prefetch(tss_line(b, hashes[i]));

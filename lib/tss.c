@@ -193,7 +193,8 @@ _Static_assert((TSS_MIN_BUCKETS & (TSS_MIN_BUCKETS - 1)) == 0,
 #define TSS_MAX_REBUILDS 8
 
 _Static_assert(offsetof(struct tss_subtable, mask_words)
-               + TSS_SPECIALISED_WORDS * sizeof(uint64_t) <= 64,
+               + TSS_SPECIALISED_WORDS * sizeof(uint64_t) <= 64
+               && TSS_SPECIALISED_WORDS <= TSS_HEAD_WORDS,
                "a lookup of up to 4 words reads one line of the subtable");
 _Static_assert(sizeof(struct tss_buckets) % 64 == 0,
                "bucket lines start on a cache line");
@@ -312,7 +313,8 @@ gather(const struct tss_subtable *st, const struct fdp_key *key,
        uint64_t *out)
 {
     for (int i = 0; i < st->n_words; i++) {
-        out[i] = key->w[st->words[i]] & st->mask_words[i];
+        out[i] = key->w[fdp__tss_word(st, (unsigned int) i)]
+                 & st->mask_words[i];
     }
 }
 
@@ -565,7 +567,11 @@ fdp__tss_create_with(const struct fdp_key *mask, uint32_t basis,
     st->mask = *mask;
     for (int i = 0; i < FDP_KEY_WORDS; i++) {
         if (mask->w[i]) {
-            st->words[st->n_words] = (uint8_t) i;
+            if (st->n_words < TSS_HEAD_WORDS) {
+                st->words[st->n_words] = (uint8_t) i;
+            } else {
+                st->words_tail[st->n_words - TSS_HEAD_WORDS] = (uint8_t) i;
+            }
             st->mask_words[st->n_words++] = mask->w[i];
         }
     }

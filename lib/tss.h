@@ -20,15 +20,23 @@
 /* Buckets are private to lib/tss.c (lib/tss-private.h). */
 struct tss_buckets;
 
+/* The word indices a subtable keeps in its first cache line: the first
+ * 7, which with the bucket pointer and the count fill 16 bytes, so that
+ * the first 4 mask words follow in the same line.  A mask touches at most
+ * FDP_KEY_WORDS words (29 since the connection-tracking fields), too many
+ * indices for one line with the mask words; the rest go after them. */
+#define TSS_HEAD_WORDS 7
+
 struct tss_subtable {
     /* Read by lookups, first so that a lookup of up to 4 words reads one
      * cache line of the subtable (the bucket array pointer, the word
-     * indices and the first 4 mask words, bytes 0..55).  The words are
-     * fixed at creation. */
+     * indices and the first 4 mask words, bytes 0..47).  The words are
+     * fixed at creation; fdp__tss_word() reads index k. */
     struct tss_buckets *buckets;        /* RCU. */
     uint8_t n_words;                    /* Words the mask touches... */
-    uint8_t words[FDP_KEY_WORDS];       /* ...and their indices. */
-    uint64_t mask_words[FDP_KEY_WORDS]; /* Their mask bits. */
+    uint8_t words[TSS_HEAD_WORDS];      /* ...the first indices... */
+    uint64_t mask_words[FDP_KEY_WORDS]; /* ...their mask bits... */
+    uint8_t words_tail[FDP_KEY_WORDS - TSS_HEAD_WORDS]; /* ...the rest. */
 
     struct fdp_key mask;
     uint8_t fast_hash;                  /* enum tss_hash_kind of the fast
@@ -42,6 +50,16 @@ struct tss_subtable {
      * hits. */
     struct fdp__subtable up;
 };
+
+/* The key word index of the subtable's word 'k' (k < n_words).  A
+ * lookup specialised for N <= TSS_HEAD_WORDS words resolves the branch at
+ * compile time. */
+static inline unsigned int
+fdp__tss_word(const struct tss_subtable *st, unsigned int k)
+{
+    return k < TSS_HEAD_WORDS ? st->words[k]
+                              : st->words_tail[k - TSS_HEAD_WORDS];
+}
 
 /* The tuple-space implementation of the sub-table class. */
 extern const struct fdp__subtable_class fdp__tss_class;

@@ -9,12 +9,16 @@ from at most --masks distinct masks, with priorities from a small set so
 that ties are common.  With --ranges, about a third of the flows and
 packets are of other kinds that put ranges on every other kind of field:
 ipv6_label (20-bit hex), vlan_tci and dl_vlan, nw_ttl and nw_tos (IPv4 and
-IPv6), pkt_mark, icmp_type, arp_spa and arp_sha, dl_dst (MAC).  Half the
+IPv6), pkt_mark, icmp_type, arp_spa and arp_sha, dl_dst (MAC), and the
+connection-tracking fields (ct_mark, ct_zone, 128-bit ct_label, the
+original direction's IPv4 and IPv6 addresses and ports, with the ct_state
+their prerequisites need, which a packet carries too).  Half the
 packets are aimed inside a random flow.  The expected answers come from
 "flowdp-ctl classify --linear" (a scan of every flow), not from here.
 """
 
 import argparse
+import ipaddress
 import random
 
 
@@ -39,6 +43,10 @@ def hexn(digits):
     return lambda v: "%#0*x" % (digits + 2, v)
 
 
+def ip6(v):
+    return str(ipaddress.IPv6Address(v))
+
+
 # Other kinds of flows, for --ranges: shorthand, then fields as (name,
 # width, formatter, step).  Values are multiples of 'step' (nw_tos is the
 # TOS byte with the two ECN bits clear).  vlan_tci values carry the
@@ -53,6 +61,14 @@ EXTRA_KINDS = [
     ("", [("pkt_mark", 32, hexn(1), 1), ("dl_dst", 48, mac, 1),
           ("vlan_tci", 16, hexn(4), 1)]),
     ("", [("dl_vlan", 12, str, 1), ("dl_dst", 48, mac, 1)]),
+    ("ct_state=+trk+est", [("ct_mark", 32, hexn(1), 1),
+                           ("ct_zone", 16, str, 1),
+                           ("ct_label", 128, hexn(1), 1)]),
+    ("ip,ct_state=+trk+new,ct_nw_proto=6",
+     [("ct_nw_dst", 32, ip, 1), ("ct_tp_dst", 16, str, 1),
+      ("ct_nw_src", 32, ip, 1)]),
+    ("ipv6,ct_state=+trk+rpl", [("ct_ipv6_src", 128, ip6, 1),
+                                ("ct_mark", 32, hexn(1), 1)]),
 ]
 
 

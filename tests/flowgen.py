@@ -90,6 +90,14 @@ TCP_FLAG_NAMES = ["fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr",
 
 FRAG_NAMES = ["no", "yes", "first", "later", "not_later"]
 
+# ct_state's flags, bit 0 first (Open vSwitch's ct_state_to_string()).
+CT_STATE_NAMES = ["new", "est", "rel", "rpl", "inv", "trk", "snat", "dnat"]
+CT_NEW, CT_EST, CT_REL, CT_RPL, CT_INV, CT_TRK, CT_SNAT, CT_DNAT = (
+    1 << i for i in range(8))
+# The connection-tracking tuple fields, which need a tracked connection.
+CT_TUPLE_KEYS = ("ct_nw_src", "ct_nw_dst", "ct_ipv6_src", "ct_ipv6_dst",
+                 "ct_nw_proto", "ct_tp_src", "ct_tp_dst")
+
 IN_PORT_NAMES = ["LOCAL", "CONTROLLER", "NORMAL", "FLOOD", "ALL", "TABLE",
                  "IN_PORT", "local", "controller", "Local"]
 
@@ -572,7 +580,96 @@ class Gen:
                 items.append((key, fn()))
         items.extend(self.vlan_fields())
         items.extend(self.pipeline_fields())
+        items.extend(self.ct_fields(dl_type))
         return items
+
+    def ct_state(self):
+        """(text, value, mask) of a ct_state match."""
+        r = self.r
+        k = r.random()
+        if k < 0.45:                    # +trk+est-new
+            names = r.sample(range(8), r.randint(1, 8))
+            v = m = 0
+            text = ""
+            for b in names:
+                sign = self.pick("++-")
+                m |= 1 << b
+                v |= (1 << b) if sign == "+" else 0
+                text += sign + CT_STATE_NAMES[b]
+            return text, v, m
+        if k < 0.6:                     # est|trk: exactly these set
+            names = sorted(r.sample(range(8), r.randint(1, 4)))
+            self.r.shuffle(names)
+            v = sum(1 << b for b in names)
+            return "|".join(CT_STATE_NAMES[b] for b in names), v, 0xFF
+        v = self.int_value(8)
+        if k < 0.75:
+            return self.num(v, 8), v, 0xFF
+        m = self.int_mask(8)
+        return "%s/%s" % (self.num(v, 8), self.num(m, 8)), v & m, m
+
+    def ct_label(self):
+        """A 128-bit value: hex, or decimal when it fits 64 bits (as
+        ovs-ofctl reads it)."""
+        r = self.r
+        v = self.pick([0, 1, (1 << 128) - 1, r.randrange(1 << 128),
+                       r.randrange(1 << 64), 1 << r.randrange(128),
+                       r.randrange(1 << 32) << 96])
+        if v < 1 << 64 and self.chance(0.3):
+            return str(v)
+        if self.chance(0.2):
+            return "0x" + self.hexdigits("%032x" % v)
+        return "0x" + self.hexdigits("%x" % v)
+
+    def ct_fields(self, dl_type):
+        """Connection-tracking fields: (key, text) items.  The original
+        direction's tuple needs a tracked connection in ct_state (Open
+        vSwitch's "CT" prerequisite: +new, +est, +rel, +rpl, +snat or
+        +dnat, or +trk-inv), its addresses the match's IP version, and
+        ct_tp_src/ct_tp_dst a non-zero ct_nw_proto (ovs-ofctl silently
+        drops them otherwise)."""
+        r = self.r
+        out = []
+        if not self.chance(0.3):
+            return out
+        valid = False
+        if self.chance(0.8):
+            text, v, m = self.ct_state()
+            out.append(("ct_state", "ct_state=" + text))
+            valid = bool(v & (CT_NEW | CT_EST | CT_REL | CT_RPL | CT_SNAT
+                              | CT_DNAT)) or (
+                v & CT_TRK and m & CT_INV and not v & CT_INV)
+        if self.chance(0.3):
+            z = self.int_value(16)
+            out.append(("ct_zone", "ct_zone=%s%s" % (
+                self.num(z, 16), "/0xffff" if self.chance(0.1) else "")))
+        if self.chance(0.4):
+            out.append(("ct_mark", "ct_mark=" + self.masked_int(32)))
+        if self.chance(0.3):
+            text = self.ct_label()
+            if self.chance(0.5):
+                text += "/" + self.ct_label()
+            out.append(("ct_label", "ct_label=" + text))
+        if not valid:
+            return out
+        if dl_type == ETH_IP:
+            for d in ("src", "dst"):
+                if self.chance(0.4):
+                    out.append(("ct_nw_" + d, "ct_nw_%s=%s" % (d, self.ip4())))
+        if dl_type == ETH_IPV6:
+            for d in ("src", "dst"):
+                if self.chance(0.4):
+                    out.append(("ct_ipv6_" + d,
+                                "ct_ipv6_%s=%s" % (d, self.ip6())))
+        if self.chance(0.4):
+            proto = self.pick([6, 17, 1, 58, 132, r.randint(1, 255)])
+            out.append(("ct_nw_proto", "ct_nw_proto=%s%s" % (
+                self.num(proto, 8), "/0xff" if self.chance(0.1) else "")))
+            for d in ("src", "dst"):
+                if self.chance(0.45):
+                    out.append(("ct_tp_" + d, "ct_tp_%s=%s" % (
+                        d, self.masked_int(16))))
+        return out
 
     def pipeline_fields(self):
         """conj_id, metadata and registers: (key, text) items.  An xreg is
@@ -1159,6 +1256,7 @@ class Gen:
              (("goto_table",), "goto_table:%d,output:1" % r.randint(1, 254),
               "actions", "reject"),
              ]
+        c.extend(self.bad_ct_tokens(dl_type, big))
         if dl_type != ETH_IPV6:
             c.append((("move",), "move:NXM_NX_IPV6_SRC[0..31]->NXM_NX_REG0[]",
                       "actions", "reject"))
@@ -1169,6 +1267,52 @@ class Gen:
             c.append((("goto_table",), "goto_table:0", "actions", "reject"))
             c.append((("goto_table",), "goto_table:255", "actions",
                       "stricter"))
+        return c
+
+    def bad_ct_tokens(self, dl_type, big):
+        """bad_token() candidates for the connection-tracking fields.  A
+        token that names ct_state replaces the tuple fields too, whose
+        prerequisite it is."""
+        r = self.r
+        state = ("ct_state",) + CT_TUPLE_KEYS
+        c = [(("ct_zone",), "ct_zone=%d" % r.randint(65536, 1 << 20),
+              "match", "reject"),
+             (("ct_zone",), "ct_zone=%d/%s" % (r.randrange(100), self.num(
+                 self.pick([0xff, 0x7fff, 1, 0xfffff]), 16)), "match",
+              "reject"),
+             (("ct_mark",), "ct_mark=" + big(4), "match", "reject"),
+             (("ct_label",), "ct_label=0x1" + "0" * 32, "match", "reject"),
+             (("ct_label",), "ct_label=%d" % r.randint(1 << 64, 1 << 70),
+              "match", "reject"),
+             (state, "ct_state=" + self.pick(
+                 ["0x100", "0x1/0x1ff", "+trk+trk", "+new-new", "+foo",
+                  "+NEW", "+new/0x1", "trk+new", "+"]), "match", "reject"),
+             # ovs-ofctl takes these and drops the field without a word.
+             (state, "ct_state=+est,ct_nw_proto=0", "match", "stricter"),
+             (state, "ct_state=+est,ct_tp_%s=%d" % (
+                 self.pick(["src", "dst"]), r.randint(1, 65535)), "match",
+              "stricter"),
+             # No tracked connection: ovs-ofctl cannot decode it back.
+             (state, "ct_state=%s,ct_nw_proto=6" % self.pick(
+                 ["+trk", "-new", "+trk+inv", "-trk"]), "match", "reject"),
+             (("set_field",), "set_field:%d->%s" % (
+                 r.randrange(100), self.pick(["ct_mark", "ct_label"])),
+              "actions", "reject"),
+             (("load",), "load:1->%s" % self.pick(
+                 ["NXM_NX_CT_MARK[]", "NXM_NX_CT_LABEL[0..3]",
+                  "NXM_NX_CT_ZONE[]"]), "actions", "reject"),
+             (("move",), "move:NXM_NX_REG0[0..15]->NXM_NX_CT_%s[0..15]" %
+              self.pick(["MARK", "LABEL"]), "actions", "reject"),
+             (("set_field",), "set_field:1->%s" % self.pick(
+                 ["ct_state", "ct_zone", "ct_nw_proto"]), "actions",
+              "reject"),
+             ]
+        if dl_type != ETH_IP:
+            c.append((state, "ct_state=+est,ct_nw_src=10.0.0.1", "match",
+                      "reject"))
+        if dl_type != ETH_IPV6:
+            c.append((state, "ct_state=+est,ct_ipv6_dst=::1", "match",
+                      "reject"))
         return c
 
     def bad_flow(self):

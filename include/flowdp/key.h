@@ -21,6 +21,11 @@
  *   12    metadata (64 bits)
  *   13-20 xreg0..xreg7: word 13 + i is xreg<i>, whose high half is
  *         reg<2i> and low half reg<2i+1>, as Open vSwitch pairs them
+ *   21    ct_mark ......................... ct_zone   ct_nw_proto ct_state
+ *   22    ct_tp_src     ct_tp_dst   (unused)
+ *   23-24 ct_label (word 23 holds the high 64 bits)
+ *   25-26 ct_ipv6_src; ct_nw_src is bits 63..32 of word 25
+ *   27-28 ct_ipv6_dst; ct_nw_dst is bits 63..32 of word 27
  *
  * Words 0 to FDP_KEY_PACKET_WORDS - 1 hold what a packet's headers say
  * (and in_port, pkt_mark); the words after them are the pipeline's state,
@@ -29,6 +34,22 @@
  * sets while it checks a conjunctive match, is pipeline state too, kept in
  * word 5's spare half.  A packet enters the pipeline with all of them
  * zero, so the datapath's caches key on the packet words alone.
+ *
+ * Words 21 to 28 hold the connection-tracking fields, Open vSwitch's
+ * ct_state, ct_zone, ct_mark, ct_label and the original direction's tuple
+ * (ct_nw_src... ct_tp_dst): what the connection tracker says about the
+ * packet (FDP_CT_* below for ct_state's bits).  They are not in the
+ * packet's headers, so they come after the registers and the caches' key
+ * stays the 12 packet words; a packet arrives from a port with them zero,
+ * and a pipeline run keeps the values its key brings (a packet the
+ * tracker has seen, or one given to trace or classify), clearing only the
+ * registers, metadata and conj_id.  The four ct fields that every
+ * stateful pipeline matches (ct_state, ct_zone, ct_mark and ct_nw_proto)
+ * share one word, so "ct_state=+trk+est,ct_mark=0x1/0x1" touches one.
+ * An IPv4 tuple and an IPv6 tuple never occur together (both are the
+ * packet's own family), so ct_nw_src and ct_nw_dst live in the top half of
+ * ct_ipv6_src's and ct_ipv6_dst's high words, as arp_spa lives in nw_src:
+ * eight words where separate storage would take nine.
  *
  * As in Open vSwitch, fields that never occur together share storage: the
  * ICMP type and code live in tp_src and tp_dst, the ARP opcode in
@@ -49,7 +70,7 @@
 extern "C" {
 #endif
 
-#define FDP_KEY_WORDS 21
+#define FDP_KEY_WORDS 29
 
 /* The words a packet's headers fill (see above). */
 #define FDP_KEY_PACKET_WORDS 12
@@ -89,8 +110,7 @@ enum fdp_field {
     FDP_F_ARP_TPA,
     FDP_F_ARP_SHA,
     FDP_F_ARP_THA,
-    FDP_F_CONJ_ID,          /* Pipeline state (see above). */
-    FDP_F_METADATA,
+    FDP_F_METADATA,         /* Pipeline state (see above). */
     FDP_F_REG0,
     FDP_F_REG1,
     FDP_F_REG2,
@@ -115,6 +135,21 @@ enum fdp_field {
     FDP_F_XREG5,
     FDP_F_XREG6,
     FDP_F_XREG7,
+    FDP_F_CT_STATE,         /* Connection tracking (see above). */
+    FDP_F_CT_ZONE,
+    FDP_F_CT_MARK,
+    FDP_F_CT_LABEL,
+    FDP_F_CT_NW_SRC,
+    FDP_F_CT_NW_DST,
+    FDP_F_CT_IPV6_SRC,
+    FDP_F_CT_IPV6_DST,
+    FDP_F_CT_NW_PROTO,
+    FDP_F_CT_TP_SRC,
+    FDP_F_CT_TP_DST,
+    /* conj_id comes last: it is the one field that takes neither ranges
+     * nor a place in a pipapo sub-table, so every other field has a bit
+     * in the 64-bit field maps (struct fdp_match's range_fields). */
+    FDP_F_CONJ_ID,          /* Pipeline state (see above). */
     FDP_N_FIELDS
 };
 
@@ -123,6 +158,16 @@ struct fdp_value {
     uint64_t hi;
     uint64_t lo;
 };
+
+/* ct_state bits, as in Open vSwitch (lib/packets.h CS_*). */
+#define FDP_CT_NEW 0x01         /* Starts a new connection. */
+#define FDP_CT_EST 0x02         /* Part of an established connection. */
+#define FDP_CT_REL 0x04         /* Related to an established connection. */
+#define FDP_CT_RPL 0x08         /* In the reply direction. */
+#define FDP_CT_INV 0x10         /* Invalid: the tracker could not place it. */
+#define FDP_CT_TRK 0x20         /* Has been through the tracker. */
+#define FDP_CT_SNAT 0x40        /* Its source was translated. */
+#define FDP_CT_DNAT 0x80        /* Its destination was translated. */
 
 /* ip_frag bits, as in Open vSwitch. */
 #define FDP_FRAG_ANY 0x1        /* Set for every fragment. */

@@ -191,6 +191,12 @@ random_match(struct unit_rng *rng, struct fdp_match *m)
             }
         }
         set_random_field(rng, m, f);
+        /* ct_nw_proto=0 is refused (ovs-ofctl drops it): no connection
+         * has protocol 0. */
+        if (f == FDP_F_CT_NW_PROTO && !fdp__match_has_range(m, f)
+            && !fdp__match_get_value(m, f)) {
+            fdp__match_set_masked(m, f, FDP_IPPROTO_TCP, 0xff);
+        }
     }
 }
 

@@ -259,7 +259,8 @@ ref_compose(struct fdp__actions_builder *b, const struct fdp__action *a)
 static void
 ref_header_write(struct ref_result *r, enum fdp_field f)
 {
-    if (f < FDP_F_CONJ_ID && f != FDP_F_IN_PORT && f != FDP_F_PKT_MARK) {
+    if (fdp__field_is_packet(f) && f != FDP_F_IN_PORT
+        && f != FDP_F_PKT_MARK) {
         ck_assert_int_eq(fdp__actions_add_set_field(
                              &r->actions, f, fdp__key_get(&r->key, f), 0), 0);
     }
@@ -646,7 +647,7 @@ cover(const struct ref_result *w, const struct fdp_key *key)
     }
     if (!w->limit_dropped) {
         bool state = false;
-        for (size_t i = FDP_KEY_PACKET_WORDS; i < FDP_KEY_WORDS; i++) {
+        for (size_t i = FDP__WORD_METADATA; i <= FDP__WORD_XREG7; i++) {
             state |= w->key.w[i] != 0;
         }
         cov.state_loaded += state;
@@ -700,11 +701,13 @@ check_packet(struct prog *g, const struct fdp_key *key, const char *what)
 /* ---------------------------------------------------------------------- */
 /* Random programs.                                                        */
 
-/* The packet fields flows match and packets vary, and the pipeline state
- * flows match and load. */
+/* The packet fields flows match and packets vary (with the
+ * connection-tracking fields a packet brings from the tracker, which the
+ * pipeline keeps), and the pipeline state flows match and load. */
 static const enum fdp_field packet_fields[] = {
     FDP_F_IN_PORT, FDP_F_PKT_MARK, FDP_F_NW_SRC, FDP_F_NW_DST,
-    FDP_F_TP_SRC, FDP_F_TP_DST, FDP_F_NW_TTL,
+    FDP_F_TP_SRC, FDP_F_TP_DST, FDP_F_NW_TTL, FDP_F_CT_STATE,
+    FDP_F_CT_ZONE, FDP_F_CT_MARK, FDP_F_CT_LABEL,
 };
 static const enum fdp_field state_fields[] = {
     FDP_F_REG0, FDP_F_REG1, FDP_F_REG5, FDP_F_METADATA, FDP_F_XREG3,
@@ -784,7 +787,7 @@ random_match(struct unit_rng *rng, struct fdp_match *m, bool *tcp)
         if (unit_rng_below(rng, 2)) {
             f = packet_fields[unit_rng_below(rng,
                                             FDP_ARRAY_SIZE(packet_fields))];
-            if (!*tcp && f != FDP_F_IN_PORT && f != FDP_F_PKT_MARK) {
+            if (!*tcp && fdp__field(f)->prereq != FDP__P_NONE) {
                 continue;
             }
         } else {

@@ -118,7 +118,7 @@ random_mask(struct unit_rng *rng, struct fdp_match *m, unsigned int n_masks)
     fdp__match_init(m);
     fdp__match_set_masked(m, FDP_F_DL_TYPE, 0x0800, 0xffff);
     fdp__match_set_masked(m, FDP_F_NW_PROTO, 6, 0xff);
-    switch (id % 4) {
+    switch (id % 5) {
     case 0:     /* Exact 5-tuple. */
         fdp__match_set_masked(m, FDP_F_NW_SRC, 0, 0xffffffff);
         fdp__match_set_masked(m, FDP_F_NW_DST, 0, 0xffffffff);
@@ -138,6 +138,25 @@ random_mask(struct unit_rng *rng, struct fdp_match *m, unsigned int n_masks)
                               unit_rng_below(&mrng, 0x10000));
         fdp__match_set_masked(m, FDP_F_NW_SRC, 0,
                               (uint32_t) unit_rng_next(&mrng) & 0xff0000ff);
+        break;
+    case 4:     /* Connection tracking: the pipeline-state words 21-28. */
+        fdp__match_set_masked(m, FDP_F_CT_STATE, 0,
+                              unit_rng_below(&mrng, 0x100) | FDP_CT_TRK);
+        fdp__match_set_masked(m, FDP_F_CT_MARK, 0,
+                              unit_rng_below(&mrng, 2)
+                              ? 0xffffffff : (uint32_t) unit_rng_next(&mrng));
+        if (unit_rng_below(&mrng, 2)) {
+            fdp__match_set_masked(m, FDP_F_CT_LABEL, 0,
+                                  unit_rng_below(&mrng, 2)
+                                  ? ~(fdp_u128) 0
+                                  : (fdp_u128) unit_rng_next(&mrng) << 64
+                                    | unit_rng_next(&mrng));
+        }
+        if (unit_rng_below(&mrng, 2)) {
+            fdp__match_set_masked(m, FDP_F_CT_NW_DST, 0, 0xffffffff);
+            fdp__match_set_masked(m, FDP_F_CT_TP_DST, 0,
+                                  unit_rng_below(&mrng, 0x10000));
+        }
         break;
     default:    /* Other fields. */
         fdp__match_set_masked(m, FDP_F_IN_PORT, 0,
@@ -166,13 +185,18 @@ random_flow(struct unit_rng *rng, struct fdp_match *m, unsigned int n_masks)
     random_mask(rng, m, n_masks);
     static const enum fdp_field fields[] = {
         FDP_F_NW_SRC, FDP_F_NW_DST, FDP_F_TP_SRC, FDP_F_TP_DST,
-        FDP_F_IN_PORT, FDP_F_PKT_MARK,
+        FDP_F_IN_PORT, FDP_F_PKT_MARK, FDP_F_CT_STATE, FDP_F_CT_MARK,
+        FDP_F_CT_LABEL, FDP_F_CT_NW_DST, FDP_F_CT_TP_DST,
     };
     for (size_t i = 0; i < FDP_ARRAY_SIZE(fields); i++) {
         fdp_u128 mask = fdp__match_get_mask(m, fields[i]);
         if (mask) {
             fdp_u128 v = (small_value(rng) * 0x01010101u) | small_value(rng);
+            if (fields[i] == FDP_F_CT_LABEL && unit_rng_below(rng, 2)) {
+                v |= (fdp_u128) small_value(rng) << 100;
+            }
             if (with_ranges && fields[i] != FDP_F_PKT_MARK
+                && fields[i] != FDP_F_CT_STATE
                 && unit_rng_below(rng, 3) == 0) {
                 /* A range around the value (pipapo). */
                 fdp_u128 lo = v > 5 ? v - unit_rng_below(rng, 5) : v;
@@ -194,7 +218,8 @@ random_packet(struct unit_rng *rng, const struct ref *ref,
     fdp__key_set(key, FDP_F_NW_PROTO, 6);
     static const enum fdp_field fields[] = {
         FDP_F_NW_SRC, FDP_F_NW_DST, FDP_F_TP_SRC, FDP_F_TP_DST,
-        FDP_F_IN_PORT, FDP_F_PKT_MARK,
+        FDP_F_IN_PORT, FDP_F_PKT_MARK, FDP_F_CT_STATE, FDP_F_CT_MARK,
+        FDP_F_CT_LABEL, FDP_F_CT_NW_DST, FDP_F_CT_TP_DST,
     };
     for (size_t i = 0; i < FDP_ARRAY_SIZE(fields); i++) {
         fdp__key_set(key, fields[i],
