@@ -30,17 +30,7 @@ struct fdp__pkt;
 struct fdp__ct;
 struct fdp__ct_pmd;
 
-/* ct_state bits, Open vSwitch's values (ovs-fields(7)). */
-enum {
-    FDP_CT_NEW = 0x01,
-    FDP_CT_EST = 0x02,
-    FDP_CT_REL = 0x04,
-    FDP_CT_RPL = 0x08,
-    FDP_CT_INV = 0x10,
-    FDP_CT_TRK = 0x20,
-    FDP_CT_SNAT = 0x40,
-    FDP_CT_DNAT = 0x80,
-};
+/* ct_state bits: FDP_CT_NEW ... FDP_CT_DNAT, in <flowdp/key.h>. */
 
 /* Open vSwitch's default for the total connection limit
  * (DEFAULT_N_CONN_LIMIT in lib/conntrack.c). */
