@@ -194,6 +194,25 @@ tcp_timeout(const struct fdp__ct_peer *src, const struct fdp__ct_peer *dst)
     return FDP__CT_TM_TCP_ESTABLISHED;
 }
 
+/* What an acceptable segment from 'src' teaches about both ends: the
+ * largest window 'src' offered, the highest sequence it sent ('end'), and
+ * how far 'dst' may now send (its ack plus its scaled window, at least
+ * one).  pf's in-window and loose cases share it. */
+static void
+advance_window(struct fdp__ct_peer *src, struct fdp__ct_peer *dst,
+               uint16_t win, uint32_t end, uint32_t ack, uint32_t scaled_win)
+{
+    if (src->max_win < win) {
+        src->max_win = win;
+    }
+    if (seq_gt(end, src->seqlo)) {
+        src->seqlo = end;
+    }
+    if (seq_geq(ack + scaled_win, dst->seqhi)) {
+        dst->seqhi = ack + (scaled_win > 1 ? scaled_win : 1);
+    }
+}
+
 enum fdp__ct_update
 fdp__ct_tcp_update(struct fdp__ct_conn *conn, const uint8_t *tcp,
                    size_t size, bool reply, bool seq_chk, enum fdp__ct_tm *tm)
@@ -303,15 +322,7 @@ fdp__ct_tcp_update(struct fdp__ct_conn *conn, const uint8_t *tcp,
           && (!(flags & TCP_RST) || orig_seq == src->seqlo
               || orig_seq == src->seqlo + 1 || orig_seq + 1 == src->seqlo);
     if (in_window || !seq_chk) {
-        if (src->max_win < win) {
-            src->max_win = win;
-        }
-        if (seq_gt(end, src->seqlo)) {
-            src->seqlo = end;
-        }
-        if (seq_geq(ack + scaled_win, dst->seqhi)) {
-            dst->seqhi = ack + (scaled_win > 1 ? scaled_win : 1);
-        }
+        advance_window(src, dst, win, end, ack, scaled_win);
         if (flags & TCP_SYN && src->state < FDP__CT_TCPS_SYN_SENT) {
             src->state = FDP__CT_TCPS_SYN_SENT;
         }
@@ -339,15 +350,7 @@ fdp__ct_tcp_update(struct fdp__ct_conn *conn, const uint8_t *tcp,
         && seq_geq(seq, src->seqlo - MAX_ACK_WINDOW)) {
         /* pf's loose case (see the essay): no timeout refresh, so that a
          * flood of such packets cannot keep a connection alive. */
-        if (src->max_win < win) {
-            src->max_win = win;
-        }
-        if (seq_gt(end, src->seqlo)) {
-            src->seqlo = end;
-        }
-        if (seq_geq(ack + scaled_win, dst->seqhi)) {
-            dst->seqhi = ack + (scaled_win > 1 ? scaled_win : 1);
-        }
+        advance_window(src, dst, win, end, ack, scaled_win);
         if (flags & TCP_FIN && src->state < FDP__CT_TCPS_CLOSING) {
             src->state = FDP__CT_TCPS_CLOSING;
         }
