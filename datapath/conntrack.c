@@ -136,6 +136,7 @@
 #include "datapath/execute.h"
 #include "lib/field.h"
 #include "lib/rcu.h"
+#include "lib/util.h"
 
 /* Slots per bucket: a 64-byte line less the lock and overflow words. */
 #define CT_SLOTS 7
@@ -277,13 +278,6 @@ static inline void
 st32(uint32_t *p, uint32_t v)
 {
     __atomic_store_n(p, v, __ATOMIC_RELAXED);
-}
-
-static inline void
-stat_add(uint64_t *p, uint64_t n)
-{
-    __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + n,
-                     __ATOMIC_RELAXED);
 }
 
 /* A spin-wait hint to the CPU (PAUSE on x86). */
@@ -1206,7 +1200,7 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
     if (!c->ok) {
         res->state = FDP_CT_INV | FDP_CT_TRK;
         memset(&res->orig, 0, sizeof res->orig);
-        stat_add(&pmd->stats.n_invalid, 1);
+        fdp__count_add(&pmd->stats.n_invalid, 1);
         return;
     }
 
@@ -1258,10 +1252,10 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
                 switch (conn_create(pmd, c, now, &id)) {
                 case CT_COMMITTED:
                     found = true;
-                    stat_add(&pmd->stats.n_created, 1);
+                    fdp__count_add(&pmd->stats.n_created, 1);
                     break;
                 case CT_FULL:
-                    stat_add(&pmd->stats.n_full, 1);
+                    fdp__count_add(&pmd->stats.n_full, 1);
                     break;
                 case CT_RACED:
                     break;
@@ -1272,7 +1266,7 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
 
     res->state = state | FDP_CT_TRK;
     if (state & FDP_CT_INV) {
-        stat_add(&pmd->stats.n_invalid, 1);
+        fdp__count_add(&pmd->stats.n_invalid, 1);
     }
     res->has_tuple = true;
     if (found) {
@@ -1338,7 +1332,7 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
         }
     }
     fdp__rcu_read_unlock();
-    stat_add(&pmd->stats.n_packets, n);
+    fdp__count_add(&pmd->stats.n_packets, n);
 }
 
 /* ---- Life cycle ---- */

@@ -1111,15 +1111,6 @@ fdp_dp_get_stats(struct fdp_dp *dp, struct fdp_dp_stats *stats)
     stats->n_no_room = sum.n_no_room;
 }
 
-/* Relaxed increment of a counter only one thread writes (others read
- * it): a plain add, no locked instruction. */
-static inline void
-pmd_count(uint64_t *counter, uint64_t n)
-{
-    __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n,
-                     __ATOMIC_RELAXED);
-}
-
 /* A cycle counter for the caches' meters: the TSC where there is one. */
 static inline uint64_t
 cycles_now(void)
@@ -1471,9 +1462,9 @@ batch_extract(struct fdp_dp_pmd *pmd, struct batch *b,
         bytes += p->size;
     }
     /* The port's rx counters have one writer: the pmd that polls it. */
-    pmd_count(&in->stats.rx_packets, n);
-    pmd_count(&in->stats.rx_bytes, bytes);
-    pmd_count(&pmd->counters.n_packets, n);
+    fdp__count_add(&in->stats.rx_packets, n);
+    fdp__count_add(&in->stats.rx_bytes, bytes);
+    fdp__count_add(&pmd->counters.n_packets, n);
 }
 
 /* Scratch memory of at least 'size' bytes for an outcome that lives until
@@ -1786,11 +1777,11 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
     if (smc_ok) {
         meter_account(&pmd->smc_meter, use_smc, cycles, b->n);
     }
-    pmd_count(&pmd->counters.n_emc_hits, n_emc);
-    pmd_count(&pmd->counters.n_smc_hits, n_smc);
-    pmd_count(&pmd->counters.n_table_hits, n_hit);
+    fdp__count_add(&pmd->counters.n_emc_hits, n_emc);
+    fdp__count_add(&pmd->counters.n_smc_hits, n_smc);
+    fdp__count_add(&pmd->counters.n_table_hits, n_hit);
     if (pmd->emc && !use_emc) {
-        pmd_count(&pmd->counters.n_emc_bypassed, b->n);
+        fdp__count_add(&pmd->counters.n_emc_bypassed, b->n);
     }
 }
 
@@ -1881,9 +1872,9 @@ txq_flush(struct fdp_dp_pmd *pmd, struct txq *q)
     for (uint32_t k = 0; k < sent; k++) {
         bytes += q->descs[k].len;
     }
-    pmd_count(&port->stats.tx_packets, sent);
-    pmd_count(&port->stats.tx_bytes, bytes);
-    pmd_count(&port->stats.tx_dropped, q->n - sent + q->n_dropped);
+    fdp__count_add(&port->stats.tx_packets, sent);
+    fdp__count_add(&port->stats.tx_bytes, bytes);
+    fdp__count_add(&port->stats.tx_dropped, q->n - sent + q->n_dropped);
     if (lock) {
         pthread_mutex_unlock(&port->tx_mutex);
     }
@@ -1994,7 +1985,7 @@ do_upcall(struct fdp_dp_pmd *pmd, enum fdp_upcall_reason reason,
         .key = &pkt->key,
     };
     h->cb(h->aux, &up);
-    pmd_count(&pmd->counters.n_upcalls, 1);
+    fdp__count_add(&pmd->counters.n_upcalls, 1);
     return true;
 }
 
@@ -2081,9 +2072,9 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
         enum fdp__exec_result r = fdp__execute(actions, pkt, in->port_no,
                                                &exec_ops, &ctx);
         if (r == FDP__EXEC_TTL_EXPIRED) {
-            pmd_count(&pmd->counters.n_ttl_expired, 1);
+            fdp__count_add(&pmd->counters.n_ttl_expired, 1);
         } else if (r == FDP__EXEC_NO_ROOM) {
-            pmd_count(&pmd->counters.n_no_room, 1);
+            fdp__count_add(&pmd->counters.n_no_room, 1);
         }
         if (r != FDP__EXEC_STOLEN) {
             fdp__cache_put(&pmd->cache,
@@ -2135,7 +2126,7 @@ batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
             group_execute(pmd, b, fg);
             continue;
         }
-        pmd_count(&pmd->counters.n_missed, fg->n);
+        fdp__count_add(&pmd->counters.n_missed, fg->n);
         if (!fg->flow && pmd->dp->pipeline && pmd->view->single) {
             /* A one-table pipeline's lookup missed: a table 0 miss.  (A
              * bare table counts its own.) */
@@ -2153,7 +2144,7 @@ batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
     for (uint32_t i = 0; i < b->n; i++) {
         dropped += !b->sent[i];
     }
-    pmd_count(&in->stats.rx_dropped, dropped);
+    fdp__count_add(&in->stats.rx_dropped, dropped);
     pmd_flush_tx(pmd);
 
     /* The batch no longer points at the outcomes the EMC let go. */

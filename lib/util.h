@@ -49,4 +49,14 @@ fdp__fmix32(uint32_t h)
     return h;
 }
 
+/* Adds 'n' to a counter that only the calling thread writes and others
+ * read: a relaxed load and store, no locked instruction (a reader sees
+ * some recent value, never a torn one). */
+static inline void
+fdp__count_add(uint64_t *counter, uint64_t n)
+{
+    __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n,
+                     __ATOMIC_RELAXED);
+}
+
 #endif /* FDP_UTIL_H */
