@@ -756,6 +756,16 @@ insert_text(struct fdp_table *t, const char *text, unsigned int flags)
     return err;
 }
 
+/* The key of a TCP packet to port 80 (everything else zero). */
+static void
+tcp80_key(struct fdp_key *key)
+{
+    memset(key, 0, sizeof *key);
+    fdp__key_set(key, FDP_F_DL_TYPE, 0x0800);
+    fdp__key_set(key, FDP_F_NW_PROTO, 6);
+    fdp__key_set(key, FDP_F_TP_DST, 80);
+}
+
 START_TEST(failed_bulk_change_leaves_table_unchanged)
 {
     struct fdp_table *t;
@@ -792,10 +802,7 @@ START_TEST(failed_bulk_change_leaves_table_unchanged)
 
     /* Replace keeps statistics. */
     struct fdp_key key;
-    memset(&key, 0, sizeof key);
-    fdp__key_set(&key, FDP_F_DL_TYPE, 0x0800);
-    fdp__key_set(&key, FDP_F_NW_PROTO, 6);
-    fdp__key_set(&key, FDP_F_TP_DST, 80);
+    tcp80_key(&key);
     fdp_table_read_lock();
     const struct fdp_rule *r = fdp_table_lookup(t, &key);
     ck_assert_ptr_nonnull(r);
@@ -1223,10 +1230,7 @@ tcp80_stats(struct fdp_table *t)
     struct fdp_key key;
     struct fdp_rule_stats rs;
 
-    memset(&key, 0, sizeof key);
-    fdp__key_set(&key, FDP_F_DL_TYPE, 0x0800);
-    fdp__key_set(&key, FDP_F_NW_PROTO, 6);
-    fdp__key_set(&key, FDP_F_TP_DST, 80);
+    tcp80_key(&key);
     fdp_table_read_lock();
     const struct fdp_rule *r = fdp_table_lookup(t, &key);
     ck_assert_ptr_nonnull(r);
@@ -1273,10 +1277,7 @@ START_TEST(hard_timeout_counted_from_creation_not_last_modification)
     /* Counters are kept by the add below; count a packet to see it. */
     {
         struct fdp_key key;
-        memset(&key, 0, sizeof key);
-        fdp__key_set(&key, FDP_F_DL_TYPE, 0x0800);
-        fdp__key_set(&key, FDP_F_NW_PROTO, 6);
-        fdp__key_set(&key, FDP_F_TP_DST, 80);
+        tcp80_key(&key);
         fdp_table_read_lock();
         fdp_rule_account(fdp_table_lookup(t, &key), 60, b.modified_ms);
         fdp_table_read_unlock();
