@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include <flowdp/key.h>
+#include "lib/ct-action.h"
 
 struct fdp__pkt;
 struct fdp__ct;
@@ -60,6 +61,14 @@ struct fdp__ct_args {
     bool force;
     uint32_t mark, mark_mask;
     struct fdp_value label, label_mask;
+    const struct fdp__ct_nat *nat;  /* NULL: no NAT.  Otherwise the
+                                     * nat(...) of the action (lib/ct-
+                                     * action.h): a committed new
+                                     * connection gets a translation from
+                                     * its ranges, and every packet of a
+                                     * connection with one is rewritten
+                                     * (addresses, ports, checksums; ICMP
+                                     * errors' inner headers too). */
 };
 
 /* What the tracker says about one packet: the ct_* fields. */
@@ -142,8 +151,9 @@ void fdp__ct_pmd_stats(const struct fdp__ct_pmd *,
 /* Runs 'n' packets (any mix of IPv4, IPv6 and others) through the tracker
  * as one ct action with 'args', at time 'now_ms' (milliseconds, any epoch
  * the caller keeps monotonic), in zone 'zones[i]' if 'zones' is nonnull,
- * else args->zone.  Writes results[i] for each.  Packets are not
- * modified. */
+ * else args->zone.  Writes results[i] for each.  Packets are modified
+ * only by NAT (args->nat), in place: their layout and key stay valid for
+ * the headers they have, not for the values rewritten. */
 void fdp__ct_execute(struct fdp__ct_pmd *, struct fdp__pkt *const *pkts,
                      size_t n, const struct fdp__ct_args *args,
                      const uint16_t *zones, uint64_t now_ms,

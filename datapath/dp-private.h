@@ -160,6 +160,9 @@ uint8_t *fdp__dp_umem(const struct fdp_dp *, uint64_t *size);
 uint32_t *fdp__dp_frame_owner(const struct fdp_dp *);
 uint32_t fdp__dp_frame_size(const struct fdp_dp *);
 struct fdp__pool *fdp__dp_pool(struct fdp_dp *);
+struct fdp__ct;
+/* The datapath's connection tracker (datapath/conntrack.h): never NULL. */
+struct fdp__ct *fdp__dp_ct(const struct fdp_dp *);
 
 /* Tests only: when nonnull, a pmd calls it after loading the snapshot of
  * a batch (a pipeline's, lib/pipeline-view.h, or a bare table's

@@ -245,6 +245,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "datapath/conntrack.h"
 #include "datapath/execute.h"
 #include "datapath/extract-internal.h"
 #include <flowdp/cpu.h>
@@ -386,6 +387,7 @@ struct fdp_dp_pmd {
     unsigned int stats_shard;   /* For the flows' counters: lib/rule.h. */
     struct fdp__frame_cache cache;
     struct pmd_counters counters;
+    struct fdp__ct_pmd *ct;     /* This pmd's tracker context. */
 
     /* Per batch. */
     const struct fdp__pipeline_view *view;  /* The snapshot: the
@@ -442,6 +444,7 @@ struct fdp_dp {
     uint32_t next_rank;
     struct fdp_dp_pmd *pmds;
     struct pmd_counters retired;    /* Counters of destroyed pmds. */
+    struct fdp__ct *ct;         /* The connection tracker. */
 };
 
 void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
@@ -475,6 +478,12 @@ uint32_t
 fdp__dp_frame_size(const struct fdp_dp *dp)
 {
     return dp->options.frame_size;
+}
+
+struct fdp__ct *
+fdp__dp_ct(const struct fdp_dp *dp)
+{
+    return dp->ct;
 }
 
 struct fdp__pool *
@@ -543,6 +552,7 @@ fdp_dp_options_init(struct fdp_dp_options *o)
     o->smc_mode = FDP_DP_CACHE_AUTO;
     o->smc_entries = DEFAULT_SMC_ENTRIES;
     o->smc_insert_inv_prob = 1;
+    o->ct_capacity = FDP_CT_DEFAULT_LIMIT;
 }
 
 static bool
@@ -558,7 +568,8 @@ options_valid(const struct fdp_dp_options *o)
            && (o->smc_mode == FDP_DP_CACHE_OFF
                || (o->smc_entries >= SMC_WAYS
                    && o->smc_entries <= MAX_SMC_ENTRIES
-                   && !(o->smc_entries & (o->smc_entries - 1))));
+                   && !(o->smc_entries & (o->smc_entries - 1))))
+           && o->ct_capacity >= 1 && o->ct_capacity <= FDP__CT_MAX_CAPACITY;
 }
 
 static int
@@ -603,7 +614,10 @@ dp_create(struct fdp_table *table, struct fdp_pipeline *pipeline,
     dp->frame_owner = calloc(dp->options.n_frames, sizeof *dp->frame_owner);
     dp->pool.frames = malloc(dp->options.n_frames * sizeof *dp->pool.frames);
     dp->ports = calloc(1, sizeof *dp->ports);
-    if (!dp->umem || !dp->frame_owner || !dp->pool.frames || !dp->ports) {
+    error = fdp__ct_create(dp->options.ct_capacity, &dp->ct);
+    if (error || !dp->umem || !dp->frame_owner || !dp->pool.frames
+        || !dp->ports) {
+        fdp__ct_destroy(dp->ct);
         free(dp->umem);
         free(dp->frame_owner);
         free(dp->pool.frames);
@@ -665,6 +679,7 @@ fdp_dp_destroy(struct fdp_dp *dp)
     fdp__rcu_barrier();         /* Deferred frees of old port sets. */
     free(dp->ports);
     free(dp->upcall);
+    fdp__ct_destroy(dp->ct);
     pthread_mutex_destroy(&dp->pool.mutex);
     pthread_mutex_destroy(&dp->mutex);
     free(dp->pool.frames);
@@ -1015,6 +1030,14 @@ fdp_dp_pmd_create(struct fdp_dp *dp, unsigned int id,
         pmd->smc = p;
         pmd->smc_mask = n_buckets - 1;
     }
+    if (fdp__ct_pmd_create(dp->ct, &pmd->ct)) {
+        if (pmd->smc) {
+            munmap(pmd->smc, pmd->smc_size);
+        }
+        free(pmd->emc);
+        free(pmd);
+        return ENOMEM;
+    }
     meter_init(&pmd->emc_meter, dp->options.emc_mode, false);
     meter_init(&pmd->smc_meter, dp->options.smc_mode, true);
     /* A bare table is a one-table pipeline whose version is the table's
@@ -1083,6 +1106,7 @@ fdp_dp_pmd_destroy(struct fdp_dp_pmd *pmd)
     if (pmd->smc) {
         munmap(pmd->smc, pmd->smc_size);
     }
+    fdp__ct_pmd_destroy(pmd->ct);
     free(pmd);
 }
 

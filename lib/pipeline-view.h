@@ -65,4 +65,17 @@ int fdp__pipeline_classify_batch(struct fdp_pipeline *p,
                                  const struct fdp_key *const keys[], size_t n,
                                  struct fdp_pipeline_result *const results[]);
 
+/* The continuation of a ct(table=N) (lib/ct-action.h): classifies 'key'
+ * through snapshot 'view' from table 'table', keeping every word of the
+ * key as given (packet words, the frozen metadata and registers, the ct
+ * fields the tracker set; conj_id must be zero), as
+ * fdp__pipeline_classify_view() otherwise.  A miss in 'table' ends the
+ * pipeline as a miss in table 0 does. */
+int fdp__pipeline_resume_view(struct fdp_pipeline *p,
+                              const struct fdp__pipeline_view *view,
+                              const struct fdp_key *key, unsigned int table,
+                              unsigned int flags,
+                              struct fdp_pipeline_result *r,
+                              fdp_pipeline_trace_cb *trace, void *aux);
+
 #endif /* FDP_PIPELINE_VIEW_H */

@@ -163,6 +163,13 @@ struct fdp_dp_options {
                                  * cache fills). */
     uint32_t smc_insert_inv_prob;   /* As emc_insert_inv_prob (default 1:
                                  * every table hit; 0 turns it off). */
+    uint32_t ct_capacity;       /* Connections the tracker behind the ct
+                                 * action has room for, 1 to 2^30
+                                 * (default 3,000,000, Open vSwitch's
+                                 * default limit); the limit can be set
+                                 * up to it.  Memory is reserved, not
+                                 * taken: about 128 bytes a connection as
+                                 * connections are made. */
 };
 
 /* Sets 'options' to the defaults. */
