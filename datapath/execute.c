@@ -574,9 +574,15 @@ fdp__execute(const struct fdp_actions *actions, struct fdp__pkt *pkt,
         case FDP_ACT_GOTO_TABLE:
         case FDP_ACT_RESUBMIT:
         case FDP_ACT_CONJUNCTION:
+        case FDP_ACT_CT_CLEAR:
             /* The pipeline's (lib/pipeline.c), which runs them before the
              * packet gets here: what reaches the executor from a
              * pipeline has none, and a single table has nowhere to go. */
+            break;
+        case FDP_ACT_CT:
+            /* The resolved ct record (lib/ct-action.h) is the tracker's
+             * to run; until the executor hands it there, the packet goes
+             * on untracked. */
             break;
         case FDP_N_ACTION_TYPES:
             break;
