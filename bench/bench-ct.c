@@ -46,8 +46,11 @@
  *       fake, as they do a long batch by preempting it.
  *   dp-ct-10k, dp-noct-10k  through the datapath (flowdp only): ring
  *       ports as the datapath suite uses them, flows written as text in a
- *       pipeline, default datapath options (EMC auto, insertion 1 in
- *       100; the continuation cache follows the EMC).  dp-ct-10k:
+ *       pipeline, the EMC on with every result inserted (the pipeline
+ *       suite's hit cases do the same: the steady state of a switch
+ *       whose traffic repeats, reached within the warm-up; the
+ *       continuation cache follows the EMC), the SMC off (a pipeline
+ *       does not use it).  dp-ct-10k:
  *       "table=0,udp,actions=ct(table=1)" and "table=1,ct_state=+trk+est,
  *       udp,actions=output:2", on the established packets of 10k UDP
  *       connections opened in the datapath's tracker beforehand (as est-
@@ -772,7 +775,12 @@ dp_case(const char *case_name, const char *const *flows,
         }
         fdp_flow_spec_destroy(&spec);
     }
-    if (fdp_dp_create_pipeline(l.p, NULL, &l.dp)
+    struct fdp_dp_options o;
+    fdp_dp_options_init(&o);
+    o.emc_mode = FDP_DP_CACHE_ON;
+    o.emc_insert_inv_prob = 1;
+    o.smc_mode = FDP_DP_CACHE_OFF;
+    if (fdp_dp_create_pipeline(l.p, &o, &l.dp)
         || fdp_dp_port_add(l.dp, 1, "ring:size=1024", NULL)
         || fdp_dp_port_add(l.dp, 2, "ring:size=1024", NULL)
         || fdp_dp_port_rings(l.dp, 1, &l.in)

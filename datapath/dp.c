@@ -197,8 +197,9 @@
  * continuation's outcome depends on every word (registers, ct_state,
  * ct_mark...) and on the table it starts in, so it has a cache of its
  * own: 16384 entries (4 MiB), two-way set associative as the EMC, keyed
- * by all 29 words and the table (hashed with fdp_hash_fast() over the
- * words, the table folded into the seed), valid for the snapshot's
+ * by all 29 words and the table (rc_hash(): the packet words' hash, which
+ * the packet already has from its extraction, seeds fdp_hash_fast() over
+ * the other 17 words, the table folded in), valid for the snapshot's
  * version as EMC entries are, and filled with the same 1-in-
  * emc_insert_inv_prob draw (a rule's outcome, or one built and owned by
  * the entry).  An established connection's packets then take one probe
@@ -489,6 +490,8 @@ struct recirc_level {
     uint8_t table[FDP_DP_BATCH];
     bool copy[FDP_DP_BATCH];    /* A fork's copy: its drops are not the
                                  * received packet's. */
+    uint32_t pkt_hash[FDP_DP_BATCH];    /* Of the packet words alone, as
+                                         * the EMC's: see rc_hash(). */
     struct fdp_pipeline_result results[FDP_DP_BATCH];
     struct scratch_pool scratch;
 };
@@ -1750,13 +1753,18 @@ scratch_outcome(struct scratch_pool *sp, size_t size)
 
 /* ---- The continuation cache (see "Connection tracking"). ---- */
 
-/* The hash of a continuation: every word of its key, and its table. */
+/* The hash of a continuation: every word of its key, and its table.
+ * The packet words' part is 'pkt_hash', their hash as the EMC takes it
+ * (fdp_hash_fast() of the 12 words with the EMC's basis), which the
+ * packet already has (from its extraction, or from the batch it came
+ * from), so only the 17 words after them are hashed here, seeded with it
+ * and the table. */
 static inline uint32_t
-rc_hash(const struct fdp_dp *dp, const struct fdp_key *key,
-        unsigned int table)
+rc_hash(const struct fdp_key *key, uint32_t pkt_hash, unsigned int table)
 {
-    return fdp_hash_fast(key->w, FDP_KEY_WORDS,
-                         dp->emc_basis ^ (table * UINT32_C(0x9e3779b1)));
+    return fdp_hash_fast(&key->w[FDP_KEY_PACKET_WORDS],
+                         FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS,
+                         pkt_hash ^ (table * UINT32_C(0x9e3779b1)));
 }
 
 static inline struct rc_entry *
@@ -1765,15 +1773,18 @@ rc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
     return &pmd->rc[(way ? hash >> RC_SHIFT : hash) & RC_MASK];
 }
 
+/* Whole keys, 16 bytes at a time as key_equal() (14 pairs and the last
+ * word). */
 static inline bool
 rc_key_equal(const uint64_t *a, const uint64_t *b)
 {
-    uint64_t d = 0;
+    static_assert(FDP_KEY_WORDS == 2 * 14 + 1, "14 pairs and a word");
+    key_pair d = key_pair_at(a, 0) ^ key_pair_at(b, 0);
 
-    for (size_t i = 0; i < FDP_KEY_WORDS; i++) {
-        d |= a[i] ^ b[i];
+    for (size_t i = 1; i < 14; i++) {
+        d |= key_pair_at(a, i) ^ key_pair_at(b, i);
     }
-    return !d;
+    return !(d[0] | d[1] | (a[28] ^ b[28]));
 }
 
 static const struct fdp__outcome *
@@ -2540,8 +2551,8 @@ key_set_ct(struct fdp_key *key, const struct fdp__ct_result *res)
  * left for a copy. */
 static bool
 recirc_enqueue(struct fdp_dp_pmd *pmd, unsigned int depth,
-               const struct fdp__pkt *src, bool steal, bool copy,
-               bool as_keyed, const struct fdp__dp_ct *dc,
+               const struct fdp__pkt *src, uint32_t src_hash, bool steal,
+               bool copy, bool as_keyed, const struct fdp__dp_ct *dc,
                const struct fdp__ct_result *res)
 {
     struct fdp_dp *dp = pmd->dp;
@@ -2576,17 +2587,24 @@ recirc_enqueue(struct fdp_dp_pmd *pmd, unsigned int depth,
     /* The packet words as the bytes now are (NAT or an action before
      * the ct may have rewritten them), the pipeline state the record
      * froze, the tracker's fields. */
+    uint32_t pkt_hash = src_hash;
     if (as_keyed) {
         memcpy(p->key.w, src->key.w, FDP_KEY_PACKET_WORDS * sizeof p->key.w[0]);
-        fdp__key_set(&p->key, FDP_F_IN_PORT, dc->in_port);
         p->layout = src->layout;
+        if (fdp__key_get(&p->key, FDP_F_IN_PORT) != dc->in_port) {
+            fdp__key_set(&p->key, FDP_F_IN_PORT, dc->in_port);
+            pkt_hash = fdp_hash_fast(p->key.w, FDP_KEY_PACKET_WORDS,
+                                     dp->emc_basis);
+        }
     } else {
-        fdp__packet_extract_hash(p->data, p->size, dc->in_port,
-                                 dp->emc_basis, &p->key, &p->layout);
+        pkt_hash = fdp__packet_extract_hash(p->data, p->size, dc->in_port,
+                                            dp->emc_basis, &p->key,
+                                            &p->layout);
     }
     memcpy(&p->key.w[FDP_KEY_PACKET_WORDS], dc->frozen, sizeof dc->frozen);
     key_set_ct(&p->key, res);
-    b->hashes[i] = rc_hash(dp, &p->key, dc->table);
+    lvl->pkt_hash[i] = pkt_hash;
+    b->hashes[i] = pmd->rc ? rc_hash(&p->key, pkt_hash, dc->table) : 0;
     b->sent[i] = false;
     lvl->table[i] = dc->table;
     lvl->copy[i] = copy;
@@ -2629,9 +2647,11 @@ ct_bytes_as_keyed(const struct fdp_actions *actions,
 }
 
 /* Extracts the packet words of the keys of the 'n' packets 'pkts' again
- * from their bytes (and their layouts), keeping the pipeline's words. */
+ * from their bytes (and their layouts), keeping the pipeline's words,
+ * and their hashes into 'hashes'. */
 static void
-ct_refresh_keys(struct fdp__pkt *const pkts[], uint32_t n)
+ct_refresh_keys(const struct fdp_dp *dp, struct fdp__pkt *const pkts[],
+                uint32_t n, uint32_t hashes[])
 {
     for (uint32_t k = 0; k < n; k++) {
         struct fdp__pkt *p = pkts[k];
@@ -2639,7 +2659,9 @@ ct_refresh_keys(struct fdp__pkt *const pkts[], uint32_t n)
         uint32_t in_port = (uint32_t) fdp__key_get(&p->key, FDP_F_IN_PORT);
 
         memcpy(rest, &p->key.w[FDP_KEY_PACKET_WORDS], sizeof rest);
-        fdp_packet_extract(p->data, p->size, in_port, &p->key, &p->layout);
+        hashes[k] = fdp__packet_extract_hash(p->data, p->size, in_port,
+                                             dp->emc_basis, &p->key,
+                                             &p->layout);
         memcpy(&p->key.w[FDP_KEY_PACKET_WORDS], rest, sizeof rest);
     }
 }
@@ -2671,6 +2693,7 @@ ct_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
        unsigned int depth)
 {
     struct fdp__pkt *pkts[FDP_DP_BATCH];
+    uint32_t phash[FDP_DP_BATCH];
     struct fdp__ct_result res[FDP_DP_BATCH];
     struct fdp__dp_ct own[FDP_DP_BATCH];
     const struct fdp__dp_ct *dcs[FDP_DP_BATCH];
@@ -2680,11 +2703,16 @@ ct_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
     uint64_t now = fdp__ct_clock_ms();
     uint32_t n_go = 0, n_lost = 0;
 
+    /* The packet words' hashes (see rc_hash()): the batch's own at depth
+     * 0, the level's deeper. */
+    const uint32_t *level_hashes = depth ? pmd->levels[depth - 1]->pkt_hash
+                                         : b->hashes;
     for (uint32_t k = 0; k < n; k++) {
         pkts[k] = &b->pkts[idx[k]];
+        phash[k] = level_hashes[idx[k]];
     }
     if (!ct_bytes_as_keyed(actions, a)) {
-        ct_refresh_keys(pkts, n);
+        ct_refresh_keys(pmd->dp, pkts, n, phash);
     }
     if (FDP_LIKELY(a->flags & FDP__ACT_CT_RESOLVED)) {
         /* A pipeline's composed record: one call for the whole group, so
@@ -2740,12 +2768,12 @@ ct_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
             if (depth >= MAX_RECIRC_DEPTH) {
                 n_lost++;
             } else if (last) {
-                moved = recirc_enqueue(pmd, depth + 1, pkt, true, copy,
-                                       as_keyed, dc, &res[k]);
+                moved = recirc_enqueue(pmd, depth + 1, pkt, phash[k], true,
+                                       copy, as_keyed, dc, &res[k]);
                 /* It went on: not the received packet's drop here. */
                 b->sent[i] = true;
-            } else if (!recirc_enqueue(pmd, depth + 1, pkt, false, true,
-                                       as_keyed, dc, &res[k])) {
+            } else if (!recirc_enqueue(pmd, depth + 1, pkt, phash[k], false,
+                                       true, as_keyed, dc, &res[k])) {
                 n_lost++;
             }
         }
