@@ -85,7 +85,7 @@ usage(void)
            "  add-port PORT TYPE:ARGS  add a port (ring, pcap:..., afxdp:dev=IF,\n"
            "                           afpacket:dev=IF)\n"
            "  del-port PORT            remove a port\n"
-           "  trace [--flows=FILE] PACKET\n"
+           "  trace [--flows=FILE] [--ct-next=FLAGS]... PACKET\n"
            "                           the flows a packet hits table by table\n"
            "                           (goto_table, resubmit), the registers\n"
            "                           they set, the actions composed; with\n"
@@ -533,12 +533,13 @@ load_pipeline(const char *command, const char *path)
 
 json_t *
 trace_offline(const char *command, const char *flows_path,
-              const struct fdp_key *key)
+              const struct fdp_key *key, const uint8_t *ct_next,
+              size_t n_ct_next)
 {
     struct fdp_pipeline *p = load_pipeline(command, flows_path);
 
     fdp_table_read_lock();
-    json_t *trace = trace_json(p, key);
+    json_t *trace = trace_json(p, key, ct_next, n_ct_next);
     fdp_table_read_unlock();
     if (!trace) {
         fatal("out of memory");
