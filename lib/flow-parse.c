@@ -2323,7 +2323,9 @@ parse_ct_action(struct parser *p, const char *name UNUSED_ARG, char *arg,
     if (!error && nat.flags & FDP__NAT_ADDR) {
         error = require(p, nat.flags & FDP__NAT_IPV6 ? FDP__P_IPV6
                                                      : FDP__P_IPV4,
-                        "ct: nat with IPv4 or IPv6 addresses", seen_nat);
+                        nat.flags & FDP__NAT_IPV6
+                        ? "ct: nat with IPv6 addresses"
+                        : "ct: nat with IPv4 addresses", seen_nat);
     }
     if (!error && exec.error) {
         error = ENOMEM;
