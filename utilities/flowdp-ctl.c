@@ -1028,6 +1028,7 @@ enum {
     OPT_REMOTE = 256, OPT_KEY, OPT_CERT, OPT_CA,
     OPT_STRICT, OPT_NO_STATS, OPT_SORT, OPT_RSORT, OPT_PARTITIONS,
     OPT_FLOWS,
+    OPT_CT_NEXT,
 };
 
 static const struct option long_options[] = {
@@ -1045,6 +1046,7 @@ static const struct option long_options[] = {
     { "rsort", optional_argument, NULL, OPT_RSORT },
     { "partitions", no_argument, NULL, OPT_PARTITIONS },
     { "flows", required_argument, NULL, OPT_FLOWS },
+    { "ct-next", required_argument, NULL, OPT_CT_NEXT },
     { NULL, 0, NULL, 0 },
 };
 
@@ -1095,7 +1097,8 @@ parse_options(int argc, char *argv[], bool permute, struct handed *handed)
         case OPT_SORT:
         case OPT_RSORT:
         case OPT_PARTITIONS:
-        case OPT_FLOWS: {
+        case OPT_FLOWS:
+        case OPT_CT_NEXT: {
             const char *name = long_options[index].name;
             char *arg = optarg ? xasprintf("--%s=%s", name, optarg)
                                : xasprintf("--%s", name);
