@@ -110,6 +110,10 @@ struct fdp__ct_pmd_stats {
     uint64_t n_invalid;         /* Packets marked +inv. */
     uint64_t n_full;            /* Commits refused by a limit or a full
                                  * table. */
+    uint64_t n_nat_exhausted;   /* NAT commits refused: no free reply
+                                 * tuple among the candidates Open
+                                 * vSwitch would try (the packet stays
+                                 * +new, as there). */
 };
 
 /* A connection, as a dump gives it. */
