@@ -1423,6 +1423,12 @@ nat_commit(struct fdp__ct_pmd *pmd, uint32_t id, const struct ct_ctx *c,
     const struct ct_tup *t = &c->tup;
 
     conn->nat = snat ? FDP__CT_NAT_SRC : FDP__CT_NAT_DST;
+    if ((nat->flags & FDP__NAT_ADDR)
+        && !(nat->flags & FDP__NAT_IPV6) != !t->ipv6) {
+        /* A range of the other family has no address for this packet
+         * (the flow should not have let it here). */
+        return CT_EXHAUSTED;
+    }
 
     /* nat_range_hash(): the range and the connection. */
     uint64_t h[8] = {
