@@ -220,8 +220,9 @@ struct fdp__ct {
 
     bool tcp_seq_chk;           /* Atomic. */
 
-    pthread_mutex_t reclaim_mutex;      /* Sweeps and flushes. */
+    pthread_mutex_t reclaim_mutex;      /* Sweeps, flushes, populates. */
     uint32_t sweep_cursor;
+    size_t populated;           /* Bytes of 'buckets' made resident. */
 };
 
 struct fdp__ct_pmd {
@@ -268,6 +269,9 @@ struct ct_ctx {
                                  * end of the IP length. */
     uint8_t icmp_type;          /* ICMP queries: the packet's type. */
     uint16_t zone;
+    bool has_rkey;              /* 'rkey' is the reversed tuple's key
+                                 * (computed early for a likely commit). */
+    struct ct_key rkey;
 };
 
 /* ---- Small helpers ---- */
@@ -1559,7 +1563,11 @@ conn_create(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
         r = nat_commit(pmd, id, c, nat, now);
     } else {
         struct ct_key rk;
-        key_make(&rk, &rev, zone, ct->basis);
+        if (c->has_rkey) {
+            rk = c->rkey;
+        } else {
+            key_make(&rk, &rev, zone, ct->basis);
+        }
         r = conn_publish(ct, id, &c->key, &rk, now);
         if (r == CT_TAKEN) {
             /* Only a NAT connection's reply tuple can be another's
@@ -1726,6 +1734,9 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
 {
     struct fdp__ct *ct = pmd->ct;
     struct ct_ctx ctx[CT_BATCH];
+    bool commit = args->commit || args->force;
+    bool nat_new = args->nat
+                   && (args->nat->flags & (FDP__NAT_SRC | FDP__NAT_DST));
 
     fdp__rcu_read_lock();
     for (size_t start = 0; start < n; start += CT_BATCH) {
@@ -1741,13 +1752,20 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
             }
         }
 
-        /* Phase 2: prefetch the record of the first signature match. */
+        /* Phase 2: prefetch the record of the first signature match.
+         * A packet with none (and nothing overflowed from its home) is
+         * new: if it may commit, prefetch what its commit writes, the
+         * reply tuple's home bucket and the record it will get, so that
+         * those misses too overlap across the batch. */
+        uint32_t n_new = 0;
         for (size_t i = 0; i < m; i++) {
+            ctx[i].has_rkey = false;
             if (!ctx[i].ok) {
                 continue;
             }
             const struct ct_bucket *b
                 = &ct->buckets[home_of(ct, ctx[i].key.hash)];
+            bool match = false;
             for (int s = 0; s < CT_SLOTS; s++) {
                 uint64_t v = __atomic_load_n(&b->slot[s], __ATOMIC_RELAXED);
                 if ((uint32_t) (v >> 32) == ctx[i].key.hash && (uint32_t) v) {
@@ -1756,7 +1774,26 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
                     if (ctx[i].tup.ipv6) {
                         __builtin_prefetch(&ct->conns6[id]);
                     }
+                    match = true;
                     break;
+                }
+            }
+            if (!match && commit && !ctx[i].related
+                && !__atomic_load_n(&b->overflow, __ATOMIC_RELAXED)) {
+                if (!nat_new) {
+                    struct ct_tup rev = ctx[i].tup;
+                    tup_reverse(&rev);
+                    key_make(&ctx[i].rkey, &rev, ctx[i].zone, ct->basis);
+                    ctx[i].has_rkey = true;
+                    __builtin_prefetch(&ct->buckets[home_of(
+                                           ct, ctx[i].rkey.hash)], 1);
+                }
+                if (n_new < pmd->n_ids) {
+                    uint32_t id = pmd->ids[pmd->n_ids - 1 - n_new++];
+                    __builtin_prefetch(&ct->conns[id], 1);
+                    if (ctx[i].tup.ipv6) {
+                        __builtin_prefetch(&ct->conns6[id], 1);
+                    }
                 }
             }
         }
@@ -1837,6 +1874,36 @@ fdp__ct_create(uint32_t capacity, struct fdp__ct **ctp)
     pthread_mutex_init(&ct->reclaim_mutex, NULL);
     *ctp = ct;
     return 0;
+}
+
+bool
+fdp__ct_populate(struct fdp__ct *ct, size_t max_bytes)
+{
+    pthread_mutex_lock(&ct->reclaim_mutex);
+    size_t done = ct->populated;
+    size_t end = max_bytes < ct->buckets_size - done
+                 ? done + max_bytes : ct->buckets_size;
+    if (done < end) {
+        uint8_t *base = (uint8_t *) ct->buckets;
+#ifdef MADV_POPULATE_WRITE
+        /* Faults the pages in writable without writing them. */
+        size_t page = 4096;
+        size_t from = done / page * page;
+        if (madvise(base + from, end - from, MADV_POPULATE_WRITE))
+#endif
+        {
+            /* An atomic add of zero to each page's first lock word: a
+             * write fault that changes nothing a pmd could see. */
+            for (size_t off = done / 4096 * 4096; off < end; off += 4096) {
+                __atomic_fetch_add((uint32_t *) (base + off), 0,
+                                   __ATOMIC_RELAXED);
+            }
+        }
+        ct->populated = end;
+    }
+    bool all = ct->populated >= ct->buckets_size;
+    pthread_mutex_unlock(&ct->reclaim_mutex);
+    return all;
 }
 
 void
