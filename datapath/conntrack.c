@@ -1417,21 +1417,33 @@ nat_pick_addr(const struct fdp__ct_nat *nat, bool ipv6, uint32_t hash)
  * tuple is free.  'persistent', 'hash' and 'random' change nothing, as in
  * Open vSwitch 3.1's userspace datapath, which ignores them.  Returns
  * CT_EXHAUSTED when no candidate was free. */
-static enum ct_commit
-nat_commit(struct fdp__ct_pmd *pmd, uint32_t id, const struct ct_ctx *c,
-           const struct fdp__ct_nat *nat, uint64_t now)
+/* What nat_commit() tries first and where it searches from. */
+struct nat_plan {
+    bool addr;                  /* An address from the range: 'a'. */
+    struct fdp_value a;
+    bool ports;                 /* TCP or UDP: ports are searched. */
+    bool dsearch;               /* DNAT with a port range: the reply's
+                                 * source port first, from 'dcurr' in
+                                 * [pmin, pmax]. */
+    uint16_t dcurr, pmin, pmax;
+    uint16_t scurr, smin, smax; /* Then the reply's destination port. */
+};
+
+/* Plans the translation of 'c' by 'nat' (which has FDP__NAT_SRC or
+ * FDP__NAT_DST); false if 'nat' has no address for the packet's
+ * family. */
+static bool
+nat_plan(const struct fdp__ct *ct, const struct ct_ctx *c,
+         const struct fdp__ct_nat *nat, struct nat_plan *p)
 {
-    struct fdp__ct *ct = pmd->ct;
-    struct fdp__ct_conn *conn = &ct->conns[id];
     bool snat = nat->flags & FDP__NAT_SRC;
     const struct ct_tup *t = &c->tup;
 
-    conn->nat = snat ? FDP__CT_NAT_SRC : FDP__CT_NAT_DST;
-    if ((nat->flags & FDP__NAT_ADDR)
-        && !(nat->flags & FDP__NAT_IPV6) != !t->ipv6) {
+    p->addr = nat->flags & FDP__NAT_ADDR;
+    if (p->addr && !(nat->flags & FDP__NAT_IPV6) != !t->ipv6) {
         /* A range of the other family has no address for this packet
          * (the flow should not have let it here). */
-        return CT_EXHAUSTED;
+        return false;
     }
 
     /* nat_range_hash(): the range and the connection. */
@@ -1443,49 +1455,89 @@ nat_commit(struct fdp__ct_pmd *pmd, uint32_t id, const struct ct_ctx *c,
         c->key.w[c->key.n_words - 1],
     };
     uint32_t hash = fdp_hash_fast(h, 8, ct->basis);
+    if (p->addr) {
+        p->a = nat_pick_addr(nat, t->ipv6, hash);
+    }
 
-    if (nat->flags & FDP__NAT_ADDR) {
-        struct fdp_value a = nat_pick_addr(nat, t->ipv6, hash);
+    p->ports = t->proto == FDP_IPPROTO_TCP || t->proto == FDP_IPPROTO_UDP;
+    p->pmin = nat->port_min;
+    p->pmax = nat->port_max < p->pmin ? p->pmin : nat->port_max;
+    bool ranged = nat->flags & FDP__NAT_PORT;
+    uint32_t span = (uint32_t) p->pmax - p->pmin + 1;
+    if (snat && ranged) {
+        p->smin = p->pmin;
+        p->smax = p->pmax;
+        p->scurr = (uint16_t) (p->pmin + hash % span);
+    } else {
+        p->scurr = t->sport;
+        nat_default_range(p->scurr, &p->smin, &p->smax);
+    }
+    p->dsearch = !snat && ranged;
+    p->dcurr = (uint16_t) (p->pmin + hash % span);
+    return true;
+}
+
+/* The reply tuple of 'c''s first candidate under 'p' (for a prefetch of
+ * its home bucket). */
+static void
+nat_first_reply(const struct ct_ctx *c, const struct fdp__ct_nat *nat,
+                const struct nat_plan *p, struct ct_tup *r)
+{
+    *r = c->tup;
+    tup_reverse(r);
+    if (p->addr) {
+        if (nat->flags & FDP__NAT_SRC) {
+            r->dst = p->a;
+        } else {
+            r->src = p->a;
+        }
+    }
+    if (p->ports) {
+        if (p->dsearch) {
+            r->sport = p->dcurr;
+        } else {
+            r->dport = p->scurr;
+        }
+    }
+}
+
+static enum ct_commit
+nat_commit(struct fdp__ct_pmd *pmd, uint32_t id, const struct ct_ctx *c,
+           const struct fdp__ct_nat *nat, uint64_t now)
+{
+    struct fdp__ct *ct = pmd->ct;
+    struct fdp__ct_conn *conn = &ct->conns[id];
+    bool snat = nat->flags & FDP__NAT_SRC;
+    struct nat_plan p;
+
+    conn->nat = snat ? FDP__CT_NAT_SRC : FDP__CT_NAT_DST;
+    if (!nat_plan(ct, c, nat, &p)) {
+        return CT_EXHAUSTED;
+    }
+    if (p.addr) {
         /* The reply tuple's destination for SNAT, its source for DNAT. */
         int side = snat ? 1 : 0;
-        if (t->ipv6) {
-            ct->conns6[id].addr[1][side][0] = a.hi;
-            ct->conns6[id].addr[1][side][1] = a.lo;
+        if (c->tup.ipv6) {
+            ct->conns6[id].addr[1][side][0] = p.a.hi;
+            ct->conns6[id].addr[1][side][1] = p.a.lo;
         } else {
-            conn->addr[1][side] = (uint32_t) a.lo;
+            conn->addr[1][side] = (uint32_t) p.a.lo;
         }
     }
 
-    if (t->proto != FDP_IPPROTO_TCP && t->proto != FDP_IPPROTO_UDP) {
+    if (!p.ports) {
         enum ct_commit r = nat_try(ct, id, c, now);
         return r == CT_TAKEN ? CT_EXHAUSTED : r;
     }
-
-    uint16_t pmin = nat->port_min, pmax = nat->port_max;
-    if (pmax < pmin) {
-        pmax = pmin;
-    }
-    bool ports = nat->flags & FDP__NAT_PORT;
-    uint16_t smin, smax, scurr;
-    if (snat && ports) {
-        smin = pmin;
-        smax = pmax;
-        scurr = (uint16_t) (pmin + hash % ((uint32_t) pmax - pmin + 1));
-    } else {
-        scurr = t->sport;
-        nat_default_range(scurr, &smin, &smax);
-    }
     enum ct_commit r = CT_TAKEN;
-    if (!snat && ports) {
+    if (p.dsearch) {
         /* The reply tuple's source port is the original's destination. */
-        uint16_t dcurr = (uint16_t) (pmin + hash % ((uint32_t) pmax - pmin
-                                                    + 1));
-        conn->port[1][0] = dcurr;
-        r = nat_search_port(pmd, id, c, 0, dcurr, pmin, pmax, now);
+        conn->port[1][0] = p.dcurr;
+        r = nat_search_port(pmd, id, c, 0, p.dcurr, p.pmin, p.pmax, now);
     }
     if (r == CT_TAKEN) {
-        conn->port[1][1] = scurr;
-        r = nat_search_port(pmd, id, c, 1, scurr, smin, smax, now);
+        conn->port[1][1] = p.scurr;
+        r = nat_search_port(pmd, id, c, 1, p.scurr, p.smin, p.smax, now);
     }
     return r == CT_TAKEN ? CT_EXHAUSTED : r;
 }
@@ -1787,6 +1839,16 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
                     ctx[i].has_rkey = true;
                     __builtin_prefetch(&ct->buckets[home_of(
                                            ct, ctx[i].rkey.hash)], 1);
+                } else {
+                    struct nat_plan p;
+                    if (nat_plan(ct, &ctx[i], args->nat, &p)) {
+                        struct ct_tup r;
+                        struct ct_key rk;
+                        nat_first_reply(&ctx[i], args->nat, &p, &r);
+                        key_make(&rk, &r, ctx[i].zone, ct->basis);
+                        __builtin_prefetch(&ct->buckets[home_of(
+                                               ct, rk.hash)], 1);
+                    }
                 }
                 if (n_new < pmd->n_ids) {
                     uint32_t id = pmd->ids[pmd->n_ids - 1 - n_new++];
