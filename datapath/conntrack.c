@@ -705,24 +705,48 @@ ct_reclaim(struct fdp__ct *ct)
 
 /* ---- Packet parsing (conn_key_extract()) ---- */
 
-static uint32_t
+/* One's-complement sums (RFC 1071), 32-bit big-endian words into a 64-bit
+ * accumulator: the sum is the same in any word size once folded, and a
+ * fourth of the additions of 16-bit ones (every TCP, UDP and ICMP packet
+ * is verified).  An odd tail is padded with zeros on the right, as the
+ * RFC pads the last byte. */
+static inline uint64_t
+csum_words(uint64_t sum, const uint8_t *p, size_t n)
+{
+    for (; n >= 16; p += 16, n -= 16) {
+        sum += (uint64_t) fdp__get32(p) + fdp__get32(p + 4)
+               + fdp__get32(p + 8) + fdp__get32(p + 12);
+    }
+    for (; n >= 4; p += 4, n -= 4) {
+        sum += fdp__get32(p);
+    }
+    if (n) {
+        uint8_t tail[4] = { 0, 0, 0, 0 };
+        memcpy(tail, p, n);
+        sum += fdp__get32(tail);
+    }
+    return sum;
+}
+
+/* 'sum' folded to 16 bits (0xffff for data that verifies). */
+static inline uint16_t
+csum_fold(uint64_t sum)
+{
+    sum = (sum & 0xffffffffu) + (sum >> 32);
+    sum = (sum & 0xffffffffu) + (sum >> 32);
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return (uint16_t) sum;
+}
+
+/* The pseudo-header's sum for 'l4_size' bytes of 'proto' under the IP
+ * header at 'l3'. */
+static uint64_t
 csum_pseudo(const struct ct_tup *t, const uint8_t *l3, uint8_t proto,
             size_t l4_size)
 {
-    uint32_t sum;
-    uint8_t tail[4] = { 0, 0, 0, proto };
-    if (t->ipv6) {
-        uint8_t len[4];
-        fdp__put32(len, (uint32_t) l4_size);
-        sum = fdp__csum_add(0, l3 + 8, 32);
-        sum = fdp__csum_add(sum, len, 4);
-    } else {
-        uint8_t len[2];
-        fdp__put16(len, (uint16_t) l4_size);
-        sum = fdp__csum_add(0, l3 + 12, 8);
-        sum = fdp__csum_add(sum, len, 2);
-    }
-    return fdp__csum_add(sum, tail, 4);
+    uint64_t sum = (uint64_t) proto + l4_size;
+    return csum_words(sum, l3 + (t->ipv6 ? 8 : 12), t->ipv6 ? 32 : 8);
 }
 
 /* The inner header of an ICMP error at 'in' ('size' bytes): fills 't' with
@@ -903,8 +927,8 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
         }
         size_t hdr = (size_t) (l4[12] >> 4) * 4;
         if (hdr < 20 || hdr > l4_size
-            || fdp__csum(csum_pseudo(t, l3, t->proto, l4_size), l4,
-                         l4_size)) {
+            || csum_fold(csum_words(csum_pseudo(t, l3, t->proto, l4_size),
+                                    l4, l4_size)) != 0xffff) {
             return false;
         }
         t->sport = fdp__get16(l4);
@@ -925,8 +949,8 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
             return false;
         }
         if (!(fdp__get16(l4 + 6) == 0 && !t->ipv6)
-            && fdp__csum(csum_pseudo(t, l3, t->proto, l4_size), l4,
-                         l4_size)) {
+            && csum_fold(csum_words(csum_pseudo(t, l3, t->proto, l4_size),
+                                    l4, l4_size)) != 0xffff) {
             return false;
         }
         t->sport = fdp__get16(l4);
@@ -944,8 +968,8 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
         if (l4_size < 8) {
             return false;
         }
-        uint32_t sum = t->ipv6 ? csum_pseudo(t, l3, t->proto, l4_size) : 0;
-        if (fdp__csum(sum, l4, l4_size)) {
+        uint64_t sum = t->ipv6 ? csum_pseudo(t, l3, t->proto, l4_size) : 0;
+        if (csum_fold(csum_words(sum, l4, l4_size)) != 0xffff) {
             return false;
         }
         uint8_t type = l4[0], code = l4[1];
@@ -1229,9 +1253,10 @@ nat_packet(const struct fdp__ct *ct, uint32_t id, const struct ct_ctx *c,
     nat_set_ports(&in, k.sport, k.dport);
 
     fdp__put16(icmp + 2, 0);
-    uint32_t sum = h.ipv6 ? csum_pseudo(&c->tup, h.l3, FDP_IPPROTO_ICMPV6,
+    uint64_t sum = h.ipv6 ? csum_pseudo(&c->tup, h.l3, FDP_IPPROTO_ICMPV6,
                                         icmp_len) : 0;
-    fdp__put16(icmp + 2, fdp__csum(sum, icmp, icmp_len));
+    fdp__put16(icmp + 2, (uint16_t) ~csum_fold(csum_words(sum, icmp,
+                                                          icmp_len)));
     return src ? FDP_CT_SNAT : FDP_CT_DNAT;
 }
 
