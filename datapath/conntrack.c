@@ -272,6 +272,13 @@ struct ct_ctx {
     bool has_rkey;              /* 'rkey' is the reversed tuple's key
                                  * (computed early for a likely commit). */
     struct ct_key rkey;
+    bool natted;                /* Translated by a ct() of this zone
+                                 * before: looked up by 'nkey', the
+                                 * reversed tuple's key. */
+    uint8_t prior_nat;          /* Then its +snat/+dnat bits, which stay
+                                 * (Open vSwitch keeps a zone's ct_state
+                                 * bits from one ct() to the next). */
+    struct ct_key nkey;
 };
 
 /* ---- Small helpers ---- */
@@ -853,6 +860,8 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
      * context costs more than the rest of the parse). */
     c->ok = false;
     c->related = false;
+    c->natted = false;
+    c->prior_nat = 0;
     c->l4 = NULL;
     c->l4_size = 0;
     c->icmp_type = 0;
@@ -1001,7 +1010,27 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
 
     c->ok = true;
     key_make(&c->key, t, zone, basis);
+
+    /* A packet a ct() of this zone already translated (its key's ct
+     * fields say so) is looked up by its reverse, which is the other
+     * direction's stored tuple (initial_conn_lookup() with 'natted'). */
+    uint8_t prior = (uint8_t) KEY_FIELD(key, CT_STATE);
+    c->natted = (prior & (FDP_CT_SNAT | FDP_CT_DNAT))
+                && KEY_FIELD(key, CT_ZONE) == zone;
+    c->prior_nat = c->natted ? prior & (FDP_CT_SNAT | FDP_CT_DNAT) : 0;
+    if (c->natted) {
+        struct ct_tup rev = *t;
+        tup_reverse(&rev);
+        key_make(&c->nkey, &rev, zone, basis);
+    }
     return true;
+}
+
+/* The key a packet is looked up by. */
+static inline const struct ct_key *
+lookup_key(const struct ct_ctx *c)
+{
+    return c->natted ? &c->nkey : &c->key;
 }
 
 /* ---- Protocol state (conn_update(), valid_new(), new_conn()) ---- */
@@ -1708,7 +1737,10 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
 
     uint32_t id = 0;
     bool reply = false;
-    bool found = ct_find(ct, &c->key, now, &id, &reply);
+    bool found = ct_find(ct, lookup_key(c), now, &id, &reply);
+    if (found && c->natted) {
+        reply = !reply;
+    }
     if (found && args->force && reply) {
         /* ct(force): a connection seen in its reply direction ends and
          * this packet starts a new one. */
@@ -1778,6 +1810,14 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
                 }
             }
         }
+    } else if (found && c->natted) {
+        /* Translated by an earlier ct() of this zone: not again
+         * (handle_nat()), and its +snat/+dnat stay unless it is now
+         * invalid (Open vSwitch adds to a zone's ct_state, except that
+         * +inv and a new connection replace it). */
+        if (state != FDP_CT_INV) {
+            state |= c->prior_nat;
+        }
     } else if (found && args->nat && ct->conns[id].nat) {
         /* handle_nat(): any nat(...), plain or not, applies an existing
          * connection's translation, whatever its ct_state says. */
@@ -1824,8 +1864,8 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
         for (size_t i = 0; i < m; i++) {
             uint16_t zone = zones ? zones[start + i] : args->zone;
             if (ct_extract(pkts[start + i], zone, ct->basis, &ctx[i])) {
-                __builtin_prefetch(&ct->buckets[home_of(ct,
-                                                        ctx[i].key.hash)]);
+                __builtin_prefetch(&ct->buckets[home_of(
+                                       ct, lookup_key(&ctx[i])->hash)]);
             }
         }
 
@@ -1840,12 +1880,12 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
             if (!ctx[i].ok) {
                 continue;
             }
-            const struct ct_bucket *b
-                = &ct->buckets[home_of(ct, ctx[i].key.hash)];
+            uint32_t hash = lookup_key(&ctx[i])->hash;
+            const struct ct_bucket *b = &ct->buckets[home_of(ct, hash)];
             bool match = false;
             for (int s = 0; s < CT_SLOTS; s++) {
                 uint64_t v = __atomic_load_n(&b->slot[s], __ATOMIC_RELAXED);
-                if ((uint32_t) (v >> 32) == ctx[i].key.hash && (uint32_t) v) {
+                if ((uint32_t) (v >> 32) == hash && (uint32_t) v) {
                     uint32_t id = ((uint32_t) v - 1) >> 1;
                     __builtin_prefetch(&ct->conns[id]);
                     if (ctx[i].tup.ipv6) {
@@ -1855,7 +1895,7 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
                     break;
                 }
             }
-            if (!match && commit && !ctx[i].related
+            if (!match && commit && !ctx[i].related && !ctx[i].natted
                 && !__atomic_load_n(&b->overflow, __ATOMIC_RELAXED)) {
                 if (!nat_new) {
                     struct ct_tup rev = ctx[i].tup;

@@ -26,6 +26,7 @@
 #include "datapath/conntrack.h"
 #include "datapath/conntrack-private.h"
 #include "datapath/execute.h"
+#include "lib/field.h"
 #include "unit.h"
 
 /* ---- Packets ---- */
@@ -1106,6 +1107,78 @@ START_TEST(nat_dnat_collisions)
 }
 END_TEST
 
+/* Sets the ct_state and ct_zone a packet's key carries, as a pipeline
+ * that ran ct() before does. */
+static void
+set_ct_fields(struct tpkt *t, uint8_t state, uint16_t zone)
+{
+    uint64_t *w = &t->pkt.key.w[FDP__WORD_CT_STATE];
+    *w = (*w & ~FDP__MASK(CT_STATE)) | FDP__PUT(CT_STATE, state);
+    w = &t->pkt.key.w[FDP__WORD_CT_ZONE];
+    *w = (*w & ~FDP__MASK(CT_ZONE)) | FDP__PUT(CT_ZONE, zone);
+}
+
+/* A second ct() of the same zone after NAT finds the connection by the
+ * translated packet's reverse, does not translate again, and keeps
+ * +snat/+dnat; a ct() of another zone sees the packet as it is. */
+START_TEST(nat_second_ct_same_zone)
+{
+    struct env e;
+    env_init(&e, 1024);
+    struct fdp__ct_nat nat = nat_range(FDP__NAT_SRC | FDP__NAT_ADDR,
+                                       v4(0xc0a80001), v4(0xc0a80001), 0, 0);
+    struct fdp__ct_nat plain = { .flags = 0 };
+    struct fdp__ct_args snat = { .commit = true, .nat = &nat, .zone = 3 };
+    struct fdp__ct_args pnat = { .nat = &plain, .zone = 3 };
+    struct fdp__ct_args look = { .zone = 3 };
+    struct tflow f = { false, P_UDP, v4(0x0a000001), v4(0x08080808), 4000,
+                       53 };
+    struct tspec s = spec(&f);
+    struct tpkt t;
+    build(&t, &s);
+    struct fdp__ct_result r = run_pkt(&e, &t, &snat);
+    ck_assert_uint_eq(r.state, FDP_CT_NEW | FDP_CT_SNAT | FDP_CT_TRK);
+    struct seen o = seen_pkt(&t);
+    reparse(&t);
+    set_ct_fields(&t, r.state, 3);
+    /* Again with the same nat: the same connection, no second
+     * translation. */
+    r = run_pkt(&e, &t, &snat);
+    ck_assert_uint_eq(r.state, FDP_CT_NEW | FDP_CT_SNAT | FDP_CT_TRK);
+    ck_assert_uint_eq(r.orig.src.lo, 0x0a000001);
+    struct seen o2 = seen_pkt(&t);
+    ck_assert(val_eq(o2.src, o.src) && o2.sport == o.sport);
+    ck_assert_uint_eq(fdp__ct_count(e.ct), 1);
+    /* Without nat, committing: still that connection. */
+    r = run_pkt(&e, &t, &snat);
+    ck_assert_uint_eq(fdp__ct_count(e.ct), 1);
+    r = run_pkt(&e, &t, &(struct fdp__ct_args) { .commit = true,
+                                                 .zone = 3 });
+    ck_assert_uint_eq(r.state, FDP_CT_NEW | FDP_CT_SNAT | FDP_CT_TRK);
+    ck_assert_uint_eq(fdp__ct_count(e.ct), 1);
+
+    /* The reply, translated back, then seen again in the zone. */
+    struct tflow rf = { false, P_UDP, v4(0x08080808), o.src, 53, o.sport };
+    s = spec(&rf);
+    build(&t, &s);
+    r = run_pkt(&e, &t, &pnat);
+    ck_assert_uint_eq(r.state, FDP_CT_EST | FDP_CT_RPL | FDP_CT_DNAT
+                      | FDP_CT_TRK);
+    ck_assert_uint_eq(seen_pkt(&t).dst.lo, 0x0a000001);
+    reparse(&t);
+    set_ct_fields(&t, r.state, 3);
+    r = run_pkt(&e, &t, &look);
+    ck_assert_uint_eq(r.state, FDP_CT_EST | FDP_CT_RPL | FDP_CT_DNAT
+                      | FDP_CT_TRK);
+    ck_assert_uint_eq(seen_pkt(&t).dst.lo, 0x0a000001);
+    /* In another zone the translated reply is a packet like any other. */
+    set_ct_fields(&t, r.state, 3);
+    struct fdp__ct_args z4 = { .zone = 4 };
+    ck_assert_uint_eq(run_pkt(&e, &t, &z4).state, FDP_CT_NEW | FDP_CT_TRK);
+    env_destroy(&e);
+}
+END_TEST
+
 /* ---- NAT concurrency: two pmds SNAT into one small range ---- */
 
 enum { NC_PORTS = 64 };
@@ -2012,6 +2085,7 @@ main(void)
     tcase_add_test(tc, nat_dnat_and_both);
     tcase_add_test(tc, nat_icmp);
     tcase_add_test(tc, nat_dnat_collisions);
+    tcase_add_test(tc, nat_second_ct_same_zone);
     tc = unit_tcase(s, "model");
     tcase_add_test(tc, random_vs_model);
     tc = unit_tcase(s, "concurrency");
