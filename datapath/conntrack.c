@@ -10,10 +10,11 @@
  * The semantics are Open vSwitch 3.1's userspace tracker (lib/conntrack.c
  * process_one(), conn_key_extract(), write_ct_md(); conntrack-other.c,
  * conntrack-icmp.c; conntrack-tcp.c, pf's window tracking, in
- * datapath/conntrack-tcp.c), the timeouts its defaults.  Not yet: NAT,
- * ALG helpers, fragment reassembly (a fragment is +inv), per-zone timeout
- * policies, and the cached-connection shortcut Open vSwitch takes for a
- * second ct() in the same zone.
+ * datapath/conntrack-tcp.c), the timeouts its defaults, and its NAT
+ * (nat_get_unique_tuple(), nat_packet() and the ICMP errors' inner
+ * headers).  Not yet: ALG helpers, fragment reassembly (a fragment is
+ * +inv), per-zone timeout policies, and the cached-connection shortcut
+ * Open vSwitch takes for a second ct() in the same zone.
  *
  * Design
  * ------
@@ -95,11 +96,45 @@
  * only by commits and removals.  Open vSwitch's cmap takes a bucket, the
  * conn and its key, and its conn lock for every packet.
  *
- * NAT (not built yet) fits this design: a record already keeps its reply
- * tuple apart from its original one, so a NAT commit writes the
- * translated reply tuple; the check under the home buckets' locks that
- * already refuses a taken tuple is what makes a chosen address and port
- * unique, so candidates are tried without any global lock.
+ * NAT.  A record keeps its reply tuple apart from its original one, so a
+ * translated connection is one whose reply tuple is not the original's
+ * reverse: the translated side is in the reply tuple (SNAT: its
+ * destination address and port; DNAT: its source), and two bits of the
+ * record's identity byte say which side ('nat'), since Open vSwitch sets
+ * +snat or +dnat by the action, even when the chosen tuple happens to be
+ * the packet's own.  The record stays 96 bytes.  A commit with
+ * nat(src=...) or nat(dst=...) plans its candidates as Open vSwitch
+ * does (one address, hashed from the range and the connection; then a
+ * port search: at most 128 ports in order from a hashed point or from
+ * the packet's own port, then halving rounds from random points, 248
+ * candidates at most) and claims each candidate by the same check-and-
+ * insert under the two home buckets' locks that refuses a taken tuple
+ * to any commit: the first candidate whose reply tuple is free is
+ * entered, atomically with the original tuple, so two pmds never get
+ * the same reply tuple and neither waits for anything but the one bucket
+ * they both try.  A lock-free look at each candidate first skips most
+ * taken ones without a lock; the random restarts come from each pmd's
+ * own generator.  No candidate free: the commit fails and the packet
+ * stays +new, as in Open vSwitch.  Rewriting (nat_packet()) writes the
+ * addresses and ports of the other direction's tuple with incremental
+ * checksum updates (RFC 1624; a UDP checksum of zero stays zero); an ICMP
+ * error gets its outer address and the quoted packet's address and ports
+ * translated the other way, the quoted IPv4 header's checksum and the
+ * quoted transport checksum (when quoted whole) updated, and the ICMP
+ * checksum recomputed.  Plain "nat" on a commit sets up no translation
+ * (Open vSwitch 3.1 then stores a reply tuple with address zero, which
+ * no reply matches: a bug not copied).  Not copied either: the lookup by
+ * the ct_orig_tuple fields (check_orig_tuple()) for a translated packet
+ * whose reverse is not found.
+ *
+ * New connections.  The index's pages are made resident off the packet
+ * path (fdp__ct_populate()): every commit lands on two random buckets, so
+ * a lazily faulted index costs the first pmds a fault per page (2 MiB
+ * clears with huge pages).  A packet whose home bucket has no signature
+ * match is likely new: if it may commit, phase 2 of a batch computes its
+ * reply tuple (or, for NAT, the first candidate) and prefetches that
+ * home bucket and the record it will get, so that a batch's commits
+ * overlap their misses as its lookups do.
  *
  * Worked example
  * --------------
