@@ -78,7 +78,8 @@
  * pass the check, so a limit can be exceeded by at most one connection
  * per pmd.
  *
- * What each pmd owns: its struct fdp__ct_pmd (counters, free-id cache).
+ * What each pmd owns: its struct fdp__ct_pmd (counters, free-id cache,
+ * NAT's random generator).
  * Shared: the records, the index, the counters of connections per zone
  * and in total, the free-id stack (a mutex, taken once per 32 commits)
  * and the reclaim list.
