@@ -10,10 +10,11 @@
  * The semantics are Open vSwitch 3.1's userspace tracker (lib/conntrack.c
  * process_one(), conn_key_extract(), write_ct_md(); conntrack-other.c,
  * conntrack-icmp.c; conntrack-tcp.c, pf's window tracking, in
- * datapath/conntrack-tcp.c), the timeouts its defaults.  Not yet: NAT,
- * ALG helpers, fragment reassembly (a fragment is +inv), per-zone timeout
- * policies, and the cached-connection shortcut Open vSwitch takes for a
- * second ct() in the same zone.
+ * datapath/conntrack-tcp.c), the timeouts its defaults, and its NAT
+ * (nat_get_unique_tuple(), nat_packet() and the ICMP errors' inner
+ * headers).  Not yet: ALG helpers, fragment reassembly (a fragment is
+ * +inv), per-zone timeout policies, and the cached-connection shortcut
+ * Open vSwitch takes for a second ct() in the same zone.
  *
  * Design
  * ------
@@ -77,7 +78,8 @@
  * pass the check, so a limit can be exceeded by at most one connection
  * per pmd.
  *
- * What each pmd owns: its struct fdp__ct_pmd (counters, free-id cache).
+ * What each pmd owns: its struct fdp__ct_pmd (counters, free-id cache,
+ * NAT's random generator).
  * Shared: the records, the index, the counters of connections per zone
  * and in total, the free-id stack (a mutex, taken once per 32 commits)
  * and the reclaim list.
@@ -95,11 +97,45 @@
  * only by commits and removals.  Open vSwitch's cmap takes a bucket, the
  * conn and its key, and its conn lock for every packet.
  *
- * NAT (not built yet) fits this design: a record already keeps its reply
- * tuple apart from its original one, so a NAT commit writes the
- * translated reply tuple; the check under the home buckets' locks that
- * already refuses a taken tuple is what makes a chosen address and port
- * unique, so candidates are tried without any global lock.
+ * NAT.  A record keeps its reply tuple apart from its original one, so a
+ * translated connection is one whose reply tuple is not the original's
+ * reverse: the translated side is in the reply tuple (SNAT: its
+ * destination address and port; DNAT: its source), and two bits of the
+ * record's identity byte say which side ('nat'), since Open vSwitch sets
+ * +snat or +dnat by the action, even when the chosen tuple happens to be
+ * the packet's own.  The record stays 96 bytes.  A commit with
+ * nat(src=...) or nat(dst=...) plans its candidates as Open vSwitch
+ * does (one address, hashed from the range and the connection; then a
+ * port search: at most 128 ports in order from a hashed point or from
+ * the packet's own port, then halving rounds from random points, 248
+ * candidates at most) and claims each candidate by the same check-and-
+ * insert under the two home buckets' locks that refuses a taken tuple
+ * to any commit: the first candidate whose reply tuple is free is
+ * entered, atomically with the original tuple, so two pmds never get
+ * the same reply tuple and neither waits for anything but the one bucket
+ * they both try.  A lock-free look at each candidate first skips most
+ * taken ones without a lock; the random restarts come from each pmd's
+ * own generator.  No candidate free: the commit fails and the packet
+ * stays +new, as in Open vSwitch.  Rewriting (nat_packet()) writes the
+ * addresses and ports of the other direction's tuple with incremental
+ * checksum updates (RFC 1624; a UDP checksum of zero stays zero); an ICMP
+ * error gets its outer address and the quoted packet's address and ports
+ * translated the other way, the quoted IPv4 header's checksum and the
+ * quoted transport checksum (when quoted whole) updated, and the ICMP
+ * checksum recomputed.  Plain "nat" on a commit sets up no translation
+ * (Open vSwitch 3.1 then stores a reply tuple with address zero, which
+ * no reply matches: a bug not copied).  Not copied either: the lookup by
+ * the ct_orig_tuple fields (check_orig_tuple()) for a translated packet
+ * whose reverse is not found.
+ *
+ * New connections.  The index's pages are made resident off the packet
+ * path (fdp__ct_populate()): every commit lands on two random buckets, so
+ * a lazily faulted index costs the first pmds a fault per page (2 MiB
+ * clears with huge pages).  A packet whose home bucket has no signature
+ * match is likely new: if it may commit, phase 2 of a batch computes its
+ * reply tuple (or, for NAT, the first candidate) and prefetches that
+ * home bucket and the record it will get, so that a batch's commits
+ * overlap their misses as its lookups do.
  *
  * Worked example
  * --------------
@@ -128,6 +164,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#if defined(__SSE2__) && !defined(__SANITIZE_THREAD__)
+#include <emmintrin.h>
+#define CT_SIMD_SCAN 1
+#endif
 
 #include <flowdp/hash.h>
 
@@ -220,12 +260,15 @@ struct fdp__ct {
 
     bool tcp_seq_chk;           /* Atomic. */
 
-    pthread_mutex_t reclaim_mutex;      /* Sweeps and flushes. */
+    pthread_mutex_t reclaim_mutex;      /* Sweeps, flushes, populates. */
     uint32_t sweep_cursor;
+    size_t populated;           /* Bytes of 'buckets' made resident. */
 };
 
 struct fdp__ct_pmd {
     struct fdp__ct *ct;
+    uint64_t rng;               /* NAT's random port search restarts
+                                 * (xorshift64; never zero). */
     uint32_t n_ids;
     uint32_t ids[CT_PMD_CACHE];
     struct fdp__ct_pmd_stats stats;     /* Written by the pmd only, with
@@ -259,8 +302,23 @@ struct ct_ctx {
     struct ct_key key;
     const uint8_t *l4;          /* TCP: the header and segment size. */
     size_t l4_size;
+    uint8_t *nat_l3;            /* NAT rewrites: the network header ... */
+    size_t nat_l4_off;          /* ... where the transport header starts
+                                 * in it ... */
+    size_t nat_l4_len;          /* ... and how many bytes it has, to the
+                                 * end of the IP length. */
     uint8_t icmp_type;          /* ICMP queries: the packet's type. */
     uint16_t zone;
+    bool has_rkey;              /* 'rkey' is the reversed tuple's key
+                                 * (computed early for a likely commit). */
+    struct ct_key rkey;
+    bool natted;                /* Translated by a ct() of this zone
+                                 * before: looked up by 'nkey', the
+                                 * reversed tuple's key. */
+    uint8_t prior_nat;          /* Then its +snat/+dnat bits, which stay
+                                 * (Open vSwitch keeps a zone's ct_state
+                                 * bits from one ct() to the next). */
+    struct ct_key nkey;
 };
 
 /* ---- Small helpers ---- */
@@ -483,6 +541,44 @@ slot_value(uint32_t hash, uint32_t id, int dir)
 
 /* ---- Index ---- */
 
+/* The slots of 'b' whose signature is 'hash', as bit s for slot s: a
+ * filter, after which the caller loads each such slot again with an
+ * acquire load (which orders its reads of the record after the release
+ * that published it) and checks it.  With SSE2 one compare covers four
+ * 32-bit halves, a fourth of the instructions of the scalar loop; those
+ * plain loads may race with a concurrent insert into another home's
+ * entry of the same bucket (harmless: a lookup racing an insert may miss
+ * it either way), so ThreadSanitizer builds take the scalar loop of
+ * atomic loads. */
+static inline unsigned int
+bucket_matches(const struct ct_bucket *b, uint32_t hash)
+{
+#ifdef CT_SIMD_SCAN
+    const __m128 *p = (const __m128 *) (const void *) b;
+    __m128i h = _mm_set1_epi32((int) hash);
+    /* The high halves of the eight 64-bit words (lanes 1 and 3 of each
+     * 16 bytes), four to a vector: the signatures, after word 0's
+     * overflow count. */
+    __m128i lo = _mm_castps_si128(_mm_shuffle_ps(p[0], p[1],
+                                                 _MM_SHUFFLE(3, 1, 3, 1)));
+    __m128i hi = _mm_castps_si128(_mm_shuffle_ps(p[2], p[3],
+                                                 _MM_SHUFFLE(3, 1, 3, 1)));
+    unsigned int m
+        = (unsigned int) _mm_movemask_ps(_mm_castsi128_ps(
+              _mm_cmpeq_epi32(lo, h)))
+          | (unsigned int) _mm_movemask_ps(_mm_castsi128_ps(
+                _mm_cmpeq_epi32(hi, h))) << 4;
+    return m >> 1;
+#else
+    unsigned int m = 0;
+    for (int s = 0; s < CT_SLOTS; s++) {
+        uint64_t v = __atomic_load_n(&b->slot[s], __ATOMIC_RELAXED);
+        m |= (unsigned int) ((uint32_t) (v >> 32) == hash) << s;
+    }
+    return m;
+#endif
+}
+
 /* Finds the unexpired, live connection one of whose directions is 'k' at
  * 'now'.  Lock-free: the caller is in an RCU read-side section or holds
  * the home bucket's lock. */
@@ -493,7 +589,8 @@ ct_find(const struct fdp__ct *ct, const struct ct_key *k, uint64_t now,
     const struct ct_bucket *b = &ct->buckets[home_of(ct, k->hash)];
 
     for (int i = 0; i < CT_MAX_PROBE; i++, b++) {
-        for (int s = 0; s < CT_SLOTS; s++) {
+        for (unsigned int m = bucket_matches(b, k->hash); m; m &= m - 1) {
+            int s = __builtin_ctz(m);
             uint64_t v = __atomic_load_n(&b->slot[s], __ATOMIC_ACQUIRE);
             if ((uint32_t) (v >> 32) != k->hash || !(uint32_t) v) {
                 continue;
@@ -694,24 +791,48 @@ ct_reclaim(struct fdp__ct *ct)
 
 /* ---- Packet parsing (conn_key_extract()) ---- */
 
-static uint32_t
+/* One's-complement sums (RFC 1071), 32-bit big-endian words into a 64-bit
+ * accumulator: the sum is the same in any word size once folded, and a
+ * fourth of the additions of 16-bit ones (every TCP, UDP and ICMP packet
+ * is verified).  An odd tail is padded with zeros on the right, as the
+ * RFC pads the last byte. */
+static inline uint64_t
+csum_words(uint64_t sum, const uint8_t *p, size_t n)
+{
+    for (; n >= 16; p += 16, n -= 16) {
+        sum += (uint64_t) fdp__get32(p) + fdp__get32(p + 4)
+               + fdp__get32(p + 8) + fdp__get32(p + 12);
+    }
+    for (; n >= 4; p += 4, n -= 4) {
+        sum += fdp__get32(p);
+    }
+    if (n) {
+        uint8_t tail[4] = { 0, 0, 0, 0 };
+        memcpy(tail, p, n);
+        sum += fdp__get32(tail);
+    }
+    return sum;
+}
+
+/* 'sum' folded to 16 bits (0xffff for data that verifies). */
+static inline uint16_t
+csum_fold(uint64_t sum)
+{
+    sum = (sum & 0xffffffffu) + (sum >> 32);
+    sum = (sum & 0xffffffffu) + (sum >> 32);
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return (uint16_t) sum;
+}
+
+/* The pseudo-header's sum for 'l4_size' bytes of 'proto' under the IP
+ * header at 'l3'. */
+static uint64_t
 csum_pseudo(const struct ct_tup *t, const uint8_t *l3, uint8_t proto,
             size_t l4_size)
 {
-    uint32_t sum;
-    uint8_t tail[4] = { 0, 0, 0, proto };
-    if (t->ipv6) {
-        uint8_t len[4];
-        fdp__put32(len, (uint32_t) l4_size);
-        sum = fdp__csum_add(0, l3 + 8, 32);
-        sum = fdp__csum_add(sum, len, 4);
-    } else {
-        uint8_t len[2];
-        fdp__put16(len, (uint16_t) l4_size);
-        sum = fdp__csum_add(0, l3 + 12, 8);
-        sum = fdp__csum_add(sum, len, 2);
-    }
-    return fdp__csum_add(sum, tail, 4);
+    uint64_t sum = (uint64_t) proto + l4_size;
+    return csum_words(sum, l3 + (t->ipv6 ? 8 : 12), t->ipv6 ? 32 : 8);
 }
 
 /* The inner header of an ICMP error at 'in' ('size' bytes): fills 't' with
@@ -818,6 +939,8 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
      * context costs more than the rest of the parse). */
     c->ok = false;
     c->related = false;
+    c->natted = false;
+    c->prior_nat = 0;
     c->l4 = NULL;
     c->l4_size = 0;
     c->icmp_type = 0;
@@ -880,6 +1003,9 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
     }
     const uint8_t *l4 = l3 + l4_off;
     size_t l4_size = l3_len - l4_off;
+    c->nat_l3 = pkt->data + pkt->layout.l3;
+    c->nat_l4_off = l4_off;
+    c->nat_l4_len = l4_size;
 
     /* The transport header (extract_l4() with checksums). */
     switch (t->proto) {
@@ -889,8 +1015,8 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
         }
         size_t hdr = (size_t) (l4[12] >> 4) * 4;
         if (hdr < 20 || hdr > l4_size
-            || fdp__csum(csum_pseudo(t, l3, t->proto, l4_size), l4,
-                         l4_size)) {
+            || csum_fold(csum_words(csum_pseudo(t, l3, t->proto, l4_size),
+                                    l4, l4_size)) != 0xffff) {
             return false;
         }
         t->sport = fdp__get16(l4);
@@ -911,8 +1037,8 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
             return false;
         }
         if (!(fdp__get16(l4 + 6) == 0 && !t->ipv6)
-            && fdp__csum(csum_pseudo(t, l3, t->proto, l4_size), l4,
-                         l4_size)) {
+            && csum_fold(csum_words(csum_pseudo(t, l3, t->proto, l4_size),
+                                    l4, l4_size)) != 0xffff) {
             return false;
         }
         t->sport = fdp__get16(l4);
@@ -930,8 +1056,8 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
         if (l4_size < 8) {
             return false;
         }
-        uint32_t sum = t->ipv6 ? csum_pseudo(t, l3, t->proto, l4_size) : 0;
-        if (fdp__csum(sum, l4, l4_size)) {
+        uint64_t sum = t->ipv6 ? csum_pseudo(t, l3, t->proto, l4_size) : 0;
+        if (csum_fold(csum_words(sum, l4, l4_size)) != 0xffff) {
             return false;
         }
         uint8_t type = l4[0], code = l4[1];
@@ -963,7 +1089,27 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
 
     c->ok = true;
     key_make(&c->key, t, zone, basis);
+
+    /* A packet a ct() of this zone already translated (its key's ct
+     * fields say so) is looked up by its reverse, which is the other
+     * direction's stored tuple (initial_conn_lookup() with 'natted'). */
+    uint8_t prior = (uint8_t) KEY_FIELD(key, CT_STATE);
+    c->natted = (prior & (FDP_CT_SNAT | FDP_CT_DNAT))
+                && KEY_FIELD(key, CT_ZONE) == zone;
+    c->prior_nat = c->natted ? prior & (FDP_CT_SNAT | FDP_CT_DNAT) : 0;
+    if (c->natted) {
+        struct ct_tup rev = *t;
+        tup_reverse(&rev);
+        key_make(&c->nkey, &rev, zone, basis);
+    }
     return true;
+}
+
+/* The key a packet is looked up by. */
+static inline const struct ct_key *
+lookup_key(const struct ct_ctx *c)
+{
+    return c->natted ? &c->nkey : &c->key;
 }
 
 /* ---- Protocol state (conn_update(), valid_new(), new_conn()) ---- */
@@ -1060,13 +1206,480 @@ conn_update(struct fdp__ct *ct, struct fdp__ct_conn *conn,
     return res;
 }
 
+/* ---- NAT: rewriting packets (nat_packet(), nat_inner_packet()) ---- */
+
+/* RFC 1624 equation 3: the checksum stored at 'csum' after 'n' bytes
+ * (an even number, at an even offset of the covered data) change from
+ * 'old' to 'new'. */
+static void
+csum_replace(uint8_t *csum, const uint8_t *old, const uint8_t *new, size_t n)
+{
+    uint64_t sum = (uint16_t) ~fdp__get16(csum);
+    for (size_t i = 0; i < n; i += 2) {
+        sum += (uint16_t) ~fdp__get16(old + i);
+        sum += fdp__get16(new + i);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    fdp__put16(csum, (uint16_t) ~sum);
+}
+
+/* A network header to rewrite and its transport header: the outer one of
+ * a packet, or the one an ICMP error quotes ('l4_len' is then what the
+ * error holds of it, possibly less than a whole header). */
+struct nat_hdr {
+    uint8_t *l3;
+    bool ipv6;
+    uint8_t proto;
+    uint8_t *l4;
+    size_t l4_len;
+};
+
+/* Where the transport checksum that covers the addresses is, if there is
+ * one to keep up to date: TCP's and UDP's (pseudo-header), ICMPv6's
+ * (pseudo-header); not ICMPv4's, which covers no address.  A UDP
+ * checksum of zero means none and stays zero (IPv4; for IPv6 Open
+ * vSwitch leaves it too). */
+static uint8_t *
+nat_l4_csum(const struct nat_hdr *h)
+{
+    switch (h->proto) {
+    case FDP_IPPROTO_TCP:
+        return h->l4_len >= 20 ? h->l4 + 16 : NULL;
+    case FDP_IPPROTO_UDP:
+        return h->l4_len >= 8 && fdp__get16(h->l4 + 6) ? h->l4 + 6 : NULL;
+    case FDP_IPPROTO_ICMPV6:
+        return h->ipv6 && h->l4_len >= 4 ? h->l4 + 2 : NULL;
+    default:
+        return NULL;
+    }
+}
+
+/* Writes 'n' bytes 'new' at 'field' of 'h', keeping the IPv4 header
+ * checksum (if 'ip_csum') and the transport checksum (if 'l4_csum')
+ * right. */
+static void
+nat_write(const struct nat_hdr *h, uint8_t *field, const uint8_t *new,
+          size_t n, bool ip_csum, bool l4_csum)
+{
+    uint8_t old[16];
+    memcpy(old, field, n);
+    memcpy(field, new, n);
+    if (ip_csum && !h->ipv6) {
+        csum_replace(h->l3 + 10, old, new, n);
+    }
+    uint8_t *c = l4_csum ? nat_l4_csum(h) : NULL;
+    if (c) {
+        csum_replace(c, old, new, n);
+        if (h->proto == FDP_IPPROTO_UDP && !fdp__get16(c)) {
+            fdp__put16(c, 0xffff);      /* Zero would mean "none". */
+        }
+    }
+}
+
+/* Sets the source (or destination) address of 'h' to 'a'. */
+static void
+nat_set_addr(const struct nat_hdr *h, bool src, const struct fdp_value *a)
+{
+    uint8_t new[16];
+    if (h->ipv6) {
+        fdp__put32(new, (uint32_t) (a->hi >> 32));
+        fdp__put32(new + 4, (uint32_t) a->hi);
+        fdp__put32(new + 8, (uint32_t) (a->lo >> 32));
+        fdp__put32(new + 12, (uint32_t) a->lo);
+        nat_write(h, h->l3 + (src ? 8 : 24), new, 16, false, true);
+    } else {
+        fdp__put32(new, (uint32_t) a->lo);
+        nat_write(h, h->l3 + (src ? 12 : 16), new, 4, true, true);
+    }
+}
+
+/* Sets the TCP or UDP ports of 'h' (Open vSwitch's pat_packet()); other
+ * protocols keep theirs. */
+static void
+nat_set_ports(const struct nat_hdr *h, uint16_t sport, uint16_t dport)
+{
+    if ((h->proto != FDP_IPPROTO_TCP && h->proto != FDP_IPPROTO_UDP)
+        || h->l4_len < 4) {
+        return;
+    }
+    uint8_t new[4];
+    fdp__put16(new, sport);
+    fdp__put16(new + 2, dport);
+    nat_write(h, h->l4, new, 4, false, true);
+}
+
+/* Rewrites the packet of 'c', of connection 'id' in direction 'reply',
+ * with the connection's translation: the original direction gets the
+ * reply tuple's view of the translated side, the reply direction the
+ * original tuple's (Open vSwitch's nat_packet(), reverse_nat_packet():
+ * the address the translation names, and for TCP and UDP both ports).
+ * An ICMP error's quoted packet goes the other way, so its addresses and
+ * ports get the reverse (nat_inner_packet()) and the ICMP checksum is
+ * recomputed over the rewritten message.  Returns the ct_state bit the
+ * packet gets: +snat when its source was the translated side, +dnat
+ * when its destination was (so a reply to a SNAT connection is +dnat, as
+ * in Open vSwitch). */
+static uint8_t
+nat_packet(const struct fdp__ct *ct, uint32_t id, const struct ct_ctx *c,
+           bool reply)
+{
+    const struct fdp__ct_conn *conn = &ct->conns[id];
+    bool src = (conn->nat == FDP__CT_NAT_SRC) != reply;
+    struct ct_tup k;
+    conn_tup(ct, id, !reply, &k);
+
+    struct nat_hdr h = {
+        .l3 = c->nat_l3, .ipv6 = c->tup.ipv6, .proto = c->tup.proto,
+        .l4 = c->nat_l3 + c->nat_l4_off, .l4_len = c->nat_l4_len,
+    };
+    if (!c->related) {
+        nat_set_addr(&h, src, src ? &k.dst : &k.src);
+        nat_set_ports(&h, k.dport, k.sport);
+        return src ? FDP_CT_SNAT : FDP_CT_DNAT;
+    }
+
+    /* An ICMP error: the outer header as above, without the transport
+     * checksum (recomputed below), then the quoted packet, whose header
+     * ct_extract() checked is whole. */
+    uint8_t *icmp = h.l4;
+    size_t icmp_len = h.l4_len;
+    h.proto = 0;
+    nat_set_addr(&h, src, src ? &k.dst : &k.src);
+
+    struct nat_hdr in = { .l3 = icmp + 8, .ipv6 = h.ipv6 };
+    size_t ihl = in.ipv6 ? 40 : (size_t) (in.l3[0] & 0xf) * 4;
+    in.proto = in.l3[in.ipv6 ? 6 : 9];
+    in.l4 = in.l3 + ihl;
+    in.l4_len = icmp_len - 8 - ihl;
+    if (src) {
+        nat_set_addr(&in, false, &k.dst);
+    } else {
+        nat_set_addr(&in, true, &k.src);
+    }
+    nat_set_ports(&in, k.sport, k.dport);
+
+    fdp__put16(icmp + 2, 0);
+    uint64_t sum = h.ipv6 ? csum_pseudo(&c->tup, h.l3, FDP_IPPROTO_ICMPV6,
+                                        icmp_len) : 0;
+    fdp__put16(icmp + 2, (uint16_t) ~csum_fold(csum_words(sum, icmp,
+                                                          icmp_len)));
+    return src ? FDP_CT_SNAT : FDP_CT_DNAT;
+}
+
 /* ---- Commit (conn_not_found()) ---- */
 
-enum ct_commit { CT_COMMITTED, CT_FULL, CT_RACED };
+enum ct_commit {
+    CT_COMMITTED,
+    CT_FULL,                    /* A limit, or no id or slot left. */
+    CT_RACED,                   /* Another pmd entered the connection. */
+    CT_TAKEN,                   /* The reply tuple is another's. */
+    CT_EXHAUSTED,               /* NAT: every candidate was taken. */
+};
+
+/* Enters record 'id' (written, not published) under 'k0' (its original
+ * tuple) and 'k1' (its reply tuple): under the two home buckets' locks,
+ * neither may be there already.  This check-and-insert is what makes a
+ * NAT reply tuple unique: two pmds trying the same candidate serialise
+ * on its home bucket, and the loser tries the next one. */
+static enum ct_commit
+conn_publish(struct fdp__ct *ct, uint32_t id, const struct ct_key *k0,
+             const struct ct_key *k1, uint64_t now)
+{
+    uint32_t a, b, other;
+    bool dummy;
+
+    homes_lock(ct, k0, k1, &a, &b);
+    if (ct_find(ct, k0, now, &other, &dummy)) {
+        homes_unlock(ct, a, b);
+        return CT_RACED;
+    }
+    if (ct_find(ct, k1, now, &other, &dummy)) {
+        homes_unlock(ct, a, b);
+        return CT_TAKEN;
+    }
+    bool same = key_equal(k0, k1);
+    if (!ct_slot_insert(ct, k0, slot_value(k0->hash, id, 0))) {
+        homes_unlock(ct, a, b);
+        return CT_FULL;
+    }
+    if (!same && !ct_slot_insert(ct, k1, slot_value(k1->hash, id, 1))) {
+        ct_slot_remove(ct, k0, slot_value(k0->hash, id, 0));
+        homes_unlock(ct, a, b);
+        return CT_FULL;
+    }
+    __atomic_store_n(&ct->conns[id].live, 1, __ATOMIC_RELEASE);
+    homes_unlock(ct, a, b);
+    return CT_COMMITTED;
+}
+
+/* Tries the reply tuple record 'id' holds now: a lock-free look first
+ * (most taken candidates are seen there, without a lock), then the
+ * locked check-and-insert. */
+static enum ct_commit
+nat_try(struct fdp__ct *ct, uint32_t id, const struct ct_ctx *c,
+        uint64_t now)
+{
+    struct ct_key rk;
+    uint32_t other;
+    bool dummy;
+
+    conn_key(ct, id, 1, &rk);
+    if (ct_find(ct, &rk, now, &other, &dummy)) {
+        return CT_TAKEN;
+    }
+    return conn_publish(ct, id, &c->key, &rk, now);
+}
+
+static uint64_t
+pmd_random(struct fdp__ct_pmd *pmd)
+{
+    uint64_t x = pmd->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    pmd->rng = x;
+    return x;
+}
+
+/* Searches port 'which' (0: source, 1: destination) of record 'id''s
+ * reply tuple from 'curr' over [min, max] as Open vSwitch's
+ * nat_get_unique_l4() does: at most 128 candidates in order from 'curr'
+ * (which may lie outside the range: it is tried first), then rounds of
+ * half as many from a random point while a round has at least 16, so at
+ * most 248 candidates in all.  The random points come from the pmd's own
+ * generator, so that pmds searching one range at once start apart.  On
+ * failure the port is 'curr' again. */
+static enum ct_commit
+nat_search_port(struct fdp__ct_pmd *pmd, uint32_t id, const struct ct_ctx *c,
+                int which, uint16_t curr, uint16_t min, uint16_t max,
+                uint64_t now)
+{
+    struct fdp__ct *ct = pmd->ct;
+    uint16_t *port = &ct->conns[id].port[1][which];
+    uint32_t range = (uint32_t) max - min + 1;
+    uint32_t attempts = range < 128 ? range : 128;
+    uint16_t first = curr;
+
+    for (;;) {
+        bool in = curr >= min && curr <= max;
+        uint32_t n = in ? range : range + 1;
+        for (uint32_t i = 0; i < n && i < attempts; i++) {
+            *port = curr;
+            enum ct_commit r = nat_try(ct, id, c, now);
+            if (r != CT_TAKEN) {
+                return r;
+            }
+            curr = !(curr >= min && curr <= max) || curr == max
+                   ? min : (uint16_t) (curr + 1);
+        }
+        if (attempts < range && attempts >= 16) {
+            attempts /= 2;
+            curr = (uint16_t) (min + pmd_random(pmd) % range);
+        } else {
+            break;
+        }
+    }
+    *port = first;
+    return CT_TAKEN;
+}
+
+/* The port range a translation searches when its action names none, by
+ * the port the packet has (set_sport_range()): the privileged ports
+ * below 512, those below 1024 from 600, or the ephemeral ones. */
+static void
+nat_default_range(uint16_t port, uint16_t *min, uint16_t *max)
+{
+    if (port < 512) {
+        *min = 1;
+        *max = 511;
+    } else if (port < 1024) {
+        *min = 600;
+        *max = 1023;
+    } else {
+        *min = 1024;
+        *max = 65535;
+    }
+}
+
+/* The address 'hash' picks in [min, max] (get_addr_in_range()): an IPv4
+ * range is taken whole, an IPv6 one up to 2^32 - 1 addresses from 'min'
+ * (Open vSwitch's limit, nat_ipv6_addrs_delta()). */
+static struct fdp_value
+nat_pick_addr(const struct fdp__ct_nat *nat, bool ipv6, uint32_t hash)
+{
+    struct fdp_value a = nat->addr_min;
+
+    if (!ipv6) {
+        uint32_t lo = (uint32_t) nat->addr_min.lo;
+        uint32_t hi = (uint32_t) nat->addr_max.lo;
+        uint32_t range = hi >= lo ? hi - lo + 1 : 1;
+        a.hi = 0;
+        a.lo = lo + (range ? hash % range : hash);
+        return a;
+    }
+    const struct fdp_value *mn = &nat->addr_min, *mx = &nat->addr_max;
+    uint64_t delta;
+    if (mn->hi == mx->hi && mn->lo <= mx->lo) {
+        delta = mx->lo - mn->lo;
+    } else if (mn->hi + 1 == mx->hi && mn->lo > mx->lo) {
+        delta = UINT64_MAX - (mn->lo - mx->lo - 1);
+    } else {
+        delta = 0xfffffffe;
+    }
+    if (delta > 0xfffffffe) {
+        delta = 0xfffffffe;
+    }
+    uint64_t off = hash % (delta + 1);
+    a.lo = mn->lo + off;
+    a.hi = mn->hi + (a.lo < mn->lo);
+    return a;
+}
+
+/* Chooses the translation of record 'id' (its reply tuple is the
+ * original's reverse) for 'nat' and publishes it, as Open vSwitch's
+ * nat_get_unique_tuple(): the address from the range by a hash of the
+ * range and the connection (or, without a range, the address the packet
+ * has), one address only; then for TCP and UDP a port search.  SNAT
+ * searches the source port: in the action's range from the hashed point,
+ * or without one from the packet's own port in its class (so the port
+ * stays when it is free).  DNAT first searches the destination port in
+ * the action's range, if it names one, then the source port as SNAT
+ * without a range does.  Other protocols get the address alone, if that
+ * tuple is free.  'persistent', 'hash' and 'random' change nothing, as in
+ * Open vSwitch 3.1's userspace datapath, which ignores them.  Returns
+ * CT_EXHAUSTED when no candidate was free. */
+/* What nat_commit() tries first and where it searches from. */
+struct nat_plan {
+    bool addr;                  /* An address from the range: 'a'. */
+    struct fdp_value a;
+    bool ports;                 /* TCP or UDP: ports are searched. */
+    bool dsearch;               /* DNAT with a port range: the reply's
+                                 * source port first, from 'dcurr' in
+                                 * [pmin, pmax]. */
+    uint16_t dcurr, pmin, pmax;
+    uint16_t scurr, smin, smax; /* Then the reply's destination port. */
+};
+
+/* Plans the translation of 'c' by 'nat' (which has FDP__NAT_SRC or
+ * FDP__NAT_DST); false if 'nat' has no address for the packet's
+ * family. */
+static bool
+nat_plan(const struct fdp__ct *ct, const struct ct_ctx *c,
+         const struct fdp__ct_nat *nat, struct nat_plan *p)
+{
+    bool snat = nat->flags & FDP__NAT_SRC;
+    const struct ct_tup *t = &c->tup;
+
+    p->addr = nat->flags & FDP__NAT_ADDR;
+    if (p->addr && !(nat->flags & FDP__NAT_IPV6) != !t->ipv6) {
+        /* A range of the other family has no address for this packet
+         * (the flow should not have let it here). */
+        return false;
+    }
+
+    /* nat_range_hash(): the range and the connection. */
+    uint64_t h[8] = {
+        nat->addr_min.hi, nat->addr_min.lo, nat->addr_max.hi,
+        nat->addr_max.lo,
+        (uint64_t) nat->port_min << 16 | nat->port_max,
+        t->src.hi ^ t->dst.hi, t->src.lo ^ (t->dst.lo << 1),
+        c->key.w[c->key.n_words - 1],
+    };
+    uint32_t hash = fdp_hash_fast(h, 8, ct->basis);
+    if (p->addr) {
+        p->a = nat_pick_addr(nat, t->ipv6, hash);
+    }
+
+    p->ports = t->proto == FDP_IPPROTO_TCP || t->proto == FDP_IPPROTO_UDP;
+    p->pmin = nat->port_min;
+    p->pmax = nat->port_max < p->pmin ? p->pmin : nat->port_max;
+    bool ranged = nat->flags & FDP__NAT_PORT;
+    uint32_t span = (uint32_t) p->pmax - p->pmin + 1;
+    if (snat && ranged) {
+        p->smin = p->pmin;
+        p->smax = p->pmax;
+        p->scurr = (uint16_t) (p->pmin + hash % span);
+    } else {
+        p->scurr = t->sport;
+        nat_default_range(p->scurr, &p->smin, &p->smax);
+    }
+    p->dsearch = !snat && ranged;
+    p->dcurr = (uint16_t) (p->pmin + hash % span);
+    return true;
+}
+
+/* The reply tuple of 'c''s first candidate under 'p' (for a prefetch of
+ * its home bucket). */
+static void
+nat_first_reply(const struct ct_ctx *c, const struct fdp__ct_nat *nat,
+                const struct nat_plan *p, struct ct_tup *r)
+{
+    *r = c->tup;
+    tup_reverse(r);
+    if (p->addr) {
+        if (nat->flags & FDP__NAT_SRC) {
+            r->dst = p->a;
+        } else {
+            r->src = p->a;
+        }
+    }
+    if (p->ports) {
+        if (p->dsearch) {
+            r->sport = p->dcurr;
+        } else {
+            r->dport = p->scurr;
+        }
+    }
+}
 
 static enum ct_commit
-conn_create(struct fdp__ct_pmd *pmd, const struct ct_ctx *c, uint64_t now,
-            uint32_t *idp)
+nat_commit(struct fdp__ct_pmd *pmd, uint32_t id, const struct ct_ctx *c,
+           const struct fdp__ct_nat *nat, uint64_t now)
+{
+    struct fdp__ct *ct = pmd->ct;
+    struct fdp__ct_conn *conn = &ct->conns[id];
+    bool snat = nat->flags & FDP__NAT_SRC;
+    struct nat_plan p;
+
+    conn->nat = snat ? FDP__CT_NAT_SRC : FDP__CT_NAT_DST;
+    if (!nat_plan(ct, c, nat, &p)) {
+        return CT_EXHAUSTED;
+    }
+    if (p.addr) {
+        /* The reply tuple's destination for SNAT, its source for DNAT. */
+        int side = snat ? 1 : 0;
+        if (c->tup.ipv6) {
+            ct->conns6[id].addr[1][side][0] = p.a.hi;
+            ct->conns6[id].addr[1][side][1] = p.a.lo;
+        } else {
+            conn->addr[1][side] = (uint32_t) p.a.lo;
+        }
+    }
+
+    if (!p.ports) {
+        enum ct_commit r = nat_try(ct, id, c, now);
+        return r == CT_TAKEN ? CT_EXHAUSTED : r;
+    }
+    enum ct_commit r = CT_TAKEN;
+    if (p.dsearch) {
+        /* The reply tuple's source port is the original's destination. */
+        conn->port[1][0] = p.dcurr;
+        r = nat_search_port(pmd, id, c, 0, p.dcurr, p.pmin, p.pmax, now);
+    }
+    if (r == CT_TAKEN) {
+        conn->port[1][1] = p.scurr;
+        r = nat_search_port(pmd, id, c, 1, p.scurr, p.smin, p.smax, now);
+    }
+    return r == CT_TAKEN ? CT_EXHAUSTED : r;
+}
+
+/* Enters the connection of 'c', translated by 'nat' if nonnull (which has
+ * FDP__NAT_SRC or FDP__NAT_DST). */
+static enum ct_commit
+conn_create(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
+            const struct fdp__ct_nat *nat, uint64_t now, uint32_t *idp)
 {
     struct fdp__ct *ct = pmd->ct;
     uint16_t zone = c->zone;
@@ -1130,31 +1743,28 @@ conn_create(struct fdp__ct_pmd *pmd, const struct ct_ctx *c, uint64_t now,
     conn_refresh(ct, conn, tm, now);
 
     /* The index: both directions under their homes' locks. */
-    struct ct_key rk;
-    key_make(&rk, &rev, zone, ct->basis);
-    uint32_t a, b, other;
-    bool dummy;
-    homes_lock(ct, &c->key, &rk, &a, &b);
-    if (ct_find(ct, &c->key, now, &other, &dummy)
-        || ct_find(ct, &rk, now, &other, &dummy)) {
-        homes_unlock(ct, a, b);
-        id_unalloc(pmd, id);
-        return CT_RACED;
+    enum ct_commit r;
+    if (nat) {
+        r = nat_commit(pmd, id, c, nat, now);
+    } else {
+        struct ct_key rk;
+        if (c->has_rkey) {
+            rk = c->rkey;
+        } else {
+            key_make(&rk, &rev, zone, ct->basis);
+        }
+        r = conn_publish(ct, id, &c->key, &rk, now);
+        if (r == CT_TAKEN) {
+            /* Only a NAT connection's reply tuple can be another's
+             * original tuple; without NAT it is this one's, so another
+             * pmd entered it from the reply direction. */
+            r = CT_RACED;
+        }
     }
-    bool same = key_equal(&c->key, &rk);
-    if (!ct_slot_insert(ct, &c->key, slot_value(c->key.hash, id, 0))) {
-        homes_unlock(ct, a, b);
+    if (r != CT_COMMITTED) {
         id_unalloc(pmd, id);
-        return CT_FULL;
+        return r;
     }
-    if (!same && !ct_slot_insert(ct, &rk, slot_value(rk.hash, id, 1))) {
-        ct_slot_remove(ct, &c->key, slot_value(c->key.hash, id, 0));
-        homes_unlock(ct, a, b);
-        id_unalloc(pmd, id);
-        return CT_FULL;
-    }
-    __atomic_store_n(&conn->live, 1, __ATOMIC_RELEASE);
-    homes_unlock(ct, a, b);
 
     __atomic_fetch_add(&ct->n_conns, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&ct->zone_count[zone], 1, __ATOMIC_RELAXED);
@@ -1206,7 +1816,10 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
 
     uint32_t id = 0;
     bool reply = false;
-    bool found = ct_find(ct, &c->key, now, &id, &reply);
+    bool found = ct_find(ct, lookup_key(c), now, &id, &reply);
+    if (found && c->natted) {
+        reply = !reply;
+    }
     if (found && args->force && reply) {
         /* ct(force): a connection seen in its reply direction ends and
          * this packet starts a new one. */
@@ -1249,19 +1862,45 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
         } else {
             state = FDP_CT_NEW;
             if (commit) {
-                switch (conn_create(pmd, c, now, &id)) {
+                /* Plain "nat" sets up no translation (unlike Open
+                 * vSwitch 3.1, whose commit then stores a reply tuple
+                 * with address zero; see lib/ct-action.h). */
+                const struct fdp__ct_nat *nat = args->nat;
+                if (nat && !(nat->flags & (FDP__NAT_SRC | FDP__NAT_DST))) {
+                    nat = NULL;
+                }
+                switch (conn_create(pmd, c, nat, now, &id)) {
                 case CT_COMMITTED:
                     found = true;
                     fdp__count_add(&pmd->stats.n_created, 1);
+                    if (nat) {
+                        state |= nat_packet(ct, id, c, false);
+                    }
                     break;
                 case CT_FULL:
                     fdp__count_add(&pmd->stats.n_full, 1);
                     break;
+                case CT_EXHAUSTED:
+                    fdp__count_add(&pmd->stats.n_nat_exhausted, 1);
+                    break;
                 case CT_RACED:
+                case CT_TAKEN:
                     break;
                 }
             }
         }
+    } else if (found && c->natted) {
+        /* Translated by an earlier ct() of this zone: not again
+         * (handle_nat()), and its +snat/+dnat stay unless it is now
+         * invalid (Open vSwitch adds to a zone's ct_state, except that
+         * +inv and a new connection replace it). */
+        if (state != FDP_CT_INV) {
+            state |= c->prior_nat;
+        }
+    } else if (found && args->nat && ct->conns[id].nat) {
+        /* handle_nat(): any nat(...), plain or not, applies an existing
+         * connection's translation, whatever its ct_state says. */
+        state |= nat_packet(ct, id, c, reply);
     }
 
     res->state = state | FDP_CT_TRK;
@@ -1291,6 +1930,9 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
 {
     struct fdp__ct *ct = pmd->ct;
     struct ct_ctx ctx[CT_BATCH];
+    bool commit = args->commit || args->force;
+    bool nat_new = args->nat
+                   && (args->nat->flags & (FDP__NAT_SRC | FDP__NAT_DST));
 
     fdp__rcu_read_lock();
     for (size_t start = 0; start < n; start += CT_BATCH) {
@@ -1301,27 +1943,65 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
         for (size_t i = 0; i < m; i++) {
             uint16_t zone = zones ? zones[start + i] : args->zone;
             if (ct_extract(pkts[start + i], zone, ct->basis, &ctx[i])) {
-                __builtin_prefetch(&ct->buckets[home_of(ct,
-                                                        ctx[i].key.hash)]);
+                __builtin_prefetch(&ct->buckets[home_of(
+                                       ct, lookup_key(&ctx[i])->hash)]);
             }
         }
 
-        /* Phase 2: prefetch the record of the first signature match. */
+        /* Phase 2: prefetch the record of the first signature match.
+         * A packet with none (and nothing overflowed from its home) is
+         * new: if it may commit, prefetch what its commit writes, the
+         * reply tuple's home bucket and the record it will get, so that
+         * those misses too overlap across the batch. */
+        uint32_t n_new = 0;
         for (size_t i = 0; i < m; i++) {
+            ctx[i].has_rkey = false;
             if (!ctx[i].ok) {
                 continue;
             }
-            const struct ct_bucket *b
-                = &ct->buckets[home_of(ct, ctx[i].key.hash)];
-            for (int s = 0; s < CT_SLOTS; s++) {
+            uint32_t hash = lookup_key(&ctx[i])->hash;
+            const struct ct_bucket *b = &ct->buckets[home_of(ct, hash)];
+            bool match = false;
+            for (unsigned int mm = bucket_matches(b, hash); mm;
+                 mm &= mm - 1) {
+                int s = __builtin_ctz(mm);
                 uint64_t v = __atomic_load_n(&b->slot[s], __ATOMIC_RELAXED);
-                if ((uint32_t) (v >> 32) == ctx[i].key.hash && (uint32_t) v) {
+                if ((uint32_t) (v >> 32) == hash && (uint32_t) v) {
                     uint32_t id = ((uint32_t) v - 1) >> 1;
                     __builtin_prefetch(&ct->conns[id]);
                     if (ctx[i].tup.ipv6) {
                         __builtin_prefetch(&ct->conns6[id]);
                     }
+                    match = true;
                     break;
+                }
+            }
+            if (!match && commit && !ctx[i].related && !ctx[i].natted
+                && !__atomic_load_n(&b->overflow, __ATOMIC_RELAXED)) {
+                if (!nat_new) {
+                    struct ct_tup rev = ctx[i].tup;
+                    tup_reverse(&rev);
+                    key_make(&ctx[i].rkey, &rev, ctx[i].zone, ct->basis);
+                    ctx[i].has_rkey = true;
+                    __builtin_prefetch(&ct->buckets[home_of(
+                                           ct, ctx[i].rkey.hash)], 1);
+                } else {
+                    struct nat_plan p;
+                    if (nat_plan(ct, &ctx[i], args->nat, &p)) {
+                        struct ct_tup r;
+                        struct ct_key rk;
+                        nat_first_reply(&ctx[i], args->nat, &p, &r);
+                        key_make(&rk, &r, ctx[i].zone, ct->basis);
+                        __builtin_prefetch(&ct->buckets[home_of(
+                                               ct, rk.hash)], 1);
+                    }
+                }
+                if (n_new < pmd->n_ids) {
+                    uint32_t id = pmd->ids[pmd->n_ids - 1 - n_new++];
+                    __builtin_prefetch(&ct->conns[id], 1);
+                    if (ctx[i].tup.ipv6) {
+                        __builtin_prefetch(&ct->conns6[id], 1);
+                    }
                 }
             }
         }
@@ -1404,6 +2084,36 @@ fdp__ct_create(uint32_t capacity, struct fdp__ct **ctp)
     return 0;
 }
 
+bool
+fdp__ct_populate(struct fdp__ct *ct, size_t max_bytes)
+{
+    pthread_mutex_lock(&ct->reclaim_mutex);
+    size_t done = ct->populated;
+    size_t end = max_bytes < ct->buckets_size - done
+                 ? done + max_bytes : ct->buckets_size;
+    if (done < end) {
+        uint8_t *base = (uint8_t *) ct->buckets;
+#ifdef MADV_POPULATE_WRITE
+        /* Faults the pages in writable without writing them. */
+        size_t page = 4096;
+        size_t from = done / page * page;
+        if (madvise(base + from, end - from, MADV_POPULATE_WRITE))
+#endif
+        {
+            /* An atomic add of zero to each page's first lock word: a
+             * write fault that changes nothing a pmd could see. */
+            for (size_t off = done / 4096 * 4096; off < end; off += 4096) {
+                __atomic_fetch_add((uint32_t *) (base + off), 0,
+                                   __ATOMIC_RELAXED);
+            }
+        }
+        ct->populated = end;
+    }
+    bool all = ct->populated >= ct->buckets_size;
+    pthread_mutex_unlock(&ct->reclaim_mutex);
+    return all;
+}
+
 void
 fdp__ct_destroy(struct fdp__ct *ct)
 {
@@ -1430,6 +2140,9 @@ fdp__ct_pmd_create(struct fdp__ct *ct, struct fdp__ct_pmd **pmdp)
         return ENOMEM;
     }
     pmd->ct = ct;
+    uint64_t seed = (uint64_t) (uintptr_t) pmd * 0x9e3779b97f4a7c15ull
+                    ^ ct->basis;
+    pmd->rng = seed ? seed : 1;
     return 0;
 }
 
@@ -1459,6 +2172,8 @@ fdp__ct_pmd_stats(const struct fdp__ct_pmd *pmd,
     stats->n_invalid = __atomic_load_n(&pmd->stats.n_invalid,
                                        __ATOMIC_RELAXED);
     stats->n_full = __atomic_load_n(&pmd->stats.n_full, __ATOMIC_RELAXED);
+    stats->n_nat_exhausted = __atomic_load_n(&pmd->stats.n_nat_exhausted,
+                                             __ATOMIC_RELAXED);
 }
 
 /* ---- Limits, timeouts, counts ---- */

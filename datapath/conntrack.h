@@ -3,7 +3,7 @@
  * ct() action.  The theory of operation is at the top of
  * datapath/conntrack.c; the semantics are Open vSwitch 3.1's userspace
  * tracker (lib/conntrack.c, conntrack-tcp.c, conntrack-icmp.c,
- * conntrack-other.c), without NAT, helpers (alg=) and fragment
+ * conntrack-other.c) with its NAT, without helpers (alg=) and fragment
  * reassembly for now.
  *
  * Thread-safety classes:
@@ -110,6 +110,10 @@ struct fdp__ct_pmd_stats {
     uint64_t n_invalid;         /* Packets marked +inv. */
     uint64_t n_full;            /* Commits refused by a limit or a full
                                  * table. */
+    uint64_t n_nat_exhausted;   /* NAT commits refused: no free reply
+                                 * tuple among the candidates Open
+                                 * vSwitch would try (the packet stays
+                                 * +new, as there). */
 };
 
 /* A connection, as a dump gives it. */
@@ -135,6 +139,17 @@ struct fdp__ct_entry {
 #define FDP__CT_MAX_CAPACITY (1u << 30)
 int fdp__ct_create(uint32_t capacity, struct fdp__ct **);
 
+/* Makes the index resident (up to 'max_bytes' more of it per call, from
+ * where the last call stopped) and returns true once all of it is.  Every
+ * new connection lands on two random buckets, so the first few thousand
+ * connections of a fresh tracker touch every page of the index anyway,
+ * each first touch a page fault (with huge pages, a 2 MiB clear: a stall
+ * of the pmd of hundreds of microseconds).  The owner calls this off the
+ * packet path (at start, or a slice per housekeeping round) so that no
+ * pmd takes those faults.  Any thread, concurrently with everything
+ * (it changes no byte). */
+bool fdp__ct_populate(struct fdp__ct *, size_t max_bytes);
+
 /* Frees 'ct' (NULL is fine).  No other thread may use it any more, and
  * every pmd context must have been destroyed. */
 void fdp__ct_destroy(struct fdp__ct *);
@@ -153,7 +168,13 @@ void fdp__ct_pmd_stats(const struct fdp__ct_pmd *,
  * the caller keeps monotonic), in zone 'zones[i]' if 'zones' is nonnull,
  * else args->zone.  Writes results[i] for each.  Packets are modified
  * only by NAT (args->nat), in place: their layout and key stay valid for
- * the headers they have, not for the values rewritten. */
+ * the headers they have, not for the values rewritten (the key's
+ * addresses and ports are what the tracker reads, so a packet goes to the
+ * next ct() with its key extracted again).  The key's ct_state and
+ * ct_zone are read: a packet whose ct_state has +snat or +dnat from a
+ * ct() of the same zone is looked up by its reverse tuple, is not
+ * translated again and keeps those bits (Open vSwitch's natted lookup);
+ * a packet from a port has them zero. */
 void fdp__ct_execute(struct fdp__ct_pmd *, struct fdp__pkt *const *pkts,
                      size_t n, const struct fdp__ct_args *args,
                      const uint16_t *zones, uint64_t now_ms,
