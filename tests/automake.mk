@@ -144,7 +144,8 @@ TESTSUITE_AT = \
 	tests/daemon.at \
 	tests/pipeline.at \
 	tests/bench.at \
-	tests/netns.at
+	tests/netns.at \
+	tests/netns-ct.at
 TESTSUITE = $(srcdir)/tests/testsuite
 AUTOTEST_PATH = utilities:bench
 EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
