@@ -75,8 +75,37 @@ What is left out, and why:
     one address, as the random programs of ct-diff.py do.
   - groups that need several bridges, patch ports, tunnels, VLAN
     encapsulation or the kernel's own behaviour (multiple bridges,
-    multiple namespaces with internal ports, over vxlan, can match and
+    multiple namespaces with internal ports, multi-stage pipeline and
+    multiple zones, local (the LOCAL port), over vxlan, can match and
     clear ct_state from outside OVS).
+  - not done for lack of time, and translatable: "DNAT with additional
+    SNAT", "floating IP" and "negative test for recirculation
+    optimization" (NAT and address rewrites by set_field between two
+    lookups), the second half of "ICMP from different source related
+    with NAT" (the error in the reply direction, after a zone flush),
+    "IPv4 HTTP" and "IPv6 HTTP" (already the shape of st-zones' first
+    pair).
+
+Scenarios (name: Open vSwitch test):
+  dpif-force-commit, dpif-ipv6, dpif-output-action, dpif-untrackable,
+  dpif-zones, dpif-recirc-commit, dpif-icmp-related, dpif-ct-mark,
+  dpif-ct-label, dpif-ct-label-output (ct_label datapath flow),
+  dpif-no-output, dpif-tcp-port-reuse(-first), dpif-tcp-pickup(
+  -established), dpif-ct-clear, dpif-ct-clear-untracked and -tracked (its
+  traces), dpif-ct-clear-then-match (its packet-ins as a match),
+  dpif-masked-ct-fields, dpif-trace-tables (conntrack - ofproto/trace);
+  st-controller, st-force-commit(-reply), st-ipv4-ping(-reverse),
+  st-ipv6-ping, st-invalid, st-zones, st-zones-from-field,
+  st-zone-from-ct-zone and st-zone-from-ct-label (zones from other
+  field, and more tests), st-ct-mark, st-ct-mark-bits, st-ct-mark-from-reg,
+  st-ct-label, st-ct-label-bits, st-ct-metadata-zones,
+  st-new-connections, st-generic-ip, st-preserve-registers,
+  st-commit-recirc, st-multiple-zones, st-resubmit-ct-twice,
+  st-multiple-icmp-traverse, st-snat-mark-on-reply, st-ipv6-http-dnat,
+  st-ipv6-http-snat, st-icmp-other-source-nat, st-icmp-related,
+  st-icmp-related-orig (ICMP related to original direction),
+  st-icmp-related-2, st-simple-snat, st-simple-dnat, st-icmp-related-nat,
+  st-ipv6-icmp6-related-snat.
 
 Only the standard library.
 """
@@ -1226,7 +1255,12 @@ def _system_traffic():
                         "id=<cleared>,type=0,code=0)"])
 
     # conntrack - SNAT with ct_mark change on reply, to the test's one
-    # address: a ping through source NAT whose reply commits a mark.
+    # address: a ping through source NAT whose reply commits a mark.  The
+    # reply leaves port 1 twice: once from table 1 (after the ct with
+    # table) and once from the output after that ct in table 0 (ct with
+    # table forks: the rest of the flow's actions still run).  The test
+    # does not say so (ping ignores the duplicate); Open vSwitch does it,
+    # and the expectation pins it.
     c = Host(1, "e6:66:c1:11:11:11", "10.1.1.1")
     sv = Host(2, "e6:66:c1:22:22:22", "10.1.1.2")
     rest = struct.pack("!HH", 0x4242, 1) + bytes(range(56))
@@ -1236,6 +1270,8 @@ def _system_traffic():
                                                icmp_message(8, 0, rest)))
     rep = frame(sv.mac, c.mac, ipv4_packet(sv.addr, "10.1.1.240", 1,
                                            icmp_message(0, 0, rest)))
+    rep_out = frame(sv.mac, c.mac, ipv4_packet(sv.addr, c.addr, 1,
+                                               icmp_message(0, 0, rest)))
     scenario("st-snat-mark-on-reply", "conntrack - SNAT with ct_mark change "
              "on reply", """
         in_port=1,ip,action=ct(commit,zone=1,nat(src=10.1.1.240)),2
@@ -1244,7 +1280,8 @@ def _system_traffic():
         table=1,in_port=2,ct_mark=1,ct_state=+rpl,ct_zone=1,ip,action=1
         priority=0,action=drop
         """, [(1, req), (2, rep)], ports=(1, 2),
-             expect_out={2: [req_out]}, csums=True, cleared=True,
+             expect_out={2: [req_out], 1: [rep_out, rep_out]}, csums=True,
+             cleared=True,
              expect_ct=["icmp,orig=(src=10.1.1.1,dst=10.1.1.2,id=<cleared>,"
                         "type=8,code=0),reply=(src=10.1.1.2,dst=10.1.1.240,"
                         "id=<cleared>,type=0,code=0),zone=1,mark=1"])
