@@ -78,10 +78,9 @@ What is left out, and why:
     multiple namespaces with internal ports, multi-stage pipeline and
     multiple zones, local (the LOCAL port), over vxlan, can match and
     clear ct_state from outside OVS).
-  - not done for lack of time, and translatable: "DNAT with additional
-    SNAT", "floating IP" and "negative test for recirculation
-    optimization" (NAT and address rewrites by set_field between two
-    lookups), the second half of "ICMP from different source related
+  - not done for lack of time, and translatable: "negative test for
+    recirculation optimization" (address rewrites by set_field between
+    two lookups, like st-floating-ip), the second half of "ICMP from different source related
     with NAT" (the error in the reply direction, after a zone flush),
     "IPv4 HTTP" and "IPv6 HTTP" (already the shape of st-zones' first
     pair).
@@ -102,7 +101,8 @@ Scenarios (name: Open vSwitch test):
   st-new-connections, st-generic-ip, st-preserve-registers,
   st-commit-recirc, st-multiple-zones, st-resubmit-ct-twice,
   st-multiple-icmp-traverse, st-snat-mark-on-reply, st-ipv6-http-dnat,
-  st-ipv6-http-snat, st-icmp-other-source-nat, st-icmp-related,
+  st-ipv6-http-snat, st-icmp-other-source-nat, st-dnat-then-snat (DNAT
+  with additional SNAT), st-floating-ip, st-icmp-related,
   st-icmp-related-orig (ICMP related to original direction),
   st-icmp-related-2, st-simple-snat, st-simple-dnat, st-icmp-related-nat,
   st-ipv6-icmp6-related-snat.
@@ -295,14 +295,16 @@ class Host:
 
 
 def tcp_http(client, server, sport, dport=80, seen_client=None,
-             seen_server=None, isn=(0x1000, 0x9000)):
+             seen_server=None, isn=(0x1000, 0x9000), gw_mac=None):
     """A wget of one small page: handshake, request, response, FIN from
     the server (HTTP/1.0 closes), FIN from the client, last ACK.  Returns
     (port, sent, delivered) triples: 'delivered' is the packet as the
     other end receives it when the switch translates the client's
     address to 'seen_client' (source NAT) or the server's to
     'seen_server' (the client talks to a virtual address: destination
-    NAT); both None without NAT."""
+    NAT); both None without NAT.  With gw_mac, both ends send to that
+    MAC (a router's) and the switch delivers from it (the floating IP
+    test's flows rewrite the Ethernet addresses so)."""
     c_as_seen = seen_client or client.addr      # The server's view.
     s_as_seen = seen_server or server.addr      # The client's view.
     a, b = isn
@@ -321,20 +323,25 @@ def tcp_http(client, server, sport, dport=80, seen_client=None,
         ("s", TCP_ACK, 2 + len(resp), 2 + len(req), b""),
     ]
     out = []
+    gw = gw_mac is not None
     for who, flags, rel_seq, rel_ack, data in script:
         if who == "c":
             seq, ack = a + rel_seq, (b + rel_ack if rel_ack else 0)
-            sent = _tcp4(client, client.addr, s_as_seen, server.mac, sport,
-                         dport, flags, seq, ack, data)
-            dlv = _tcp4(client, c_as_seen, server.addr, server.mac, sport,
-                        dport, flags, seq, ack, data)
+            sent = _tcp4(client, client.addr, s_as_seen,
+                         gw_mac or server.mac, sport, dport, flags, seq, ack,
+                         data)
+            dlv = _tcp4(gw and Host(0, gw_mac, "") or client, c_as_seen,
+                        server.addr, server.mac, sport, dport, flags, seq,
+                        ack, data)
             out.append((client.port, sent, dlv))
         else:
             seq, ack = b + rel_seq, a + rel_ack
-            sent = _tcp4(server, server.addr, c_as_seen, client.mac, dport,
-                         sport, flags, seq, ack, data)
-            dlv = _tcp4(server, s_as_seen, client.addr, client.mac, dport,
-                        sport, flags, seq, ack, data)
+            sent = _tcp4(server, server.addr, c_as_seen,
+                         gw_mac or client.mac, dport, sport, flags, seq, ack,
+                         data)
+            dlv = _tcp4(gw and Host(0, gw_mac, "") or server, s_as_seen,
+                        client.addr, client.mac, dport, sport, flags, seq,
+                        ack, data)
             out.append((server.port, sent, dlv))
     return out
 
@@ -1369,6 +1376,73 @@ def _system_traffic():
              expect_ct=["udp,orig=(src=192.168.20.10,dst=192.168.20.20,"
                         "sport=1,dport=2),reply=(src=192.168.10.20,"
                         "dst=192.168.20.10,sport=2,dport=1),zone=42"])
+
+    # conntrack - DNAT with additional SNAT: a wget of 172.1.1.2,
+    # translated to 10.1.1.2 port 80 by the first commit; the second
+    # commit's source NAT is not done (the connection has its NAT), its
+    # mark and label are.
+    seq = tcp_http(NS0, NS1, 40131, seen_server="172.1.1.2")
+    packets, outs = _split(seq)
+    scenario("st-dnat-then-snat", "conntrack - DNAT with additional SNAT",
+             """
+        table=0,priority=30,in_port=1,ip,nw_dst=172.1.1.2,actions=ct(commit,nat(dst=10.1.1.2:80),table=1)
+        table=0,priority=20,in_port=2,ip,actions=ct(nat),1
+        table=0,priority=10,arp,in_port=1,actions=output:2
+        table=0,priority=10,arp,in_port=2,actions=output:1
+        table=0,priority=1,actions=drop
+        table=1,ip,actions=ct(commit,nat(src=10.1.1.240),exec(set_field:0xac->ct_mark,set_field:0xac->ct_label),table=2)
+        table=2,in_port=1,ip,ct_mark=0xac,ct_label=0xac,actions=2
+        """, packets, ports=(1, 2), expect_out=outs, csums=True,
+             cleared=True,
+             expect_ct=[ct_tcp_cleared("10.1.1.1", "172.1.1.2",
+                                       ",mark=172,labels=0xac",
+                                       rsrc="10.1.1.2")])
+
+    # conntrack - floating IP: ns1 (10.1.1.2) talks to ns0 directly, then
+    # to ns0's floating address 10.254.254.1 through the "gateway" MAC
+    # ...:fe; the flows rewrite the addresses by set_field, ct_clear and
+    # look the packet up again.  Both connections of the floating case
+    # and the direct one end in TIME_WAIT (the test waits for exactly
+    # those lines).  "echo foobar | nc" is a TCP exchange like wget's.
+    f0 = Host(1, "f0:00:00:01:01:01", "10.1.1.1")
+    f1 = Host(2, "f0:00:00:01:01:02", "10.1.1.2")
+    seq = tcp_http(f1, f0, 40141, dport=1234)
+    seq += tcp_http(f1, f0, 40142, dport=1234, seen_client="10.254.254.2",
+                    seen_server="10.254.254.1", gw_mac="f0:00:00:01:01:fe")
+    packets, outs = _split(seq)
+    scenario("st-floating-ip", "conntrack - floating IP", """
+        table=0,priority=10,ip,actions=ct(table=1)
+        table=0,priority=1,actions=drop
+        table=1,priority=20,ip,ct_state=+trk+est,nw_dst=10.254.254.0/24,actions=goto_table:10
+        table=1,priority=20,ip,ct_state=+trk+new,nw_dst=10.254.254.0/24,actions=ct(commit,table=10)
+        table=1,priority=10,ip,ct_state=+trk+est,actions=goto_table:20
+        table=1,priority=10,ip,ct_state=+trk+new,actions=ct(commit,table=20)
+        table=1,priority=1,ip,ct_state=+trk+inv,actions=drop
+        table=10,ip,nw_dst=10.254.254.1,actions=set_field:10.1.1.1->nw_dst,goto_table:11
+        table=10,ip,nw_dst=10.254.254.2,actions=set_field:10.1.1.2->nw_dst,goto_table:11
+        table=11,ip,nw_src=10.1.1.1,actions=set_field:10.254.254.1->nw_src,goto_table:12
+        table=11,ip,nw_src=10.1.1.2,actions=set_field:10.254.254.2->nw_src,goto_table:12
+        table=12,priority=10,ip,actions=ct_clear,ct(table=13)
+        table=12,priority=1,actions=drop
+        table=13,ip,ct_state=+trk+est,actions=goto_table:20
+        table=13,ip,ct_state=+trk+new,actions=ct(commit,table=20)
+        table=13,ip,ct_state=+trk+inv,actions=drop
+        table=20,ip,nw_src=10.1.1.1,actions=set_field:f0:00:00:01:01:01->eth_src,goto_table:21
+        table=20,ip,nw_src=10.1.1.2,actions=set_field:f0:00:00:01:01:02->eth_src,goto_table:21
+        table=20,ip,nw_src=10.254.254.0/24,actions=set_field:f0:00:00:01:01:FE->eth_src,goto_table:21
+        table=21,ip,nw_dst=10.1.1.1,actions=set_field:f0:00:00:01:01:01->eth_dst,output:1
+        table=21,ip,nw_dst=10.1.1.2,actions=set_field:f0:00:00:01:01:02->eth_dst,output:2
+        """, packets, ports=(1, 2), expect_out=outs, csums=True,
+             expect_ct=[
+                 "tcp,orig=(src=10.1.1.2,dst=10.1.1.1,sport=40141,dport=1234)"
+                 ",reply=(src=10.1.1.1,dst=10.1.1.2,sport=1234,dport=40141)"
+                 ",protoinfo=(state=TIME_WAIT)",
+                 "tcp,orig=(src=10.1.1.2,dst=10.254.254.1,sport=40142,"
+                 "dport=1234),reply=(src=10.254.254.1,dst=10.1.1.2,"
+                 "sport=1234,dport=40142),protoinfo=(state=TIME_WAIT)",
+                 "tcp,orig=(src=10.254.254.2,dst=10.1.1.1,sport=40142,"
+                 "dport=1234),reply=(src=10.1.1.1,dst=10.254.254.2,"
+                 "sport=1234,dport=40142),protoinfo=(state=TIME_WAIT)"])
 
     # conntrack - ICMP related.  "echo a | nc -u 10.1.1.2 10000": the
     # datagram and the port unreachable that ns1's kernel sends back,
