@@ -781,7 +781,10 @@ def _dpif():
     # ofproto-dpif - conntrack - match masked ct fields.  The test's
     # "table=0,ip,in_port=1,udp6,..." loses its "ip": ovs-ofctl takes the
     # last of two conflicting protocols (udp6, as the test means), flowdp's
-    # parser refuses the conflict (lib/flow-parse.c, stake_claims()).
+    # parser refuses the conflict (lib/flow-parse.c, stake_claims()).  And
+    # the ct_tp_src match gains ct_nw_proto=17 (the same connections: all
+    # are UDP): ovs-ofctl takes ct_tp_src alone, flowdp's parser asks for
+    # the protocol with it.
     texts = [udp4(1, 6, 6, "10.1.2.100", "10.1.2.200"),
              udp4_back(2, 6, 6, "10.1.2.200", "10.1.2.100"),
              udp6(1, 1, 2, "2001:db8::1", "2001:db8::2", MAC09, MAC0A),
@@ -798,7 +801,7 @@ def _dpif():
         table=0,ip6,in_port=2,actions=ct(table=1)
         table=1,priority=10,udp,ct_state=+trk+rpl,ct_nw_src=10.1.2.1/24,actions=output:3
         table=1,priority=10,udp6,ct_state=+trk+rpl,ct_ipv6_dst=2001:db8::1/64,actions=output:3
-        table=1,priority=10,udp,ct_state=+trk+rpl,ct_tp_src=3/0x1,actions=output:3
+        table=1,priority=10,udp,ct_state=+trk+rpl,ct_nw_proto=17,ct_tp_src=3/0x1,actions=output:3
         table=1,priority=1,action=drop
         """, from_odp(texts), expect_out={1: [], 2: [], 3: [1, 3, 5]},
              expect_ct=[ct_udp("10.1.2.100", "10.1.2.200", 6, 6),
