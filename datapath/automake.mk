@@ -13,6 +13,8 @@ datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/conntrack.h \
 	datapath/conntrack-private.h \
 	datapath/conntrack-tcp.c \
+	datapath/ct-sweeper.c \
+	datapath/ct-sweeper.h \
 	datapath/dp.c \
 	datapath/dp-private.h \
 	datapath/execute.c \

@@ -156,6 +156,90 @@
  * after an output may change the packet, and that output must not see
  * the change).
  *
+ * Connection tracking
+ * -------------------
+ * A pipeline's composed actions hold, for each ct action a packet's
+ * classification ran, a resolved ct record (lib/ct-action.h: zone,
+ * commit, exec()'s mark and label, NAT, and for ct(table=N) the table,
+ * the in_port and the frozen metadata and registers).  The executor
+ * (execute.c) runs a packet's actions up to such a record and stops;
+ * every packet of a group stops at the same record (the same actions,
+ * and only drops end a packet early, so a packet dec_ttl dropped never
+ * reaches the tracker), and the group's packets that reached it go
+ * through the tracker in one fdp__ct_execute() call, which prefetches
+ * their buckets and records across the call (ct_run()).  Then each goes
+ * on from the action after the record.  A flow of one output never
+ * reaches this path: the fast path does not look at ct at all.
+ *
+ * Recirculation (Open vSwitch's recirc).  For ct(table=N) the packet
+ * continues in table N: the packet itself if the ct record is its last
+ * action, else a copy in a new frame (Open vSwitch's fork: the original
+ * goes on with the rest of its actions).  The continuation's key is the
+ * packet extracted again (NAT may have rewritten it; in_port is the
+ * record's), words 12-20 the record's frozen words, words 21-28 the
+ * tracker's ct_state, ct_zone, ct_mark, ct_label and original tuple.
+ * Continuations wait in a per-depth queue, the pmd's recirc_level for
+ * that depth, and run as a batch of their own (level_run()) when the
+ * batch that made them is done, or earlier when the queue fills or a
+ * packet with another in_port comes: classification (below), grouping,
+ * accounting and execution as for received packets, at the same
+ * snapshot, and their own continuations one depth further.  A packet is
+ * at depth 0 when received; a ct(table=N) at depth 6 (Open vSwitch's
+ * MAX_RECIRC_DEPTH) sends nothing on and is counted (n_recirc_dropped);
+ * the tracker has run on the packet all the same, as in Open vSwitch,
+ * whose recirc action is what fails there.  A received packet whose
+ * frame went on to a continuation is not counted as dropped where it
+ * left; a continuation that ends without output is, unless it was a
+ * fork's copy (its original is counted where it ends).
+ *
+ * The continuation cache (RC).  The EMC keys on the 12 packet words,
+ * which is right for received packets (the other words are zero), but a
+ * continuation's outcome depends on every word (registers, ct_state,
+ * ct_mark...) and on the table it starts in, so it has a cache of its
+ * own: 16384 entries (4 MiB), two-way set associative as the EMC, keyed
+ * by all 29 words and the table (hashed with fdp_hash_fast() over the
+ * words, the table folded into the seed), valid for the snapshot's
+ * version as EMC entries are, and filled with the same 1-in-
+ * emc_insert_inv_prob draw (a rule's outcome, or one built and owned by
+ * the entry).  An established connection's packets then take one probe
+ * of it instead of a pipeline classification from table N.  It is on
+ * whenever the EMC is on (emc_mode not off, emc_insert_inv_prob not 0):
+ * one switch for the exact caches, which tests turn off to check that
+ * the caches change no result.  An entry is 4 lines (the key is 232
+ * bytes), so it keeps no output hint.  Its owned outcomes that an
+ * insertion lets go are freed when the received batch and all its
+ * continuations are done (a packet at a shallower depth may still be
+ * running one); an insertion that would let go more than RC_DOOMED_MAX
+ * in one batch is skipped.  16384 entries: the cases the issue measures
+ * run 10k connections, two keys each at most (a direction each), and
+ * the cache should hold them.
+ *
+ * Bare tables.  A bare table's rules keep the flow-form ct record (no
+ * pipeline composes it): ct_run() resolves it with fdp__ct_resolve()
+ * against each packet's key and calls the tracker once per run of
+ * packets whose records resolve alike.  A bare table has no table N to
+ * go on in (Open vSwitch has no such case: every ct(table=N) there is in
+ * a bridge's pipeline), so table=N is ignored, the action runs as ct
+ * without table, and n_ct_table_ignored counts it.
+ *
+ * Expiry (datapath/ct-sweeper.c): a thread the datapath starts at
+ * creation and stops at destruction sweeps the tracker a slice at a
+ * time, off the packet path; no pmd ever removes a connection or waits
+ * for a grace period.  The tracker's clock is fdp__ct_clock_ms(), read
+ * once per ct action per group.
+ *
+ * Worked example: "table=0,ip,actions=ct(table=1,zone=5)" and
+ * "table=1,ct_state=+trk+est,ip,actions=output:2", a batch of 3 packets
+ * of two established UDP connections.  Table 0 gives all three one
+ * outcome whose actions are the resolved record {zone 5, RECIRC, table
+ * 1}: one group, one fdp__ct_execute() of 3 packets, each +trk+est.  The
+ * record is the last action, so each packet itself goes to the depth-1
+ * queue with its key (packet words, zero registers, ct_state 0x22,
+ * ct_zone 5, the original tuple).  When the batch is done, depth 1 runs:
+ * say the RC holds the first connection's key (table 1): two packets hit
+ * it, the third is classified from table 1 (and may enter the RC); all
+ * three hit the table-1 flow, one group, one output queue for port 2.
+ *
  * Invariants
  * ==========
  * - Every frame is in exactly one place: the pool, a pmd's cache, a
@@ -246,6 +330,7 @@
 #endif
 
 #include "datapath/conntrack.h"
+#include "datapath/ct-sweeper.h"
 #include "datapath/execute.h"
 #include "datapath/extract-internal.h"
 #include <flowdp/cpu.h>
@@ -351,6 +436,12 @@ struct pmd_counters {
     uint64_t n_ttl_expired;
     uint64_t n_no_room;
     uint64_t n_emc_bypassed;
+    uint64_t n_ct_packets;
+    uint64_t n_recirculations;
+    uint64_t n_recirc_cache_hits;
+    uint64_t n_recirc_missed;
+    uint64_t n_recirc_dropped;
+    uint64_t n_ct_table_ignored;
 };
 
 /* The packets of a batch that hit one flow, in arrival order: Open
@@ -374,6 +465,58 @@ struct batch {
     struct flow_group groups[FDP_DP_BATCH];
 };
 
+/* Scratch memory for the outcomes of a batch's packets that no cache
+ * keeps (pipeline_outcome()): one per packet, reused from batch to
+ * batch. */
+struct scratch_pool {
+    struct fdp__outcome *oc[FDP_DP_BATCH];
+    size_t size[FDP_DP_BATCH];
+    uint32_t n;
+};
+
+/* Open vSwitch's bound on recirculations (MAX_RECIRC_DEPTH in
+ * lib/dpif-netdev.c): a packet received is at depth 0, and a ct(table=N)
+ * at depth MAX_RECIRC_DEPTH is dropped.  See "Connection tracking" in the
+ * design. */
+#define MAX_RECIRC_DEPTH 6
+
+/* The continuations waiting at one depth: packets whose ct(table=N) sent
+ * them on, each with its table and whole key (packet words re-extracted,
+ * the frozen words, the tracker's ct fields). */
+struct recirc_level {
+    struct batch batch;
+    uint32_t in_no;             /* The in_port of every packet queued. */
+    uint8_t table[FDP_DP_BATCH];
+    bool copy[FDP_DP_BATCH];    /* A fork's copy: its drops are not the
+                                 * received packet's. */
+    struct fdp_pipeline_result results[FDP_DP_BATCH];
+    struct scratch_pool scratch;
+};
+
+/* The continuation cache (RC): RC_ENTRIES entries, two-way set
+ * associative, keyed by every word of the key and the table the
+ * continuation starts in.  See "Connection tracking" in the design. */
+#define RC_SHIFT 14
+#define RC_ENTRIES (1u << RC_SHIFT)
+#define RC_MASK (RC_ENTRIES - 1)
+/* Owned outcomes an RC insertion may let go in one batch, freed when the
+ * batch is done; an insertion that would pass it is skipped. */
+#define RC_DOOMED_MAX 64
+
+struct rc_entry {
+    uint32_t hash;
+    uint8_t table;
+    bool owned;                 /* As emc_entry's. */
+    uint16_t pad;               /* No room for an output hint: the key
+                                 * takes all but 24 bytes of the 4
+                                 * lines. */
+    uint64_t version;
+    const struct fdp__outcome *flow;    /* NULL: empty. */
+    uint64_t key[FDP_KEY_WORDS];
+} __attribute__((aligned(64)));
+static_assert(sizeof(struct rc_entry) == 4 * 64,
+              "a continuation cache entry is 4 lines");
+
 struct fdp_dp_pmd {
     struct fdp_dp *dp;
     unsigned int id;
@@ -388,6 +531,12 @@ struct fdp_dp_pmd {
     struct fdp__frame_cache cache;
     struct pmd_counters counters;
     struct fdp__ct_pmd *ct;     /* This pmd's tracker context. */
+    struct rc_entry *rc;        /* NULL if off (no pipeline, or no EMC). */
+    struct recirc_level *levels[MAX_RECIRC_DEPTH];  /* Depths 1 to MAX:
+                                                     * NULL for a bare
+                                                     * table. */
+    const struct fdp__outcome *rc_doomed[RC_DOOMED_MAX];
+    uint32_t n_rc_doomed;
 
     /* Per batch. */
     const struct fdp__pipeline_view *view;  /* The snapshot: the
@@ -395,6 +544,8 @@ struct fdp_dp_pmd {
     struct fdp__pipeline_view table_view;   /* ...a bare table's. */
     const struct port_set *ports;
     struct fdp__port *in_port;
+    uint32_t in_no;             /* The in_port of the packets being run:
+                                 * in_port's, or a continuation's. */
     uint32_t last_out_no;       /* The port of the last one-output flow */
     struct txq *last_txq;       /* and its queue, or 0/NULL. */
     uint32_t n_txq;
@@ -406,9 +557,7 @@ struct fdp_dp_pmd {
      * batch), and the outcomes the EMC let go during the batch, freed once
      * it is done. */
     struct fdp_pipeline_result results[FDP_DP_BATCH];
-    struct fdp__outcome *scratch[FDP_DP_BATCH];
-    size_t scratch_size[FDP_DP_BATCH];
-    uint32_t n_scratch;
+    struct scratch_pool scratch;
     struct fdp__outcome *doomed[FDP_DP_BATCH];
     uint32_t n_doomed;
 };
@@ -445,6 +594,7 @@ struct fdp_dp {
     struct fdp_dp_pmd *pmds;
     struct pmd_counters retired;    /* Counters of destroyed pmds. */
     struct fdp__ct *ct;         /* The connection tracker. */
+    struct fdp__ct_sweeper *sweeper;    /* Its expiry thread. */
 };
 
 void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
@@ -615,8 +765,12 @@ dp_create(struct fdp_table *table, struct fdp_pipeline *pipeline,
     dp->pool.frames = malloc(dp->options.n_frames * sizeof *dp->pool.frames);
     dp->ports = calloc(1, sizeof *dp->ports);
     error = fdp__ct_create(dp->options.ct_capacity, &dp->ct);
+    if (!error) {
+        error = fdp__ct_sweeper_start(dp->ct, &dp->sweeper);
+    }
     if (error || !dp->umem || !dp->frame_owner || !dp->pool.frames
         || !dp->ports) {
+        fdp__ct_sweeper_stop(dp->sweeper);
         fdp__ct_destroy(dp->ct);
         free(dp->umem);
         free(dp->frame_owner);
@@ -679,6 +833,8 @@ fdp_dp_destroy(struct fdp_dp *dp)
     fdp__rcu_barrier();         /* Deferred frees of old port sets. */
     free(dp->ports);
     free(dp->upcall);
+    /* The sweeper wakes at once and ends after at most one slice. */
+    fdp__ct_sweeper_stop(dp->sweeper);
     fdp__ct_destroy(dp->ct);
     pthread_mutex_destroy(&dp->pool.mutex);
     pthread_mutex_destroy(&dp->mutex);
@@ -990,6 +1146,54 @@ fdp_dp_set_upcall(struct fdp_dp *dp, fdp_dp_upcall_cb *cb, void *aux)
 /* ---------------------------------------------------------------------- */
 /* Pmds.                                                                   */
 
+/* Frees a pmd's recirculation levels (any of them may be NULL). */
+static void
+levels_destroy(struct fdp_dp_pmd *pmd)
+{
+    for (unsigned int d = 0; d < MAX_RECIRC_DEPTH; d++) {
+        struct recirc_level *lvl = pmd->levels[d];
+        if (lvl) {
+            for (uint32_t i = 0; i < FDP_DP_BATCH; i++) {
+                free(lvl->scratch.oc[i]);
+                fdp_pipeline_result_destroy(&lvl->results[i]);
+            }
+            free(lvl);
+            pmd->levels[d] = NULL;
+        }
+    }
+}
+
+/* A pipeline's pmd gets its recirculation levels and, with the EMC, its
+ * continuation cache.  A bare table has no continuations (see
+ * "Connection tracking" in the design).  Returns 0 or ENOMEM. */
+static int
+pmd_create_recirc(struct fdp_dp_pmd *pmd, const struct fdp_dp *dp)
+{
+    if (!dp->pipeline) {
+        return 0;
+    }
+    for (unsigned int d = 0; d < MAX_RECIRC_DEPTH; d++) {
+        struct recirc_level *lvl = calloc(1, sizeof *lvl);
+        if (!lvl) {
+            levels_destroy(pmd);
+            return ENOMEM;
+        }
+        for (uint32_t i = 0; i < FDP_DP_BATCH; i++) {
+            fdp_pipeline_result_init(&lvl->results[i]);
+        }
+        pmd->levels[d] = lvl;
+    }
+    if (pmd->emc) {
+        pmd->rc = aligned_alloc(64, RC_ENTRIES * sizeof *pmd->rc);
+        if (!pmd->rc) {
+            levels_destroy(pmd);
+            return ENOMEM;
+        }
+        memset(pmd->rc, 0, RC_ENTRIES * sizeof *pmd->rc);
+    }
+    return 0;
+}
+
 int
 fdp_dp_pmd_create(struct fdp_dp *dp, unsigned int id,
                   struct fdp_dp_pmd **pmdp)
@@ -1030,7 +1234,17 @@ fdp_dp_pmd_create(struct fdp_dp *dp, unsigned int id,
         pmd->smc = p;
         pmd->smc_mask = n_buckets - 1;
     }
+    if (pmd_create_recirc(pmd, dp)) {
+        if (pmd->smc) {
+            munmap(pmd->smc, pmd->smc_size);
+        }
+        free(pmd->emc);
+        free(pmd);
+        return ENOMEM;
+    }
     if (fdp__ct_pmd_create(dp->ct, &pmd->ct)) {
+        levels_destroy(pmd);
+        free(pmd->rc);
         if (pmd->smc) {
             munmap(pmd->smc, pmd->smc_size);
         }
@@ -1069,6 +1283,12 @@ add_counters(struct pmd_counters *sum, const struct pmd_counters *c)
     sum->n_upcalls += fdp__read_count(&c->n_upcalls);
     sum->n_ttl_expired += fdp__read_count(&c->n_ttl_expired);
     sum->n_no_room += fdp__read_count(&c->n_no_room);
+    sum->n_ct_packets += fdp__read_count(&c->n_ct_packets);
+    sum->n_recirculations += fdp__read_count(&c->n_recirculations);
+    sum->n_recirc_cache_hits += fdp__read_count(&c->n_recirc_cache_hits);
+    sum->n_recirc_missed += fdp__read_count(&c->n_recirc_missed);
+    sum->n_recirc_dropped += fdp__read_count(&c->n_recirc_dropped);
+    sum->n_ct_table_ignored += fdp__read_count(&c->n_ct_table_ignored);
 }
 
 void
@@ -1097,10 +1317,19 @@ fdp_dp_pmd_destroy(struct fdp_dp_pmd *pmd)
         }
     }
     for (uint32_t i = 0; i < FDP_DP_BATCH; i++) {
-        free(pmd->scratch[i]);
+        free(pmd->scratch.oc[i]);
     }
     for (uint32_t i = 0; i < FDP_DP_BATCH; i++) {
         fdp_pipeline_result_destroy(&pmd->results[i]);
+    }
+    levels_destroy(pmd);
+    if (pmd->rc) {
+        for (uint32_t i = 0; i < RC_ENTRIES; i++) {
+            if (pmd->rc[i].owned) {
+                free((struct fdp__outcome *) pmd->rc[i].flow);
+            }
+        }
+        free(pmd->rc);
     }
     free(pmd->emc);
     if (pmd->smc) {
@@ -1133,6 +1362,12 @@ fdp_dp_get_stats(struct fdp_dp *dp, struct fdp_dp_stats *stats)
     stats->n_upcalls = sum.n_upcalls;
     stats->n_ttl_expired = sum.n_ttl_expired;
     stats->n_no_room = sum.n_no_room;
+    stats->n_ct_packets = sum.n_ct_packets;
+    stats->n_recirculations = sum.n_recirculations;
+    stats->n_recirc_cache_hits = sum.n_recirc_cache_hits;
+    stats->n_recirc_missed = sum.n_recirc_missed;
+    stats->n_recirc_dropped = sum.n_recirc_dropped;
+    stats->n_ct_table_ignored = sum.n_ct_table_ignored;
 }
 
 /* A cycle counter for the caches' meters: the TSC where there is one. */
@@ -1494,23 +1729,124 @@ batch_extract(struct fdp_dp_pmd *pmd, struct batch *b,
 /* Scratch memory of at least 'size' bytes for an outcome that lives until
  * the batch is done, or NULL if memory ran out. */
 static struct fdp__outcome *
-scratch_outcome(struct fdp_dp_pmd *pmd, size_t size)
+scratch_outcome(struct scratch_pool *sp, size_t size)
 {
-    uint32_t s = pmd->n_scratch;
+    uint32_t s = sp->n;
 
     if (s >= FDP_DP_BATCH) {
         return NULL;            /* Not reached: one per packet. */
     }
-    if (pmd->scratch_size[s] < size) {
-        void *p = realloc(pmd->scratch[s], size);
+    if (sp->size[s] < size) {
+        void *p = realloc(sp->oc[s], size);
         if (!p) {
             return NULL;
         }
-        pmd->scratch[s] = p;
-        pmd->scratch_size[s] = size;
+        sp->oc[s] = p;
+        sp->size[s] = size;
     }
-    pmd->n_scratch++;
-    return pmd->scratch[s];
+    sp->n++;
+    return sp->oc[s];
+}
+
+/* ---- The continuation cache (see "Connection tracking"). ---- */
+
+/* The hash of a continuation: every word of its key, and its table. */
+static inline uint32_t
+rc_hash(const struct fdp_dp *dp, const struct fdp_key *key,
+        unsigned int table)
+{
+    return fdp_hash_fast(key->w, FDP_KEY_WORDS,
+                         dp->emc_basis ^ (table * UINT32_C(0x9e3779b1)));
+}
+
+static inline struct rc_entry *
+rc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
+{
+    return &pmd->rc[(way ? hash >> RC_SHIFT : hash) & RC_MASK];
+}
+
+static inline bool
+rc_key_equal(const uint64_t *a, const uint64_t *b)
+{
+    uint64_t d = 0;
+
+    for (size_t i = 0; i < FDP_KEY_WORDS; i++) {
+        d |= a[i] ^ b[i];
+    }
+    return !d;
+}
+
+static const struct fdp__outcome *
+rc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
+          unsigned int table, uint32_t hash, uint64_t version)
+{
+    for (unsigned int way = 0; way < 2; way++) {
+        const struct rc_entry *e = rc_way(pmd, hash, way);
+        if (e->hash == hash && e->version == version && e->flow
+            && e->table == table && rc_key_equal(e->key, key->w)) {
+            return e->flow;
+        }
+    }
+    return NULL;
+}
+
+/* The entry a new one for 'hash' would replace, as emc_victim(), or NULL
+ * if that would let go one more owned outcome than the batch can keep
+ * until it is done. */
+static struct rc_entry *
+rc_victim(struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version)
+{
+    struct rc_entry *e0 = rc_way(pmd, hash, 0);
+    struct rc_entry *e1 = rc_way(pmd, hash, 1);
+    struct rc_entry *e = (!e0->flow || e0->version != version) ? e0
+                         : (!e1->flow || e1->version != version) ? e1
+                         : (hash >> 31) ? e1 : e0;
+
+    return e->flow && e->owned && pmd->n_rc_doomed == RC_DOOMED_MAX
+           ? NULL : e;
+}
+
+static void
+rc_fill(struct fdp_dp_pmd *pmd, struct rc_entry *e,
+        const struct fdp_key *key, unsigned int table, uint32_t hash,
+        uint64_t version, const struct fdp__outcome *flow, bool owned)
+{
+    if (e->flow && e->owned) {
+        pmd->rc_doomed[pmd->n_rc_doomed++] = e->flow;
+    }
+    e->owned = owned;
+    e->hash = hash;
+    e->table = (uint8_t) table;
+    e->version = version;
+    e->flow = flow;
+    memcpy(e->key, key->w, sizeof e->key);
+}
+
+/* Where pipeline_outcome() keeps what it builds: the EMC for a received
+ * packet ('rc_table' -1), the continuation cache for a continuation
+ * starting in table 'rc_table'. */
+struct outcome_home {
+    const struct fdp_key *key;
+    uint32_t hash;
+    int rc_table;
+    struct scratch_pool *scratch;
+};
+
+/* Keeps rule outcome 'oc' in the cache 'home' says, with probability
+ * 1/emc_insert_inv_prob. */
+static void
+home_insert(struct fdp_dp_pmd *pmd, const struct outcome_home *home,
+            uint64_t version, const struct fdp__outcome *oc)
+{
+    if (home->rc_table < 0) {
+        emc_insert(pmd, home->key, home->hash, version, oc);
+    } else if (pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
+        struct rc_entry *e = rc_victim(pmd, home->hash, version);
+        if (e) {
+            rc_fill(pmd, e, home->key, (unsigned int) home->rc_table,
+                    home->hash, version, oc, false);
+        }
+    }
 }
 
 /* The outcome of packet 'i' of 'b', which no cache had, from its
@@ -1523,22 +1859,23 @@ scratch_outcome(struct fdp_dp_pmd *pmd, size_t size)
  * batch is done.  NULL if memory ran out, or if the classification is too
  * long to keep (more than 65535 flows hit): the packet is then a miss. */
 static const struct fdp__outcome *
-pipeline_outcome(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
+pipeline_outcome(struct fdp_dp_pmd *pmd, const struct outcome_home *home,
                  uint64_t version, const struct fdp_pipeline_result *r)
 {
-    const struct fdp_key *key = &b->pkts[i].key;
     /* A table 0 miss ends the pipeline, so the packet hit some flow if
      * and only if its first step did.  A packet that hit no flow is a
      * miss, as in a one-table pipeline: not cached, so that each one
-     * reaches the upcall. */
+     * reaches the upcall.  (A continuation's first step is its table
+     * N's.) */
     bool hit = r->n_steps && r->steps[0].rule;
-    bool cache = pmd->emc && hit;
+    bool cache = (home->rc_table < 0 ? pmd->emc != NULL : pmd->rc != NULL)
+                 && hit;
 
     if (hit && r->n_steps == 1 && !r->limit_dropped
         && fdp_actions_equal(r->actions, r->steps[0].rule->actions)) {
         const struct fdp__outcome *oc = &r->steps[0].rule->oc;
         if (cache) {
-            emc_insert(pmd, key, b->hashes[i], version, oc);
+            home_insert(pmd, home, version, oc);
         }
         return oc;
     }
@@ -1553,6 +1890,11 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
     }
     bool insert = cache
                   && pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob);
+    struct rc_entry *rc_e = NULL;
+    if (insert && home->rc_table >= 0) {
+        rc_e = rc_victim(pmd, home->hash, version);
+        insert = rc_e != NULL;
+    }
     size_t actions_at = fdp__outcome_size(r->n_steps,
                                           keep_steps ? r->n_steps : 0);
     struct fdp__outcome *oc;
@@ -1560,7 +1902,7 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
         /* Only an outcome the EMC keeps copies its actions. */
         oc = malloc(actions_at + fdp_actions_size(r->actions));
     } else {
-        oc = scratch_outcome(pmd, actions_at);
+        oc = scratch_outcome(home->scratch, actions_at);
     }
     if (!oc) {
         return NULL;
@@ -1598,9 +1940,12 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct batch *b, uint32_t i,
         oc->actions = r->actions;
     }
     oc->sig = fdp__outcome_sig_end(h, n_rules, oc->actions);
-    if (insert) {
-        emc_fill(pmd, emc_victim(pmd, b->hashes[i], version), key,
-                 b->hashes[i], version, oc, true);
+    if (rc_e) {
+        rc_fill(pmd, rc_e, home->key, (unsigned int) home->rc_table,
+                home->hash, version, oc, true);
+    } else if (insert) {
+        emc_fill(pmd, emc_victim(pmd, home->hash, version), home->key,
+                 home->hash, version, oc, true);
     }
     return oc;
 }
@@ -1728,9 +2073,15 @@ batch_lookup_pipeline(struct fdp_dp_pmd *pmd, struct batch *b,
         return 0;               /* Out of memory: the packets miss. */
     }
     for (uint32_t j = 0; j < n_miss; j++) {
+        uint32_t i = miss_idx[j];
+        const struct outcome_home home = {
+            .key = &b->pkts[i].key,
+            .hash = b->hashes[i],
+            .rc_table = -1,
+            .scratch = &pmd->scratch,
+        };
         const struct fdp__outcome *oc;
-        oc = pipeline_outcome(pmd, b, miss_idx[j], pmd->view->version,
-                              results[j]);
+        oc = pipeline_outcome(pmd, &home, pmd->view->version, results[j]);
         n_hit += oc && oc->n_rules;
         b->flows[miss_idx[j]] = oc;
     }
@@ -2033,7 +2384,7 @@ static const struct fdp__exec_ops exec_ops = {
 static inline __attribute__((always_inline)) struct txq *
 output_queue(struct fdp_dp_pmd *pmd, uint32_t port_no)
 {
-    if (port_no == pmd->in_port->port_no) {
+    if (port_no == pmd->in_no) {
         return NULL;
     }
     if (port_no != pmd->last_out_no) {
@@ -2068,12 +2419,16 @@ single_output(struct fdp_dp_pmd *pmd, const struct batch *b,
     return hint ? output_queue(pmd, hint) : NULL;
 }
 
-/* Runs a group's actions on each of its packets. */
+static void group_run_actions(struct fdp_dp_pmd *, struct batch *,
+                              const struct flow_group *,
+                              const struct fdp_actions *, unsigned int depth);
+
+/* Runs a group's actions on each of its packets, at recirculation depth
+ * 'depth' (0: received packets). */
 static inline __attribute__((always_inline)) void
 group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
-              const struct flow_group *g)
+              const struct flow_group *g, unsigned int depth)
 {
-    struct fdp__port *in = pmd->in_port;
     const struct fdp_actions *actions;
     struct txq *q = single_output(pmd, b, g, &actions);
 
@@ -2089,22 +2444,7 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
     if (!actions) {
         actions = g->flow->actions;
     }
-    for (uint32_t k = 0; k < g->n; k++) {
-        uint32_t i = g->pkts[k];
-        struct fdp__pkt *pkt = &b->pkts[i];
-        struct exec_ctx ctx = { pmd, b, i };
-        enum fdp__exec_result r = fdp__execute(actions, pkt, in->port_no,
-                                               &exec_ops, &ctx);
-        if (r == FDP__EXEC_TTL_EXPIRED) {
-            fdp__count_add(&pmd->counters.n_ttl_expired, 1);
-        } else if (r == FDP__EXEC_NO_ROOM) {
-            fdp__count_add(&pmd->counters.n_no_room, 1);
-        }
-        if (r != FDP__EXEC_STOLEN) {
-            fdp__cache_put(&pmd->cache,
-                           (uint64_t) (pkt->data - pmd->dp->umem));
-        }
-    }
+    group_run_actions(pmd, b, g, actions, depth);
 }
 
 /* Counts a group: each flow its packets hit, and the tables where a
@@ -2135,6 +2475,343 @@ outcome_account(struct fdp_dp_pmd *pmd, const struct flow_group *fg,
     return oc->n_rules > 0;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Connection tracking and recirculation (see "Connection tracking").      */
+
+static void level_run(struct fdp_dp_pmd *, unsigned int depth);
+
+/* The struct fdp__dp_ct of a resolved ct record. */
+static inline const struct fdp__dp_ct *
+ct_payload(const struct fdp__action *a)
+{
+    return (const struct fdp__dp_ct *) (const void *)
+           ((const uint64_t *) a + 1);
+}
+
+/* Writes what the tracker said, 'res', into the ct fields of 'key'. */
+static void
+key_set_ct(struct fdp_key *key, const struct fdp__ct_result *res)
+{
+    const struct fdp__ct_tuple *t = &res->orig;
+
+    fdp__key_set(key, FDP_F_CT_STATE, res->state);
+    fdp__key_set(key, FDP_F_CT_ZONE, res->zone);
+    fdp__key_set(key, FDP_F_CT_MARK, res->mark);
+    fdp__key_set(key, FDP_F_CT_LABEL,
+                 (fdp_u128) res->label.hi << 64 | res->label.lo);
+    if (!res->has_tuple) {
+        return;
+    }
+    fdp__key_set(key, FDP_F_CT_NW_PROTO, t->proto);
+    fdp__key_set(key, FDP_F_CT_TP_SRC, t->src_port);
+    fdp__key_set(key, FDP_F_CT_TP_DST, t->dst_port);
+    if (t->ipv6) {
+        fdp__key_set(key, FDP_F_CT_IPV6_SRC,
+                     (fdp_u128) t->src.hi << 64 | t->src.lo);
+        fdp__key_set(key, FDP_F_CT_IPV6_DST,
+                     (fdp_u128) t->dst.hi << 64 | t->dst.lo);
+    } else {
+        fdp__key_set(key, FDP_F_CT_NW_SRC, t->src.lo & 0xffffffffu);
+        fdp__key_set(key, FDP_F_CT_NW_DST, t->dst.lo & 0xffffffffu);
+    }
+}
+
+/* Queues 'src' (a packet of the batch at depth - 1, on which ct record
+ * 'dc' just ran with result 'res') to continue in dc->table at 'depth':
+ * the packet itself if 'steal' (its frame goes with it), else a copy in a
+ * new frame.  'copy' marks a continuation whose drops are not the
+ * received packet's.  Returns false if no frame was left for a copy. */
+static bool
+recirc_enqueue(struct fdp_dp_pmd *pmd, unsigned int depth,
+               const struct fdp__pkt *src, bool steal, bool copy,
+               const struct fdp__dp_ct *dc, const struct fdp__ct_result *res)
+{
+    struct fdp_dp *dp = pmd->dp;
+    struct recirc_level *lvl = pmd->levels[depth - 1];
+    struct batch *b = &lvl->batch;
+
+    if (b->n && (b->n == FDP_DP_BATCH || lvl->in_no != dc->in_port)) {
+        /* Full, or its packets came in on another port (a ct inside a
+         * resubmit(PORT)): run what is queued first. */
+        level_run(pmd, depth);
+    }
+    uint32_t i = b->n;
+    struct fdp__pkt *p = &b->pkts[i];
+    if (steal) {
+        p->data = src->data;
+        p->size = src->size;
+        p->headroom = src->headroom;
+    } else {
+        uint64_t frame = fdp__cache_get(&pmd->cache);
+        if (frame == UINT64_MAX) {
+            return false;
+        }
+        uint64_t addr = (uint64_t) (src->data - dp->umem);
+        uint32_t offset = (uint32_t) (addr & (dp->options.frame_size - 1));
+        memcpy(dp->umem + frame, dp->umem + (addr - offset),
+               sizeof(struct fdp__frame_meta));
+        memcpy(dp->umem + frame + offset, src->data, src->size);
+        p->data = dp->umem + frame + offset;
+        p->size = src->size;
+        p->headroom = src->headroom;
+    }
+    /* The packet words as the bytes now are (NAT may have rewritten
+     * them), the pipeline state the record froze, the tracker's fields. */
+    fdp__packet_extract_hash(p->data, p->size, dc->in_port, dp->emc_basis,
+                             &p->key, &p->layout);
+    memcpy(&p->key.w[FDP_KEY_PACKET_WORDS], dc->frozen, sizeof dc->frozen);
+    key_set_ct(&p->key, res);
+    b->hashes[i] = rc_hash(dp, &p->key, dc->table);
+    b->sent[i] = false;
+    lvl->table[i] = dc->table;
+    lvl->copy[i] = copy;
+    lvl->in_no = dc->in_port;
+    b->n++;
+    fdp__count_add(&pmd->counters.n_recirculations, 1);
+    return true;
+}
+
+/* The tracker's arguments for resolved record 'dc'. */
+static void
+ct_args_init(struct fdp__ct_args *args, const struct fdp__dp_ct *dc)
+{
+    *args = (struct fdp__ct_args) {
+        .zone = dc->zone,
+        .commit = (dc->flags & (FDP__DPCT_COMMIT | FDP__DPCT_FORCE)) != 0,
+        .force = (dc->flags & FDP__DPCT_FORCE) != 0,
+        .mark = dc->mark,
+        .mark_mask = dc->mark_mask,
+        .label = dc->label,
+        .label_mask = dc->label_mask,
+        .nat = dc->flags & FDP__DPCT_NAT ? &dc->nat : NULL,
+    };
+}
+
+/* Runs ct record 'a' (an action of 'actions') on the 'n' packets 'idx' of
+ * 'b' (at 'depth'), which execution brought to it together, and what
+ * follows from it: the continuations of ct(table=N), the packets that end
+ * with it.  Compacts 'idx' to the packets that go on with the actions
+ * after 'a' and returns how many. */
+static uint32_t
+ct_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
+       const struct fdp_actions *actions, const struct fdp__action *a,
+       unsigned int depth)
+{
+    struct fdp__pkt *pkts[FDP_DP_BATCH];
+    struct fdp__ct_result res[FDP_DP_BATCH];
+    struct fdp__dp_ct own[FDP_DP_BATCH];
+    const struct fdp__dp_ct *dcs[FDP_DP_BATCH];
+    struct fdp__ct_args args;
+    bool last = !fdp__actions_next(actions, a);
+    uint64_t now = fdp__ct_clock_ms();
+    uint32_t n_go = 0, n_lost = 0;
+
+    for (uint32_t k = 0; k < n; k++) {
+        pkts[k] = &b->pkts[idx[k]];
+    }
+    if (FDP_LIKELY(a->flags & FDP__ACT_CT_RESOLVED)) {
+        /* A pipeline's composed record: one call for the whole group, so
+         * that the tracker prefetches across it. */
+        const struct fdp__dp_ct *dc = ct_payload(a);
+        ct_args_init(&args, dc);
+        fdp__ct_execute(pmd->ct, pkts, n, &args, NULL, now, res);
+        for (uint32_t k = 0; k < n; k++) {
+            dcs[k] = dc;
+        }
+    } else {
+        /* A bare table's rule keeps the flow form: resolved here against
+         * each packet's key (a zone or an exec() move may read it), and
+         * the tracker called once per run of packets that resolve
+         * alike.  There is no table to go on in (see "Connection
+         * tracking"): table=N is counted and dropped. */
+        for (uint32_t k = 0; k < n; k++) {
+            if (fdp__ct_resolve(a, &pkts[k]->key, &own[k])) {
+                memset(&own[k], 0, sizeof own[k]);
+            }
+            if (own[k].flags & FDP__DPCT_RECIRC) {
+                own[k].flags &= (uint8_t) ~FDP__DPCT_RECIRC;
+                fdp__count_add(&pmd->counters.n_ct_table_ignored, 1);
+            }
+            dcs[k] = &own[k];
+        }
+        for (uint32_t k = 0, end; k < n; k = end) {
+            for (end = k + 1; end < n && !memcmp(&own[end], &own[k],
+                                                 sizeof own[k]); end++) {
+                continue;
+            }
+            ct_args_init(&args, &own[k]);
+            fdp__ct_execute(pmd->ct, &pkts[k], end - k, &args, NULL, now,
+                            &res[k]);
+        }
+    }
+    fdp__count_add(&pmd->counters.n_ct_packets, n);
+
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = idx[k];
+        struct fdp__pkt *pkt = pkts[k];
+        const struct fdp__dp_ct *dc = dcs[k];
+        bool moved = false;
+        if ((dc->flags & FDP__DPCT_RECIRC) && FDP_UNLIKELY(!pmd->levels[0])) {
+            /* A resolved record in a bare table's flow (only a test
+             * builds one): no table to go on in, as above. */
+            fdp__count_add(&pmd->counters.n_ct_table_ignored, 1);
+        } else if (dc->flags & FDP__DPCT_RECIRC) {
+            bool copy = depth > 0 && pmd->levels[depth - 1]->copy[i];
+            if (depth >= MAX_RECIRC_DEPTH) {
+                n_lost++;
+            } else if (last) {
+                moved = recirc_enqueue(pmd, depth + 1, pkt, true, copy, dc,
+                                       &res[k]);
+                /* It went on: not the received packet's drop here. */
+                b->sent[i] = true;
+            } else if (!recirc_enqueue(pmd, depth + 1, pkt, false, true, dc,
+                                       &res[k])) {
+                n_lost++;
+            }
+        }
+        if (!last) {
+            idx[n_go++] = (uint8_t) i;
+        } else if (!moved) {
+            fdp__cache_put(&pmd->cache,
+                           (uint64_t) (pkt->data - pmd->dp->umem));
+        }
+    }
+    fdp__count_add(&pmd->counters.n_recirc_dropped, n_lost);
+    return n_go;
+}
+
+/* The general path of a group's actions: each packet through the
+ * executor up to the next ct record, the packets that reached it through
+ * the tracker together (ct_run()), and on from the action after it, until
+ * every packet is done. */
+static void
+group_run_actions(struct fdp_dp_pmd *pmd, struct batch *b,
+                  const struct flow_group *g,
+                  const struct fdp_actions *actions, unsigned int depth)
+{
+    const struct fdp__action *from = NULL;
+    uint8_t todo[FDP_DP_BATCH];
+    uint32_t n = g->n;
+
+    memcpy(todo, g->pkts, n);
+    while (n) {
+        const struct fdp__action *ct = NULL;
+        uint32_t n_ct = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t i = todo[k];
+            struct fdp__pkt *pkt = &b->pkts[i];
+            struct exec_ctx ctx = { pmd, b, i };
+            enum fdp__exec_result r;
+            r = fdp__execute_from(actions, from, pkt, pmd->in_no, &exec_ops,
+                                  &ctx, &ct);
+            if (r == FDP__EXEC_CT) {
+                /* Every packet of the group stops at the same record:
+                 * the same actions, and only drops end one early. */
+                todo[n_ct++] = (uint8_t) i;
+                continue;
+            }
+            if (r == FDP__EXEC_TTL_EXPIRED) {
+                fdp__count_add(&pmd->counters.n_ttl_expired, 1);
+            } else if (r == FDP__EXEC_NO_ROOM) {
+                fdp__count_add(&pmd->counters.n_no_room, 1);
+            }
+            if (r != FDP__EXEC_STOLEN) {
+                fdp__cache_put(&pmd->cache,
+                               (uint64_t) (pkt->data - pmd->dp->umem));
+            }
+        }
+        if (!n_ct) {
+            break;
+        }
+        n = ct_run(pmd, b, todo, n_ct, actions, ct, depth);
+        from = fdp__actions_next(actions, ct);
+    }
+}
+
+/* Phase 2 for the continuations of 'lvl': the continuation cache, then
+ * the pipeline from each packet's table for its misses. */
+static void
+level_classify(struct fdp_dp_pmd *pmd, struct recirc_level *lvl)
+{
+    struct batch *b = &lvl->batch;
+    uint64_t version = pmd->view->version;
+    uint32_t n_hits = 0;
+
+    if (pmd->rc) {
+        for (uint32_t i = 0; i < b->n; i++) {
+            __builtin_prefetch(rc_way(pmd, b->hashes[i], 0));
+            __builtin_prefetch(rc_way(pmd, b->hashes[i], 1));
+        }
+    }
+    for (uint32_t i = 0; i < b->n; i++) {
+        const struct fdp_key *key = &b->pkts[i].key;
+        const struct fdp__outcome *oc = NULL;
+        b->hints[i] = 0;
+        if (pmd->rc) {
+            oc = rc_lookup(pmd, key, lvl->table[i], b->hashes[i], version);
+            n_hits += oc != NULL;
+        }
+        if (!oc) {
+            struct fdp_pipeline_result *r = &lvl->results[i];
+            const struct outcome_home home = {
+                .key = key,
+                .hash = b->hashes[i],
+                .rc_table = lvl->table[i],
+                .scratch = &lvl->scratch,
+            };
+            if (!fdp__pipeline_resume_view(pmd->dp->pipeline, pmd->view, key,
+                                           lvl->table[i], 0, r, NULL,
+                                           NULL)) {
+                oc = pipeline_outcome(pmd, &home, version, r);
+            }
+        }
+        b->flows[i] = oc;
+    }
+    fdp__count_add(&pmd->counters.n_recirc_cache_hits, n_hits);
+}
+
+/* Runs the continuations queued at 'depth' as a batch of their own:
+ * classify, group, account, execute (which may queue continuations at
+ * depth + 1, run here before returning), and counts the received
+ * packets that ended here without output as their port's rx_dropped. */
+static void
+level_run(struct fdp_dp_pmd *pmd, unsigned int depth)
+{
+    struct recirc_level *lvl = pmd->levels[depth - 1];
+    struct batch *b = &lvl->batch;
+    uint32_t saved_in_no = pmd->in_no;
+    int64_t now = batch_now_ms();
+    uint64_t dropped = 0;
+
+    pmd->in_no = lvl->in_no;
+    level_classify(pmd, lvl);
+    batch_group(b);
+    for (uint32_t g = 0; g < b->n_groups; g++) {
+        const struct flow_group *fg = &b->groups[g];
+        if (fg->flow && outcome_account(pmd, fg, now)) {
+            group_execute(pmd, b, fg, depth);
+            continue;
+        }
+        fdp__count_add(&pmd->counters.n_recirc_missed, fg->n);
+        for (uint32_t k = 0; k < fg->n; k++) {
+            struct fdp__pkt *pkt = &b->pkts[fg->pkts[k]];
+            do_upcall(pmd, FDP_UPCALL_MISS, pkt, pkt->size);
+            fdp__cache_put(&pmd->cache,
+                           (uint64_t) (pkt->data - pmd->dp->umem));
+        }
+    }
+    for (uint32_t i = 0; i < b->n; i++) {
+        dropped += !b->sent[i] && !lvl->copy[i];
+    }
+    fdp__count_add(&pmd->in_port->stats.rx_dropped, dropped);
+    b->n = 0;
+    lvl->scratch.n = 0;
+    pmd->in_no = saved_in_no;
+    if (depth < MAX_RECIRC_DEPTH && pmd->levels[depth]->batch.n) {
+        level_run(pmd, depth + 1);
+    }
+}
+
 /* Phases 4 and 5, group by group: the flow's counters (one update per
  * group), then its actions (or the upcalls of the misses); then transmit. */
 static void
@@ -2147,7 +2824,7 @@ batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
     for (uint32_t g = 0; g < b->n_groups; g++) {
         const struct flow_group *fg = &b->groups[g];
         if (fg->flow && outcome_account(pmd, fg, now)) {
-            group_execute(pmd, b, fg);
+            group_execute(pmd, b, fg, 0);
             continue;
         }
         fdp__count_add(&pmd->counters.n_missed, fg->n);
@@ -2169,14 +2846,22 @@ batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
         dropped += !b->sent[i];
     }
     fdp__count_add(&in->stats.rx_dropped, dropped);
+    if (pmd->levels[0] && pmd->levels[0]->batch.n) {
+        level_run(pmd, 1);
+    }
     pmd_flush_tx(pmd);
 
-    /* The batch no longer points at the outcomes the EMC let go. */
+    /* The batch and its continuations no longer point at the outcomes
+     * the caches let go. */
     for (uint32_t i = 0; i < pmd->n_doomed; i++) {
         free(pmd->doomed[i]);
     }
     pmd->n_doomed = 0;
-    pmd->n_scratch = 0;
+    for (uint32_t i = 0; i < pmd->n_rc_doomed; i++) {
+        free((struct fdp__outcome *) pmd->rc_doomed[i]);
+    }
+    pmd->n_rc_doomed = 0;
+    pmd->scratch.n = 0;
 }
 
 /* The snapshot a batch is classified with: the pipeline's published
@@ -2209,6 +2894,7 @@ pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
     if (n) {
         struct batch *b = &pmd->batch;
         pmd->in_port = port;
+        pmd->in_no = port->port_no;
         batch_extract(pmd, b, descs, n);
         /* The version and the shape come from one snapshot, loaded once:
          * see "The snapshot" in the design. */

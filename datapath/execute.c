@@ -516,7 +516,18 @@ enum fdp__exec_result
 fdp__execute(const struct fdp_actions *actions, struct fdp__pkt *pkt,
              uint32_t in_port, const struct fdp__exec_ops *ops, void *aux)
 {
-    for (const struct fdp__action *a = fdp__actions_first(actions), *next;
+    return fdp__execute_from(actions, NULL, pkt, in_port, ops, aux, NULL);
+}
+
+enum fdp__exec_result
+fdp__execute_from(const struct fdp_actions *actions,
+                  const struct fdp__action *from, struct fdp__pkt *pkt,
+                  uint32_t in_port, const struct fdp__exec_ops *ops,
+                  void *aux, const struct fdp__action **ct)
+{
+    for (const struct fdp__action *a = from ? from
+                                            : fdp__actions_first(actions),
+         *next;
          a; a = next) {
         next = fdp__actions_next(actions, a);
         switch ((enum fdp_action_type) a->type) {
@@ -571,12 +582,22 @@ fdp__execute(const struct fdp_actions *actions, struct fdp__pkt *pkt,
                 write_bits(pkt, in_port, a);
             }
             break;
+        case FDP_ACT_CT:
+            /* The caller runs it, for all the packets that reach it
+             * together (datapath/dp.c, "Connection tracking"). */
+            if (ct) {
+                *ct = a;
+            }
+            return FDP__EXEC_CT;
         case FDP_ACT_GOTO_TABLE:
         case FDP_ACT_RESUBMIT:
         case FDP_ACT_CONJUNCTION:
+        case FDP_ACT_CT_CLEAR:
             /* The pipeline's (lib/pipeline.c), which runs them before the
              * packet gets here: what reaches the executor from a
-             * pipeline has none, and a single table has nowhere to go. */
+             * pipeline has none, and a single table has nowhere to go
+             * (ct_clear: the ct fields are the pipeline key's; the packet
+             * has none). */
             break;
         case FDP_N_ACTION_TYPES:
             break;

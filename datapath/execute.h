@@ -11,6 +11,8 @@
 #include <flowdp/datapath.h>
 #include <flowdp/key.h>
 
+struct fdp__action;
+
 /* A packet being processed: its bytes, where its layers start (from
  * fdp_packet_extract(), kept current as tags are pushed and popped) and
  * its key as extracted (not updated by set-field actions: the key only
@@ -43,13 +45,34 @@ enum fdp__exec_result {
     FDP__EXEC_STOLEN,           /* The last action took the packet. */
     FDP__EXEC_TTL_EXPIRED,      /* dec_ttl at TTL <= 1: drop. */
     FDP__EXEC_NO_ROOM,          /* No headroom to push another tag. */
+    FDP__EXEC_CT,               /* Stopped at a ct action, which the
+                                 * caller runs (the tracker works on
+                                 * batches): see fdp__execute_from(). */
 };
 
-/* Applies 'actions' to 'pkt', received on 'in_port', in order. */
+/* Applies 'actions' to 'pkt', received on 'in_port', in order, up to the
+ * first ct action (FDP_ACT_CT, in either form: lib/ct-action.h), which
+ * it does not run: it returns FDP__EXEC_CT and, if 'ct' is nonnull, sets
+ * '*ct' to that record.  The packet is then still the caller's.
+ * ct_clear does nothing here: the ct fields live in the pipeline's key,
+ * not in the packet. */
 enum fdp__exec_result fdp__execute(const struct fdp_actions *actions,
                                    struct fdp__pkt *pkt, uint32_t in_port,
                                    const struct fdp__exec_ops *ops,
                                    void *aux);
+
+/* The same from record 'from' of 'actions' (NULL: the first), so that a
+ * caller that ran a ct action goes on with the action after it
+ * (fdp__actions_next() of the record fdp__execute() stopped at).  The
+ * output that is the list's last action takes the packet (FDP__EXEC_
+ * STOLEN) wherever execution started. */
+enum fdp__exec_result fdp__execute_from(const struct fdp_actions *actions,
+                                        const struct fdp__action *from,
+                                        struct fdp__pkt *pkt,
+                                        uint32_t in_port,
+                                        const struct fdp__exec_ops *ops,
+                                        void *aux,
+                                        const struct fdp__action **ct);
 
 /* The Internet checksum (RFC 1071) of 'size' bytes at 'data', folded and
  * complemented, starting from the partial sum 'sum'; for tests and for

@@ -7,6 +7,7 @@
 #include <assert.h>
 #include <stdint.h>
 
+#include "lib/ct-action.h"
 #include "lib/field.h"
 #include <flowdp/actions.h>
 
@@ -36,7 +37,9 @@
     A(RESUBMIT, resubmit, NONE)                                             \
     A(SET_MASKED, set_masked, FIELD)                                        \
     A(MOVE, move, NONE)                                                     \
-    A(CONJUNCTION, conjunction, NONE)
+    A(CONJUNCTION, conjunction, NONE)                                       \
+    A(CT, ct_action, IP_ANY)                                                \
+    A(CT_CLEAR, ct_clear, NONE)
 
 /* One action record: this header, then 'n_words' - 1 more 64-bit words.
  * What each kind keeps:
@@ -58,6 +61,34 @@
  *                        the packet's own).
  *   FDP_ACT_CONJUNCTION  'arg': the id; payload: the clause k (bits
  *                        32-39) and the number of clauses n (bits 0-7).
+ *   FDP_ACT_CT           Two forms, told apart by FDP__ACT_CT_RESOLVED in
+ *                        'flags' (lib/ct-action.h).  Resolved (what the
+ *                        pipeline composes for the datapath): the payload
+ *                        is one struct fdp__dp_ct.  Flow form (what the
+ *                        parser builds and a flow keeps):
+ *                          'arg' bits 0-7: FDP__DPCT_COMMIT, _FORCE, _NAT,
+ *                            _RECIRC (table=N given);
+ *                          'arg' bits 8-15: the table (FDP__DPCT_RECIRC);
+ *                          'arg' bits 16-31: the zone, or with
+ *                            FDP__ACT_CT_ZONE_FIELD in 'flags' the first
+ *                            bit of the 16-bit subfield of field 'field'
+ *                            the zone is read from;
+ *                          payload, if FDP__DPCT_NAT: a struct fdp__ct_nat
+ *                            (5 words), as nat(...) gave it;
+ *                          then the exec() actions to the record's end,
+ *                            nested records of two kinds only:
+ *                            FDP_ACT_MOVE as above (destination ct_mark or
+ *                            ct_label), and FDP_ACT_SET_MASKED with
+ *                            'field' ct_mark or ct_label and a payload of
+ *                            four words, value (high, low) and mask
+ *                            (high, low) in the field's units: a 128-bit
+ *                            write, which the top-level SET_MASKED (at
+ *                            most 64 bits) cannot carry.  Its 'flags' is
+ *                            0 for set_field:V->F (the whole field) and
+ *                            FDP__ACT_LOAD otherwise (printed as loads).
+ *                        A record is at most 255 words (n_words is a
+ *                        byte): the parser refuses a longer exec().
+ *   FDP_ACT_CT_CLEAR     nothing.
  *   the others           'arg' as the enum says; no payload. */
 struct fdp__action {
     uint8_t type;       /* enum fdp_action_type */
@@ -76,6 +107,15 @@ static_assert(sizeof(struct fdp__action) == 8, "a record header is 8 bytes");
 #define FDP__ACT_MOD 0x1
 #define FDP__ACT_LOAD 0x2
 #define FDP__ACT_WRITE_METADATA 0x4
+
+/* FDP_ACT_CT (flow form): the zone is read from a field.  (The resolved
+ * form's FDP__ACT_CT_RESOLVED is in lib/ct-action.h.) */
+#define FDP__ACT_CT_ZONE_FIELD 0x8
+
+/* The words of a struct fdp__ct_nat in a FDP_ACT_CT record. */
+#define FDP__CT_NAT_WORDS 5
+static_assert(sizeof(struct fdp__ct_nat) == FDP__CT_NAT_WORDS * 8,
+              "a nat spec is five whole words");
 
 /* FDP_ACT_RESUBMIT's table for "the calling flow's table". */
 #define FDP__RESUBMIT_SAME_TABLE 255
@@ -162,6 +202,42 @@ static inline unsigned int
 fdp__action_conj_n(const struct fdp__action *a)
 {
     return (unsigned int) ((const uint64_t *) a)[1] & 0xff;
+}
+
+/* The parts of a flow-form FDP_ACT_CT record. */
+static inline unsigned int
+fdp__action_ct_flags(const struct fdp__action *a)
+{
+    return a->arg & 0xff;
+}
+
+static inline unsigned int
+fdp__action_ct_table(const struct fdp__action *a)
+{
+    return (a->arg >> 8) & 0xff;
+}
+
+/* The constant zone, or with FDP__ACT_CT_ZONE_FIELD the first bit of the
+ * subfield of 'a->field' it is read from. */
+static inline unsigned int
+fdp__action_ct_zone(const struct fdp__action *a)
+{
+    return a->arg >> 16;
+}
+
+/* The first nested exec() record of flow-form ct record 'a', and the
+ * word after its last one: for (e = first; e < end; e += e->n_words). */
+static inline const uint64_t *
+fdp__action_ct_exec(const struct fdp__action *a)
+{
+    return (const uint64_t *) a + 1
+           + ((fdp__action_ct_flags(a) & FDP__DPCT_NAT) ? FDP__CT_NAT_WORDS : 0);
+}
+
+static inline const uint64_t *
+fdp__action_ct_end(const struct fdp__action *a)
+{
+    return (const uint64_t *) a + a->n_words;
 }
 
 /* True for the actions that change only the pipeline's state (registers,
@@ -273,6 +349,30 @@ int fdp__actions_add_conjunction(struct fdp__actions_builder *,
                                  unsigned int n);
 void fdp__actions_add_resubmit(struct fdp__actions_builder *,
                                uint32_t port, unsigned int table);
+
+struct fdp__ct_nat;
+
+/* Appends a nested exec() write for a ct record (see FDP_ACT_CT): 'value'
+ * under 'mask' into 'f', ct_mark or ct_label, spelled as 'flags' says
+ * (0 or FDP__ACT_LOAD).  Returns 0, or EINVAL (and appends nothing) for
+ * another field, a zero mask, or bits beyond the field or outside the
+ * mask.  (move's records come from fdp__actions_add_move().) */
+int fdp__actions_add_ct_write(struct fdp__actions_builder *,
+                              enum fdp_field f, fdp_u128 value,
+                              fdp_u128 mask, uint8_t flags);
+
+/* Appends a flow-form ct action (see FDP_ACT_CT above): 'flags'
+ * FDP__DPCT_*, 'table' (with FDP__DPCT_RECIRC), the zone as a constant
+ * ('zone_field' FDP_N_FIELDS) or as the 16 bits of 'zone_field' from bit
+ * 'zone', 'nat' (read if FDP__DPCT_NAT is in 'flags') and the 'exec_words'
+ * words 'exec' of nested exec() records.  Returns 0, or EINVAL (and
+ * appends nothing) if the record would pass 255 words, the zone's
+ * subfield is not inside its field, 'table' is above 254 or 'flags' has
+ * bits beyond FDP__DPCT_*. */
+int fdp__actions_add_ct(struct fdp__actions_builder *, unsigned int flags,
+                        unsigned int table, enum fdp_field zone_field,
+                        unsigned int zone, const struct fdp__ct_nat *nat,
+                        const uint64_t *exec, size_t exec_words);
 
 /* Appends a copy of the record 'a' (from another list).  Inline where
  * the builder has room: the pipeline composes a packet's actions from

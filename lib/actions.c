@@ -184,6 +184,38 @@ fdp__nxm_field_for(enum fdp_field f,
     return any;
 }
 
+/* What a flow-form ct action needs beyond IP: addresses of the match's
+ * family in nat(), and the prerequisites of what exec()'s moves read and
+ * the zone's field (Open vSwitch's ofpact_check for ct). */
+static bool
+ct_meets(const struct fdp_match *match, const struct fdp__action *a)
+{
+    if (fdp__action_ct_flags(a) & FDP__DPCT_NAT) {
+        struct fdp__ct_nat nat;
+        memcpy(&nat, (const uint64_t *) a + 1, sizeof nat);
+        if (nat.flags & FDP__NAT_ADDR
+            && !fdp__match_meets(match, nat.flags & FDP__NAT_IPV6
+                                        ? FDP__P_IPV6 : FDP__P_IPV4)) {
+            return false;
+        }
+    }
+    if (a->flags & FDP__ACT_CT_ZONE_FIELD
+        && !fdp__match_meets(match, fdp__field(a->field)->prereq)) {
+        return false;
+    }
+    for (const uint64_t *w = fdp__action_ct_exec(a);
+         w < fdp__action_ct_end(a);
+         w += ((const struct fdp__action *) w)->n_words) {
+        const struct fdp__action *e = (const struct fdp__action *) w;
+        if (e->type == FDP_ACT_MOVE
+            && !fdp__match_meets(match,
+                                 fdp__field(fdp__action_move(e).src)->prereq)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int
 fdp__actions_validate(const struct fdp_actions *acts,
                       const struct fdp_match *match, size_t *bad)
@@ -193,6 +225,13 @@ fdp__actions_validate(const struct fdp_actions *acts,
     for (const struct fdp__action *a = fdp__actions_first(acts); a;
          a = fdp__actions_next(acts, a), i++) {
         if (!fdp__match_meets(match, fdp__action_prereq(a))) {
+            if (bad) {
+                *bad = i;
+            }
+            return EINVAL;
+        }
+        if (a->type == FDP_ACT_CT && !(a->flags & FDP__ACT_CT_RESOLVED)
+            && !ct_meets(match, a)) {
             if (bad) {
                 *bad = i;
             }
@@ -363,6 +402,69 @@ fdp__actions_add_resubmit(struct fdp__actions_builder *b, uint32_t port,
 {
     fdp__actions_add(b, FDP_ACT_RESUBMIT,
                      (port & 0xffff) << 8 | (table & 0xff));
+}
+
+int
+fdp__actions_add_ct_write(struct fdp__actions_builder *b, enum fdp_field f,
+                          fdp_u128 value, fdp_u128 mask, uint8_t flags)
+{
+    if ((f != FDP_F_CT_MARK && f != FDP_F_CT_LABEL) || !mask
+        || mask > fdp__field(f)->max || value & ~mask) {
+        return EINVAL;
+    }
+
+    uint64_t *w = builder_reserve(b, 5);
+    if (w) {
+        struct fdp__action *a = (struct fdp__action *) w;
+        a->type = FDP_ACT_SET_MASKED;
+        a->n_words = 5;
+        a->field = (uint8_t) f;
+        a->flags = flags;
+        w[1] = (uint64_t) (value >> 64);
+        w[2] = (uint64_t) value;
+        w[3] = (uint64_t) (mask >> 64);
+        w[4] = (uint64_t) mask;
+    }
+    return 0;
+}
+
+int
+fdp__actions_add_ct(struct fdp__actions_builder *b, unsigned int flags,
+                    unsigned int table, enum fdp_field zone_field,
+                    unsigned int zone, const struct fdp__ct_nat *nat,
+                    const uint64_t *exec, size_t exec_words)
+{
+    const unsigned int all = FDP__DPCT_COMMIT | FDP__DPCT_FORCE
+                             | FDP__DPCT_NAT | FDP__DPCT_RECIRC;
+    bool by_field = zone_field != FDP_N_FIELDS;
+    size_t n = 1 + (flags & FDP__DPCT_NAT ? FDP__CT_NAT_WORDS : 0)
+               + exec_words;
+
+    if (flags & ~all || table > 254 || n > UINT8_MAX
+        || (by_field ? (unsigned int) zone_field >= FDP_N_FIELDS
+                       || zone + 16 > fdp__field(zone_field)->n_bits
+                     : zone > UINT16_MAX)) {
+        return EINVAL;
+    }
+
+    uint64_t *w = builder_reserve(b, (uint32_t) n);
+    if (w) {
+        struct fdp__action *a = (struct fdp__action *) w;
+        a->type = FDP_ACT_CT;
+        a->n_words = (uint8_t) n;
+        a->field = by_field ? (uint8_t) zone_field : 0;
+        a->flags = by_field ? FDP__ACT_CT_ZONE_FIELD : 0;
+        a->arg = flags | table << 8 | zone << 16;
+        w++;
+        if (flags & FDP__DPCT_NAT) {
+            memcpy(w, nat, sizeof *nat);
+            w += FDP__CT_NAT_WORDS;
+        }
+        if (exec_words) {
+            memcpy(w, exec, exec_words * sizeof *w);
+        }
+    }
+    return 0;
 }
 
 void

@@ -26,6 +26,8 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/actions-internal.h \
 	lib/cpu.c \
 	lib/cpu-internal.h \
+	lib/ct-action.c \
+	lib/ct-action.h \
 	lib/cut.c \
 	lib/cut.h \
 	lib/hash.c \

@@ -79,4 +79,24 @@ struct fdp__dp_ct {
 static_assert(sizeof(struct fdp__dp_ct) % 8 == 0,
               "a resolved ct record is whole words");
 
+struct fdp__action;
+
+/* Resolves the flow-form ct action 'ct' (FDP_ACT_CT without
+ * FDP__ACT_CT_RESOLVED, lib/actions-internal.h) against 'key', the
+ * pipeline's key when the action runs, into '*out': the zone (a constant,
+ * or the 16 bits of the key's field the action names), exec()'s writes
+ * as mark/mark_mask and label/label_mask (moves read 'key', after the
+ * writes before them in the same exec()), the commit, force and nat flags
+ * and the nat spec as given, and for ct(table=N) the table, the key's
+ * in_port and its frozen words (metadata and registers).  Without
+ * FDP__DPCT_RECIRC, 'table', 'in_port' and 'frozen' are zero.  Returns
+ * 0, or EINVAL if 'ct' is not a well-formed flow-form ct record ('*out'
+ * then says nothing).  Pure: any thread. */
+int fdp__ct_resolve(const struct fdp__action *ct, const struct fdp_key *key,
+                    struct fdp__dp_ct *out);
+
+/* The words of a resolved ct record: its header and a struct
+ * fdp__dp_ct. */
+#define FDP__DPCT_RECORD_WORDS (1 + sizeof(struct fdp__dp_ct) / 8)
+
 #endif /* FDP_CT_ACTION_H */

@@ -763,6 +763,214 @@ format_conjunction(struct fdp__ds *ds, const struct fdp__action *a,
                    fdp__action_conj_clause(a), fdp__action_conj_n(a));
 }
 
+/* A 128-bit number in hex, as ovs-ofctl prints ct_label ("0x1", "0"). */
+static void
+put_hex128(struct fdp__ds *ds, fdp_u128 v)
+{
+    uint64_t hi = (uint64_t) (v >> 64);
+
+    if (hi) {
+        fdp__ds_printf(ds, "%#" PRIx64 "%016" PRIx64, hi, (uint64_t) v);
+    } else {
+        fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
+    }
+}
+
+/* An exec() write (a nested SET_MASKED record of a ct action): as
+ * ovs-ofctl, "set_field:V->F" for a whole-field set_field, otherwise the
+ * loads Open vSwitch encodes it as (NXAST_REG_LOAD), one per run of mask
+ * bits from the lowest, a run being at most 64 bits: a load of all of
+ * ct_label prints as [0..63] and [64..127]. */
+static void
+format_ct_write(struct fdp__ds *ds, enum fdp_field f, bool load,
+                fdp_u128 value, fdp_u128 mask, const struct fdp_match *m)
+{
+    unsigned int width = fdp__field(f)->n_bits;
+
+    if (!load && mask == fdp__ones(width)) {
+        fdp__ds_put(ds, "set_field:");
+        put_hex128(ds, value);
+        fdp__ds_printf(ds, "->%s,", fdp__field(f)->name);
+        return;
+    }
+    unsigned int ofs = 0;
+    while (ofs < width) {
+        if (!((mask >> ofs) & 1)) {
+            ofs++;
+            continue;
+        }
+        unsigned int end = ofs + 1;
+        while (end < width && end < ofs + 64 && ((mask >> end) & 1)) {
+            end++;
+        }
+        unsigned int n = end - ofs;
+        fdp__ds_printf(ds, "load:%#" PRIx64 "->",
+                       (uint64_t) ((value >> ofs) & fdp__ones(n)));
+        format_subfield(ds, f, ofs, n, m);
+        fdp__ds_putc(ds, ',');
+        ofs = end;
+    }
+}
+
+/* An IPv6 address of a nat range, in brackets when a port follows (as
+ * Open vSwitch's ipv6_format_addr_bracket()). */
+static void
+put_nat_addr(struct fdp__ds *ds, const struct fdp__ct_nat *nat,
+             struct fdp_value v)
+{
+    if (nat->flags & FDP__NAT_IPV6) {
+        bool brackets = nat->flags & FDP__NAT_PORT;
+        if (brackets) {
+            fdp__ds_putc(ds, '[');
+        }
+        fdp__format_value(ds, FDP_F_IPV6_SRC, fdp__from_value(v));
+        if (brackets) {
+            fdp__ds_putc(ds, ']');
+        }
+    } else {
+        fdp__format_value(ds, FDP_F_NW_SRC, fdp__from_value(v));
+    }
+}
+
+/* nat, or nat(src|dst[=ADDR[-ADDR][:PORT[-PORT]]][,persistent][,hash]
+ * [,random]), as Open vSwitch's format_NAT(). */
+static void
+format_ct_nat(struct fdp__ds *ds, const struct fdp__ct_nat *nat)
+{
+    fdp__ds_put(ds, "nat");
+    if (!(nat->flags & (FDP__NAT_SRC | FDP__NAT_DST))) {
+        fdp__ds_putc(ds, ',');
+        return;
+    }
+    fdp__ds_put(ds, nat->flags & FDP__NAT_SRC ? "(src" : "(dst");
+    if (nat->flags & FDP__NAT_ADDR) {
+        fdp__ds_putc(ds, '=');
+        put_nat_addr(ds, nat, nat->addr_min);
+        if (memcmp(&nat->addr_min, &nat->addr_max, sizeof nat->addr_min)) {
+            fdp__ds_putc(ds, '-');
+            put_nat_addr(ds, nat, nat->addr_max);
+        }
+        if (nat->flags & FDP__NAT_PORT) {
+            fdp__ds_printf(ds, ":%u", nat->port_min);
+            if (nat->port_max != nat->port_min) {
+                fdp__ds_printf(ds, "-%u", nat->port_max);
+            }
+        }
+        if (nat->flags & FDP__NAT_PERSISTENT) {
+            fdp__ds_put(ds, ",persistent");
+        }
+        if (nat->flags & FDP__NAT_HASH) {
+            fdp__ds_put(ds, ",hash");
+        }
+        if (nat->flags & FDP__NAT_RANDOM) {
+            fdp__ds_put(ds, ",random");
+        }
+    }
+    fdp__ds_put(ds, "),");
+}
+
+/* ct(commit,force,table=N,zone=Z,nat...,exec(...)), in Open vSwitch's
+ * order (format_CT()), "ct()" when nothing is given and no zone=0.  A
+ * resolved record (the pipeline's composed form, shown by trace) prints
+ * the same way with its constants: the zone as a number, exec() as the
+ * set_field/load of its mark and label. */
+static void
+format_ct_action(struct fdp__ds *ds, const struct fdp__action *a,
+                 const struct fdp_match *m)
+{
+    struct fdp__dp_ct dp;
+    bool resolved = a->flags & FDP__ACT_CT_RESOLVED;
+    unsigned int flags, table, zone;
+
+    if (resolved) {
+        if (a->n_words != FDP__DPCT_RECORD_WORDS) {
+            fdp__ds_put(ds, "ct(?)");
+            return;
+        }
+        memcpy(&dp, (const uint64_t *) a + 1, sizeof dp);
+        flags = dp.flags;
+        table = dp.table;
+        zone = dp.zone;
+    } else {
+        flags = fdp__action_ct_flags(a);
+        table = fdp__action_ct_table(a);
+        zone = fdp__action_ct_zone(a);
+    }
+
+    fdp__ds_put(ds, "ct(");
+    if (flags & FDP__DPCT_COMMIT) {
+        fdp__ds_put(ds, "commit,");
+    }
+    if (flags & FDP__DPCT_FORCE) {
+        fdp__ds_put(ds, "force,");
+    }
+    if (flags & FDP__DPCT_RECIRC) {
+        fdp__ds_printf(ds, "table=%u,", table);
+    }
+    if (!resolved && a->flags & FDP__ACT_CT_ZONE_FIELD) {
+        fdp__ds_put(ds, "zone=");
+        format_subfield(ds, (enum fdp_field) a->field, zone, 16, m);
+        fdp__ds_putc(ds, ',');
+    } else if (zone) {
+        fdp__ds_printf(ds, "zone=%u,", zone);
+    }
+    if (flags & FDP__DPCT_NAT) {
+        struct fdp__ct_nat nat;
+        if (resolved) {
+            nat = dp.nat;
+        } else {
+            memcpy(&nat, (const uint64_t *) a + 1, sizeof nat);
+        }
+        format_ct_nat(ds, &nat);
+    }
+    if (resolved) {
+        if (dp.mark_mask || dp.label_mask.hi || dp.label_mask.lo) {
+            fdp__ds_put(ds, "exec(");
+            if (dp.mark_mask) {
+                format_ct_write(ds, FDP_F_CT_MARK, true, dp.mark,
+                                dp.mark_mask, m);
+            }
+            if (dp.label_mask.hi || dp.label_mask.lo) {
+                format_ct_write(ds, FDP_F_CT_LABEL, true,
+                                fdp__from_value(dp.label),
+                                fdp__from_value(dp.label_mask), m);
+            }
+            fdp__ds_chomp(ds, ',');
+            fdp__ds_put(ds, "),");
+        }
+    } else if (fdp__action_ct_exec(a) < fdp__action_ct_end(a)) {
+        fdp__ds_put(ds, "exec(");
+        for (const uint64_t *w = fdp__action_ct_exec(a);
+             w < fdp__action_ct_end(a);
+             w += ((const struct fdp__action *) w)->n_words) {
+            const struct fdp__action *e = (const struct fdp__action *) w;
+            if (e->type == FDP_ACT_MOVE) {
+                format_move(ds, e, m);
+                fdp__ds_putc(ds, ',');
+            } else if (e->n_words == 5) {
+                format_ct_write(ds, (enum fdp_field) e->field,
+                                e->flags & FDP__ACT_LOAD,
+                                (fdp_u128) w[1] << 64 | w[2],
+                                (fdp_u128) w[3] << 64 | w[4], m);
+            }
+            if (!e->n_words) {
+                break;
+            }
+        }
+        fdp__ds_chomp(ds, ',');
+        fdp__ds_put(ds, "),");
+    }
+    fdp__ds_chomp(ds, ',');
+    fdp__ds_putc(ds, ')');
+}
+
+static void
+format_ct_clear(struct fdp__ds *ds, const struct fdp__action *a UNUSED_ARG,
+                const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_put(ds, "ct_clear");
+}
+
 #define FORMAT_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = format_##FN,
 static format_action_fn *const format_fns[] = {
     FDP__ACTION_KINDS(FORMAT_FN)

@@ -1858,6 +1858,479 @@ parse_conjunction(struct parser *p, const char *name UNUSED_ARG,
     return 0;
 }
 
+/* ---- ct and ct_clear ----
+ *
+ * ct(ARG,...) as ovs-ofctl reads it (parse_CT() and parse_NAT() in Open
+ * vSwitch's lib/ofp-actions.c): keys commit, force, table=N, zone=N or
+ * zone=SUBFIELD, nat or nat(...), exec(...), split at the commas and
+ * spaces outside parentheses.  Where ovs-ofctl keeps the last of a
+ * repeated key (zone=1,zone=2) or quietly drops what it cannot encode,
+ * flowdp refuses, naming the key and its column. */
+
+/* Splits the next item of the comma- or space-separated list at '*sp'
+ * (parentheses nest) into its key and value ("key=value", "key:value" or
+ * "key(value)"; NULL value for a bare key).  Returns false at the end. */
+static bool
+next_key_value(char **sp, char **keyp, char **valuep)
+{
+    char *s = *sp + strspn(*sp, ", \t\r\n");
+    int depth = 0;
+
+    if (!*s) {
+        *sp = s;
+        return false;
+    }
+    char *start = s;
+    for (; *s && (depth || (*s != ',' && !isspace((unsigned char) *s)));
+         s++) {
+        depth += *s == '(' ? 1 : *s == ')' ? -1 : 0;
+    }
+    if (*s) {
+        *s++ = '\0';
+    }
+    *sp = s;
+    *keyp = start;
+    *valuep = NULL;
+    size_t n = strcspn(start, "=:(");
+    if (start[n] == '(') {
+        /* "key(value)"; without its ')' the whole item stays the key,
+         * which the caller then refuses by name. */
+        size_t len = strlen(start);
+        if (start[len - 1] == ')') {
+            start[len - 1] = '\0';
+            start[n] = '\0';
+            *valuep = start + n + 1;
+        }
+    } else if (start[n]) {
+        start[n] = '\0';
+        *valuep = start + n + 1;
+    }
+    return true;
+}
+
+/* A port of a nat range: 1..65535 in decimal (ovs-ofctl's "%hu"; it reads
+ * 0 as "no port", which flowdp refuses rather than drops). */
+static bool
+parse_nat_port(const char *s, size_t len, uint16_t *port)
+{
+    char buf[8];
+    fdp_u128 v;
+    bool overflow;
+
+    if (!len || len >= sizeof buf) {
+        return false;
+    }
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (!str_to_uint(buf, 10, 65535, &v, &overflow) || !v) {
+        return false;
+    }
+    *port = (uint16_t) v;
+    return true;
+}
+
+/* One address of a nat range, IPv4 or IPv6 (in brackets or not) of
+ * 'len' bytes at 's'; sets '*ipv6' to its family. */
+static bool
+parse_nat_addr(const char *s, size_t len, bool *ipv6, fdp_u128 *addr)
+{
+    char buf[64];
+
+    if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
+        s++;
+        len -= 2;
+        if (len >= sizeof buf) {
+            return false;
+        }
+        memcpy(buf, s, len);
+        buf[len] = '\0';
+        *ipv6 = true;
+        return strchr(buf, ':') && parse_ipv6(buf, addr);
+    }
+    if (!len || len >= sizeof buf) {
+        return false;
+    }
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    *ipv6 = strchr(buf, ':') != NULL;
+    return *ipv6 ? parse_ipv6(buf, addr) : parse_ipv4_strict(buf)
+                                           && parse_ipv4(buf, addr);
+}
+
+/* src=/dst= of nat(): ADDR[-ADDR][:PORT[-PORT]], an IPv6 address in
+ * brackets when a port follows (an unbracketed IPv6 "fe80::1:80" is all
+ * address, as ovs-ofctl reads it). */
+static int
+parse_nat_range(struct parser *p, const char *key, const char *s,
+                const char *at, struct fdp__ct_nat *nat)
+{
+    const char *port = NULL;
+    size_t addr_len;
+
+    if (!s || !*s) {
+        return 0;               /* nat(src): no range. */
+    }
+    if (s[0] == '[') {
+        /* [A]-[B]:P or [A]:P: the ports follow the last ']'. */
+        const char *close = strrchr(s, ']');
+        if (!close) {
+            return parse_error(p, at, "ct: nat(%s=%s): missing ']'", key, s);
+        }
+        addr_len = (size_t) (close + 1 - s);
+        if (close[1] == ':') {
+            port = close + 2;
+        } else if (close[1]) {
+            return parse_error(p, at, "ct: nat(%s=%s): unexpected \"%s\" "
+                               "after the addresses", key, s, close + 1);
+        }
+    } else if (strchr(s, '.')) {
+        const char *colon = strchr(s, ':');
+        addr_len = colon ? (size_t) (colon - s) : strlen(s);
+        port = colon ? colon + 1 : NULL;
+    } else {
+        addr_len = strlen(s);   /* IPv6 without brackets: no port. */
+    }
+
+    /* The addresses: A or A-B. */
+    const char *dash = memchr(s, '-', addr_len);
+    fdp_u128 lo, hi;
+    bool v6_lo, v6_hi;
+    size_t lo_len = dash ? (size_t) (dash - s) : addr_len;
+    if (!parse_nat_addr(s, lo_len, &v6_lo, &lo)) {
+        return parse_error(p, at, "ct: nat(%s=%s): \"%.*s\" is not an IPv4 "
+                           "or IPv6 address", key, s, (int) lo_len, s);
+    }
+    hi = lo;
+    v6_hi = v6_lo;
+    if (dash && !parse_nat_addr(dash + 1, addr_len - lo_len - 1, &v6_hi,
+                                &hi)) {
+        return parse_error(p, at, "ct: nat(%s=%s): \"%.*s\" is not an IPv4 "
+                           "or IPv6 address", key, s,
+                           (int) (addr_len - lo_len - 1), dash + 1);
+    }
+    if (v6_lo != v6_hi) {
+        return parse_error(p, at, "ct: nat(%s=%s): the range mixes IPv4 and "
+                           "IPv6", key, s);
+    }
+    if (hi < lo) {
+        return parse_error(p, at, "ct: nat(%s=%s): invalid nat range (the "
+                           "last address is below the first)", key, s);
+    }
+    nat->flags |= FDP__NAT_ADDR | (v6_lo ? FDP__NAT_IPV6 : 0);
+    nat->addr_min = fdp__to_value(lo);
+    nat->addr_max = fdp__to_value(hi);
+
+    if (port) {
+        const char *pdash = strchr(port, '-');
+        size_t plen = pdash ? (size_t) (pdash - port) : strlen(port);
+        uint16_t pmin, pmax;
+        if (!parse_nat_port(port, plen, &pmin)
+            || (pdash && !parse_nat_port(pdash + 1, strlen(pdash + 1),
+                                         &pmax))) {
+            return parse_error(p, at, "ct: nat(%s=%s): \"%s\" is not a port "
+                               "or port range (1..65535)", key, s, port);
+        }
+        if (!pdash) {
+            pmax = pmin;
+        }
+        if (pmax < pmin) {
+            return parse_error(p, at, "ct: nat(%s=%s): invalid nat range "
+                               "(the last port is below the first)", key, s);
+        }
+        nat->flags |= FDP__NAT_PORT;
+        nat->port_min = pmin;
+        nat->port_max = pmax;
+    }
+    return 0;
+}
+
+/* nat or nat(src=...|dst=...[,persistent][,hash|random]). */
+static int
+parse_ct_nat(struct parser *p, char *arg, const char *at,
+             struct fdp__ct_nat *nat)
+{
+    char *key, *value;
+
+    memset(nat, 0, sizeof *nat);
+    while (arg && next_key_value(&arg, &key, &value)) {
+        int error = 0;
+        if (!strcmp(key, "src") || !strcmp(key, "dst")) {
+            if (nat->flags & (FDP__NAT_SRC | FDP__NAT_DST)) {
+                return parse_error(p, key, "ct: nat: may only specify one "
+                                   "of \"src\" or \"dst\", once");
+            }
+            nat->flags |= key[0] == 's' ? FDP__NAT_SRC : FDP__NAT_DST;
+            error = parse_nat_range(p, key, value, key, nat);
+        } else if (!strcmp(key, "persistent") && !value) {
+            nat->flags |= FDP__NAT_PERSISTENT;
+        } else if (!strcmp(key, "hash") && !value) {
+            nat->flags |= FDP__NAT_HASH;
+        } else if (!strcmp(key, "random") && !value) {
+            nat->flags |= FDP__NAT_RANDOM;
+        } else {
+            return parse_error(p, key, "ct: nat: invalid key \"%s\" (src=, "
+                               "dst=, persistent, hash, random)", key);
+        }
+        if (error) {
+            return error;
+        }
+    }
+    unsigned int extra = nat->flags & (FDP__NAT_PERSISTENT | FDP__NAT_HASH
+                                       | FDP__NAT_RANDOM);
+    if (extra && !(nat->flags & FDP__NAT_ADDR)) {
+        return parse_error(p, at, "ct: nat: persistent, hash and random "
+                           "need an address range (src=ADDR or dst=ADDR)");
+    }
+    if ((nat->flags & FDP__NAT_HASH) && (nat->flags & FDP__NAT_RANDOM)) {
+        return parse_error(p, at, "ct: nat: both \"hash\" and \"random\" "
+                           "are not allowed");
+    }
+    return 0;
+}
+
+/* One action of ct's exec(): set_field, load or move into ct_mark or
+ * ct_label (Open vSwitch allows nothing else there). */
+static int
+parse_ct_exec_action(struct parser *p, char *name, char *arg,
+                     const char *at, struct fdp__actions_builder *b)
+{
+    enum fdp_field f;
+    char *dst;
+
+    if (strcasecmp(name, "set_field") && strcasecmp(name, "load")
+        && strcasecmp(name, "move")) {
+        return parse_error(p, at, "ct: exec: ct action doesn't support "
+                           "nested action %s (only set_field, load and "
+                           "move to ct_mark or ct_label)", name);
+    }
+    if (!split_arrow(arg, &dst)) {
+        return parse_error(p, at, "ct: exec: %s: expected SOURCE->FIELD",
+                           name);
+    }
+    if (!strcasecmp(name, "set_field")) {
+        if (!fdp_field_from_name(dst, &f) || !is_ct_exec_field(f)) {
+            return parse_error(p, at, "ct: exec: ct action doesn't support "
+                               "nested modification of %s (only ct_mark "
+                               "and ct_label)", dst);
+        }
+        fdp_u128 value, mask = fdp__field(f)->max;
+        char *slash = strchr(arg, '/');
+        int error = 0;
+        if (slash) {
+            *slash = '\0';
+            error = parse_mask(p, f, slash + 1, at, &mask);
+            if (!error && !mask) {
+                error = parse_error(p, at, "ct: exec: set_field: a zero mask "
+                                    "writes nothing (\"%s/%s\")", arg,
+                                    slash + 1);
+            }
+        }
+        if (!error) {
+            error = parse_one_value(p, f, arg, at, &value);
+        }
+        if (error) {
+            return error;
+        }
+        fdp__actions_add_ct_write(b, f, value & mask, mask,
+                                  mask == fdp__field(f)->max
+                                  ? 0 : FDP__ACT_LOAD);
+        return 0;
+    }
+
+    struct subfield d;
+    int error = parse_subfield(p, name, dst, at, &d);
+    if (error) {
+        return error;
+    }
+    if (!is_ct_exec_field(d.field)) {
+        return parse_error(p, at, "ct: exec: ct action doesn't support "
+                           "nested modification of %s (only ct_mark and "
+                           "ct_label)", d.name);
+    }
+    if (!strcasecmp(name, "load")) {
+        fdp_u128 value;
+        bool overflow;
+        if (!str_to_u128(arg, fdp__ones(d.n_bits), &value, &overflow)) {
+            return parse_error(p, at, overflow
+                               ? "ct: exec: load: value %s does not fit in "
+                                 "%u bits"
+                               : "ct: exec: load: \"%s\" is not a number "
+                                 "(of %u bits at most)", arg, d.n_bits);
+        }
+        fdp__actions_add_ct_write(b, d.field, value << d.ofs,
+                                  fdp__ones(d.n_bits) << d.ofs,
+                                  FDP__ACT_LOAD);
+        return 0;
+    }
+
+    /* move */
+    struct subfield src;
+    error = parse_subfield(p, "move", arg, at, &src);
+    if (!error && src.n_bits != d.n_bits) {
+        error = parse_error(p, at, "move: the source is %u bits wide but the "
+                            "destination %u", src.n_bits, d.n_bits);
+    }
+    if (!error) {
+        error = check_subfield(p, "move", &src, false, at);
+    }
+    if (!error && fdp__actions_add_move(b, src.field, src.ofs, d.field,
+                                        d.ofs, d.n_bits)) {
+        error = parse_error(p, at, "move: cannot copy %s to %s", src.name,
+                            d.name);
+    }
+    return error;
+}
+
+/* The zone: a 16-bit number (as str_to_u16: decimal, 0x hex, 0 octal), or
+ * a 16-bit subfield of the key. */
+static int
+parse_ct_zone(struct parser *p, char *value, const char *at,
+              enum fdp_field *field, unsigned int *zone)
+{
+    fdp_u128 v;
+    bool overflow;
+
+    if (!value || !*value) {
+        return parse_error(p, at, "ct: zone: missing value");
+    }
+    if (str_to_uint(value, 0, UINT16_MAX, &v, &overflow)) {
+        *field = FDP_N_FIELDS;
+        *zone = (unsigned int) v;
+        return 0;
+    }
+    if (overflow || isdigit((unsigned char) value[0])) {
+        return parse_error(p, at, "ct: zone=%s: not a 16-bit number (0..65535) "
+                           "or a 16-bit subfield", value);
+    }
+
+    struct subfield sf;
+    int error = parse_subfield(p, "ct: zone", value, at, &sf);
+    if (!error) {
+        error = check_subfield(p, "ct: zone", &sf, false, at);
+    }
+    if (!error && sf.n_bits != 16) {
+        error = parse_error(p, at, "ct: zone=%s: the zone subfield must be "
+                            "16 bits wide (it is %u)", value, sf.n_bits);
+    }
+    if (!error) {
+        *field = sf.field;
+        *zone = sf.ofs;
+    }
+    return error;
+}
+
+static int
+parse_ct_action(struct parser *p, const char *name UNUSED_ARG, char *arg,
+                const char *at, struct fdp__actions_builder *b)
+{
+    struct fdp__actions_builder exec;
+    struct fdp__ct_nat nat;
+    enum fdp_field zone_field = FDP_N_FIELDS;
+    unsigned int flags = 0, table = 0, zone = 0;
+    const char *seen_zone = NULL, *seen_table = NULL, *seen_nat = NULL;
+    const char *seen_exec = NULL;
+    char *key, *value;
+    int error = 0;
+
+    memset(&nat, 0, sizeof nat);
+    fdp__actions_builder_init(&exec);
+    while (!error && arg && next_key_value(&arg, &key, &value)) {
+        const char **seen = NULL;
+        if (!strcmp(key, "commit") && !value) {
+            flags |= FDP__DPCT_COMMIT;
+        } else if (!strcmp(key, "force") && !value) {
+            flags |= FDP__DPCT_FORCE;
+        } else if (!strcmp(key, "table")) {
+            seen = &seen_table;
+            if (!value || !*value) {
+                error = parse_error(p, key, "ct: table: missing value");
+            } else {
+                error = parse_table_number(p, "ct: table", value, key,
+                                           &table);
+            }
+            flags |= FDP__DPCT_RECIRC;
+        } else if (!strcmp(key, "zone")) {
+            seen = &seen_zone;
+            error = parse_ct_zone(p, value, key, &zone_field, &zone);
+        } else if (!strcmp(key, "nat")) {
+            seen = &seen_nat;
+            if (seen_exec) {
+                error = parse_error(p, key, "ct: nat must come before "
+                                    "exec() (column %d)",
+                                    col_of(p, seen_exec));
+            } else {
+                error = parse_ct_nat(p, value, key, &nat);
+            }
+            flags |= FDP__DPCT_NAT;
+        } else if (!strcmp(key, "exec")) {
+            seen_exec = key;
+            char *ea, *ev;
+            while (!error && value && next_key_value(&value, &ea, &ev)) {
+                /* next_key_value() split "set_field:V->F" at its ':'. */
+                error = parse_ct_exec_action(p, ea, ev, ea, &exec);
+            }
+        } else if (!strcmp(key, "alg")) {
+            error = parse_error(p, key, "ct: alg=%s: connection tracking "
+                                "helpers (alg=) are not supported",
+                                value ? value : "");
+        } else {
+            error = parse_error(p, key, "ct: invalid argument to \"ct\" "
+                                "action: `%s' (commit, force, table=, zone=, "
+                                "nat, exec())", key);
+        }
+        if (!error && seen) {
+            if (*seen) {
+                error = parse_error(p, key, "ct: %s given twice (column %d)",
+                                    key, col_of(p, *seen));
+            }
+            *seen = key;
+        }
+    }
+    if (!error && (flags & FDP__DPCT_FORCE) && !(flags & FDP__DPCT_COMMIT)) {
+        error = parse_error(p, at, "ct: \"force\" flag requires \"commit\" "
+                            "flag");
+    }
+    if (!error && exec.n_words && !(flags & FDP__DPCT_COMMIT)) {
+        error = parse_error(p, seen_exec, "ct: exec() requires \"commit\" "
+                            "(ct_mark and ct_label are set on a committed "
+                            "connection)");
+    }
+    if (!error && (nat.flags & (FDP__NAT_SRC | FDP__NAT_DST))
+        && !(flags & FDP__DPCT_COMMIT)) {
+        error = parse_error(p, seen_nat, "ct: nat(%s) requires \"commit\" "
+                            "(a translation is set up when a connection is "
+                            "committed; plain \"nat\" applies an existing "
+                            "one)", nat.flags & FDP__NAT_SRC ? "src" : "dst");
+    }
+    if (!error && nat.flags & FDP__NAT_ADDR) {
+        error = require(p, nat.flags & FDP__NAT_IPV6 ? FDP__P_IPV6
+                                                     : FDP__P_IPV4,
+                        "ct: nat with IPv4 or IPv6 addresses", seen_nat);
+    }
+    if (!error && exec.error) {
+        error = ENOMEM;
+    }
+    if (!error && fdp__actions_add_ct(b, flags, table, zone_field, zone,
+                                      &nat, exec.words, exec.n_words)) {
+        error = parse_error(p, at, "ct: too many exec() actions (a ct action "
+                            "takes at most 255 words)");
+    }
+    fdp__actions_builder_destroy(&exec);
+    return error;
+}
+
+static int
+parse_ct_clear(struct parser *p, const char *name, char *arg,
+               const char *at, struct fdp__actions_builder *b)
+{
+    int error = no_argument(p, name, arg, at);
+
+    if (!error) {
+        fdp__actions_add(b, FDP_ACT_CT_CLEAR, 0);
+    }
+    return error;
+}
+
 #define PARSE_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = parse_##FN,
 static parse_action_fn *const parse_fns[] = {
     FDP__ACTION_KINDS(PARSE_FN)
@@ -1888,6 +2361,8 @@ static const struct {
     { "write_metadata", FDP_ACT_SET_MASKED },
     { "move", FDP_ACT_MOVE },
     { "conjunction", FDP_ACT_CONJUNCTION },
+    { "ct", FDP_ACT_CT },
+    { "ct_clear", FDP_ACT_CT_CLEAR },
 };
 
 /* Parses one action 'name[:arg]' at 'at'. */
@@ -1936,7 +2411,8 @@ split_action(struct parser *p, char *start, char **argp)
     *paren = '\0';
     char *inner = paren + 1;
     static const char max_len[] = "max_len=";
-    if (!strcasecmp(start, "resubmit") || !strcasecmp(start, "conjunction")) {
+    if (!strcasecmp(start, "resubmit") || !strcasecmp(start, "conjunction")
+        || !strcasecmp(start, "ct")) {
         *argp = *inner ? inner : NULL;
         return 0;
     }

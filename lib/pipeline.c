@@ -135,6 +135,7 @@
 #include <string.h>
 
 #include "lib/actions-internal.h"
+#include "lib/ct-action.h"
 #include "lib/field.h"
 #include "lib/match-internal.h"
 #include "lib/pipeline-private.h"
@@ -404,13 +405,19 @@ hard_of(struct ptable *pt)
     return pt->hard;
 }
 
-/* True if 'acts' can take a packet to another lookup. */
+/* True if 'acts' can take a packet to another lookup, or holds what only
+ * the pipeline's composition can hand the datapath: a ct action, whose
+ * resolved record (lib/ct-action.h) depends on the key when it runs, and
+ * ct_clear, which composes to nothing.  Either keeps the pipeline off the
+ * one-table path (compute_single()), where a flow's own actions would be
+ * the outcome. */
 static bool
 is_control(const struct fdp_actions *acts)
 {
     for (const struct fdp__action *a = fdp__actions_first(acts); a;
          a = fdp__actions_next(acts, a)) {
-        if (a->type == FDP_ACT_GOTO_TABLE || a->type == FDP_ACT_RESUBMIT) {
+        if (a->type == FDP_ACT_GOTO_TABLE || a->type == FDP_ACT_RESUBMIT
+            || a->type == FDP_ACT_CT || a->type == FDP_ACT_CT_CLEAR) {
             return true;
         }
     }
@@ -933,6 +940,13 @@ check_actions(const struct fdp_actions *acts, uint8_t table_id)
             break;
         case FDP_ACT_CONJUNCTION:
             if (!conjunctive) {
+                return EINVAL;
+            }
+            break;
+        case FDP_ACT_CT:
+            /* A flow holds the flow form; the resolved one is the
+             * pipeline's own output. */
+            if (conjunctive || a->flags & FDP__ACT_CT_RESOLVED) {
                 return EINVAL;
             }
             break;
@@ -1590,6 +1604,49 @@ track_packet_action(struct fdp_key *key, const struct fdp__action *a)
     }
 }
 
+/* Zeroes the connection-tracking words of 'key' (key.h, words 21-28). */
+static void
+clear_ct_fields(struct fdp_key *key)
+{
+    static_assert(FDP__WORD_CT_STATE == FDP__WORD_XREG7 + 1
+                  && FDP__WORD_CT_STATE + 8 == FDP_KEY_WORDS,
+                  "the ct fields are the key's last eight words");
+    memset(&key->w[FDP__WORD_CT_STATE], 0,
+           (FDP_KEY_WORDS - FDP__WORD_CT_STATE) * sizeof key->w[0]);
+}
+
+/* Runs ct action 'a' (flow form): appends its resolved record to the
+ * composed actions (lib/ct-action.h), then, as Open vSwitch's
+ * compose_conntrack_action() does, leaves the rest of the pass an
+ * untracked packet: the ct fields are cleared whether or not the action
+ * has a table, since what the tracker says is seen only by the
+ * continuation of ct(table=N), which the datapath classifies from table N
+ * (fdp__pipeline_resume_view()).  exec()'s writes to ct_mark and
+ * ct_label reach the connection, not this pass's key. */
+static void
+run_ct(struct run *run, const struct fdp__action *a)
+{
+    struct fdp_key *key = &run->r->key;
+    struct {
+        struct fdp__action h;
+        struct fdp__dp_ct ct;
+    } rec;
+    static_assert(sizeof rec == FDP__DPCT_RECORD_WORDS * 8,
+                  "a resolved ct record is its header and its payload");
+
+    if (fdp__ct_resolve(a, key, &rec.ct)) {
+        /* Only a record the builder did not make gets here (check_actions()
+         * lets only flow-form records into a table): compose nothing. */
+        return;
+    }
+    rec.h = (struct fdp__action) {
+        .type = FDP_ACT_CT, .n_words = FDP__DPCT_RECORD_WORDS,
+        .flags = FDP__ACT_CT_RESOLVED,
+    };
+    fdp__actions_add_record(&run->s->composed, &rec.h);
+    clear_ct_fields(key);
+}
+
 /* Runs the actions of 'rule', found in table 'table_id' at resubmit
  * depth 'depth'. */
 static enum next
@@ -1688,6 +1745,17 @@ run_actions(struct run *run, const struct fdp_rule *rule,
             }
             break;
         }
+        case FDP_ACT_CT:
+            run_ct(run, a);
+            break;
+        case FDP_ACT_CT_CLEAR:
+            /* Open vSwitch clears the ct fields of a tracked packet
+             * (compose_ct_clear_action(), only when the packet is
+             * tracked); an untracked packet's are zero already. */
+            if (fdp__key_get(key, FDP_F_CT_STATE) & FDP_CT_TRK) {
+                clear_ct_fields(key);
+            }
+            break;
         case FDP_ACT_CONTROLLER:
         case FDP_ACT_SET_VLAN_VID:
         case FDP_ACT_SET_VLAN_PCP:
@@ -1873,6 +1941,35 @@ fdp__pipeline_classify_view(struct fdp_pipeline *p,
     run.aux = aux;
     bool missed = false;
     run_chain(&run, 0, FDP_STEP_START, 0, &missed);
+    return run_finish(&run, missed);
+}
+
+int
+fdp__pipeline_resume_view(struct fdp_pipeline *p,
+                          const struct fdp__pipeline_view *pub,
+                          const struct fdp_key *key, unsigned int table,
+                          unsigned int flags, struct fdp_pipeline_result *r,
+                          fdp_pipeline_trace_cb *trace, void *aux)
+{
+    if (table >= FDP_PIPELINE_N_TABLES) {
+        return EINVAL;
+    }
+
+    struct run run;
+    int error = run_start(&run, p, CONTAINER_OF(pub, struct view, pub), key,
+                          flags, r);
+    if (error) {
+        return error;
+    }
+    /* run_start() zeroed the registers and metadata, as a packet from a
+     * port starts; a continuation keeps the ones its ct froze (conj_id,
+     * which only a conjunction's own lookup sets, stays zero). */
+    memcpy(&r->key.w[FDP__WORD_METADATA], &key->w[FDP__WORD_METADATA],
+           (FDP__WORD_XREG7 + 1 - FDP__WORD_METADATA) * sizeof key->w[0]);
+    run.trace = trace;
+    run.aux = aux;
+    bool missed = false;
+    run_chain(&run, table, FDP_STEP_CT, 0, &missed);
     return run_finish(&run, missed);
 }
 

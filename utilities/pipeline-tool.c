@@ -87,6 +87,7 @@ static const char *const step_kinds[] = {
     [FDP_STEP_START] = "start",
     [FDP_STEP_GOTO] = "goto",
     [FDP_STEP_RESUBMIT] = "resubmit",
+    [FDP_STEP_CT] = "ct",
 };
 
 struct trace_ctx {

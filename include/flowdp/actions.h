@@ -40,6 +40,9 @@ enum fdp_action_type {
                              * write_metadata:V[/M] */
     FDP_ACT_MOVE,           /* move:SRC[a..b]->DST[c..d] */
     FDP_ACT_CONJUNCTION,    /* conjunction(ID,K/N) */
+    /* Connection tracking (Open vSwitch's ct and ct_clear). */
+    FDP_ACT_CT,             /* ct(commit,zone=Z,table=N,nat(...),exec(...)) */
+    FDP_ACT_CT_CLEAR,       /* ct_clear */
     FDP_N_ACTION_TYPES
 };
 

@@ -324,6 +324,21 @@ struct fdp_dp_stats {
     uint64_t n_emc_bypassed;    /* Classified without the exact-match
                                  * cache, which auto mode found did not
                                  * pay. */
+    /* Connection tracking (the ct action) and recirculation (ct with
+     * table=N: the packet, or a copy, continues in table N). */
+    uint64_t n_ct_packets;      /* Packets through the tracker. */
+    uint64_t n_recirculations;  /* Continuations started. */
+    uint64_t n_recirc_cache_hits;   /* Continuations classified by the
+                                     * continuation cache. */
+    uint64_t n_recirc_missed;   /* Continuations that hit no flow (given
+                                 * to the upcall, as misses are). */
+    uint64_t n_recirc_dropped;  /* Continuations lost: past the depth
+                                 * limit (6 recirculations, as Open
+                                 * vSwitch), or no free frame for a
+                                 * fork's copy. */
+    uint64_t n_ct_table_ignored;    /* ct(table=N) in a bare table's flow,
+                                     * which has no table N: run as ct
+                                     * without table. */
 };
 
 FDP_API void fdp_dp_get_stats(struct fdp_dp *dp, struct fdp_dp_stats *stats);

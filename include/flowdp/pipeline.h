@@ -146,6 +146,8 @@ enum fdp_pipeline_step_kind {
     FDP_STEP_START,             /* Table 0, where every packet starts. */
     FDP_STEP_GOTO,              /* goto_table. */
     FDP_STEP_RESUBMIT,          /* resubmit. */
+    FDP_STEP_CT,                /* The first lookup of a ct(table=N)
+                                 * continuation, in table N. */
 };
 
 struct fdp_pipeline_step {

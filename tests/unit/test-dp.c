@@ -12,6 +12,11 @@
  * - Frames are conserved: after traffic, every frame is back in the pool
  *   or in the peer's hands; a descriptor the peer forged is refused.
  * - A pmd thread forwards while another thread changes flows and ports.
+ * - Connection tracking: a stateful firewall, recirculation with frozen
+ *   registers, zones from registers and marks set by exec(), the fork,
+ *   the depth limit, the continuation cache against no cache on random
+ *   exchanges, expiry by the background sweep, ct in a bare table, and
+ *   two pmds tracking while flushes and the sweep run.
  */
 #include <config.h>
 
@@ -26,7 +31,9 @@
 #include <unistd.h>
 
 #include <flowdp/flowdp.h>
+#include "datapath/conntrack.h"
 #include "datapath/dp-private.h"
+#include "datapath/execute.h"
 #include "lib/actions-internal.h"
 #include "lib/pipeline-view.h"
 #include "unit.h"
@@ -1274,6 +1281,648 @@ START_TEST(old_version_with_new_mode_loses_no_packet)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------- */
+/* Connection tracking through the datapath.                               */
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t) (v >> 8);
+    p[1] = (uint8_t) v;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+    put16(p, (uint16_t) (v >> 16));
+    put16(p + 2, (uint16_t) v);
+}
+
+/* An IPv4 TCP (proto 6) or UDP (17, 8 bytes of payload) packet from
+ * 10.0.0.'src':'sport' to 10.0.0.'dst':'dport' with valid checksums; TCP
+ * with 'flags', 'seq' and 'ack'.  Returns its length. */
+static size_t
+make_l4(uint8_t *p, uint8_t proto, uint8_t src, uint8_t dst, uint16_t sport,
+        uint16_t dport, uint8_t flags, uint32_t seq, uint32_t ack)
+{
+    size_t l4_len = proto == 6 ? 20 : 16;
+    size_t ip_len = 20 + l4_len;
+    uint8_t *ip = p + 14, *l4 = ip + 20;
+
+    memset(p, 0, 14 + ip_len);
+    p[5] = 2;
+    p[11] = 1;
+    p[12] = 0x08;
+    ip[0] = 0x45;
+    put16(ip + 2, (uint16_t) ip_len);
+    ip[8] = 64;
+    ip[9] = proto;
+    ip[12] = 10;
+    ip[15] = src;
+    ip[16] = 10;
+    ip[19] = dst;
+    put16(ip + 10, fdp__csum(0, ip, 20));
+    put16(l4, sport);
+    put16(l4 + 2, dport);
+    if (proto == 6) {
+        put32(l4 + 4, seq);
+        put32(l4 + 8, ack);
+        l4[12] = 5 << 4;
+        l4[13] = flags;
+        put16(l4 + 14, 65535);
+    } else {
+        put16(l4 + 4, (uint16_t) l4_len);
+        memset(l4 + 8, 0x5a, 8);
+    }
+    uint8_t pseudo[4] = { 0, proto, 0, (uint8_t) l4_len };
+    uint32_t sum = fdp__csum_add(0, ip + 12, 8);
+    sum = fdp__csum_add(sum, pseudo, 4);
+    uint16_t csum = fdp__csum(sum, l4, l4_len);
+    put16(l4 + (proto == 6 ? 16 : 6), proto == 17 && !csum ? 0xffff : csum);
+    return 14 + ip_len;
+}
+
+#define TCP_FIN 0x01
+#define TCP_SYN 0x02
+#define TCP_RST 0x04
+#define TCP_PSH 0x08
+#define TCP_ACK 0x10
+
+/* What came out of a port: how many packets, and a running hash of their
+ * bytes in order (so two datapaths can be compared packet for packet). */
+struct ct_out {
+    uint64_t n;
+    uint64_t hash;
+    uint8_t last[128];
+    uint32_t last_len;
+};
+
+static void
+ct_out_cb(void *aux, const uint8_t *p, uint32_t len)
+{
+    struct ct_out *o = aux;
+
+    o->n++;
+    for (uint32_t i = 0; i < len; i++) {
+        o->hash = (o->hash ^ p[i]) * UINT64_C(0x100000001b3);
+    }
+    o->hash = (o->hash ^ len) * UINT64_C(0x100000001b3);
+    o->last_len = len < sizeof o->last ? len : sizeof o->last;
+    memcpy(o->last, p, o->last_len);
+}
+
+/* A pipeline rig for ct: 'flows' (text, each with its table=), the EMC
+ * (and with it the continuation cache) on, inserting every result, or
+ * off. */
+static void
+ct_rig_create(struct rig *rig, bool emc, const char *const *flows)
+{
+    struct fdp_dp_options o;
+
+    fdp_dp_options_init(&o);
+    o.emc_mode = emc ? FDP_DP_CACHE_ON : FDP_DP_CACHE_OFF;
+    o.emc_insert_inv_prob = 1;
+    o.smc_mode = FDP_DP_CACHE_OFF;
+    memset(rig, 0, sizeof *rig);
+    ck_assert_int_eq(fdp_pipeline_create(&rig->pipeline), 0);
+    for (const char *const *f = flows; *f; f++) {
+        pipeline_add(rig, *f);
+    }
+    rig->table = fdp_pipeline_get_table(rig->pipeline, 0);
+    ck_assert_int_eq(fdp_dp_create_pipeline(rig->pipeline, &o, &rig->dp), 0);
+    for (uint32_t p = 1; p <= 3; p++) {
+        ck_assert_int_eq(fdp_dp_port_add(rig->dp, p, "ring:size=256", NULL),
+                         0);
+        ck_assert_int_eq(fdp_dp_port_rings(rig->dp, p, &rig->ports[p]), 0);
+    }
+    ck_assert_int_eq(fdp_dp_pmd_create(rig->dp, 0, &rig->pmd), 0);
+}
+
+/* Destroys 'rig' after checking that every frame came back: the pmd's
+ * cache and what the ports' peers hold return to the pool, which must
+ * then hold every frame (a fork's copy, a continuation's frame or a
+ * dropped recirculation leaks none). */
+static void
+ct_rig_destroy_checking_frames(struct rig *rig)
+{
+    struct fdp_dp_stats st;
+
+    fdp_dp_pmd_destroy(rig->pmd);
+    rig->pmd = NULL;
+    for (uint32_t p = 1; p <= 3; p++) {
+        ck_assert_int_eq(fdp_dp_port_del(rig->dp, p), 0);
+    }
+    fdp_dp_get_stats(rig->dp, &st);
+    ck_assert_uint_eq(st.n_frames_free, 16384);     /* The default. */
+    rig_destroy(rig);
+}
+
+/* Sends the 'len'-byte 'pkt' on port 'in', polls, and drains every port
+ * into 'out' (out[1..3]). */
+static void
+ct_send(struct rig *rig, uint32_t in, const uint8_t *pkt, size_t len,
+        struct ct_out out[4])
+{
+    ck_assert(test_peer_send(&rig->ports[in], pkt, len));
+    for (int i = 0; i < 2; i++) {
+        fdp_dp_pmd_poll(rig->pmd, NULL);
+        for (uint32_t p = 1; p <= 3; p++) {
+            test_peer_drain(&rig->ports[p], ct_out_cb, &out[p]);
+        }
+    }
+}
+
+/* Sends one packet and returns the port it came out of (0: none; -1:
+ * several). */
+static int
+ct_send_one(struct rig *rig, uint32_t in, const uint8_t *pkt, size_t len)
+{
+    struct ct_out out[4];
+    int port = 0;
+
+    memset(out, 0, sizeof out);
+    ct_send(rig, in, pkt, len, out);
+    for (int p = 1; p <= 3; p++) {
+        if (out[p].n) {
+            port = port ? -1 : p;
+            ck_assert_uint_eq(out[p].n, 1);
+        }
+    }
+    return port;
+}
+
+/* A stateful firewall: what comes in on port 1 (the client side) may open
+ * connections to port 2, which are committed; replies pass back; nothing
+ * that starts on port 2 passes.  A TCP handshake and data, then an
+ * unsolicited SYN and a stray ACK from outside, with the caches on and
+ * off. */
+static const char *const firewall_flows[] = {
+    "table=0,priority=10,ip,actions=ct(table=1,zone=1)",
+    "table=0,priority=0,actions=drop",
+    "table=1,priority=20,ct_state=+trk+new,ip,in_port=1,"
+    "actions=ct(commit,zone=1),output:2",
+    "table=1,priority=20,ct_state=+trk+est-rpl,ip,in_port=1,actions=output:2",
+    "table=1,priority=20,ct_state=+trk+est+rpl,ip,in_port=2,actions=output:1",
+    "table=1,priority=0,actions=drop",
+    NULL
+};
+
+START_TEST(ct_stateful_firewall)
+{
+    struct rig rig;
+    uint8_t pkt[128];
+    size_t len;
+    struct fdp_dp_stats st;
+
+    ct_rig_create(&rig, _i, firewall_flows);
+    struct fdp__ct *ct = fdp__dp_ct(rig.dp);
+
+    /* The handshake: SYN out, SYN-ACK back, ACK out. */
+    len = make_l4(pkt, 6, 1, 2, 1000, 80, TCP_SYN, 100, 0);
+    ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 2);
+    ck_assert_uint_eq(fdp__ct_count(ct), 1);
+    ck_assert_uint_eq(fdp__ct_zone_count(ct, 1), 1);
+    len = make_l4(pkt, 6, 2, 1, 80, 1000, TCP_SYN | TCP_ACK, 500, 101);
+    ck_assert_int_eq(ct_send_one(&rig, 2, pkt, len), 1);
+    len = make_l4(pkt, 6, 1, 2, 1000, 80, TCP_ACK, 101, 501);
+    ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 2);
+    /* Data both ways, several times: the continuation cache's entries
+     * (with the EMC on) serve the repeats. */
+    for (int i = 0; i < 20; i++) {
+        len = make_l4(pkt, 6, 1, 2, 1000, 80, TCP_ACK, 101, 501);
+        ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 2);
+        len = make_l4(pkt, 6, 2, 1, 80, 1000, TCP_ACK, 501, 101);
+        ck_assert_int_eq(ct_send_one(&rig, 2, pkt, len), 1);
+    }
+    /* Unsolicited from outside: a SYN to the client, an ACK of a
+     * connection nobody opened, a UDP packet. */
+    len = make_l4(pkt, 6, 3, 1, 2000, 22, TCP_SYN, 7, 0);
+    ck_assert_int_eq(ct_send_one(&rig, 2, pkt, len), 0);
+    len = make_l4(pkt, 6, 4, 1, 2001, 22, TCP_ACK, 7, 9);
+    ck_assert_int_eq(ct_send_one(&rig, 2, pkt, len), 0);
+    len = make_l4(pkt, 17, 4, 1, 53, 5353, 0, 0, 0);
+    ck_assert_int_eq(ct_send_one(&rig, 2, pkt, len), 0);
+    ck_assert_uint_eq(fdp__ct_count(ct), 1);
+
+    fdp_dp_get_stats(rig.dp, &st);
+    uint64_t n = 3 + 40 + 3;
+    /* Every packet went through the tracker once in table 0, and the
+     * client's new connection once more for its commit. */
+    ck_assert_uint_eq(st.n_ct_packets, n + 1);
+    ck_assert_uint_eq(st.n_recirculations, n);
+    ck_assert_uint_eq(st.n_recirc_dropped, 0);
+    ck_assert_uint_eq(st.n_recirc_missed, 0);
+    if (_i) {
+        /* The 40 data packets have two keys: all but the first of each
+         * come from the cache. */
+        ck_assert_uint_ge(st.n_recirc_cache_hits, 38);
+    } else {
+        ck_assert_uint_eq(st.n_recirc_cache_hits, 0);
+    }
+    struct fdp_port_stats ps;
+    ck_assert_int_eq(fdp_dp_port_get_stats(rig.dp, 2, &ps, NULL), 0);
+    ck_assert_uint_eq(ps.rx_packets, 1 + 20 + 3);
+    ck_assert_uint_eq(ps.rx_dropped, 3);
+    ck_assert_int_eq(fdp_dp_port_get_stats(rig.dp, 1, &ps, NULL), 0);
+    ck_assert_uint_eq(ps.rx_dropped, 0);
+    ct_rig_destroy_checking_frames(&rig);
+}
+END_TEST
+
+/* ct(table=N) keeps the registers and metadata of the pass that ran it
+ * (frozen in the record), takes its zone from a register, and a mark
+ * set by exec() is the continuation's ct_mark at once. */
+static const char *const frozen_flows[] = {
+    "table=0,priority=10,udp,actions=load:0x2a->NXM_NX_REG3[],"
+    "set_field:0x77->metadata,load:7->NXM_NX_REG0[0..15],"
+    "ct(commit,zone=NXM_NX_REG0[0..15],table=1,"
+    "exec(set_field:0x5->ct_mark))",
+    "table=1,priority=30,reg3=0x2a,metadata=0x77,reg0=7,ct_zone=7,"
+    "ct_mark=0x5,ct_state=+trk,udp,actions=output:2",
+    "table=1,priority=0,actions=output:3",
+    NULL
+};
+
+START_TEST(ct_recirc_keeps_frozen_state)
+{
+    struct rig rig;
+    uint8_t pkt[128];
+
+    ct_rig_create(&rig, _i, frozen_flows);
+    for (int i = 0; i < 5; i++) {
+        size_t len = make_l4(pkt, 17, 1, 2, (uint16_t) (1000 + i), 53, 0, 0,
+                             0);
+        ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 2);
+        len = make_l4(pkt, 17, 1, 2, (uint16_t) (1000 + i), 53, 0, 0, 0);
+        ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 2);
+    }
+    struct fdp__ct *ct = fdp__dp_ct(rig.dp);
+    ck_assert_uint_eq(fdp__ct_zone_count(ct, 7), 5);
+    ck_assert_uint_eq(fdp__ct_zone_count(ct, 0), 0);
+    ct_rig_destroy_checking_frames(&rig);
+}
+END_TEST
+
+/* The fork: ct(table=1) followed by output:3 in the same flow.  The
+ * packet goes on to port 3, a copy continues in table 1 to port 2: both
+ * arrive, identical. */
+static const char *const fork_flows[] = {
+    "table=0,priority=10,udp,actions=ct(table=1),output:3",
+    "table=1,priority=10,ct_state=+trk+new,udp,actions=output:2",
+    NULL
+};
+
+START_TEST(ct_fork_sends_both_copies)
+{
+    struct rig rig;
+    uint8_t pkt[128];
+    struct ct_out out[4];
+    struct fdp_dp_stats st;
+
+    ct_rig_create(&rig, _i, fork_flows);
+    memset(out, 0, sizeof out);
+    for (int i = 0; i < 10; i++) {
+        size_t len = make_l4(pkt, 17, 1, 2, (uint16_t) (1000 + i), 53, 0, 0,
+                             0);
+        ct_send(&rig, 1, pkt, len, out);
+        ck_assert_uint_eq(out[2].n, (uint64_t) i + 1);
+        ck_assert_uint_eq(out[3].n, (uint64_t) i + 1);
+        ck_assert_uint_eq(out[2].last_len, len);
+        ck_assert(!memcmp(out[2].last, pkt, len));
+        ck_assert(!memcmp(out[3].last, pkt, len));
+    }
+    ck_assert_uint_eq(out[2].hash, out[3].hash);
+    fdp_dp_get_stats(rig.dp, &st);
+    ck_assert_uint_eq(st.n_recirculations, 10);
+    ck_assert_uint_eq(st.n_ct_packets, 10);
+    /* Nothing was committed, and no frame was lost. */
+    ck_assert_uint_eq(fdp__ct_count(fdp__dp_ct(rig.dp)), 0);
+    ct_rig_destroy_checking_frames(&rig);
+}
+END_TEST
+
+/* A flow that sends every packet back to its own table through ct: Open
+ * vSwitch's depth limit (6 recirculations) ends the loop, and each drop
+ * is counted; a fork at the limit still sends the original on. */
+static const char *const loop_flows[] = {
+    "table=0,priority=10,udp,actions=ct(table=0)",
+    "table=0,priority=10,tcp,actions=ct(table=0),output:2",
+    NULL
+};
+
+START_TEST(ct_recirc_depth_limit)
+{
+    struct rig rig;
+    uint8_t pkt[128];
+    struct fdp_dp_stats st;
+    struct ct_out out[4];
+
+    ct_rig_create(&rig, _i, loop_flows);
+    size_t len = make_l4(pkt, 17, 1, 2, 1000, 53, 0, 0, 0);
+    ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 0);
+    fdp_dp_get_stats(rig.dp, &st);
+    ck_assert_uint_eq(st.n_ct_packets, 7);
+    ck_assert_uint_eq(st.n_recirculations, 6);
+    ck_assert_uint_eq(st.n_recirc_dropped, 1);
+
+    /* The fork: depth 0 to 6 each output the packet; the copies stop at
+     * depth 6. */
+    memset(out, 0, sizeof out);
+    len = make_l4(pkt, 6, 1, 2, 1000, 80, TCP_SYN, 1, 0);
+    ct_send(&rig, 1, pkt, len, out);
+    ck_assert_uint_eq(out[2].n, 7);
+    fdp_dp_get_stats(rig.dp, &st);
+    ck_assert_uint_eq(st.n_recirc_dropped, 2);
+    ck_assert_uint_eq(st.n_recirculations, 12);
+    ct_rig_destroy_checking_frames(&rig);
+}
+END_TEST
+
+/* The continuation cache changes no result: random UDP exchanges over a
+ * few connections, zones and marks through two datapaths, one with the
+ * caches (every result inserted) and one without, give the same packets
+ * on the same ports in the same order, and the cached one serves most
+ * continuations from its cache. */
+static const char *const random_flows[] = {
+    "table=0,priority=10,udp,in_port=1,actions=ct(table=1,zone=3)",
+    "table=0,priority=10,udp,in_port=2,actions=ct(table=1,zone=3)",
+    "table=1,priority=20,ct_state=+trk+new,udp,in_port=1,tp_dst=53,"
+    "actions=ct(commit,zone=3,exec(set_field:0x1->ct_mark)),output:2",
+    "table=1,priority=20,ct_state=+trk+new,udp,in_port=1,tp_dst=54,"
+    "actions=ct(commit,zone=3,exec(set_field:0x2->ct_mark)),output:2",
+    "table=1,priority=20,ct_state=+trk+est,ct_mark=0x1,udp,"
+    "actions=ct(table=2,zone=4)",
+    "table=1,priority=20,ct_state=+trk+est,ct_mark=0x2,udp,in_port=1,"
+    "actions=output:2",
+    "table=1,priority=20,ct_state=+trk+est,ct_mark=0x2,udp,in_port=2,"
+    "actions=output:1",
+    "table=1,priority=0,actions=output:3",
+    "table=2,priority=10,ct_state=+trk+new,udp,"
+    "actions=ct(commit,zone=4),resubmit(,3)",
+    "table=2,priority=10,ct_state=+trk+est,udp,actions=resubmit(,3)",
+    "table=3,priority=10,in_port=1,actions=output:2",
+    "table=3,priority=10,in_port=2,actions=output:1",
+    NULL
+};
+
+START_TEST(ct_cache_is_transparent)
+{
+    struct rig rigs[2];
+    struct ct_out out[2][4];
+    struct unit_rng r = { .state = unit_seed() };
+    uint8_t pkt[128];
+
+    memset(out, 0, sizeof out);
+    for (int k = 0; k < 2; k++) {
+        ct_rig_create(&rigs[k], k == 0, random_flows);
+    }
+    for (int i = 0; i < 2000; i++) {
+        uint8_t client = (uint8_t) (1 + unit_rng_below(&r, 4));
+        uint16_t sport = (uint16_t) (1000 + unit_rng_below(&r, 8));
+        uint16_t dport = (uint16_t) (53 + unit_rng_below(&r, 3));
+        bool reply = unit_rng_below(&r, 2);
+        size_t len = reply
+                     ? make_l4(pkt, 17, 100, client, dport, sport, 0, 0, 0)
+                     : make_l4(pkt, 17, client, 100, sport, dport, 0, 0, 0);
+        for (int k = 0; k < 2; k++) {
+            ck_assert(test_peer_send(&rigs[k].ports[reply ? 2 : 1], pkt,
+                                     len));
+        }
+        /* Bursts of random length, so that continuations share
+         * batches. */
+        if (unit_rng_below(&r, 8) == 0 || i == 1999) {
+            for (int k = 0; k < 2; k++) {
+                for (int j = 0; j < 3; j++) {
+                    fdp_dp_pmd_poll(rigs[k].pmd, NULL);
+                    for (uint32_t p = 1; p <= 3; p++) {
+                        test_peer_drain(&rigs[k].ports[p], ct_out_cb,
+                                        &out[k][p]);
+                    }
+                }
+            }
+        }
+    }
+    for (uint32_t p = 1; p <= 3; p++) {
+        ck_assert_uint_eq(out[0][p].n, out[1][p].n);
+        ck_assert_uint_eq(out[0][p].hash, out[1][p].hash);
+    }
+    ck_assert_uint_gt(out[0][1].n, 0);
+    ck_assert_uint_gt(out[0][2].n, 0);
+    struct fdp_dp_stats st[2];
+    for (int k = 0; k < 2; k++) {
+        fdp_dp_get_stats(rigs[k].dp, &st[k]);
+        ck_assert_uint_eq(fdp__ct_count(fdp__dp_ct(rigs[k].dp)),
+                          fdp__ct_count(fdp__dp_ct(rigs[0].dp)));
+    }
+    ck_assert_uint_eq(st[0].n_recirculations, st[1].n_recirculations);
+    ck_assert_uint_eq(st[0].n_ct_packets, st[1].n_ct_packets);
+    ck_assert_uint_eq(st[1].n_recirc_cache_hits, 0);
+    ck_assert_uint_gt(st[0].n_recirc_cache_hits,
+                      st[0].n_recirculations / 2);
+    for (int k = 0; k < 2; k++) {
+        ct_rig_destroy_checking_frames(&rigs[k]);
+    }
+}
+END_TEST
+
+/* The background sweep expires connections with nobody polling: short
+ * timeouts, connections committed, then the table empties on its own. */
+START_TEST(ct_expiry_in_background)
+{
+    struct rig rig;
+    uint8_t pkt[128];
+
+    ct_rig_create(&rig, true, firewall_flows);
+    struct fdp__ct *ct = fdp__dp_ct(rig.dp);
+    ck_assert_int_eq(fdp__ct_set_timeout(ct, FDP__CT_TM_OTHER_FIRST, 1), 0);
+    ck_assert_int_eq(fdp__ct_set_timeout(ct, FDP__CT_TM_TCP_FIRST_PACKET, 1),
+                     0);
+    for (int i = 0; i < 50; i++) {
+        size_t len = make_l4(pkt, 17, 1, 2, (uint16_t) (1000 + i), 53, 0, 0,
+                             0);
+        ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 2);
+    }
+    size_t len = make_l4(pkt, 6, 1, 2, 999, 80, TCP_SYN, 1, 0);
+    ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 2);
+    ck_assert_uint_eq(fdp__ct_count(ct), 51);
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    /* 1 s of timeout, then at most the sweeper's pause (1 s) and a
+     * pass. */
+    while (fdp__ct_count(ct)) {
+        ck_assert_msg(seconds_since(&start) < 10,
+                      "%u connections left after 10 s", fdp__ct_count(ct));
+        usleep(20000);
+    }
+    ck_assert(seconds_since(&start) >= 0.5);
+    /* A new packet of an expired connection is new again. */
+    len = make_l4(pkt, 17, 1, 2, 1000, 53, 0, 0, 0);
+    ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 2);
+    ck_assert_uint_eq(fdp__ct_count(ct), 1);
+    rig_destroy(&rig);
+}
+END_TEST
+
+/* A bare table's flows keep the flow form of ct, resolved per packet:
+ * commit in the zone a register... of a bare table is always zero, so a
+ * constant zone here; ct(table=N) has nowhere to go and runs as ct
+ * without table, counted. */
+START_TEST(ct_in_bare_table)
+{
+    struct rig rig;
+    uint8_t pkt[128];
+    struct fdp_dp_stats st;
+
+    rig_create(&rig, 1, 0);
+    rig_add_flow(&rig, "priority=10,udp,tp_dst=53,"
+                 "actions=ct(commit,zone=9),output:2");
+    rig_add_flow(&rig, "priority=10,udp,tp_dst=54,"
+                 "actions=ct(commit,zone=10,table=1),output:3");
+    for (int i = 0; i < 4; i++) {
+        size_t len = make_l4(pkt, 17, 1, 2, (uint16_t) (1000 + i), 53, 0, 0,
+                             0);
+        ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 2);
+        len = make_l4(pkt, 17, 1, 2, (uint16_t) (1000 + i), 54, 0, 0, 0);
+        ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 3);
+    }
+    struct fdp__ct *ct = fdp__dp_ct(rig.dp);
+    ck_assert_uint_eq(fdp__ct_zone_count(ct, 9), 4);
+    ck_assert_uint_eq(fdp__ct_zone_count(ct, 10), 4);
+    fdp_dp_get_stats(rig.dp, &st);
+    ck_assert_uint_eq(st.n_ct_packets, 8);
+    ck_assert_uint_eq(st.n_ct_table_ignored, 4);
+    ck_assert_uint_eq(st.n_recirculations, 0);
+    rig_destroy(&rig);
+}
+END_TEST
+
+/* Concurrency: two pmds each run their own client's UDP connections
+ * through the firewall (commit, then replies and data), while this
+ * thread flushes the tracker and changes the timeouts and the
+ * datapath's sweeper expires connections: nothing races (the TSan job
+ * runs this) and every packet is accounted for. */
+struct ct_lane {
+    struct fdp_dp_pmd *pmd;
+    struct fdp_port_rings in, out;
+    uint8_t client;
+    uint64_t n_sent;
+    uint64_t n_got;
+    bool *stop;
+};
+
+static void *
+ct_lane_main(void *l_)
+{
+    struct ct_lane *l = l_;
+    uint8_t pkt[128];
+    uint32_t i = 0;
+
+    while (!__atomic_load_n(l->stop, __ATOMIC_ACQUIRE)) {
+        for (int k = 0; k < 16 && l->n_sent < 20000; k++, i++) {
+            size_t len = make_l4(pkt, 17, l->client, 2,
+                                 (uint16_t) (1000 + i % 64), 53, 0, 0, 0);
+            if (!test_peer_send(&l->in, pkt, len)) {
+                break;
+            }
+            __atomic_store_n(&l->n_sent, l->n_sent + 1, __ATOMIC_RELEASE);
+        }
+        if (!fdp_dp_pmd_poll(l->pmd, NULL)) {
+            sched_yield();
+        }
+        __atomic_store_n(&l->n_got,
+                         l->n_got + test_peer_drain(&l->out, NULL, NULL),
+                         __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+START_TEST(ct_two_pmds_with_flush_and_sweep)
+{
+    struct fdp_pipeline *p;
+    struct fdp_dp *dp;
+    struct fdp_dp_options o;
+    struct ct_lane lanes[2];
+    pthread_t threads[2];
+    bool stop = false;
+    static const char *const flows[] = {
+        "table=0,priority=10,udp,actions=ct(table=1,zone=1)",
+        "table=1,priority=10,ct_state=+trk+new,udp,in_port=1,"
+        "actions=ct(commit,zone=1),output:3",
+        "table=1,priority=10,ct_state=+trk+new,udp,in_port=2,"
+        "actions=ct(commit,zone=1),output:4",
+        "table=1,priority=10,ct_state=+trk+est,udp,in_port=1,"
+        "actions=output:3",
+        "table=1,priority=10,ct_state=+trk+est,udp,in_port=2,"
+        "actions=output:4",
+        NULL
+    };
+
+    ck_assert_int_eq(fdp_pipeline_create(&p), 0);
+    for (const char *const *f = flows; *f; f++) {
+        struct fdp_flow_spec spec;
+        ck_assert_int_eq(fdp_flow_parse(*f, 0, &spec, NULL), 0);
+        ck_assert_int_eq(fdp_pipeline_insert(p, &spec, 0), 0);
+        fdp_flow_spec_destroy(&spec);
+    }
+    fdp_dp_options_init(&o);
+    o.n_pmds = 2;
+    o.emc_insert_inv_prob = 1;
+    ck_assert_int_eq(fdp_dp_create_pipeline(p, &o, &dp), 0);
+    /* Ranks 0-3: ports 1 and 3 to pmd 0, ports 2 and 4 to pmd 1: each
+     * lane's thread plays the peer of its own ports only. */
+    for (uint32_t port = 1; port <= 4; port++) {
+        ck_assert_int_eq(fdp_dp_port_add(dp, port, "ring:size=1024", NULL),
+                         0);
+    }
+    struct fdp__ct *ct = fdp__dp_ct(dp);
+    ck_assert_int_eq(fdp__ct_set_timeout(ct, FDP__CT_TM_OTHER_FIRST, 1), 0);
+    for (unsigned int i = 0; i < 2; i++) {
+        lanes[i] = (struct ct_lane) { .client = (uint8_t) (1 + i),
+                                      .stop = &stop };
+        ck_assert_int_eq(fdp_dp_pmd_create(dp, i, &lanes[i].pmd), 0);
+        ck_assert_int_eq(fdp_dp_port_rings(dp, 1 + i, &lanes[i].in), 0);
+        ck_assert_int_eq(fdp_dp_port_rings(dp, 3 + i, &lanes[i].out), 0);
+    }
+    for (unsigned int i = 0; i < 2; i++) {
+        ck_assert_int_eq(pthread_create(&threads[i], NULL, ct_lane_main,
+                                        &lanes[i]), 0);
+    }
+    /* Flushes and timeout changes while both lanes run. */
+    for (int round = 0;
+         __atomic_load_n(&lanes[0].n_sent, __ATOMIC_ACQUIRE) < 20000
+         || __atomic_load_n(&lanes[1].n_sent, __ATOMIC_ACQUIRE) < 20000;
+         round++) {
+        uint16_t zone = 1;
+        fdp__ct_flush(ct, round % 2 ? &zone : NULL, NULL);
+        ck_assert_int_eq(fdp__ct_set_timeout(ct, FDP__CT_TM_OTHER_MULTIPLE,
+                                             1 + round % 3), 0);
+        usleep(1000);
+    }
+    struct fdp_port_stats ps[5];
+    WAIT_UNTIL((fdp_dp_port_get_stats(dp, 3, &ps[3], NULL) == 0
+                && fdp_dp_port_get_stats(dp, 4, &ps[4], NULL) == 0
+                && __atomic_load_n(&lanes[0].n_got, __ATOMIC_ACQUIRE)
+                   + ps[3].tx_dropped >= 20000
+                && __atomic_load_n(&lanes[1].n_got, __ATOMIC_ACQUIRE)
+                   + ps[4].tx_dropped >= 20000),
+               "every packet");
+    __atomic_store_n(&stop, true, __ATOMIC_RELEASE);
+    for (unsigned int i = 0; i < 2; i++) {
+        pthread_join(threads[i], NULL);
+    }
+    struct fdp_dp_stats st;
+    fdp_dp_get_stats(dp, &st);
+    ck_assert_uint_eq(st.n_packets, 40000);
+    ck_assert_uint_eq(st.n_recirculations, 40000);
+    ck_assert_uint_eq(st.n_recirc_missed, 0);
+    for (unsigned int i = 0; i < 2; i++) {
+        fdp_dp_pmd_destroy(lanes[i].pmd);
+    }
+    fdp_dp_destroy(dp);
+    fdp_pipeline_destroy(p);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1292,10 +1941,19 @@ main(void)
     tcase_add_test(tc, upcalls);
     tcase_add_test(tc, frames_conserved);
     tcase_add_test(tc, bad_ports);
+    TCase *ct = unit_tcase(s, "ct");
+    tcase_add_loop_test(ct, ct_stateful_firewall, 0, 2);
+    tcase_add_loop_test(ct, ct_recirc_keeps_frozen_state, 0, 2);
+    tcase_add_loop_test(ct, ct_fork_sends_both_copies, 0, 2);
+    tcase_add_loop_test(ct, ct_recirc_depth_limit, 0, 2);
+    tcase_add_test(ct, ct_cache_is_transparent);
+    tcase_add_test(ct, ct_expiry_in_background);
+    tcase_add_test(ct, ct_in_bare_table);
     TCase *cc = unit_tcase(s, "concurrency");
     tcase_add_test(cc, concurrent_control);
     tcase_add_test(cc, concurrent_pipeline_control);
     tcase_add_test(cc, two_pmds_share_a_flow);
     tcase_add_test(cc, old_version_with_new_mode_loses_no_packet);
+    tcase_add_test(cc, ct_two_pmds_with_flush_and_sweep);
     return unit_run(s);
 }

@@ -669,6 +669,81 @@ START_TEST(output_sends_packet_so_far)
 }
 END_TEST
 
+/* The executor stops at a ct record (the datapath runs the tracker on a
+ * batch) and goes on from the action after it: dec_ttl, output:2,
+ * ct(...), mod_nw_dst, output:3.  An output before the ct copies; the
+ * last output after it steals.  A packet dec_ttl drops never reaches
+ * the ct. */
+START_TEST(stops_at_ct_and_resumes)
+{
+    struct unit_rng r = { .state = unit_seed() };
+    struct fdp__actions_builder ab;
+    uint64_t ct_rec[FDP__DPCT_RECORD_WORDS];
+    struct fdp__action hdr = {
+        .type = FDP_ACT_CT,
+        .n_words = FDP__DPCT_RECORD_WORDS,
+        .flags = FDP__ACT_CT_RESOLVED,
+    };
+    struct fdp__dp_ct dc = { .flags = FDP__DPCT_COMMIT, .zone = 7 };
+
+    memcpy(&ct_rec[0], &hdr, sizeof hdr);
+    memcpy(&ct_rec[1], &dc, sizeof dc);
+    fdp__actions_builder_init(&ab);
+    fdp__actions_add(&ab, FDP_ACT_DEC_TTL, 0);
+    fdp__actions_add(&ab, FDP_ACT_OUTPUT, 2);
+    fdp__actions_add_record(&ab, (const struct fdp__action *) ct_rec);
+    fdp__actions_add_set_field(&ab, FDP_F_NW_DST, 0x0a000009, 0);
+    fdp__actions_add(&ab, FDP_ACT_OUTPUT, 3);
+    struct fdp_actions *acts = fdp__actions_finish(&ab);
+    ck_assert_ptr_nonnull(acts);
+
+    for (unsigned int ttl = 1; ttl <= 2; ttl++) {
+        uint8_t buf[BUF_SIZE] = { 0 };
+        struct builder b = { buf + HEADROOM, 0 };
+        struct recorder rec = { .n_sent = 0 };
+        struct fdp__pkt pkt;
+        const struct fdp__action *ct = NULL;
+
+        build(&b, &r, K_UDP4, 0);
+        buf[HEADROOM + 14 + 8] = (uint8_t) ttl;
+        uint8_t buf2[BUF_SIZE];
+        memcpy(buf2, buf, sizeof buf2);
+        pkt_init(&pkt, buf, b.n, HEADROOM);
+        enum fdp__exec_result res;
+        res = fdp__execute_from(acts, NULL, &pkt, 1, &rec_ops, &rec, &ct);
+        if (ttl == 1) {
+            ck_assert_int_eq(res, FDP__EXEC_TTL_EXPIRED);
+            ck_assert_ptr_null(ct);
+            ck_assert_uint_eq(rec.n_sent, 0);
+            continue;
+        }
+        ck_assert_int_eq(res, FDP__EXEC_CT);
+        ck_assert_ptr_nonnull(ct);
+        ck_assert_uint_eq(ct->type, FDP_ACT_CT);
+        ck_assert_uint_eq(rec.n_sent, 1);
+        ck_assert(!rec.sent[0].steal);
+        /* fdp__execute() stops at the same place. */
+        struct recorder rec2 = { .n_sent = 0 };
+        struct fdp__pkt pkt2;
+        pkt_init(&pkt2, buf2, b.n, HEADROOM);
+        ck_assert_int_eq(fdp__execute(acts, &pkt2, 1, &rec_ops, &rec2),
+                         FDP__EXEC_CT);
+
+        res = fdp__execute_from(acts, fdp__actions_next(acts, ct), &pkt, 1,
+                                &rec_ops, &rec, &ct);
+        ck_assert_int_eq(res, FDP__EXEC_STOLEN);
+        ck_assert_uint_eq(rec.n_sent, 2);
+        ck_assert_uint_eq(rec.sent[1].port, 3);
+        ck_assert(rec.sent[1].steal);
+        struct fdp_key k;
+        fdp_packet_extract(rec.sent[1].data, rec.sent[1].size, 1, &k, NULL);
+        ck_assert(fdp__key_get(&k, FDP_F_NW_DST) == 0x0a000009);
+        ck_assert(fdp__key_get(&k, FDP_F_NW_TTL) == ttl - 1);
+    }
+    fdp_actions_destroy(acts);
+}
+END_TEST
+
 /* mod_nw_tos keeps ECN, mod_nw_ecn keeps DSCP (IPv4 and IPv6). */
 START_TEST(tos_keeps_ecn)
 {
@@ -742,6 +817,7 @@ main(void)
 
     tcase_add_test(tc, random_actions);
     tcase_add_test(tc, output_sends_packet_so_far);
+    tcase_add_test(tc, stops_at_ct_and_resumes);
     tcase_add_test(tc, tos_keeps_ecn);
     tcase_add_test(tc, no_headroom);
     tcase_add_test(tc, rfc1071_example);
