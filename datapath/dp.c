@@ -667,6 +667,52 @@ fdp__dp_ipf(const struct fdp_dp *dp)
     return dp->ipf;
 }
 
+void
+fdp_dp_ipf_set_enabled(struct fdp_dp *dp, bool ipv6, bool enabled)
+{
+    fdp__ipf_set_enabled(dp->ipf, ipv6, enabled);
+}
+
+int
+fdp_dp_ipf_set_min_frag(struct fdp_dp *dp, bool ipv6, uint32_t size)
+{
+    return fdp__ipf_set_min_frag(dp->ipf, ipv6, size);
+}
+
+int
+fdp_dp_ipf_set_max_nfrags(struct fdp_dp *dp, uint32_t n)
+{
+    return fdp__ipf_set_max_nfrags(dp->ipf, n);
+}
+
+static void
+ipf_proto_status(const struct fdp__ipf_proto_status *in,
+                 struct fdp_dp_ipf_proto_status *out)
+{
+    *out = (struct fdp_dp_ipf_proto_status) {
+        .enabled = in->enabled,
+        .min_frag_size = in->min_frag_size,
+        .n_accepted = in->n_accepted,
+        .n_completed = in->n_completed,
+        .n_expired = in->n_expired,
+        .n_too_small = in->n_too_small,
+        .n_overlap = in->n_overlap,
+        .n_purged = in->n_purged,
+    };
+}
+
+void
+fdp_dp_ipf_get_status(struct fdp_dp *dp, struct fdp_dp_ipf_status *status)
+{
+    struct fdp__ipf_status s;
+
+    fdp__ipf_get_status(dp->ipf, &s);
+    ipf_proto_status(&s.v4, &status->v4);
+    ipf_proto_status(&s.v6, &status->v6);
+    status->nfrag = s.nfrag;
+    status->nfrag_max = s.nfrag_max;
+}
+
 struct fdp__pool *
 fdp__dp_pool(struct fdp_dp *dp)
 {

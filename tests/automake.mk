@@ -146,6 +146,7 @@ TESTSUITE_AT = \
 	tests/datapath.at \
 	tests/parse-pcap.at \
 	tests/daemon.at \
+	tests/ipf.at \
 	tests/pipeline.at \
 	tests/bench.at \
 	tests/netns.at
