@@ -563,13 +563,21 @@ parse_v6(struct fdp__ipf *ipf, const struct fdp__pkt *pkt,
 
 /* ---- Lists (under their shard's mutex) ---- */
 
+/* Sets the head of the shard's queue.  fdp__ipf_expire() peeks at it
+ * without the lock, hence the atomic store. */
+static inline void
+set_oldest(struct ipf_shard *sh, struct fdp__ipf_list *list)
+{
+    __atomic_store_n(&sh->oldest, list, __ATOMIC_RELAXED);
+}
+
 static void
 queue_remove(struct ipf_shard *sh, struct fdp__ipf_list *list)
 {
     if (list->older) {
         list->older->newer = list->newer;
     } else {
-        sh->oldest = list->newer;
+        set_oldest(sh, list->newer);
     }
     if (list->newer) {
         list->newer->older = list->older;
@@ -587,7 +595,7 @@ queue_append(struct ipf_shard *sh, struct fdp__ipf_list *list)
     if (sh->newest) {
         sh->newest->newer = list;
     } else {
-        sh->oldest = list;
+        set_oldest(sh, list);
     }
     sh->newest = list;
 }
