@@ -22,6 +22,8 @@ datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/extract.c \
 	datapath/extract-impl.h \
 	datapath/extract-internal.h \
+	datapath/ipf.c \
+	datapath/ipf.h \
 	datapath/port.c \
 	datapath/port-afpacket.c \
 	datapath/port-afxdp.c \

@@ -163,6 +163,9 @@ struct fdp__pool *fdp__dp_pool(struct fdp_dp *);
 struct fdp__ct;
 /* The datapath's connection tracker (datapath/conntrack.h): never NULL. */
 struct fdp__ct *fdp__dp_ct(const struct fdp_dp *);
+struct fdp__ipf;
+/* The datapath's fragment reassembler (datapath/ipf.h): never NULL. */
+struct fdp__ipf *fdp__dp_ipf(const struct fdp_dp *);
 
 /* Tests only: when nonnull, a pmd calls it after loading the snapshot of
  * a batch (a pipeline's, lib/pipeline-view.h, or a bare table's

@@ -223,6 +223,27 @@
  * a bridge's pipeline), so table=N is ignored, the action runs as ct
  * without table, and n_ct_table_ignored counts it.
  *
+ * Fragments (datapath/ipf.c, Open vSwitch's ipf).  A ct record's packets
+ * that are IP fragments (one key word each says so; a batch without one
+ * pays nothing more) are offered to the datapath's reassembler before
+ * the tracker, one at a time, in the record's zone, keyed also by the
+ * recirculation depth (Open vSwitch keys by recirc_id).  A fragment it
+ * holds leaves the batch: the reassembler keeps a copy and the frame goes
+ * back to the pmd's cache at once (held fragments never pin frames, and
+ * their expiry needs no pmd); it counts as gone on, not dropped.  When a
+ * fragment completes its list, the reassembled packet (in the
+ * reassembler's memory: it may be larger than a frame) goes through the
+ * tracker with the completing packet's record, and its fragments, each
+ * with the whole packet's addresses, ports and checksum as NAT left them,
+ * come back in offset order, each copied into a new frame, and go on
+ * from the record with the whole packet's ct result: to table N for
+ * ct(table=N), or through the actions after the record, in batches of
+ * their own (ct_release(); their drops are not received packets' drops).
+ * Fragments the reassembler refuses (too small, overlapping, over its
+ * limits, reassembly disabled) reach the tracker alone, which marks them
+ * +inv, as Open vSwitch's does.  A pmd frees up to IPF_EXPIRE_BUDGET
+ * timed-out lists whenever a batch brings a fragment.
+ *
  * Expiry (datapath/ct-sweeper.c): a thread the datapath starts at
  * creation and stops at destruction sweeps the tracker a slice at a
  * time, off the packet path; no pmd ever removes a connection or waits
@@ -333,6 +354,7 @@
 #include "datapath/conntrack.h"
 #include "datapath/ct-sweeper.h"
 #include "datapath/execute.h"
+#include "datapath/ipf.h"
 #include "datapath/extract-internal.h"
 #include <flowdp/cpu.h>
 #include <flowdp/hash.h>
@@ -464,6 +486,10 @@ struct batch {
     uint32_t hints[FDP_DP_BATCH];   /* From the caches: output_hint(). */
     bool sent[FDP_DP_BATCH];    /* Went to at least one port. */
     struct flow_group groups[FDP_DP_BATCH];
+    bool released;              /* Fragments ipf sent on (ct_release()):
+                                 * none of them is a received packet;
+                                 * 'hashes' holds their packet words'
+                                 * hashes. */
 };
 
 /* Scratch memory for the outcomes of a batch's packets that no cache
@@ -598,6 +624,7 @@ struct fdp_dp {
     struct pmd_counters retired;    /* Counters of destroyed pmds. */
     struct fdp__ct *ct;         /* The connection tracker. */
     struct fdp__ct_sweeper *sweeper;    /* Its expiry thread. */
+    struct fdp__ipf *ipf;       /* Fragments before the tracker. */
 };
 
 void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
@@ -637,6 +664,58 @@ struct fdp__ct *
 fdp__dp_ct(const struct fdp_dp *dp)
 {
     return dp->ct;
+}
+
+struct fdp__ipf *
+fdp__dp_ipf(const struct fdp_dp *dp)
+{
+    return dp->ipf;
+}
+
+void
+fdp_dp_ipf_set_enabled(struct fdp_dp *dp, bool ipv6, bool enabled)
+{
+    fdp__ipf_set_enabled(dp->ipf, ipv6, enabled);
+}
+
+int
+fdp_dp_ipf_set_min_frag(struct fdp_dp *dp, bool ipv6, uint32_t size)
+{
+    return fdp__ipf_set_min_frag(dp->ipf, ipv6, size);
+}
+
+int
+fdp_dp_ipf_set_max_nfrags(struct fdp_dp *dp, uint32_t n)
+{
+    return fdp__ipf_set_max_nfrags(dp->ipf, n);
+}
+
+static void
+ipf_proto_status(const struct fdp__ipf_proto_status *in,
+                 struct fdp_dp_ipf_proto_status *out)
+{
+    *out = (struct fdp_dp_ipf_proto_status) {
+        .enabled = in->enabled,
+        .min_frag_size = in->min_frag_size,
+        .n_accepted = in->n_accepted,
+        .n_completed = in->n_completed,
+        .n_expired = in->n_expired,
+        .n_too_small = in->n_too_small,
+        .n_overlap = in->n_overlap,
+        .n_purged = in->n_purged,
+    };
+}
+
+void
+fdp_dp_ipf_get_status(struct fdp_dp *dp, struct fdp_dp_ipf_status *status)
+{
+    struct fdp__ipf_status s;
+
+    fdp__ipf_get_status(dp->ipf, &s);
+    ipf_proto_status(&s.v4, &status->v4);
+    ipf_proto_status(&s.v6, &status->v6);
+    status->nfrag = s.nfrag;
+    status->nfrag_max = s.nfrag_max;
 }
 
 struct fdp__pool *
@@ -769,11 +848,15 @@ dp_create(struct fdp_table *table, struct fdp_pipeline *pipeline,
     dp->ports = calloc(1, sizeof *dp->ports);
     error = fdp__ct_create(dp->options.ct_capacity, &dp->ct);
     if (!error) {
+        error = fdp__ipf_create(&dp->ipf);
+    }
+    if (!error) {
         error = fdp__ct_sweeper_start(dp->ct, &dp->sweeper);
     }
     if (error || !dp->umem || !dp->frame_owner || !dp->pool.frames
         || !dp->ports) {
         fdp__ct_sweeper_stop(dp->sweeper);
+        fdp__ipf_destroy(dp->ipf);
         fdp__ct_destroy(dp->ct);
         free(dp->umem);
         free(dp->frame_owner);
@@ -838,6 +921,7 @@ fdp_dp_destroy(struct fdp_dp *dp)
     free(dp->upcall);
     /* The sweeper wakes at once and ends after at most one slice. */
     fdp__ct_sweeper_stop(dp->sweeper);
+    fdp__ipf_destroy(dp->ipf);
     fdp__ct_destroy(dp->ct);
     pthread_mutex_destroy(&dp->pool.mutex);
     pthread_mutex_destroy(&dp->mutex);
@@ -2703,77 +2787,93 @@ ct_args_init(struct fdp__ct_args *args, const struct fdp__dp_ct *dc)
     };
 }
 
-/* Runs ct record 'a' (an action of 'actions') on the 'n' packets 'idx' of
- * 'b' (at 'depth'), which execution brought to it together, and what
- * follows from it: the continuations of ct(table=N), the packets that end
- * with it.  Compacts 'idx' to the packets that go on with the actions
- * after 'a' and returns how many. */
-static uint32_t
-ct_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
-       const struct fdp_actions *actions, const struct fdp__action *a,
-       unsigned int depth)
-{
-    struct fdp__pkt *pkts[FDP_DP_BATCH];
-    uint32_t phash[FDP_DP_BATCH];
-    struct fdp__ct_result res[FDP_DP_BATCH];
-    struct fdp__dp_ct own[FDP_DP_BATCH];
-    const struct fdp__dp_ct *dcs[FDP_DP_BATCH];
-    struct fdp__ct_args args;
-    bool last = !fdp__actions_next(actions, a);
-    bool as_keyed = false;
-    uint64_t now = fdp__ct_clock_ms();
-    uint32_t n_go = 0, n_lost = 0;
+/* The lists of fragments one ct_run() completed, with the record each
+ * completing packet ran (a bare table's records differ per packet). */
+struct ct_reassembled {
+    uint32_t n;
+    struct fdp__ipf_reass *r[FDP_DP_BATCH];
+    struct fdp__dp_ct dc[FDP_DP_BATCH];
+};
 
-    /* The packet words' hashes (see rc_hash()): the batch's own at depth
-     * 0, the level's deeper. */
-    const uint32_t *level_hashes = depth ? pmd->levels[depth - 1]->pkt_hash
-                                         : b->hashes;
+/* Lists a batch with a fragment frees from the reassembler's shards, so
+ * that lists in shards no later fragment visits do not keep counting
+ * against the fragment limit; small, and only when fragments come. */
+#define IPF_EXPIRE_BUDGET 4
+
+/* Whether any of the 'n' packets is an IP fragment: one key word each,
+ * all a batch without fragments pays for reassembly. */
+static inline bool
+any_fragment(struct fdp__pkt *const *pkts, uint32_t n)
+{
+    uint64_t bits = 0;
+
     for (uint32_t k = 0; k < n; k++) {
-        pkts[k] = &b->pkts[idx[k]];
-        phash[k] = level_hashes[idx[k]];
+        bits |= pkts[k]->key.w[FDP__WORD_IP_FRAG];
     }
-    if (!ct_bytes_as_keyed(actions, a)) {
-        ct_refresh_keys(pmd->dp, pkts, n, phash);
+    return (bits & FDP__PUT(IP_FRAG, FDP_FRAG_ANY)) != 0;
+}
+
+/* Phase 3 of ct_run(): offers the fragments among the 'n' packets to the
+ * reassembler (datapath/ipf.c).  A fragment it holds leaves the batch:
+ * its frame goes back to the cache (the reassembler keeps a copy) and it
+ * counts as gone on, not dropped.  Completed lists go to 'done' with the
+ * record of the packet that completed them.  Compacts 'idx', 'pkts',
+ * 'phash' and 'dcs' to the packets for the tracker and returns how
+ * many. */
+static uint32_t
+ipf_hold(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[],
+         struct fdp__pkt *pkts[], uint32_t phash[],
+         const struct fdp__dp_ct *dcs[], uint32_t n, unsigned int depth,
+         uint64_t now, struct ct_reassembled *done)
+{
+    struct fdp__ipf *ipf = pmd->dp->ipf;
+    uint32_t n_keep = 0;
+
+    if (!fdp__ipf_enabled(ipf)) {
+        return n;
     }
-    if (FDP_LIKELY(a->flags & FDP__ACT_CT_RESOLVED)) {
-        /* A pipeline's composed record: one call for the whole group, so
-         * that the tracker prefetches across it. */
-        const struct fdp__dp_ct *dc = ct_payload(a);
-        /* The keys are current (refreshed above if need be) unless
-         * this ct's NAT rewrites the packets now. */
-        as_keyed = !(dc->flags & FDP__DPCT_NAT);
-        ct_args_init(&args, dc);
-        fdp__ct_execute(pmd->ct, pkts, n, &args, NULL, now, res);
-        for (uint32_t k = 0; k < n; k++) {
-            dcs[k] = dc;
+    for (uint32_t k = 0; k < n; k++) {
+        struct fdp__ipf_reass *r[1];
+        bool held;
+        /* One packet at a time, so that each reassembly is known by the
+         * record that completed it.  The recirculation depth stands for
+         * Open vSwitch's recirc_id in the list key: fragments that meet a
+         * second ct after ct(table=N) gather in lists of their own. */
+        if (fdp__ipf_preprocess(ipf, &pkts[k], 1, NULL, dcs[k]->zone, depth,
+                                now, &held, r)) {
+            done->r[done->n] = r[0];
+            done->dc[done->n++] = *dcs[k];
         }
-    } else {
-        /* A bare table's rule keeps the flow form: resolved here against
-         * each packet's key (a zone or an exec() move may read it), and
-         * the tracker called once per run of packets that resolve
-         * alike.  There is no table to go on in (see "Connection
-         * tracking"): table=N is counted and dropped. */
-        for (uint32_t k = 0; k < n; k++) {
-            if (fdp__ct_resolve(a, &pkts[k]->key, &own[k])) {
-                memset(&own[k], 0, sizeof own[k]);
-            }
-            if (own[k].flags & FDP__DPCT_RECIRC) {
-                own[k].flags &= (uint8_t) ~FDP__DPCT_RECIRC;
-                fdp__count_add(&pmd->counters.n_ct_table_ignored, 1);
-            }
-            dcs[k] = &own[k];
+        if (held) {
+            fdp__cache_put(&pmd->cache,
+                           (uint64_t) (pkts[k]->data - pmd->dp->umem));
+            b->sent[idx[k]] = true;
+            continue;
         }
-        for (uint32_t k = 0, end; k < n; k = end) {
-            for (end = k + 1; end < n && !memcmp(&own[end], &own[k],
-                                                 sizeof own[k]); end++) {
-                continue;
-            }
-            ct_args_init(&args, &own[k]);
-            fdp__ct_execute(pmd->ct, &pkts[k], end - k, &args, NULL, now,
-                            &res[k]);
-        }
+        idx[n_keep] = idx[k];
+        pkts[n_keep] = pkts[k];
+        phash[n_keep] = phash[k];
+        dcs[n_keep++] = dcs[k];
     }
-    fdp__count_add(&pmd->counters.n_ct_packets, n);
+    fdp__ipf_expire(ipf, now, IPF_EXPIRE_BUDGET);
+    return n_keep;
+}
+
+/* Phase 5 of ct_run(), also for released fragments: each of the 'n'
+ * packets 'idx' of 'b' (their packet words' hashes in 'phash') after the
+ * tracker said 'res[k]' under record 'dcs[k]': the continuation of
+ * ct(table=N), the end of the packets for which the record was the last
+ * action.  'as_keyed' as for recirc_enqueue().  Compacts 'idx' to the
+ * packets that go on with the actions after the record and returns how
+ * many. */
+static uint32_t
+ct_continue(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[],
+            struct fdp__pkt *const pkts[], const uint32_t phash[],
+            const struct fdp__ct_result res[],
+            const struct fdp__dp_ct *const dcs[], uint32_t n, bool last,
+            bool as_keyed, unsigned int depth)
+{
+    uint32_t n_go = 0, n_lost = 0;
 
     for (uint32_t k = 0; k < n; k++) {
         uint32_t i = idx[k];
@@ -2785,7 +2885,8 @@ ct_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
              * builds one): no table to go on in, as above. */
             fdp__count_add(&pmd->counters.n_ct_table_ignored, 1);
         } else if (dc->flags & FDP__DPCT_RECIRC) {
-            bool copy = depth > 0 && pmd->levels[depth - 1]->copy[i];
+            bool copy = b->released
+                        || (depth > 0 && pmd->levels[depth - 1]->copy[i]);
             if (depth >= MAX_RECIRC_DEPTH) {
                 n_lost++;
             } else if (last) {
@@ -2809,6 +2910,212 @@ ct_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
     return n_go;
 }
 
+static void run_actions_from(struct fdp_dp_pmd *, struct batch *,
+                             uint8_t todo[], uint32_t n,
+                             const struct fdp_actions *,
+                             const struct fdp__action *from,
+                             unsigned int depth);
+
+/* Sends the released fragments of 'rb' on from ct record 'a', as
+ * ct_run() does its packets, and empties 'rb'.  Their bytes may differ
+ * from their keys (NAT rewrote them after they were keyed): not
+ * as_keyed. */
+static void
+release_run(struct fdp_dp_pmd *pmd, struct batch *rb, uint8_t todo[],
+            struct fdp__pkt *const pkts[], const struct fdp__ct_result res[],
+            const struct fdp__dp_ct *const dcs[],
+            const struct fdp_actions *actions, const struct fdp__action *a,
+            bool last, unsigned int depth)
+{
+    uint32_t n_go = ct_continue(pmd, rb, todo, pkts, rb->hashes, res, dcs,
+                                rb->n, last, false, depth);
+    if (n_go) {
+        run_actions_from(pmd, rb, todo, n_go, actions,
+                         fdp__actions_next(actions, a), depth);
+    }
+    rb->n = 0;
+}
+
+/* Phase 6 of ct_run(): the reassembled packets through the tracker, then
+ * their fragments, rewritten as NAT rewrote the whole packet, each into a
+ * frame of its own and on from ct record 'a' with the whole packet's
+ * result (continuation, or the actions after 'a'), in batches of their
+ * own ('released': their drops are no received packet's). */
+static void
+ct_release(struct fdp_dp_pmd *pmd, struct ct_reassembled *done,
+           const struct fdp_actions *actions, const struct fdp__action *a,
+           bool last, unsigned int depth, uint64_t now)
+{
+    struct fdp_dp *dp = pmd->dp;
+    struct fdp__ct_result whole[FDP_DP_BATCH];
+    struct fdp__ct_result res[FDP_DP_BATCH];
+    const struct fdp__dp_ct *dcs[FDP_DP_BATCH];
+    struct fdp__pkt *pkts[FDP_DP_BATCH];
+    uint8_t todo[FDP_DP_BATCH];
+    uint32_t size_max = dp->options.frame_size - FDP__FRAME_META_SIZE;
+    uint32_t n_lost = 0;
+    struct batch *rb = malloc(sizeof *rb);
+
+    for (uint32_t j = 0; j < done->n; j++) {
+        struct fdp__ipf_reass *r = done->r[j];
+        struct fdp__pkt *p = &r->pkt;
+        struct fdp__ct_args args;
+        ct_args_init(&args, &done->dc[j]);
+        fdp__ct_execute(pmd->ct, &p, 1, &args, &r->zone, now, &whole[j]);
+        fdp__ipf_postprocess(dp->ipf, r);
+    }
+    fdp__count_add(&pmd->counters.n_ct_packets, done->n);
+
+    if (rb) {
+        rb->n = 0;
+        rb->released = true;
+    }
+    for (uint32_t j = 0; j < done->n; j++) {
+        const struct fdp__ipf_reass *r = done->r[j];
+        for (size_t f = 0; f < r->n_frags; f++) {
+            const struct fdp__pkt *src = &r->frags[f];
+            uint64_t frame = rb && src->size <= size_max
+                             ? fdp__cache_get(&pmd->cache) : UINT64_MAX;
+            if (frame == UINT64_MAX) {
+                n_lost++;
+                continue;
+            }
+            /* At FDP_DP_HEADROOM as received, or further forward if a
+             * pushed tag made it longer than that leaves room for. */
+            uint32_t usual = FDP_DP_HEADROOM - FDP__FRAME_META_SIZE;
+            uint32_t headroom = size_max - src->size < usual
+                                ? size_max - src->size : usual;
+            uint8_t *base = dp->umem + frame;
+            uint32_t i = rb->n++;
+            struct fdp__pkt *p = &rb->pkts[i];
+            memset(base, 0, sizeof(struct fdp__frame_meta));
+            p->data = base + FDP__FRAME_META_SIZE + headroom;
+            memcpy(p->data, src->data, src->size);
+            p->size = src->size;
+            p->headroom = headroom;
+            p->layout = src->layout;
+            p->key = src->key;
+            rb->hashes[i] = fdp_hash_fast(p->key.w, FDP_KEY_PACKET_WORDS,
+                                          dp->emc_basis);
+            rb->sent[i] = false;
+            todo[i] = (uint8_t) i;
+            pkts[i] = p;
+            res[i] = whole[j];
+            dcs[i] = &done->dc[j];
+            if (rb->n == FDP_DP_BATCH) {
+                release_run(pmd, rb, todo, pkts, res, dcs, actions, a, last,
+                            depth);
+            }
+        }
+    }
+    if (rb && rb->n) {
+        release_run(pmd, rb, todo, pkts, res, dcs, actions, a, last, depth);
+    }
+    fdp__count_add(&pmd->counters.n_recirc_dropped, n_lost);
+    for (uint32_t j = 0; j < done->n; j++) {
+        fdp__ipf_reass_free(dp->ipf, done->r[j]);
+    }
+    free(rb);
+}
+
+/* Runs ct record 'a' (an action of 'actions') on the 'n' packets 'idx' of
+ * 'b' (at 'depth'), which execution brought to it together, and what
+ * follows from it: the continuations of ct(table=N), the packets that end
+ * with it, and the fragments reassembly completed.  Compacts 'idx' to the
+ * packets that go on with the actions after 'a' and returns how many. */
+static uint32_t
+ct_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
+       const struct fdp_actions *actions, const struct fdp__action *a,
+       unsigned int depth)
+{
+    struct fdp__pkt *pkts[FDP_DP_BATCH];
+    uint32_t phash[FDP_DP_BATCH];
+    struct fdp__ct_result res[FDP_DP_BATCH];
+    struct fdp__dp_ct own[FDP_DP_BATCH];
+    const struct fdp__dp_ct *dcs[FDP_DP_BATCH];
+    struct ct_reassembled done;
+    struct fdp__ct_args args;
+    bool last = !fdp__actions_next(actions, a);
+    bool resolved = (a->flags & FDP__ACT_CT_RESOLVED) != 0;
+    bool as_keyed = false;
+    uint64_t now = fdp__ct_clock_ms();
+
+    /* Phase 1: the packets, their keys current.  The packet words'
+     * hashes (see rc_hash()): the batch's own at depth 0 and for released
+     * fragments, the level's deeper. */
+    const uint32_t *level_hashes = depth && !b->released
+                                   ? pmd->levels[depth - 1]->pkt_hash
+                                   : b->hashes;
+    for (uint32_t k = 0; k < n; k++) {
+        pkts[k] = &b->pkts[idx[k]];
+        phash[k] = level_hashes[idx[k]];
+    }
+    if (!ct_bytes_as_keyed(actions, a)) {
+        ct_refresh_keys(pmd->dp, pkts, n, phash);
+    }
+
+    /* Phase 2: each packet's record. */
+    if (FDP_LIKELY(resolved)) {
+        const struct fdp__dp_ct *dc = ct_payload(a);
+        /* The keys are current (refreshed above if need be) unless
+         * this ct's NAT rewrites the packets now. */
+        as_keyed = !(dc->flags & FDP__DPCT_NAT);
+        for (uint32_t k = 0; k < n; k++) {
+            dcs[k] = dc;
+        }
+    } else {
+        /* A bare table's rule keeps the flow form: resolved here against
+         * each packet's key (a zone or an exec() move may read it), and
+         * the tracker called once per run of packets that resolve
+         * alike.  There is no table to go on in (see "Connection
+         * tracking"): table=N is counted and dropped. */
+        for (uint32_t k = 0; k < n; k++) {
+            if (fdp__ct_resolve(a, &pkts[k]->key, &own[k])) {
+                memset(&own[k], 0, sizeof own[k]);
+            }
+            if (own[k].flags & FDP__DPCT_RECIRC) {
+                own[k].flags &= (uint8_t) ~FDP__DPCT_RECIRC;
+                fdp__count_add(&pmd->counters.n_ct_table_ignored, 1);
+            }
+            dcs[k] = &own[k];
+        }
+    }
+
+    /* Phase 3: fragments wait for their whole packet (see "Fragments"). */
+    done.n = 0;
+    if (FDP_UNLIKELY(any_fragment(pkts, n))) {
+        n = ipf_hold(pmd, b, idx, pkts, phash, dcs, n, depth, now, &done);
+    }
+
+    /* Phase 4: the tracker.  A pipeline's composed record: one call for
+     * the whole group, so that the tracker prefetches across it. */
+    if (FDP_LIKELY(resolved) && n) {
+        ct_args_init(&args, dcs[0]);
+        fdp__ct_execute(pmd->ct, pkts, n, &args, NULL, now, res);
+    } else {
+        for (uint32_t k = 0, end; k < n; k = end) {
+            for (end = k + 1; end < n && !memcmp(dcs[end], dcs[k],
+                                                 sizeof *dcs[k]); end++) {
+                continue;
+            }
+            ct_args_init(&args, dcs[k]);
+            fdp__ct_execute(pmd->ct, &pkts[k], end - k, &args, NULL, now,
+                            &res[k]);
+        }
+    }
+    fdp__count_add(&pmd->counters.n_ct_packets, n);
+
+    /* Phase 5: where each goes. */
+    uint32_t n_go = ct_continue(pmd, b, idx, pkts, phash, res, dcs, n, last,
+                                as_keyed, depth);
+
+    /* Phase 6: the fragments of the packets reassembled. */
+    if (FDP_UNLIKELY(done.n)) {
+        ct_release(pmd, &done, actions, a, last, depth, now);
+    }
+    return n_go;
+}
+
 /* The general path of a group's actions: each packet through the
  * executor up to the next ct record, the packets that reached it through
  * the tracker together (ct_run()), and on from the action after it, until
@@ -2818,11 +3125,19 @@ group_run_actions(struct fdp_dp_pmd *pmd, struct batch *b,
                   const struct flow_group *g,
                   const struct fdp_actions *actions, unsigned int depth)
 {
-    const struct fdp__action *from = NULL;
     uint8_t todo[FDP_DP_BATCH];
-    uint32_t n = g->n;
 
-    memcpy(todo, g->pkts, n);
+    memcpy(todo, g->pkts, g->n);
+    run_actions_from(pmd, b, todo, g->n, actions, NULL, depth);
+}
+
+/* The loop of group_run_actions(), for the 'n' packets 'todo' of 'b',
+ * from action 'from' (NULL: the first). */
+static void
+run_actions_from(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t todo[],
+                 uint32_t n, const struct fdp_actions *actions,
+                 const struct fdp__action *from, unsigned int depth)
+{
     while (n) {
         const struct fdp__action *ct = NULL;
         uint32_t n_ct = 0;

@@ -17,6 +17,7 @@ UNIT_TESTS = \
 	tests/unit/test-extract \
 	tests/unit/test-flow \
 	tests/unit/test-hash \
+	tests/unit/test-ipf \
 	tests/unit/test-live-ports \
 	tests/unit/test-match \
 	tests/unit/test-pipapo \
@@ -56,6 +57,10 @@ tests_unit_test_execute_LDADD = $(UNIT_LDADD)
 tests_unit_test_conntrack_SOURCES = tests/unit/test-conntrack.c
 tests_unit_test_conntrack_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_conntrack_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_ipf_SOURCES = tests/unit/test-ipf.c
+tests_unit_test_ipf_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_ipf_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_cpu_SOURCES = tests/unit/test-cpu.c
 tests_unit_test_cpu_CFLAGS = $(UNIT_CFLAGS)
@@ -143,6 +148,7 @@ TESTSUITE_AT = \
 	tests/datapath.at \
 	tests/parse-pcap.at \
 	tests/daemon.at \
+	tests/ipf.at \
 	tests/pipeline.at \
 	tests/bench.at \
 	tests/netns.at \

@@ -29,6 +29,7 @@ utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/flowdpd.h \
 	utilities/flowdpd-daemon.c utilities/flowdpd-pmd.c \
 	utilities/flowdpd-flows.c \
 	utilities/flowdpd-methods.c utilities/flowdpd-dump.c \
+	utilities/flowdpd-ipf.c \
 	utilities/journal.c utilities/journal.h lib/ds.c lib/ds.h \
 	utilities/tool.c utilities/tool.h \
 	$(RPC_SOURCES) $(PIPELINE_TOOL_SOURCES)

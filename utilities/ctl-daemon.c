@@ -1384,3 +1384,147 @@ cmd_trace(int argc, char *argv[])
     json_decref(r);
     flush_stdout("trace");
 }
+
+/* ---- Fragment reassembly (ipf-*), as ovs-appctl dpctl/ipf-* ---- */
+
+/* "v4" or "v6" (Open vSwitch reads the first two characters). */
+static bool
+ipf_family(const char *command, const char *arg)
+{
+    if (!strncmp(arg, "v4", 2) || !strncmp(arg, "v6", 2)) {
+        return arg[1] == '6';
+    }
+    fatal("%s: \"%s\": parameter missing: 'v4' for IPv4 or 'v6' for IPv6",
+          command, arg);
+}
+
+static void
+ipf_set_enabled(const char *command, int argc, char *argv[], bool enabled)
+{
+    int i = skip_switch(command, "[SWITCH] v4|v6", argc, argv, 1, 1,
+                        LONE_ARG);
+    if (argc - i != 1) {
+        fatal("%s: expected v4 or v6", command);
+    }
+    bool v6 = ipf_family(command, argv[i]);
+    json_decref(call(command, "ipf-set-enabled",
+                     json_pack("{s:b, s:b}", "v6", v6, "enabled", enabled)));
+    printf("%s fragmentation reassembly successful\n",
+           enabled ? "enabling" : "disabling");
+    flush_stdout(command);
+}
+
+/* ipf-set-enabled [SWITCH] v4|v6 */
+void
+cmd_ipf_set_enabled(int argc, char *argv[])
+{
+    ipf_set_enabled("ipf-set-enabled", argc, argv, true);
+}
+
+/* ipf-set-disabled [SWITCH] v4|v6 */
+void
+cmd_ipf_set_disabled(int argc, char *argv[])
+{
+    ipf_set_enabled("ipf-set-disabled", argc, argv, false);
+}
+
+/* ipf-set-min-frag [SWITCH] v4|v6 MINFRAG */
+void
+cmd_ipf_set_min_frag(int argc, char *argv[])
+{
+    const char *command = "ipf-set-min-frag";
+    int i = skip_switch(command, "[SWITCH] v4|v6 MINFRAG", argc, argv, 1, 2,
+                        LONE_ARG);
+    if (argc - i != 2) {
+        fatal("%s: expected v4|v6 MINFRAG", command);
+    }
+    bool v6 = ipf_family(command, argv[i]);
+    uint32_t size = (uint32_t) parse_u64(argv[i + 1], UINT32_MAX, command);
+    json_decref(call(command, "ipf-set-min-frag",
+                     json_pack("{s:b, s:I}", "v6", v6, "size",
+                               (json_int_t) size)));
+    printf("setting minimum fragment size successful\n");
+    flush_stdout(command);
+}
+
+/* ipf-set-max-nfrags [SWITCH] MAXFRAGS */
+void
+cmd_ipf_set_max_nfrags(int argc, char *argv[])
+{
+    const char *command = "ipf-set-max-nfrags";
+    int i = skip_switch(command, "[SWITCH] MAXFRAGS", argc, argv, 1, 1,
+                        LONE_ARG);
+    if (argc - i != 1) {
+        fatal("%s: expected MAXFRAGS", command);
+    }
+    uint32_t n = (uint32_t) parse_u64(argv[i], UINT32_MAX, command);
+    json_decref(call(command, "ipf-set-max-nfrags",
+                     json_pack("{s:I}", "n", (json_int_t) n)));
+    printf("setting maximum fragments successful\n");
+    flush_stdout(command);
+}
+
+/* A counter of the daemon's ipf-get-status reply; exits if missing. */
+static json_int_t
+ipf_number(const json_t *obj, const char *name)
+{
+    const json_t *v = json_object_get(obj, name);
+
+    if (json_is_boolean(v)) {
+        return json_is_true(v);
+    }
+    if (!json_is_integer(v)) {
+        fatal("ipf-get-status: the daemon's reply has no \"%s\"", name);
+    }
+    return json_integer_value(v);
+}
+
+static void
+ipf_print_family(const json_t *r, const char *family)
+{
+    static const struct {
+        const char *key, *label;
+    } counters[] = {
+        { "accepted", "accepted" },
+        { "completed", "completed" },
+        { "expired", "expired" },
+        { "too_small", "too small" },
+        { "overlapped", "overlapped" },
+        { "purged", "purged" },
+    };
+    const json_t *f = json_object_get(r, family);
+
+    printf("        min %s frag size: %" JSON_INTEGER_FORMAT "\n", family,
+           ipf_number(f, "min_frag_size"));
+    for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
+        printf("        %s frags %s: %" JSON_INTEGER_FORMAT "\n", family,
+               counters[i].label, ipf_number(f, counters[i].key));
+    }
+}
+
+/* ipf-get-status [SWITCH]: in the format of ovs-appctl
+ * dpctl/ipf-get-status. */
+void
+cmd_ipf_get_status(int argc, char *argv[])
+{
+    const char *command = "ipf-get-status";
+    int i = skip_switch(command, "[SWITCH]", argc, argv, 1, 0, LONE_SWITCH);
+    if (argc - i != 0) {
+        fatal("%s: expected no arguments but a switch name", command);
+    }
+    json_t *r = call(command, "ipf-get-status", json_object());
+    printf("        Fragmentation Module Status\n");
+    printf("        ---------------------------\n");
+    printf("        v4 enabled: %" JSON_INTEGER_FORMAT "\n",
+           ipf_number(json_object_get(r, "v4"), "enabled"));
+    printf("        v6 enabled: %" JSON_INTEGER_FORMAT "\n",
+           ipf_number(json_object_get(r, "v6"), "enabled"));
+    printf("        max num frags (v4/v6): %" JSON_INTEGER_FORMAT "\n",
+           ipf_number(r, "nfrag_max"));
+    printf("        num frag: %" JSON_INTEGER_FORMAT "\n",
+           ipf_number(r, "nfrag"));
+    ipf_print_family(r, "v4");
+    ipf_print_family(r, "v6");
+    json_decref(r);
+    flush_stdout(command);
+}

@@ -60,4 +60,11 @@ void cmd_trace(int argc, char *argv[]);
 void cmd_dump_ports(int argc, char *argv[]);
 void cmd_dump_aggregate(int argc, char *argv[]);
 
+/* Fragment reassembly, as ovs-appctl dpctl/ipf-* (ctl-daemon.c). */
+void cmd_ipf_set_enabled(int argc, char *argv[]);
+void cmd_ipf_set_disabled(int argc, char *argv[]);
+void cmd_ipf_set_min_frag(int argc, char *argv[]);
+void cmd_ipf_set_max_nfrags(int argc, char *argv[]);
+void cmd_ipf_get_status(int argc, char *argv[]);
+
 #endif /* FDP_CTL_H */

@@ -90,6 +90,12 @@ usage(void)
            "                           (goto_table, resubmit), the registers\n"
            "                           they set, the actions composed; with\n"
            "                           --flows, offline on FILE's flows\n"
+           "  ipf-set-enabled v4|v6    reassemble fragments before ct (default)\n"
+           "  ipf-set-disabled v4|v6   fragments reach ct alone (+inv)\n"
+           "  ipf-set-min-frag v4|v6 N smallest fragment but the last (>= 400)\n"
+           "  ipf-set-max-nfrags N     most fragments held at once (<= 5000)\n"
+           "  ipf-get-status           reassembly settings and counters, as\n"
+           "                           ovs-appctl dpctl/ipf-get-status\n"
            "\n"
            "Offline commands:\n"
            "  parse-flows FILE|-       print each flow of FILE (- for stdin) in\n"
@@ -1003,6 +1009,11 @@ static const struct command commands[] = {
     { "add-port", cmd_add_port, true },
     { "del-port", cmd_del_port, true },
     { "trace", cmd_trace, true },
+    { "ipf-set-enabled", cmd_ipf_set_enabled, true },
+    { "ipf-set-disabled", cmd_ipf_set_disabled, true },
+    { "ipf-set-min-frag", cmd_ipf_set_min_frag, true },
+    { "ipf-set-max-nfrags", cmd_ipf_set_max_nfrags, true },
+    { "ipf-get-status", cmd_ipf_get_status, true },
 };
 
 static const struct command *

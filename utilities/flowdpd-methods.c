@@ -37,6 +37,7 @@
  *   vlog/reopen  {}                                  -> {}
  *                (opens --log-file again by its name, for logrotate;
  *                SIGHUP does the same)
+ *   ipf-*        fragment reassembly: see flowdpd-ipf.c
  */
 #include <config.h>
 
@@ -311,6 +312,11 @@ static const struct {
     { "del-port", h_del_port, NULL },
     { "trace", h_trace, NULL },
     { "vlog/reopen", h_vlog_reopen, NULL },
+    /* Fragment reassembly (flowdpd-ipf.c). */
+    { "ipf-set-enabled", h_ipf_set_enabled, NULL },
+    { "ipf-set-min-frag", h_ipf_set_min_frag, NULL },
+    { "ipf-set-max-nfrags", h_ipf_set_max_nfrags, NULL },
+    { "ipf-get-status", h_ipf_get_status, NULL },
 };
 
 void

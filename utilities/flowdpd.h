@@ -204,4 +204,14 @@ bool h_dump(struct server *, struct rpc_conn *, const json_t *request,
 json_t *h_tables(struct server *, const json_t *params,
                  struct op_result *r);
 
+/* The fragment reassembly methods (flowdpd-ipf.c). */
+json_t *h_ipf_set_enabled(struct server *, const json_t *params,
+                          struct op_result *r);
+json_t *h_ipf_set_min_frag(struct server *, const json_t *params,
+                           struct op_result *r);
+json_t *h_ipf_set_max_nfrags(struct server *, const json_t *params,
+                             struct op_result *r);
+json_t *h_ipf_get_status(struct server *, const json_t *params,
+                         struct op_result *r);
+
 #endif /* FDP_FLOWDPD_H */

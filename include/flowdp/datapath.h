@@ -343,6 +343,51 @@ struct fdp_dp_stats {
 
 FDP_API void fdp_dp_get_stats(struct fdp_dp *dp, struct fdp_dp_stats *stats);
 
+/* ---- Fragment reassembly before connection tracking ----
+ *
+ * IP fragments that reach a ct action are held until their whole packet
+ * has arrived, which then goes through the tracker, and are sent on with
+ * its result (Open vSwitch's ipf: datapath/ipf.c).  These are Open
+ * vSwitch's ovs-appctl dpctl/ipf-* controls.  Any thread, concurrently
+ * with the pmds. */
+
+/* The settings and counters of one address family. */
+struct fdp_dp_ipf_proto_status {
+    bool enabled;
+    uint32_t min_frag_size;     /* Bytes, IP header included, that every
+                                 * fragment but the last must have. */
+    uint64_t n_accepted;        /* Fragments held. */
+    uint64_t n_completed;       /* Sent on after their packet completed. */
+    uint64_t n_expired;         /* Freed with an incomplete packet after
+                                 * its 15 s. */
+    uint64_t n_too_small;       /* Refused (+inv): under the minimum. */
+    uint64_t n_overlap;         /* Refused (+inv): overlapping. */
+    uint64_t n_purged;          /* Dropped after reassembly, unsent. */
+};
+
+struct fdp_dp_ipf_status {
+    struct fdp_dp_ipf_proto_status v4, v6;
+    uint32_t nfrag;             /* Fragments held now. */
+    uint32_t nfrag_max;         /* The most that may be held. */
+};
+
+/* Reassembly of IPv4 ('ipv6' false) or IPv6 fragments on or off (both on
+ * by default).  Off, fragments reach the tracker alone and are +inv. */
+FDP_API void fdp_dp_ipf_set_enabled(struct fdp_dp *dp, bool ipv6,
+                                    bool enabled);
+
+/* The minimum fragment size (defaults 1200 for IPv4, 1280 for IPv6).
+ * Returns 0, or EINVAL under 400. */
+FDP_API int fdp_dp_ipf_set_min_frag(struct fdp_dp *dp, bool ipv6,
+                                    uint32_t size);
+
+/* The most fragments held at once (default 1000).  Returns 0, or EINVAL
+ * above 5000. */
+FDP_API int fdp_dp_ipf_set_max_nfrags(struct fdp_dp *dp, uint32_t n);
+
+FDP_API void fdp_dp_ipf_get_status(struct fdp_dp *dp,
+                                   struct fdp_dp_ipf_status *status);
+
 #ifdef __cplusplus
 }
 #endif

@@ -33,7 +33,9 @@
 #include <flowdp/flowdp.h>
 #include "datapath/conntrack.h"
 #include "datapath/dp-private.h"
+#include "datapath/ct-sweeper.h"
 #include "datapath/execute.h"
+#include "datapath/ipf.h"
 #include "lib/actions-internal.h"
 #include "lib/pipeline-view.h"
 #include "unit.h"
@@ -1529,6 +1531,235 @@ START_TEST(ct_stateful_firewall)
 }
 END_TEST
 
+/* ---- Fragments through ct (datapath/ipf.c) ---- */
+
+/* Builds the fragments of a UDP datagram of 'payload' bytes from
+ * 10.0.0.'src':'sport' to 10.0.0.'dst':'dport' (or 2001:db8::'src' to
+ * 2001:db8::'dst' if 'v6'), cut at 'step' data bytes (a multiple of 8), in
+ * 'frags' (room for 'max' of at most 1600 bytes each).  Returns how
+ * many. */
+static size_t
+make_frags(bool v6, uint8_t src, uint8_t dst, uint16_t sport, uint16_t dport,
+           size_t payload, size_t step, uint8_t frags[][1600],
+           size_t *lens, size_t max)
+{
+    size_t ip = v6 ? 40 : 20;
+    size_t l4_len = 8 + payload;
+    uint8_t *whole = calloc(1, ip + l4_len);
+    uint8_t *l4 = whole + ip;
+
+    ck_assert_ptr_nonnull(whole);
+    put16(l4, sport);
+    put16(l4 + 2, dport);
+    put16(l4 + 4, (uint16_t) l4_len);
+    for (size_t i = 8; i < l4_len; i++) {
+        l4[i] = (uint8_t) (i * 7 + src);
+    }
+    uint8_t ph[40] = { 0 };
+    size_t ph_len;
+    if (v6) {
+        whole[0] = 0x60;
+        whole[7] = 64;
+        put32(whole + 8, 0x20010db8);
+        whole[23] = src;
+        put32(whole + 24, 0x20010db8);
+        whole[39] = dst;
+        memcpy(ph, whole + 8, 32);
+        put32(ph + 32, (uint32_t) l4_len);
+        ph[39] = 17;
+        ph_len = 40;
+    } else {
+        whole[0] = 0x45;
+        whole[8] = 64;
+        whole[9] = 17;
+        whole[12] = 10;
+        whole[15] = src;
+        whole[16] = 10;
+        whole[19] = dst;
+        memcpy(ph, whole + 12, 8);
+        ph[9] = 17;
+        put16(ph + 10, (uint16_t) l4_len);
+        ph_len = 12;
+    }
+    uint16_t c = fdp__csum(fdp__csum_add(0, ph, ph_len), l4, l4_len);
+    put16(l4 + 6, c ? c : 0xffff);
+
+    size_t n = 0;
+    for (size_t at = 0; at < l4_len; at += step, n++) {
+        size_t len = l4_len - at < step ? l4_len - at : step;
+        bool mf = at + len < l4_len;
+        uint8_t *f = frags[n];
+        ck_assert_uint_lt(n, max);
+        memset(f, 0, 14);
+        f[5] = 2;
+        f[11] = 1;
+        put16(f + 12, v6 ? 0x86dd : 0x0800);
+        memcpy(f + 14, whole, ip);
+        uint8_t *fip = f + 14;
+        if (v6) {
+            fip[6] = 44;
+            put16(fip + 4, (uint16_t) (8 + len));
+            uint8_t *fh = fip + 40;
+            fh[0] = 17;
+            fh[1] = 0;
+            put16(fh + 2, (uint16_t) (at | mf));
+            put32(fh + 4, 0x1234u + src);
+            memcpy(fh + 8, l4 + at, len);
+            lens[n] = 14 + 48 + len;
+        } else {
+            put16(fip + 2, (uint16_t) (20 + len));
+            put16(fip + 4, (uint16_t) (0x1234u + src));
+            put16(fip + 6, (uint16_t) ((mf ? 0x2000 : 0) | at / 8));
+            put16(fip + 10, fdp__csum(0, fip, 20));
+            memcpy(fip + 20, l4 + at, len);
+            lens[n] = 14 + 20 + len;
+        }
+    }
+    free(whole);
+    return n;
+}
+
+/* Every packet that came out of a port, in order. */
+struct frag_out {
+    size_t n;
+    uint8_t pkts[16][1600];
+    uint32_t lens[16];
+};
+
+static void
+frag_out_cb(void *aux, const uint8_t *p, uint32_t len)
+{
+    struct frag_out *o = aux;
+
+    ck_assert_uint_lt(o->n, 16);
+    ck_assert_uint_le(len, 1600);
+    memcpy(o->pkts[o->n], p, len);
+    o->lens[o->n++] = len;
+}
+
+/* Sends the 'n' fragments on port 'in', 'per_poll' of them before each
+ * poll, and collects what ports 1 and 2 send. */
+static void
+frag_send(struct rig *rig, uint32_t in, uint8_t frags[][1600],
+          const size_t *lens, const size_t *order, size_t n, size_t per_poll,
+          struct frag_out out[3])
+{
+    memset(out, 0, 3 * sizeof *out);
+    for (size_t k = 0; k < n; k++) {
+        ck_assert(test_peer_send(&rig->ports[in], frags[order[k]],
+                                 lens[order[k]]));
+        if ((k + 1) % per_poll && k + 1 < n) {
+            continue;
+        }
+        for (int i = 0; i < 2; i++) {
+            fdp_dp_pmd_poll(rig->pmd, NULL);
+            for (uint32_t p = 1; p <= 2; p++) {
+                test_peer_drain(&rig->ports[p], frag_out_cb, &out[p]);
+            }
+        }
+    }
+}
+
+/* Fragmented UDP through the stateful firewall (ct(table=1) in table 0;
+ * in table 1 a new connection from port 1 is committed by a second ct
+ * and sent to port 2, replies go back): the fragments, sent in reverse
+ * order, all or a few per poll, come out byte for byte as they came, in
+ * offset order, once the last arrives; the connection exists; the
+ * fragmented reply passes back; unsolicited fragments from outside do
+ * not.  With reassembly disabled, fragments are +inv and dropped.  _i:
+ * bit 0 IPv6, bit 1 the caches on. */
+static const char *const firewall6_flows[] = {
+    "table=0,priority=10,ipv6,actions=ct(table=1,zone=1)",
+    "table=0,priority=0,actions=drop",
+    "table=1,priority=20,ct_state=+trk+new,ipv6,in_port=1,"
+    "actions=ct(commit,zone=1),output:2",
+    "table=1,priority=20,ct_state=+trk+est-rpl,ipv6,in_port=1,"
+    "actions=output:2",
+    "table=1,priority=20,ct_state=+trk+est+rpl,ipv6,in_port=2,"
+    "actions=output:1",
+    "table=1,priority=0,actions=drop",
+    NULL
+};
+
+START_TEST(ct_fragments_through_firewall)
+{
+    bool v6 = _i & 1;
+    struct rig rig;
+    static uint8_t frags[8][1600];
+    size_t lens[8], order[8];
+    static struct frag_out out[3];
+
+    ct_rig_create(&rig, _i & 2, v6 ? firewall6_flows : firewall_flows);
+    struct fdp__ct *ct = fdp__dp_ct(rig.dp);
+    struct fdp__ipf *ipf = fdp__dp_ipf(rig.dp);
+
+    for (size_t per_poll = 1; per_poll <= 8; per_poll *= 8) {
+        uint16_t sport = (uint16_t) (1000 + per_poll);
+        size_t n = make_frags(v6, 1, 2, sport, 53, 4000, 1480, frags, lens,
+                              8);
+        ck_assert_uint_eq(n, 3);
+        for (size_t k = 0; k < n; k++) {
+            order[k] = n - 1 - k;
+        }
+        frag_send(&rig, 1, frags, lens, order, n, per_poll, out);
+        ck_assert_uint_eq(out[1].n, 0);
+        ck_assert_uint_eq(out[2].n, n);
+        for (size_t k = 0; k < n; k++) {
+            ck_assert_uint_eq(out[2].lens[k], lens[k]);
+            ck_assert_mem_eq(out[2].pkts[k], frags[k], lens[k]);
+        }
+        ck_assert_uint_eq(fdp__ct_zone_count(ct, 1), per_poll == 1 ? 1 : 2);
+
+        /* The reply, fragmented, is +est+rpl and goes back to port 1. */
+        n = make_frags(v6, 2, 1, 53, sport, 3000, 1480, frags, lens, 8);
+        for (size_t k = 0; k < n; k++) {
+            order[k] = k;
+        }
+        frag_send(&rig, 2, frags, lens, order, n, per_poll, out);
+        ck_assert_uint_eq(out[2].n, 0);
+        ck_assert_uint_eq(out[1].n, n);
+        for (size_t k = 0; k < n; k++) {
+            ck_assert_mem_eq(out[1].pkts[k], frags[k], lens[k]);
+        }
+    }
+
+    /* Unsolicited from outside: reassembled, +new, not from port 1. */
+    size_t n = make_frags(v6, 3, 1, 99, 53, 3000, 1480, frags, lens, 8);
+    for (size_t k = 0; k < n; k++) {
+        order[k] = k;
+    }
+    frag_send(&rig, 2, frags, lens, order, n, 8, out);
+    ck_assert_uint_eq(out[1].n + out[2].n, 0);
+    ck_assert_uint_eq(fdp__ct_count(ct), 2);
+
+    struct fdp__ipf_status st;
+    fdp__ipf_get_status(ipf, &st);
+    ck_assert_uint_eq(st.nfrag, 0);
+    const struct fdp__ipf_proto_status *ps = v6 ? &st.v6 : &st.v4;
+    /* Each datagram's fragments are gathered twice on the client's side
+     * (ct in table 0, then the commit in table 1), once on the other. */
+    ck_assert_uint_eq(ps->n_accepted, 2 * (3 + 3) + 2 * 3 + 3);
+    ck_assert_uint_eq(ps->n_completed, ps->n_accepted);
+
+    /* Reassembly off: each fragment alone is +inv, and dropped. */
+    fdp__ipf_set_enabled(ipf, v6, false);
+    n = make_frags(v6, 1, 2, 7777, 53, 3000, 1480, frags, lens, 8);
+    frag_send(&rig, 1, frags, lens, order, n, 8, out);
+    ck_assert_uint_eq(out[1].n + out[2].n, 0);
+    ck_assert_uint_eq(fdp__ct_count(ct), 2);
+
+    /* An incomplete packet's fragments are held, then expire. */
+    fdp__ipf_set_enabled(ipf, v6, true);
+    frag_send(&rig, 1, frags, lens, order, 2, 8, out);
+    ck_assert_uint_eq(out[2].n, 0);
+    fdp__ipf_get_status(ipf, &st);
+    ck_assert_uint_eq(st.nfrag, 2);
+    ck_assert_uint_eq(fdp__ipf_expire(ipf, fdp__ct_clock_ms() + 15001, 8),
+                      1);
+    ct_rig_destroy_checking_frames(&rig);
+}
+END_TEST
+
 /* ct(table=N) keeps the registers and metadata of the pass that ran it
  * (frozen in the record), takes its zone from a register, a mark set by
  * exec() is the continuation's ct_mark at once, the original tuple is
@@ -1952,6 +2183,7 @@ main(void)
     tcase_add_test(tc, bad_ports);
     TCase *ct = unit_tcase(s, "ct");
     tcase_add_loop_test(ct, ct_stateful_firewall, 0, 2);
+    tcase_add_loop_test(ct, ct_fragments_through_firewall, 0, 4);
     tcase_add_loop_test(ct, ct_recirc_keeps_frozen_state, 0, 2);
     tcase_add_loop_test(ct, ct_fork_sends_both_copies, 0, 2);
     tcase_add_loop_test(ct, ct_recirc_depth_limit, 0, 2);
