@@ -14,6 +14,7 @@ datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/conntrack-private.h \
 	datapath/conntrack-tcp.c \
 	datapath/dp.c \
+	datapath/dp-ct.c \
 	datapath/dp-private.h \
 	datapath/execute.c \
 	datapath/execute.h \
