@@ -91,6 +91,27 @@ usage(void)
            "                           they set, the actions composed; with\n"
            "                           --flows, offline on FILE's flows\n"
            "\n"
+           "Connection tracking (as ovs-appctl dpctl/..., same output):\n"
+           "  dump-conntrack [-m] [-s] [zone=N]\n"
+           "                           the connections (sorted); -m verbose,\n"
+           "                           -s with the timeout left\n"
+           "  flush-conntrack [zone=N] [ORIG-TUPLE [REPLY-TUPLE]]\n"
+           "                           remove connections (tuple: ct_nw_src=,\n"
+           "                           ct_nw_dst=, ct_ipv6_src=, ct_ipv6_dst=,\n"
+           "                           ct_nw_proto=, ct_tp_src=, ct_tp_dst=,\n"
+           "                           icmp_id=, icmp_type=, icmp_code=)\n"
+           "  ct-stats-show [-m] [-s] [zone=N]\n"
+           "                           connections per protocol (-m: per TCP\n"
+           "                           state; -s: the packet counters)\n"
+           "  ct-get-nconns, ct-get-maxconns, ct-set-maxconns N\n"
+           "  ct-set-limits [default=L] [zone=N,limit=L]...\n"
+           "  ct-del-limits zone=N[,N]..., ct-get-limits [zone=N[,N]...]\n"
+           "  ct-set-timeout-policy [zone=N] NAME=SECONDS...\n"
+           "                           (tcp_established=3600, udp_first=...;\n"
+           "                           no zone: the global timeouts)\n"
+           "  ct-del-timeout-policy zone=N, ct-get-timeout-policy [zone=N]\n"
+           "  ct-enable-tcp-seq-chk, ct-disable-tcp-seq-chk, ct-get-tcp-seq-chk\n"
+           "\n"
            "Offline commands:\n"
            "  parse-flows FILE|-       print each flow of FILE (- for stdin) in\n"
            "                           canonical ovs-ofctl form\n"
@@ -1002,6 +1023,21 @@ static const struct command commands[] = {
     { "add-port", cmd_add_port, true },
     { "del-port", cmd_del_port, true },
     { "trace", cmd_trace, true },
+    { "dump-conntrack", cmd_dump_conntrack, true },
+    { "flush-conntrack", cmd_flush_conntrack, true },
+    { "ct-stats-show", cmd_ct_stats_show, true },
+    { "ct-get-nconns", cmd_ct_get_nconns, true },
+    { "ct-set-maxconns", cmd_ct_set_maxconns, true },
+    { "ct-get-maxconns", cmd_ct_get_maxconns, true },
+    { "ct-set-limits", cmd_ct_set_limits, true },
+    { "ct-del-limits", cmd_ct_del_limits, true },
+    { "ct-get-limits", cmd_ct_get_limits, true },
+    { "ct-set-timeout-policy", cmd_ct_set_timeout_policy, true },
+    { "ct-del-timeout-policy", cmd_ct_del_timeout_policy, true },
+    { "ct-get-timeout-policy", cmd_ct_get_timeout_policy, true },
+    { "ct-enable-tcp-seq-chk", cmd_ct_enable_tcp_seq_chk, true },
+    { "ct-disable-tcp-seq-chk", cmd_ct_disable_tcp_seq_chk, true },
+    { "ct-get-tcp-seq-chk", cmd_ct_get_tcp_seq_chk, true },
 };
 
 static const struct command *
@@ -1062,7 +1098,7 @@ parse_options(int argc, char *argv[], bool permute, struct handed *handed)
     int c, index;
 
     opterr = !permute;          /* After the command, the command says. */
-    while ((c = getopt_long(argc, argv, permute ? "ht:V" : "+ht:V",
+    while ((c = getopt_long(argc, argv, permute ? "ht:Vms" : "+ht:Vms",
                             long_options, &index)) != -1) {
         switch (c) {
         case OPT_REMOTE:
@@ -1082,6 +1118,15 @@ parse_options(int argc, char *argv[], bool permute, struct handed *handed)
              * is surely a typo. */
             ctl_timeout = (unsigned int) parse_u64(optarg, 365 * 86400,
                                                    "-t/--timeout");
+            break;
+        case 'm':
+        case 's':
+            /* dump-conntrack and ct-stats-show's -m and -s (as
+             * ovs-appctl dpctl/...): handed over as they are. */
+            handed->args[handed->n] = strdup(c == 'm' ? "-m" : "-s");
+            if (!handed->args[handed->n++]) {
+                fatal("out of memory");
+            }
             break;
         case 'h':
             usage();
