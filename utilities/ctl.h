@@ -66,5 +66,36 @@ void cmd_ipf_set_disabled(int argc, char *argv[]);
 void cmd_ipf_set_min_frag(int argc, char *argv[]);
 void cmd_ipf_set_max_nfrags(int argc, char *argv[]);
 void cmd_ipf_get_status(int argc, char *argv[]);
+/* Sends one request to flowdpd and returns its result; exits with the
+ * daemon's message, naming 'command', on failure (ctl-daemon.c). */
+json_t *ctl_call(const char *command, const char *method, json_t *params);
+
+/* As ctl_call(), passing each METHOD".part" notification that comes
+ * before the reply to 'part' (see rpc_call_parts()). */
+json_t *ctl_call_parts(const char *command, const char *method,
+                       json_t *params,
+                       int (*part)(const json_t *params, void *aux),
+                       void *aux);
+
+/* Prints the lines of 'text' (which it cuts up) sorted, so that dumps in
+ * the tracker's hash order compare (ctl-ct.c). */
+void ctl_print_sorted_lines(char *text);
+
+/* The connection tracker's commands (ctl-ct.c). */
+void cmd_dump_conntrack(int argc, char *argv[]);
+void cmd_flush_conntrack(int argc, char *argv[]);
+void cmd_ct_stats_show(int argc, char *argv[]);
+void cmd_ct_get_nconns(int argc, char *argv[]);
+void cmd_ct_set_maxconns(int argc, char *argv[]);
+void cmd_ct_get_maxconns(int argc, char *argv[]);
+void cmd_ct_set_limits(int argc, char *argv[]);
+void cmd_ct_del_limits(int argc, char *argv[]);
+void cmd_ct_get_limits(int argc, char *argv[]);
+void cmd_ct_set_timeout_policy(int argc, char *argv[]);
+void cmd_ct_del_timeout_policy(int argc, char *argv[]);
+void cmd_ct_get_timeout_policy(int argc, char *argv[]);
+void cmd_ct_enable_tcp_seq_chk(int argc, char *argv[]);
+void cmd_ct_disable_tcp_seq_chk(int argc, char *argv[]);
+void cmd_ct_get_tcp_seq_chk(int argc, char *argv[]);
 
 #endif /* FDP_CTL_H */

@@ -37,6 +37,8 @@
  *   vlog/reopen  {}                                  -> {}
  *                (opens --log-file again by its name, for logrotate;
  *                SIGHUP does the same)
+ *   dump-conntrack, flush-conntrack, ct-*: the connection tracker's, in
+ *                flowdpd-ct.c (ct_methods[]).
  *   ipf-*        fragment reassembly: see flowdpd-ipf.c
  */
 #include <config.h>
@@ -346,6 +348,29 @@ handle_request(struct rpc_conn *c, json_t *req, void *s_)
             json_decref(empty);
             if (replied) {
                 /* Queued by the handler. */
+            } else if (result) {
+                rpc_reply(c, req, result);
+            } else {
+                rpc_reply_error(c, req, r.code ? r.code : RPC_FAILED, "%s",
+                                r.msg ? r.msg : "out of memory");
+                vlog(L_DBG, "%s: %s: %s", rpc_conn_name(c), method,
+                     r.msg ? r.msg : "failed");
+            }
+            free(r.msg);
+            return;
+        }
+    }
+    for (const struct ct_method *m = ct_methods; m->method; m++) {
+        if (!strcmp(method, m->method)) {
+            struct op_result r = { 0 };
+            json_t *empty = params ? NULL : json_object();
+            const json_t *pp = params ? params : empty;
+            json_t *result = NULL;
+            bool replied = (m->reply ? m->reply(s, c, req, pp, &r)
+                            : (result = m->fn(s, pp, &r)) != NULL);
+            json_decref(empty);
+            if (replied && !result) {
+                /* Queued by the method. */
             } else if (result) {
                 rpc_reply(c, req, result);
             } else {

@@ -17,6 +17,8 @@
  *                      small methods (flow changes, show, ports, trace).
  *   flowdpd-dump.c     the methods whose replies are large: dump-flows
  *                      (streamed as JSON text, in parts) and dump-tables.
+ *   flowdpd-ct.c       the connection tracker's methods (dump-conntrack,
+ *                      flush-conntrack, limits, timeouts...).
  *   journal.c          the --db file format (journal.h).
  *
  * Thread-safety: everything here runs in the main thread, except the
@@ -213,5 +215,18 @@ json_t *h_ipf_set_max_nfrags(struct server *, const json_t *params,
                              struct op_result *r);
 json_t *h_ipf_get_status(struct server *, const json_t *params,
                          struct op_result *r);
+/* The connection tracker's methods (flowdpd-ct.c), ended by a NULL
+ * method: 'fn' returns its result, or NULL with 'r' set; or, for a
+ * method whose reply may be large, 'reply' queues the reply (and its
+ * parts) itself and returns true, or returns false with 'r' set if it
+ * queued nothing. */
+struct ct_method {
+    const char *method;
+    json_t *(*fn)(struct server *, const json_t *params,
+                  struct op_result *r);
+    bool (*reply)(struct server *, struct rpc_conn *, const json_t *request,
+                  const json_t *params, struct op_result *r);
+};
+extern const struct ct_method ct_methods[];
 
 #endif /* FDP_FLOWDPD_H */
