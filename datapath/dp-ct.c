@@ -29,9 +29,9 @@
  *     for the userspace datapath's entries (which have no counters, no
  *     timestamps, id 0 and status 0).
  *
- * Clock: the datapath runs the tracker on CLOCK_MONOTONIC milliseconds
- * (as its flows' "used" times), so a dump's "timeout" is the expiry less
- * that clock's now.
+ * Clock: the datapath runs the tracker on fdp__ct_clock_ms()
+ * (datapath/ct-sweeper.h, coarse monotonic milliseconds), so a dump's
+ * "timeout" is the expiry less that clock's now.
  *
  * Example: a UDP connection 10.0.0.1:1234 -> 10.0.0.2:53 in zone 5 with
  * mark 1, 25 s before it expires, formats as
@@ -54,6 +54,7 @@
 #include <time.h>
 
 #include "datapath/conntrack.h"
+#include "datapath/ct-sweeper.h"
 #include "datapath/conntrack-private.h"
 #include "datapath/dp-private.h"
 #include "lib/ds.h"
@@ -66,10 +67,7 @@ static_assert(FDP_CT_N_TCPS == FDP__CT_TCPS_TIME_WAIT + 1,
 static uint64_t
 ct_now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+    return fdp__ct_clock_ms();
 }
 
 static bool
