@@ -277,7 +277,8 @@ table=0,priority=100,icmp6,icmp_type=136,actions=resubmit(,9)
 table=0,priority=10,ip,actions=ct(table=1,zone=9)
 table=0,priority=10,ipv6,actions=ct(table=1,zone=9)
 table=1,priority=30,ct_state=+inv+trk,actions=drop
-table=1,priority=20,ct_state=+new+trk,in_port=1,actions=ct(commit,zone=9,exec(set_field:0x5->ct_mark)),output:2
+table=1,priority=20,ct_state=+new+trk,ip,in_port=1,actions=ct(commit,zone=9,exec(set_field:0x5->ct_mark)),output:2
+table=1,priority=20,ct_state=+new+trk,ipv6,in_port=1,actions=ct(commit,zone=9,exec(set_field:0x5->ct_mark)),output:2
 table=1,priority=20,ct_state=+est+trk,ct_mark=0x5,in_port=1,actions=output:2
 table=1,priority=20,ct_state=+est+trk,ct_mark=0x5,in_port=2,actions=output:1
 table=1,priority=20,ct_state=+rel+trk,in_port=2,actions=output:1
