@@ -16,6 +16,7 @@ datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/ct-sweeper.c \
 	datapath/ct-sweeper.h \
 	datapath/dp.c \
+	datapath/dp-ct.c \
 	datapath/dp-private.h \
 	datapath/execute.c \
 	datapath/execute.h \

@@ -11,8 +11,7 @@
  * process_one(), conn_key_extract(), write_ct_md(); conntrack-other.c,
  * conntrack-icmp.c; conntrack-tcp.c, pf's window tracking, in
  * datapath/conntrack-tcp.c), the timeouts its defaults.  Not yet: NAT,
- * ALG helpers, fragment reassembly (a fragment is +inv), per-zone timeout
- * policies, and the cached-connection shortcut Open vSwitch takes for a
+ * ALG helpers, fragment reassembly (a fragment is +inv), and the cached-connection shortcut Open vSwitch takes for a
  * second ct() in the same zone.
  *
  * Design
@@ -217,6 +216,11 @@ struct fdp__ct {
     uint32_t *zone_limit;       /* N_ZONES, atomic each. */
     uint32_t *zone_count;       /* N_ZONES, atomic each. */
     uint32_t timeout_ms[FDP__CT_N_TM];  /* Atomic each. */
+    uint32_t (*zone_timeout_ms)[FDP__CT_N_TM];  /* Per-zone overrides
+                                 * (see "Timeout policies" below): NULL
+                                 * until the first is set, then N_ZONES
+                                 * rows, 0 meaning "the global one";
+                                 * pointer and values atomic. */
 
     bool tcp_seq_chk;           /* Atomic. */
 
@@ -969,9 +973,13 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
 /* ---- Protocol state (conn_update(), valid_new(), new_conn()) ---- */
 
 static uint64_t
-ct_expiry(const struct fdp__ct *ct, enum fdp__ct_tm tm, uint64_t now)
+ct_expiry(const struct fdp__ct *ct, uint16_t zone, enum fdp__ct_tm tm,
+          uint64_t now)
 {
-    return now + ld32(&ct->timeout_ms[tm]);
+    uint32_t (*zt)[FDP__CT_N_TM] = __atomic_load_n(&ct->zone_timeout_ms,
+                                                   __ATOMIC_ACQUIRE);
+    uint32_t ms = zt ? ld32(&zt[zone][tm]) : 0;
+    return now + (ms ? ms : ld32(&ct->timeout_ms[tm]));
 }
 
 static void
@@ -979,7 +987,8 @@ conn_refresh(struct fdp__ct *ct, struct fdp__ct_conn *c, enum fdp__ct_tm tm,
              uint64_t now)
 {
     __atomic_store_n(&c->tm, (uint8_t) tm, __ATOMIC_RELAXED);
-    __atomic_store_n(&c->expiry, ct_expiry(ct, tm, now), __ATOMIC_RELAXED);
+    __atomic_store_n(&c->expiry, ct_expiry(ct, c->zone, tm, now),
+                     __ATOMIC_RELAXED);
 }
 
 static bool
@@ -1023,7 +1032,8 @@ conn_update(struct fdp__ct *ct, struct fdp__ct_conn *conn,
     if (__atomic_load_n(&conn->l4_state, __ATOMIC_RELAXED) == done) {
         /* The lock-free path: both directions seen, only the expiry
          * moves. */
-        __atomic_store_n(&conn->expiry, ct_expiry(ct, done_tm, now),
+        __atomic_store_n(&conn->expiry,
+                         ct_expiry(ct, conn->zone, done_tm, now),
                          __ATOMIC_RELAXED);
         return FDP__CT_UPDATE_VALID;
     }
@@ -1416,6 +1426,7 @@ fdp__ct_destroy(struct fdp__ct *ct)
     ct_unmap(ct->free_ids, ct->free_size);
     free(ct->zone_limit);
     free(ct->zone_count);
+    free(ct->zone_timeout_ms);
     pthread_mutex_destroy(&ct->pool_mutex);
     pthread_mutex_destroy(&ct->reclaim_mutex);
     free(ct);
@@ -1492,6 +1503,18 @@ fdp__ct_set_default_zone_limit(struct fdp__ct *ct, uint32_t limit)
 }
 
 uint32_t
+fdp__ct_get_default_zone_limit(const struct fdp__ct *ct)
+{
+    return ld32(&ct->default_zone_limit);
+}
+
+uint32_t
+fdp__ct_get_capacity(const struct fdp__ct *ct)
+{
+    return ct->capacity;
+}
+
+uint32_t
 fdp__ct_get_zone_limit(const struct fdp__ct *ct, uint16_t zone)
 {
     return ld32(&ct->zone_limit[zone]);
@@ -1527,6 +1550,58 @@ fdp__ct_get_timeout(const struct fdp__ct *ct, enum fdp__ct_tm tm)
 {
     return (unsigned int) tm < FDP__CT_N_TM
            ? ld32(&ct->timeout_ms[tm]) / 1000 : 0;
+}
+
+/* Timeout policies.  Open vSwitch gives a zone a timeout policy (ovs-vsctl
+ * add-zone-tp) whose attributes override the defaults; here a zone's row
+ * of 'zone_timeout_ms' overrides the global timeouts, class by class.
+ * The rows are allocated on the first override (2.8 MB, zero pages until
+ * written) and published with a release store; they are never freed
+ * before the tracker, so the packet path reads them with an acquire load
+ * of the pointer and relaxed loads of the values, without a lock or an
+ * RCU section of its own.  A change applies when a connection's timer is
+ * next refreshed, as a global change does (and as Open vSwitch's
+ * conn_update_expiration() reads the policy at each refresh). */
+int
+fdp__ct_set_zone_timeout(struct fdp__ct *ct, uint16_t zone,
+                         enum fdp__ct_tm tm, uint32_t seconds)
+{
+    if ((unsigned int) tm >= FDP__CT_N_TM
+        || seconds > (UINT32_C(1) << 31) / 1000) {
+        return EINVAL;
+    }
+    uint32_t (*zt)[FDP__CT_N_TM] = __atomic_load_n(&ct->zone_timeout_ms,
+                                                   __ATOMIC_ACQUIRE);
+    if (!zt) {
+        if (!seconds) {
+            return 0;           /* Nothing to remove. */
+        }
+        uint32_t (*fresh)[FDP__CT_N_TM] = calloc(N_ZONES, sizeof *fresh);
+        if (!fresh) {
+            return ENOMEM;
+        }
+        /* Two first setters race: one row array wins, the other is
+         * freed before anyone could have seen it. */
+        if (__atomic_compare_exchange_n(&ct->zone_timeout_ms, &zt, fresh,
+                                        false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            zt = fresh;
+        } else {
+            free(fresh);
+        }
+    }
+    st32(&zt[zone][tm], seconds * 1000);
+    return 0;
+}
+
+uint32_t
+fdp__ct_get_zone_timeout(const struct fdp__ct *ct, uint16_t zone,
+                         enum fdp__ct_tm tm)
+{
+    uint32_t (*zt)[FDP__CT_N_TM] = __atomic_load_n(&ct->zone_timeout_ms,
+                                                   __ATOMIC_ACQUIRE);
+    return (unsigned int) tm < FDP__CT_N_TM && zt
+           ? ld32(&zt[zone][tm]) / 1000 : 0;
 }
 
 void
@@ -1576,6 +1651,8 @@ conn_entry(const struct fdp__ct *ct, uint32_t id, struct fdp__ct_entry *e)
         conn_lock(cc);
         e->tcp_state[0] = cc->peer[0].state;
         e->tcp_state[1] = cc->peer[1].state;
+        e->tcp_wscale[0] = cc->peer[0].wscale;
+        e->tcp_wscale[1] = cc->peer[1].wscale;
         conn_unlock(cc);
     }
 }

@@ -123,6 +123,11 @@ struct fdp__ct_entry {
     uint8_t tcp_state[2];       /* pf's states of the original and the
                                  * reply side (CT_DPIF_TCPS_* values); zero
                                  * for other protocols. */
+    uint8_t tcp_wscale[2];      /* Their window scales: the shift in the
+                                 * low 4 bits, 0x80 if the option was
+                                 * seen, 0x40 if the scale is unknown
+                                 * (conntrack-tcp.c's WSCALE_*); zero for
+                                 * other protocols. */
 };
 
 /* ---- Life cycle (control) ---- */
@@ -166,12 +171,15 @@ void fdp__ct_execute(struct fdp__ct_pmd *, struct fdp__pkt *const *pkts,
  * nothing. */
 int fdp__ct_set_limit(struct fdp__ct *, uint32_t limit);
 uint32_t fdp__ct_get_limit(const struct fdp__ct *);
+/* The capacity it was created with: the highest limit it takes. */
+uint32_t fdp__ct_get_capacity(const struct fdp__ct *);
 
 /* The limit of 'zone' (0: no limit of its own; the default applies) and
  * the default zone limit (0: none), as ovs-appctl dpctl/ct-set-limits. */
 void fdp__ct_set_zone_limit(struct fdp__ct *, uint16_t zone, uint32_t limit);
 void fdp__ct_set_default_zone_limit(struct fdp__ct *, uint32_t limit);
 uint32_t fdp__ct_get_zone_limit(const struct fdp__ct *, uint16_t zone);
+uint32_t fdp__ct_get_default_zone_limit(const struct fdp__ct *);
 
 /* Connections in the table (including expired ones not yet swept). */
 uint32_t fdp__ct_count(const struct fdp__ct *);
@@ -181,6 +189,16 @@ uint32_t fdp__ct_zone_count(const struct fdp__ct *, uint16_t zone);
  * connections whose timer is next refreshed.  Returns 0 or EINVAL. */
 int fdp__ct_set_timeout(struct fdp__ct *, enum fdp__ct_tm, uint32_t seconds);
 uint32_t fdp__ct_get_timeout(const struct fdp__ct *, enum fdp__ct_tm);
+
+/* The timeout of class 'tm' in 'zone' alone (Open vSwitch's per-zone
+ * timeout policies), overriding the global one; 0 seconds removes the
+ * override.  Applies when a connection's timer is next refreshed.
+ * Returns 0, EINVAL ('tm' out of range, more than 2^31 / 1000 seconds) or
+ * ENOMEM.  The getter returns the override, 0 if none. */
+int fdp__ct_set_zone_timeout(struct fdp__ct *, uint16_t zone,
+                             enum fdp__ct_tm, uint32_t seconds);
+uint32_t fdp__ct_get_zone_timeout(const struct fdp__ct *, uint16_t zone,
+                                  enum fdp__ct_tm);
 
 /* TCP sequence checking (Open vSwitch's tcp_seq_chk, on by default):
  * off, out-of-window segments are not +inv. */

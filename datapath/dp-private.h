@@ -163,6 +163,10 @@ struct fdp__pool *fdp__dp_pool(struct fdp_dp *);
 struct fdp__ct;
 /* The datapath's connection tracker (datapath/conntrack.h): never NULL. */
 struct fdp__ct *fdp__dp_ct(const struct fdp_dp *);
+struct fdp__ct_pmd_stats;
+/* The tracker counters of 'dp''s live pmds, summed under the datapath's
+ * mutex (datapath/dp-ct.c's fdp_dp_ct_stats()). */
+void fdp__dp_ct_pmd_stats(struct fdp_dp *, struct fdp__ct_pmd_stats *);
 
 /* Tests only: when nonnull, a pmd calls it after loading the snapshot of
  * a batch (a pipeline's, lib/pipeline-view.h, or a bare table's

@@ -636,6 +636,22 @@ fdp__dp_ct(const struct fdp_dp *dp)
     return dp->ct;
 }
 
+void
+fdp__dp_ct_pmd_stats(struct fdp_dp *dp, struct fdp__ct_pmd_stats *sum)
+{
+    memset(sum, 0, sizeof *sum);
+    pthread_mutex_lock(&dp->mutex);
+    for (struct fdp_dp_pmd *pmd = dp->pmds; pmd; pmd = pmd->next) {
+        struct fdp__ct_pmd_stats s;
+        fdp__ct_pmd_stats(pmd->ct, &s);
+        sum->n_packets += s.n_packets;
+        sum->n_created += s.n_created;
+        sum->n_invalid += s.n_invalid;
+        sum->n_full += s.n_full;
+    }
+    pthread_mutex_unlock(&dp->mutex);
+}
+
 struct fdp__pool *
 fdp__dp_pool(struct fdp_dp *dp)
 {

@@ -10,6 +10,7 @@ tests_unit_libunit_la_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 UNIT_TESTS = \
 	tests/unit/test-actions \
 	tests/unit/test-conntrack \
+	tests/unit/test-dp-ct \
 	tests/unit/test-cpu \
 	tests/unit/test-dp \
 	tests/unit/test-ds \
@@ -56,6 +57,9 @@ tests_unit_test_execute_LDADD = $(UNIT_LDADD)
 tests_unit_test_conntrack_SOURCES = tests/unit/test-conntrack.c
 tests_unit_test_conntrack_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_conntrack_LDADD = $(UNIT_LDADD)
+tests_unit_test_dp_ct_SOURCES = tests/unit/test-dp-ct.c
+tests_unit_test_dp_ct_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_dp_ct_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_cpu_SOURCES = tests/unit/test-cpu.c
 tests_unit_test_cpu_CFLAGS = $(UNIT_CFLAGS)

@@ -16,6 +16,12 @@
   pcapgen.py traffic FILE     a few packets of each kind on one port, of
                               varied sizes, for tests/ovs-diff.at to send
                               through flowdpd and ovs-vswitchd alike
+  pcapgen.py exchange DIR     DIR/p1.pcap and DIR/p2.pcap: a client on
+                              port 1 and a server on port 2 talking (UDP,
+                              a TCP handshake and data, ICMP echo, IPv6
+                              UDP), each answer stamped between its
+                              request and the next, for flowdp-ctl run
+                              --ordered and the conntrack tests
   pcapgen.py compare A B      compare two captures packet by packet
   pcapgen.py show FILE        one line of hex per packet
 
@@ -536,6 +542,47 @@ def traffic(path):
                       for i, p in enumerate(packets)])
 
 
+def tcp4(src, dst, sport, dport, seq, ack, flags, payload=b""):
+    """A TCP segment over IPv4 with explicit sequence numbers and flags
+    (0x02 SYN, 0x10 ACK, 0x12 SYN+ACK, 0x18 PSH+ACK, 0x11 FIN+ACK)."""
+    hdr = struct.pack("!HHIIBBHHH", sport, dport, seq, ack, 0x50, flags,
+                      65535, 0, 0)
+    seg = hdr + payload
+    c = csum(ip4(src) + ip4(dst) + struct.pack("!BBH", 0, 6, len(seg)) + seg)
+    return ipv4(src, dst, 6, seg[:16] + struct.pack("!H", c) + seg[18:])
+
+
+def icmp4(src, dst, typ, ident, seq):
+    seg = struct.pack("!BBHHH", typ, 0, 0, ident, seq) + b"ping"
+    seg = seg[:2] + struct.pack("!H", csum(seg)) + seg[4:]
+    return ipv4(src, dst, 1, seg)
+
+
+def exchange(outdir):
+    """Client 10.0.0.1 (port 1) and server 10.0.0.2 (port 2), one packet
+    every 1000 us, alternating as a conversation does."""
+    c, s = "10.0.0.1", "10.0.0.2"
+    conv = [
+        (1, eth(B, A, 0x0800, ipv4_l4(c, s, 17, 5000, 53, b"query"))),
+        (2, eth(A, B, 0x0800, ipv4_l4(s, c, 17, 53, 5000, b"answer"))),
+        (1, eth(B, A, 0x0800, tcp4(c, s, 40000, 80, 1000, 0, 0x02))),
+        (2, eth(A, B, 0x0800, tcp4(s, c, 80, 40000, 5000, 1001, 0x12))),
+        (1, eth(B, A, 0x0800, tcp4(c, s, 40000, 80, 1001, 5001, 0x10))),
+        (1, eth(B, A, 0x0800, tcp4(c, s, 40000, 80, 1001, 5001, 0x18,
+                                    b"GET /"))),
+        (2, eth(A, B, 0x0800, tcp4(s, c, 80, 40000, 5001, 1006, 0x10))),
+        (1, eth(B, A, 0x0800, icmp4(c, s, 8, 7, 1))),
+        (2, eth(A, B, 0x0800, icmp4(s, c, 0, 7, 1))),
+        (1, eth(B, A, 0x86DD, ipv6_l4("fd00::1", "fd00::2", 17, 6000, 53,
+                                      b"query6"))),
+    ]
+    base = 1700000000 * 1000000
+    for port in (1, 2):
+        write_pcap("%s/p%d.pcap" % (outdir, port),
+                   [(base + 1000 * i, pkt)
+                    for i, (p, pkt) in enumerate(conv) if p == port])
+
+
 def main():
     args = sys.argv[1:]
     if len(args) == 2 and args[0] == "scenario":
@@ -546,6 +593,8 @@ def main():
         odd(args[1], *(int(a, 0) for a in args[2:]))
     elif len(args) == 2 and args[0] == "traffic":
         traffic(args[1])
+    elif len(args) == 2 and args[0] == "exchange":
+        exchange(args[1])
     elif len(args) == 3 and args[0] == "compare":
         return compare(args[1], args[2])
     elif len(args) == 2 and args[0] == "show":

@@ -124,6 +124,12 @@ call(const char *command, const char *method, json_t *params)
     return call_parts(command, method, params, NULL, NULL);
 }
 
+json_t *
+ctl_call(const char *command, const char *method, json_t *params)
+{
+    return call(command, method, params);
+}
+
 static void
 flush_stdout(const char *command)
 {

@@ -58,4 +58,29 @@ void cmd_trace(int argc, char *argv[]);
 void cmd_dump_ports(int argc, char *argv[]);
 void cmd_dump_aggregate(int argc, char *argv[]);
 
+/* Sends one request to flowdpd and returns its result; exits with the
+ * daemon's message, naming 'command', on failure (ctl-daemon.c). */
+json_t *ctl_call(const char *command, const char *method, json_t *params);
+
+/* Prints the lines of 'text' (which it cuts up) sorted, so that dumps in
+ * the tracker's hash order compare (ctl-ct.c). */
+void ctl_print_sorted_lines(char *text);
+
+/* The connection tracker's commands (ctl-ct.c). */
+void cmd_dump_conntrack(int argc, char *argv[]);
+void cmd_flush_conntrack(int argc, char *argv[]);
+void cmd_ct_stats_show(int argc, char *argv[]);
+void cmd_ct_get_nconns(int argc, char *argv[]);
+void cmd_ct_set_maxconns(int argc, char *argv[]);
+void cmd_ct_get_maxconns(int argc, char *argv[]);
+void cmd_ct_set_limits(int argc, char *argv[]);
+void cmd_ct_del_limits(int argc, char *argv[]);
+void cmd_ct_get_limits(int argc, char *argv[]);
+void cmd_ct_set_timeout_policy(int argc, char *argv[]);
+void cmd_ct_del_timeout_policy(int argc, char *argv[]);
+void cmd_ct_get_timeout_policy(int argc, char *argv[]);
+void cmd_ct_enable_tcp_seq_chk(int argc, char *argv[]);
+void cmd_ct_disable_tcp_seq_chk(int argc, char *argv[]);
+void cmd_ct_get_tcp_seq_chk(int argc, char *argv[]);
+
 #endif /* FDP_CTL_H */

@@ -91,6 +91,27 @@ usage(void)
            "                           they set, the actions composed; with\n"
            "                           --flows, offline on FILE's flows\n"
            "\n"
+           "Connection tracking (as ovs-appctl dpctl/..., same output):\n"
+           "  dump-conntrack [-m] [-s] [zone=N]\n"
+           "                           the connections (sorted); -m verbose,\n"
+           "                           -s with the timeout left\n"
+           "  flush-conntrack [zone=N] [ORIG-TUPLE [REPLY-TUPLE]]\n"
+           "                           remove connections (tuple: ct_nw_src=,\n"
+           "                           ct_nw_dst=, ct_ipv6_src=, ct_ipv6_dst=,\n"
+           "                           ct_nw_proto=, ct_tp_src=, ct_tp_dst=,\n"
+           "                           icmp_id=, icmp_type=, icmp_code=)\n"
+           "  ct-stats-show [-m] [-s] [zone=N]\n"
+           "                           connections per protocol (-m: per TCP\n"
+           "                           state; -s: the packet counters)\n"
+           "  ct-get-nconns, ct-get-maxconns, ct-set-maxconns N\n"
+           "  ct-set-limits [default=L] [zone=N,limit=L]...\n"
+           "  ct-del-limits zone=N[,N]..., ct-get-limits [zone=N[,N]...]\n"
+           "  ct-set-timeout-policy [zone=N] NAME=SECONDS...\n"
+           "                           (tcp_established=3600, udp_first=...;\n"
+           "                           no zone: the global timeouts)\n"
+           "  ct-del-timeout-policy zone=N, ct-get-timeout-policy [zone=N]\n"
+           "  ct-enable-tcp-seq-chk, ct-disable-tcp-seq-chk, ct-get-tcp-seq-chk\n"
+           "\n"
            "Offline commands:\n"
            "  parse-flows FILE|-       print each flow of FILE (- for stdin) in\n"
            "                           canonical ovs-ofctl form\n"
@@ -105,7 +126,8 @@ usage(void)
            "                           went past a limit; --linear scans every\n"
            "                           flow instead of using the tables\n"
            "  run [--no-emc] [--emc-insert-inv-prob=N] [--timing]\n"
-           "      [--duration=S] FLOWS-FILE --port N=TYPE:ARGS...\n"
+           "      [--duration=S] [--ordered] [--dump-conntrack]\n"
+           "      FLOWS-FILE --port N=TYPE:ARGS...\n"
            "                           forward packets through a datapath with\n"
            "                           those flows and ports until every rx\n"
            "                           capture is read (or S seconds passed,\n"
@@ -848,6 +870,332 @@ run_interrupt(int sig)
     run_interrupted = 1;
 }
 
+/* ---- run --ordered ----
+ *
+ * An exchange recorded on two ports (a request arriving on port 1, its
+ * answer on port 2) must replay as it happened: the tracker has to see
+ * the request commit before the answer arrives, or the answer is +new
+ * instead of +est+rpl.  Plain pcap ports cannot promise that: each is
+ * polled for a batch of its own, so port 1's whole capture may go
+ * through before port 2's first packet.
+ *
+ * So with --ordered, run plays the NIC itself.  Each --port
+ * N=pcap:rx=IN[,tx=OUT] becomes a ring port N of the datapath, and run
+ * keeps the captures: a merged reader holds the next packet of every rx
+ * capture and always takes the one with the earliest timestamp (a tie
+ * goes to the port given first, then to the order within a capture).
+ * That one packet goes onto its port's rx ring, and the pmd is polled
+ * until it has received it: it classifies, executes (ct included) and
+ * transmits it within that poll.  Then every port's tx ring is drained
+ * into its tx capture (stamped with the time of the packet that caused
+ * it, as a pcap port stamps a packet with the time it was read) and the
+ * frames go back; only then is the next packet read.  One packet per
+ * poll costs the batch's amortisation, which a replay for comparison
+ * does not need. */
+
+struct ordered_port {
+    uint32_t port_no;
+    struct fdp_port_rings rings;
+    pcap_t *rx;                 /* NULL: no rx capture, or it is read. */
+    pcap_t *tx_dead;
+    pcap_dumper_t *tx;          /* NULL: what is sent here is dropped. */
+    char *rx_path, *tx_path;
+    /* The next packet of 'rx', copied (pcap's buffer is reused). */
+    bool has_next;
+    struct pcap_pkthdr next_hdr;
+    uint8_t *next_data;
+    size_t next_alloc;
+};
+
+/* Reads the next packet of 'op''s capture into its 'next' slot. */
+static void
+ordered_read(struct ordered_port *op)
+{
+    struct pcap_pkthdr *hdr;
+    const u_char *data;
+
+    op->has_next = false;
+    if (!op->rx) {
+        return;
+    }
+    int r = pcap_next_ex(op->rx, &hdr, &data);
+    if (r == PCAP_ERROR_BREAK) {
+        pcap_close(op->rx);
+        op->rx = NULL;
+        return;
+    }
+    if (r != 1) {
+        fatal("run: --port %" PRIu32 ": rx=%s: %s", op->port_no,
+              op->rx_path, pcap_geterr(op->rx));
+    }
+    if (hdr->caplen > op->next_alloc) {
+        op->next_alloc = hdr->caplen;
+        op->next_data = realloc(op->next_data, op->next_alloc);
+        if (!op->next_data) {
+            fatal("out of memory");
+        }
+    }
+    memcpy(op->next_data, data, hdr->caplen);
+    op->next_hdr = *hdr;
+    op->has_next = true;
+}
+
+/* Parses "pcap:rx=IN[,tx=OUT]" for port 'port_no' into 'op'. */
+static void
+ordered_open(struct ordered_port *op, uint32_t port_no, const char *spec)
+{
+    char errbuf[PCAP_ERRBUF_SIZE];
+
+    memset(op, 0, sizeof *op);
+    op->port_no = port_no;
+    if (strncmp(spec, "pcap:", 5)) {
+        fatal("run: --port %" PRIu32 "=%s: --ordered replays captures: "
+              "expected pcap:rx=IN.pcap[,tx=OUT.pcap]", port_no, spec);
+    }
+    char *copy = strdup(spec + 5), *save = NULL;
+    if (!copy) {
+        fatal("out of memory");
+    }
+    for (char *arg = strtok_r(copy, ",", &save); arg;
+         arg = strtok_r(NULL, ",", &save)) {
+        char **slot = (!strncmp(arg, "rx=", 3) ? &op->rx_path
+                       : !strncmp(arg, "tx=", 3) ? &op->tx_path : NULL);
+        if (!slot || !arg[3]) {
+            fatal("run: --port %" PRIu32 "=%s: \"%s\": --ordered takes "
+                  "rx=FILE and tx=FILE only", port_no, spec, arg);
+        }
+        if (*slot) {
+            fatal("run: --port %" PRIu32 "=%s: %.2s given twice", port_no,
+                  spec, arg);
+        }
+        *slot = strdup(arg + 3);
+        if (!*slot) {
+            fatal("out of memory");
+        }
+    }
+    free(copy);
+    if (!op->rx_path && !op->tx_path) {
+        fatal("run: --port %" PRIu32 "=%s: needs rx=FILE, tx=FILE or both",
+              port_no, spec);
+    }
+    if (op->rx_path && op->tx_path && !strcmp(op->rx_path, op->tx_path)) {
+        fatal("run: --port %" PRIu32 "=%s: rx and tx are the same file",
+              port_no, spec);
+    }
+    if (op->rx_path) {
+        op->rx = pcap_open_offline(op->rx_path, errbuf);
+        if (!op->rx) {
+            fatal("run: --port %" PRIu32 ": rx=%s: %s", port_no,
+                  op->rx_path, errbuf);
+        }
+        if (pcap_datalink(op->rx) != DLT_EN10MB) {
+            fatal("run: --port %" PRIu32 ": rx=%s: not an Ethernet capture",
+                  port_no, op->rx_path);
+        }
+    }
+    if (op->tx_path) {
+        op->tx_dead = pcap_open_dead(DLT_EN10MB, 65535);
+        op->tx = op->tx_dead ? pcap_dump_open(op->tx_dead, op->tx_path)
+                             : NULL;
+        if (!op->tx) {
+            fatal("run: --port %" PRIu32 ": tx=%s: %s", port_no,
+                  op->tx_path, op->tx_dead ? pcap_geterr(op->tx_dead)
+                                           : "out of memory");
+        }
+    }
+}
+
+static void
+ordered_close(struct ordered_port *op)
+{
+    if (op->rx) {
+        pcap_close(op->rx);
+    }
+    if (op->tx) {
+        pcap_dump_close(op->tx);
+    }
+    if (op->tx_dead) {
+        pcap_close(op->tx_dead);
+    }
+    free(op->rx_path);
+    free(op->tx_path);
+    free(op->next_data);
+}
+
+/* Drains every port's tx ring into its capture, stamped 'ts'. */
+static void
+ordered_drain(struct ordered_port *ports, size_t n,
+              const struct timeval *ts)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct fdp_port_rings *r = &ports[i].rings;
+        uint32_t idx, cidx;
+        uint32_t got = fdp_ring_peek(r->tx, UINT32_MAX, &idx);
+        for (uint32_t k = 0; k < got; k++) {
+            struct fdp_desc d = *fdp_ring_slot(r->tx, idx + k);
+            if (ports[i].tx) {
+                struct pcap_pkthdr hdr = { .ts = *ts, .caplen = d.len,
+                                           .len = d.len };
+                pcap_dump((u_char *) ports[i].tx, &hdr,
+                          (const u_char *) r->umem + d.addr);
+            }
+            /* The completion ring is as large as the tx ring, and the
+             * datapath takes completions at every poll. */
+            if (fdp_ring_reserve(r->completion, 1, &cidx) != 1) {
+                fatal("run: port %" PRIu32 ": completion ring full",
+                      ports[i].port_no);
+            }
+            *fdp_ring_slot(r->completion, cidx) = d;
+            fdp_ring_submit(r->completion, 1);
+        }
+        fdp_ring_release(r->tx, got);
+    }
+}
+
+/* Polls 'pmd' until it received the packet just submitted (a bounded
+ * number of polls: it is received by the first in practice). */
+static void
+ordered_poll_one(struct fdp_dp_pmd *pmd, uint32_t port_no)
+{
+    for (int tries = 0; tries < 1000; tries++) {
+        if (fdp_dp_pmd_poll(pmd, NULL)) {
+            return;
+        }
+    }
+    fatal("run: port %" PRIu32 ": the datapath does not take a packet "
+          "from its rx ring", port_no);
+}
+
+/* Replays the rx captures of 'ports' in timestamp order, one packet at a
+ * time (see above).  Returns the packets replayed; sets '*rx_errors' to
+ * those too big for a frame (skipped, as a pcap port counts them). */
+static uint64_t
+run_ordered(struct fdp_dp_pmd *pmd, struct ordered_port *ports, size_t n,
+            uint64_t *rx_errors)
+{
+    uint64_t n_packets = 0;
+
+    *rx_errors = 0;
+    for (size_t i = 0; i < n; i++) {
+        ordered_read(&ports[i]);
+    }
+    while (!run_interrupted) {
+        struct ordered_port *best = NULL;
+        for (size_t i = 0; i < n; i++) {
+            struct ordered_port *op = &ports[i];
+            if (op->has_next
+                && (!best || timercmp(&op->next_hdr.ts, &best->next_hdr.ts,
+                                      <))) {
+                best = op;
+            }
+        }
+        if (!best) {
+            break;
+        }
+
+        /* A free frame from the fill ring; the datapath refills it when
+         * polled. */
+        struct fdp_port_rings *r = &best->rings;
+        uint32_t fidx, ridx;
+        int tries = 0;
+        while (!fdp_ring_peek(r->fill, 1, &fidx)) {
+            if (++tries > 1000) {
+                fatal("run: port %" PRIu32 ": no free frame on the fill "
+                      "ring", best->port_no);
+            }
+            fdp_dp_pmd_poll(pmd, NULL);
+            ordered_drain(ports, n, &best->next_hdr.ts);
+        }
+        struct fdp_desc d = *fdp_ring_slot(r->fill, fidx);
+        fdp_ring_release(r->fill, 1);
+        if (best->next_hdr.caplen > d.len) {
+            /* Too big for a frame: give the frame back unused (an empty
+             * packet would be a packet) by sending nothing and counting
+             * it, as a pcap port counts rx errors. */
+            fprintf(stderr, "%s: port %" PRIu32 ": a %" PRIu32 "-byte "
+                    "packet does not fit a %" PRIu32 "-byte frame: "
+                    "skipped\n", program_name, best->port_no,
+                    best->next_hdr.caplen, d.len);
+            (*rx_errors)++;
+            d.len = 0;
+            if (fdp_ring_reserve(r->completion, 1, &ridx) != 1) {
+                fatal("run: port %" PRIu32 ": completion ring full",
+                      best->port_no);
+            }
+            *fdp_ring_slot(r->completion, ridx) = d;
+            fdp_ring_submit(r->completion, 1);
+            ordered_read(best);
+            continue;
+        }
+        memcpy((uint8_t *) r->umem + d.addr, best->next_data,
+               best->next_hdr.caplen);
+        d.len = best->next_hdr.caplen;
+        if (fdp_ring_reserve(r->rx, 1, &ridx) != 1) {
+            fatal("run: port %" PRIu32 ": rx ring full", best->port_no);
+        }
+        *fdp_ring_slot(r->rx, ridx) = d;
+        fdp_ring_submit(r->rx, 1);
+        ordered_poll_one(pmd, best->port_no);
+        ordered_drain(ports, n, &best->next_hdr.ts);
+        n_packets++;
+        ordered_read(best);
+    }
+    /* Frames given back in the last drain return to the pool. */
+    fdp_dp_pmd_poll(pmd, NULL);
+    return n_packets;
+}
+
+/* ---- run --dump-conntrack ---- */
+
+struct ct_lines {
+    char **lines;
+    size_t n, alloc;
+};
+
+static bool
+collect_conn(const struct fdp_ct_entry *e, void *aux)
+{
+    struct ct_lines *l = aux;
+
+    if (l->n == l->alloc) {
+        l->alloc = l->alloc ? 2 * l->alloc : 64;
+        l->lines = realloc(l->lines, l->alloc * sizeof *l->lines);
+        if (!l->lines) {
+            fatal("out of memory");
+        }
+    }
+    l->lines[l->n] = fdp_ct_entry_format(e, 0);
+    if (!l->lines[l->n++]) {
+        fatal("out of memory");
+    }
+    return true;
+}
+
+static int
+compare_strings(const void *a_, const void *b_)
+{
+    const char *const *a = a_, *const *b = b_;
+
+    return strcmp(*a, *b);
+}
+
+/* Prints the tracker's connections in dump-conntrack's format, sorted. */
+static void
+print_conntrack(struct fdp_dp *dp)
+{
+    struct ct_lines l = { NULL, 0, 0 };
+
+    fdp_dp_ct_dump(dp, NULL, collect_conn, &l);
+    if (l.n) {
+        qsort(l.lines, l.n, sizeof *l.lines, compare_strings);
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        puts(l.lines[i]);
+        free(l.lines[i]);
+    }
+    free(l.lines);
+}
+
 static void
 cmd_run(int argc, char *argv[])
 {
@@ -857,8 +1205,11 @@ cmd_run(int argc, char *argv[])
         { "emc-insert-inv-prob", required_argument, NULL, 'e' },
         { "timing", no_argument, NULL, 't' },
         { "duration", required_argument, NULL, 'd' },
+        { "ordered", no_argument, NULL, 'o' },
+        { "dump-conntrack", no_argument, NULL, 'c' },
         { NULL, 0, NULL, 0 },
     };
+    bool ordered = false, dump_conntrack = false;
     struct fdp_dp_options dp_options;
     uint64_t duration = 0;
     const char **port_args = calloc((size_t) argc, sizeof *port_args);
@@ -890,6 +1241,12 @@ cmd_run(int argc, char *argv[])
         case 'd':
             duration = parse_u64(optarg, 86400, "--duration");
             break;
+        case 'o':
+            ordered = true;
+            break;
+        case 'c':
+            dump_conntrack = true;
+            break;
         default:
             fatal("run: bad option (see --help)");
         }
@@ -908,8 +1265,46 @@ cmd_run(int argc, char *argv[])
     if (error) {
         fatal("run: creating the datapath: %s", strerror(error));
     }
-    for (size_t i = 0; i < n_ports; i++) {
-        add_port_arg(dp, port_args[i]);
+    struct ordered_port *oports = NULL;
+    if (ordered) {
+        if (duration) {
+            fatal("run: --ordered replays captures to their end: "
+                  "--duration does not apply");
+        }
+        oports = calloc(n_ports, sizeof *oports);
+        if (!oports) {
+            fatal("out of memory");
+        }
+        for (size_t i = 0; i < n_ports; i++) {
+            const char *arg = port_args[i], *eq = strchr(arg, '=');
+            char *number = eq ? strndup(arg, (size_t) (eq - arg)) : NULL;
+            char *msg = NULL;
+            if (!eq) {
+                fatal("run: --port %s: expected N=TYPE:ARGS", arg);
+            }
+            if (!number) {
+                fatal("out of memory");
+            }
+            uint32_t port_no = (uint32_t) parse_u64(number, 0xfeff,
+                                                    "--port");
+            free(number);
+            ordered_open(&oports[i], port_no, eq + 1);
+            /* The rings hold a few packets at most: one in flight, and
+             * what it makes the datapath send (a flood, several
+             * outputs). */
+            error = fdp_dp_port_add(dp, port_no, "ring:size=256", &msg);
+            if (!error) {
+                error = fdp_dp_port_rings(dp, port_no, &oports[i].rings);
+            }
+            if (error) {
+                fatal("run: --port %s: %s", arg,
+                      msg ? msg : strerror(error));
+            }
+        }
+    } else {
+        for (size_t i = 0; i < n_ports; i++) {
+            add_port_arg(dp, port_args[i]);
+        }
     }
     free(port_args);
 
@@ -929,6 +1324,11 @@ cmd_run(int argc, char *argv[])
     uint64_t n_packets = 0;
     double upkeep = start;
     unsigned int idle = 0;
+    uint64_t ordered_errors = 0;
+    if (ordered) {
+        n_packets = run_ordered(pmd, oports, n_ports, &ordered_errors);
+        exhausted = true;
+    }
     for (unsigned int polls = 0; !exhausted && !run_interrupted; polls++) {
         size_t got = fdp_dp_pmd_poll(pmd, &exhausted);
         n_packets += got;
@@ -965,12 +1365,19 @@ cmd_run(int argc, char *argv[])
                elapsed > 0 ? (double) n_packets / elapsed : 0.0);
     }
     dump_flows_with_stats(pipeline);
+    if (dump_conntrack) {
+        print_conntrack(dp);
+    }
     fdp_dp_destroy(dp);         /* Closes (completes) the tx captures. */
     fdp_pipeline_destroy(pipeline);
+    for (size_t i = 0; oports && i < n_ports; i++) {
+        ordered_close(&oports[i]);  /* Completes --ordered's. */
+    }
+    free(oports);
     if (fflush(stdout) || ferror(stdout)) {
         fatal("run: write error: %s", strerror(errno));
     }
-    if (port_error) {
+    if (port_error || ordered_errors) {
         exit(EXIT_FAILURE);
     }
 }
@@ -1002,6 +1409,21 @@ static const struct command commands[] = {
     { "add-port", cmd_add_port, true },
     { "del-port", cmd_del_port, true },
     { "trace", cmd_trace, true },
+    { "dump-conntrack", cmd_dump_conntrack, true },
+    { "flush-conntrack", cmd_flush_conntrack, true },
+    { "ct-stats-show", cmd_ct_stats_show, true },
+    { "ct-get-nconns", cmd_ct_get_nconns, true },
+    { "ct-set-maxconns", cmd_ct_set_maxconns, true },
+    { "ct-get-maxconns", cmd_ct_get_maxconns, true },
+    { "ct-set-limits", cmd_ct_set_limits, true },
+    { "ct-del-limits", cmd_ct_del_limits, true },
+    { "ct-get-limits", cmd_ct_get_limits, true },
+    { "ct-set-timeout-policy", cmd_ct_set_timeout_policy, true },
+    { "ct-del-timeout-policy", cmd_ct_del_timeout_policy, true },
+    { "ct-get-timeout-policy", cmd_ct_get_timeout_policy, true },
+    { "ct-enable-tcp-seq-chk", cmd_ct_enable_tcp_seq_chk, true },
+    { "ct-disable-tcp-seq-chk", cmd_ct_disable_tcp_seq_chk, true },
+    { "ct-get-tcp-seq-chk", cmd_ct_get_tcp_seq_chk, true },
 };
 
 static const struct command *
@@ -1062,7 +1484,7 @@ parse_options(int argc, char *argv[], bool permute, struct handed *handed)
     int c, index;
 
     opterr = !permute;          /* After the command, the command says. */
-    while ((c = getopt_long(argc, argv, permute ? "ht:V" : "+ht:V",
+    while ((c = getopt_long(argc, argv, permute ? "ht:Vms" : "+ht:Vms",
                             long_options, &index)) != -1) {
         switch (c) {
         case OPT_REMOTE:
@@ -1082,6 +1504,15 @@ parse_options(int argc, char *argv[], bool permute, struct handed *handed)
              * is surely a typo. */
             ctl_timeout = (unsigned int) parse_u64(optarg, 365 * 86400,
                                                    "-t/--timeout");
+            break;
+        case 'm':
+        case 's':
+            /* dump-conntrack and ct-stats-show's -m and -s (as
+             * ovs-appctl dpctl/...): handed over as they are. */
+            handed->args[handed->n] = strdup(c == 'm' ? "-m" : "-s");
+            if (!handed->args[handed->n++]) {
+                fatal("out of memory");
+            }
             break;
         case 'h':
             usage();

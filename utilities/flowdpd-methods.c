@@ -37,6 +37,8 @@
  *   vlog/reopen  {}                                  -> {}
  *                (opens --log-file again by its name, for logrotate;
  *                SIGHUP does the same)
+ *   dump-conntrack, flush-conntrack, ct-*: the connection tracker's, in
+ *                flowdpd-ct.c (ct_methods[]).
  */
 #include <config.h>
 
@@ -317,6 +319,24 @@ handle_request(struct rpc_conn *c, json_t *req, void *s_)
             if (replied) {
                 /* Queued by the handler. */
             } else if (result) {
+                rpc_reply(c, req, result);
+            } else {
+                rpc_reply_error(c, req, r.code ? r.code : RPC_FAILED, "%s",
+                                r.msg ? r.msg : "out of memory");
+                vlog(L_DBG, "%s: %s: %s", rpc_conn_name(c), method,
+                     r.msg ? r.msg : "failed");
+            }
+            free(r.msg);
+            return;
+        }
+    }
+    for (const struct ct_method *m = ct_methods; m->method; m++) {
+        if (!strcmp(method, m->method)) {
+            struct op_result r = { 0 };
+            json_t *empty = params ? NULL : json_object();
+            json_t *result = m->fn(s, params ? params : empty, &r);
+            json_decref(empty);
+            if (result) {
                 rpc_reply(c, req, result);
             } else {
                 rpc_reply_error(c, req, r.code ? r.code : RPC_FAILED, "%s",

@@ -200,6 +200,11 @@ usage(void)
            "  --smc=auto|on|off        signature match cache, for disjoint\n"
            "                           tables only (default auto)\n"
            "  --no-emc                 the same as --emc=off\n"
+           "  --ct-capacity=N          room for N tracked connections\n"
+           "                           (default 3000000; about 128 bytes\n"
+           "                           each, taken as they are made)\n"
+           "  --ct-maxconns=N          the tracker's initial limit, at most\n"
+           "                           the capacity (as ct-set-maxconns)\n"
            "  --db=FILE                keep the flow table in FILE: every\n"
            "                           acknowledged change is on disk first,\n"
            "                           and the table is restored on start\n"
@@ -234,6 +239,7 @@ struct options {
     struct fdp_dp_options dpo;
     size_t max_request;
     size_t compact_growth;
+    uint32_t ct_maxconns;       /* --ct-maxconns, 0 if not given. */
 };
 
 /* Parses the command line into 'o'; exits on --help, --version and any
@@ -244,7 +250,8 @@ parse_options(int argc, char *argv[], struct options *o)
     enum {
         OPT_UNIX = 256, OPT_LISTEN, OPT_KEY, OPT_CERT, OPT_CA, OPT_PORT,
         OPT_DB, OPT_DETACH, OPT_PIDFILE, OPT_LOG, OPT_NO_EMC, OPT_MAX_REQ,
-        OPT_DB_COMPACT, OPT_PMDS, OPT_EMC, OPT_SMC,
+        OPT_DB_COMPACT, OPT_PMDS, OPT_EMC, OPT_SMC, OPT_CT_CAPACITY,
+        OPT_CT_MAXCONNS,
     };
     static const struct option options[] = {
         { "unix", required_argument, NULL, OPT_UNIX },
@@ -263,6 +270,8 @@ parse_options(int argc, char *argv[], struct options *o)
         { "emc", required_argument, NULL, OPT_EMC },
         { "smc", required_argument, NULL, OPT_SMC },
         { "max-request", required_argument, NULL, OPT_MAX_REQ },
+        { "ct-capacity", required_argument, NULL, OPT_CT_CAPACITY },
+        { "ct-maxconns", required_argument, NULL, OPT_CT_MAXCONNS },
         { "verbose", optional_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -368,6 +377,27 @@ parse_options(int argc, char *argv[], struct options *o)
             o->max_request = (size_t) v;
             break;
         }
+        case OPT_CT_CAPACITY:
+        case OPT_CT_MAXCONNS: {
+            /* The tracker's room is reserved up front (address space,
+             * not memory): 2^30 connections at most. */
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (errno || *end || optarg[0] == '-' || v < 1
+                || v > (1ull << 30)) {
+                fatal("--%s: \"%s\": expected a number of connections from "
+                      "1 to 1073741824",
+                      opt == OPT_CT_CAPACITY ? "ct-capacity" : "ct-maxconns",
+                      optarg);
+            }
+            if (opt == OPT_CT_CAPACITY) {
+                o->dpo.ct_capacity = (uint32_t) v;
+            } else {
+                o->ct_maxconns = (uint32_t) v;
+            }
+            break;
+        }
         case 'v':
             if (log_set_level(optarg ? optarg : "dbg")) {
                 fatal("--verbose: \"%s\": levels are err, warn, info, "
@@ -386,6 +416,11 @@ parse_options(int argc, char *argv[], struct options *o)
     }
     if (optind < argc) {
         fatal("unexpected argument \"%s\" (see --help)", argv[optind]);
+    }
+    if (o->ct_maxconns > o->dpo.ct_capacity) {
+        fatal("--ct-maxconns: %" PRIu32 " is above the tracker's capacity "
+              "(--ct-capacity, %" PRIu32 ")", o->ct_maxconns,
+              o->dpo.ct_capacity);
     }
 }
 
@@ -472,6 +507,10 @@ open_datapath(struct server *s, const struct options *o)
     int error = fdp_dp_create_pipeline(s->pipeline, &o->dpo, &s->dp);
     if (error) {
         fatal("creating the datapath: %s", strerror(error));
+    }
+    if (o->ct_maxconns) {
+        /* parse_options() checked it against the capacity. */
+        fdp_dp_ct_set_maxconns(s->dp, o->ct_maxconns);
     }
     for (size_t i = 0; i < o->n_ports; i++) {
         const char *eq = strchr(o->port_specs[i], '=');

@@ -17,6 +17,8 @@
  *                      small methods (flow changes, show, ports, trace).
  *   flowdpd-dump.c     the methods whose replies are large: dump-flows
  *                      (streamed as JSON text, in parts) and dump-tables.
+ *   flowdpd-ct.c       the connection tracker's methods (dump-conntrack,
+ *                      flush-conntrack, limits, timeouts...).
  *   journal.c          the --db file format (journal.h).
  *
  * Thread-safety: everything here runs in the main thread, except the
@@ -203,5 +205,14 @@ bool h_dump(struct server *, struct rpc_conn *, const json_t *request,
 /* dump-tables: table 0, and every other table in use, in table order. */
 json_t *h_tables(struct server *, const json_t *params,
                  struct op_result *r);
+
+/* The connection tracker's methods (flowdpd-ct.c), ended by a NULL
+ * method: each returns its result, or NULL with 'r' set. */
+struct ct_method {
+    const char *method;
+    json_t *(*fn)(struct server *, const json_t *params,
+                  struct op_result *r);
+};
+extern const struct ct_method ct_methods[];
 
 #endif /* FDP_FLOWDPD_H */

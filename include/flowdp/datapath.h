@@ -343,6 +343,200 @@ struct fdp_dp_stats {
 
 FDP_API void fdp_dp_get_stats(struct fdp_dp *dp, struct fdp_dp_stats *stats);
 
+/* ---- Connection tracking: control ----
+ *
+ * The datapath's connection tracker (the one behind the ct action), as
+ * Open vSwitch's "ovs-appctl dpctl/..." conntrack commands see theirs:
+ * dump, flush, counts, counters, the total limit (maxconns), limits per
+ * zone, timeouts per zone, TCP sequence checking.  The format functions
+ * write what dpctl prints.
+ *
+ * Thread-safety: every function here may be called from any thread,
+ * concurrently with the pmds (which never wait for it) and with each
+ * other; fdp_dp_ct_stats() takes the datapath's mutex to walk its pmds.
+ * fdp_dp_ct_flush() waits for RCU grace periods: do not call it inside an
+ * RCU read-side section (fdp_table_read_lock()). */
+
+/* One direction of a connection.  IPv4 addresses are in the low 32 bits
+ * of 'src.lo' and 'dst.lo' (host order).  ICMP and ICMPv6 connections
+ * have 'icmp_id', 'icmp_type' and 'icmp_code' (the type and code of the
+ * message this direction sends) and no ports; TCP, UDP and SCTP ports and
+ * no ICMP fields; other protocols neither. */
+struct fdp_ct_tuple {
+    bool ipv6;
+    uint8_t proto;              /* IP protocol number. */
+    struct fdp_value src, dst;
+    uint16_t src_port, dst_port;
+    uint16_t icmp_id;
+    uint8_t icmp_type, icmp_code;
+};
+
+/* pf's TCP states, Open vSwitch's CT_DPIF_TCPS_*, as dumps print them. */
+enum fdp_ct_tcp_state {
+    FDP_CT_TCPS_CLOSED, FDP_CT_TCPS_LISTEN, FDP_CT_TCPS_SYN_SENT,
+    FDP_CT_TCPS_SYN_RECV, FDP_CT_TCPS_ESTABLISHED, FDP_CT_TCPS_CLOSE_WAIT,
+    FDP_CT_TCPS_FIN_WAIT_1, FDP_CT_TCPS_CLOSING, FDP_CT_TCPS_LAST_ACK,
+    FDP_CT_TCPS_FIN_WAIT_2, FDP_CT_TCPS_TIME_WAIT,
+    FDP_CT_N_TCPS
+};
+
+/* A connection.  'reply' is the tuple its answers carry: the reverse of
+ * 'orig' without NAT, the translated one with it. */
+struct fdp_ct_entry {
+    struct fdp_ct_tuple orig, reply;
+    uint16_t zone;
+    uint32_t mark;
+    struct fdp_value label;     /* ct_label, 128 bits. */
+    uint32_t timeout;           /* Seconds until it expires. */
+    /* TCP only (zero otherwise): each side's pf state, and its window
+     * scale (the shift) and flags as Open vSwitch reports them
+     * (FDP_CT_TCPF_*). */
+    uint8_t tcp_state[2];       /* [0] original side, [1] reply side. */
+    uint8_t tcp_wscale[2];
+    uint8_t tcp_flags[2];
+};
+#define FDP_CT_TCPF_WINDOW_SCALE 0x01   /* CT_DPIF_TCPF_WINDOW_SCALE. */
+#define FDP_CT_TCPF_BE_LIBERAL 0x08     /* CT_DPIF_TCPF_BE_LIBERAL. */
+
+/* Calls 'cb(entry, aux)' for each live connection (of 'zone' only, if
+ * nonnull), in no particular order, until it returns false.  Connections
+ * made or removed meanwhile may or may not be seen; none twice.  Never
+ * blocks a pmd. */
+FDP_API void fdp_dp_ct_dump(struct fdp_dp *dp, const uint16_t *zone,
+                            bool (*cb)(const struct fdp_ct_entry *,
+                                       void *aux),
+                            void *aux);
+
+/* What a flush removes, as "ovs-appctl dpctl/flush-conntrack [zone=N]
+ * [ct-orig-tuple [ct-reply-tuple]]" says it (Open vSwitch 3.1's
+ * ofp_ct_match): the fields of each tuple that are nonzero must equal the
+ * connection's (for ICMP the id, type and code always count); 'ipv6' and
+ * 'proto' count when 'has_l3' and 'proto' is nonzero.  An all-zero match
+ * is "every connection". */
+struct fdp_ct_match {
+    bool has_l3;                /* 'ipv6' was given (an address was). */
+    bool ipv6;
+    uint8_t proto;              /* 0: any. */
+    struct fdp_ct_tuple orig, reply;    /* Only the fields above; their
+                                         * 'ipv6' and 'proto' are
+                                         * ignored. */
+};
+
+/* Parses 's', a tuple in ovs-appctl dpctl/flush-conntrack's syntax
+ * ("ct_nw_src=10.0.0.1,ct_nw_dst=10.0.0.2,ct_nw_proto=6,ct_tp_src=1234,
+ * ct_tp_dst=80"; ct_ipv6_src and ct_ipv6_dst for IPv6; icmp_id,
+ * icmp_type and icmp_code once ct_nw_proto names ICMP or ICMPv6) into
+ * 'match''s original tuple if 'reply' is false, else its reply tuple,
+ * and its 'has_l3', 'ipv6', 'proto' (which both tuples share).  Returns
+ * 0, or EINVAL with a message naming the field in '*errorp' (which the
+ * caller frees), or ENOMEM. */
+FDP_API int fdp_ct_match_parse_tuple(const char *s, bool reply,
+                                     struct fdp_ct_match *match,
+                                     char **errorp);
+
+/* Removes the connections of 'zone' (of every zone if NULL) that 'match'
+ * selects (every one if 'match' is NULL or all zero); with a full
+ * original tuple (both addresses and, for protocols with ports, both
+ * ports) and no reply tuple, the one connection with that tuple in
+ * 'zone', or zone 0 if 'zone' is NULL, as Open vSwitch does.  Puts the
+ * number removed in '*n' if nonnull.  Returns 0. */
+FDP_API int fdp_dp_ct_flush(struct fdp_dp *dp, const uint16_t *zone,
+                            const struct fdp_ct_match *match, uint32_t *n);
+
+/* Connections in the table: all of them, or those of 'zone' (which
+ * include, until the sweep removes them, ones that just expired). */
+FDP_API uint32_t fdp_dp_ct_count(struct fdp_dp *dp);
+FDP_API uint32_t fdp_dp_ct_zone_count(struct fdp_dp *dp, uint16_t zone);
+
+struct fdp_ct_stats {
+    uint64_t n_packets;         /* Through the ct action. */
+    uint64_t n_created;         /* Connections committed. */
+    uint64_t n_invalid;         /* Packets found +inv. */
+    uint64_t n_full;            /* Commits refused: a limit, or no room. */
+};
+
+/* The tracker's packet counters, summed over the datapath's pmds (those
+ * alive now: a destroyed pmd's counters go with it). */
+FDP_API void fdp_dp_ct_stats(struct fdp_dp *dp, struct fdp_ct_stats *);
+
+/* The total limit (dpctl/ct-set-maxconns): commits beyond it are refused;
+ * lowering it removes nothing.  Returns 0, or EINVAL if 'maxconns' is 0
+ * or above the tracker's capacity (fdp_dp_options.ct_capacity, which
+ * fdp_dp_ct_get_capacity() gives). */
+FDP_API int fdp_dp_ct_set_maxconns(struct fdp_dp *dp, uint32_t maxconns);
+FDP_API uint32_t fdp_dp_ct_get_maxconns(struct fdp_dp *dp);
+FDP_API uint32_t fdp_dp_ct_get_capacity(struct fdp_dp *dp);
+
+/* Zone limits (dpctl/ct-set-limits): the default for zones without a
+ * limit of their own, and zone 'zone''s own; 0 means none (for a zone:
+ * the default applies, as dpctl/ct-del-limits).  The getters give what
+ * was set (0: none). */
+FDP_API void fdp_dp_ct_set_default_limit(struct fdp_dp *dp, uint32_t limit);
+FDP_API uint32_t fdp_dp_ct_get_default_limit(struct fdp_dp *dp);
+FDP_API void fdp_dp_ct_set_zone_limit(struct fdp_dp *dp, uint16_t zone,
+                                      uint32_t limit);
+FDP_API uint32_t fdp_dp_ct_get_zone_limit(struct fdp_dp *dp, uint16_t zone);
+
+/* Timeout policy attributes: Open vSwitch's names (its Ct_Timeout_Policy
+ * "timeouts" keys) of the timeouts its userspace tracker uses, in
+ * seconds.  UDP's also apply to protocols other than TCP and ICMP. */
+enum fdp_ct_tp_attr {
+    FDP_CT_TP_TCP_SYN_SENT,     /* First packet (30). */
+    FDP_CT_TP_TCP_SYN_RECV,     /* Opening (30). */
+    FDP_CT_TP_TCP_ESTABLISHED,  /* Established (86400). */
+    FDP_CT_TP_TCP_FIN_WAIT,     /* Closing (900). */
+    FDP_CT_TP_TCP_TIME_WAIT,    /* FIN wait (45). */
+    FDP_CT_TP_TCP_CLOSE,        /* Closed (30). */
+    FDP_CT_TP_UDP_FIRST,        /* First packet (60). */
+    FDP_CT_TP_UDP_SINGLE,       /* More, one way only (60). */
+    FDP_CT_TP_UDP_MULTIPLE,     /* Both ways (30). */
+    FDP_CT_TP_ICMP_FIRST,       /* Request (60). */
+    FDP_CT_TP_ICMP_REPLY,       /* Answered (30). */
+    FDP_CT_N_TP_ATTRS
+};
+
+/* "tcp_syn_sent"... for 'attr', or NULL if out of range; and the reverse
+ * (case-insensitive, as Open vSwitch), FDP_CT_N_TP_ATTRS if none. */
+FDP_API const char *fdp_ct_tp_attr_name(enum fdp_ct_tp_attr attr);
+FDP_API enum fdp_ct_tp_attr fdp_ct_tp_attr_from_name(const char *name);
+
+/* Sets timeout 'attr' to 'seconds' (1 to 2147483) for every zone
+ * ('zone' NULL: the global value) or for zone '*zone' alone (0 seconds:
+ * back to the global value).  Applies to a connection when its timer is
+ * next refreshed.  Returns 0, EINVAL ('attr' out of range, 'seconds' too
+ * large, or 0 for the global value) or ENOMEM. */
+FDP_API int fdp_dp_ct_set_timeout(struct fdp_dp *dp, const uint16_t *zone,
+                                  enum fdp_ct_tp_attr attr, uint32_t seconds);
+
+/* The timeout 'attr' has in zone '*zone' (its own if it has one, else the
+ * global), or the global one if 'zone' is NULL; '*own' (if nonnull) says
+ * whether it is the zone's own.  0 if 'attr' is out of range. */
+FDP_API uint32_t fdp_dp_ct_get_timeout(struct fdp_dp *dp,
+                                       const uint16_t *zone,
+                                       enum fdp_ct_tp_attr attr, bool *own);
+
+/* TCP sequence checking (dpctl/ct-enable-tcp-seq-chk), on by default:
+ * off, out-of-window segments are not +inv. */
+FDP_API void fdp_dp_ct_set_tcp_seq_chk(struct fdp_dp *dp, bool on);
+FDP_API bool fdp_dp_ct_get_tcp_seq_chk(struct fdp_dp *dp);
+
+/* Formats 'entry' as "ovs-appctl dpctl/dump-conntrack" prints it: with
+ * FDP_CT_FORMAT_VERBOSE as with -m (id, status, both TCP states, window
+ * scales and flags), with FDP_CT_FORMAT_STATS as with -s (the timeout).
+ * Returns a string the caller frees, or NULL when out of memory. */
+#define FDP_CT_FORMAT_VERBOSE 0x1
+#define FDP_CT_FORMAT_STATS 0x2
+FDP_API char *fdp_ct_entry_format(const struct fdp_ct_entry *entry,
+                                  unsigned int flags);
+
+/* The name dpctl gives TCP state 'state' ("ESTABLISHED"), or NULL; and
+ * the state a non-verbose dump and ct-stats-show print for a connection
+ * whose sides are in 'orig' and 'reply' (the larger of the two, with
+ * FIN_WAIT_2 shown as TIME_WAIT and SYN_RECV as ESTABLISHED, as Open
+ * vSwitch coalesces them). */
+FDP_API const char *fdp_ct_tcp_state_name(unsigned int state);
+FDP_API unsigned int fdp_ct_tcp_state_coalesce(uint8_t orig, uint8_t reply);
+
 #ifdef __cplusplus
 }
 #endif
