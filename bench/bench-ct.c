@@ -5,9 +5,9 @@
  * Every tracker is an entry of 'impls' below (struct ct_impl): flowdp's,
  * "fdp-ct" (datapath/conntrack.c), and Open vSwitch 3.1's userspace
  * tracker, "ovs-ct", through conntrack_execute() (bench-ovs-ct.c, built
- * with configure --with-ovs-source=DIR).  A tracker without NAT skips
- * new-udp-snat, saying so.  The packets come from bench-ct-packets.c, which both sides
- * share.  Cases (NAME the number of connections: 1, 10k, 1M, 10M; with
+ * with configure --with-ovs-source=DIR).  A tracker without NAT would
+ * skip new-udp-snat, saying so.  The packets come from
+ * bench-ct-packets.c, which both sides share.  Cases (NAME the number of connections: 1, 10k, 1M, 10M; with
  * --quick only 1 and 10k):
  *
  *   est-udp-NAME, est-tcp-NAME  established packets, both directions, of
@@ -44,6 +44,9 @@
  *       thread slept (voluntary context switches, from getrusage()):
  *       waits on a lock, which other tenants of a shared machine cannot
  *       fake, as they do a long batch by preempting it.
+ *
+ * FLOWDP_BENCH_CASE=NAME runs only the case NAME (est-udp-10k, new-udp,
+ * flush-zone-1M...), for profiles.
  */
 #include <config.h>
 
@@ -193,6 +196,12 @@ fdp_ct_create(uint32_t max_conns)
     for (int tm = 0; tm < FDP__CT_N_TM; tm++) {
         fdp__ct_set_timeout(b->ct, (enum fdp__ct_tm) tm, 3600);
     }
+    if (!getenv("FLOWDP_BENCH_CT_COLD")) {
+        /* As a daemon does at start, off the packet path (conntrack.h):
+         * the index resident, so that the timed packets take no page
+         * faults on it.  FLOWDP_BENCH_CT_COLD=1 leaves it cold. */
+        fdp__ct_populate(b->ct, SIZE_MAX);
+    }
     return b;
 }
 
@@ -212,9 +221,11 @@ fdp_ct_destroy(void *b_)
 static void
 fdp_ct_run(struct fdp__ct_pmd *pmd, struct fdp_ct_batch *bb,
            const struct bench_ct_frames *f, size_t first, size_t n,
-           uint16_t zone, bool commit, struct bench_ct_counts *counts)
+           uint16_t zone, bool commit, const struct fdp__ct_nat *nat,
+           struct bench_ct_counts *counts)
 {
-    const struct fdp__ct_args args = { .zone = zone, .commit = commit };
+    const struct fdp__ct_args args = { .zone = zone, .commit = commit,
+                                       .nat = nat };
     uint64_t now = fdp_ct_now_ms();
     size_t k = first % f->n;
 
@@ -254,10 +265,20 @@ fdp_ct_execute(void *b_, const struct bench_ct_frames *f, size_t first,
     static struct fdp_ct_batch bb;
     struct fdp_ct_bench *b = b_;
 
+    struct fdp__ct_nat fnat;
+
     if (nat) {
-        fatal("ct: fdp-ct: NAT is not built yet");
+        /* nat(src=MIN-MAX:PMIN-PMAX), as bench-ovs-ct.c gives Open
+         * vSwitch. */
+        memset(&fnat, 0, sizeof fnat);
+        fnat.flags = FDP__NAT_SRC | FDP__NAT_ADDR | FDP__NAT_PORT;
+        fnat.addr_min.lo = nat->min_addr;
+        fnat.addr_max.lo = nat->max_addr;
+        fnat.port_min = nat->min_port;
+        fnat.port_max = nat->max_port;
     }
-    fdp_ct_run(b->pmd, &bb, f, first, n, zone, commit, counts);
+    fdp_ct_run(b->pmd, &bb, f, first, n, zone, commit, nat ? &fnat : NULL,
+               counts);
 }
 
 static uint32_t
@@ -323,7 +344,8 @@ fdp_ct_busy_main(void *b_)
         }
         double t0 = now_ns();
         long sw0 = fdp_ct_sleeps();
-        fdp_ct_run(pmd, bb, b->frames, k, CT_BATCH, b->zone, false, NULL);
+        fdp_ct_run(pmd, bb, b->frames, k, CT_BATCH, b->zone, false, NULL,
+                   NULL);
         double dt = now_ns() - t0;
         long sw = fdp_ct_sleeps() - sw0;
         k = (k + CT_BATCH) % b->frames->n;
@@ -378,7 +400,7 @@ fdp_ct_flush_zone(void *b_, uint16_t zone, const struct bench_ct_frames *busy,
 
 static const struct ct_impl fdp_impl = {
     "fdp-ct", fdp_ct_create, fdp_ct_destroy, fdp_ct_execute, fdp_ct_n_conns,
-    false, fdp_ct_flush_zone,
+    true, fdp_ct_flush_zone,
 };
 
 /* The largest table any case builds, as the trackers' limit. */
@@ -552,6 +574,16 @@ check_est(const struct est_run *er, const char *case_name, const char *when)
     }
 }
 
+/* Whether case 'name' runs: all do, unless FLOWDP_BENCH_CASE names one
+ * (a profile's target, as in the dp and pipeline suites). */
+static bool
+case_wanted(const char *name)
+{
+    const char *only = getenv("FLOWDP_BENCH_CASE");
+
+    return !only || !*only || !strcmp(only, name);
+}
+
 /* Runs est-PROTO-NAME (of 'n' connections) on 'impl' unless memory
  * would not hold it (see the top of the file).  Returns the bytes per
  * connection, or 0 if not measured or skipped. */
@@ -563,6 +595,9 @@ est_case(const char *suite, const struct ct_impl *impl,
     char case_name[48];
     snprintf(case_name, sizeof case_name, "est-%s-%s", proto_name(proto),
              size_name);
+    if (!case_wanted(case_name)) {
+        return 0;
+    }
 
     if (n > 1000000 && bytes_per_at_1m > 0) {
         uint64_t need = (uint64_t) (bytes_per_at_1m * 1.5 * n);
@@ -623,6 +658,9 @@ new_case(const char *suite, const struct ct_impl *impl,
     char case_name[48];
     snprintf(case_name, sizeof case_name, "new-%s%s", proto_name(proto),
              nat ? "-snat" : "");
+    if (!case_wanted(case_name)) {
+        return;
+    }
 
     struct bench_ct_frames f;
     frames_or_die(bench_ct_new_frames(SEED_NEW, proto, n, &f), case_name);
@@ -661,6 +699,9 @@ flush_case(const char *suite, const struct ct_impl *impl, size_t n,
     char flush_name[48], stall_name[48];
     snprintf(flush_name, sizeof flush_name, "flush-zone-%s", size_name);
     snprintf(stall_name, sizeof stall_name, "flush-stall-%s", size_name);
+    if (!case_wanted(flush_name)) {
+        return;
+    }
 
     void *t = impl->create(CT_DEFAULT_MAX_CONNS);
     struct bench_ct_frames chunk;
@@ -740,7 +781,7 @@ run_cases(const char *suite, const struct ct_impl *impl)
     if (impl->nat) {
         new_case(suite, impl, BENCH_CT_UDP, &snat, n_new);
     } else {
-        fprintf(stderr, "ct: new-udp-snat: %s: skipped: NAT not built yet\n",
+        fprintf(stderr, "ct: new-udp-snat: %s: skipped: no NAT\n",
                 impl->name);
     }
     flush_case(suite, impl, quick ? CT_FLUSH / 10 : CT_FLUSH,

@@ -46,7 +46,12 @@ struct fdp__ct_conn {
                                  * ct_tuple_make() for ICMP. */
     uint16_t zone;
     uint8_t proto;
-    uint8_t ipv6;               /* Bool. */
+    uint8_t ipv6 : 1;           /* Bool. */
+    uint8_t nat : 2;            /* FDP__CT_NAT_SRC or _DST: the
+                                 * translation committed with the
+                                 * connection, whose translated side is in
+                                 * the reply tuple (see the essay). */
+    uint8_t : 5;
 
     /* Life cycle (atomics). */
     uint8_t lock;               /* Spinlock byte: 'l4_state', 'peer',
@@ -71,6 +76,12 @@ static_assert(sizeof(struct fdp__ct_conn) == 96,
               "an IPv4 connection's record is 96 bytes (the plan's budget)");
 static_assert(offsetof(struct fdp__ct_conn, peer) == 64,
               "what UDP and ICMP touch fits in the first 64 bytes");
+
+/* A connection record's 'nat': which side of the original direction its
+ * translation rewrites (Open vSwitch's NAT_ACTION_SRC, NAT_ACTION_DST;
+ * never both). */
+#define FDP__CT_NAT_SRC 1
+#define FDP__CT_NAT_DST 2
 
 /* The IPv6 addresses of connection 'id', in a parallel array. */
 struct fdp__ct_conn6 {

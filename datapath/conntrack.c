@@ -224,12 +224,15 @@ struct fdp__ct {
 
     bool tcp_seq_chk;           /* Atomic. */
 
-    pthread_mutex_t reclaim_mutex;      /* Sweeps and flushes. */
+    pthread_mutex_t reclaim_mutex;      /* Sweeps, flushes, populates. */
     uint32_t sweep_cursor;
+    size_t populated;           /* Bytes of 'buckets' made resident. */
 };
 
 struct fdp__ct_pmd {
     struct fdp__ct *ct;
+    uint64_t rng;               /* NAT's random port search restarts
+                                 * (xorshift64; never zero). */
     uint32_t n_ids;
     uint32_t ids[CT_PMD_CACHE];
     struct fdp__ct_pmd_stats stats;     /* Written by the pmd only, with
@@ -263,8 +266,16 @@ struct ct_ctx {
     struct ct_key key;
     const uint8_t *l4;          /* TCP: the header and segment size. */
     size_t l4_size;
+    uint8_t *nat_l3;            /* NAT rewrites: the network header ... */
+    size_t nat_l4_off;          /* ... where the transport header starts
+                                 * in it ... */
+    size_t nat_l4_len;          /* ... and how many bytes it has, to the
+                                 * end of the IP length. */
     uint8_t icmp_type;          /* ICMP queries: the packet's type. */
     uint16_t zone;
+    bool has_rkey;              /* 'rkey' is the reversed tuple's key
+                                 * (computed early for a likely commit). */
+    struct ct_key rkey;
 };
 
 /* ---- Small helpers ---- */
@@ -884,6 +895,9 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
     }
     const uint8_t *l4 = l3 + l4_off;
     size_t l4_size = l3_len - l4_off;
+    c->nat_l3 = pkt->data + pkt->layout.l3;
+    c->nat_l4_off = l4_off;
+    c->nat_l4_len = l4_size;
 
     /* The transport header (extract_l4() with checksums). */
     switch (t->proto) {
@@ -1070,13 +1084,427 @@ conn_update(struct fdp__ct *ct, struct fdp__ct_conn *conn,
     return res;
 }
 
+/* ---- NAT: rewriting packets (nat_packet(), nat_inner_packet()) ---- */
+
+/* RFC 1624 equation 3: the checksum stored at 'csum' after 'n' bytes
+ * (an even number, at an even offset of the covered data) change from
+ * 'old' to 'new'. */
+static void
+csum_replace(uint8_t *csum, const uint8_t *old, const uint8_t *new, size_t n)
+{
+    uint64_t sum = (uint16_t) ~fdp__get16(csum);
+    for (size_t i = 0; i < n; i += 2) {
+        sum += (uint16_t) ~fdp__get16(old + i);
+        sum += fdp__get16(new + i);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    fdp__put16(csum, (uint16_t) ~sum);
+}
+
+/* A network header to rewrite and its transport header: the outer one of
+ * a packet, or the one an ICMP error quotes ('l4_len' is then what the
+ * error holds of it, possibly less than a whole header). */
+struct nat_hdr {
+    uint8_t *l3;
+    bool ipv6;
+    uint8_t proto;
+    uint8_t *l4;
+    size_t l4_len;
+};
+
+/* Where the transport checksum that covers the addresses is, if there is
+ * one to keep up to date: TCP's and UDP's (pseudo-header), ICMPv6's
+ * (pseudo-header); not ICMPv4's, which covers no address.  A UDP
+ * checksum of zero means none and stays zero (IPv4; for IPv6 Open
+ * vSwitch leaves it too). */
+static uint8_t *
+nat_l4_csum(const struct nat_hdr *h)
+{
+    switch (h->proto) {
+    case FDP_IPPROTO_TCP:
+        return h->l4_len >= 20 ? h->l4 + 16 : NULL;
+    case FDP_IPPROTO_UDP:
+        return h->l4_len >= 8 && fdp__get16(h->l4 + 6) ? h->l4 + 6 : NULL;
+    case FDP_IPPROTO_ICMPV6:
+        return h->ipv6 && h->l4_len >= 4 ? h->l4 + 2 : NULL;
+    default:
+        return NULL;
+    }
+}
+
+/* Writes 'n' bytes 'new' at 'field' of 'h', keeping the IPv4 header
+ * checksum (if 'ip_csum') and the transport checksum (if 'l4_csum')
+ * right. */
+static void
+nat_write(const struct nat_hdr *h, uint8_t *field, const uint8_t *new,
+          size_t n, bool ip_csum, bool l4_csum)
+{
+    uint8_t old[16];
+    memcpy(old, field, n);
+    memcpy(field, new, n);
+    if (ip_csum && !h->ipv6) {
+        csum_replace(h->l3 + 10, old, new, n);
+    }
+    uint8_t *c = l4_csum ? nat_l4_csum(h) : NULL;
+    if (c) {
+        csum_replace(c, old, new, n);
+        if (h->proto == FDP_IPPROTO_UDP && !fdp__get16(c)) {
+            fdp__put16(c, 0xffff);      /* Zero would mean "none". */
+        }
+    }
+}
+
+/* Sets the source (or destination) address of 'h' to 'a'. */
+static void
+nat_set_addr(const struct nat_hdr *h, bool src, const struct fdp_value *a)
+{
+    uint8_t new[16];
+    if (h->ipv6) {
+        fdp__put32(new, (uint32_t) (a->hi >> 32));
+        fdp__put32(new + 4, (uint32_t) a->hi);
+        fdp__put32(new + 8, (uint32_t) (a->lo >> 32));
+        fdp__put32(new + 12, (uint32_t) a->lo);
+        nat_write(h, h->l3 + (src ? 8 : 24), new, 16, false, true);
+    } else {
+        fdp__put32(new, (uint32_t) a->lo);
+        nat_write(h, h->l3 + (src ? 12 : 16), new, 4, true, true);
+    }
+}
+
+/* Sets the TCP or UDP ports of 'h' (Open vSwitch's pat_packet()); other
+ * protocols keep theirs. */
+static void
+nat_set_ports(const struct nat_hdr *h, uint16_t sport, uint16_t dport)
+{
+    if ((h->proto != FDP_IPPROTO_TCP && h->proto != FDP_IPPROTO_UDP)
+        || h->l4_len < 4) {
+        return;
+    }
+    uint8_t new[4];
+    fdp__put16(new, sport);
+    fdp__put16(new + 2, dport);
+    nat_write(h, h->l4, new, 4, false, true);
+}
+
+/* Rewrites the packet of 'c', of connection 'id' in direction 'reply',
+ * with the connection's translation: the original direction gets the
+ * reply tuple's view of the translated side, the reply direction the
+ * original tuple's (Open vSwitch's nat_packet(), reverse_nat_packet():
+ * the address the translation names, and for TCP and UDP both ports).
+ * An ICMP error's quoted packet goes the other way, so its addresses and
+ * ports get the reverse (nat_inner_packet()) and the ICMP checksum is
+ * recomputed over the rewritten message.  Returns the ct_state bit the
+ * packet gets: +snat when its source was the translated side, +dnat
+ * when its destination was (so a reply to a SNAT connection is +dnat, as
+ * in Open vSwitch). */
+static uint8_t
+nat_packet(const struct fdp__ct *ct, uint32_t id, const struct ct_ctx *c,
+           bool reply)
+{
+    const struct fdp__ct_conn *conn = &ct->conns[id];
+    bool src = (conn->nat == FDP__CT_NAT_SRC) != reply;
+    struct ct_tup k;
+    conn_tup(ct, id, !reply, &k);
+
+    struct nat_hdr h = {
+        .l3 = c->nat_l3, .ipv6 = c->tup.ipv6, .proto = c->tup.proto,
+        .l4 = c->nat_l3 + c->nat_l4_off, .l4_len = c->nat_l4_len,
+    };
+    if (!c->related) {
+        nat_set_addr(&h, src, src ? &k.dst : &k.src);
+        nat_set_ports(&h, k.dport, k.sport);
+        return src ? FDP_CT_SNAT : FDP_CT_DNAT;
+    }
+
+    /* An ICMP error: the outer header as above, without the transport
+     * checksum (recomputed below), then the quoted packet, whose header
+     * ct_extract() checked is whole. */
+    uint8_t *icmp = h.l4;
+    size_t icmp_len = h.l4_len;
+    h.proto = 0;
+    nat_set_addr(&h, src, src ? &k.dst : &k.src);
+
+    struct nat_hdr in = { .l3 = icmp + 8, .ipv6 = h.ipv6 };
+    size_t ihl = in.ipv6 ? 40 : (size_t) (in.l3[0] & 0xf) * 4;
+    in.proto = in.l3[in.ipv6 ? 6 : 9];
+    in.l4 = in.l3 + ihl;
+    in.l4_len = icmp_len - 8 - ihl;
+    if (src) {
+        nat_set_addr(&in, false, &k.dst);
+    } else {
+        nat_set_addr(&in, true, &k.src);
+    }
+    nat_set_ports(&in, k.sport, k.dport);
+
+    fdp__put16(icmp + 2, 0);
+    uint32_t sum = h.ipv6 ? csum_pseudo(&c->tup, h.l3, FDP_IPPROTO_ICMPV6,
+                                        icmp_len) : 0;
+    fdp__put16(icmp + 2, fdp__csum(sum, icmp, icmp_len));
+    return src ? FDP_CT_SNAT : FDP_CT_DNAT;
+}
+
 /* ---- Commit (conn_not_found()) ---- */
 
-enum ct_commit { CT_COMMITTED, CT_FULL, CT_RACED };
+enum ct_commit {
+    CT_COMMITTED,
+    CT_FULL,                    /* A limit, or no id or slot left. */
+    CT_RACED,                   /* Another pmd entered the connection. */
+    CT_TAKEN,                   /* The reply tuple is another's. */
+    CT_EXHAUSTED,               /* NAT: every candidate was taken. */
+};
 
+/* Enters record 'id' (written, not published) under 'k0' (its original
+ * tuple) and 'k1' (its reply tuple): under the two home buckets' locks,
+ * neither may be there already.  This check-and-insert is what makes a
+ * NAT reply tuple unique: two pmds trying the same candidate serialise
+ * on its home bucket, and the loser tries the next one. */
 static enum ct_commit
-conn_create(struct fdp__ct_pmd *pmd, const struct ct_ctx *c, uint64_t now,
-            uint32_t *idp)
+conn_publish(struct fdp__ct *ct, uint32_t id, const struct ct_key *k0,
+             const struct ct_key *k1, uint64_t now)
+{
+    uint32_t a, b, other;
+    bool dummy;
+
+    homes_lock(ct, k0, k1, &a, &b);
+    if (ct_find(ct, k0, now, &other, &dummy)) {
+        homes_unlock(ct, a, b);
+        return CT_RACED;
+    }
+    if (ct_find(ct, k1, now, &other, &dummy)) {
+        homes_unlock(ct, a, b);
+        return CT_TAKEN;
+    }
+    bool same = key_equal(k0, k1);
+    if (!ct_slot_insert(ct, k0, slot_value(k0->hash, id, 0))) {
+        homes_unlock(ct, a, b);
+        return CT_FULL;
+    }
+    if (!same && !ct_slot_insert(ct, k1, slot_value(k1->hash, id, 1))) {
+        ct_slot_remove(ct, k0, slot_value(k0->hash, id, 0));
+        homes_unlock(ct, a, b);
+        return CT_FULL;
+    }
+    __atomic_store_n(&ct->conns[id].live, 1, __ATOMIC_RELEASE);
+    homes_unlock(ct, a, b);
+    return CT_COMMITTED;
+}
+
+/* Tries the reply tuple record 'id' holds now: a lock-free look first
+ * (most taken candidates are seen there, without a lock), then the
+ * locked check-and-insert. */
+static enum ct_commit
+nat_try(struct fdp__ct *ct, uint32_t id, const struct ct_ctx *c,
+        uint64_t now)
+{
+    struct ct_key rk;
+    uint32_t other;
+    bool dummy;
+
+    conn_key(ct, id, 1, &rk);
+    if (ct_find(ct, &rk, now, &other, &dummy)) {
+        return CT_TAKEN;
+    }
+    return conn_publish(ct, id, &c->key, &rk, now);
+}
+
+static uint64_t
+pmd_random(struct fdp__ct_pmd *pmd)
+{
+    uint64_t x = pmd->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    pmd->rng = x;
+    return x;
+}
+
+/* Searches port 'which' (0: source, 1: destination) of record 'id''s
+ * reply tuple from 'curr' over [min, max] as Open vSwitch's
+ * nat_get_unique_l4() does: at most 128 candidates in order from 'curr'
+ * (which may lie outside the range: it is tried first), then rounds of
+ * half as many from a random point while a round has at least 16, so at
+ * most 248 candidates in all.  The random points come from the pmd's own
+ * generator, so that pmds searching one range at once start apart.  On
+ * failure the port is 'curr' again. */
+static enum ct_commit
+nat_search_port(struct fdp__ct_pmd *pmd, uint32_t id, const struct ct_ctx *c,
+                int which, uint16_t curr, uint16_t min, uint16_t max,
+                uint64_t now)
+{
+    struct fdp__ct *ct = pmd->ct;
+    uint16_t *port = &ct->conns[id].port[1][which];
+    uint32_t range = (uint32_t) max - min + 1;
+    uint32_t attempts = range < 128 ? range : 128;
+    uint16_t first = curr;
+
+    for (;;) {
+        bool in = curr >= min && curr <= max;
+        uint32_t n = in ? range : range + 1;
+        for (uint32_t i = 0; i < n && i < attempts; i++) {
+            *port = curr;
+            enum ct_commit r = nat_try(ct, id, c, now);
+            if (r != CT_TAKEN) {
+                return r;
+            }
+            curr = !(curr >= min && curr <= max) || curr == max
+                   ? min : (uint16_t) (curr + 1);
+        }
+        if (attempts < range && attempts >= 16) {
+            attempts /= 2;
+            curr = (uint16_t) (min + pmd_random(pmd) % range);
+        } else {
+            break;
+        }
+    }
+    *port = first;
+    return CT_TAKEN;
+}
+
+/* The port range a translation searches when its action names none, by
+ * the port the packet has (set_sport_range()): the privileged ports
+ * below 512, those below 1024 from 600, or the ephemeral ones. */
+static void
+nat_default_range(uint16_t port, uint16_t *min, uint16_t *max)
+{
+    if (port < 512) {
+        *min = 1;
+        *max = 511;
+    } else if (port < 1024) {
+        *min = 600;
+        *max = 1023;
+    } else {
+        *min = 1024;
+        *max = 65535;
+    }
+}
+
+/* The address 'hash' picks in [min, max] (get_addr_in_range()): an IPv4
+ * range is taken whole, an IPv6 one up to 2^32 - 1 addresses from 'min'
+ * (Open vSwitch's limit, nat_ipv6_addrs_delta()). */
+static struct fdp_value
+nat_pick_addr(const struct fdp__ct_nat *nat, bool ipv6, uint32_t hash)
+{
+    struct fdp_value a = nat->addr_min;
+
+    if (!ipv6) {
+        uint32_t lo = (uint32_t) nat->addr_min.lo;
+        uint32_t hi = (uint32_t) nat->addr_max.lo;
+        uint32_t range = hi >= lo ? hi - lo + 1 : 1;
+        a.hi = 0;
+        a.lo = lo + (range ? hash % range : hash);
+        return a;
+    }
+    const struct fdp_value *mn = &nat->addr_min, *mx = &nat->addr_max;
+    uint64_t delta;
+    if (mn->hi == mx->hi && mn->lo <= mx->lo) {
+        delta = mx->lo - mn->lo;
+    } else if (mn->hi + 1 == mx->hi && mn->lo > mx->lo) {
+        delta = UINT64_MAX - (mn->lo - mx->lo - 1);
+    } else {
+        delta = 0xfffffffe;
+    }
+    if (delta > 0xfffffffe) {
+        delta = 0xfffffffe;
+    }
+    uint64_t off = hash % (delta + 1);
+    a.lo = mn->lo + off;
+    a.hi = mn->hi + (a.lo < mn->lo);
+    return a;
+}
+
+/* Chooses the translation of record 'id' (its reply tuple is the
+ * original's reverse) for 'nat' and publishes it, as Open vSwitch's
+ * nat_get_unique_tuple(): the address from the range by a hash of the
+ * range and the connection (or, without a range, the address the packet
+ * has), one address only; then for TCP and UDP a port search.  SNAT
+ * searches the source port: in the action's range from the hashed point,
+ * or without one from the packet's own port in its class (so the port
+ * stays when it is free).  DNAT first searches the destination port in
+ * the action's range, if it names one, then the source port as SNAT
+ * without a range does.  Other protocols get the address alone, if that
+ * tuple is free.  'persistent', 'hash' and 'random' change nothing, as in
+ * Open vSwitch 3.1's userspace datapath, which ignores them.  Returns
+ * CT_EXHAUSTED when no candidate was free. */
+static enum ct_commit
+nat_commit(struct fdp__ct_pmd *pmd, uint32_t id, const struct ct_ctx *c,
+           const struct fdp__ct_nat *nat, uint64_t now)
+{
+    struct fdp__ct *ct = pmd->ct;
+    struct fdp__ct_conn *conn = &ct->conns[id];
+    bool snat = nat->flags & FDP__NAT_SRC;
+    const struct ct_tup *t = &c->tup;
+
+    conn->nat = snat ? FDP__CT_NAT_SRC : FDP__CT_NAT_DST;
+    if ((nat->flags & FDP__NAT_ADDR)
+        && !(nat->flags & FDP__NAT_IPV6) != !t->ipv6) {
+        /* A range of the other family has no address for this packet
+         * (the flow should not have let it here). */
+        return CT_EXHAUSTED;
+    }
+
+    /* nat_range_hash(): the range and the connection. */
+    uint64_t h[8] = {
+        nat->addr_min.hi, nat->addr_min.lo, nat->addr_max.hi,
+        nat->addr_max.lo,
+        (uint64_t) nat->port_min << 16 | nat->port_max,
+        t->src.hi ^ t->dst.hi, t->src.lo ^ (t->dst.lo << 1),
+        c->key.w[c->key.n_words - 1],
+    };
+    uint32_t hash = fdp_hash_fast(h, 8, ct->basis);
+
+    if (nat->flags & FDP__NAT_ADDR) {
+        struct fdp_value a = nat_pick_addr(nat, t->ipv6, hash);
+        /* The reply tuple's destination for SNAT, its source for DNAT. */
+        int side = snat ? 1 : 0;
+        if (t->ipv6) {
+            ct->conns6[id].addr[1][side][0] = a.hi;
+            ct->conns6[id].addr[1][side][1] = a.lo;
+        } else {
+            conn->addr[1][side] = (uint32_t) a.lo;
+        }
+    }
+
+    if (t->proto != FDP_IPPROTO_TCP && t->proto != FDP_IPPROTO_UDP) {
+        enum ct_commit r = nat_try(ct, id, c, now);
+        return r == CT_TAKEN ? CT_EXHAUSTED : r;
+    }
+
+    uint16_t pmin = nat->port_min, pmax = nat->port_max;
+    if (pmax < pmin) {
+        pmax = pmin;
+    }
+    bool ports = nat->flags & FDP__NAT_PORT;
+    uint16_t smin, smax, scurr;
+    if (snat && ports) {
+        smin = pmin;
+        smax = pmax;
+        scurr = (uint16_t) (pmin + hash % ((uint32_t) pmax - pmin + 1));
+    } else {
+        scurr = t->sport;
+        nat_default_range(scurr, &smin, &smax);
+    }
+    enum ct_commit r = CT_TAKEN;
+    if (!snat && ports) {
+        /* The reply tuple's source port is the original's destination. */
+        uint16_t dcurr = (uint16_t) (pmin + hash % ((uint32_t) pmax - pmin
+                                                    + 1));
+        conn->port[1][0] = dcurr;
+        r = nat_search_port(pmd, id, c, 0, dcurr, pmin, pmax, now);
+    }
+    if (r == CT_TAKEN) {
+        conn->port[1][1] = scurr;
+        r = nat_search_port(pmd, id, c, 1, scurr, smin, smax, now);
+    }
+    return r == CT_TAKEN ? CT_EXHAUSTED : r;
+}
+
+/* Enters the connection of 'c', translated by 'nat' if nonnull (which has
+ * FDP__NAT_SRC or FDP__NAT_DST). */
+static enum ct_commit
+conn_create(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
+            const struct fdp__ct_nat *nat, uint64_t now, uint32_t *idp)
 {
     struct fdp__ct *ct = pmd->ct;
     uint16_t zone = c->zone;
@@ -1140,31 +1568,28 @@ conn_create(struct fdp__ct_pmd *pmd, const struct ct_ctx *c, uint64_t now,
     conn_refresh(ct, conn, tm, now);
 
     /* The index: both directions under their homes' locks. */
-    struct ct_key rk;
-    key_make(&rk, &rev, zone, ct->basis);
-    uint32_t a, b, other;
-    bool dummy;
-    homes_lock(ct, &c->key, &rk, &a, &b);
-    if (ct_find(ct, &c->key, now, &other, &dummy)
-        || ct_find(ct, &rk, now, &other, &dummy)) {
-        homes_unlock(ct, a, b);
-        id_unalloc(pmd, id);
-        return CT_RACED;
+    enum ct_commit r;
+    if (nat) {
+        r = nat_commit(pmd, id, c, nat, now);
+    } else {
+        struct ct_key rk;
+        if (c->has_rkey) {
+            rk = c->rkey;
+        } else {
+            key_make(&rk, &rev, zone, ct->basis);
+        }
+        r = conn_publish(ct, id, &c->key, &rk, now);
+        if (r == CT_TAKEN) {
+            /* Only a NAT connection's reply tuple can be another's
+             * original tuple; without NAT it is this one's, so another
+             * pmd entered it from the reply direction. */
+            r = CT_RACED;
+        }
     }
-    bool same = key_equal(&c->key, &rk);
-    if (!ct_slot_insert(ct, &c->key, slot_value(c->key.hash, id, 0))) {
-        homes_unlock(ct, a, b);
+    if (r != CT_COMMITTED) {
         id_unalloc(pmd, id);
-        return CT_FULL;
+        return r;
     }
-    if (!same && !ct_slot_insert(ct, &rk, slot_value(rk.hash, id, 1))) {
-        ct_slot_remove(ct, &c->key, slot_value(c->key.hash, id, 0));
-        homes_unlock(ct, a, b);
-        id_unalloc(pmd, id);
-        return CT_FULL;
-    }
-    __atomic_store_n(&conn->live, 1, __ATOMIC_RELEASE);
-    homes_unlock(ct, a, b);
 
     __atomic_fetch_add(&ct->n_conns, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&ct->zone_count[zone], 1, __ATOMIC_RELAXED);
@@ -1259,19 +1684,37 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
         } else {
             state = FDP_CT_NEW;
             if (commit) {
-                switch (conn_create(pmd, c, now, &id)) {
+                /* Plain "nat" sets up no translation (unlike Open
+                 * vSwitch 3.1, whose commit then stores a reply tuple
+                 * with address zero; see lib/ct-action.h). */
+                const struct fdp__ct_nat *nat = args->nat;
+                if (nat && !(nat->flags & (FDP__NAT_SRC | FDP__NAT_DST))) {
+                    nat = NULL;
+                }
+                switch (conn_create(pmd, c, nat, now, &id)) {
                 case CT_COMMITTED:
                     found = true;
                     fdp__count_add(&pmd->stats.n_created, 1);
+                    if (nat) {
+                        state |= nat_packet(ct, id, c, false);
+                    }
                     break;
                 case CT_FULL:
                     fdp__count_add(&pmd->stats.n_full, 1);
                     break;
+                case CT_EXHAUSTED:
+                    fdp__count_add(&pmd->stats.n_nat_exhausted, 1);
+                    break;
                 case CT_RACED:
+                case CT_TAKEN:
                     break;
                 }
             }
         }
+    } else if (found && args->nat && ct->conns[id].nat) {
+        /* handle_nat(): any nat(...), plain or not, applies an existing
+         * connection's translation, whatever its ct_state says. */
+        state |= nat_packet(ct, id, c, reply);
     }
 
     res->state = state | FDP_CT_TRK;
@@ -1301,6 +1744,9 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
 {
     struct fdp__ct *ct = pmd->ct;
     struct ct_ctx ctx[CT_BATCH];
+    bool commit = args->commit || args->force;
+    bool nat_new = args->nat
+                   && (args->nat->flags & (FDP__NAT_SRC | FDP__NAT_DST));
 
     fdp__rcu_read_lock();
     for (size_t start = 0; start < n; start += CT_BATCH) {
@@ -1316,13 +1762,20 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
             }
         }
 
-        /* Phase 2: prefetch the record of the first signature match. */
+        /* Phase 2: prefetch the record of the first signature match.
+         * A packet with none (and nothing overflowed from its home) is
+         * new: if it may commit, prefetch what its commit writes, the
+         * reply tuple's home bucket and the record it will get, so that
+         * those misses too overlap across the batch. */
+        uint32_t n_new = 0;
         for (size_t i = 0; i < m; i++) {
+            ctx[i].has_rkey = false;
             if (!ctx[i].ok) {
                 continue;
             }
             const struct ct_bucket *b
                 = &ct->buckets[home_of(ct, ctx[i].key.hash)];
+            bool match = false;
             for (int s = 0; s < CT_SLOTS; s++) {
                 uint64_t v = __atomic_load_n(&b->slot[s], __ATOMIC_RELAXED);
                 if ((uint32_t) (v >> 32) == ctx[i].key.hash && (uint32_t) v) {
@@ -1331,7 +1784,26 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
                     if (ctx[i].tup.ipv6) {
                         __builtin_prefetch(&ct->conns6[id]);
                     }
+                    match = true;
                     break;
+                }
+            }
+            if (!match && commit && !ctx[i].related
+                && !__atomic_load_n(&b->overflow, __ATOMIC_RELAXED)) {
+                if (!nat_new) {
+                    struct ct_tup rev = ctx[i].tup;
+                    tup_reverse(&rev);
+                    key_make(&ctx[i].rkey, &rev, ctx[i].zone, ct->basis);
+                    ctx[i].has_rkey = true;
+                    __builtin_prefetch(&ct->buckets[home_of(
+                                           ct, ctx[i].rkey.hash)], 1);
+                }
+                if (n_new < pmd->n_ids) {
+                    uint32_t id = pmd->ids[pmd->n_ids - 1 - n_new++];
+                    __builtin_prefetch(&ct->conns[id], 1);
+                    if (ctx[i].tup.ipv6) {
+                        __builtin_prefetch(&ct->conns6[id], 1);
+                    }
                 }
             }
         }
@@ -1414,6 +1886,36 @@ fdp__ct_create(uint32_t capacity, struct fdp__ct **ctp)
     return 0;
 }
 
+bool
+fdp__ct_populate(struct fdp__ct *ct, size_t max_bytes)
+{
+    pthread_mutex_lock(&ct->reclaim_mutex);
+    size_t done = ct->populated;
+    size_t end = max_bytes < ct->buckets_size - done
+                 ? done + max_bytes : ct->buckets_size;
+    if (done < end) {
+        uint8_t *base = (uint8_t *) ct->buckets;
+#ifdef MADV_POPULATE_WRITE
+        /* Faults the pages in writable without writing them. */
+        size_t page = 4096;
+        size_t from = done / page * page;
+        if (madvise(base + from, end - from, MADV_POPULATE_WRITE))
+#endif
+        {
+            /* An atomic add of zero to each page's first lock word: a
+             * write fault that changes nothing a pmd could see. */
+            for (size_t off = done / 4096 * 4096; off < end; off += 4096) {
+                __atomic_fetch_add((uint32_t *) (base + off), 0,
+                                   __ATOMIC_RELAXED);
+            }
+        }
+        ct->populated = end;
+    }
+    bool all = ct->populated >= ct->buckets_size;
+    pthread_mutex_unlock(&ct->reclaim_mutex);
+    return all;
+}
+
 void
 fdp__ct_destroy(struct fdp__ct *ct)
 {
@@ -1441,6 +1943,9 @@ fdp__ct_pmd_create(struct fdp__ct *ct, struct fdp__ct_pmd **pmdp)
         return ENOMEM;
     }
     pmd->ct = ct;
+    uint64_t seed = (uint64_t) (uintptr_t) pmd * 0x9e3779b97f4a7c15ull
+                    ^ ct->basis;
+    pmd->rng = seed ? seed : 1;
     return 0;
 }
 
@@ -1470,6 +1975,8 @@ fdp__ct_pmd_stats(const struct fdp__ct_pmd *pmd,
     stats->n_invalid = __atomic_load_n(&pmd->stats.n_invalid,
                                        __ATOMIC_RELAXED);
     stats->n_full = __atomic_load_n(&pmd->stats.n_full, __ATOMIC_RELAXED);
+    stats->n_nat_exhausted = __atomic_load_n(&pmd->stats.n_nat_exhausted,
+                                             __ATOMIC_RELAXED);
 }
 
 /* ---- Limits, timeouts, counts ---- */

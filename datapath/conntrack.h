@@ -110,6 +110,10 @@ struct fdp__ct_pmd_stats {
     uint64_t n_invalid;         /* Packets marked +inv. */
     uint64_t n_full;            /* Commits refused by a limit or a full
                                  * table. */
+    uint64_t n_nat_exhausted;   /* NAT commits refused: no free reply
+                                 * tuple among the candidates Open
+                                 * vSwitch would try (the packet stays
+                                 * +new, as there). */
 };
 
 /* A connection, as a dump gives it. */
@@ -139,6 +143,17 @@ struct fdp__ct_entry {
  * ENOMEM. */
 #define FDP__CT_MAX_CAPACITY (1u << 30)
 int fdp__ct_create(uint32_t capacity, struct fdp__ct **);
+
+/* Makes the index resident (up to 'max_bytes' more of it per call, from
+ * where the last call stopped) and returns true once all of it is.  Every
+ * new connection lands on two random buckets, so the first few thousand
+ * connections of a fresh tracker touch every page of the index anyway,
+ * each first touch a page fault (with huge pages, a 2 MiB clear: a stall
+ * of the pmd of hundreds of microseconds).  The owner calls this off the
+ * packet path (at start, or a slice per housekeeping round) so that no
+ * pmd takes those faults.  Any thread, concurrently with everything
+ * (it changes no byte). */
+bool fdp__ct_populate(struct fdp__ct *, size_t max_bytes);
 
 /* Frees 'ct' (NULL is fine).  No other thread may use it any more, and
  * every pmd context must have been destroyed. */

@@ -581,6 +581,650 @@ START_TEST(force_and_limits)
 }
 END_TEST
 
+/* ---- NAT ---- */
+
+/* Runs 't' (built) through the tracker as it is, rewritten in place. */
+static struct fdp__ct_result
+run_pkt(struct env *e, struct tpkt *t, const struct fdp__ct_args *args)
+{
+    struct fdp__pkt *p = &t->pkt;
+    struct fdp__ct_result r;
+
+    fdp__ct_execute(e->pmd, &p, 1, args, NULL, e->now, &r);
+    ck_assert(r.state & FDP_CT_TRK);
+    return r;
+}
+
+/* Re-parses a rewritten packet, as the next stage would. */
+static void
+reparse(struct tpkt *t)
+{
+    fdp_packet_extract(t->buf, t->pkt.size, 1, &t->pkt.key, &t->pkt.layout);
+}
+
+/* The pseudo-header sum of the IP header at 'l3' for 'len' bytes of
+ * 'proto'. */
+static uint32_t
+pseudo(const uint8_t *l3, bool ipv6, uint8_t proto, size_t len)
+{
+    uint8_t ph[40];
+    if (ipv6) {
+        memcpy(ph, l3 + 8, 32);
+        fdp__put32(ph + 32, (uint32_t) len);
+        fdp__put32(ph + 36, proto);
+        return fdp__csum_add(0, ph, 40);
+    }
+    memcpy(ph, l3 + 12, 8);
+    ph[8] = 0;
+    ph[9] = proto;
+    fdp__put16(ph + 10, (uint16_t) len);
+    return fdp__csum_add(0, ph, 12);
+}
+
+/* Checks, from scratch, every checksum of the IP packet at 'l3' ('size'
+ * bytes): the IPv4 header's, the transport's (a UDP/IPv4 zero stays
+ * allowed), and for an ICMP error the quoted header's and, when the
+ * quote holds the whole transport segment, its checksum too. */
+static void
+check_csums(const uint8_t *l3, size_t size, bool inner)
+{
+    bool ipv6 = (l3[0] >> 4) == 6;
+    size_t ihl = ipv6 ? 40 : (size_t) (l3[0] & 0xf) * 4;
+    uint8_t proto = l3[ipv6 ? 6 : 9];
+    size_t len = ipv6 ? 40 + fdp__get16(l3 + 4) : fdp__get16(l3 + 2);
+    if (!ipv6) {
+        ck_assert_msg(fdp__csum(0, l3, ihl) == 0, "IPv4 header checksum");
+    }
+    if (len > size) {
+        ck_assert_msg(inner, "truncated outer packet");
+        return;                 /* A quote: only what it holds. */
+    }
+    const uint8_t *l4 = l3 + ihl;
+    size_t l4_len = len - ihl;
+    switch (proto) {
+    case P_TCP:
+        ck_assert_msg(fdp__csum(pseudo(l3, ipv6, proto, l4_len), l4, l4_len)
+                      == 0, "TCP checksum");
+        break;
+    case P_UDP:
+        if (ipv6 || fdp__get16(l4 + 6)) {
+            ck_assert_msg(fdp__csum(pseudo(l3, ipv6, proto, l4_len), l4,
+                                    l4_len) == 0, "UDP checksum");
+        }
+        break;
+    case P_ICMP:
+    case P_ICMP6:
+        ck_assert_msg(fdp__csum(ipv6 ? pseudo(l3, true, proto, l4_len) : 0,
+                                l4, l4_len) == 0, "ICMP checksum");
+        if (!inner && l4[0] != 8 && l4[0] != 0 && l4[0] != 128
+            && l4[0] != 129) {
+            check_csums(l4 + 8, l4_len - 8, true);
+        }
+        break;
+    }
+}
+
+/* The addresses and ports of the IP packet at 'l3' (ICMP: the id as the
+ * source port). */
+struct seen {
+    struct fdp_value src, dst;
+    uint16_t sport, dport;
+};
+
+static struct seen
+seen_at(const uint8_t *l3)
+{
+    bool ipv6 = (l3[0] >> 4) == 6;
+    struct seen s;
+    memset(&s, 0, sizeof s);
+    if (ipv6) {
+        s.src.hi = (uint64_t) fdp__get32(l3 + 8) << 32 | fdp__get32(l3 + 12);
+        s.src.lo = (uint64_t) fdp__get32(l3 + 16) << 32 | fdp__get32(l3 + 20);
+        s.dst.hi = (uint64_t) fdp__get32(l3 + 24) << 32 | fdp__get32(l3 + 28);
+        s.dst.lo = (uint64_t) fdp__get32(l3 + 32) << 32 | fdp__get32(l3 + 36);
+    } else {
+        s.src.lo = fdp__get32(l3 + 12);
+        s.dst.lo = fdp__get32(l3 + 16);
+    }
+    const uint8_t *l4 = l3 + (ipv6 ? 40 : (size_t) (l3[0] & 0xf) * 4);
+    uint8_t proto = l3[ipv6 ? 6 : 9];
+    if (proto == P_TCP || proto == P_UDP) {
+        s.sport = fdp__get16(l4);
+        s.dport = fdp__get16(l4 + 2);
+    } else if (proto == P_ICMP || proto == P_ICMP6) {
+        s.sport = fdp__get16(l4 + 4);
+    }
+    return s;
+}
+
+static struct seen
+seen_pkt(const struct tpkt *t)
+{
+    check_csums(t->buf + 14, t->pkt.size - 14, false);
+    return seen_at(t->buf + 14);
+}
+
+static bool
+val_eq(struct fdp_value a, struct fdp_value b)
+{
+    return a.hi == b.hi && a.lo == b.lo;
+}
+
+static struct fdp__ct_nat
+nat_range(uint8_t flags, struct fdp_value lo, struct fdp_value hi,
+          uint16_t pmin, uint16_t pmax)
+{
+    struct fdp__ct_nat n = { .flags = flags, .port_min = pmin,
+                             .port_max = pmax, .addr_min = lo,
+                             .addr_max = hi };
+    return n;
+}
+
+/* Many clients SNATed to one address and a port range as large as their
+ * number: each gets a distinct (address, port), replies come back to the
+ * right client, every checksum verifies; one client more finds the range
+ * exhausted (+new, no connection, as Open vSwitch); a flushed
+ * connection's tuple is free again. */
+START_TEST(nat_snat_many_clients)
+{
+    enum { N = 100 };
+    struct env e;
+    env_init(&e, 4096);
+    for (int ipv6 = 0; ipv6 < 2; ipv6++) {
+        struct fdp_value pub = ipv6
+            ? (struct fdp_value) { 0x20010db8ull << 32 | 0xffff, 7 }
+            : v4(0xc0a80001);
+        struct fdp_value srv = ipv6
+            ? (struct fdp_value) { 0x20010db8ull << 32 | 0xeeee, 1 }
+            : v4(0x08080808);
+        struct fdp__ct_nat nat = nat_range(FDP__NAT_SRC | FDP__NAT_ADDR
+                                           | FDP__NAT_PORT
+                                           | (ipv6 ? FDP__NAT_IPV6 : 0),
+                                           pub, pub, 5000, 5000 + N - 1);
+        struct fdp__ct_args snat = { .commit = true, .nat = &nat,
+                                     .zone = (uint16_t) (10 + ipv6) };
+        struct fdp__ct_nat plain = { .flags = 0 };
+        struct fdp__ct_args pnat = { .nat = &plain, .zone = snat.zone };
+        static bool used[N];
+        memset(used, 0, sizeof used);
+        struct seen out[N + 1];
+        for (int i = 0; i <= N; i++) {
+            /* Half the clients share one source port, so that most must
+             * move. */
+            struct fdp_value cli = ipv6
+                ? (struct fdp_value) { 0x20010db8ull << 32, 100 + i }
+                : v4(0x0a000000 | (uint32_t) (100 + i));
+            struct tflow f = { (bool) ipv6, P_UDP, cli, srv,
+                               (uint16_t) (i % 2 ? 40000 + i : 5000), 53 };
+            struct tspec s = spec(&f);
+            s.payload = 5;
+            struct tpkt t;
+            build(&t, &s);
+            struct fdp__ct_result r = run_pkt(&e, &t, &snat);
+            out[i] = seen_pkt(&t);
+            if (i == N) {
+                /* Exhausted: +new, untouched, not committed. */
+                ck_assert_uint_eq(r.state, FDP_CT_NEW | FDP_CT_TRK);
+                ck_assert(val_eq(out[i].src, cli));
+                ck_assert_uint_eq(out[i].sport, f.sport);
+                struct fdp__ct_pmd_stats st;
+                fdp__ct_pmd_stats(e.pmd, &st);
+                ck_assert_uint_eq(st.n_nat_exhausted, (uint64_t) ipv6 + 1);
+                break;
+            }
+            ck_assert_uint_eq(r.state, FDP_CT_NEW | FDP_CT_SNAT
+                              | FDP_CT_TRK);
+            ck_assert(val_eq(r.orig.src, cli));
+            ck_assert_uint_eq(r.orig.src_port, f.sport);
+            ck_assert(val_eq(out[i].src, pub));
+            ck_assert(val_eq(out[i].dst, srv));
+            ck_assert_uint_eq(out[i].dport, 53);
+            ck_assert_uint_ge(out[i].sport, 5000);
+            ck_assert_uint_lt(out[i].sport, 5000 + N);
+            ck_assert_msg(!used[out[i].sport - 5000], "port %u twice",
+                          out[i].sport);
+            used[out[i].sport - 5000] = true;
+        }
+        ck_assert_uint_eq(fdp__ct_zone_count(e.ct, snat.zone), N);
+
+        /* Replies, to the public address and port: back to the client. */
+        for (int i = 0; i < N; i++) {
+            struct tflow rf = { (bool) ipv6, P_UDP, srv, pub, 53,
+                                out[i].sport };
+            struct tspec s = spec(&rf);
+            s.payload = 3;
+            struct tpkt t;
+            build(&t, &s);
+            struct fdp__ct_result r = run_pkt(&e, &t, &pnat);
+            ck_assert_uint_eq(r.state, FDP_CT_EST | FDP_CT_RPL | FDP_CT_DNAT
+                              | FDP_CT_TRK);
+            struct seen b = seen_pkt(&t);
+            struct fdp_value cli = ipv6
+                ? (struct fdp_value) { 0x20010db8ull << 32, 100 + i }
+                : v4(0x0a000000 | (uint32_t) (100 + i));
+            ck_assert(val_eq(b.dst, cli));
+            ck_assert(val_eq(b.src, srv));
+            ck_assert_uint_eq(b.dport, i % 2 ? 40000 + i : 5000);
+            ck_assert_uint_eq(b.sport, 53);
+        }
+        /* Without nat the packet is left alone and has no +dnat. */
+        struct tflow rf = { (bool) ipv6, P_UDP, srv, pub, 53, out[0].sport };
+        struct tspec s = spec(&rf);
+        struct tpkt t;
+        build(&t, &s);
+        struct fdp__ct_args look = { .zone = snat.zone };
+        ck_assert_uint_eq(run_pkt(&e, &t, &look).state,
+                          FDP_CT_EST | FDP_CT_RPL | FDP_CT_TRK);
+        ck_assert(val_eq(seen_pkt(&t).dst, pub));
+
+        /* A flush of one connection frees its tuple for the client that
+         * found none. */
+        struct fdp__ct_tuple rt = { .src = srv, .dst = pub, .src_port = 53,
+                                    .dst_port = out[7].sport,
+                                    .proto = P_UDP, .ipv6 = (bool) ipv6 };
+        ck_assert_uint_eq(fdp__ct_flush(e.ct, &snat.zone, &rt), 1);
+        struct fdp_value cli = ipv6
+            ? (struct fdp_value) { 0x20010db8ull << 32, 100 + N }
+            : v4(0x0a000000 | (uint32_t) (100 + N));
+        struct tflow f = { (bool) ipv6, P_UDP, cli, srv, 5000, 53 };
+        s = spec(&f);
+        build(&t, &s);
+        ck_assert_uint_eq(run_pkt(&e, &t, &snat).state,
+                          FDP_CT_NEW | FDP_CT_SNAT | FDP_CT_TRK);
+        ck_assert_uint_eq(seen_pkt(&t).sport, out[7].sport);
+        /* A zone flush frees them all. */
+        ck_assert_uint_eq(fdp__ct_flush(e.ct, &snat.zone, NULL), N);
+        ck_assert_uint_eq(fdp__ct_zone_count(e.ct, snat.zone), 0);
+    }
+    env_destroy(&e);
+}
+END_TEST
+
+/* SNAT without a port range keeps the source port while it is free (and
+ * a UDP/IPv4 zero checksum stays zero); with the port taken it moves
+ * within the port's class. */
+START_TEST(nat_snat_keeps_port)
+{
+    struct env e;
+    env_init(&e, 1024);
+    struct fdp__ct_nat nat = nat_range(FDP__NAT_SRC | FDP__NAT_ADDR,
+                                       v4(0xc0a80001), v4(0xc0a80001), 0, 0);
+    struct fdp__ct_args snat = { .commit = true, .nat = &nat };
+    for (int i = 0; i < 3; i++) {
+        struct tflow f = { false, P_UDP, v4(0x0a000001 + (uint32_t) i),
+                           v4(0x08080808), 700, 53 };
+        struct tspec s = spec(&f);
+        struct tpkt t;
+        build(&t, &s);
+        if (i == 0) {
+            fdp__put16(t.buf + 14 + 20 + 6, 0);     /* No checksum. */
+        }
+        ck_assert_uint_eq(run_pkt(&e, &t, &snat).state,
+                          FDP_CT_NEW | FDP_CT_SNAT | FDP_CT_TRK);
+        struct seen o = seen_pkt(&t);
+        ck_assert_uint_eq(o.src.lo, 0xc0a80001);
+        if (i == 0) {
+            ck_assert_uint_eq(o.sport, 700);
+            ck_assert_uint_eq(fdp__get16(t.buf + 14 + 20 + 6), 0);
+        } else {
+            /* 700 is taken: the next ones of 600-1023. */
+            ck_assert_uint_eq(o.sport, 700 + i);
+        }
+    }
+    env_destroy(&e);
+}
+END_TEST
+
+/* DNAT of a TCP service address to backends (address range, one port):
+ * the handshake both ways; plain nat translates later packets; a packet
+ * through DNAT in one zone then SNAT in another, and its reply back
+ * through both, comes out as it went in. */
+START_TEST(nat_dnat_and_both)
+{
+    struct env e;
+    env_init(&e, 1024);
+    enum { SYN = 2, ACK = 0x10 };
+    struct fdp__ct_nat dnat = nat_range(FDP__NAT_DST | FDP__NAT_ADDR
+                                        | FDP__NAT_PORT, v4(0x0a020001),
+                                        v4(0x0a020004), 8080, 8080);
+    struct fdp__ct_nat snat = nat_range(FDP__NAT_SRC | FDP__NAT_ADDR,
+                                        v4(0xc0a80001), v4(0xc0a80001), 0,
+                                        0);
+    struct fdp__ct_nat plain = { .flags = 0 };
+    struct fdp__ct_args d1 = { .commit = true, .nat = &dnat, .zone = 1 };
+    struct fdp__ct_args s2 = { .commit = true, .nat = &snat, .zone = 2 };
+    struct fdp__ct_args p1 = { .nat = &plain, .zone = 1 };
+    struct fdp__ct_args p2 = { .nat = &plain, .zone = 2 };
+    const uint32_t vip = 0x0a0a0a0a, cli = 0x0a000001;
+
+    struct tflow f = { false, P_TCP, v4(cli), v4(vip), 33333, 80 };
+    struct tspec s = spec(&f);
+    s.tcp_flags = SYN;
+    s.seq = 100;
+    struct tpkt t;
+    build(&t, &s);
+    ck_assert_uint_eq(run_pkt(&e, &t, &d1).state,
+                      FDP_CT_NEW | FDP_CT_DNAT | FDP_CT_TRK);
+    struct seen o = seen_pkt(&t);
+    ck_assert_uint_ge(o.dst.lo, 0x0a020001);
+    ck_assert_uint_le(o.dst.lo, 0x0a020004);
+    ck_assert_uint_eq(o.dport, 8080);
+    ck_assert_uint_eq(o.src.lo, cli);
+    ck_assert_uint_eq(o.sport, 33333);
+    reparse(&t);
+    ck_assert_uint_eq(run_pkt(&e, &t, &s2).state,
+                      FDP_CT_NEW | FDP_CT_SNAT | FDP_CT_TRK);
+    struct seen o2 = seen_pkt(&t);
+    ck_assert_uint_eq(o2.src.lo, 0xc0a80001);
+    ck_assert_uint_eq(o2.sport, 33333);
+    ck_assert(val_eq(o2.dst, o.dst));
+
+    /* The backend answers the SNAT address. */
+    struct tflow rf = { false, P_TCP, o.dst, o2.src, 8080, o2.sport };
+    s = spec(&rf);
+    s.tcp_flags = SYN | ACK;
+    s.seq = 900;
+    s.ack = 101;
+    build(&t, &s);
+    ck_assert_uint_eq(run_pkt(&e, &t, &p2).state, FDP_CT_EST | FDP_CT_RPL
+                      | FDP_CT_DNAT | FDP_CT_TRK);
+    reparse(&t);
+    ck_assert_uint_eq(run_pkt(&e, &t, &p1).state, FDP_CT_EST | FDP_CT_RPL
+                      | FDP_CT_SNAT | FDP_CT_TRK);
+    struct seen b = seen_pkt(&t);
+    ck_assert_uint_eq(b.src.lo, vip);
+    ck_assert_uint_eq(b.sport, 80);
+    ck_assert_uint_eq(b.dst.lo, cli);
+    ck_assert_uint_eq(b.dport, 33333);
+
+    /* The client's ACK with plain nat in both zones. */
+    s = spec(&f);
+    s.tcp_flags = ACK;
+    s.seq = 101;
+    s.ack = 901;
+    s.payload = 10;
+    build(&t, &s);
+    ck_assert_uint_eq(run_pkt(&e, &t, &p1).state,
+                      FDP_CT_EST | FDP_CT_DNAT | FDP_CT_TRK);
+    reparse(&t);
+    ck_assert_uint_eq(run_pkt(&e, &t, &p2).state,
+                      FDP_CT_EST | FDP_CT_SNAT | FDP_CT_TRK);
+    struct seen o3 = seen_pkt(&t);
+    ck_assert(val_eq(o3.src, o2.src) && val_eq(o3.dst, o2.dst));
+    ck_assert_uint_eq(o3.sport, o2.sport);
+    ck_assert_uint_eq(o3.dport, 8080);
+
+    /* The dump shows the translated reply tuple. */
+    struct fdp__ct_entry ent;
+    uint16_t z1 = 1;
+    grabbed = 0;
+    fdp__ct_dump(e.ct, &z1, e.now, grab, &ent);
+    ck_assert_int_eq(grabbed, 1);
+    ck_assert_uint_eq(ent.orig.dst.lo, vip);
+    ck_assert(val_eq(ent.reply.src, o.dst));
+    ck_assert_uint_eq(ent.reply.src_port, 8080);
+    ck_assert_uint_eq(ent.reply.dst.lo, cli);
+    env_destroy(&e);
+}
+END_TEST
+
+/* ICMP through SNAT: an echo (address only, the id kept) and its reply;
+ * errors about a SNATed UDP connection from the far side, whose outer
+ * destination and quoted source go back to the client with every
+ * checksum recomputed right; IPv4 and IPv6. */
+START_TEST(nat_icmp)
+{
+    struct env e;
+    env_init(&e, 1024);
+    for (int ipv6 = 0; ipv6 < 2; ipv6++) {
+        struct fdp_value cli = ipv6 ? (struct fdp_value) { 1ull << 61, 1 }
+                               : v4(0x0a000001);
+        struct fdp_value srv = ipv6 ? (struct fdp_value) { 1ull << 62, 2 }
+                               : v4(0x08080808);
+        struct fdp_value pub = ipv6 ? (struct fdp_value) { 1ull << 60, 3 }
+                               : v4(0xc0a80001);
+        struct fdp_value rtr = ipv6 ? (struct fdp_value) { 1ull << 59, 4 }
+                               : v4(0x09090909);
+        uint8_t icmp = ipv6 ? P_ICMP6 : P_ICMP;
+        struct fdp__ct_nat nat = nat_range(FDP__NAT_SRC | FDP__NAT_ADDR
+                                           | (ipv6 ? FDP__NAT_IPV6 : 0),
+                                           pub, pub, 0, 0);
+        struct fdp__ct_args snat = { .commit = true, .nat = &nat };
+        struct fdp__ct_nat plain = { .flags = 0 };
+        struct fdp__ct_args pnat = { .nat = &plain };
+
+        struct tflow f = { (bool) ipv6, icmp, cli, srv, 4321, 0 };
+        struct tspec s = spec(&f);
+        s.icmp_type = ipv6 ? 128 : 8;
+        struct tpkt t;
+        build(&t, &s);
+        ck_assert_uint_eq(run_pkt(&e, &t, &snat).state,
+                          FDP_CT_NEW | FDP_CT_SNAT | FDP_CT_TRK);
+        struct seen o = seen_pkt(&t);
+        ck_assert(val_eq(o.src, pub));
+        ck_assert_uint_eq(o.sport, 4321);
+        struct tflow rf = { (bool) ipv6, icmp, srv, pub, 4321, 0 };
+        s = spec(&rf);
+        s.icmp_type = ipv6 ? 129 : 0;
+        build(&t, &s);
+        ck_assert_uint_eq(run_pkt(&e, &t, &pnat).state, FDP_CT_EST
+                          | FDP_CT_RPL | FDP_CT_DNAT | FDP_CT_TRK);
+        ck_assert(val_eq(seen_pkt(&t).dst, cli));
+
+        /* UDP cli:5555 -> srv:53, SNATed to pub:5555. */
+        struct tflow u = { (bool) ipv6, P_UDP, cli, srv, 5555, 53 };
+        s = spec(&u);
+        s.payload = 4;
+        build(&t, &s);
+        ck_assert_uint_eq(run_pkt(&e, &t, &snat).state,
+                          FDP_CT_NEW | FDP_CT_SNAT | FDP_CT_TRK);
+        ck_assert_uint_eq(seen_pkt(&t).sport, 5555);
+        /* A router past the NAT quotes the translated packet (whole). */
+        struct tpkt quoted = t;
+        size_t qlen = t.pkt.size - 14;
+        struct tspec err = spec(&(struct tflow) { (bool) ipv6, icmp, rtr,
+                                                  pub, 0, 0 });
+        err.icmp_type = ipv6 ? 1 : 3;
+        err.inner = quoted.buf + 14;
+        err.inner_size = qlen;
+        build(&t, &err);
+        ck_assert_uint_eq(run_pkt(&e, &t, &pnat).state, FDP_CT_REL
+                          | FDP_CT_RPL | FDP_CT_DNAT | FDP_CT_TRK);
+        struct seen eo = seen_pkt(&t);      /* Checks inner sums too. */
+        ck_assert(val_eq(eo.src, rtr));
+        ck_assert(val_eq(eo.dst, cli));
+        size_t l3 = ipv6 ? 40 : 20;
+        struct seen in = seen_at(t.buf + 14 + l3 + 8);
+        ck_assert(val_eq(in.src, cli));
+        ck_assert(val_eq(in.dst, srv));
+        ck_assert_uint_eq(in.sport, 5555);
+        ck_assert_uint_eq(in.dport, 53);
+        /* The quoted UDP checksum is whole and right again. */
+        ck_assert_uint_eq(fdp__csum(pseudo(t.buf + 14 + l3 + 8, ipv6, P_UDP,
+                                           12), t.buf + 14 + l3 + 8 + l3,
+                                    12), 0);
+        /* Without nat it is related all the same, and untouched. */
+        build(&t, &err);
+        struct fdp__ct_args look = { .zone = 0 };
+        ck_assert_uint_eq(run_pkt(&e, &t, &look).state,
+                          FDP_CT_REL | FDP_CT_RPL | FDP_CT_TRK);
+        ck_assert(val_eq(seen_pkt(&t).dst, pub));
+    }
+    env_destroy(&e);
+}
+END_TEST
+
+/* DNAT without a port range keeps the destination port; when the backend
+ * tuple is taken, the source port moves (Open vSwitch's fallback), and an
+ * ICMP connection whose translated tuple is taken is exhausted at once. */
+START_TEST(nat_dnat_collisions)
+{
+    struct env e;
+    env_init(&e, 1024);
+    struct fdp__ct_nat dnat = nat_range(FDP__NAT_DST | FDP__NAT_ADDR,
+                                        v4(0x0a020001), v4(0x0a020001), 0,
+                                        0);
+    struct fdp__ct_args d = { .commit = true, .nat = &dnat };
+    struct fdp__ct_args look = { .zone = 0 };
+    /* Someone talks to the backend directly from the client's port. */
+    struct tflow direct = { false, P_UDP, v4(0x0a000001), v4(0x0a020001),
+                            2000, 53 };
+    struct tspec s = spec(&direct);
+    struct tpkt t;
+    build(&t, &s);
+    ck_assert_uint_eq(run_pkt(&e, &t, &commit0).state,
+                      FDP_CT_NEW | FDP_CT_TRK);
+    struct tflow f = { false, P_UDP, v4(0x0a000001), v4(0x0a0a0a0a), 2000,
+                       53 };
+    s = spec(&f);
+    build(&t, &s);
+    ck_assert_uint_eq(run_pkt(&e, &t, &d).state,
+                      FDP_CT_NEW | FDP_CT_DNAT | FDP_CT_TRK);
+    struct seen o = seen_pkt(&t);
+    ck_assert_uint_eq(o.dst.lo, 0x0a020001);
+    ck_assert_uint_eq(o.dport, 53);
+    ck_assert_uint_eq(o.sport, 2001);
+    (void) look;
+
+    /* ICMP: the same echo id to the same backend from the same client. */
+    struct tflow ping = { false, P_ICMP, v4(0x0a000001), v4(0x0a020001), 9,
+                          0 };
+    s = spec(&ping);
+    s.icmp_type = 8;
+    build(&t, &s);
+    run_pkt(&e, &t, &commit0);
+    ping.dst = v4(0x0a0a0a0a);
+    s = spec(&ping);
+    s.icmp_type = 8;
+    build(&t, &s);
+    ck_assert_uint_eq(run_pkt(&e, &t, &d).state, FDP_CT_NEW | FDP_CT_TRK);
+    ck_assert_uint_eq(fdp__ct_count(e.ct), 3);
+    struct fdp__ct_pmd_stats st;
+    fdp__ct_pmd_stats(e.pmd, &st);
+    ck_assert_uint_eq(st.n_nat_exhausted, 1);
+    env_destroy(&e);
+}
+END_TEST
+
+/* ---- NAT concurrency: two pmds SNAT into one small range ---- */
+
+enum { NC_PORTS = 64 };
+
+struct nconc {
+    struct fdp__ct *ct;
+    uint64_t progress[2];
+    bool stop;                  /* Atomic. */
+};
+
+struct nconc_arg {
+    struct nconc *c;
+    int id;
+};
+
+static const struct fdp__ct_nat nconc_nat = {
+    .flags = FDP__NAT_SRC | FDP__NAT_ADDR | FDP__NAT_PORT,
+    .port_min = 20000, .port_max = 20000 + NC_PORTS - 1,
+    .addr_min = { 0, 0xc0a80001 }, .addr_max = { 0, 0xc0a80001 },
+};
+
+static void *
+nconc_pmd(void *arg_)
+{
+    struct nconc_arg *arg = arg_;
+    struct nconc *c = arg->c;
+    struct fdp__ct_pmd *pmd;
+    uint32_t next = 0;
+
+    ck_assert_int_eq(fdp__ct_pmd_create(c->ct, &pmd), 0);
+    while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+        struct tpkt pk[16];
+        struct fdp__pkt *pp[16];
+        struct fdp__ct_result res[16];
+        for (int i = 0; i < 16; i++) {
+            /* A new client each time (per thread), all to one server
+             * port, so that every commit competes for the same ports. */
+            uint32_t n = next++ % 4096;
+            struct tflow f = { false, P_UDP,
+                               v4(0x0a000000 | (uint32_t) arg->id << 16 | n),
+                               v4(0x0b000001), (uint16_t) (1024 + n), 53 };
+            struct tspec s = spec(&f);
+            build(&pk[i], &s);
+            pp[i] = &pk[i].pkt;
+        }
+        struct fdp__ct_args a = { .commit = true, .nat = &nconc_nat };
+        fdp__ct_execute(pmd, pp, 16, &a, NULL, 1000000, res);
+        for (int i = 0; i < 16; i++) {
+            if (res[i].state & FDP_CT_SNAT) {
+                struct seen o = seen_pkt(&pk[i]);
+                ck_assert_uint_eq(o.src.lo, 0xc0a80001);
+                ck_assert_uint_ge(o.sport, 20000);
+                ck_assert_uint_lt(o.sport, 20000 + NC_PORTS);
+            }
+        }
+        unit_progress_bump(&c->progress[arg->id]);
+    }
+    fdp__ct_pmd_destroy(pmd);
+    return NULL;
+}
+
+struct nconc_dump {
+    int n;
+    uint32_t ports[4096];
+};
+
+static bool
+nconc_collect(const struct fdp__ct_entry *en, void *aux)
+{
+    struct nconc_dump *d = aux;
+    ck_assert_uint_eq(en->reply.dst.lo, 0xc0a80001);
+    ck_assert_int_lt(d->n, 4096);
+    d->ports[d->n++] = en->reply.dst_port;
+    return true;
+}
+
+START_TEST(nat_concurrency)
+{
+    struct nconc c = { 0 };
+    ck_assert_int_eq(fdp__ct_create(8192, &c.ct), 0);
+    pthread_t th[2];
+    struct nconc_arg args[2] = { { &c, 0 }, { &c, 1 } };
+    for (int i = 0; i < 2; i++) {
+        pthread_create(&th[i], NULL, nconc_pmd, &args[i]);
+    }
+    static struct nconc_dump d;
+    for (int round = 0; round < 60; round++) {
+        uint64_t t0 = unit_progress_get(&c.progress[0]);
+        uint64_t t1 = unit_progress_get(&c.progress[1]);
+        unit_progress_wait(&c.progress[0], t0 + 2, "pmd 0");
+        unit_progress_wait(&c.progress[1], t1 + 2, "pmd 1");
+        /* No two live connections share a reply tuple: they differ only
+         * in the translated port. */
+        d.n = 0;
+        fdp__ct_dump(c.ct, NULL, 1000000, nconc_collect, &d);
+        ck_assert_int_le(d.n, NC_PORTS);
+        bool seen_port[NC_PORTS] = { false };
+        for (int i = 0; i < d.n; i++) {
+            ck_assert_uint_ge(d.ports[i], 20000);
+            ck_assert_uint_lt(d.ports[i], 20000 + NC_PORTS);
+            ck_assert_msg(!seen_port[d.ports[i] - 20000],
+                          "reply port %u twice", d.ports[i]);
+            seen_port[d.ports[i] - 20000] = true;
+        }
+        if (round % 3 == 2) {
+            fdp__ct_flush(c.ct, NULL, NULL);
+        }
+    }
+    __atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(th[i], NULL);
+    }
+    uint32_t n = fdp__ct_count(c.ct);
+    ck_assert_uint_le(n, NC_PORTS);
+    ck_assert_uint_eq(fdp__ct_flush(c.ct, NULL, NULL), n);
+    fdp__ct_destroy(c.ct);
+}
+END_TEST
+
 /* ---- The reference model ---- */
 
 struct mconn {
@@ -1362,9 +2006,16 @@ main(void)
     tcase_add_test(tc, force_and_limits);
     tcase_add_test(tc, memory_per_connection);
     tcase_add_test(tc, fill_and_sweep_in_slices);
+    tc = unit_tcase(s, "nat");
+    tcase_add_test(tc, nat_snat_many_clients);
+    tcase_add_test(tc, nat_snat_keeps_port);
+    tcase_add_test(tc, nat_dnat_and_both);
+    tcase_add_test(tc, nat_icmp);
+    tcase_add_test(tc, nat_dnat_collisions);
     tc = unit_tcase(s, "model");
     tcase_add_test(tc, random_vs_model);
     tc = unit_tcase(s, "concurrency");
     tcase_add_test(tc, concurrency);
+    tcase_add_test(tc, nat_concurrency);
     return unit_run(s);
 }
