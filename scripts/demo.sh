@@ -267,6 +267,49 @@ FLOWS
     $lctl show
     echo "-- flowdp-ctl dump-flows --rsort --"
     $lctl dump-flows --rsort
+    echo
+    echo "-- A stateful firewall: a (inside) may connect out, nothing gets in but replies --"
+    cat > "$demo/live/fw.txt" <<'FLOWS'
+table=0,priority=100,arp,in_port=1,actions=output:2
+table=0,priority=100,arp,in_port=2,actions=output:1
+table=0,priority=100,icmp6,icmp_type=135,actions=resubmit(,9)
+table=0,priority=100,icmp6,icmp_type=136,actions=resubmit(,9)
+table=0,priority=10,ip,actions=ct(table=1,zone=9)
+table=0,priority=10,ipv6,actions=ct(table=1,zone=9)
+table=1,priority=30,ct_state=+inv+trk,actions=drop
+table=1,priority=20,ct_state=+new+trk,in_port=1,actions=ct(commit,zone=9,exec(set_field:0x5->ct_mark)),output:2
+table=1,priority=20,ct_state=+est+trk,ct_mark=0x5,in_port=1,actions=output:2
+table=1,priority=20,ct_state=+est+trk,ct_mark=0x5,in_port=2,actions=output:1
+table=1,priority=20,ct_state=+rel+trk,in_port=2,actions=output:1
+table=1,priority=10,ct_state=+new+trk,in_port=2,actions=drop
+table=9,in_port=1,actions=output:2
+table=9,in_port=2,actions=output:1
+FLOWS
+    echo "flowdp-ctl replace-flows:"
+    sed 's/^/  /' "$demo/live/fw.txt"
+    $lctl replace-flows "$demo/live/fw.txt"
+    echo "-- from a: ping 10.77.0.2, ping fd77::2 and a TCP transfer (SHA-256 checked) pass --"
+    $a ping -c 2 -i 0.2 -W 2 10.77.0.2 | tail -2
+    $a ping -6 -c 2 -i 0.2 -W 2 fd77::2 | tail -2
+    $b python3 "$top/tests/netns-traffic.py" tcp-server 10.77.0.2 5002 "$demo/live/got2.bin" &
+    server=$!
+    $a python3 "$top/tests/netns-traffic.py" tcp-client 10.77.0.2 5002 "$demo/live/sent.bin"
+    wait $server
+    got=$(sha256sum < "$demo/live/got2.bin")
+    echo "received ${got%% *}"
+    [ "$sent" = "$got" ] || { echo "demo.sh: the file arrived damaged" >&2; exit 1; }
+    echo "-- from b: ping 10.77.0.1 and a TCP connection to a are dropped --"
+    $b ping -c 2 -i 0.2 -W 1 10.77.0.1 | tail -2 || true
+    $a python3 "$top/tests/netns-traffic.py" tcp-server 10.77.0.1 5003 "$demo/live/never.bin" 2>/dev/null &
+    server=$!
+    $b python3 "$top/tests/netns-traffic.py" tcp-blocked 10.77.0.1 5003 2
+    kill $server 2>/dev/null; wait $server 2>/dev/null || true
+    echo "-- flowdp-ctl dump-conntrack (as ovs-appctl dpctl/dump-conntrack) --"
+    $lctl dump-conntrack
+    echo "-- flowdp-ctl ct-stats-show --"
+    $lctl ct-stats-show
+    echo "-- flowdp-ctl dump-flows table=1 --"
+    $lctl dump-flows table=1
     kill "$(cat "$demo/live/flowdpd.pid")"
     while [ -e "$demo/live/flowdpd.pid" ]; do sleep 0.1; done
     for ns in a b dp; do ip netns del "$live_ns-$ns"; done

@@ -140,6 +140,7 @@ TESTSUITE_AT = \
 	tests/testsuite.at \
 	tests/ctl.at \
 	tests/ovs-diff.at \
+	tests/ct-diff.at \
 	tests/flow-syntax.at \
 	tests/classify.at \
 	tests/datapath.at \
@@ -147,14 +148,15 @@ TESTSUITE_AT = \
 	tests/daemon.at \
 	tests/pipeline.at \
 	tests/bench.at \
-	tests/netns.at
+	tests/netns.at \
+	tests/netns-ct.at
 TESTSUITE = $(srcdir)/tests/testsuite
 AUTOTEST_PATH = utilities:bench
 EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
 	tests/pipeline-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
-	tests/perf-dump.sh tests/ovs-peer.sh \
+	tests/perf-dump.sh tests/ovs-peer.sh tests/ct-diff.py \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \

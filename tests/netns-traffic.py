@@ -5,8 +5,17 @@ Each subcommand runs inside one namespace (ip netns exec):
 
   tcp-server ADDR PORT OUT     accept one connection, write what it sends
                                to OUT, then close
-  tcp-client ADDR PORT IN      connect, send IN, half-close, wait for the
+  tcp-client ADDR PORT IN [SRC[:SPORT]]
+                               connect (from address SRC and port SPORT if
+                               given), send IN, half-close, wait for the
                                server to close
+  tcp-servers ADDR PORT N OUT  accept N connections, one after the other:
+                               write what the i-th sends to OUT-i.bin and
+                               its peer's "ADDR PORT" as a line of
+                               OUT.peers
+  tcp-blocked ADDR PORT SECS   try to connect for SECS seconds; succeed
+                               only if no connection was made (a firewall
+                               dropped the SYNs)
   udp-echo-server ADDR PORT N  answer N datagrams with their own bytes
   udp-echo-client ADDR PORT N  send N datagrams, check each answer
   udp-burst ADDR PORT N SIZE   send N datagrams of SIZE payload bytes,
@@ -53,14 +62,43 @@ def tcp_server(addr, port, out):
     conn.close()
 
 
-def tcp_client(addr, port, path):
+def tcp_servers(addr, port, n, out):
+    s = socket.socket(family(addr), socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, int(port)))
+    s.listen(int(n))
+    s.settimeout(TIMEOUT)
+    with open(out + ".peers", "w") as peers:
+        for i in range(int(n)):
+            conn, peer = s.accept()
+            conn.settimeout(TIMEOUT)
+            peers.write("%s %d\n" % (peer[0], peer[1]))
+            peers.flush()
+            with open("%s-%d.bin" % (out, i), "wb") as f:
+                while True:
+                    data = conn.recv(65536)
+                    if not data:
+                        break
+                    f.write(data)
+            conn.close()
+
+
+def tcp_client(addr, port, path, src=None):
     # The server may still be starting in the other namespace.
     deadline = time.time() + TIMEOUT
     while True:
         try:
-            s = socket.create_connection((addr, int(port)), timeout=TIMEOUT)
+            s = socket.socket(family(addr), socket.SOCK_STREAM)
+            s.settimeout(TIMEOUT)
+            if src:
+                host, _, sport = src.rpartition(":") if src.count(":") == 1 \
+                    else (src, "", "0")
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind((host, int(sport or 0)))
+            s.connect((addr, int(port)))
             break
         except ConnectionRefusedError:
+            s.close()
             if time.time() > deadline:
                 raise
             time.sleep(0.1)
@@ -69,6 +107,19 @@ def tcp_client(addr, port, path):
     s.shutdown(socket.SHUT_WR)
     s.recv(1)
     s.close()
+
+
+def tcp_blocked(addr, port, secs):
+    s = socket.socket(family(addr), socket.SOCK_STREAM)
+    s.settimeout(float(secs))
+    try:
+        s.connect((addr, int(port)))
+    except (socket.timeout, OSError) as e:
+        if isinstance(e, ConnectionRefusedError):
+            sys.exit("tcp-blocked: refused: the SYN reached the other side")
+        print("tcp-blocked: no connection in %s s" % secs)
+        return
+    sys.exit("tcp-blocked: connected to %s port %s" % (addr, port))
 
 
 def udp_echo_server(addr, port, n):
@@ -149,6 +200,8 @@ def port_counter(path, port, what):
 COMMANDS = {
     "tcp-server": tcp_server,
     "tcp-client": tcp_client,
+    "tcp-servers": tcp_servers,
+    "tcp-blocked": tcp_blocked,
     "udp-echo-server": udp_echo_server,
     "udp-echo-client": udp_echo_client,
     "udp-burst": udp_burst,
