@@ -47,6 +47,24 @@
  *
  * FLOWDP_BENCH_CASE=NAME runs only the case NAME (est-udp-10k, new-udp,
  * flush-zone-1M...), for profiles.
+ *   dp-ct-10k, dp-noct-10k  through the datapath (flowdp only): ring
+ *       ports as the datapath suite uses them, flows written as text in a
+ *       pipeline, the EMC on with every result inserted (the pipeline
+ *       suite's hit cases do the same: the steady state of a switch
+ *       whose traffic repeats, reached within the warm-up; the
+ *       continuation cache follows the EMC), the SMC off (a pipeline
+ *       does not use it).  dp-ct-10k:
+ *       "table=0,udp,actions=ct(table=1)" and "table=1,ct_state=+trk+est,
+ *       udp,actions=output:2", on the established packets of 10k UDP
+ *       connections opened in the datapath's tracker beforehand (as est-
+ *       udp-10k's, both directions, random order); dp-noct-10k the same
+ *       pipeline without ct (goto_table:1, and table 1 without the
+ *       ct_state match) on the same packets.  ns per packet for the
+ *       whole path (peer, rx, extract, classification, ct and the
+ *       continuation, tx); every packet must come out.  A ratio line
+ *       gives the rate with ct over the rate without (issue 23's goal:
+ *       at least 0.5).  FLOWDP_BENCH_CASE=NAME runs only that one, and
+ *       no other case of the suite (for a profile).
  */
 #include <config.h>
 
@@ -69,8 +87,10 @@
 #include "bench/bench-ovs.h"
 #endif
 #include "datapath/conntrack.h"
+#include "datapath/dp-private.h"
 #include "datapath/execute.h"
-#include <flowdp/datapath.h>
+#include <flowdp/flowdp.h>
+#include "tests/lib/peer.h"
 #include "utilities/tool.h"
 
 #define CT_BATCH 32                 /* A datapath burst. */
@@ -744,6 +764,155 @@ flush_case(const char *suite, const struct ct_impl *impl, size_t n,
 }
 
 /* ---------------------------------------------------------------------- */
+/* Through the datapath.                                                   */
+
+#define DP_CONNS 10000
+#define DP_RING 1024
+
+struct dp_lane {
+    struct fdp_pipeline *p;
+    struct fdp_dp *dp;
+    struct fdp_dp_pmd *pmd;
+    struct fdp_port_rings in, out;
+    uint8_t *frames;            /* Back to back, 'len' bytes each. */
+    size_t len, n, next;
+};
+
+static uint64_t
+dp_lane_packets(void *l_, uint64_t n)
+{
+    struct dp_lane *l = l_;
+
+    return test_peer_forward(l->pmd, &l->in, &l->out, l->frames, l->len,
+                             l->n, &l->next, DP_RING, n);
+}
+
+/* Times 'flows' (text, NULL-terminated) in a pipeline's datapath on the
+ * frames 'est' of connections that 'setup' opens first in the datapath's
+ * tracker (NULL: none).  Returns ns per packet, or 0 if skipped. */
+static double
+dp_case(const char *case_name, const char *const *flows,
+        const struct bench_ct_frames *setup,
+        const struct bench_ct_frames *est)
+{
+    const char *only = getenv("FLOWDP_BENCH_CASE");
+    struct dp_lane l;
+
+    if (only && strcmp(only, case_name)) {
+        return 0;
+    }
+    memset(&l, 0, sizeof l);
+    if (fdp_pipeline_create(&l.p)) {
+        fatal("ct: %s: out of memory", case_name);
+    }
+    for (const char *const *f = flows; *f; f++) {
+        struct fdp_flow_spec spec;
+        char *error = NULL;
+        if (fdp_flow_parse(*f, 0, &spec, &error)) {
+            fatal("ct: %s: %s: %s", case_name, *f, error);
+        }
+        if (fdp_pipeline_insert(l.p, &spec, 0)) {
+            fatal("ct: %s: %s: cannot add", case_name, *f);
+        }
+        fdp_flow_spec_destroy(&spec);
+    }
+    struct fdp_dp_options o;
+    fdp_dp_options_init(&o);
+    o.emc_mode = FDP_DP_CACHE_ON;
+    o.emc_insert_inv_prob = 1;
+    o.smc_mode = FDP_DP_CACHE_OFF;
+    if (fdp_dp_create_pipeline(l.p, &o, &l.dp)
+        || fdp_dp_port_add(l.dp, 1, "ring:size=1024", NULL)
+        || fdp_dp_port_add(l.dp, 2, "ring:size=1024", NULL)
+        || fdp_dp_port_rings(l.dp, 1, &l.in)
+        || fdp_dp_port_rings(l.dp, 2, &l.out)
+        || fdp_dp_pmd_create(l.dp, 0, &l.pmd)) {
+        fatal("ct: %s: setting up a datapath failed", case_name);
+    }
+    struct fdp__ct *ct = fdp__dp_ct(l.dp);
+    for (int tm = 0; tm < FDP__CT_N_TM; tm++) {
+        fdp__ct_set_timeout(ct, (enum fdp__ct_tm) tm, 3600);
+    }
+    if (setup) {
+        static struct fdp_ct_batch bb;
+        struct fdp__ct_pmd *cp;
+        struct bench_ct_counts counts = { 0 };
+        if (fdp__ct_pmd_create(ct, &cp)) {
+            fatal("ct: %s: out of memory", case_name);
+        }
+        fdp_ct_run(cp, &bb, setup, 0, setup->n, 0, true, &counts);
+        fdp__ct_pmd_destroy(cp);
+        if (counts.new != DP_CONNS || fdp__ct_count(ct) != DP_CONNS) {
+            fatal("ct: %s: opening %d connections gave %" PRIu64 " +new "
+                  "and %" PRIu32 " connections", case_name, DP_CONNS,
+                  counts.new, fdp__ct_count(ct));
+        }
+    }
+    /* The frames back to back, as the peer sends them. */
+    l.len = est->len;
+    l.n = est->n;
+    l.frames = malloc(l.n * l.len);
+    if (!l.frames) {
+        fatal("ct: %s: out of memory", case_name);
+    }
+    for (size_t k = 0; k < l.n; k++) {
+        memcpy(l.frames + k * l.len, bench_ct_frame(est, k), l.len);
+    }
+    /* Warm up: every frame through four times; all must come out. */
+    uint64_t got = dp_lane_packets(&l, 4 * l.n);
+    if (got != 4 * l.n) {
+        fatal("ct: %s: %" PRIu64 " of %zu packets forwarded", case_name,
+              got, 4 * l.n);
+    }
+    double ns = measure(dp_lane_packets, &l);
+    struct fdp_dp_stats st;
+    fdp_dp_get_stats(l.dp, &st);
+    if (st.n_missed || st.n_recirc_missed || st.n_recirc_dropped) {
+        fatal("ct: %s: %" PRIu64 " misses, %" PRIu64 " continuation misses,"
+              " %" PRIu64 " continuations dropped", case_name, st.n_missed,
+              st.n_recirc_missed, st.n_recirc_dropped);
+    }
+    report(&(struct result) {
+        .suite = "ct", .case_name = case_name, .impl = "fdp-dp",
+        .entries = DP_CONNS, .ns_per_op = ns,
+    });
+    fdp_dp_pmd_destroy(l.pmd);
+    fdp_dp_destroy(l.dp);
+    fdp_pipeline_destroy(l.p);
+    free(l.frames);
+    return ns;
+}
+
+static void
+dp_cases(void)
+{
+    static const char *const ct_flows[] = {
+        "table=0,priority=10,udp,actions=ct(table=1)",
+        "table=1,priority=10,ct_state=+trk+est,udp,actions=output:2",
+        NULL
+    };
+    static const char *const noct_flows[] = {
+        "table=0,priority=10,udp,actions=goto_table:1",
+        "table=1,priority=10,udp,actions=output:2",
+        NULL
+    };
+    struct bench_ct_frames setup, est;
+
+    frames_or_die(bench_ct_setup_frames(SEED_EST, BENCH_CT_UDP, 0, DP_CONNS,
+                                        &setup), "dp-ct-10k");
+    frames_or_die(bench_ct_est_frames(SEED_EST, BENCH_CT_UDP, DP_CONNS,
+                                      2 * DP_CONNS, &est), "dp-ct-10k");
+    double with = dp_case("dp-ct-10k", ct_flows, &setup, &est);
+    double without = dp_case("dp-noct-10k", noct_flows, NULL, &est);
+    if (!json_output && with > 0 && without > 0) {
+        printf("  ratio dp-ct-10k/dp-noct-10k packet rate: %.3gx (goal: "
+               ">= 0.5x)\n", without / with);
+    }
+    bench_ct_frames_destroy(&setup);
+    bench_ct_frames_destroy(&est);
+}
+
+/* ---------------------------------------------------------------------- */
 /* The cases.                                                              */
 
 static void
@@ -806,9 +975,13 @@ suite_ct(void)
             "Open vSwitch's tracker: not built (configure "
             "--with-ovs-source=DIR; scripts/ovs-source.sh DIR makes one)\n");
 #endif
-    for (size_t i = 0; impls[i]; i++) {
+    /* FLOWDP_BENCH_CASE=dp-... runs that datapath case alone. */
+    const char *only = getenv("FLOWDP_BENCH_CASE");
+    for (size_t i = 0; impls[i] && !(only && !strncmp(only, "dp-", 3));
+         i++) {
         run_cases("ct", impls[i]);
     }
+    dp_cases();
 }
 
 #ifdef HAVE_OVS

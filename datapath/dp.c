@@ -197,8 +197,9 @@
  * continuation's outcome depends on every word (registers, ct_state,
  * ct_mark...) and on the table it starts in, so it has a cache of its
  * own: 16384 entries (4 MiB), two-way set associative as the EMC, keyed
- * by all 29 words and the table (hashed with fdp_hash_fast() over the
- * words, the table folded into the seed), valid for the snapshot's
+ * by all 29 words and the table (rc_hash(): the packet words' hash, which
+ * the packet already has from its extraction, seeds fdp_hash_fast() over
+ * the other 17 words, the table folded in), valid for the snapshot's
  * version as EMC entries are, and filled with the same 1-in-
  * emc_insert_inv_prob draw (a rule's outcome, or one built and owned by
  * the entry).  An established connection's packets then take one probe
@@ -489,6 +490,8 @@ struct recirc_level {
     uint8_t table[FDP_DP_BATCH];
     bool copy[FDP_DP_BATCH];    /* A fork's copy: its drops are not the
                                  * received packet's. */
+    uint32_t pkt_hash[FDP_DP_BATCH];    /* Of the packet words alone, as
+                                         * the EMC's: see rc_hash(). */
     struct fdp_pipeline_result results[FDP_DP_BATCH];
     struct scratch_pool scratch;
 };
@@ -1766,13 +1769,18 @@ scratch_outcome(struct scratch_pool *sp, size_t size)
 
 /* ---- The continuation cache (see "Connection tracking"). ---- */
 
-/* The hash of a continuation: every word of its key, and its table. */
+/* The hash of a continuation: every word of its key, and its table.
+ * The packet words' part is 'pkt_hash', their hash as the EMC takes it
+ * (fdp_hash_fast() of the 12 words with the EMC's basis), which the
+ * packet already has (from its extraction, or from the batch it came
+ * from), so only the 17 words after them are hashed here, seeded with it
+ * and the table. */
 static inline uint32_t
-rc_hash(const struct fdp_dp *dp, const struct fdp_key *key,
-        unsigned int table)
+rc_hash(const struct fdp_key *key, uint32_t pkt_hash, unsigned int table)
 {
-    return fdp_hash_fast(key->w, FDP_KEY_WORDS,
-                         dp->emc_basis ^ (table * UINT32_C(0x9e3779b1)));
+    return fdp_hash_fast(&key->w[FDP_KEY_PACKET_WORDS],
+                         FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS,
+                         pkt_hash ^ (table * UINT32_C(0x9e3779b1)));
 }
 
 static inline struct rc_entry *
@@ -1781,15 +1789,18 @@ rc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
     return &pmd->rc[(way ? hash >> RC_SHIFT : hash) & RC_MASK];
 }
 
+/* Whole keys, 16 bytes at a time as key_equal() (14 pairs and the last
+ * word). */
 static inline bool
 rc_key_equal(const uint64_t *a, const uint64_t *b)
 {
-    uint64_t d = 0;
+    static_assert(FDP_KEY_WORDS == 2 * 14 + 1, "14 pairs and a word");
+    key_pair d = key_pair_at(a, 0) ^ key_pair_at(b, 0);
 
-    for (size_t i = 0; i < FDP_KEY_WORDS; i++) {
-        d |= a[i] ^ b[i];
+    for (size_t i = 1; i < 14; i++) {
+        d |= key_pair_at(a, i) ^ key_pair_at(b, i);
     }
-    return !d;
+    return !(d[0] | d[1] | (a[28] ^ b[28]));
 }
 
 static const struct fdp__outcome *
@@ -2504,31 +2515,45 @@ ct_payload(const struct fdp__action *a)
            ((const uint64_t *) a + 1);
 }
 
-/* Writes what the tracker said, 'res', into the ct fields of 'key'. */
-static void
+/* Writes what the tracker said, 'res', into the ct fields of 'key':
+ * words 21 to 28, whole, in key.h's layout (the generic field setter
+ * costs ten times as much, and every continuation pays this).  The ct
+ * tests match each field, so a slip here fails them. */
+#define KEY_CT_WORD 21
+static_assert(FDP_KEY_PACKET_WORDS + FDP__CT_FROZEN_WORDS == KEY_CT_WORD
+              && KEY_CT_WORD + 8 == FDP_KEY_WORDS,
+              "the ct fields are the key's last eight words (key.h)");
+
+static inline void
 key_set_ct(struct fdp_key *key, const struct fdp__ct_result *res)
 {
     const struct fdp__ct_tuple *t = &res->orig;
+    uint64_t *w = &key->w[KEY_CT_WORD];
 
-    fdp__key_set(key, FDP_F_CT_STATE, res->state);
-    fdp__key_set(key, FDP_F_CT_ZONE, res->zone);
-    fdp__key_set(key, FDP_F_CT_MARK, res->mark);
-    fdp__key_set(key, FDP_F_CT_LABEL,
-                 (fdp_u128) res->label.hi << 64 | res->label.lo);
+    /* Word 21: ct_mark, ct_zone, ct_nw_proto, ct_state. */
+    w[0] = (uint64_t) res->mark << 32 | (uint64_t) res->zone << 16
+           | (uint64_t) (res->has_tuple ? t->proto : 0) << 8 | res->state;
+    /* Words 23-24: ct_label, high word first. */
+    w[2] = res->label.hi;
+    w[3] = res->label.lo;
     if (!res->has_tuple) {
+        w[1] = w[4] = w[5] = w[6] = w[7] = 0;
         return;
     }
-    fdp__key_set(key, FDP_F_CT_NW_PROTO, t->proto);
-    fdp__key_set(key, FDP_F_CT_TP_SRC, t->src_port);
-    fdp__key_set(key, FDP_F_CT_TP_DST, t->dst_port);
+    /* Word 22: ct_tp_src, ct_tp_dst. */
+    w[1] = (uint64_t) t->src_port << 48 | (uint64_t) t->dst_port << 32;
     if (t->ipv6) {
-        fdp__key_set(key, FDP_F_CT_IPV6_SRC,
-                     (fdp_u128) t->src.hi << 64 | t->src.lo);
-        fdp__key_set(key, FDP_F_CT_IPV6_DST,
-                     (fdp_u128) t->dst.hi << 64 | t->dst.lo);
+        /* Words 25-28: ct_ipv6_src, ct_ipv6_dst. */
+        w[4] = t->src.hi;
+        w[5] = t->src.lo;
+        w[6] = t->dst.hi;
+        w[7] = t->dst.lo;
     } else {
-        fdp__key_set(key, FDP_F_CT_NW_SRC, t->src.lo & 0xffffffffu);
-        fdp__key_set(key, FDP_F_CT_NW_DST, t->dst.lo & 0xffffffffu);
+        /* ct_nw_src and ct_nw_dst: the top halves of words 25 and 27. */
+        w[4] = (t->src.lo & 0xffffffffu) << 32;
+        w[5] = 0;
+        w[6] = (t->dst.lo & 0xffffffffu) << 32;
+        w[7] = 0;
     }
 }
 
@@ -2536,11 +2561,15 @@ key_set_ct(struct fdp_key *key, const struct fdp__ct_result *res)
  * 'dc' just ran with result 'res') to continue in dc->table at 'depth':
  * the packet itself if 'steal' (its frame goes with it), else a copy in a
  * new frame.  'copy' marks a continuation whose drops are not the
- * received packet's.  Returns false if no frame was left for a copy. */
+ * received packet's.  'as_keyed' says that the packet's bytes are still
+ * what its key's packet words were extracted from (no NAT rewrote them),
+ * which spares extracting them again.  Returns false if no frame was
+ * left for a copy. */
 static bool
 recirc_enqueue(struct fdp_dp_pmd *pmd, unsigned int depth,
-               const struct fdp__pkt *src, bool steal, bool copy,
-               const struct fdp__dp_ct *dc, const struct fdp__ct_result *res)
+               const struct fdp__pkt *src, uint32_t src_hash, bool steal,
+               bool copy, bool as_keyed, const struct fdp__dp_ct *dc,
+               const struct fdp__ct_result *res)
 {
     struct fdp_dp *dp = pmd->dp;
     struct recirc_level *lvl = pmd->levels[depth - 1];
@@ -2571,13 +2600,27 @@ recirc_enqueue(struct fdp_dp_pmd *pmd, unsigned int depth,
         p->size = src->size;
         p->headroom = src->headroom;
     }
-    /* The packet words as the bytes now are (NAT may have rewritten
-     * them), the pipeline state the record froze, the tracker's fields. */
-    fdp__packet_extract_hash(p->data, p->size, dc->in_port, dp->emc_basis,
-                             &p->key, &p->layout);
+    /* The packet words as the bytes now are (NAT or an action before
+     * the ct may have rewritten them), the pipeline state the record
+     * froze, the tracker's fields. */
+    uint32_t pkt_hash = src_hash;
+    if (as_keyed) {
+        memcpy(p->key.w, src->key.w, FDP_KEY_PACKET_WORDS * sizeof p->key.w[0]);
+        p->layout = src->layout;
+        if (fdp__key_get(&p->key, FDP_F_IN_PORT) != dc->in_port) {
+            fdp__key_set(&p->key, FDP_F_IN_PORT, dc->in_port);
+            pkt_hash = fdp_hash_fast(p->key.w, FDP_KEY_PACKET_WORDS,
+                                     dp->emc_basis);
+        }
+    } else {
+        pkt_hash = fdp__packet_extract_hash(p->data, p->size, dc->in_port,
+                                            dp->emc_basis, &p->key,
+                                            &p->layout);
+    }
     memcpy(&p->key.w[FDP_KEY_PACKET_WORDS], dc->frozen, sizeof dc->frozen);
     key_set_ct(&p->key, res);
-    b->hashes[i] = rc_hash(dp, &p->key, dc->table);
+    lvl->pkt_hash[i] = pkt_hash;
+    b->hashes[i] = pmd->rc ? rc_hash(&p->key, pkt_hash, dc->table) : 0;
     b->sent[i] = false;
     lvl->table[i] = dc->table;
     lvl->copy[i] = copy;
@@ -2585,6 +2628,58 @@ recirc_enqueue(struct fdp_dp_pmd *pmd, unsigned int depth,
     b->n++;
     fdp__count_add(&pmd->counters.n_recirculations, 1);
     return true;
+}
+
+/* True if a packet that ran the actions of 'actions' before record 'ct'
+ * still has the bytes its key's packet words were extracted from: no
+ * action before it rewrites a packet (outputs, controller, ct_clear and
+ * ct without NAT do not).  Checked once per group and ct record: the
+ * composed lists are short.  The tracker reads addresses and ports from
+ * the key (datapath/conntrack.h), so a packet rewritten before its ct
+ * has its key extracted again first (ct_refresh_keys()). */
+static bool
+ct_bytes_as_keyed(const struct fdp_actions *actions,
+                  const struct fdp__action *ct)
+{
+    for (const struct fdp__action *a = fdp__actions_first(actions);
+         a && a != ct; a = fdp__actions_next(actions, a)) {
+        switch ((enum fdp_action_type) a->type) {
+        case FDP_ACT_OUTPUT:
+        case FDP_ACT_IN_PORT:
+        case FDP_ACT_CONTROLLER:
+        case FDP_ACT_CT_CLEAR:
+            break;
+        case FDP_ACT_CT:
+            if (!(a->flags & FDP__ACT_CT_RESOLVED)
+                || (ct_payload(a)->flags & FDP__DPCT_NAT)) {
+                return false;
+            }
+            break;
+        default:
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Extracts the packet words of the keys of the 'n' packets 'pkts' again
+ * from their bytes (and their layouts), keeping the pipeline's words,
+ * and their hashes into 'hashes'. */
+static void
+ct_refresh_keys(const struct fdp_dp *dp, struct fdp__pkt *const pkts[],
+                uint32_t n, uint32_t hashes[])
+{
+    for (uint32_t k = 0; k < n; k++) {
+        struct fdp__pkt *p = pkts[k];
+        uint64_t rest[FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS];
+        uint32_t in_port = (uint32_t) fdp__key_get(&p->key, FDP_F_IN_PORT);
+
+        memcpy(rest, &p->key.w[FDP_KEY_PACKET_WORDS], sizeof rest);
+        hashes[k] = fdp__packet_extract_hash(p->data, p->size, in_port,
+                                             dp->emc_basis, &p->key,
+                                             &p->layout);
+        memcpy(&p->key.w[FDP_KEY_PACKET_WORDS], rest, sizeof rest);
+    }
 }
 
 /* The tracker's arguments for resolved record 'dc'. */
@@ -2614,21 +2709,34 @@ ct_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
        unsigned int depth)
 {
     struct fdp__pkt *pkts[FDP_DP_BATCH];
+    uint32_t phash[FDP_DP_BATCH];
     struct fdp__ct_result res[FDP_DP_BATCH];
     struct fdp__dp_ct own[FDP_DP_BATCH];
     const struct fdp__dp_ct *dcs[FDP_DP_BATCH];
     struct fdp__ct_args args;
     bool last = !fdp__actions_next(actions, a);
+    bool as_keyed = false;
     uint64_t now = fdp__ct_clock_ms();
     uint32_t n_go = 0, n_lost = 0;
 
+    /* The packet words' hashes (see rc_hash()): the batch's own at depth
+     * 0, the level's deeper. */
+    const uint32_t *level_hashes = depth ? pmd->levels[depth - 1]->pkt_hash
+                                         : b->hashes;
     for (uint32_t k = 0; k < n; k++) {
         pkts[k] = &b->pkts[idx[k]];
+        phash[k] = level_hashes[idx[k]];
+    }
+    if (!ct_bytes_as_keyed(actions, a)) {
+        ct_refresh_keys(pmd->dp, pkts, n, phash);
     }
     if (FDP_LIKELY(a->flags & FDP__ACT_CT_RESOLVED)) {
         /* A pipeline's composed record: one call for the whole group, so
          * that the tracker prefetches across it. */
         const struct fdp__dp_ct *dc = ct_payload(a);
+        /* The keys are current (refreshed above if need be) unless
+         * this ct's NAT rewrites the packets now. */
+        as_keyed = !(dc->flags & FDP__DPCT_NAT);
         ct_args_init(&args, dc);
         fdp__ct_execute(pmd->ct, pkts, n, &args, NULL, now, res);
         for (uint32_t k = 0; k < n; k++) {
@@ -2676,12 +2784,12 @@ ct_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
             if (depth >= MAX_RECIRC_DEPTH) {
                 n_lost++;
             } else if (last) {
-                moved = recirc_enqueue(pmd, depth + 1, pkt, true, copy, dc,
-                                       &res[k]);
+                moved = recirc_enqueue(pmd, depth + 1, pkt, phash[k], true,
+                                       copy, as_keyed, dc, &res[k]);
                 /* It went on: not the received packet's drop here. */
                 b->sent[i] = true;
-            } else if (!recirc_enqueue(pmd, depth + 1, pkt, false, true, dc,
-                                       &res[k])) {
+            } else if (!recirc_enqueue(pmd, depth + 1, pkt, phash[k], false,
+                                       true, as_keyed, dc, &res[k])) {
                 n_lost++;
             }
         }

@@ -1530,15 +1530,22 @@ START_TEST(ct_stateful_firewall)
 END_TEST
 
 /* ct(table=N) keeps the registers and metadata of the pass that ran it
- * (frozen in the record), takes its zone from a register, and a mark
- * set by exec() is the continuation's ct_mark at once. */
+ * (frozen in the record), takes its zone from a register, a mark set by
+ * exec() is the continuation's ct_mark at once, the original tuple is
+ * the continuation's ct_nw_src..., and a packet an action rewrote before
+ * the ct continues as rewritten. */
 static const char *const frozen_flows[] = {
     "table=0,priority=10,udp,actions=load:0x2a->NXM_NX_REG3[],"
     "set_field:0x77->metadata,load:7->NXM_NX_REG0[0..15],"
     "ct(commit,zone=NXM_NX_REG0[0..15],table=1,"
     "exec(set_field:0x5->ct_mark))",
     "table=1,priority=30,reg3=0x2a,metadata=0x77,reg0=7,ct_zone=7,"
-    "ct_mark=0x5,ct_state=+trk,udp,actions=output:2",
+    "ct_mark=0x5,ct_state=+trk+new,ct_nw_proto=17,ct_nw_src=10.0.0.1,"
+    "ct_nw_dst=10.0.0.2,ct_tp_dst=53,udp,actions=output:2",
+    /* A rewrite before the ct: the continuation sees the new bytes. */
+    "table=0,priority=10,tcp,actions=mod_nw_dst:10.0.0.9,ct(table=1)",
+    "table=1,priority=30,ct_state=+trk+new,ct_nw_dst=10.0.0.9,"
+    "nw_dst=10.0.0.9,tcp,actions=output:2",
     "table=1,priority=0,actions=output:3",
     NULL
 };
@@ -1556,6 +1563,8 @@ START_TEST(ct_recirc_keeps_frozen_state)
         len = make_l4(pkt, 17, 1, 2, (uint16_t) (1000 + i), 53, 0, 0, 0);
         ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 2);
     }
+    size_t len = make_l4(pkt, 6, 1, 2, 1000, 80, TCP_SYN, 1, 0);
+    ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 2);
     struct fdp__ct *ct = fdp__dp_ct(rig.dp);
     ck_assert_uint_eq(fdp__ct_zone_count(ct, 7), 5);
     ck_assert_uint_eq(fdp__ct_zone_count(ct, 0), 0);
