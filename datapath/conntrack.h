@@ -253,4 +253,11 @@ uint32_t fdp__ct_sweep(struct fdp__ct *, uint64_t now_ms, uint32_t budget,
 uint32_t fdp__ct_flush(struct fdp__ct *, const uint16_t *zone,
                        const struct fdp__ct_tuple *tuple);
 
+/* Removes the connection of each 'tuples[i]' in 'zones[i]' (either
+ * direction), as that many fdp__ct_flush() calls with a tuple would, with
+ * one grace period per slice of removals instead of one each.  Returns
+ * the number removed. */
+uint32_t fdp__ct_flush_tuples(struct fdp__ct *, const uint16_t *zones,
+                              const struct fdp__ct_tuple *tuples, size_t n);
+
 #endif /* FDP_CONNTRACK_H */

@@ -21,9 +21,10 @@
  *   - Flush by partial tuples, as Open vSwitch 3.1's ct_dpif_flush(): a
  *     full original tuple and nothing else is one lookup in the tracker;
  *     anything else is a dump whose matching connections are then removed
- *     one by one by their original tuple in their own zone.  The dump
- *     collects first and removes after, because a removal waits for a
- *     grace period and a dump callback runs inside a read-side section.
+ *     by their original tuple in their own zone (fdp__ct_flush_tuples(),
+ *     one grace period per slice of removals).  The dump collects first
+ *     and removes after, because reclaiming waits for a grace period and
+ *     a dump callback runs inside a read-side section.
  *   - The text of dumps, byte for byte what ct_dpif_format_entry() prints
  *     for the userspace datapath's entries (which have no counters, no
  *     timestamps, id 0 and status 0).
@@ -291,12 +292,24 @@ fdp_dp_ct_flush(struct fdp_dp *dp, const uint16_t *zone,
             aux.n = 0;
             aux.failed = false;
             fdp_dp_ct_dump(dp, zone, flush_collect, &aux);
-            for (size_t i = 0; i < aux.n; i++) {
-                struct fdp__ct_tuple t;
-                const struct fdp_ct_entry *e = &aux.hits[i];
-                tuple_to_ct(&e->orig, e->orig.ipv6, e->orig.proto, &t);
-                n += fdp__ct_flush(ct, &e->zone, &t);
+            struct fdp__ct_tuple *tuples = malloc(aux.n * sizeof *tuples
+                                                  + 1);
+            uint16_t *zones = malloc(aux.n * sizeof *zones + 1);
+            if (!tuples || !zones) {
+                free(tuples);
+                free(zones);
+                aux.failed = true;
+                break;
             }
+            for (size_t i = 0; i < aux.n; i++) {
+                const struct fdp_ct_entry *e = &aux.hits[i];
+                zones[i] = e->zone;
+                tuple_to_ct(&e->orig, e->orig.ipv6, e->orig.proto,
+                            &tuples[i]);
+            }
+            n += fdp__ct_flush_tuples(ct, zones, tuples, aux.n);
+            free(tuples);
+            free(zones);
         } while (aux.failed && aux.n);
         free(aux.hits);
         if (aux.failed) {

@@ -80,6 +80,36 @@ done(const char *command)
     }
 }
 
+/* The lines of a dump, part by part. */
+struct text_acc {
+    char *s;
+    size_t len, alloc;
+};
+
+/* Appends the "text" of a part (or of the reply) to 'acc_'. */
+static int
+take_text_part(const json_t *params, void *acc_)
+{
+    struct text_acc *acc = acc_;
+    const json_t *t = json_object_get(params, "text");
+
+    if (!json_is_string(t)) {
+        return EPROTO;
+    }
+    size_t n = json_string_length(t);
+    if (acc->len + n + 1 > acc->alloc) {
+        acc->alloc = 2 * (acc->len + n + 1);
+        acc->s = realloc(acc->s, acc->alloc);
+        if (!acc->s) {
+            fatal("out of memory");
+        }
+    }
+    memcpy(acc->s + acc->len, json_string_value(t), n);
+    acc->len += n;
+    acc->s[acc->len] = '\0';
+    return 0;
+}
+
 /* dump-conntrack [-m] [-s] [zone=N] */
 void
 cmd_dump_conntrack(int argc, char *argv[])
@@ -111,15 +141,16 @@ cmd_dump_conntrack(int argc, char *argv[])
     }
     json_object_set_new(params, "verbose", json_boolean(verbose));
     json_object_set_new(params, "stats", json_boolean(stats));
-    json_t *r = ctl_call("dump-conntrack", "dump-conntrack", params);
-    const char *text = json_string_value(json_object_get(r, "text"));
-    char *copy = strdup(text ? text : "");
-    if (!copy) {
-        fatal("out of memory");
+    json_object_set_new(params, "parts", json_true());
+    struct text_acc acc = { NULL, 0, 0 };
+    json_t *r = ctl_call_parts("dump-conntrack", "dump-conntrack", params,
+                               take_text_part, &acc);
+    if (take_text_part(r, &acc)) {
+        fatal("dump-conntrack: the daemon's reply has no text");
     }
-    ctl_print_sorted_lines(copy);
-    free(copy);
     json_decref(r);
+    ctl_print_sorted_lines(acc.s ? acc.s : (char []) { '\0' });
+    free(acc.s);
     done("dump-conntrack");
 }
 

@@ -130,6 +130,13 @@ ctl_call(const char *command, const char *method, json_t *params)
     return call(command, method, params);
 }
 
+json_t *
+ctl_call_parts(const char *command, const char *method, json_t *params,
+               int (*part)(const json_t *params, void *aux), void *aux)
+{
+    return call_parts(command, method, params, part, aux);
+}
+
 static void
 flush_stdout(const char *command)
 {

@@ -62,6 +62,13 @@ void cmd_dump_aggregate(int argc, char *argv[]);
  * daemon's message, naming 'command', on failure (ctl-daemon.c). */
 json_t *ctl_call(const char *command, const char *method, json_t *params);
 
+/* As ctl_call(), passing each METHOD".part" notification that comes
+ * before the reply to 'part' (see rpc_call_parts()). */
+json_t *ctl_call_parts(const char *command, const char *method,
+                       json_t *params,
+                       int (*part)(const json_t *params, void *aux),
+                       void *aux);
+
 /* Prints the lines of 'text' (which it cuts up) sorted, so that dumps in
  * the tracker's hash order compare (ctl-ct.c). */
 void ctl_print_sorted_lines(char *text);

@@ -900,6 +900,7 @@ struct ordered_port {
     pcap_t *tx_dead;
     pcap_dumper_t *tx;          /* NULL: what is sent here is dropped. */
     char *rx_path, *tx_path;
+    uint64_t errors;            /* Capture read errors. */
     /* The next packet of 'rx', copied (pcap's buffer is reused). */
     bool has_next;
     struct pcap_pkthdr next_hdr;
@@ -925,8 +926,15 @@ ordered_read(struct ordered_port *op)
         return;
     }
     if (r != 1) {
-        fatal("run: --port %" PRIu32 ": rx=%s: %s", op->port_no,
-              op->rx_path, pcap_geterr(op->rx));
+        /* A capture cut short: what came before it was replayed, the
+         * rest of this port's is lost; run ends non-zero, as with a pcap
+         * port's rx error. */
+        fprintf(stderr, "%s: port %" PRIu32 ": rx=%s: %s\n", program_name,
+                op->port_no, op->rx_path, pcap_geterr(op->rx));
+        op->errors++;
+        pcap_close(op->rx);
+        op->rx = NULL;
+        return;
     }
     if (hdr->caplen > op->next_alloc) {
         op->next_alloc = hdr->caplen;
@@ -1142,6 +1150,9 @@ run_ordered(struct fdp_dp_pmd *pmd, struct ordered_port *ports, size_t n,
     }
     /* Frames given back in the last drain return to the pool. */
     fdp_dp_pmd_poll(pmd, NULL);
+    for (size_t i = 0; i < n; i++) {
+        *rx_errors += ports[i].errors;
+    }
     return n_packets;
 }
 

@@ -7,8 +7,10 @@
  * Methods (params -> result); "zone" is always an integer 0..65535, and
  * every other member is checked the same way, with an error that names
  * it:
- *   dump-conntrack   {zone?, verbose:BOOL?, stats:BOOL?}
- *                    -> {text:"LINE\n...", n}  (dpctl's lines)
+ *   dump-conntrack   {zone?, verbose:BOOL?, stats:BOOL?, parts:BOOL?}
+ *                    -> {text:"LINE\n...", n}  (dpctl's lines; with
+ *                    parts, "dump-conntrack.part" notifications first:
+ *                    see below)
  *   flush-conntrack  {zone?, orig:TUPLE?, reply:TUPLE?} -> {n}
  *                    (TUPLE in dpctl's syntax; reply needs orig)
  *   ct-stats-show    {zone?} -> {total, tcp, udp, ..., tcp_states:{NAME:
@@ -111,13 +113,66 @@ opt_bool(const json_t *p, const char *key, bool *out, struct op_result *r)
     return true;
 }
 
-/* ---- dump-conntrack ---- */
+/* ---- dump-conntrack ----
+ *
+ * Written as JSON text while the tracker is walked, as dump-flows does
+ * (flowdpd-dump.c), and in parts: a notification
+ *   {"jsonrpc":"2.0","method":"dump-conntrack.part","params":{"id":ID,
+ *    "text":"LINE\n..."}}
+ * every DUMP_PART_BYTES of lines, then the reply {"text":..., "n":N} with
+ * the rest, so that no message grows with the table (ten million
+ * connections are two gigabytes of lines).  A client that does not ask
+ * for "parts" gets every line in the reply. */
+
+/* The size at which a part is sent. */
+#define DUMP_PART_BYTES (1u << 20)
 
 struct dump_text {
-    struct fdp__ds ds;
+    struct rpc_conn *conn;
+    const char *id;             /* The request's id, as JSON text. */
+    bool parts;
     unsigned int flags;
-    size_t n;
+    struct fdp__ds msg;
+    size_t prefix_len;          /* Bytes of 'msg' before its lines. */
+    size_t n;                   /* Lines in all messages. */
+    bool failed;
 };
+
+/* Starts the next message: a part, or the reply when 'last'. */
+static void
+dump_start(struct dump_text *d, bool last)
+{
+    fdp__ds_clear(&d->msg);
+    if (last) {
+        fdp__ds_put(&d->msg, "{\"jsonrpc\":\"2.0\",\"id\":");
+        fdp__ds_put(&d->msg, d->id);
+        fdp__ds_put(&d->msg, ",\"result\":{\"text\":\"");
+    } else {
+        fdp__ds_put(&d->msg, "{\"jsonrpc\":\"2.0\",\"method\":"
+                    "\"dump-conntrack.part\",\"params\":{\"id\":");
+        fdp__ds_put(&d->msg, d->id);
+        fdp__ds_put(&d->msg, ",\"text\":\"");
+    }
+    d->prefix_len = d->msg.len;
+}
+
+/* Ends the message and queues it. */
+static void
+dump_send(struct dump_text *d, bool last)
+{
+    fdp__ds_putc(&d->msg, '"');
+    if (last) {
+        fdp__ds_printf(&d->msg, ",\"n\":%zu", d->n);
+    }
+    fdp__ds_put(&d->msg, "}}");
+    if (fdp__ds_failed(&d->msg)
+        || rpc_queue_text(d->conn, d->msg.s, d->msg.len)) {
+        d->failed = true;
+    } else if (!last) {
+        /* An error here closes the connection in its next run. */
+        rpc_flush(d->conn);
+    }
+}
 
 static bool
 dump_line(const struct fdp_ct_entry *e, void *aux)
@@ -126,43 +181,74 @@ dump_line(const struct fdp_ct_entry *e, void *aux)
     char *line = fdp_ct_entry_format(e, d->flags);
 
     if (!line) {
-        d->ds.failed = true;
+        d->failed = true;
         return false;
     }
-    fdp__ds_put(&d->ds, line);
-    fdp__ds_putc(&d->ds, '\n');
+    fdp__ds_put_json_chars(&d->msg, line);
+    fdp__ds_put(&d->msg, "\\n");
     free(line);
     d->n++;
-    return !fdp__ds_failed(&d->ds);
+    d->failed |= fdp__ds_failed(&d->msg);
+    if (d->parts && !d->failed && d->msg.len >= DUMP_PART_BYTES) {
+        dump_send(d, false);
+        dump_start(d, false);
+    }
+    return !d->failed;
 }
 
-static json_t *
-h_ct_dump(struct server *s, const json_t *p, struct op_result *r)
+static bool
+h_ct_dump(struct server *s, struct rpc_conn *c, const json_t *req,
+          const json_t *p, struct op_result *r)
 {
-    static const char *const known[] = { "zone", "verbose", "stats", NULL };
-    struct dump_text d = { .ds = FDP__DS_INIT };
+    static const char *const known[] = { "zone", "verbose", "stats",
+                                         "parts", NULL };
     uint16_t zone;
-    bool verbose, stats;
+    bool verbose, stats, parts;
     int has_zone;
 
     if (!only_members(p, known, r)
         || (has_zone = opt_zone(p, &zone, r)) < 0
         || !opt_bool(p, "verbose", &verbose, r)
-        || !opt_bool(p, "stats", &stats, r)) {
-        return NULL;
+        || !opt_bool(p, "stats", &stats, r)
+        || !opt_bool(p, "parts", &parts, r)) {
+        return false;
     }
-    d.flags = (verbose ? FDP_CT_FORMAT_VERBOSE : 0)
-              | (stats ? FDP_CT_FORMAT_STATS : 0);
-    fdp_dp_ct_dump(s->dp, has_zone ? &zone : NULL, dump_line, &d);
-    if (fdp__ds_failed(&d.ds)) {
-        fdp__ds_destroy(&d.ds);
-        op_fail(r, RPC_FAILED, "out of memory");
-        return NULL;
+    char *id = rpc_request_id_text(req);
+    struct dump_text d = {
+        .conn = c, .id = id ? id : "null", .parts = parts,
+        .flags = ((verbose ? FDP_CT_FORMAT_VERBOSE : 0)
+                  | (stats ? FDP_CT_FORMAT_STATS : 0)),
+        .msg = FDP__DS_INIT, .failed = !id,
+    };
+    /* Parts begin as parts; the reply is started when the walk ends (the
+     * lines since the last part are moved into it). */
+    dump_start(&d, !parts);
+    if (!d.failed) {
+        fdp_dp_ct_dump(s->dp, has_zone ? &zone : NULL, dump_line, &d);
     }
-    json_t *result = json_pack("{s:s, s:I}", "text",
-                               d.ds.s ? d.ds.s : "", "n", (json_int_t) d.n);
-    fdp__ds_destroy(&d.ds);
-    return result;
+    if (parts && !d.failed) {
+        struct fdp__ds rest = d.msg;
+        size_t skip = d.prefix_len;
+        d.msg = (struct fdp__ds) FDP__DS_INIT;
+        dump_start(&d, true);
+        if (rest.len > skip) {
+            fdp__ds_put_buffer(&d.msg, rest.s + skip, rest.len - skip);
+        }
+        fdp__ds_destroy(&rest);
+    }
+    if (!d.failed) {
+        dump_send(&d, true);
+    }
+    fdp__ds_destroy(&d.msg);
+    free(id);
+    if (d.n >= TRIM_MIN_FLOWS) {
+        s->trim_pending = true;     /* The formatting's garbage. */
+    }
+    if (d.failed) {
+        op_fail(r, RPC_FAILED, "dump-conntrack: out of memory");
+        return false;
+    }
+    return true;
 }
 
 /* ---- flush-conntrack ---- */
@@ -642,19 +728,19 @@ h_ct_get_seq_chk(struct server *s, const json_t *p, struct op_result *r)
 }
 
 const struct ct_method ct_methods[] = {
-    { "dump-conntrack", h_ct_dump },
-    { "flush-conntrack", h_ct_flush },
-    { "ct-stats-show", h_ct_stats },
-    { "ct-get-nconns", h_ct_nconns },
-    { "ct-set-maxconns", h_ct_set_maxconns },
-    { "ct-get-maxconns", h_ct_get_maxconns },
-    { "ct-set-limits", h_ct_set_limits },
-    { "ct-del-limits", h_ct_del_limits },
-    { "ct-get-limits", h_ct_get_limits },
-    { "ct-set-timeout-policy", h_ct_set_tp },
-    { "ct-del-timeout-policy", h_ct_del_tp },
-    { "ct-get-timeout-policy", h_ct_get_tp },
-    { "ct-set-tcp-seq-chk", h_ct_set_seq_chk },
-    { "ct-get-tcp-seq-chk", h_ct_get_seq_chk },
-    { NULL, NULL },
+    { "dump-conntrack", NULL, h_ct_dump },
+    { "flush-conntrack", h_ct_flush, NULL },
+    { "ct-stats-show", h_ct_stats, NULL },
+    { "ct-get-nconns", h_ct_nconns, NULL },
+    { "ct-set-maxconns", h_ct_set_maxconns, NULL },
+    { "ct-get-maxconns", h_ct_get_maxconns, NULL },
+    { "ct-set-limits", h_ct_set_limits, NULL },
+    { "ct-del-limits", h_ct_del_limits, NULL },
+    { "ct-get-limits", h_ct_get_limits, NULL },
+    { "ct-set-timeout-policy", h_ct_set_tp, NULL },
+    { "ct-del-timeout-policy", h_ct_del_tp, NULL },
+    { "ct-get-timeout-policy", h_ct_get_tp, NULL },
+    { "ct-set-tcp-seq-chk", h_ct_set_seq_chk, NULL },
+    { "ct-get-tcp-seq-chk", h_ct_get_seq_chk, NULL },
+    { NULL, NULL, NULL },
 };

@@ -334,9 +334,14 @@ handle_request(struct rpc_conn *c, json_t *req, void *s_)
         if (!strcmp(method, m->method)) {
             struct op_result r = { 0 };
             json_t *empty = params ? NULL : json_object();
-            json_t *result = m->fn(s, params ? params : empty, &r);
+            const json_t *pp = params ? params : empty;
+            json_t *result = NULL;
+            bool replied = (m->reply ? m->reply(s, c, req, pp, &r)
+                            : (result = m->fn(s, pp, &r)) != NULL);
             json_decref(empty);
-            if (result) {
+            if (replied && !result) {
+                /* Queued by the method. */
+            } else if (result) {
                 rpc_reply(c, req, result);
             } else {
                 rpc_reply_error(c, req, r.code ? r.code : RPC_FAILED, "%s",

@@ -207,11 +207,16 @@ json_t *h_tables(struct server *, const json_t *params,
                  struct op_result *r);
 
 /* The connection tracker's methods (flowdpd-ct.c), ended by a NULL
- * method: each returns its result, or NULL with 'r' set. */
+ * method: 'fn' returns its result, or NULL with 'r' set; or, for a
+ * method whose reply may be large, 'reply' queues the reply (and its
+ * parts) itself and returns true, or returns false with 'r' set if it
+ * queued nothing. */
 struct ct_method {
     const char *method;
     json_t *(*fn)(struct server *, const json_t *params,
                   struct op_result *r);
+    bool (*reply)(struct server *, struct rpc_conn *, const json_t *request,
+                  const json_t *params, struct op_result *r);
 };
 extern const struct ct_method ct_methods[];
 

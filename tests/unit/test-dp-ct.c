@@ -13,6 +13,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,10 +296,11 @@ put_addr(uint8_t *p, bool ipv6, struct fdp_value a)
     }
 }
 
-/* Commits 'c' with its first packet (a TCP SYN, a UDP datagram, an echo
- * request), with 'mark' set. */
-static void
-commit(struct rig *r, const struct conn *c, uint32_t mark)
+/* Runs the first packet of 'c' (a TCP SYN, a UDP datagram, an echo
+ * request) through the tracker as ct(commit) in its zone, with 'mark'
+ * set, on packet-thread context 'pmd'. */
+static struct fdp__ct_result
+exec_first(struct fdp__ct_pmd *pmd, const struct conn *c, uint32_t mark)
 {
     uint8_t buf[128];
     struct fdp__pkt pkt = { .data = buf };
@@ -372,7 +374,15 @@ commit(struct rig *r, const struct conn *c, uint32_t mark)
                                  .mark = mark, .mark_mask = mark ? ~0u : 0 };
     struct fdp__ct_result res;
     struct fdp__pkt *p = &pkt;
-    fdp__ct_execute(r->pmd, &p, 1, &args, NULL, now_ms(), &res);
+    fdp__ct_execute(pmd, &p, 1, &args, NULL, now_ms(), &res);
+    return res;
+}
+
+/* Commits 'c', a connection the tracker does not have. */
+static void
+commit(struct rig *r, const struct conn *c, uint32_t mark)
+{
+    struct fdp__ct_result res = exec_first(r->pmd, c, mark);
     ck_assert_msg(res.state & FDP_CT_NEW, "commit of a new connection: "
                   "state %#x", res.state);
 }
@@ -922,6 +932,131 @@ START_TEST(random_flush_vs_reference)
 }
 END_TEST
 
+/* ---- Concurrency (run under ThreadSanitizer by scripts/test.sh) ---- */
+
+struct conc {
+    struct rig rig;
+    bool stop;
+    uint64_t progress;
+};
+
+/* A packet thread: commits and refreshes UDP and TCP connections over a
+ * small set of tuples in zones 0 to 3, so that its commits meet the
+ * control thread's flushes, limit and timeout changes. */
+static void *
+conc_packets(void *c_)
+{
+    struct conc *c = c_;
+    struct fdp__ct_pmd *pmd;
+    struct unit_rng rng;
+
+    unit_rng_init(&rng, 0xc0c0);
+    ck_assert_int_eq(fdp__ct_pmd_create(fdp__dp_ct(c->rig.dp), &pmd), 0);
+    while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+        for (int i = 0; i < 16; i++) {
+            uint32_t n = unit_rng_below(&rng, 256);
+            struct conn k = { false, (n & 1) ? 17 : 6,
+                              v4(0x0a000000 | (n >> 4)), v4(0x0b000001),
+                              (uint16_t) (1000 + (n & 15)), 80,
+                              (uint16_t) (n & 3) };
+            struct fdp__ct_result res = exec_first(pmd, &k, n & 1);
+            ck_assert(res.state & FDP_CT_TRK);
+        }
+        unit_progress_bump(&c->progress);
+    }
+    fdp__ct_pmd_destroy(pmd);
+    return NULL;
+}
+
+static bool
+conc_format(const struct fdp_ct_entry *e, void *aux)
+{
+    char *line = fdp_ct_entry_format(e, FDP_CT_FORMAT_VERBOSE
+                                        | FDP_CT_FORMAT_STATS);
+    ck_assert_ptr_nonnull(line);
+    ck_assert(!strncmp(line, "udp,orig=(src=10.", 17)
+              || !strncmp(line, "tcp,orig=(src=10.", 17));
+    free(line);
+    (*(size_t *) aux)++;
+    return true;
+}
+
+START_TEST(concurrency)
+{
+    struct conc c = { .stop = false };
+    pthread_t th;
+
+    rig_init(&c.rig, 4096);
+    pthread_create(&th, NULL, conc_packets, &c);
+    for (int round = 0; round < 160; round++) {
+        uint64_t t0 = unit_progress_get(&c.progress);
+        uint16_t zone = (uint16_t) (round & 3);
+        struct fdp_ct_match m;
+        size_t n = 0;
+
+        memset(&m, 0, sizeof m);
+        switch (round % 8) {
+        case 0:
+            /* The first per-zone timeout allocates the zones' table
+             * while the packet thread reads it. */
+            ck_assert_int_eq(fdp_dp_ct_set_timeout(
+                c.rig.dp, &zone, (enum fdp_ct_tp_attr) (round % 11),
+                (uint32_t) (1 + round)), 0);
+            break;
+        case 1:
+            ck_assert_int_eq(fdp_ct_match_parse_tuple(
+                "ct_nw_proto=17,ct_tp_dst=80", false, &m, NULL), 0);
+            ck_assert_int_eq(fdp_dp_ct_flush(c.rig.dp, NULL, &m, NULL), 0);
+            break;
+        case 2:
+            ck_assert_int_eq(fdp_dp_ct_flush(c.rig.dp, &zone, NULL, NULL),
+                             0);
+            break;
+        case 3:
+            fdp_dp_ct_dump(c.rig.dp, NULL, conc_format, &n);
+            ck_assert_uint_le(n, 4096);
+            break;
+        case 4:
+            fdp_dp_ct_set_zone_limit(c.rig.dp, zone, (uint32_t) round % 7);
+            fdp_dp_ct_set_default_limit(c.rig.dp, (uint32_t) round % 5);
+            break;
+        case 5:
+            ck_assert_int_eq(fdp_dp_ct_set_maxconns(c.rig.dp,
+                                                    100 + (uint32_t) round),
+                             0);
+            fdp_dp_ct_set_tcp_seq_chk(c.rig.dp, round & 1);
+            break;
+        case 6: {
+            struct fdp_ct_stats st;
+            fdp_dp_ct_stats(c.rig.dp, &st);
+            (void) fdp_dp_ct_get_timeout(c.rig.dp, &zone,
+                                         FDP_CT_TP_UDP_FIRST, NULL);
+            ck_assert_uint_le(fdp_dp_ct_zone_count(c.rig.dp, zone),
+                              fdp_dp_ct_count(c.rig.dp) + 1);
+            break;
+        }
+        case 7:
+            ck_assert_int_eq(fdp_dp_ct_set_timeout(c.rig.dp, &zone,
+                                                   FDP_CT_TP_UDP_FIRST, 0),
+                             0);
+            ck_assert_int_eq(fdp_dp_ct_set_timeout(c.rig.dp, NULL,
+                                                   FDP_CT_TP_TCP_SYN_SENT,
+                                                   (uint32_t) (10 + round)),
+                             0);
+            break;
+        }
+        unit_progress_wait(&c.progress, t0 + 2, "packet thread");
+    }
+    __atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    /* What is left is consistent: a flush removes exactly the count. */
+    uint32_t count = fdp_dp_ct_count(c.rig.dp), n;
+    ck_assert_int_eq(fdp_dp_ct_flush(c.rig.dp, NULL, NULL, &n), 0);
+    ck_assert_uint_eq(n, count);
+    rig_destroy(&c.rig);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -934,5 +1069,7 @@ main(void)
     tcase_add_test(tc, timeouts_per_zone);
     tc = unit_tcase(s, "reference");
     tcase_add_test(tc, random_flush_vs_reference);
+    tc = unit_tcase(s, "concurrency");
+    tcase_add_test(tc, concurrency);
     return unit_run(s);
 }
