@@ -10,9 +10,12 @@
  * The semantics are Open vSwitch 3.1's userspace tracker (lib/conntrack.c
  * process_one(), conn_key_extract(), write_ct_md(); conntrack-other.c,
  * conntrack-icmp.c; conntrack-tcp.c, pf's window tracking, in
- * datapath/conntrack-tcp.c), the timeouts its defaults.  Not yet: NAT,
- * ALG helpers, fragment reassembly (a fragment is +inv), and the cached-connection shortcut Open vSwitch takes for a
- * second ct() in the same zone.
+ * datapath/conntrack-tcp.c), the timeouts its defaults (overridden per
+ * zone by timeout policies), and its NAT (nat_get_unique_tuple(),
+ * nat_packet() and the ICMP errors' inner headers).  Fragments are
+ * reassembled before the tracker sees them (datapath/ipf.c).  Not yet:
+ * ALG helpers, and the cached-connection shortcut Open vSwitch takes for
+ * a second ct() in the same zone.
  *
  * Design
  * ------
@@ -76,7 +79,8 @@
  * pass the check, so a limit can be exceeded by at most one connection
  * per pmd.
  *
- * What each pmd owns: its struct fdp__ct_pmd (counters, free-id cache).
+ * What each pmd owns: its struct fdp__ct_pmd (counters, free-id cache,
+ * NAT's random generator).
  * Shared: the records, the index, the counters of connections per zone
  * and in total, the free-id stack (a mutex, taken once per 32 commits)
  * and the reclaim list.
@@ -94,11 +98,45 @@
  * only by commits and removals.  Open vSwitch's cmap takes a bucket, the
  * conn and its key, and its conn lock for every packet.
  *
- * NAT (not built yet) fits this design: a record already keeps its reply
- * tuple apart from its original one, so a NAT commit writes the
- * translated reply tuple; the check under the home buckets' locks that
- * already refuses a taken tuple is what makes a chosen address and port
- * unique, so candidates are tried without any global lock.
+ * NAT.  A record keeps its reply tuple apart from its original one, so a
+ * translated connection is one whose reply tuple is not the original's
+ * reverse: the translated side is in the reply tuple (SNAT: its
+ * destination address and port; DNAT: its source), and two bits of the
+ * record's identity byte say which side ('nat'), since Open vSwitch sets
+ * +snat or +dnat by the action, even when the chosen tuple happens to be
+ * the packet's own.  The record stays 96 bytes.  A commit with
+ * nat(src=...) or nat(dst=...) plans its candidates as Open vSwitch
+ * does (one address, hashed from the range and the connection; then a
+ * port search: at most 128 ports in order from a hashed point or from
+ * the packet's own port, then halving rounds from random points, 248
+ * candidates at most) and claims each candidate by the same check-and-
+ * insert under the two home buckets' locks that refuses a taken tuple
+ * to any commit: the first candidate whose reply tuple is free is
+ * entered, atomically with the original tuple, so two pmds never get
+ * the same reply tuple and neither waits for anything but the one bucket
+ * they both try.  A lock-free look at each candidate first skips most
+ * taken ones without a lock; the random restarts come from each pmd's
+ * own generator.  No candidate free: the commit fails and the packet
+ * stays +new, as in Open vSwitch.  Rewriting (nat_packet()) writes the
+ * addresses and ports of the other direction's tuple with incremental
+ * checksum updates (RFC 1624; a UDP checksum of zero stays zero); an ICMP
+ * error gets its outer address and the quoted packet's address and ports
+ * translated the other way, the quoted IPv4 header's checksum and the
+ * quoted transport checksum (when quoted whole) updated, and the ICMP
+ * checksum recomputed.  Plain "nat" on a commit sets up no translation
+ * (Open vSwitch 3.1 then stores a reply tuple with address zero, which
+ * no reply matches: a bug not copied).  Not copied either: the lookup by
+ * the ct_orig_tuple fields (check_orig_tuple()) for a translated packet
+ * whose reverse is not found.
+ *
+ * New connections.  The index's pages are made resident off the packet
+ * path (fdp__ct_populate()): every commit lands on two random buckets, so
+ * a lazily faulted index costs the first pmds a fault per page (2 MiB
+ * clears with huge pages).  A packet whose home bucket has no signature
+ * match is likely new: if it may commit, phase 2 of a batch computes its
+ * reply tuple (or, for NAT, the first candidate) and prefetches that
+ * home bucket and the record it will get, so that a batch's commits
+ * overlap their misses as its lookups do.
  *
  * Worked example
  * --------------
@@ -276,6 +314,13 @@ struct ct_ctx {
     bool has_rkey;              /* 'rkey' is the reversed tuple's key
                                  * (computed early for a likely commit). */
     struct ct_key rkey;
+    bool natted;                /* Translated by a ct() of this zone
+                                 * before: looked up by 'nkey', the
+                                 * reversed tuple's key. */
+    uint8_t prior_nat;          /* Then its +snat/+dnat bits, which stay
+                                 * (Open vSwitch keeps a zone's ct_state
+                                 * bits from one ct() to the next). */
+    struct ct_key nkey;
 };
 
 /* ---- Small helpers ---- */
@@ -709,24 +754,48 @@ ct_reclaim(struct fdp__ct *ct)
 
 /* ---- Packet parsing (conn_key_extract()) ---- */
 
-static uint32_t
+/* One's-complement sums (RFC 1071), 32-bit big-endian words into a 64-bit
+ * accumulator: the sum is the same in any word size once folded, and a
+ * fourth of the additions of 16-bit ones (every TCP, UDP and ICMP packet
+ * is verified).  An odd tail is padded with zeros on the right, as the
+ * RFC pads the last byte. */
+static inline uint64_t
+csum_words(uint64_t sum, const uint8_t *p, size_t n)
+{
+    for (; n >= 16; p += 16, n -= 16) {
+        sum += (uint64_t) fdp__get32(p) + fdp__get32(p + 4)
+               + fdp__get32(p + 8) + fdp__get32(p + 12);
+    }
+    for (; n >= 4; p += 4, n -= 4) {
+        sum += fdp__get32(p);
+    }
+    if (n) {
+        uint8_t tail[4] = { 0, 0, 0, 0 };
+        memcpy(tail, p, n);
+        sum += fdp__get32(tail);
+    }
+    return sum;
+}
+
+/* 'sum' folded to 16 bits (0xffff for data that verifies). */
+static inline uint16_t
+csum_fold(uint64_t sum)
+{
+    sum = (sum & 0xffffffffu) + (sum >> 32);
+    sum = (sum & 0xffffffffu) + (sum >> 32);
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return (uint16_t) sum;
+}
+
+/* The pseudo-header's sum for 'l4_size' bytes of 'proto' under the IP
+ * header at 'l3'. */
+static uint64_t
 csum_pseudo(const struct ct_tup *t, const uint8_t *l3, uint8_t proto,
             size_t l4_size)
 {
-    uint32_t sum;
-    uint8_t tail[4] = { 0, 0, 0, proto };
-    if (t->ipv6) {
-        uint8_t len[4];
-        fdp__put32(len, (uint32_t) l4_size);
-        sum = fdp__csum_add(0, l3 + 8, 32);
-        sum = fdp__csum_add(sum, len, 4);
-    } else {
-        uint8_t len[2];
-        fdp__put16(len, (uint16_t) l4_size);
-        sum = fdp__csum_add(0, l3 + 12, 8);
-        sum = fdp__csum_add(sum, len, 2);
-    }
-    return fdp__csum_add(sum, tail, 4);
+    uint64_t sum = (uint64_t) proto + l4_size;
+    return csum_words(sum, l3 + (t->ipv6 ? 8 : 12), t->ipv6 ? 32 : 8);
 }
 
 /* The inner header of an ICMP error at 'in' ('size' bytes): fills 't' with
@@ -833,6 +902,8 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
      * context costs more than the rest of the parse). */
     c->ok = false;
     c->related = false;
+    c->natted = false;
+    c->prior_nat = 0;
     c->l4 = NULL;
     c->l4_size = 0;
     c->icmp_type = 0;
@@ -907,8 +978,8 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
         }
         size_t hdr = (size_t) (l4[12] >> 4) * 4;
         if (hdr < 20 || hdr > l4_size
-            || fdp__csum(csum_pseudo(t, l3, t->proto, l4_size), l4,
-                         l4_size)) {
+            || csum_fold(csum_words(csum_pseudo(t, l3, t->proto, l4_size),
+                                    l4, l4_size)) != 0xffff) {
             return false;
         }
         t->sport = fdp__get16(l4);
@@ -929,8 +1000,8 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
             return false;
         }
         if (!(fdp__get16(l4 + 6) == 0 && !t->ipv6)
-            && fdp__csum(csum_pseudo(t, l3, t->proto, l4_size), l4,
-                         l4_size)) {
+            && csum_fold(csum_words(csum_pseudo(t, l3, t->proto, l4_size),
+                                    l4, l4_size)) != 0xffff) {
             return false;
         }
         t->sport = fdp__get16(l4);
@@ -948,8 +1019,8 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
         if (l4_size < 8) {
             return false;
         }
-        uint32_t sum = t->ipv6 ? csum_pseudo(t, l3, t->proto, l4_size) : 0;
-        if (fdp__csum(sum, l4, l4_size)) {
+        uint64_t sum = t->ipv6 ? csum_pseudo(t, l3, t->proto, l4_size) : 0;
+        if (csum_fold(csum_words(sum, l4, l4_size)) != 0xffff) {
             return false;
         }
         uint8_t type = l4[0], code = l4[1];
@@ -981,7 +1052,27 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
 
     c->ok = true;
     key_make(&c->key, t, zone, basis);
+
+    /* A packet a ct() of this zone already translated (its key's ct
+     * fields say so) is looked up by its reverse, which is the other
+     * direction's stored tuple (initial_conn_lookup() with 'natted'). */
+    uint8_t prior = (uint8_t) KEY_FIELD(key, CT_STATE);
+    c->natted = (prior & (FDP_CT_SNAT | FDP_CT_DNAT))
+                && KEY_FIELD(key, CT_ZONE) == zone;
+    c->prior_nat = c->natted ? prior & (FDP_CT_SNAT | FDP_CT_DNAT) : 0;
+    if (c->natted) {
+        struct ct_tup rev = *t;
+        tup_reverse(&rev);
+        key_make(&c->nkey, &rev, zone, basis);
+    }
     return true;
+}
+
+/* The key a packet is looked up by. */
+static inline const struct ct_key *
+lookup_key(const struct ct_ctx *c)
+{
+    return c->natted ? &c->nkey : &c->key;
 }
 
 /* ---- Protocol state (conn_update(), valid_new(), new_conn()) ---- */
@@ -1239,9 +1330,10 @@ nat_packet(const struct fdp__ct *ct, uint32_t id, const struct ct_ctx *c,
     nat_set_ports(&in, k.sport, k.dport);
 
     fdp__put16(icmp + 2, 0);
-    uint32_t sum = h.ipv6 ? csum_pseudo(&c->tup, h.l3, FDP_IPPROTO_ICMPV6,
+    uint64_t sum = h.ipv6 ? csum_pseudo(&c->tup, h.l3, FDP_IPPROTO_ICMPV6,
                                         icmp_len) : 0;
-    fdp__put16(icmp + 2, fdp__csum(sum, icmp, icmp_len));
+    fdp__put16(icmp + 2, (uint16_t) ~csum_fold(csum_words(sum, icmp,
+                                                          icmp_len)));
     return src ? FDP_CT_SNAT : FDP_CT_DNAT;
 }
 
@@ -1427,21 +1519,33 @@ nat_pick_addr(const struct fdp__ct_nat *nat, bool ipv6, uint32_t hash)
  * tuple is free.  'persistent', 'hash' and 'random' change nothing, as in
  * Open vSwitch 3.1's userspace datapath, which ignores them.  Returns
  * CT_EXHAUSTED when no candidate was free. */
-static enum ct_commit
-nat_commit(struct fdp__ct_pmd *pmd, uint32_t id, const struct ct_ctx *c,
-           const struct fdp__ct_nat *nat, uint64_t now)
+/* What nat_commit() tries first and where it searches from. */
+struct nat_plan {
+    bool addr;                  /* An address from the range: 'a'. */
+    struct fdp_value a;
+    bool ports;                 /* TCP or UDP: ports are searched. */
+    bool dsearch;               /* DNAT with a port range: the reply's
+                                 * source port first, from 'dcurr' in
+                                 * [pmin, pmax]. */
+    uint16_t dcurr, pmin, pmax;
+    uint16_t scurr, smin, smax; /* Then the reply's destination port. */
+};
+
+/* Plans the translation of 'c' by 'nat' (which has FDP__NAT_SRC or
+ * FDP__NAT_DST); false if 'nat' has no address for the packet's
+ * family. */
+static bool
+nat_plan(const struct fdp__ct *ct, const struct ct_ctx *c,
+         const struct fdp__ct_nat *nat, struct nat_plan *p)
 {
-    struct fdp__ct *ct = pmd->ct;
-    struct fdp__ct_conn *conn = &ct->conns[id];
     bool snat = nat->flags & FDP__NAT_SRC;
     const struct ct_tup *t = &c->tup;
 
-    conn->nat = snat ? FDP__CT_NAT_SRC : FDP__CT_NAT_DST;
-    if ((nat->flags & FDP__NAT_ADDR)
-        && !(nat->flags & FDP__NAT_IPV6) != !t->ipv6) {
+    p->addr = nat->flags & FDP__NAT_ADDR;
+    if (p->addr && !(nat->flags & FDP__NAT_IPV6) != !t->ipv6) {
         /* A range of the other family has no address for this packet
          * (the flow should not have let it here). */
-        return CT_EXHAUSTED;
+        return false;
     }
 
     /* nat_range_hash(): the range and the connection. */
@@ -1453,49 +1557,89 @@ nat_commit(struct fdp__ct_pmd *pmd, uint32_t id, const struct ct_ctx *c,
         c->key.w[c->key.n_words - 1],
     };
     uint32_t hash = fdp_hash_fast(h, 8, ct->basis);
+    if (p->addr) {
+        p->a = nat_pick_addr(nat, t->ipv6, hash);
+    }
 
-    if (nat->flags & FDP__NAT_ADDR) {
-        struct fdp_value a = nat_pick_addr(nat, t->ipv6, hash);
+    p->ports = t->proto == FDP_IPPROTO_TCP || t->proto == FDP_IPPROTO_UDP;
+    p->pmin = nat->port_min;
+    p->pmax = nat->port_max < p->pmin ? p->pmin : nat->port_max;
+    bool ranged = nat->flags & FDP__NAT_PORT;
+    uint32_t span = (uint32_t) p->pmax - p->pmin + 1;
+    if (snat && ranged) {
+        p->smin = p->pmin;
+        p->smax = p->pmax;
+        p->scurr = (uint16_t) (p->pmin + hash % span);
+    } else {
+        p->scurr = t->sport;
+        nat_default_range(p->scurr, &p->smin, &p->smax);
+    }
+    p->dsearch = !snat && ranged;
+    p->dcurr = (uint16_t) (p->pmin + hash % span);
+    return true;
+}
+
+/* The reply tuple of 'c''s first candidate under 'p' (for a prefetch of
+ * its home bucket). */
+static void
+nat_first_reply(const struct ct_ctx *c, const struct fdp__ct_nat *nat,
+                const struct nat_plan *p, struct ct_tup *r)
+{
+    *r = c->tup;
+    tup_reverse(r);
+    if (p->addr) {
+        if (nat->flags & FDP__NAT_SRC) {
+            r->dst = p->a;
+        } else {
+            r->src = p->a;
+        }
+    }
+    if (p->ports) {
+        if (p->dsearch) {
+            r->sport = p->dcurr;
+        } else {
+            r->dport = p->scurr;
+        }
+    }
+}
+
+static enum ct_commit
+nat_commit(struct fdp__ct_pmd *pmd, uint32_t id, const struct ct_ctx *c,
+           const struct fdp__ct_nat *nat, uint64_t now)
+{
+    struct fdp__ct *ct = pmd->ct;
+    struct fdp__ct_conn *conn = &ct->conns[id];
+    bool snat = nat->flags & FDP__NAT_SRC;
+    struct nat_plan p;
+
+    conn->nat = snat ? FDP__CT_NAT_SRC : FDP__CT_NAT_DST;
+    if (!nat_plan(ct, c, nat, &p)) {
+        return CT_EXHAUSTED;
+    }
+    if (p.addr) {
         /* The reply tuple's destination for SNAT, its source for DNAT. */
         int side = snat ? 1 : 0;
-        if (t->ipv6) {
-            ct->conns6[id].addr[1][side][0] = a.hi;
-            ct->conns6[id].addr[1][side][1] = a.lo;
+        if (c->tup.ipv6) {
+            ct->conns6[id].addr[1][side][0] = p.a.hi;
+            ct->conns6[id].addr[1][side][1] = p.a.lo;
         } else {
-            conn->addr[1][side] = (uint32_t) a.lo;
+            conn->addr[1][side] = (uint32_t) p.a.lo;
         }
     }
 
-    if (t->proto != FDP_IPPROTO_TCP && t->proto != FDP_IPPROTO_UDP) {
+    if (!p.ports) {
         enum ct_commit r = nat_try(ct, id, c, now);
         return r == CT_TAKEN ? CT_EXHAUSTED : r;
     }
-
-    uint16_t pmin = nat->port_min, pmax = nat->port_max;
-    if (pmax < pmin) {
-        pmax = pmin;
-    }
-    bool ports = nat->flags & FDP__NAT_PORT;
-    uint16_t smin, smax, scurr;
-    if (snat && ports) {
-        smin = pmin;
-        smax = pmax;
-        scurr = (uint16_t) (pmin + hash % ((uint32_t) pmax - pmin + 1));
-    } else {
-        scurr = t->sport;
-        nat_default_range(scurr, &smin, &smax);
-    }
     enum ct_commit r = CT_TAKEN;
-    if (!snat && ports) {
+    if (p.dsearch) {
         /* The reply tuple's source port is the original's destination. */
-        uint16_t dcurr = (uint16_t) (pmin + hash % ((uint32_t) pmax - pmin
-                                                    + 1));
-        conn->port[1][0] = dcurr;
-        r = nat_search_port(pmd, id, c, 0, dcurr, pmin, pmax, now);
+        conn->port[1][0] = p.dcurr;
+        r = nat_search_port(pmd, id, c, 0, p.dcurr, p.pmin, p.pmax, now);
     }
     if (r == CT_TAKEN) {
-        conn->port[1][1] = scurr;
-        r = nat_search_port(pmd, id, c, 1, scurr, smin, smax, now);
+        conn->port[1][1] = p.scurr;
+        r = nat_search_port(pmd, id, c, 1, p.scurr, p.smin, p.smax, now);
     }
     return r == CT_TAKEN ? CT_EXHAUSTED : r;
 }
@@ -1641,7 +1785,10 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
 
     uint32_t id = 0;
     bool reply = false;
-    bool found = ct_find(ct, &c->key, now, &id, &reply);
+    bool found = ct_find(ct, lookup_key(c), now, &id, &reply);
+    if (found && c->natted) {
+        reply = !reply;
+    }
     if (found && args->force && reply) {
         /* ct(force): a connection seen in its reply direction ends and
          * this packet starts a new one. */
@@ -1711,6 +1858,14 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
                 }
             }
         }
+    } else if (found && c->natted) {
+        /* Translated by an earlier ct() of this zone: not again
+         * (handle_nat()), and its +snat/+dnat stay unless it is now
+         * invalid (Open vSwitch adds to a zone's ct_state, except that
+         * +inv and a new connection replace it). */
+        if (state != FDP_CT_INV) {
+            state |= c->prior_nat;
+        }
     } else if (found && args->nat && ct->conns[id].nat) {
         /* handle_nat(): any nat(...), plain or not, applies an existing
          * connection's translation, whatever its ct_state says. */
@@ -1757,8 +1912,8 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
         for (size_t i = 0; i < m; i++) {
             uint16_t zone = zones ? zones[start + i] : args->zone;
             if (ct_extract(pkts[start + i], zone, ct->basis, &ctx[i])) {
-                __builtin_prefetch(&ct->buckets[home_of(ct,
-                                                        ctx[i].key.hash)]);
+                __builtin_prefetch(&ct->buckets[home_of(
+                                       ct, lookup_key(&ctx[i])->hash)]);
             }
         }
 
@@ -1773,12 +1928,12 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
             if (!ctx[i].ok) {
                 continue;
             }
-            const struct ct_bucket *b
-                = &ct->buckets[home_of(ct, ctx[i].key.hash)];
+            uint32_t hash = lookup_key(&ctx[i])->hash;
+            const struct ct_bucket *b = &ct->buckets[home_of(ct, hash)];
             bool match = false;
             for (int s = 0; s < CT_SLOTS; s++) {
                 uint64_t v = __atomic_load_n(&b->slot[s], __ATOMIC_RELAXED);
-                if ((uint32_t) (v >> 32) == ctx[i].key.hash && (uint32_t) v) {
+                if ((uint32_t) (v >> 32) == hash && (uint32_t) v) {
                     uint32_t id = ((uint32_t) v - 1) >> 1;
                     __builtin_prefetch(&ct->conns[id]);
                     if (ctx[i].tup.ipv6) {
@@ -1788,7 +1943,7 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
                     break;
                 }
             }
-            if (!match && commit && !ctx[i].related
+            if (!match && commit && !ctx[i].related && !ctx[i].natted
                 && !__atomic_load_n(&b->overflow, __ATOMIC_RELAXED)) {
                 if (!nat_new) {
                     struct ct_tup rev = ctx[i].tup;
@@ -1797,6 +1952,16 @@ fdp__ct_execute(struct fdp__ct_pmd *pmd, struct fdp__pkt *const *pkts,
                     ctx[i].has_rkey = true;
                     __builtin_prefetch(&ct->buckets[home_of(
                                            ct, ctx[i].rkey.hash)], 1);
+                } else {
+                    struct nat_plan p;
+                    if (nat_plan(ct, &ctx[i], args->nat, &p)) {
+                        struct ct_tup r;
+                        struct ct_key rk;
+                        nat_first_reply(&ctx[i], args->nat, &p, &r);
+                        key_make(&rk, &r, ctx[i].zone, ct->basis);
+                        __builtin_prefetch(&ct->buckets[home_of(
+                                               ct, rk.hash)], 1);
+                    }
                 }
                 if (n_new < pmd->n_ids) {
                     uint32_t id = pmd->ids[pmd->n_ids - 1 - n_new++];

@@ -3,7 +3,7 @@
  * ct() action.  The theory of operation is at the top of
  * datapath/conntrack.c; the semantics are Open vSwitch 3.1's userspace
  * tracker (lib/conntrack.c, conntrack-tcp.c, conntrack-icmp.c,
- * conntrack-other.c), without NAT, helpers (alg=) and fragment
+ * conntrack-other.c) with its NAT, without helpers (alg=) and fragment
  * reassembly for now.
  *
  * Thread-safety classes:
@@ -173,7 +173,13 @@ void fdp__ct_pmd_stats(const struct fdp__ct_pmd *,
  * the caller keeps monotonic), in zone 'zones[i]' if 'zones' is nonnull,
  * else args->zone.  Writes results[i] for each.  Packets are modified
  * only by NAT (args->nat), in place: their layout and key stay valid for
- * the headers they have, not for the values rewritten. */
+ * the headers they have, not for the values rewritten (the key's
+ * addresses and ports are what the tracker reads, so a packet goes to the
+ * next ct() with its key extracted again).  The key's ct_state and
+ * ct_zone are read: a packet whose ct_state has +snat or +dnat from a
+ * ct() of the same zone is looked up by its reverse tuple, is not
+ * translated again and keeps those bits (Open vSwitch's natted lookup);
+ * a packet from a port has them zero. */
 void fdp__ct_execute(struct fdp__ct_pmd *, struct fdp__pkt *const *pkts,
                      size_t n, const struct fdp__ct_args *args,
                      const uint16_t *zones, uint64_t now_ms,

@@ -26,6 +26,7 @@
 #include "datapath/conntrack.h"
 #include "datapath/conntrack-private.h"
 #include "datapath/execute.h"
+#include "lib/field.h"
 #include "unit.h"
 
 /* ---- Packets ---- */
@@ -583,6 +584,11 @@ END_TEST
 
 /* ---- NAT ---- */
 
+/* From the reference model below. */
+static bool tuple_eq(const struct fdp__ct_tuple *,
+                     const struct fdp__ct_tuple *);
+static struct fdp__ct_tuple m_reverse(const struct fdp__ct_tuple *);
+
 /* Runs 't' (built) through the tracker as it is, rewritten in place. */
 static struct fdp__ct_result
 run_pkt(struct env *e, struct tpkt *t, const struct fdp__ct_args *args)
@@ -1102,6 +1108,323 @@ START_TEST(nat_dnat_collisions)
     struct fdp__ct_pmd_stats st;
     fdp__ct_pmd_stats(e.pmd, &st);
     ck_assert_uint_eq(st.n_nat_exhausted, 1);
+    env_destroy(&e);
+}
+END_TEST
+
+/* Sets the ct_state and ct_zone a packet's key carries, as a pipeline
+ * that ran ct() before does. */
+static void
+set_ct_fields(struct tpkt *t, uint8_t state, uint16_t zone)
+{
+    uint64_t *w = &t->pkt.key.w[FDP__WORD_CT_STATE];
+    *w = (*w & ~FDP__MASK(CT_STATE)) | FDP__PUT(CT_STATE, state);
+    w = &t->pkt.key.w[FDP__WORD_CT_ZONE];
+    *w = (*w & ~FDP__MASK(CT_ZONE)) | FDP__PUT(CT_ZONE, zone);
+}
+
+/* A second ct() of the same zone after NAT finds the connection by the
+ * translated packet's reverse, does not translate again, and keeps
+ * +snat/+dnat; a ct() of another zone sees the packet as it is. */
+START_TEST(nat_second_ct_same_zone)
+{
+    struct env e;
+    env_init(&e, 1024);
+    struct fdp__ct_nat nat = nat_range(FDP__NAT_SRC | FDP__NAT_ADDR,
+                                       v4(0xc0a80001), v4(0xc0a80001), 0, 0);
+    struct fdp__ct_nat plain = { .flags = 0 };
+    struct fdp__ct_args snat = { .commit = true, .nat = &nat, .zone = 3 };
+    struct fdp__ct_args pnat = { .nat = &plain, .zone = 3 };
+    struct fdp__ct_args look = { .zone = 3 };
+    struct tflow f = { false, P_UDP, v4(0x0a000001), v4(0x08080808), 4000,
+                       53 };
+    struct tspec s = spec(&f);
+    struct tpkt t;
+    build(&t, &s);
+    struct fdp__ct_result r = run_pkt(&e, &t, &snat);
+    ck_assert_uint_eq(r.state, FDP_CT_NEW | FDP_CT_SNAT | FDP_CT_TRK);
+    struct seen o = seen_pkt(&t);
+    reparse(&t);
+    set_ct_fields(&t, r.state, 3);
+    /* Again with the same nat: the same connection, no second
+     * translation. */
+    r = run_pkt(&e, &t, &snat);
+    ck_assert_uint_eq(r.state, FDP_CT_NEW | FDP_CT_SNAT | FDP_CT_TRK);
+    ck_assert_uint_eq(r.orig.src.lo, 0x0a000001);
+    struct seen o2 = seen_pkt(&t);
+    ck_assert(val_eq(o2.src, o.src) && o2.sport == o.sport);
+    ck_assert_uint_eq(fdp__ct_count(e.ct), 1);
+    /* Without nat, committing: still that connection. */
+    r = run_pkt(&e, &t, &snat);
+    ck_assert_uint_eq(fdp__ct_count(e.ct), 1);
+    r = run_pkt(&e, &t, &(struct fdp__ct_args) { .commit = true,
+                                                 .zone = 3 });
+    ck_assert_uint_eq(r.state, FDP_CT_NEW | FDP_CT_SNAT | FDP_CT_TRK);
+    ck_assert_uint_eq(fdp__ct_count(e.ct), 1);
+
+    /* The reply, translated back, then seen again in the zone. */
+    struct tflow rf = { false, P_UDP, v4(0x08080808), o.src, 53, o.sport };
+    s = spec(&rf);
+    build(&t, &s);
+    r = run_pkt(&e, &t, &pnat);
+    ck_assert_uint_eq(r.state, FDP_CT_EST | FDP_CT_RPL | FDP_CT_DNAT
+                      | FDP_CT_TRK);
+    ck_assert_uint_eq(seen_pkt(&t).dst.lo, 0x0a000001);
+    reparse(&t);
+    set_ct_fields(&t, r.state, 3);
+    r = run_pkt(&e, &t, &look);
+    ck_assert_uint_eq(r.state, FDP_CT_EST | FDP_CT_RPL | FDP_CT_DNAT
+                      | FDP_CT_TRK);
+    ck_assert_uint_eq(seen_pkt(&t).dst.lo, 0x0a000001);
+    /* In another zone the translated reply is a packet like any other. */
+    set_ct_fields(&t, r.state, 3);
+    struct fdp__ct_args z4 = { .zone = 4 };
+    ck_assert_uint_eq(run_pkt(&e, &t, &z4).state, FDP_CT_NEW | FDP_CT_TRK);
+    env_destroy(&e);
+}
+END_TEST
+
+/* Random NAT against a brute-force reference: small pools of clients,
+ * servers and ports and small ranges, so that candidates collide and
+ * ranges run out.  The reference is the list of connections the tracker
+ * committed (the test learns each one's translation from the rewritten
+ * packet); scanning it checks that every translation lies in its range,
+ * that no two live connections of a zone share a tuple, that SNAT
+ * without a port range kept the packet's port when it was free, that an
+ * exhausted commit had every candidate of some address of its range
+ * taken (and only where the candidates are few enough to run out), that
+ * replies come back as the original's reverse with the right ct_state,
+ * that every checksum verifies from scratch, and that flushed
+ * connections free their tuples. */
+struct rnat {
+    struct fdp__ct_tuple t[2];  /* Original; reply (translated). */
+    uint16_t zone;
+    bool alive;
+};
+
+static bool
+rnat_taken(const struct rnat *c, int n, uint16_t zone,
+           const struct fdp__ct_tuple *t)
+{
+    for (int i = 0; i < n; i++) {
+        if (c[i].alive && c[i].zone == zone
+            && (tuple_eq(&c[i].t[0], t) || tuple_eq(&c[i].t[1], t))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static struct fdp_value
+rnat_addr(bool ipv6, uint32_t pool, uint32_t i)
+{
+    return ipv6 ? (struct fdp_value) { 0x20010db8ull << 32 | pool, i }
+           : v4(pool << 24 | i);
+}
+
+/* The tuple of a packet src:sport -> dst:dport (ICMP: an echo request
+ * with id 'sport'). */
+static struct fdp__ct_tuple
+rnat_tuple(bool ipv6, uint8_t proto, struct fdp_value src,
+           struct fdp_value dst, uint16_t sport, uint16_t dport)
+{
+    struct fdp__ct_tuple t = { .src = src, .dst = dst, .proto = proto,
+                               .ipv6 = ipv6 };
+    if (proto == P_ICMP || proto == P_ICMP6) {
+        t.src_port = ipv6 ? 128 : 8;
+        t.icmp_id = sport;
+    } else {
+        t.src_port = sport;
+        t.dst_port = dport;
+    }
+    return t;
+}
+
+START_TEST(nat_random_vs_reference)
+{
+    struct unit_rng rng;
+    unit_rng_init(&rng, 2323);
+    struct env e;
+    env_init(&e, 8192);
+    enum { MAXC = 3000 };
+    struct rnat *c = calloc(MAXC, sizeof *c);
+    int n = 0, n_exhausted = 0, n_kept = 0, n_replies = 0, n_flushed = 0;
+
+    for (int step = 0; step < 4000 && n < MAXC; step++) {
+        bool ipv6 = unit_rng_below(&rng, 3) == 0;
+        bool snat = unit_rng_below(&rng, 3) != 0;
+        uint16_t zone = (uint16_t) unit_rng_below(&rng, 2);
+        uint32_t n_addr = 1 + unit_rng_below(&rng, 2);
+        bool ports = unit_rng_below(&rng, 3) != 0;
+        uint16_t pmin = (uint16_t) (3000 + unit_rng_below(&rng, 2) * 5);
+        uint16_t pmax = (uint16_t) (pmin + unit_rng_below(&rng, 12));
+        struct fdp__ct_nat nat = nat_range(
+            (snat ? FDP__NAT_SRC : FDP__NAT_DST) | FDP__NAT_ADDR
+            | (ports ? FDP__NAT_PORT : 0) | (ipv6 ? FDP__NAT_IPV6 : 0),
+            rnat_addr(ipv6, 200, 1), rnat_addr(ipv6, 200, n_addr), pmin,
+            pmax);
+        uint8_t proto = unit_rng_below(&rng, 8) == 0
+                        ? (ipv6 ? P_ICMP6 : P_ICMP)
+                        : unit_rng_below(&rng, 2) ? P_UDP : P_TCP;
+        bool icmp = proto == P_ICMP || proto == P_ICMP6;
+        struct tflow f = {
+            ipv6, proto, rnat_addr(ipv6, 10, 1 + unit_rng_below(&rng, 30)),
+            rnat_addr(ipv6, 20, 1 + unit_rng_below(&rng, 2)),
+            (uint16_t) (icmp ? 1 + unit_rng_below(&rng, 3)
+                        : 2000 + unit_rng_below(&rng, 30)),
+            (uint16_t) (icmp ? 0 : 80 + unit_rng_below(&rng, 2)),
+        };
+        struct fdp__ct_tuple ot = rnat_tuple(ipv6, proto, f.src, f.dst,
+                                             f.sport, f.dport);
+        if (rnat_taken(c, n, zone, &ot)) {
+            continue;           /* Not a new connection: see above. */
+        }
+        struct tspec s = spec(&f);
+        s.tcp_flags = 0x02;
+        s.seq = 1;
+        s.icmp_type = ipv6 ? 128 : 8;
+        s.payload = (uint16_t) unit_rng_below(&rng, 5);
+        struct tpkt t;
+        build(&t, &s);
+        struct fdp__ct_pmd_stats before, after;
+        fdp__ct_pmd_stats(e.pmd, &before);
+        struct fdp__ct_args a = { .commit = true, .nat = &nat,
+                                  .zone = zone };
+        struct fdp__ct_result r = run_pkt(&e, &t, &a);
+        fdp__ct_pmd_stats(e.pmd, &after);
+        struct seen o = seen_pkt(&t);
+
+        if (r.state == (FDP_CT_NEW | FDP_CT_TRK)) {
+            /* Exhausted: only where every candidate can be taken (a
+             * port range of SNAT, or ICMP), and then some address of the
+             * range has every candidate taken. */
+            ck_assert_uint_eq(after.n_nat_exhausted,
+                              before.n_nat_exhausted + 1);
+            ck_assert_msg(icmp || (snat && ports), "step %d: exhausted",
+                          step);
+            bool full = false;
+            for (uint32_t ai = 1; ai <= n_addr && !full; ai++) {
+                struct fdp_value A = rnat_addr(ipv6, 200, ai);
+                full = true;
+                for (uint32_t p = pmin; p <= (icmp ? pmin : pmax); p++) {
+                    struct fdp__ct_tuple tt
+                        = snat ? rnat_tuple(ipv6, proto, A, f.dst,
+                                            icmp ? f.sport : (uint16_t) p,
+                                            f.dport)
+                          : rnat_tuple(ipv6, proto, f.src, A, f.sport,
+                                       f.dport);
+                    struct fdp__ct_tuple rt = m_reverse(&tt);
+                    if (!rnat_taken(c, n, zone, &rt)) {
+                        full = false;
+                        break;
+                    }
+                }
+            }
+            ck_assert_msg(full, "step %d: exhausted with a free tuple",
+                          step);
+            ck_assert(val_eq(o.src, f.src) && val_eq(o.dst, f.dst));
+            n_exhausted++;
+            continue;
+        }
+        ck_assert_uint_eq(r.state, FDP_CT_NEW | FDP_CT_TRK
+                          | (snat ? FDP_CT_SNAT : FDP_CT_DNAT));
+        ck_assert(tuple_eq(&r.orig, &ot));
+
+        /* The translation, as the packet shows it. */
+        struct fdp_value lo = rnat_addr(ipv6, 200, 1);
+        struct fdp_value hi = rnat_addr(ipv6, 200, n_addr);
+        struct fdp_value moved = snat ? o.src : o.dst;
+        ck_assert(moved.hi == lo.hi && moved.lo >= lo.lo
+                  && moved.lo <= hi.lo);
+        if (snat) {
+            ck_assert(val_eq(o.dst, f.dst));
+            if (!icmp) {
+                ck_assert_uint_eq(o.dport, f.dport);
+                if (ports) {
+                    ck_assert(o.sport >= pmin && o.sport <= pmax);
+                } else {
+                    struct fdp__ct_tuple keep = rnat_tuple(
+                        ipv6, proto, o.src, f.dst, f.sport, f.dport);
+                    struct fdp__ct_tuple rk = m_reverse(&keep);
+                    if (!rnat_taken(c, n, zone, &rk)) {
+                        ck_assert_uint_eq(o.sport, f.sport);
+                        n_kept++;
+                    }
+                }
+            }
+        } else {
+            ck_assert(val_eq(o.src, f.src));
+            if (!icmp) {
+                if (ports) {
+                    ck_assert(o.dport >= pmin && o.dport <= pmax);
+                } else {
+                    ck_assert_uint_eq(o.dport, f.dport);
+                }
+            }
+        }
+        if (icmp) {
+            ck_assert_uint_eq(o.sport, f.sport);    /* The id stays. */
+        }
+        struct fdp__ct_tuple tt = rnat_tuple(ipv6, proto, o.src, o.dst,
+                                             o.sport, o.dport);
+        struct fdp__ct_tuple rt = m_reverse(&tt);
+        ck_assert_msg(!rnat_taken(c, n, zone, &rt),
+                      "step %d: a reply tuple given twice", step);
+        c[n++] = (struct rnat) { { ot, rt }, zone, true };
+
+        /* Now and then the reply, with plain nat. */
+        if (unit_rng_below(&rng, 2)) {
+            struct fdp__ct_nat plain = { .flags = 0 };
+            struct fdp__ct_args pa = { .nat = &plain, .zone = zone };
+            struct tflow rf = { ipv6, proto, rt.src, rt.dst,
+                                icmp ? rt.icmp_id : rt.src_port,
+                                icmp ? 0 : rt.dst_port };
+            struct tspec rs = spec(&rf);
+            rs.tcp_flags = 0x12;
+            rs.seq = 500;
+            rs.ack = 2;
+            rs.icmp_type = ipv6 ? 129 : 0;
+            build(&t, &rs);
+            r = run_pkt(&e, &t, &pa);
+            ck_assert_uint_eq(r.state, FDP_CT_EST | FDP_CT_RPL | FDP_CT_TRK
+                              | (snat ? FDP_CT_DNAT : FDP_CT_SNAT));
+            struct seen b = seen_pkt(&t);
+            ck_assert(val_eq(b.src, f.dst) && val_eq(b.dst, f.src));
+            if (!icmp) {
+                ck_assert(b.sport == f.dport && b.dport == f.sport);
+            } else {
+                ck_assert_uint_eq(b.sport, f.sport);
+            }
+            n_replies++;
+        }
+
+        /* Now and then a flush of a random live one by its reply. */
+        if (unit_rng_below(&rng, 6) == 0) {
+            int k = (int) unit_rng_below(&rng, (uint32_t) n);
+            if (c[k].alive) {
+                ck_assert_uint_eq(fdp__ct_flush(e.ct, &c[k].zone,
+                                                &c[k].t[1]), 1);
+                c[k].alive = false;
+                n_flushed++;
+            }
+        }
+    }
+
+    /* The table is the reference. */
+    int live = 0;
+    for (int i = 0; i < n; i++) {
+        live += c[i].alive;
+    }
+    ck_assert_uint_eq(fdp__ct_count(e.ct), live);
+    struct fdp__ct_entry ent;
+    grabbed = 0;
+    fdp__ct_dump(e.ct, NULL, e.now, grab, &ent);
+    ck_assert_int_eq(grabbed, live);
+    /* The workload reached every outcome. */
+    ck_assert_msg(n_exhausted > 10 && n_kept > 10 && n_replies > 100
+                  && n_flushed > 10, "exhausted %d, kept %d, replies %d, "
+                  "flushed %d", n_exhausted, n_kept, n_replies, n_flushed);
+    free(c);
     env_destroy(&e);
 }
 END_TEST
@@ -1748,6 +2071,12 @@ START_TEST(random_vs_model)
         /* A batch with one set of arguments. */
         struct fdp__ct_args a = { .commit = unit_rng_below(&rng, 10) < 7 };
         a.force = unit_rng_below(&rng, 20) == 0;
+        /* Plain nat changes nothing for connections committed without a
+         * translation (the NAT cases above cover the others). */
+        static const struct fdp__ct_nat plain_nat = { .flags = 0 };
+        if (unit_rng_below(&rng, 4) == 0) {
+            a.nat = &plain_nat;
+        }
         if (unit_rng_below(&rng, 5) == 0) {
             a.mark = (uint32_t) unit_rng_next(&rng);
             a.mark_mask = unit_rng_below(&rng, 2) ? ~0u : 0xff;
@@ -2012,6 +2341,8 @@ main(void)
     tcase_add_test(tc, nat_dnat_and_both);
     tcase_add_test(tc, nat_icmp);
     tcase_add_test(tc, nat_dnat_collisions);
+    tcase_add_test(tc, nat_second_ct_same_zone);
+    tcase_add_test(tc, nat_random_vs_reference);
     tc = unit_tcase(s, "model");
     tcase_add_test(tc, random_vs_model);
     tc = unit_tcase(s, "concurrency");
