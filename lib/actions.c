@@ -185,8 +185,9 @@ fdp__nxm_field_for(enum fdp_field f,
 }
 
 /* What a flow-form ct action needs beyond IP: addresses of the match's
- * family in nat(), and the prerequisites of what exec()'s moves read and
- * the zone's field (Open vSwitch's ofpact_check for ct). */
+ * family in nat(), the prerequisites of what exec()'s moves read and of
+ * the zone's field, and no commit of what the match says is invalid
+ * (Open vSwitch's check_CT() and check_NAT()). */
 static bool
 ct_meets(const struct fdp_match *match, const struct fdp__action *a)
 {
@@ -202,6 +203,11 @@ ct_meets(const struct fdp_match *match, const struct fdp__action *a)
     if (a->flags & FDP__ACT_CT_ZONE_FIELD
         && !fdp__match_meets(match, fdp__field(a->field)->prereq)) {
         return false;
+    }
+    if (fdp__action_ct_flags(a) & FDP__DPCT_COMMIT
+        && fdp__match_get_value(match, FDP_F_CT_STATE)
+           & fdp__match_get_mask(match, FDP_F_CT_STATE) & FDP_CT_INV) {
+        return false;           /* Committing an invalid packet. */
     }
     for (const uint64_t *w = fdp__action_ct_exec(a);
          w < fdp__action_ct_end(a);

@@ -1983,7 +1983,10 @@ parse_nat_range(struct parser *p, const char *key, const char *s,
             return parse_error(p, at, "ct: nat(%s=%s): unexpected \"%s\" "
                                "after the addresses", key, s, close + 1);
         }
-    } else if (strchr(s, '.')) {
+    } else if (strspn(s, "0123456789.") == strcspn(s, ":-")
+               && memchr(s, '.', strcspn(s, ":-"))) {
+        /* An IPv4 address first (Open vSwitch scans for one before
+         * IPv6, so "::1.2.3.4" is IPv6): a port may follow its ':'. */
         const char *colon = strchr(s, ':');
         addr_len = colon ? (size_t) (colon - s) : strlen(s);
         port = colon ? colon + 1 : NULL;
@@ -2015,6 +2018,12 @@ parse_nat_range(struct parser *p, const char *key, const char *s,
     if (hi < lo) {
         return parse_error(p, at, "ct: nat(%s=%s): invalid nat range (the "
                            "last address is below the first)", key, s);
+    }
+    if (!lo) {
+        /* Open vSwitch's encoding takes an all-zero address for "none"
+         * and would lose it. */
+        return parse_error(p, at, "ct: nat(%s=%s): %s is not a usable nat "
+                           "address", key, s, v6_lo ? "::" : "0.0.0.0");
     }
     nat->flags |= FDP__NAT_ADDR | (v6_lo ? FDP__NAT_IPV6 : 0);
     nat->addr_min = fdp__to_value(lo);
@@ -2290,6 +2299,15 @@ parse_ct_action(struct parser *p, const char *name UNUSED_ARG, char *arg,
         error = parse_error(p, at, "ct: \"force\" flag requires \"commit\" "
                             "flag");
     }
+    if (!error && flags & FDP__DPCT_COMMIT
+        && fdp__match_get_value(p->match, FDP_F_CT_STATE)
+           & fdp__match_get_mask(p->match, FDP_F_CT_STATE) & FDP_CT_INV) {
+        /* Open vSwitch's check_CT(): the tracker would refuse to commit
+         * what it found invalid. */
+        error = parse_error(p, at, "ct: commit is inconsistent with a match "
+                            "on ct_state=+inv (an invalid packet cannot be "
+                            "committed)");
+    }
     if (!error && exec.n_words && !(flags & FDP__DPCT_COMMIT)) {
         error = parse_error(p, seen_exec, "ct: exec() requires \"commit\" "
                             "(ct_mark and ct_label are set on a committed "
@@ -2305,7 +2323,9 @@ parse_ct_action(struct parser *p, const char *name UNUSED_ARG, char *arg,
     if (!error && nat.flags & FDP__NAT_ADDR) {
         error = require(p, nat.flags & FDP__NAT_IPV6 ? FDP__P_IPV6
                                                      : FDP__P_IPV4,
-                        "ct: nat with IPv4 or IPv6 addresses", seen_nat);
+                        nat.flags & FDP__NAT_IPV6
+                        ? "ct: nat with IPv6 addresses"
+                        : "ct: nat with IPv4 addresses", seen_nat);
     }
     if (!error && exec.error) {
         error = ENOMEM;

@@ -1525,6 +1525,8 @@ struct run {
     int error;
     fdp_pipeline_trace_cb *trace;
     void *aux;
+    fdp_pipeline_ct_cb *ct_cb;      /* Traces only. */
+    void *ct_aux;
 };
 
 static enum next run_chain(struct run *run, unsigned int table_id,
@@ -1615,6 +1617,36 @@ clear_ct_fields(struct fdp_key *key)
            (FDP_KEY_WORDS - FDP__WORD_CT_STATE) * sizeof key->w[0]);
 }
 
+/* The start of ct(table=N) continuation 'ct' as fdp_pipeline_ct_cb says
+ * it, for the run's ct callback (a trace). */
+static void
+run_ct_cb(struct run *run, const struct fdp__dp_ct *ct)
+{
+    struct fdp_key key = run->r->key;
+    fdp_u128 mark = fdp__key_get(&key, FDP_F_CT_MARK);
+    fdp_u128 label = fdp__key_get(&key, FDP_F_CT_LABEL);
+    fdp_u128 lmask = fdp__from_value(ct->label_mask);
+
+    fdp__key_set(&key, FDP_F_CT_ZONE, ct->zone);
+    fdp__key_set(&key, FDP_F_CT_MARK,
+                 (mark & ~(fdp_u128) ct->mark_mask) | ct->mark);
+    fdp__key_set(&key, FDP_F_CT_LABEL,
+                 (label & ~lmask) | fdp__from_value(ct->label));
+    const struct fdp__ct_nat *nat = &ct->nat;
+    if (ct->flags & FDP__DPCT_NAT && nat->flags & FDP__NAT_ADDR) {
+        bool src = nat->flags & FDP__NAT_SRC;
+        bool v6 = nat->flags & FDP__NAT_IPV6;
+        fdp__key_set(&key, v6 ? (src ? FDP_F_IPV6_SRC : FDP_F_IPV6_DST)
+                              : (src ? FDP_F_NW_SRC : FDP_F_NW_DST),
+                     fdp__from_value(nat->addr_min));
+        if (nat->flags & FDP__NAT_PORT) {
+            fdp__key_set(&key, src ? FDP_F_TP_SRC : FDP_F_TP_DST,
+                         nat->port_min);
+        }
+    }
+    run->ct_cb(run->ct_aux, &key, ct->table);
+}
+
 /* Runs ct action 'a' (flow form): appends its resolved record to the
  * composed actions (lib/ct-action.h), then, as Open vSwitch's
  * compose_conntrack_action() does, leaves the rest of the pass an
@@ -1644,6 +1676,9 @@ run_ct(struct run *run, const struct fdp__action *a)
         .flags = FDP__ACT_CT_RESOLVED,
     };
     fdp__actions_add_record(&run->s->composed, &rec.h);
+    if (run->ct_cb && rec.ct.flags & FDP__DPCT_RECIRC) {
+        run_ct_cb(run, &rec.ct);
+    }
     clear_ct_fields(key);
 }
 
@@ -1944,12 +1979,11 @@ fdp__pipeline_classify_view(struct fdp_pipeline *p,
     return run_finish(&run, missed);
 }
 
-int
-fdp__pipeline_resume_view(struct fdp_pipeline *p,
-                          const struct fdp__pipeline_view *pub,
-                          const struct fdp_key *key, unsigned int table,
-                          unsigned int flags, struct fdp_pipeline_result *r,
-                          fdp_pipeline_trace_cb *trace, void *aux)
+static int
+classify_ct(struct fdp_pipeline *p, const struct fdp__pipeline_view *pub,
+            const struct fdp_key *key, int table, unsigned int flags,
+            struct fdp_pipeline_result *r, fdp_pipeline_trace_cb *trace,
+            void *aux, fdp_pipeline_ct_cb *ct_cb, void *ct_aux)
 {
     if (table >= FDP_PIPELINE_N_TABLES) {
         return EINVAL;
@@ -1961,16 +1995,47 @@ fdp__pipeline_resume_view(struct fdp_pipeline *p,
     if (error) {
         return error;
     }
-    /* run_start() zeroed the registers and metadata, as a packet from a
-     * port starts; a continuation keeps the ones its ct froze (conj_id,
-     * which only a conjunction's own lookup sets, stays zero). */
-    memcpy(&r->key.w[FDP__WORD_METADATA], &key->w[FDP__WORD_METADATA],
-           (FDP__WORD_XREG7 + 1 - FDP__WORD_METADATA) * sizeof key->w[0]);
+    if (table >= 0) {
+        /* run_start() zeroed the registers and metadata, as a packet from
+         * a port starts; a continuation keeps the ones its ct froze
+         * (conj_id, which only a conjunction's own lookup sets, stays
+         * zero). */
+        memcpy(&r->key.w[FDP__WORD_METADATA], &key->w[FDP__WORD_METADATA],
+               (FDP__WORD_XREG7 + 1 - FDP__WORD_METADATA)
+               * sizeof key->w[0]);
+    }
     run.trace = trace;
     run.aux = aux;
+    run.ct_cb = ct_cb;
+    run.ct_aux = ct_aux;
     bool missed = false;
-    run_chain(&run, table, FDP_STEP_CT, 0, &missed);
+    run_chain(&run, table >= 0 ? (unsigned int) table : 0,
+              table >= 0 ? FDP_STEP_CT : FDP_STEP_START, 0, &missed);
     return run_finish(&run, missed);
+}
+
+int
+fdp__pipeline_resume_view(struct fdp_pipeline *p,
+                          const struct fdp__pipeline_view *pub,
+                          const struct fdp_key *key, unsigned int table,
+                          unsigned int flags, struct fdp_pipeline_result *r,
+                          fdp_pipeline_trace_cb *trace, void *aux)
+{
+    if (table >= FDP_PIPELINE_N_TABLES) {
+        return EINVAL;
+    }
+    return classify_ct(p, pub, key, (int) table, flags, r, trace, aux, NULL,
+                       NULL);
+}
+
+int
+fdp_pipeline_classify_ct(struct fdp_pipeline *p, const struct fdp_key *key,
+                         int table, struct fdp_pipeline_result *r,
+                         fdp_pipeline_trace_cb *trace, void *aux,
+                         fdp_pipeline_ct_cb *ct_cb, void *ct_aux)
+{
+    return classify_ct(p, fdp__pipeline_view(p), key, table, 0, r, trace,
+                       aux, ct_cb, ct_aux);
 }
 
 /* Batch lookups.  fdp__pipeline_classify_batch() takes a batch through the

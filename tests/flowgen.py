@@ -630,12 +630,15 @@ class Gen:
         drops them otherwise)."""
         r = self.r
         out = []
+        self.ct_inv = False
         if not self.chance(0.3):
             return out
         valid = False
         if self.chance(0.8):
             text, v, m = self.ct_state()
             out.append(("ct_state", "ct_state=" + text))
+            # ovs-ofctl refuses ct(commit) under a match on +inv.
+            self.ct_inv = bool(v & m & CT_INV)
             valid = bool(v & (CT_NEW | CT_EST | CT_REL | CT_RPL | CT_SNAT
                               | CT_DNAT)) or (
                 v & CT_TRK and m & CT_INV and not v & CT_INV)
@@ -966,8 +969,123 @@ class Gen:
 
     def pipeline_actions(self, cls):
         of13 = self.fset == "of13"
-        return [lambda: self.load(cls), lambda: self.move(cls),
-                lambda: self.set_register(of13), lambda: self.resubmit()]
+        acts = [lambda: self.load(cls), lambda: self.move(cls),
+                lambda: self.set_register(of13), lambda: self.resubmit(),
+                lambda: "ct_clear"]
+        if CLASSES[cls][0] in (ETH_IP, ETH_IPV6):
+            acts += [lambda: self.ct(cls)] * 2
+        return acts
+
+    # ---- ct(...) ----------------------------------------------------------
+
+    def nat_addr(self, v6, v, brackets):
+        if not v6:
+            return self.ip4_text(v)
+        words = [(v >> (16 * (7 - i))) & 0xFFFF for i in range(8)]
+        text = self.ip6_text(words)
+        return "[%s]" % text if brackets else text
+
+    def nat(self, cls, commit):
+        """nat, or (with commit, which ovs-ofctl needs for a range)
+        nat(src|dst[=ADDR[-ADDR][:PORT[-PORT]]][,flags]) in the flow's
+        family.  The flags only with an address: ovs-ofctl drops them
+        without one, flowdp refuses them (bad_ct_action_tokens())."""
+        r = self.r
+        if not commit or self.chance(0.3):
+            return "nat"
+        v6 = CLASSES[cls][0] == ETH_IPV6
+        kind = self.pick(["src", "dst"])
+        if self.chance(0.15):
+            return "nat(%s)" % kind
+        bits = 128 if v6 else 32
+        lo = r.randrange(1 << bits) if not v6 else \
+            int("".join("%04x" % w for w in self.ip6_words()), 16)
+        # ovs-ofctl encodes an all-zero address as none at all (and then
+        # cannot decode its own ports); flowdp refuses it.
+        lo = lo or 1
+        hi = lo
+        if self.chance(0.4):
+            hi = min((1 << bits) - 1, lo + r.randint(0, 1000))
+        port = None
+        if self.chance(0.5):
+            pl = r.randint(1, 65535)
+            port = (pl, pl if self.chance(0.3) else r.randint(pl, 65535))
+        brackets = v6 and (port is not None or self.chance(0.3))
+        text = "%s=%s" % (kind, self.nat_addr(v6, lo, brackets))
+        if hi != lo or self.chance(0.1):
+            text += "-" + self.nat_addr(v6, hi, brackets)
+        if port:
+            text += ":%d" % port[0]
+            if port[1] != port[0] or self.chance(0.2):
+                text += "-%d" % port[1]
+        flags = []
+        if self.chance(0.3):
+            flags.append("persistent")
+        if self.chance(0.4):
+            flags.append(self.pick(["hash", "random"]))
+        r.shuffle(flags)
+        return "nat(%s)" % ",".join([text] + flags)
+
+    def ct_exec(self, cls):
+        """One action of exec(): set_field, load or move into ct_mark or
+        ct_label.  An unmasked set_field only in of13 (NXM prints it as
+        load, as it does for registers)."""
+        r = self.r
+        field, bits, nxm = self.pick([("ct_mark", 32, "NXM_NX_CT_MARK"),
+                                      ("ct_label", 128, "NXM_NX_CT_LABEL")])
+        k = r.random()
+        if k < 0.35:
+            v = self.int_value(bits)
+            if self.fset == "of13" and self.chance(0.5):
+                return "set_field:%s->%s" % ("0x%x" % v if bits > 64
+                                             else self.num(v, bits), field)
+            m = self.int_mask(bits) if bits <= 64 else \
+                r.randrange(1, 1 << 128)
+            if m in (0, (1 << bits) - 1):
+                m = 1 << r.randrange(bits)
+            return "set_field:0x%x/0x%x->%s" % (v & m, m, field)
+        if k < 0.7:
+            n = r.randint(1, min(bits, 64))
+            ofs = r.randint(0, bits - n)
+            sub = "[%d..%d]" % (ofs, ofs + n - 1) if n > 1 else "[%d]" % ofs
+            if n == bits:
+                sub = "[]"
+            return "load:%s->%s%s" % (self.num(self.int_value(n), n), nxm,
+                                      sub)
+        snames, sbits, _ = self.pick(self.nxm_fields(cls))
+        n = r.randint(1, min(sbits, bits, 64))
+        src, _ = self.subfield(snames, sbits, n)
+        dst, _ = self.subfield([nxm], bits, n)
+        return "move:%s->%s" % (src, dst)
+
+    def ct(self, cls):
+        """A ct action that ovs-ofctl takes and prints back as flowdp
+        does: keys once each, nat before exec, exec only with commit."""
+        r = self.r
+        commit = not getattr(self, "ct_inv", False) and self.chance(0.6)
+        args = []
+        if commit:
+            args.append("commit")
+            if self.chance(0.2):
+                args.append("force")
+        if self.chance(0.3):
+            args.append("table=%d" % r.randint(0, 254))
+        if self.chance(0.4):
+            if self.chance(0.5):
+                args.append("zone=%s" % self.num(r.randint(0, 65535), 16))
+            else:
+                cands = [x for x in self.nxm_fields(cls) if x[1] >= 16]
+                names, bits, _ = self.pick(cands)
+                sub, _ = self.subfield(names, bits, 16)
+                args.append("zone=" + sub)
+        if self.chance(0.35):
+            args.append(self.nat(cls, commit))
+        r.shuffle(args)
+        if commit and self.chance(0.4):
+            args.append("exec(%s)" % ",".join(
+                self.ct_exec(cls) for _ in range(r.randint(1, 3))))
+        return "ct(%s)" % ",".join(args) if args or self.chance(0.5) \
+            else "ct"
 
     def conjunctions(self):
         r = self.r
@@ -1020,10 +1138,23 @@ class Gen:
             name = head + paren + rest
         return name + sep + arg
 
+    @staticmethod
+    def split_actions(acts):
+        """The actions of a list, split at the commas outside
+        parentheses (ct(commit,zone=1) is one)."""
+        out, depth, start = [], 0, 0
+        for i, c in enumerate(acts):
+            depth += c == "(" and 1 or c == ")" and -1 or 0
+            if c == "," and not depth:
+                out.append(acts[start:i])
+                start = i + 1
+        out.append(acts[start:])
+        return out
+
     def actions(self, cls):
         acts = self.plain_actions(cls)
-        return ",".join(self.respell(a) for a in acts.split(",")) if acts \
-            else acts
+        return ",".join(self.respell(a) for a in self.split_actions(acts)) \
+            if acts else acts
 
     def plain_actions(self, cls, tail=True):
         k = self.r.random()
@@ -1257,6 +1388,7 @@ class Gen:
               "actions", "reject"),
              ]
         c.extend(self.bad_ct_tokens(dl_type, big))
+        c.extend(self.bad_ct_action_tokens(cls))
         if dl_type != ETH_IPV6:
             c.append((("move",), "move:NXM_NX_IPV6_SRC[0..31]->NXM_NX_REG0[]",
                       "actions", "reject"))
@@ -1313,6 +1445,72 @@ class Gen:
         if dl_type != ETH_IPV6:
             c.append((state, "ct_state=+est,ct_ipv6_dst=::1", "match",
                       "reject"))
+        return c
+
+    def bad_ct_action_tokens(self, cls):
+        """bad_token() candidates for ct and ct_clear."""
+        dl_type, nw_proto, _ = CLASSES[cls]
+        r = self.r
+        # The flow's ct_state goes (ct(commit) under +inv is another
+        # error), and with it the fields that need it.
+        ct = ("ct", "ct_state") + CT_TUPLE_KEYS
+        if dl_type not in (ETH_IP, ETH_IPV6):
+            return [(ct, self.pick(["ct", "ct(commit)", "ct(table=1)"]),
+                     "actions", "reject")]
+        v6 = dl_type == ETH_IPV6
+        addr = "fe80::1" if v6 else "10.0.0.1"
+        other = "10.0.0.1" if v6 else "[fe80::1]"
+        c = [(ct, "ct(force)", "actions", "reject"),
+             (ct, "ct(commit,exec(%s))" % self.pick(
+                 ["output:1", "set_field:1->reg0", "load:1->NXM_NX_REG0[]",
+                  "move:NXM_NX_CT_MARK[]->NXM_NX_REG0[]"]),
+              "actions", "reject"),
+             (ct, "ct(exec(set_field:0x1/0x1->ct_mark))", "actions",
+              "reject"),
+             (ct, "ct(nat(src=%s))" % addr, "actions", "reject"),
+             (ct, "ct(commit,nat(src=%s,dst=%s))" % (addr, addr), "actions",
+              "reject"),
+             (ct, "ct(commit,nat(dst=%s,hash,random))" % addr, "actions",
+              "reject"),
+             (ct, "ct(commit,nat(src=%s))" % other, "actions", "reject"),
+             (ct, "ct(commit,nat(persistent))", "actions", "reject"),
+             (ct, "ct(commit,nat(foo))", "actions", "reject"),
+             (ct, "ct(commit,nat(src=%s-%s))" % (
+                 "10.0.0.5" if not v6 else "[fe80::5]",
+                 "10.0.0.1" if not v6 else "[fe80::1]"), "actions", "reject"),
+             (ct, "ct(commit,nat(dst=%s:%d-%d))" % (
+                 "10.0.0.1" if not v6 else "[fe80::1]", r.randint(101, 200),
+                 r.randint(1, 100)), "actions", "reject"),
+             (ct, "ct(table=%s)" % self.pick(["255", "0x10", "-1", ""]),
+              "actions", "reject"),
+             (ct, "ct(%s)" % self.pick(["bogus", "COMMIT", "zone",
+                                        "zone=70000"]),
+              "actions", "reject"),
+             (ct, "ct(zone=NXM_NX_REG%d[0..%d])" % (
+                 r.randrange(16), self.pick([7, 14, 16, 31])), "actions",
+              "reject"),
+             (ct, "ct(commit,exec(set_field:%s->ct_mark))" % self.num(
+                 r.randint(1 << 32, 1 << 40), 40), "actions", "reject"),
+             # ovs-ofctl keeps the last of a repeated key, drops flags
+             # without an address and a zero port, and prints a nat after
+             # exec() inside it; flowdp refuses each.
+             (ct, "ct(commit,zone=1,zone=2)", "actions", "stricter"),
+             (ct, "ct(table=1,table=2)", "actions", "stricter"),
+             (ct, "ct(commit,nat(src,random))", "actions", "stricter"),
+             (ct, "ct(commit,nat(src=%s:0))" % ("[fe80::1]" if v6
+                                                else "10.0.0.1"),
+              "actions", "stricter"),
+             (ct, "ct(commit,nat,nat)", "actions", "stricter"),
+             (ct, "ct(commit,exec(set_field:0x1/0x1->ct_mark),nat)",
+              "actions", "stricter"),
+             (("ct_clear",), "ct_clear(1)", "actions", "stricter"),
+             ]
+        if nw_proto == TCP:
+            c.append((ct, "ct(commit,alg=ftp)", "actions", "stricter"))
+        elif nw_proto == UDP:
+            c.append((ct, "ct(commit,alg=tftp)", "actions", "stricter"))
+        else:
+            c.append((ct, "ct(commit,alg=ftp)", "actions", "reject"))
         return c
 
     def bad_flow(self):

@@ -1318,17 +1318,47 @@ cmd_del_port(int argc, char *argv[])
                      json_pack("{s:i}", "port", (int) port)));
 }
 
-/* trace [--flows=FILE] PACKET: with --flows, offline: FILE's flows in a
- * pipeline of this process's own, no daemon. */
+/* trace [--flows=FILE] [--ct-next=FLAGS]... PACKET: with --flows,
+ * offline: FILE's flows in a pipeline of this process's own, no daemon.
+ * Each --ct-next (also "--ct-next FLAGS") gives the ct_state of the next
+ * ct(table=N) continuation, as ofproto/trace's. */
 void
 cmd_trace(int argc, char *argv[])
 {
     const char *flows = NULL;
+    uint8_t ct_next[64];
+    size_t n_ct_next = 0;
     struct fdp_key key;
     char *msg = NULL;
 
-    if (argc >= 2 && !strncmp(argv[1], "--flows=", 8)) {
-        flows = argv[1] + 8;
+    for (;;) {
+        const char *arg = argc >= 2 ? argv[1] : "";
+        const char *flags = NULL;
+        if (!strncmp(arg, "--flows=", 8)) {
+            flows = arg + 8;
+        } else if (!strncmp(arg, "--ct-next=", 10)) {
+            flags = arg + 10;
+        } else if (!strcmp(arg, "--ct-next")) {
+            if (argc < 3) {
+                fatal("trace: --ct-next: missing ct_state flags (e.g. "
+                      "trk|est)");
+            }
+            flags = argv[2];
+            argv++;
+            argc--;
+        } else {
+            break;
+        }
+        if (flags) {
+            const char *why = parse_ct_next(flags, &ct_next[n_ct_next]);
+            if (why) {
+                fatal("trace: --ct-next=%s: %s", flags, why);
+            }
+            if (++n_ct_next == (sizeof ct_next / sizeof ct_next[0])) {
+                fatal("trace: more than %zu --ct-next",
+                      (sizeof ct_next / sizeof ct_next[0]) - 1);
+            }
+        }
         argv++;
         argc--;
     }
@@ -1338,16 +1368,31 @@ cmd_trace(int argc, char *argv[])
         argc--;
     }
     if (argc != 2 || !strncmp(argv[1], "--", 2)) {
-        fatal("trace: expected [--flows=FILE] PACKET (exact fields, e.g. "
-              "in_port=1,tcp,nw_dst=10.0.0.1,tp_dst=80)");
+        fatal("trace: expected [--flows=FILE] [--ct-next=FLAGS]... PACKET "
+              "(exact fields, e.g. in_port=1,tcp,nw_dst=10.0.0.1,"
+              "tp_dst=80)");
     }
     int error = fdp_packet_parse(argv[1], &key, &msg);
     if (error) {
         fatal("trace: %s", msg ? msg : strerror(error));
     }
-    json_t *r = (flows ? trace_offline("trace", flows, &key)
-                 : call("trace", "trace", json_pack("{s:s}", "packet",
-                                                    argv[1])));
+    json_t *r;
+    if (flows) {
+        r = trace_offline("trace", flows, &key, ct_next, n_ct_next);
+    } else {
+        json_t *states = json_array();
+        for (size_t i = 0; states && i < n_ct_next; i++) {
+            if (json_array_append_new(states, json_integer(ct_next[i]))) {
+                json_decref(states);
+                states = NULL;
+            }
+        }
+        if (!states) {
+            fatal("trace: out of memory");
+        }
+        r = call("trace", "trace", json_pack("{s:s, s:o}", "packet",
+                                             argv[1], "ct_next", states));
+    }
     trace_print(stdout, argv[1], r);
     json_decref(r);
     flush_stdout("trace");

@@ -23,10 +23,12 @@ void for_each_line(const char *name,
                    void *aux);
 
 /* trace --flows=FILE: the trace (pipeline-tool.h) of 'key' through the
- * flows of 'flows_path' in a pipeline of this process's own; exits with a
+ * flows of 'flows_path' in a pipeline of this process's own, ct(table=N)
+ * continuations with the states 'ct_next' (trace_json()); exits with a
  * message naming 'command' if the file does not load. */
 json_t *trace_offline(const char *command, const char *flows_path,
-                      const struct fdp_key *key);
+                      const struct fdp_key *key, const uint8_t *ct_next,
+                      size_t n_ct_next);
 
 /* Where the daemon is, from the global options. */
 extern const char *ctl_remote;

@@ -85,7 +85,7 @@ usage(void)
            "  add-port PORT TYPE:ARGS  add a port (ring, pcap:..., afxdp:dev=IF,\n"
            "                           afpacket:dev=IF)\n"
            "  del-port PORT            remove a port\n"
-           "  trace [--flows=FILE] PACKET\n"
+           "  trace [--flows=FILE] [--ct-next=FLAGS]... PACKET\n"
            "                           the flows a packet hits table by table\n"
            "                           (goto_table, resubmit), the registers\n"
            "                           they set, the actions composed; with\n"
@@ -555,12 +555,13 @@ load_pipeline(const char *command, const char *path)
 
 json_t *
 trace_offline(const char *command, const char *flows_path,
-              const struct fdp_key *key)
+              const struct fdp_key *key, const uint8_t *ct_next,
+              size_t n_ct_next)
 {
     struct fdp_pipeline *p = load_pipeline(command, flows_path);
 
     fdp_table_read_lock();
-    json_t *trace = trace_json(p, key);
+    json_t *trace = trace_json(p, key, ct_next, n_ct_next);
     fdp_table_read_unlock();
     if (!trace) {
         fatal("out of memory");
@@ -1460,6 +1461,7 @@ enum {
     OPT_REMOTE = 256, OPT_KEY, OPT_CERT, OPT_CA,
     OPT_STRICT, OPT_NO_STATS, OPT_SORT, OPT_RSORT, OPT_PARTITIONS,
     OPT_FLOWS,
+    OPT_CT_NEXT,
 };
 
 static const struct option long_options[] = {
@@ -1477,6 +1479,7 @@ static const struct option long_options[] = {
     { "rsort", optional_argument, NULL, OPT_RSORT },
     { "partitions", no_argument, NULL, OPT_PARTITIONS },
     { "flows", required_argument, NULL, OPT_FLOWS },
+    { "ct-next", required_argument, NULL, OPT_CT_NEXT },
     { NULL, 0, NULL, 0 },
 };
 
@@ -1536,7 +1539,8 @@ parse_options(int argc, char *argv[], bool permute, struct handed *handed)
         case OPT_SORT:
         case OPT_RSORT:
         case OPT_PARTITIONS:
-        case OPT_FLOWS: {
+        case OPT_FLOWS:
+        case OPT_CT_NEXT: {
             const char *name = long_options[index].name;
             char *arg = optarg ? xasprintf("--%s=%s", name, optarg)
                                : xasprintf("--%s", name);

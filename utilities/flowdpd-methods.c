@@ -31,7 +31,7 @@
  *   show         {}                                  -> {ports:[...], ...}
  *   add-port     {port:N, spec:TEXT}                 -> {}
  *   del-port     {port:N}                            -> {}
- *   trace        {packet:TEXT}                       -> {steps:[...],
+ *   trace        {packet:TEXT, ct_next?:[N...]}      -> {steps:[...],
  *                                                        actions, ...}
  *                (the lookups table by table: see pipeline-tool.h)
  *   vlog/reopen  {}                                  -> {}
@@ -244,8 +244,32 @@ h_trace(struct server *s, const json_t *p, struct op_result *r)
         free(msg);
         return NULL;
     }
+    /* "ct_next": the ct_state of each ct(table=N) continuation in turn,
+     * as numbers (flowdp-ctl trace --ct-next); optional. */
+    const json_t *states = json_object_get(p, "ct_next");
+    uint8_t ct_next[64];
+    size_t n_ct_next = json_array_size(states);
+    if (states && (!json_is_array(states)
+                   || n_ct_next > (sizeof ct_next / sizeof ct_next[0]))) {
+        op_fail(r, RPC_INVALID_PARAMS, "\"ct_next\": expected an array of "
+                "at most %zu ct_state values", (sizeof ct_next / sizeof ct_next[0]));
+        free(msg);
+        return NULL;
+    }
+    for (size_t i = 0; i < n_ct_next; i++) {
+        const json_t *v = json_array_get(states, i);
+        json_int_t state = json_integer_value(v);
+        if (!json_is_integer(v) || state < 0 || state > 0xff
+            || (state && !(state & FDP_CT_TRK))) {
+            op_fail(r, RPC_INVALID_PARAMS, "\"ct_next\"[%zu]: expected a "
+                    "ct_state (0..255, with trk if nonzero)", i);
+            free(msg);
+            return NULL;
+        }
+        ct_next[i] = (uint8_t) state;
+    }
     fdp_table_read_lock();
-    json_t *result = trace_json(s->pipeline, &key);
+    json_t *result = trace_json(s->pipeline, &key, ct_next, n_ct_next);
     fdp_table_read_unlock();
     if (!result) {
         op_fail(r, RPC_FAILED, "out of memory");

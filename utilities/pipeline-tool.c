@@ -122,8 +122,9 @@ static json_t *
 step_json(const struct fdp_pipeline_step *step, struct fdp_match *match)
 {
     json_t *o = json_pack("{s:i, s:s, s:i}", "table", (int) step->table_id,
-                          "kind", step->kind < 3 ? step_kinds[step->kind]
-                                                 : "?",
+                          "kind", step->kind < sizeof step_kinds
+                                               / sizeof *step_kinds
+                                  ? step_kinds[step->kind] : "?",
                           "depth", (int) step->depth);
     if (!o) {
         return NULL;
@@ -234,8 +235,126 @@ trace_result_json(struct trace_ctx *ctx, const struct fdp_pipeline_result *r,
     return o;
 }
 
-json_t *
-trace_json(struct fdp_pipeline *p, const struct fdp_key *key)
+/* The ct(table=N) continuations a trace has yet to follow, first in first
+ * out as ofproto/trace's recirculation queue: where each starts. */
+struct ct_resume {
+    struct fdp_key key;
+    unsigned int table;
+};
+
+struct ct_queue {
+    struct ct_resume *items;
+    size_t n, alloc;
+    bool failed;
+};
+
+/* fdp_pipeline_ct_cb: queues a continuation. */
+static void
+trace_ct_cb(void *q_, const struct fdp_key *key, unsigned int table)
+{
+    struct ct_queue *q = q_;
+
+    if (q->failed) {
+        return;
+    }
+    if (q->n == q->alloc) {
+        size_t alloc = q->alloc ? 2 * q->alloc : 4;
+        struct ct_resume *items = realloc(q->items, alloc * sizeof *items);
+        if (!items) {
+            q->failed = true;
+            return;
+        }
+        q->items = items;
+        q->alloc = alloc;
+    }
+    q->items[q->n++] = (struct ct_resume) { .key = *key, .table = table };
+}
+
+/* ct_state's flags joined by '|' in bit order ("new|trk"), as Open
+ * vSwitch's format_flags() prints them; "0" for none. */
+static void
+format_ct_state(char *buf, size_t size, unsigned int state)
+{
+    static const char *const names[] = {
+        "new", "est", "rel", "rpl", "inv", "trk", "snat", "dnat",
+    };
+    size_t len = 0;
+
+    buf[0] = '\0';
+    for (unsigned int i = 0; i < 8; i++) {
+        if (state & (1u << i) && len < size) {
+            len += (size_t) snprintf(buf + len, size - len, "%s%s",
+                                     len ? "|" : "", names[i]);
+        }
+    }
+    if (!len) {
+        snprintf(buf, size, "0");
+    }
+}
+
+const char *
+parse_ct_next(const char *text, uint8_t *state)
+{
+    static const char *const names[] = {
+        "new", "est", "rel", "rpl", "inv", "trk", "snat", "dnat",
+    };
+    unsigned int set = 0, cleared = 0;
+    const char *s = text;
+
+    if (!*s) {
+        return "empty ct_state";
+    }
+    while (*s) {
+        char sign = *s == '+' || *s == '-' ? *s++ : '+';
+        size_t len = strcspn(s, "|+-");
+        unsigned int bit = 0;
+        for (unsigned int i = 0; i < sizeof names / sizeof *names && !bit;
+             i++) {
+            if (strlen(names[i]) == len && !strncmp(s, names[i], len)) {
+                bit = 1u << i;
+            }
+        }
+        if (!bit) {
+            return "unknown ct_state flag (new, est, rel, rpl, inv, trk, "
+                   "snat, dnat)";
+        }
+        if ((set | cleared) & bit) {
+            return "a ct_state flag given twice";
+        }
+        if (sign == '+') {
+            set |= bit;
+        } else {
+            cleared |= bit;
+        }
+        s += len;
+        if (*s == '|') {
+            s++;
+            if (!*s) {
+                return "ct_state ends in '|'";
+            }
+        }
+    }
+    /* Open vSwitch's validate_ct_state(): a packet the tracker has not
+     * seen has no other state, and new excludes est, inv excludes the
+     * rest. */
+    if (set && !(set & FDP_CT_TRK)) {
+        return "ct_state flags other than trk need trk";
+    }
+    if ((set & FDP_CT_NEW) && (set & (FDP_CT_EST | FDP_CT_REL))) {
+        return "ct_state new is inconsistent with est and rel";
+    }
+    if ((set & FDP_CT_INV) && (set & ~(FDP_CT_INV | FDP_CT_TRK))) {
+        return "ct_state inv excludes every flag but trk";
+    }
+    *state = (uint8_t) set;
+    return NULL;
+}
+
+/* One pass of a trace (from table 0, or a continuation from 'table'), as
+ * the object pipeline-tool.h describes; NULL if out of memory. */
+static json_t *
+trace_pass(struct fdp_pipeline *p, const struct fdp_key *key, int table,
+           struct ct_queue *q)
 {
     struct fdp_pipeline_result r;
     struct trace_ctx ctx = {
@@ -245,14 +364,69 @@ trace_json(struct fdp_pipeline *p, const struct fdp_key *key)
 
     fdp_pipeline_result_init(&r);
     if (ctx.steps && ctx.match
-        && !fdp_pipeline_classify(p, key, 0, &r, trace_cb, &ctx)
-        && !ctx.failed) {
+        && !fdp_pipeline_classify_ct(p, key, table, &r, trace_cb, &ctx,
+                                     trace_ct_cb, q)
+        && !ctx.failed && !q->failed) {
         o = trace_result_json(&ctx, &r, key);
     }
     json_decref(ctx.steps);
     free(ctx.open);
     fdp_match_destroy(ctx.match);
     fdp_pipeline_result_destroy(&r);
+    return o;
+}
+
+json_t *
+trace_json(struct fdp_pipeline *p, const struct fdp_key *key,
+           const uint8_t *ct_next, size_t n_ct_next)
+{
+    struct ct_queue q = { .items = NULL };
+    json_t *o = trace_pass(p, key, -1, &q);
+    json_t *resumes = json_array();
+
+    /* Each continuation in turn; one that does ct(table=N) again queues
+     * another.  A pipeline that loops through the tracker (ct(table=0)
+     * from table 0 for a packet the default state sends back) would go on
+     * for ever, which ofproto/trace does; a trace stops after
+     * TRACE_MAX_RESUMES and says so. */
+    enum { TRACE_MAX_RESUMES = 32 };
+    size_t i;
+    for (i = 0; o && resumes && i < q.n && i < TRACE_MAX_RESUMES; i++) {
+        struct ct_resume c = q.items[i];
+        bool dflt = i >= n_ct_next;
+        unsigned int state = dflt ? FDP_CT_TRK | FDP_CT_NEW : ct_next[i];
+        char text[64];
+
+        fdp_key_set(&c.key, FDP_F_CT_STATE,
+                    (struct fdp_value) { 0, state });
+        if (dflt) {
+            /* ofproto/trace's words for its default. */
+            snprintf(text, sizeof text, "trk|new");
+        } else {
+            format_ct_state(text, sizeof text, state);
+        }
+        json_t *pass = trace_pass(p, &c.key, (int) c.table, &q);
+        if (!pass
+            || json_object_set_new(pass, "table", json_integer(c.table))
+            || json_object_set_new(pass, "zone", json_integer(
+                   (json_int_t) fdp_key_get(&c.key, FDP_F_CT_ZONE).lo))
+            || json_object_set_new(pass, "ct_state", json_string(text))
+            || json_object_set_new(pass, "default_state",
+                                   json_boolean(dflt))
+            || json_array_append_new(resumes, pass)) {
+            json_decref(o);
+            o = NULL;
+        }
+    }
+    if (o && resumes
+        && (json_object_set(o, "resumes", resumes)
+            || json_object_set_new(o, "resumes_cut",
+                                   json_boolean(i < q.n)))) {
+        json_decref(o);
+        o = NULL;
+    }
+    json_decref(resumes);
+    free(q.items);
     return o;
 }
 
@@ -305,23 +479,49 @@ print_step(FILE *stream, const json_t *step)
     }
 }
 
-void
-trace_print(FILE *stream, const char *packet, const json_t *trace)
+/* The steps and actions of one pass. */
+static void
+print_pass(FILE *stream, const json_t *pass)
 {
-    const json_t *steps = json_object_get(trace, "steps");
-    const char *actions = json_string_value(json_object_get(trace,
+    const json_t *steps = json_object_get(pass, "steps");
+    const char *actions = json_string_value(json_object_get(pass,
                                                             "actions"));
 
-    fprintf(stream, "Packet: %s\n", packet);
     for (size_t i = 0; i < json_array_size(steps); i++) {
         print_step(stream, json_array_get(steps, i));
     }
-    if (json_is_true(json_object_get(trace, "limit_dropped"))) {
+    if (json_is_true(json_object_get(pass, "limit_dropped"))) {
         fprintf(stream, "Resubmit limit: more than %d nested or %d in all; "
                 "the packet is dropped whole.\n", FDP_PIPELINE_MAX_DEPTH,
                 FDP_PIPELINE_MAX_RESUBMITS);
     }
     fprintf(stream, "Actions: %s\n", actions ? actions : "drop");
+}
+
+void
+trace_print(FILE *stream, const char *packet, const json_t *trace)
+{
+    const json_t *resumes = json_object_get(trace, "resumes");
+
+    fprintf(stream, "Packet: %s\n", packet);
+    print_pass(stream, trace);
+    for (size_t i = 0; i < json_array_size(resumes); i++) {
+        const json_t *r = json_array_get(resumes, i);
+        const char *state = json_string_value(json_object_get(r,
+                                                              "ct_state"));
+        fprintf(stream, "\nct(table=%lld): resume conntrack in zone %lld "
+                "with %sct_state=%s%s\n", get_int(r, "table"),
+                get_int(r, "zone"),
+                json_is_true(json_object_get(r, "default_state"))
+                ? "default " : "", state ? state : "?",
+                json_is_true(json_object_get(r, "default_state"))
+                ? " (use --ct-next to customize)" : "");
+        print_pass(stream, r);
+    }
+    if (json_is_true(json_object_get(trace, "resumes_cut"))) {
+        fprintf(stream, "\nThe trace stops here: the continuations of "
+                "ct(table=N) go on past %zu.\n", json_array_size(resumes));
+    }
 }
 
 void

@@ -8,8 +8,15 @@
  *    "actions": TEXT,          the composed packet actions ("drop")
  *    "table_missed": BOOL,     a miss in table 0 or through goto_table
  *                              ended the pipeline
- *    "limit_dropped": BOOL}    resubmits went past a limit: dropped whole
- * STEP: {"table": N, "kind": "start"|"goto"|"resubmit", "depth": N,
+ *    "limit_dropped": BOOL,    resubmits went past a limit: dropped whole
+ *    "resumes": [PASS...],     the ct(table=N) continuations, in the
+ *                              order followed: each an object as this one
+ *                              (steps, actions, table_missed,
+ *                              limit_dropped) with "table": N, "zone": N,
+ *                              "ct_state": "new|trk" and "default_state":
+ *                              BOOL (no --ct-next was left for it)
+ *    "resumes_cut": BOOL}      more continuations than a trace follows
+ * STEP: {"table": N, "kind": "start"|"goto"|"resubmit"|"ct", "depth": N,
  *        "flow": TEXT (absent for a miss; canonical, without "table="),
  *        "cookie": N, "conj_id": N (found through that conjunction),
  *        "registers": TEXT (the nonzero registers and metadata after the
@@ -42,8 +49,17 @@ uint8_t flow_text_table(const char *text, const struct fdp_flow_spec *spec);
 char *format_registers(const struct fdp_key *key);
 
 /* Runs 'key' through 'p' (the caller holds fdp_table_read_lock()) and
- * returns the trace object described above, or NULL if out of memory. */
-json_t *trace_json(struct fdp_pipeline *p, const struct fdp_key *key);
+ * returns the trace object described above, or NULL if out of memory.
+ * Each ct(table=N) continuation is followed after the pass that made it,
+ * as ofproto/trace does, with ct_state ct_next[i] for the i-th (the
+ * 'n_ct_next' given, in order; then trk|new). */
+json_t *trace_json(struct fdp_pipeline *p, const struct fdp_key *key,
+                   const uint8_t *ct_next, size_t n_ct_next);
+
+/* Parses a --ct-next argument, ct_state flags as ofproto/trace takes them
+ * ("trk|new", "+trk+est"; a '-' flag is left clear), into '*state'.
+ * Returns NULL, or a message (static) saying what is wrong. */
+const char *parse_ct_next(const char *text, uint8_t *state);
 
 /* Prints the trace 'trace' of the packet written as 'packet' to
  * 'stream'. */

@@ -198,6 +198,30 @@ FDP_API int fdp_pipeline_classify(struct fdp_pipeline *p,
                                   struct fdp_pipeline_result *r,
                                   fdp_pipeline_trace_cb *trace, void *aux);
 
+/* A ct(table=N) continuation, for tools that follow one as Open vSwitch's
+ * ofproto/trace does: 'key' is what the pipeline knows of the packet the
+ * datapath would resume in table 'table' (the headers as rewritten before
+ * the ct action, the registers and metadata it froze, the in_port, ct_zone,
+ * and ct_mark and ct_label as its exec() set them; with nat(src=...) or
+ * nat(dst=...) the range's first address and port in place of the source
+ * or destination, as ofproto/trace simulates NAT).  Its ct_state is the
+ * packet's before the action: what the tracker answers is the caller's
+ * to choose. */
+typedef void fdp_pipeline_ct_cb(void *aux, const struct fdp_key *key,
+                                unsigned int table);
+
+/* fdp_pipeline_classify() with no flags, from table 0 ('table' negative)
+ * or, for a ct(table=N) continuation, from table 'table' keeping every
+ * word of 'key' (its registers and metadata too), calling 'ct_cb' (if
+ * nonnull) with 'ct_aux' for each ct(table=N) that runs.  Returns as
+ * fdp_pipeline_classify(), or EINVAL for a 'table' above 254.  Lookups:
+ * RCU protected, as fdp_pipeline_classify(). */
+FDP_API int fdp_pipeline_classify_ct(struct fdp_pipeline *p,
+                                     const struct fdp_key *key, int table,
+                                     struct fdp_pipeline_result *r,
+                                     fdp_pipeline_trace_cb *trace, void *aux,
+                                     fdp_pipeline_ct_cb *ct_cb, void *ct_aux);
+
 /* The pipeline's version (see above). */
 FDP_API uint64_t fdp_pipeline_version(const struct fdp_pipeline *p);
 

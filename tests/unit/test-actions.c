@@ -2,7 +2,9 @@
  * Unit tests for lib/actions.c: action lists built from random sequences
  * of records read back, in order, exactly as added (the reference is the
  * sequence itself); clone, equality, count and size agree with it; bad
- * set-field values are refused without touching the list.
+ * set-field values are refused without touching the list; ct records
+ * (nested exec() and nat) are one record each, and the builder and
+ * fdp__ct_resolve() refuse malformed ones.
  */
 #include <config.h>
 
@@ -221,6 +223,116 @@ START_TEST(empty_list)
 }
 END_TEST
 
+/* Builds a ct record: 'n_exec' exec() writes of ct_mark bit i, zone from
+ * reg0's high half, table 7, a nat spec. */
+static struct fdp_actions *
+ct_list(unsigned int n_exec, int *error)
+{
+    struct fdp__actions_builder b, exec;
+    struct fdp__ct_nat nat;
+
+    memset(&nat, 0, sizeof nat);
+    nat.flags = FDP__NAT_DST | FDP__NAT_ADDR;
+    nat.addr_min.lo = nat.addr_max.lo = 0x0a000001;
+    fdp__actions_builder_init(&b);
+    fdp__actions_builder_init(&exec);
+    for (unsigned int i = 0; i < n_exec; i++) {
+        ck_assert_int_eq(fdp__actions_add_ct_write(&exec, FDP_F_CT_MARK,
+                                                   0, 1u << (i % 32),
+                                                   FDP__ACT_LOAD), 0);
+    }
+    fdp__actions_add(&b, FDP_ACT_OUTPUT, 1);
+    *error = fdp__actions_add_ct(&b, FDP__DPCT_COMMIT | FDP__DPCT_NAT
+                                 | FDP__DPCT_RECIRC, 7, FDP_F_REG0, 16,
+                                 &nat, exec.words, exec.n_words);
+    fdp__actions_add(&b, FDP_ACT_CT_CLEAR, 0);
+    fdp__actions_builder_destroy(&exec);
+    return fdp__actions_finish(&b);
+}
+
+/* A ct record is one record of the list, whatever its exec(): count,
+ * size, clone and equality see it whole; the builder refuses one past
+ * 255 words, a bad zone subfield, table 255 and unknown flags; and
+ * fdp__ct_resolve() refuses what is not a flow-form ct. */
+START_TEST(ct_records)
+{
+    int error;
+    struct fdp_actions *a = ct_list(3, &error);
+
+    ck_assert_int_eq(error, 0);
+    ck_assert_uint_eq(fdp_actions_count(a), 3);
+    /* output 1 + ct (1 + 5 nat + 3 x 5 exec) + ct_clear 1. */
+    ck_assert_uint_eq(fdp_actions_size(a), sizeof *a + 8 * (1 + 21 + 1));
+    struct fdp_actions *c = fdp_actions_clone(a);
+    ck_assert(fdp_actions_equal(a, c));
+    struct fdp_actions *d = ct_list(4, &error);
+    ck_assert(!fdp_actions_equal(a, d));
+    fdp_actions_destroy(d);
+    /* One bit of the nat spec makes a difference. */
+    c->words[3] ^= 1;
+    ck_assert(!fdp_actions_equal(a, c));
+    fdp_actions_destroy(c);
+
+    const struct fdp__action *first = fdp__actions_first(a);
+    ck_assert_ptr_nonnull(first);
+    const struct fdp__action *ct = fdp__actions_next(a, first);
+    ck_assert_ptr_nonnull(ct);
+    ck_assert_uint_eq(ct->type, FDP_ACT_CT);
+    ck_assert_uint_eq(fdp__action_ct_table(ct), 7);
+    ck_assert(fdp__action_ct_exec(ct) + 15 == fdp__action_ct_end(ct));
+    const struct fdp__action *clear = fdp__actions_next(a, ct);
+    ck_assert_ptr_nonnull(clear);
+    ck_assert_uint_eq(clear->type, FDP_ACT_CT_CLEAR);
+
+    struct fdp_key key;
+    struct fdp__dp_ct dp;
+    memset(&key, 0, sizeof key);
+    fdp__key_set(&key, FDP_F_REG0, 0x12345678);
+    fdp__key_set(&key, FDP_F_IN_PORT, 9);
+    fdp__key_set(&key, FDP_F_CT_MARK, 0xff);
+    ck_assert_int_eq(fdp__ct_resolve(ct, &key, &dp), 0);
+    ck_assert_uint_eq(dp.zone, 0x1234);
+    ck_assert_uint_eq(dp.table, 7);
+    ck_assert_uint_eq(dp.in_port, 9);
+    ck_assert_uint_eq(dp.mark, 0);
+    ck_assert_uint_eq(dp.mark_mask, 0x7);
+    ck_assert_uint_eq(dp.nat.addr_min.lo, 0x0a000001);
+    ck_assert_uint_eq(dp.frozen[1], (uint64_t) 0x12345678 << 32);
+    ck_assert_int_eq(fdp__ct_resolve(first, &key, &dp), EINVAL);
+    fdp_actions_destroy(a);
+
+    /* 1 + 5 + 49 x 5 = 251 words fit; 50 writes (256) do not. */
+    a = ct_list(49, &error);
+    ck_assert_int_eq(error, 0);
+    fdp_actions_destroy(a);
+    a = ct_list(50, &error);
+    ck_assert_int_eq(error, EINVAL);
+    ck_assert_uint_eq(fdp_actions_count(a), 2);
+    fdp_actions_destroy(a);
+
+    struct fdp__actions_builder b;
+    fdp__actions_builder_init(&b);
+    ck_assert_int_eq(fdp__actions_add_ct(&b, 0, 0, FDP_F_REG0, 17, NULL,
+                                         NULL, 0), EINVAL);
+    ck_assert_int_eq(fdp__actions_add_ct(&b, FDP__DPCT_RECIRC, 255,
+                                         FDP_N_FIELDS, 0, NULL, NULL, 0),
+                     EINVAL);
+    ck_assert_int_eq(fdp__actions_add_ct(&b, 0x80, 0, FDP_N_FIELDS, 0, NULL,
+                                         NULL, 0), EINVAL);
+    ck_assert_int_eq(fdp__actions_add_ct(&b, 0, 0, FDP_N_FIELDS, 65536,
+                                         NULL, NULL, 0), EINVAL);
+    ck_assert_int_eq(fdp__actions_add_ct_write(&b, FDP_F_REG0, 1, 1, 0),
+                     EINVAL);
+    ck_assert_int_eq(fdp__actions_add_ct_write(&b, FDP_F_CT_MARK, 2, 1, 0),
+                     EINVAL);
+    ck_assert_int_eq(fdp__actions_add_ct_write(&b, FDP_F_CT_MARK, 0,
+                                               (fdp_u128) 1 << 32, 0),
+                     EINVAL);
+    ck_assert_uint_eq(b.n_words, 0);
+    fdp__actions_builder_destroy(&b);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -231,6 +343,7 @@ main(void)
     tcase_add_test(tc, equality_sees_every_word);
     tcase_add_test(tc, bad_set_field_refused);
     tcase_add_test(tc, empty_list);
+    tcase_add_test(tc, ct_records);
     tcase_add_test(tc, nxm_names_fit_their_fields);
     return unit_run(s);
 }

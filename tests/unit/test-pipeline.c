@@ -19,6 +19,11 @@
  * test, so each iteration sets FLOWDP_CPU before the library's one-time
  * detection).
  *
+ * The same random programs hold ct and ct_clear (the reference resolves
+ * ct from ct-action.h alone), and each packet is also resumed, as a
+ * ct(table=N) continuation, from a random table with random frozen
+ * registers (fdp__pipeline_resume_view() against the reference).
+ *
  * Hand-picked cases follow: ovs-fields(7)'s conjunction example, a
  * conjunction hidden by a higher-priority flow, conjunctions at two
  * priorities, a resubmit coming back to its caller, the two limits, the
@@ -42,6 +47,7 @@
 #include <pthread.h>
 
 #include "lib/actions-internal.h"
+#include "lib/ct-action.h"
 #include <flowdp/cpu.h>
 #include "lib/field.h"
 #include "lib/match-internal.h"
@@ -86,6 +92,14 @@ use_cpu_level(int i, const char *test)
 
 /* ---------------------------------------------------------------------- */
 /* The reference pipeline.                                                 */
+
+/* What the differential test's packets did (per the reference), so that
+ * the test can check it reached every case it is meant to. */
+static struct coverage {
+    uint64_t packets, steps[3], resubmit_misses, nested_goto_misses;
+    uint64_t table_missed, limit_dropped, conj_hits, state_loaded;
+    uint64_t header_rewritten, ct_runs, ct_clears;
+} cov;
 
 struct ref_flow {
     struct fdp_match match;
@@ -297,6 +311,86 @@ ref_resubmit(const struct ref_pipeline *ref, struct ref_result *r,
     fdp__key_set(&r->key, FDP_F_IN_PORT, saved_port);
 }
 
+static void
+ref_clear_ct(struct fdp_key *key)
+{
+    for (size_t i = FDP__WORD_CT_STATE; i < FDP_KEY_WORDS; i++) {
+        key->w[i] = 0;
+    }
+}
+
+/* A ct action, from ct-action.h's and Open vSwitch's words alone: the
+ * record every part of which is a constant (the zone read first, exec()'s
+ * writes applied in order to a mark and a label of their own, which a
+ * move from ct_mark or ct_label then reads), then a packet whose ct
+ * fields are clear for the rest of the pass. */
+static void
+ref_ct(struct ref_result *r, const struct fdp__action *a)
+{
+    struct {
+        struct fdp__action h;
+        struct fdp__dp_ct ct;
+    } rec;
+    const uint64_t *w = (const uint64_t *) a;
+    unsigned int flags = a->arg & 0xff;
+
+    memset(&rec, 0, sizeof rec);
+    rec.h.type = FDP_ACT_CT;
+    rec.h.n_words = (uint8_t) (sizeof rec / 8);
+    rec.h.flags = FDP__ACT_CT_RESOLVED;
+    rec.ct.flags = (uint8_t) flags;
+    rec.ct.zone = (uint16_t) (a->flags & FDP__ACT_CT_ZONE_FIELD
+                              ? fdp__key_get(&r->key, a->field)
+                                >> (a->arg >> 16)
+                              : a->arg >> 16);
+    size_t i = 1;
+    if (flags & FDP__DPCT_NAT) {
+        memcpy(&rec.ct.nat, &w[1], sizeof rec.ct.nat);
+        i += sizeof rec.ct.nat / 8;
+    }
+    fdp_u128 mark = fdp__key_get(&r->key, FDP_F_CT_MARK), mark_mask = 0;
+    fdp_u128 label = fdp__key_get(&r->key, FDP_F_CT_LABEL), label_mask = 0;
+    while (i < a->n_words) {
+        const struct fdp__action *e = (const struct fdp__action *) &w[i];
+        fdp_u128 v, m;
+        if (e->type == FDP_ACT_MOVE) {
+            struct fdp__move mv = fdp__action_move(e);
+            fdp_u128 src = mv.src == FDP_F_CT_MARK ? mark
+                           : mv.src == FDP_F_CT_LABEL ? label
+                           : fdp__key_get(&r->key, mv.src);
+            m = fdp__ones(mv.n_bits) << mv.dst_ofs;
+            v = ((src >> mv.src_ofs) & fdp__ones(mv.n_bits)) << mv.dst_ofs;
+        } else {
+            ck_assert_uint_eq(e->type, FDP_ACT_SET_MASKED);
+            v = (fdp_u128) w[i + 1] << 64 | w[i + 2];
+            m = (fdp_u128) w[i + 3] << 64 | w[i + 4];
+        }
+        if (e->field == FDP_F_CT_MARK) {
+            mark = ((mark & ~m) | (v & m)) & UINT32_MAX;
+            mark_mask |= m & UINT32_MAX;
+        } else {
+            ck_assert_uint_eq(e->field, FDP_F_CT_LABEL);
+            label = (label & ~m) | (v & m);
+            label_mask |= m;
+        }
+        i += e->n_words;
+    }
+    rec.ct.mark = (uint32_t) (mark & mark_mask);
+    rec.ct.mark_mask = (uint32_t) mark_mask;
+    rec.ct.label = fdp__to_value(label & label_mask);
+    rec.ct.label_mask = fdp__to_value(label_mask);
+    if (flags & FDP__DPCT_RECIRC) {
+        rec.ct.table = (uint8_t) (a->arg >> 8);
+        rec.ct.in_port = (uint32_t) fdp__key_get(&r->key, FDP_F_IN_PORT);
+        for (size_t k = 0; k < FDP__CT_FROZEN_WORDS; k++) {
+            rec.ct.frozen[k] = r->key.w[FDP_KEY_PACKET_WORDS + k];
+        }
+    }
+    fdp__actions_add_record__(&r->actions, &rec.h);
+    ref_clear_ct(&r->key);
+    cov.ct_runs++;
+}
+
 /* Runs the actions of 'f', a flow of 'table' hit at nesting 'depth'. */
 static void
 ref_run(const struct ref_pipeline *ref, struct ref_result *r,
@@ -374,6 +468,16 @@ ref_run(const struct ref_pipeline *ref, struct ref_result *r,
         case FDP_ACT_CONJUNCTION:
             ck_abort_msg("a clause flow ran");
             break;
+        case FDP_ACT_CT:
+            ref_ct(r, a);
+            break;
+        case FDP_ACT_CT_CLEAR:
+            /* Open vSwitch clears a tracked packet's ct fields. */
+            if (fdp__key_get(&r->key, FDP_F_CT_STATE) & FDP_CT_TRK) {
+                ref_clear_ct(&r->key);
+                cov.ct_clears++;
+            }
+            break;
         default:
             ref_compose(&r->actions, a);
             break;
@@ -430,6 +534,22 @@ ref_classify(const struct ref_pipeline *ref, const struct fdp_key *key,
     r->key = *key;
     r->packet_in_port = (uint32_t) fdp__key_get(key, FDP_F_IN_PORT);
     ref_lookup_step(ref, r, 0, 0, FDP_STEP_START);
+}
+
+/* The continuation of a ct(table=N): from table 'table', with every word
+ * of 'key' as given. */
+static void
+ref_resume(const struct ref_pipeline *ref, const struct fdp_key *key,
+           unsigned int table, struct ref_result *r)
+{
+    r->n_steps = 0;
+    fdp__actions_builder_destroy(&r->actions);
+    fdp__actions_builder_init(&r->actions);
+    r->limit_dropped = r->table_missed = r->stop = false;
+    r->n_resubmits = 0;
+    r->key = *key;
+    r->packet_in_port = (uint32_t) fdp__key_get(key, FDP_F_IN_PORT);
+    ref_lookup_step(ref, r, table, 0, FDP_STEP_CT);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -623,13 +743,6 @@ dump_steps(const struct fdp_pipeline_result *r, const struct ref_result *w,
     print_key("want key", &w->key);
 }
 
-/* What the differential test's packets did (per the reference), so that
- * the test can check it reached every case it is meant to. */
-static struct coverage {
-    uint64_t packets, steps[3], resubmit_misses, nested_goto_misses;
-    uint64_t table_missed, limit_dropped, conj_hits, state_loaded;
-    uint64_t header_rewritten;
-} cov;
 
 static void
 cover(const struct ref_result *w, const struct fdp_key *key)
@@ -698,6 +811,45 @@ check_packet(struct prog *g, const struct fdp_key *key, const char *what)
     free(want.steps);
 }
 
+
+/* fdp__pipeline_resume_view() of 'key' from table 'table' against the
+ * reference's continuation, as check_packet(). */
+static void
+check_resume(struct prog *g, const struct fdp_key *key, unsigned int table,
+             const char *what)
+{
+    struct ref_result want = { 0 };
+    struct fdp_pipeline_result r;
+    size_t at;
+
+    fdp__actions_builder_init(&want.actions);
+    ref_resume(g->ref, key, table, &want);
+    struct fdp_actions *want_acts = fdp__actions_finish(&want.actions);
+    ck_assert_ptr_nonnull(want_acts);
+
+    fdp_pipeline_result_init(&r);
+    fdp_table_read_lock();
+    ck_assert_int_eq(fdp__pipeline_resume_view(g->p,
+                                               fdp__pipeline_view(g->p), key,
+                                               table, 0, &r, NULL, NULL), 0);
+    const char *diff = result_diff(&r, &want, want_acts, &at);
+    if (diff) {
+        fprintf(stderr, "%s (resume in table %u): %s differs at step %zu; "
+                "seed %" PRIu64 "; program:\n", what, table, diff, at,
+                unit_seed());
+        prog_dump(g);
+        print_key("key", key);
+        dump_steps(&r, &want, at);
+    }
+    fdp_table_read_unlock();
+    ck_assert_msg(!diff, "%s (resume in table %u): %s differs (seed %"
+                  PRIu64 ", FLOWDP_TEST_SEED replays it)", what, table, diff,
+                  unit_seed());
+    fdp_pipeline_result_destroy(&r);
+    fdp_actions_destroy(want_acts);
+    fdp__actions_builder_destroy(&want.actions);
+    free(want.steps);
+}
 /* ---------------------------------------------------------------------- */
 /* Random programs.                                                        */
 
@@ -810,6 +962,69 @@ static unsigned int max_out_port = 8;
  * conjunction index's shortcuts apply. */
 static bool one_table;
 
+/* Appends a random ct action: commit or not, the zone a constant or 16
+ * bits of a register, a table of the program (or none), a nat spec, and
+ * exec() writes and moves from the state and from ct_mark itself. */
+static void
+random_ct(struct unit_rng *rng, const struct prog *g,
+          struct fdp__actions_builder *b)
+{
+    struct fdp__actions_builder exec;
+    struct fdp__ct_nat nat;
+    unsigned int flags = unit_rng_below(rng, 2) ? FDP__DPCT_COMMIT : 0;
+    unsigned int table = 0;
+    enum fdp_field zf = FDP_N_FIELDS;
+    unsigned int zone = unit_rng_below(rng, 4);
+
+    fdp__actions_builder_init(&exec);
+    memset(&nat, 0, sizeof nat);
+    if (unit_rng_below(rng, 2) && !one_table) {
+        flags |= FDP__DPCT_RECIRC;
+        table = g->tables[unit_rng_below(rng, (uint32_t) g->n_tables)];
+    }
+    if (unit_rng_below(rng, 2)) {
+        zf = unit_rng_below(rng, 2) ? FDP_F_REG0 : FDP_F_XREG3;
+        zone = unit_rng_below(rng, 3);
+    }
+    if (unit_rng_below(rng, 3) == 0) {
+        flags |= FDP__DPCT_NAT;
+        nat.flags = FDP__NAT_SRC | FDP__NAT_ADDR | FDP__NAT_PORT;
+        nat.addr_min.lo = nat.addr_max.lo = 0x0a000001;
+        nat.port_min = 1000;
+        nat.port_max = (uint16_t) (1000 + unit_rng_below(rng, 100));
+    }
+    if (flags & FDP__DPCT_COMMIT) {
+        for (unsigned int n = unit_rng_below(rng, 4); n; n--) {
+            if (unit_rng_below(rng, 2)) {
+                enum fdp_field f = unit_rng_below(rng, 2) ? FDP_F_CT_MARK
+                                                          : FDP_F_CT_LABEL;
+                fdp_u128 m = (fdp_u128) (1 + unit_rng_below(rng, 15))
+                             << (unit_rng_below(rng, 2) ? 0 : 28);
+                ck_assert_int_eq(fdp__actions_add_ct_write(
+                                     &exec, f, m & unit_rng_next(rng), m,
+                                     FDP__ACT_LOAD), 0);
+            } else {
+                static const enum fdp_field srcs[] = {
+                    FDP_F_REG0, FDP_F_REG1, FDP_F_METADATA, FDP_F_CT_MARK,
+                    FDP_F_TP_DST,
+                };
+                enum fdp_field src = srcs[unit_rng_below(
+                    rng, FDP_ARRAY_SIZE(srcs))];
+                enum fdp_field dst = unit_rng_below(rng, 2) ? FDP_F_CT_MARK
+                                                            : FDP_F_CT_LABEL;
+                ck_assert_int_eq(fdp__actions_add_move(
+                                     &exec, src, unit_rng_below(rng, 3), dst,
+                                     unit_rng_below(rng, 20),
+                                     1 + unit_rng_below(rng, 8)), 0);
+            }
+        }
+    }
+    ck_assert_int_eq(exec.error, 0);
+    ck_assert_int_eq(fdp__actions_add_ct(b, flags, table, zf, zone, &nat,
+                                         exec.words, exec.n_words), 0);
+    fdp__actions_builder_destroy(&exec);
+}
+
 /* Appends a random action to 'b' for a flow of table 'g->tables[ti]'. */
 static void
 random_action(struct unit_rng *rng, const struct prog *g, size_t ti,
@@ -817,11 +1032,23 @@ random_action(struct unit_rng *rng, const struct prog *g, size_t ti,
 {
     enum fdp_field f;
 
-    switch (unit_rng_below(rng, 13)) {
+    switch (unit_rng_below(rng, 14)) {
     case 0:
     case 1:
         fdp__actions_add(b, FDP_ACT_OUTPUT,
                          1 + unit_rng_below(rng, max_out_port));
+        break;
+    case 13:
+        /* Not in a one-table program: a ct keeps a pipeline off the
+         * one-table path, which those programs are for. */
+        if (one_table) {
+            fdp__actions_add(b, FDP_ACT_OUTPUT,
+                             1 + unit_rng_below(rng, max_out_port));
+        } else if (tcp && unit_rng_below(rng, 3) == 0) {
+            fdp__actions_add(b, FDP_ACT_CT_CLEAR, 0);
+        } else if (tcp) {
+            random_ct(rng, g, b);
+        }
         break;
     case 10:
         if (tcp) {
@@ -1101,6 +1328,18 @@ START_TEST(differential_random_programs)
             snprintf(what, sizeof what, "program %d, packet %d", prog_no,
                      pkt);
             check_packet(&g, &key, what);
+            /* A continuation from a table of the program, with the
+             * registers and metadata a ct(table=N) would have frozen. */
+            for (size_t w = FDP__WORD_METADATA; w <= FDP__WORD_XREG7; w++) {
+                key.w[w] = unit_rng_below(&rng, 2)
+                           ? unit_rng_next(&rng) & 0x30003 : 0;
+            }
+            /* What the tracker says of a continuation: tracked. */
+            fdp__key_set(&key, FDP_F_CT_STATE,
+                         FDP_CT_TRK | (unit_rng_below(&rng, 2) ? FDP_CT_NEW
+                                                               : FDP_CT_EST));
+            check_resume(&g, &key, g.tables[unit_rng_below(
+                                     &rng, (uint32_t) g.n_tables)], what);
         }
         prog_destroy(&g);
     }
@@ -1129,8 +1368,14 @@ START_TEST(differential_random_programs)
      * under some seeds): goto_miss_inside_resubmit pins them down. */
     ck_assert_uint_gt(cov.state_loaded, cov.packets / 10);
     ck_assert_uint_gt(cov.header_rewritten, cov.packets / 10);
+    printf("differential_random_programs: %" PRIu64 " ct actions run, %"
+           PRIu64 " ct_clear of a tracked packet (with the resumes)\n",
+           cov.ct_runs, cov.ct_clears);
+    ck_assert_uint_gt(cov.ct_runs, 1000);
+    ck_assert_uint_gt(cov.ct_clears, 50);
 }
 END_TEST
+
 
 /* ---------------------------------------------------------------------- */
 /* Hand-picked programs.                                                   */
@@ -1236,6 +1481,158 @@ outputs(const struct fdp_actions *acts)
     }
     return v;
 }
+
+/* Parses 'text' into 'p' (table, priority and cookie as it says). */
+static void
+add_text(struct fdp_pipeline *p, const char *text)
+{
+    struct fdp_flow_spec spec;
+    char *error = NULL;
+
+    ck_assert_msg(!fdp_flow_parse(text, 0, &spec, &error), "%s: %s", text,
+                  error);
+    ck_assert_int_eq(fdp_pipeline_insert(p, &spec, 0), 0);
+    fdp_flow_spec_destroy(&spec);
+}
+
+/* The resolved record of the 'n'-th ct in 'acts' (0-based). */
+static struct fdp__dp_ct
+nth_ct(const struct fdp_actions *acts, unsigned int n)
+{
+    struct fdp__dp_ct ct;
+
+    for (const struct fdp__action *a = fdp__actions_first(acts); a;
+         a = fdp__actions_next(acts, a)) {
+        if (a->type == FDP_ACT_CT && !n--) {
+            ck_assert(a->flags & FDP__ACT_CT_RESOLVED);
+            ck_assert_uint_eq(a->n_words, FDP__DPCT_RECORD_WORDS);
+            memcpy(&ct, (const uint64_t *) a + 1, sizeof ct);
+            return ct;
+        }
+    }
+    ck_abort_msg("no ct record %u", n);
+    return ct;
+}
+
+/* A ct action composes one resolved record: the zone from a register,
+ * exec()'s set_field and a move from a register (and one from ct_mark
+ * after the set_field, which reads the new mark), nat copied, and for
+ * table=N the table, in_port and the frozen registers.  What follows in
+ * the pass sees the packet untracked (Open vSwitch's
+ * compose_conntrack_action() clears the ct fields, table or not);
+ * ct_clear clears a tracked packet's; a pipeline with ct never takes the
+ * one-table path; and the continuation, resumed from table N with the
+ * tracker's ct_state, sees the frozen registers. */
+START_TEST(ct_composition_and_fork)
+{
+    struct fdp_pipeline *p;
+    struct fdp_pipeline_result r;
+    struct fdp_key key;
+
+    ck_assert_int_eq(fdp_pipeline_create(&p), 0);
+    add_text(p, "table=0,priority=10,cookie=0x1,ip,ct_state=-trk,"
+             "actions=load:0x2a->NXM_NX_REG0[16..31],"
+             "load:0x77->NXM_NX_REG1[],"
+             "ct(commit,zone=NXM_NX_REG0[16..31],table=3,"
+             "nat(src=10.0.0.9:1000-2000),exec(set_field:0x5/0xf->ct_mark,"
+             "move:NXM_NX_REG1[0..7]->NXM_NX_CT_LABEL[8..15],"
+             "move:NXM_NX_CT_MARK[0..3]->NXM_NX_CT_LABEL[100..103])),"
+             "resubmit(,1)");
+    /* The rest of the pass: ct fields clear, so -trk matches again. */
+    add_text(p, "table=1,priority=10,cookie=0x2,ct_state=-trk,"
+             "actions=output:2");
+    add_text(p, "table=1,priority=5,cookie=0x3,actions=output:3");
+    /* The continuation. */
+    add_text(p, "table=3,priority=10,cookie=0x4,ct_state=+trk+new,"
+             "reg1=0x77,actions=ct_clear,resubmit(,4)");
+    add_text(p, "table=3,priority=1,cookie=0x5,actions=output:5");
+    add_text(p, "table=4,priority=10,cookie=0x6,ct_state=-trk,"
+             "actions=output:6");
+    add_text(p, "table=4,priority=1,cookie=0x7,actions=output:7");
+
+    fdp_table_read_lock();
+    const struct fdp__pipeline_view *view = fdp__pipeline_view(p);
+    ck_assert_ptr_null(view->single);
+    tcp_key(&key, 4, ip4(1, 1, 1, 1), ip4(2, 2, 2, 2), 5, 80);
+    fdp__key_set(&key, FDP_F_CT_MARK, 0xf0);
+    fdp_pipeline_result_init(&r);
+    ck_assert_int_eq(fdp_pipeline_classify(p, &key, 0, &r, NULL, NULL), 0);
+    ck_assert_uint_eq(r.n_steps, 2);
+    ck_assert_uint_eq(fdp_rule_get_cookie(r.steps[1].rule), 0x2);
+    struct fdp__dp_ct ct = nth_ct(r.actions, 0);
+    ck_assert_uint_eq(ct.flags, FDP__DPCT_COMMIT | FDP__DPCT_NAT
+                                | FDP__DPCT_RECIRC);
+    ck_assert_uint_eq(ct.zone, 0x2a);
+    ck_assert_uint_eq(ct.table, 3);
+    ck_assert_uint_eq(ct.in_port, 4);
+    ck_assert_uint_eq(ct.mark, 0x5);
+    ck_assert_uint_eq(ct.mark_mask, 0xf);
+    /* Label bits 8-15 from reg1; bits 100-103 from the new mark's low
+     * nibble, 5. */
+    ck_assert_uint_eq(ct.label.lo, 0x7700);
+    ck_assert_uint_eq(ct.label_mask.lo, 0xff00);
+    ck_assert_uint_eq(ct.label.hi, (uint64_t) 0x5 << 36);
+    ck_assert_uint_eq(ct.label_mask.hi, (uint64_t) 0xf << 36);
+    ck_assert_uint_eq(ct.nat.flags, FDP__NAT_SRC | FDP__NAT_ADDR
+                                    | FDP__NAT_PORT);
+    ck_assert_uint_eq(ct.nat.addr_min.lo, ip4(10, 0, 0, 9));
+    ck_assert_uint_eq(ct.nat.port_max, 2000);
+    /* The frozen words: metadata, then xreg0 (reg0:reg1) first. */
+    ck_assert_uint_eq(ct.frozen[1], (uint64_t) 0x2a0000 << 32 | 0x77);
+    /* The ct record comes before the output of the rest of the pass. */
+    ck_assert_uint_eq(outputs(r.actions), 0x2);
+    ck_assert_uint_eq(fdp__key_get(&r.key, FDP_F_CT_MARK), 0);
+
+    /* The continuation, as the datapath resumes it. */
+    struct fdp_key cont = key;
+    memcpy(&cont.w[FDP_KEY_PACKET_WORDS], ct.frozen, sizeof ct.frozen);
+    fdp__key_set(&cont, FDP_F_CT_STATE, FDP_CT_TRK | FDP_CT_NEW);
+    fdp__key_set(&cont, FDP_F_CT_ZONE, ct.zone);
+    ck_assert_int_eq(fdp__pipeline_resume_view(p, view, &cont, ct.table, 0,
+                                               &r, NULL, NULL), 0);
+    ck_assert_uint_eq(r.n_steps, 2);
+    ck_assert_uint_eq(r.steps[0].kind, FDP_STEP_CT);
+    ck_assert_uint_eq(fdp_rule_get_cookie(r.steps[0].rule), 0x4);
+    /* ct_clear: table 4 sees the packet untracked. */
+    ck_assert_uint_eq(fdp_rule_get_cookie(r.steps[1].rule), 0x6);
+    ck_assert_uint_eq(outputs(r.actions), 0x6);
+    /* Without the frozen reg1, table 3's first flow does not match. */
+    fdp__key_set(&cont, FDP_F_REG1, 0);
+    ck_assert_int_eq(fdp__pipeline_resume_view(p, view, &cont, 3, 0, &r,
+                                               NULL, NULL), 0);
+    ck_assert_uint_eq(fdp_rule_get_cookie(r.steps[0].rule), 0x5);
+    ck_assert_int_eq(fdp__pipeline_resume_view(p, view, &cont, 255, 0, &r,
+                                               NULL, NULL), EINVAL);
+    fdp_table_read_unlock();
+    fdp_pipeline_result_destroy(&r);
+    fdp_pipeline_destroy(p);
+}
+END_TEST
+
+/* A one-table pipeline with ct (or only ct_clear) is not served as a
+ * table: the datapath needs the composed record. */
+START_TEST(ct_keeps_off_the_one_table_path)
+{
+    static const char *const flows[] = {
+        "ip,actions=ct(commit),output:1",
+        "actions=ct_clear,output:1",
+    };
+
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(flows); i++) {
+        struct fdp_pipeline *p;
+        ck_assert_int_eq(fdp_pipeline_create(&p), 0);
+        add_text(p, "priority=1,actions=output:2");
+        fdp_table_read_lock();
+        ck_assert_ptr_nonnull(fdp__pipeline_view(p)->single);
+        fdp_table_read_unlock();
+        add_text(p, flows[i]);
+        fdp_table_read_lock();
+        ck_assert_ptr_null(fdp__pipeline_view(p)->single);
+        fdp_table_read_unlock();
+        fdp_pipeline_destroy(p);
+    }
+}
+END_TEST
 
 /* ovs-fields(7), "Conjunctive Match Fields": ip_src in {10.0.0.1, .4, .6,
  * .7} and ip_dst in {10.0.0.2, .5, .7, .8} leads to conj_id=1234's flow,
@@ -2914,6 +3311,8 @@ main(void)
     tcase_add_test(tc, resubmit_port_is_in_port_for_outputs);
     tcase_add_test(tc, dec_ttl_expiry_ends_the_pipeline);
     tcase_add_test(tc, header_rewrite_and_resubmit_port);
+    tcase_add_test(tc, ct_composition_and_fork);
+    tcase_add_test(tc, ct_keeps_off_the_one_table_path);
     tcase_add_test(tc, datapath_runs_the_pipeline);
     tcase_add_test(tc, datapath_random_programs);
     tcase_add_loop_test(tc, batch_lookups_agree_with_classify, 0,
