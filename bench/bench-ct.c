@@ -840,7 +840,7 @@ dp_case(const char *case_name, const char *const *flows,
         if (fdp__ct_pmd_create(ct, &cp)) {
             fatal("ct: %s: out of memory", case_name);
         }
-        fdp_ct_run(cp, &bb, setup, 0, setup->n, 0, true, &counts);
+        fdp_ct_run(cp, &bb, setup, 0, setup->n, 0, true, NULL, &counts);
         fdp__ct_pmd_destroy(cp);
         if (counts.new != DP_CONNS || fdp__ct_count(ct) != DP_CONNS) {
             fatal("ct: %s: opening %d connections gave %" PRIu64 " +new "
