@@ -15,6 +15,28 @@ ports and the same connections.
                             DIR/fdp-out1.pcap (and out2), then
                             DIR/ovs-ct.txt with DIR/fdp-ct.txt (as sets of
                             lines); prints each difference, exits 1 on any
+                            (with DIR/ports.txt, every port it lists)
+  ct-diff.py scenarios      lists the fixed scenarios: Open vSwitch's own
+                            conntrack tests re-expressed
+                            (tests/ct_scenarios.py says how and what is
+                            left out)
+  ct-diff.py scenario NAME DIR
+                            writes scenario NAME as gen does (flows.txt,
+                            packets.txt, inN.pcap for each port that
+                            receives) and DIR/ports.txt (every port of
+                            the scenario), DIR/fdp-ports.txt (flowdp-ctl
+                            run's --port options), DIR/about.txt and
+                            DIR/name.txt
+  ct-diff.py expect DIR WHO checks WHO's (ovs or fdp) outputs and
+                            connections in DIR against what Open
+                            vSwitch's own test expects
+  ct-diff.py odp-check DIR  writes DIR/odp.txt ("HEX ODP-STRING" for each
+                            odp flow string the scenarios build packets
+                            from) and DIR/flows.txt (port 1 to port 2)
+  ct-diff.py odp-compare DIR
+                            compares DIR/ovs-out2.pcap (netdev-dummy's
+                            packets from those strings, received on port
+                            1) with the builder's
 
 The programs are what controllers write: a stateful firewall (ct(table=1)
 on every IP packet, commit of new connections from port 1 with a mark
@@ -47,6 +69,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pcapgen as g  # noqa: E402
+import ct_scenarios as sc  # noqa: E402
 
 CLIENT_MAC = "02:00:00:00:01:%02x"
 SERVER_MAC = "02:00:00:00:02:%02x"
@@ -370,9 +393,18 @@ def describe(data):
     return data.hex()
 
 
+def scenario_ports(d):
+    """The ports of DIR: those of DIR/ports.txt, or 1 and 2 (gen's)."""
+    path = os.path.join(d, "ports.txt")
+    if os.path.exists(path):
+        with open(path) as f:
+            return [int(x) for x in f.read().split()]
+    return [1, 2]
+
+
 def compare(d):
     status = 0
-    for port in (1, 2):
+    for port in scenario_ports(d):
         files = [os.path.join(d, "%s-out%d.pcap" % (who, port))
                  for who in ("ovs", "fdp")]
         pk = []
@@ -406,12 +438,161 @@ def compare(d):
     return status
 
 
+# ---------------------------------------------------------------------------
+# Fixed scenarios (tests/ct_scenarios.py).
+
+def write_scenario(name, outdir):
+    scen = sc.by_name(name)
+    if scen is None:
+        sys.stderr.write("ct-diff.py: no scenario %s (see ct-diff.py "
+                         "scenarios)\n" % name)
+        return 2
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, "flows.txt"), "w") as f:
+        f.write(scen.flows)
+    with open(os.path.join(outdir, "name.txt"), "w") as f:
+        f.write(name + "\n")
+    with open(os.path.join(outdir, "about.txt"), "w") as f:
+        f.write("scenario %s, from Open vSwitch's \"%s\", %d packets\n"
+                % (name, scen.source, len(scen.packets)))
+    with open(os.path.join(outdir, "packets.txt"), "w") as f:
+        for port, data in scen.packets:
+            f.write("%d %s\n" % (port, data.hex()))
+    with open(os.path.join(outdir, "ports.txt"), "w") as f:
+        f.write(" ".join(str(p) for p in scen.ports) + "\n")
+    per_port = {}
+    for i, (port, data) in enumerate(scen.packets):
+        per_port.setdefault(port, []).append((1000000 + 1000 * i, data))
+    # A port that only transmits gets no rx capture: flowdp's pcap port
+    # takes tx=FILE alone (datapath/port.c: "rx=FILE, tx=FILE or both")
+    # and counts such a port as exhausted from the start.
+    args = []
+    for port in scen.ports:
+        spec = []
+        if port in per_port:
+            path = os.path.join(outdir, "in%d.pcap" % port)
+            g.write_pcap(path, per_port[port])
+            spec.append("rx=" + path)
+        spec.append("tx=" + os.path.join(outdir, "fdp-out%d.pcap" % port))
+        args.append("--port %d=pcap:%s" % (port, ",".join(spec)))
+    with open(os.path.join(outdir, "fdp-ports.txt"), "w") as f:
+        f.write(" ".join(args) + "\n")
+    return 0
+
+
+def read_out(d, who, port):
+    path = os.path.join(d, "%s-out%d.pcap" % (who, port))
+    if not os.path.exists(path):
+        return []
+    return [p for _, p in g.read_pcap(path)]
+
+
+def check_expect(d, who):
+    """WHO's outputs and connections in DIR against the scenario's
+    expectation (what Open vSwitch's own test states)."""
+    with open(os.path.join(d, "name.txt")) as f:
+        scen = sc.by_name(f.read().strip())
+    status = 0
+    label = {"ovs": "Open vSwitch", "fdp": "flowdp"}[who]
+    for port, want in sorted(scen.expect_out.items()):
+        got = read_out(d, who, port)
+        ok = len(got) == len(want)
+        for i, w in enumerate(want):
+            if not ok:
+                break
+            if isinstance(w, int):
+                ok = got[i] == scen.packets[w][1]
+            elif isinstance(w, bytes):
+                ok = got[i] == w
+        if not ok:
+            status = 1
+            print("%s: %s, port %d: expected %d packets, got %d"
+                  % (scen.name, label, port, len(want), len(got)))
+            for i in range(max(len(want), len(got))):
+                w = want[i] if i < len(want) else None
+                if isinstance(w, int):
+                    w = scen.packets[w][1]
+                print("  expected %s" % (w.hex() if isinstance(w, bytes)
+                                         else w))
+                print("  got      %s" % (got[i].hex() if i < len(got)
+                                         else "(none)"))
+    if scen.csums:
+        for port in scen.ports:
+            for i, pkt in enumerate(read_out(d, who, port)):
+                bad = sc.bad_checksums(pkt)
+                if bad:
+                    status = 1
+                    print("%s: %s, port %d, packet %d: wrong %s checksum"
+                          % (scen.name, label, port, i + 1,
+                             ", ".join(bad)))
+    if scen.expect_ct is not None:
+        with open(os.path.join(d, "%s-ct.txt" % who)) as f:
+            got = set(line.strip() for line in f if line.strip())
+        if scen.cleared:
+            got = set(sc.ct_cleared(line) for line in got)
+        want = set(scen.expect_ct)
+        if got != want:
+            status = 1
+            print("%s: %s's connections are not the test's (- expected, "
+                  "+ got):" % (scen.name, label))
+            for line in sorted(want - got):
+                print("  - " + line)
+            for line in sorted(got - want):
+                print("  + " + line)
+    return status
+
+
+def odp_check(outdir):
+    os.makedirs(outdir, exist_ok=True)
+    seen = []
+    for scen in sc.SCENARIOS:
+        for text in scen.odp:
+            if text not in seen:
+                seen.append(text)
+    with open(os.path.join(outdir, "odp.txt"), "w") as f:
+        for text in seen:
+            f.write("%s %s\n" % (sc.odp_packet(text).hex(), text))
+    with open(os.path.join(outdir, "flows.txt"), "w") as f:
+        f.write("in_port=1,actions=output:2\n")
+    return 0
+
+
+def odp_compare(d):
+    with open(os.path.join(d, "odp.txt")) as f:
+        want = [line.split(" ", 1) for line in f.read().splitlines()]
+    got = read_out(d, "ovs", 2)
+    status = 0
+    if len(got) != len(want):
+        print("netdev-dummy sent %d packets for %d odp strings"
+              % (len(got), len(want)))
+        status = 1
+    for (hexa, text), pkt in zip(want, got):
+        if pkt.hex() != hexa:
+            status = 1
+            print("%s:\n  netdev-dummy %s\n  builder      %s"
+                  % (text, pkt.hex(), hexa))
+    return status
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "gen":
         gen(int(sys.argv[2]), sys.argv[3])
         return 0
     if len(sys.argv) == 3 and sys.argv[1] == "compare":
         return compare(sys.argv[2])
+    if len(sys.argv) == 2 and sys.argv[1] == "scenarios":
+        for scen in sc.SCENARIOS:
+            print(scen.name)
+        return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "scenario":
+        return write_scenario(sys.argv[2], sys.argv[3])
+    if (len(sys.argv) == 4 and sys.argv[1] == "expect"
+            and sys.argv[3] in ("ovs", "fdp")):
+        return check_expect(sys.argv[2], sys.argv[3])
+    if len(sys.argv) == 3 and sys.argv[1] == "odp-check":
+        return odp_check(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "odp-compare":
+        return odp_compare(sys.argv[2])
     sys.stderr.write(__doc__)
     return 2
 
