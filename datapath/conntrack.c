@@ -321,9 +321,11 @@ struct ct_ctx {
     bool natted;                /* Translated by a ct() of this zone
                                  * before: looked up by 'nkey', the
                                  * reversed tuple's key. */
-    uint8_t prior_nat;          /* Then its +snat/+dnat bits, which stay
-                                 * (Open vSwitch keeps a zone's ct_state
-                                 * bits from one ct() to the next). */
+    uint8_t prior;              /* The key's ct_state if its ct_zone is
+                                 * this zone, else 0 (process_one()'s
+                                 * reset on entering a new zone). */
+    uint32_t cached;            /* The key's cached-connection hint
+                                 * (fdp__ct_execute()). */
     struct ct_key nkey;
 };
 
@@ -331,6 +333,11 @@ struct ct_ctx {
 
 #define KEY_FIELD(KEY, ID)                                              \
     (((KEY)->w[FDP__WORD_##ID] & FDP__MASK(ID)) >> FDP__SHIFT_##ID)
+
+static_assert(FDP__WORD_CT_TP_SRC == FDP__CT_CACHE_WORD
+              && FDP__WORD_CT_TP_DST == FDP__CT_CACHE_WORD
+              && FDP__SHIFT_CT_TP_DST == 32,
+              "the cached-connection hint has the low half of its word");
 
 static inline uint32_t
 ld32(const uint32_t *p)
@@ -946,7 +953,9 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
     c->ok = false;
     c->related = false;
     c->natted = false;
-    c->prior_nat = 0;
+    c->prior = KEY_FIELD(key, CT_ZONE) == zone
+               ? (uint8_t) KEY_FIELD(key, CT_STATE) : 0;
+    c->cached = (uint32_t) key->w[FDP__CT_CACHE_WORD];
     c->l4 = NULL;
     c->l4_size = 0;
     c->icmp_type = 0;
@@ -1099,10 +1108,7 @@ ct_extract(const struct fdp__pkt *pkt, uint16_t zone, uint32_t basis,
     /* A packet a ct() of this zone already translated (its key's ct
      * fields say so) is looked up by its reverse, which is the other
      * direction's stored tuple (initial_conn_lookup() with 'natted'). */
-    uint8_t prior = (uint8_t) KEY_FIELD(key, CT_STATE);
-    c->natted = (prior & (FDP_CT_SNAT | FDP_CT_DNAT))
-                && KEY_FIELD(key, CT_ZONE) == zone;
-    c->prior_nat = c->natted ? prior & (FDP_CT_SNAT | FDP_CT_DNAT) : 0;
+    c->natted = (c->prior & (FDP_CT_SNAT | FDP_CT_DNAT)) != 0;
     if (c->natted) {
         struct ct_tup rev = *t;
         tup_reverse(&rev);
@@ -1806,6 +1812,74 @@ set_mark_label(struct fdp__ct_conn *conn, const struct fdp__ct_args *args)
     conn_unlock(conn);
 }
 
+/* Fills the ct_* fields of 'res' from connection 'id' (write_ct_md()). */
+static void
+result_from_conn(const struct fdp__ct *ct, uint32_t id,
+                 struct fdp__ct_result *res)
+{
+    const struct fdp__ct_conn *conn = &ct->conns[id];
+    struct ct_tup orig;
+
+    res->mark = __atomic_load_n(&conn->mark, __ATOMIC_RELAXED);
+    res->label.hi = __atomic_load_n(&conn->label[0], __ATOMIC_RELAXED);
+    res->label.lo = __atomic_load_n(&conn->label[1], __ATOMIC_RELAXED);
+    res->has_tuple = true;
+    conn_tup(ct, id, 0, &orig);
+    tuple_out(&orig, &res->orig);
+}
+
+/* The cached connection of 'c' if the packet may take the fast path in
+ * a ct() of zone 'c->zone' (conntrack_execute(): a cached connection of
+ * the same zone, no force): true with '*idp' and '*replyp'.  A record
+ * unlinked since is not taken (Open vSwitch's packet still holds the
+ * freed connection; flowdp's id may have been reused). */
+static bool
+cached_conn(const struct fdp__ct *ct, const struct ct_ctx *c, bool force,
+            uint32_t *idp, bool *replyp)
+{
+    uint32_t id = (c->cached & 0x7fffffffu) - 1;
+    if (!c->cached || force || id >= ct->capacity) {
+        return false;
+    }
+    const struct fdp__ct_conn *conn = &ct->conns[id];
+    if (!__atomic_load_n(&conn->live, __ATOMIC_ACQUIRE)
+        || __atomic_load_n(&conn->dead, __ATOMIC_ACQUIRE)
+        || conn->zone != c->zone) {
+        return false;
+    }
+    *idp = id;
+    *replyp = (c->cached & 0x80000000u) != 0;
+    return true;
+}
+
+/* process_one_fast(): a second ct() of the zone that cached the
+ * connection.  The ct_state stays what the packet has (the key's, of
+ * this zone); only NAT (handle_nat(), on a packet not yet translated in
+ * this zone) and the mark and label change.  A ct() with nat drops the
+ * cache. */
+static void
+process_one_fast(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
+                 const struct fdp__ct_args *args, uint32_t id, bool reply,
+                 struct fdp__ct_result *res)
+{
+    struct fdp__ct *ct = pmd->ct;
+    uint8_t state = c->prior;
+
+    if (args->nat && ct->conns[id].nat && c->ok
+        && !(state & (FDP_CT_SNAT | FDP_CT_DNAT))) {
+        /* Related or not: the state's +rel says (only an ICMP error is
+         * related in a tracker without helpers). */
+        struct ct_ctx fc = *c;
+        fc.related = (state & FDP_CT_REL) != 0;
+        state |= nat_packet(ct, id, &fc, reply);
+    }
+    res->zone = c->zone;
+    res->state = state | FDP_CT_TRK;
+    set_mark_label(&ct->conns[id], args);
+    result_from_conn(ct, id, res);
+    res->cached = args->nat ? 0 : c->cached;
+}
+
 static void
 process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
             const struct fdp__ct_args *args, uint64_t now,
@@ -1813,28 +1887,41 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
 {
     struct fdp__ct *ct = pmd->ct;
     bool commit = args->commit || args->force;
-    uint8_t state = 0;
+    /* Open vSwitch adds to the ct_state the packet has from an earlier
+     * ct() of this zone (conn_update_state()), except where it says
+     * otherwise below. */
+    uint8_t state = c->prior;
+    uint32_t id = 0;
+    bool reply = false;
+
+    if (cached_conn(ct, c, args->force, &id, &reply)) {
+        process_one_fast(pmd, c, args, id, reply, res);
+        return;
+    }
 
     res->zone = c->zone;
     res->mark = 0;
     res->label = (struct fdp_value) { 0, 0 };
     res->has_tuple = false;
     if (!c->ok) {
+        /* A packet the tracker cannot parse: +inv, and whatever
+         * connection it had cached stays (conntrack_execute() leaves
+         * pkt->md.conn alone then). */
         res->state = FDP_CT_INV | FDP_CT_TRK;
+        res->cached = c->cached;
         memset(&res->orig, 0, sizeof res->orig);
         fdp__count_add(&pmd->stats.n_invalid, 1);
         return;
     }
 
-    uint32_t id = 0;
-    bool reply = false;
     bool found = ct_find(ct, lookup_key(c), now, &id, &reply);
     if (found && c->natted) {
         reply = !reply;
     }
     if (found && args->force && reply) {
         /* ct(force): a connection seen in its reply direction ends and
-         * this packet starts a new one. */
+         * this packet starts a new one.  Open vSwitch's 'reply' stays
+         * set (it goes to the cache as it is). */
         conn_kill(ct, id);
         found = false;
     }
@@ -1843,11 +1930,13 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
     if (found) {
         struct fdp__ct_conn *conn = &ct->conns[id];
         if (c->related) {
-            state = FDP_CT_REL | (reply ? FDP_CT_RPL : 0);
+            state |= FDP_CT_REL | (reply ? FDP_CT_RPL : 0);
         } else {
             switch (conn_update(ct, conn, c, reply, now)) {
             case FDP__CT_UPDATE_VALID:
-                state = FDP_CT_EST | (reply ? FDP_CT_RPL : 0);
+                state = (uint8_t) ((state | FDP_CT_EST
+                                    | (reply ? FDP_CT_RPL : 0))
+                                   & ~FDP_CT_NEW);
                 break;
             case FDP__CT_UPDATE_INVALID:
                 state = FDP_CT_INV;
@@ -1858,7 +1947,7 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
                 create = true;
                 break;
             case FDP__CT_UPDATE_VALID_NEW:
-                state = FDP_CT_NEW;
+                state |= FDP_CT_NEW;
                 break;
             }
         }
@@ -1901,17 +1990,12 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
                 }
             }
         }
-    } else if (found && c->natted) {
-        /* Translated by an earlier ct() of this zone: not again
-         * (handle_nat()), and its +snat/+dnat stay unless it is now
-         * invalid (Open vSwitch adds to a zone's ct_state, except that
-         * +inv and a new connection replace it). */
-        if (state != FDP_CT_INV) {
-            state |= c->prior_nat;
-        }
-    } else if (found && args->nat && ct->conns[id].nat) {
+    } else if (found && args->nat && ct->conns[id].nat
+               && !(state & (FDP_CT_SNAT | FDP_CT_DNAT))) {
         /* handle_nat(): any nat(...), plain or not, applies an existing
-         * connection's translation, whatever its ct_state says. */
+         * connection's translation, whatever its ct_state says (+inv
+         * too), unless an earlier ct() of this zone translated the
+         * packet already (its +snat/+dnat, kept above). */
         state |= nat_packet(ct, id, c, reply);
     }
 
@@ -1920,15 +2004,13 @@ process_one(struct fdp__ct_pmd *pmd, const struct ct_ctx *c,
         fdp__count_add(&pmd->stats.n_invalid, 1);
     }
     res->has_tuple = true;
+    res->cached = 0;
     if (found) {
-        struct fdp__ct_conn *conn = &ct->conns[id];
-        struct ct_tup orig;
-        set_mark_label(conn, args);
-        res->mark = __atomic_load_n(&conn->mark, __ATOMIC_RELAXED);
-        res->label.hi = __atomic_load_n(&conn->label[0], __ATOMIC_RELAXED);
-        res->label.lo = __atomic_load_n(&conn->label[1], __ATOMIC_RELAXED);
-        conn_tup(ct, id, 0, &orig);
-        tuple_out(&orig, &res->orig);
+        set_mark_label(&ct->conns[id], args);
+        result_from_conn(ct, id, res);
+        if (!args->nat) {
+            res->cached = FDP__CT_CACHED(id, reply);
+        }
     } else {
         tuple_out(&c->tup, &res->orig);
     }

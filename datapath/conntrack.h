@@ -81,7 +81,21 @@ struct fdp__ct_result {
     struct fdp__ct_tuple orig;  /* The connection's original direction
                                  * (or, without a connection, the
                                  * packet's own). */
+    uint32_t cached;            /* The connection a later ct() of the same
+                                 * zone takes without a lookup (Open
+                                 * vSwitch's pkt->md.conn): 0 for none,
+                                 * else FDP__CT_CACHED(id, reply).  The
+                                 * caller carries it to the next ct() in
+                                 * the key's FDP__CT_CACHE_WORD (see
+                                 * fdp__ct_execute()). */
 };
+
+/* The cached-connection hint: the low 32 bits of the key word of
+ * ct_tp_src and ct_tp_dst (which use only its high 32), the connection's
+ * id plus one and whether the packet was its reply. */
+#define FDP__CT_CACHE_WORD 22
+#define FDP__CT_CACHED(ID, REPLY) \
+    (((uint32_t) (ID) + 1) | ((REPLY) ? UINT32_C(0x80000000) : 0))
 
 /* Timeout classes, Open vSwitch's CT_TM_* (lib/conntrack-private.h); the
  * defaults are its ct_dpif_netdev_tp_def through tm_to_ct_dpif_tp(), in
@@ -179,7 +193,17 @@ void fdp__ct_pmd_stats(const struct fdp__ct_pmd *,
  * ct_zone are read: a packet whose ct_state has +snat or +dnat from a
  * ct() of the same zone is looked up by its reverse tuple, is not
  * translated again and keeps those bits (Open vSwitch's natted lookup);
- * a packet from a port has them zero. */
+ * a packet from a port has them zero.  Open vSwitch's ct_state of one
+ * zone carries from one ct() to the next (process_one() adds to it, and
+ * resets it only in another zone): the key's ct_state is that prior
+ * state when its ct_zone is the zone.  The low 32 bits of key word
+ * FDP__CT_CACHE_WORD are the previous ct()'s result 'cached' (zero from
+ * a port and after ct_clear, or when the packet's addresses or ports
+ * were rewritten since, as Open vSwitch's pkt_metadata_init_conn()
+ * does): a packet with one in the same zone, unless 'force', takes
+ * process_one_fast()'s path: no lookup, no state update, its ct_state
+ * kept, the mark and label read and set, and NAT applied as
+ * handle_nat() does.  A ct() with nat caches nothing. */
 void fdp__ct_execute(struct fdp__ct_pmd *, struct fdp__pkt *const *pkts,
                      size_t n, const struct fdp__ct_args *args,
                      const uint16_t *zones, uint64_t now_ms,

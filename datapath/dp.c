@@ -2642,11 +2642,14 @@ key_set_ct(struct fdp_key *key, const struct fdp__ct_result *res)
     w[2] = res->label.hi;
     w[3] = res->label.lo;
     if (!res->has_tuple) {
-        w[1] = w[4] = w[5] = w[6] = w[7] = 0;
+        w[1] = res->cached;
+        w[4] = w[5] = w[6] = w[7] = 0;
         return;
     }
-    /* Word 22: ct_tp_src, ct_tp_dst. */
-    w[1] = (uint64_t) t->src_port << 48 | (uint64_t) t->dst_port << 32;
+    /* Word 22: ct_tp_src, ct_tp_dst, and in the low half the tracker's
+     * cached connection for the next ct() (datapath/conntrack.h). */
+    w[1] = (uint64_t) t->src_port << 48 | (uint64_t) t->dst_port << 32
+           | res->cached;
     if (t->ipv6) {
         /* Words 25-28: ct_ipv6_src, ct_ipv6_dst. */
         w[4] = t->src.hi;
@@ -2779,11 +2782,30 @@ ct_refresh_keys(const struct fdp_dp *dp, struct fdp__pkt *const pkts[],
         uint64_t rest[FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS];
         uint32_t in_port = (uint32_t) fdp__key_get(&p->key, FDP_F_IN_PORT);
 
+        static const enum fdp_field rewritten[] = {
+            FDP_F_NW_SRC, FDP_F_NW_DST, FDP_F_IPV6_SRC, FDP_F_IPV6_DST,
+            FDP_F_TP_SRC, FDP_F_TP_DST,
+        };
+        fdp_u128 before[FDP_ARRAY_SIZE(rewritten)];
+
+        for (size_t f = 0; f < FDP_ARRAY_SIZE(rewritten); f++) {
+            before[f] = fdp__key_get(&p->key, rewritten[f]);
+        }
         memcpy(rest, &p->key.w[FDP_KEY_PACKET_WORDS], sizeof rest);
         hashes[k] = fdp__packet_extract_hash(p->data, p->size, in_port,
                                              dp->emc_basis, &p->key,
                                              &p->layout);
         memcpy(&p->key.w[FDP_KEY_PACKET_WORDS], rest, sizeof rest);
+        /* Open vSwitch forgets the packet's cached connection when an
+         * action changes its addresses, ports or ICMP type and code
+         * (pkt_metadata_init_conn() in packet_set_ipv4_addr() and the
+         * others): so does the hint. */
+        for (size_t f = 0; f < FDP_ARRAY_SIZE(rewritten); f++) {
+            if (fdp__key_get(&p->key, rewritten[f]) != before[f]) {
+                p->key.w[FDP__CT_CACHE_WORD] &= ~UINT64_C(0xffffffff);
+                break;
+            }
+        }
     }
 }
 
@@ -2916,6 +2938,10 @@ ct_continue(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[],
             }
         }
         if (!last) {
+            /* The next ct() of this pass sees what this one said, as
+             * Open vSwitch's packet metadata does (its ct_state of the
+             * zone, its cached connection). */
+            key_set_ct(&pkt->key, &res[k]);
             idx[n_go++] = (uint8_t) i;
         } else if (!moved) {
             fdp__cache_put(&pmd->cache,

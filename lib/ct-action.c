@@ -94,6 +94,7 @@ fdp__ct_resolve(const struct fdp__action *ct, const struct fdp_key *key,
 
     if (flags & FDP__DPCT_NAT) {
         memcpy(&out->nat, (const uint64_t *) ct + 1, sizeof out->nat);
+        out->nat.exec_pos = 0;  /* Spelling only. */
     }
 
     /* exec(): on a copy of the key, so that moves read what earlier

@@ -40,7 +40,13 @@
 
 struct fdp__ct_nat {
     uint8_t flags;                  /* FDP__NAT_* */
-    uint8_t pad;
+    uint8_t exec_pos;               /* A flow-form record's only: how many
+                                     * exec() actions came before nat,
+                                     * which Open vSwitch keeps in one
+                                     * list and prints in place
+                                     * (format_CT(): a nat that is not
+                                     * first goes inside exec()).  Zero in
+                                     * a resolved record. */
     uint16_t port_min, port_max;    /* Host order; FDP__NAT_PORT. */
     uint16_t pad2;
     struct fdp_value addr_min, addr_max;    /* FDP__NAT_ADDR.  IPv4: in

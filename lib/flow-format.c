@@ -914,14 +914,20 @@ format_ct_action(struct fdp__ds *ds, const struct fdp__action *a,
     } else if (zone) {
         fdp__ds_printf(ds, "zone=%u,", zone);
     }
+    struct fdp__ct_nat nat;
+    unsigned int nat_pos = 0;
     if (flags & FDP__DPCT_NAT) {
-        struct fdp__ct_nat nat;
         if (resolved) {
             nat = dp.nat;
         } else {
             memcpy(&nat, (const uint64_t *) a + 1, sizeof nat);
         }
-        format_ct_nat(ds, &nat);
+        /* A nat given after exec() actions goes inside exec(), where it
+         * was (format_CT()); one given first, before it. */
+        nat_pos = resolved ? 0 : nat.exec_pos;
+        if (!nat_pos) {
+            format_ct_nat(ds, &nat);
+        }
     }
     if (resolved) {
         if (dp.mark_mask || dp.label_mask.hi || dp.label_mask.lo) {
@@ -940,10 +946,14 @@ format_ct_action(struct fdp__ds *ds, const struct fdp__action *a,
         }
     } else if (fdp__action_ct_exec(a) < fdp__action_ct_end(a)) {
         fdp__ds_put(ds, "exec(");
+        unsigned int k = 0;
         for (const uint64_t *w = fdp__action_ct_exec(a);
              w < fdp__action_ct_end(a);
              w += ((const struct fdp__action *) w)->n_words) {
             const struct fdp__action *e = (const struct fdp__action *) w;
+            if (nat_pos && k++ == nat_pos) {
+                format_ct_nat(ds, &nat);
+            }
             if (e->type == FDP_ACT_MOVE) {
                 format_move(ds, e, m);
                 fdp__ds_putc(ds, ',');
@@ -956,6 +966,9 @@ format_ct_action(struct fdp__ds *ds, const struct fdp__action *a,
             if (!e->n_words) {
                 break;
             }
+        }
+        if (nat_pos && k <= nat_pos) {
+            format_ct_nat(ds, &nat);
         }
         fdp__ds_chomp(ds, ',');
         fdp__ds_put(ds, "),");

@@ -2238,6 +2238,7 @@ parse_ct_action(struct parser *p, const char *name UNUSED_ARG, char *arg,
     unsigned int flags = 0, table = 0, zone = 0;
     const char *seen_zone = NULL, *seen_table = NULL, *seen_nat = NULL;
     const char *seen_exec = NULL;
+    unsigned int n_exec = 0;
     char *key, *value;
     int error = 0;
 
@@ -2263,13 +2264,10 @@ parse_ct_action(struct parser *p, const char *name UNUSED_ARG, char *arg,
             error = parse_ct_zone(p, value, key, &zone_field, &zone);
         } else if (!strcmp(key, "nat")) {
             seen = &seen_nat;
-            if (seen_exec) {
-                error = parse_error(p, key, "ct: nat must come before "
-                                    "exec() (column %d)",
-                                    col_of(p, seen_exec));
-            } else {
-                error = parse_ct_nat(p, value, key, &nat);
-            }
+            /* After exec() too, as ovs-ofctl takes it: the record keeps
+             * where, for printing. */
+            error = parse_ct_nat(p, value, key, &nat);
+            nat.exec_pos = (uint8_t) n_exec;
             flags |= FDP__DPCT_NAT;
         } else if (!strcmp(key, "exec")) {
             seen_exec = key;
@@ -2277,6 +2275,7 @@ parse_ct_action(struct parser *p, const char *name UNUSED_ARG, char *arg,
             while (!error && value && next_key_value(&value, &ea, &ev)) {
                 /* next_key_value() split "set_field:V->F" at its ':'. */
                 error = parse_ct_exec_action(p, ea, ev, ea, &exec);
+                n_exec += !error;
             }
         } else if (!strcmp(key, "alg")) {
             error = parse_error(p, key, "ct: alg=%s: connection tracking "

@@ -128,8 +128,11 @@ def frame(src_mac, dst_mac, ip, v6):
 # ---------------------------------------------------------------------------
 # The program.
 
-def program(rng):
-    """Returns (flows text, about dict)."""
+def program(rng, order_rng):
+    """Returns (flows text, about dict).  'order_rng' draws only where
+    the commit puts nat relative to exec() (both orders are what
+    ovs-ofctl takes; a separate generator keeps each seed's other draws
+    what they were before it was added)."""
     about = {
         "zone": rng.choice([0, 1, 7, rng.randrange(1, 65536)]),
         "zone_reg": rng.random() < 0.3,
@@ -137,6 +140,7 @@ def program(rng):
         "label": rng.choice([0, rng.randrange(1, 1 << 128)]),
         "nat": rng.choice(["none", "none", "snat", "dnat"]),
         "commit0": rng.random() < 0.2,
+        "nat_first": order_rng.random() < 0.5,
     }
     zone = about["zone"]
     nat = about["nat"]
@@ -169,9 +173,10 @@ def program(rng):
                                          else SERVERS4[0]), SERVER_PORT)
         else:
             spec = ""
+        parts = (spec, exec_arg) if about["nat_first"] else (exec_arg, spec)
         flows.append("table=1,priority=20,ct_state=+new+trk,%s,in_port=1,"
                      "actions=ct(commit,%s%s%s),output:2"
-                     % (proto, zarg, exec_arg, spec))
+                     % ((proto, zarg) + parts))
     mark = about["mark"]
     mark_match = ",ct_mark=%#x" % mark if mark else ""
     flows += [
@@ -367,7 +372,7 @@ def exchanges(rng, about):
 
 def gen(seed, outdir):
     rng = random.Random(seed)
-    flows, about = program(rng)
+    flows, about = program(rng, random.Random("nat-order-%d" % seed))
     seq = exchanges(rng, about)
     os.makedirs(outdir, exist_ok=True)
     with open(os.path.join(outdir, "flows.txt"), "w") as f:

@@ -1501,8 +1501,6 @@ class Gen:
                                                 else "10.0.0.1"),
               "actions", "stricter"),
              (ct, "ct(commit,nat,nat)", "actions", "stricter"),
-             (ct, "ct(commit,exec(set_field:0x1/0x1->ct_mark),nat)",
-              "actions", "stricter"),
              (("ct_clear",), "ct_clear(1)", "actions", "stricter"),
              ]
         if nw_proto == TCP:

@@ -1184,6 +1184,107 @@ START_TEST(nat_second_ct_same_zone)
 }
 END_TEST
 
+/* Carries result 'r' of a ct() of zone 'zone' into the key of 't' (its
+ * bytes re-parsed) as the datapath does for the next ct(): ct_state,
+ * ct_zone and the cached-connection hint. */
+static void
+carry(struct tpkt *t, const struct fdp__ct_result *r, uint16_t zone)
+{
+    reparse(t);
+    set_ct_fields(t, r->state, zone);
+    t->pkt.key.w[FDP__CT_CACHE_WORD] |= r->cached;
+}
+
+/* Open vSwitch's cached connection (pkt->md.conn, process_one_fast()): a
+ * ct() without nat caches the packet's connection, and a later ct() of
+ * the same zone takes it without a lookup, keeping the ct_state and
+ * leaving the connection's state alone, while reading and setting the
+ * mark; force, another zone, a ct() with nat (which caches nothing) and
+ * no hint go through the full lookup, which adds to the zone's
+ * ct_state (conn_update_state()). */
+START_TEST(cached_connection)
+{
+    struct env e;
+    env_init(&e, 1024);
+    struct tflow f = { false, P_UDP, v4(0x0a000001), v4(0x0a000002), 4000,
+                       53 };
+    struct tspec s = spec(&f);
+    struct tpkt t;
+    struct fdp__ct_args commit = { .commit = true, .zone = 3 };
+    struct fdp__ct_args look = { .zone = 3, .mark = 7, .mark_mask = 0xff };
+    struct fdp__ct_entry ent;
+
+    build(&t, &s);
+    struct fdp__ct_result r = run_pkt(&e, &t, &commit);
+    ck_assert_uint_eq(r.state, FDP_CT_NEW | FDP_CT_TRK);
+    ck_assert_uint_ne(r.cached, 0);
+    ck_assert_uint_eq(r.cached & 0x80000000u, 0);
+    /* The second ct() of zone 3: no update (the connection stays in its
+     * first state, where a lookup would have moved it to "multiple"),
+     * +new kept, the mark set and read. */
+    carry(&t, &r, 3);
+    r = run_pkt(&e, &t, &look);
+    ck_assert_uint_eq(r.state, FDP_CT_NEW | FDP_CT_TRK);
+    ck_assert_uint_eq(r.mark, 7);
+    ck_assert_uint_ne(r.cached, 0);
+    grabbed = 0;
+    fdp__ct_dump(e.ct, NULL, e.now, grab, &ent);
+    ck_assert_int_eq(grabbed, 1);
+    ck_assert_int_eq(ent.tm, FDP__CT_TM_OTHER_FIRST);
+    /* The same without the hint: a lookup, and the update. */
+    carry(&t, &r, 3);
+    t.pkt.key.w[FDP__CT_CACHE_WORD] &= ~UINT64_C(0xffffffff);
+    r = run_pkt(&e, &t, &look);
+    ck_assert_uint_eq(r.state, FDP_CT_NEW | FDP_CT_TRK);
+    fdp__ct_dump(e.ct, NULL, e.now, grab, &ent);
+    ck_assert_int_eq(ent.tm, FDP__CT_TM_OTHER_MULTIPLE);
+    /* Another zone: a lookup there (nothing in zone 4: +new). */
+    carry(&t, &r, 3);
+    ck_assert_uint_eq(run_pkt(&e, &t, &(struct fdp__ct_args) { .zone = 4 })
+                      .state, FDP_CT_NEW | FDP_CT_TRK);
+
+    /* The reply, twice through zone 3 with the hint: +est+rpl both
+     * times, the reply direction cached. */
+    struct tflow rf = { false, P_UDP, v4(0x0a000002), v4(0x0a000001), 53,
+                        4000 };
+    s = spec(&rf);
+    build(&t, &s);
+    r = run_pkt(&e, &t, &look);
+    ck_assert_uint_eq(r.state, FDP_CT_EST | FDP_CT_RPL | FDP_CT_TRK);
+    ck_assert_uint_ne(r.cached & 0x80000000u, 0);
+    carry(&t, &r, 3);
+    r = run_pkt(&e, &t, &look);
+    ck_assert_uint_eq(r.state, FDP_CT_EST | FDP_CT_RPL | FDP_CT_TRK);
+
+    /* A ct() with nat caches nothing. */
+    struct fdp__ct_nat plain = { .flags = 0 };
+    struct fdp__ct_args pnat = { .zone = 3, .nat = &plain };
+    build(&t, &s);
+    r = run_pkt(&e, &t, &pnat);
+    ck_assert_uint_eq(r.cached, 0);
+
+    /* Without a hint the zone's ct_state is added to: a packet the key
+     * says is +est in zone 3 that updates a connection to "new again"
+     * (its first direction, not yet answered) is +est+new, as Open
+     * vSwitch's conn_update_state() ORs CS_NEW in. */
+    struct tflow f2 = { false, P_UDP, v4(0x0a000005), v4(0x0a000002), 4001,
+                        53 };
+    s = spec(&f2);
+    build(&t, &s);
+    r = run_pkt(&e, &t, &commit);
+    build(&t, &s);
+    set_ct_fields(&t, FDP_CT_EST | FDP_CT_TRK, 3);
+    ck_assert_uint_eq(run_pkt(&e, &t, &look).state,
+                      FDP_CT_EST | FDP_CT_NEW | FDP_CT_TRK);
+    /* In zone 4 the same key's state is reset first. */
+    build(&t, &s);
+    set_ct_fields(&t, FDP_CT_EST | FDP_CT_TRK, 4);
+    ck_assert_uint_eq(run_pkt(&e, &t, &look).state,
+                      FDP_CT_NEW | FDP_CT_TRK);
+    env_destroy(&e);
+}
+END_TEST
+
 /* Random NAT against a brute-force reference: small pools of clients,
  * servers and ports and small ranges, so that candidates collide and
  * ranges run out.  The reference is the list of connections the tracker
@@ -2342,6 +2443,7 @@ main(void)
     tcase_add_test(tc, nat_icmp);
     tcase_add_test(tc, nat_dnat_collisions);
     tcase_add_test(tc, nat_second_ct_same_zone);
+    tcase_add_test(tc, cached_connection);
     tcase_add_test(tc, nat_random_vs_reference);
     tc = unit_tcase(s, "model");
     tcase_add_test(tc, random_vs_model);
