@@ -7,7 +7,8 @@
 # dump-flows, dump-tables and traces; then real
 # traffic between two network namespaces forwarded by flowdpd through
 # AF_XDP ports (AF_PACKET where XDP is refused): ping, ping -6 and a TCP
-# transfer; then the offline tools (parse-flows, classify), the CPU level
+# transfer, then a stateful firewall (ct) that lets the inside connect out
+# and nothing in, with dump-conntrack; then the offline tools (parse-flows, classify), the CPU level
 # and hashing.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
