@@ -1,14 +1,14 @@
 #!/bin/bash
 # Installs dependencies and runs the whole test suite: a -Werror build with
-# "make check" at the best CPU level and again with FLOWDP_CPU=generic (less
-# the comparisons with ovs-vswitchd; and
-# the unit tests with FLOWDP_CPU=sse42, and the unit tests and classify
-# groups with FLOWDP_CPU=validate), an
-# ASan + UBSan build with "make check", the fuzz targets (scripts/fuzz.sh),
-# the table's concurrency tests under ThreadSanitizer, and "make
-# distcheck".  Ends with
+# "make check" at the best CPU level; the unit tests and the groups that
+# classify packets again with FLOWDP_CPU=generic, the unit tests with
+# FLOWDP_CPU=sse42, and the unit tests and classify groups with
+# FLOWDP_CPU=validate; an ASan + UBSan build with "make check"; the fuzz
+# targets (scripts/fuzz.sh); the concurrency tests under ThreadSanitizer;
+# the tarball's completeness and "make distcheck".  Each heading gives the
+# time taken so far; the failed tests' last lines come at the end, then
 # the line "N passed, N failed" totalling every Check and autotest result,
-# and exits non-zero if anything failed.
+# and the exit status is non-zero if anything failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -41,6 +41,10 @@ tally() {
         found=1
         passed=$((passed + c - f - e))
         failed=$((failed + f + e))
+        if [ $((f + e)) != 0 ]; then
+            { echo "-- $log:"
+              grep -E ':[FE]:' "$log" | head -5; } >> "$failures"
+        fi
     done
     if [ -f "$dir/tests/testsuite.log" ]; then
         found=1
@@ -48,6 +52,15 @@ tally() {
         passed=$((passed + n))
         n=$(grep -cE '^[0-9]+\. .*: (FAILED|UNEXPECTED PASS)' "$dir/tests/testsuite.log")
         failed=$((failed + n))
+        # Each failed group's last lines (usually the diff that failed),
+        # for the summary at the end, which is what CI shows first.
+        grep -E '^[0-9]+\. .*: (FAILED|UNEXPECTED PASS)' \
+             "$dir/tests/testsuite.log" | while read -r line; do
+            local num=${line%%.*}
+            { echo "-- $dir: $line"
+              tail -12 "$dir/tests/testsuite.dir/$(printf %02d "$num")/testsuite.log" \
+                  2>/dev/null; } >> "$failures"
+        done
         n=$(grep -cE '^[0-9]+\. .*: skipped' "$dir/tests/testsuite.log")
         skipped=$((skipped + n))
     fi
@@ -57,26 +70,43 @@ tally() {
     fi
 }
 
-# Runs "make check" in build directory $1 and tallies its results.
-# CHECK_FLAGS adds testsuite options (keywords).
+# Runs "make check" in build directory $1 and tallies its results: the
+# unit tests two at a time (each is one process on one core), then the
+# autotest suite (which runs its own groups two at a time).  CHECK_FLAGS
+# adds testsuite options (keywords); the arguments after $1 are the
+# environment for both.
 check() {
     local dir=$1
     shift
     rm -f "$dir"/tests/unit/*.log "$dir/tests/testsuite.log"
-    if ! (cd "$dir" && env "$@" make -k check \
+    if ! (cd "$dir" && env "$@" make -j2 -k check-TESTS); then
+        status=1
+    fi
+    # TESTS= : the unit tests ran above; this builds what the suite needs
+    # and runs it.
+    if ! (cd "$dir" && env "$@" make -k check TESTS= \
               TESTSUITEFLAGS="-j2 ${CHECK_FLAGS:-}"); then
         status=1
     fi
     tally "$dir"
 }
 
+# Each heading says how long the run has taken so far (the whole run must
+# stay well inside CI's time).
 section() {
-    printf '\n======== %s ========\n' "$*"
+    printf '\n======== %s (at %dm%02ds) ========\n' "$*" \
+           $((SECONDS / 60)) $((SECONDS % 60))
 }
 
 # Whatever stops the run (a failed install, a signal, the end), its last
 # line is the totals, so CI always reads "N passed, N failed".
+failures=$(mktemp)
 summary() {
+    if [ -s "$failures" ]; then
+        section "what failed (the first lines of each)"
+        head -80 "$failures"
+    fi
+    rm -f "$failures"
     section "summary"
     [ "$failed" = 0 ] || status=1
     echo "($skipped autotest groups skipped)"
@@ -96,18 +126,20 @@ section "build: -Werror"
 if scripts/build.sh _build --enable-Werror; then
     section "make check"
     check _build
-    # The comparisons with a live ovs-vswitchd (keyword ovs-diff: flow
-    # commands, connection tracking) test what flowdp does, not which SIMD
-    # code classifies, and are the slowest groups: they run at the best
-    # level and under the sanitizers, not again here.
-    section "make check with FLOWDP_CPU=generic (without the ovs-diff groups)"
-    CHECK_FLAGS='-k !ovs-diff' check _build FLOWDP_CPU=generic
+    # FLOWDP_CPU=generic changes only how lookups run (the scalar code
+    # instead of SSE4.2/AVX2): the unit tests, which compare every path
+    # against a reference, and the groups that classify packets (random
+    # tables, pipelines, the datapath) run again at that level; the rest
+    # (tools, daemon, comparisons with ovs-vswitchd) test what flowdp
+    # does, not which SIMD code looks up, and ran above.
+    section "unit tests and classify, pipeline, datapath groups with FLOWDP_CPU=generic"
+    CHECK_FLAGS='-k classify -k pipeline -k datapath' check _build FLOWDP_CPU=generic
     # The level between: the unit tests (which compare every path against
     # a reference) once more with SSE4.2 but not AVX2, where the CPU has it.
     if _build/utilities/flowdp-ctl cpu | grep -Eq '^detected: *(sse42|avx2)$'; then
         section "unit tests with FLOWDP_CPU=sse42"
         rm -f _build/tests/unit/*.log _build/tests/testsuite.log
-        if ! (cd _build && FLOWDP_CPU=sse42 make -k check-TESTS); then
+        if ! (cd _build && FLOWDP_CPU=sse42 make -j2 -k check-TESTS); then
             status=1
         fi
         tally _build
@@ -118,7 +150,7 @@ if scripts/build.sh _build --enable-Werror; then
     # sub-table kind.
     section "unit tests and classify groups with FLOWDP_CPU=validate"
     rm -f _build/tests/unit/*.log _build/tests/testsuite.log
-    if ! (cd _build && FLOWDP_CPU=validate make -k check-TESTS \
+    if ! (cd _build && FLOWDP_CPU=validate make -j2 -k check-TESTS \
           && FLOWDP_CPU=validate make check-local \
                  TESTSUITEFLAGS='-j2 -k classify'); then
         status=1
@@ -136,8 +168,8 @@ if scripts/build.sh _build-asan --enable-sanitizers --enable-Werror; then
     # Open vSwitch's 58 re-expressed conntrack tests (ct-scenarios) take
     # minutes against ovs-vswitchd and ran at the best level; the random
     # differential ones (ct-diff) run here too, under the sanitizers.
-    section "make check (sanitizers, without ct-scenarios)"
-    CHECK_FLAGS='-k !ct-scenarios' check _build-asan
+    section "make check (sanitizers, without ct-scenarios; ct-diff with 8 seeds)"
+    CHECK_FLAGS='-k !ct-scenarios' check _build-asan CT_DIFF_SEEDS="$(seq 1 8)"
 else
     status=1
     failed=$((failed + 1))
@@ -182,7 +214,27 @@ else
 fi
 
 section "make distcheck"
-if ! (cd _build && make distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-Werror TESTSUITEFLAGS='-j2 -k !ovs-diff' >distcheck.log 2>&1); then
+# The tarball must hold every file of the checkout (the build, the tests'
+# scripts and data, the docs): checked file by file here, so that distcheck
+# itself need run only a sample of the suite (the unit tests and the
+# groups that read the most files from the source tree) in its read-only
+# source directory.
+if (cd _build && make dist >/dev/null 2>&1) && command -v git >/dev/null \
+   && git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+    missing=$(comm -23 <(git -C "$top" ls-files | grep -vxE '\.gitignore' | sort) \
+                       <(tar tzf _build/flowdp-*.tar.gz | sed 's|^[^/]*/||' | sort))
+    if [ -n "$missing" ]; then
+        echo "test.sh: files of the checkout missing from the tarball (EXTRA_DIST):"
+        echo "$missing"
+        status=1
+        failed=$((failed + 1))
+    else
+        passed=$((passed + 1))
+    fi
+fi
+if ! (cd _build && make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-Werror \
+          TESTSUITEFLAGS='-j2 -k parse-flows -k parse-pcap -k classify -k bench' \
+          >distcheck.log 2>&1); then
     tail -50 _build/distcheck.log
     echo "test.sh: make distcheck failed"
     status=1
@@ -190,4 +242,3 @@ if ! (cd _build && make distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-Werror TEST
 else
     grep -A3 'archives ready for distribution' _build/distcheck.log
 fi
-
