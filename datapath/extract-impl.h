@@ -57,14 +57,15 @@ static_assert(FDP__WORD_NW_ECN == FDP__WORD_NW_TOS
 static_assert(FDP__BITS_IPV6_SRC == 128 && FDP__BITS_IPV6_DST == 128,
               "IPv6 addresses take two whole words each");
 
-/* X(0) ... X(11): statements for each of the key's packet words with a
+/* X(0) ... X(13): statements for each of the key's packet words with a
  * constant index, written out so that the compiler keeps the words in
  * registers (a loop over an array index makes it keep them in memory).
  * The pipeline's words (key.h) are zero in every extracted key:
  * fdp__zero_pipeline_words() clears them. */
 #define FDP__FOR_EACH_WORD(X)                                               \
-    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-static_assert(FDP_KEY_PACKET_WORDS == 12,
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12)  \
+    X(13)
+static_assert(FDP_KEY_PACKET_WORDS == 14,
               "FDP__FOR_EACH_WORD names every packet word");
 
 /* In two parts, the registers' 9 words and the connection-tracking 8:

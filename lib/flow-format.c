@@ -370,16 +370,27 @@ format_vlan(struct fdp__ds *ds, const struct fdp_match *m)
  * ovs-ofctl prints it; only a range, flowdp's extension, needs the xreg's
  * own name, because a range over 64 bits is not two ranges over 32.  The
  * parser keeps an xreg range apart from ranges on its halves (they claim
- * the same bits), so at most one of the two forms is present. */
+ * the same bits), so at most one of the two forms is present.  The same
+ * goes for an xxreg, two xregs, whose range prints under its own name. */
 static void
 format_regs(struct fdp__ds *ds, const struct fdp_match *m)
 {
     static_assert(FDP_F_REG15 - FDP_F_REG0 == 15
-                  && FDP_F_XREG7 - FDP_F_XREG0 == 7,
+                  && FDP_F_XREG7 - FDP_F_XREG0 == 7
+                  && FDP_F_XXREG3 - FDP_F_XXREG0 == 3,
                   "the registers are consecutive fields");
 
     for (int x = 0; x < 8; x++) {
         enum fdp_field xreg = (enum fdp_field) (FDP_F_XREG0 + x);
+        enum fdp_field xxreg = (enum fdp_field) (FDP_F_XXREG0 + x / 2);
+        if (fdp__match_has_range(m, xxreg)) {
+            if (x % 2 == 0) {
+                char name[8];
+                snprintf(name, sizeof name, "xxreg%d", x / 2);
+                fdp__format_field(ds, m, xxreg, name);
+            }
+            continue;
+        }
         if (fdp__match_has_range(m, xreg)) {
             char name[8];
             snprintf(name, sizeof name, "xreg%d", x);
@@ -418,6 +429,19 @@ format_ct(struct fdp__ds *ds, const struct fdp_match *m, int dl_type)
     fdp__format_field(ds, m, FDP_F_CT_NW_PROTO, "ct_nw_proto");
     fdp__format_field(ds, m, FDP_F_CT_TP_SRC, "ct_tp_src");
     fdp__format_field(ds, m, FDP_F_CT_TP_DST, "ct_tp_dst");
+}
+
+/* Neighbour discovery, in an ICMPv6 match, as match_format() prints it
+ * after icmp_code.  The parser refuses these fields without the ND
+ * prerequisites, so they are present only in an ND match. */
+static void
+format_nd(struct fdp__ds *ds, const struct fdp_match *m)
+{
+    fdp__format_field(ds, m, FDP_F_ND_TARGET, "nd_target");
+    fdp__format_field(ds, m, FDP_F_ND_SLL, "nd_sll");
+    fdp__format_field(ds, m, FDP_F_ND_TLL, "nd_tll");
+    fdp__format_field(ds, m, FDP_F_ND_RESERVED, "nd_reserved");
+    fdp__format_field(ds, m, FDP_F_ND_OPTIONS_TYPE, "nd_options_type");
 }
 
 static void
@@ -479,6 +503,9 @@ format_match(struct fdp__ds *ds, const struct fdp_match *m, int priority)
         || (dl_type == FDP_ETH_TYPE_IPV6 && proto == FDP_IPPROTO_ICMPV6)) {
         fdp__format_field(ds, m, FDP_F_ICMP_TYPE, "icmp_type");
         fdp__format_field(ds, m, FDP_F_ICMP_CODE, "icmp_code");
+        if (dl_type == FDP_ETH_TYPE_IPV6) {
+            format_nd(ds, m);
+        }
     } else {
         fdp__format_field(ds, m, FDP_F_TP_SRC, "tp_src");
         fdp__format_field(ds, m, FDP_F_TP_DST, "tp_dst");

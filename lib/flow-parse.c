@@ -1015,6 +1015,12 @@ prereq_text(enum fdp__prereq prereq)
                "+est +rel +rpl +snat +dnat, or +trk-inv)";
     case FDP__P_CT_L4:
         return "ct_nw_proto (exact, not 0) and a tracked connection";
+    case FDP__P_ND:
+        return "icmp6 with icmp_type=135 or 136 (and icmp_code 0)";
+    case FDP__P_ND_SOLICIT:
+        return "icmp6 with icmp_type=135 (and icmp_code 0)";
+    case FDP__P_ND_ADVERT:
+        return "icmp6 with icmp_type=136 (and icmp_code 0)";
     case FDP__P_NONE:
     case FDP__P_VLAN:
         break;
@@ -2822,7 +2828,7 @@ fdp_packet_parse(const char *text, struct fdp_key *key, char **errorp)
         || flow.table_id || flow.idle_timeout || flow.hard_timeout) {
         snprintf(problem, sizeof problem, "a packet takes no priority, "
                  "cookie, table or timeouts");
-    } else if (m->range_fields) {
+    } else if (fdp__match_has_ranges(m)) {
         snprintf(problem, sizeof problem, "a packet's fields take exact "
                  "values, not ranges");
     }

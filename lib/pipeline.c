@@ -592,7 +592,7 @@ shortcut_cb(const struct fdp_rule *r, void *aux_)
 
     if (!mask) {
         aux->wild = true;
-        if (c->words || c->range_fields) {
+        if (c->words || c->hi_words) {
             aux->wild_matches = true;
         } else if (fdp__rule_beats(r, aux->best_catch_all)) {
             aux->best_catch_all = r;
@@ -602,7 +602,7 @@ shortcut_cb(const struct fdp_rule *r, void *aux_)
     /* "conj_id=ID" alone: word 5 holds only conj_id's bits. */
     bool pure = mask == UINT32_MAX && id
                 && c->words == UINT32_C(1) << FDP__WORD_CONJ_ID
-                && !c->range_fields
+                && !c->hi_words
                 && fdp__cmatch_word(c, FDP__MATCH_MASK, FDP__WORD_CONJ_ID)
                    == FDP__MASK(CONJ_ID);
     if (!pure) {

@@ -183,6 +183,19 @@ random_match(struct unit_rng *rng, struct fdp_match *m)
                 continue;
             }
         }
+        /* An xxreg is two xregs, four regs: the same goes. */
+        if (f >= FDP_F_XXREG0 && f <= FDP_F_XXREG3) {
+            int x = 2 * (f - FDP_F_XXREG0);
+            if (fdp__match_get_mask(m, f)
+                || fdp__match_has_range(m, FDP_F_XREG0 + x)
+                || fdp__match_has_range(m, FDP_F_XREG0 + x + 1)
+                || fdp__match_has_range(m, FDP_F_REG0 + 2 * x)
+                || fdp__match_has_range(m, FDP_F_REG0 + 2 * x + 1)
+                || fdp__match_has_range(m, FDP_F_REG0 + 2 * x + 2)
+                || fdp__match_has_range(m, FDP_F_REG0 + 2 * x + 3)) {
+                continue;
+            }
+        }
         /* Fields that share storage: only the one the protocol names. */
         if (fdp__match_is_dl_type(m, FDP_ETH_TYPE_ARP)
             || fdp__match_is_dl_type(m, FDP_ETH_TYPE_RARP)) {
