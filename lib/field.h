@@ -369,9 +369,9 @@ fdp__key_or(struct fdp_key *key, enum fdp_field id, fdp_u128 value)
 /* Writes the bits of 'value' under 'mask' (both in the field's own units:
  * bit 0 is the field's bit 0) into field 'id' of 'key', leaving its other
  * bits as they were: one masked store into the field's one word, what a
- * register load or move does.  For fields of at most 64 bits (the ones
- * load, move and masked set_field reach); mask bits beyond the field are
- * ignored, as fdp__key_set() truncates, so a neighbour is never touched. */
+ * register load or move does.  For fields of at most 64 bits; mask bits
+ * beyond the field are ignored, as fdp__key_set() truncates, so a
+ * neighbour is never touched. */
 static inline void
 fdp__key_store_masked(struct fdp_key *key, enum fdp_field id, uint64_t value,
                       uint64_t mask)
@@ -380,6 +380,25 @@ fdp__key_store_masked(struct fdp_key *key, enum fdp_field id, uint64_t value,
     uint64_t m = (mask << f->shift) & f->word_mask;
 
     key->w[f->word] = (key->w[f->word] & ~m) | ((value << f->shift) & m);
+}
+
+/* fdp__key_store_masked() for a field of any width: a 128-bit field takes
+ * two masked stores, one per word (high word first). */
+static inline void
+fdp__key_store_masked128(struct fdp_key *key, enum fdp_field id,
+                         fdp_u128 value, fdp_u128 mask)
+{
+    const struct fdp__field *f = &fdp__fields[id];
+
+    if (f->n_bits == 128) {
+        uint64_t mh = (uint64_t) (mask >> 64), ml = (uint64_t) mask;
+        key->w[f->word] = (key->w[f->word] & ~mh)
+                          | ((uint64_t) (value >> 64) & mh);
+        key->w[f->word + 1] = (key->w[f->word + 1] & ~ml)
+                              | ((uint64_t) value & ml);
+    } else {
+        fdp__key_store_masked(key, id, (uint64_t) value, (uint64_t) mask);
+    }
 }
 
 static inline struct fdp_value

@@ -721,53 +721,78 @@ format_subfield(struct fdp__ds *ds, enum fdp_field f, unsigned int ofs,
     }
 }
 
-static unsigned int
-lowest_bit(uint64_t x)
+/* A 128-bit number in hex, as ovs-ofctl prints ct_label ("0x1", "0"). */
+static void
+put_hex128(struct fdp__ds *ds, fdp_u128 v)
 {
-    return (unsigned int) __builtin_ctzll(x);
+    uint64_t hi = (uint64_t) (v >> 64);
+
+    if (hi) {
+        fdp__ds_printf(ds, "%#" PRIx64 "%016" PRIx64, hi, (uint64_t) v);
+    } else {
+        fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
+    }
+}
+
+/* The loads Open vSwitch encodes a masked write to 'f' as (NXAST_REG_LOAD),
+ * each followed by a comma: one per run of mask bits from the lowest, a
+ * run being at most 64 bits, so that a load of all of a 128-bit field
+ * prints as [0..63] and [64..127]. */
+static void
+format_loads(struct fdp__ds *ds, enum fdp_field f, fdp_u128 value,
+             fdp_u128 mask, const struct fdp_match *m)
+{
+    unsigned int width = fdp__field(f)->n_bits;
+    unsigned int ofs = 0;
+
+    while (ofs < width) {
+        if (!((mask >> ofs) & 1)) {
+            ofs++;
+            continue;
+        }
+        unsigned int end = ofs + 1;
+        while (end < width && end < ofs + 64 && ((mask >> end) & 1)) {
+            end++;
+        }
+        unsigned int n = end - ofs;
+        fdp__ds_printf(ds, "load:%#" PRIx64 "->",
+                       (uint64_t) ((value >> ofs) & fdp__ones(n)));
+        format_subfield(ds, f, ofs, n, m);
+        fdp__ds_putc(ds, ',');
+        ofs = end;
+    }
 }
 
 /* A masked write, as ovs-ofctl prints it:
  *   write_metadata:V[/M] if written so;
  *   set_field:V->F if written so, over the whole field;
- *   otherwise one "load:V->F[a..b]" per run of contiguous mask bits, from
- *   the lowest: ovs-ofctl turns set_field:5/0xf0f->reg2 into
+ *   otherwise the loads of format_loads(): ovs-ofctl turns
+ *   set_field:5/0xf0f->reg2 into
  *   load:0x5->NXM_NX_REG2[0..3],load:0->NXM_NX_REG2[8..11]. */
 static void
 format_set_masked(struct fdp__ds *ds, const struct fdp__action *a,
                   const struct fdp_match *m)
 {
     enum fdp_field f = (enum fdp_field) a->field;
-    uint64_t value = fdp__action_masked_value(a);
-    uint64_t mask = fdp__action_masked_mask(a);
-    uint64_t full = (uint64_t) fdp__ones(fdp__field(f)->n_bits);
+    fdp_u128 value = fdp__action_masked_value(a);
+    fdp_u128 mask = fdp__action_masked_mask(a);
+    fdp_u128 full = fdp__ones(fdp__field(f)->n_bits);
 
     if (a->flags & FDP__ACT_WRITE_METADATA) {
-        fdp__ds_printf(ds, "write_metadata:%#" PRIx64, value);
+        fdp__ds_printf(ds, "write_metadata:%#" PRIx64, (uint64_t) value);
         if (mask != full) {
-            fdp__ds_printf(ds, "/%#" PRIx64, mask);
+            fdp__ds_printf(ds, "/%#" PRIx64, (uint64_t) mask);
         }
         return;
     }
     if (!(a->flags & FDP__ACT_LOAD) && mask == full) {
-        fdp__ds_printf(ds, "set_field:%#" PRIx64 "->%s", value,
-                       fdp__field(f)->name);
+        fdp__ds_put(ds, "set_field:");
+        put_hex128(ds, value);
+        fdp__ds_printf(ds, "->%s", fdp__field(f)->name);
         return;
     }
-    bool first = true;
-    while (mask) {
-        unsigned int ofs = lowest_bit(mask);
-        uint64_t run = mask >> ofs;
-        unsigned int n = run == ~(uint64_t) 0 ? 64 : lowest_bit(~run);
-        uint64_t ones = n >= 64 ? ~(uint64_t) 0 : ((uint64_t) 1 << n) - 1;
-        if (!first) {
-            fdp__ds_putc(ds, ',');
-        }
-        first = false;
-        fdp__ds_printf(ds, "load:%#" PRIx64 "->", (value >> ofs) & ones);
-        format_subfield(ds, f, ofs, n, m);
-        mask &= ~(ones << ofs);
-    }
+    format_loads(ds, f, value, mask, m);
+    fdp__ds_chomp(ds, ',');
 }
 
 static void
@@ -790,18 +815,6 @@ format_conjunction(struct fdp__ds *ds, const struct fdp__action *a,
                    fdp__action_conj_clause(a), fdp__action_conj_n(a));
 }
 
-/* A 128-bit number in hex, as ovs-ofctl prints ct_label ("0x1", "0"). */
-static void
-put_hex128(struct fdp__ds *ds, fdp_u128 v)
-{
-    uint64_t hi = (uint64_t) (v >> 64);
-
-    if (hi) {
-        fdp__ds_printf(ds, "%#" PRIx64 "%016" PRIx64, hi, (uint64_t) v);
-    } else {
-        fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
-    }
-}
 
 /* An exec() write (a nested SET_MASKED record of a ct action): as
  * ovs-ofctl, "set_field:V->F" for a whole-field set_field, otherwise the
@@ -820,23 +833,7 @@ format_ct_write(struct fdp__ds *ds, enum fdp_field f, bool load,
         fdp__ds_printf(ds, "->%s,", fdp__field(f)->name);
         return;
     }
-    unsigned int ofs = 0;
-    while (ofs < width) {
-        if (!((mask >> ofs) & 1)) {
-            ofs++;
-            continue;
-        }
-        unsigned int end = ofs + 1;
-        while (end < width && end < ofs + 64 && ((mask >> end) & 1)) {
-            end++;
-        }
-        unsigned int n = end - ofs;
-        fdp__ds_printf(ds, "load:%#" PRIx64 "->",
-                       (uint64_t) ((value >> ofs) & fdp__ones(n)));
-        format_subfield(ds, f, ofs, n, m);
-        fdp__ds_putc(ds, ',');
-        ofs = end;
-    }
+    format_loads(ds, f, value, mask, m);
 }
 
 /* An IPv6 address of a nat range, in brackets when a port follows (as

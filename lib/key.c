@@ -203,6 +203,11 @@ const struct fdp__set_field_name fdp__set_field_names[] = {
     { "arp_tpa", FDP_F_ARP_TPA, FDP__P_ARP },
     { "arp_sha", FDP_F_ARP_SHA, FDP__P_ARP },
     { "arp_tha", FDP_F_ARP_THA, FDP__P_ARP },
+    { "nd_target", FDP_F_ND_TARGET, FDP__P_ND },
+    { "nd_sll", FDP_F_ND_SLL, FDP__P_ND_SOLICIT },
+    { "nd_tll", FDP_F_ND_TLL, FDP__P_ND_ADVERT },
+    { "nd_reserved", FDP_F_ND_RESERVED, FDP__P_ND },
+    { "nd_options_type", FDP_F_ND_OPTIONS_TYPE, FDP__P_ND },
 };
 
 const size_t fdp__n_set_field_names = FDP_ARRAY_SIZE(fdp__set_field_names);

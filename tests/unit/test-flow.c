@@ -943,8 +943,8 @@ START_TEST(errors)
         { "actions=output", "column 9: output: missing port" },
         { "ip,actions=dec_ttl:1",
           "column 12: dec_ttl: takes no argument" },
-        { "actions=set_field:1/1->pkt_mark",
-          "column 9: set_field: a masked value (\"1/1\") is not supported" },
+        { "actions=set_field:1/0->pkt_mark",
+          "column 9: set_field: a zero mask writes nothing (\"1/0\")" },
         /* The pipeline's syntax, each refused as ovs-ofctl refuses it
          * (or, last, where ovs-ofctl repairs it silently). */
         { "conj_id=5/0xff,actions=drop", "column 1: conj_id: takes no mask" },
