@@ -106,6 +106,7 @@ class Gen:
     def __init__(self, rng, fset):
         self.r = rng
         self.fset = fset
+        self.nd = None          # The ND type (135, 136) of the last match.
 
     # ---- small helpers ---------------------------------------------------
 
@@ -1405,8 +1406,8 @@ class Gen:
         keys = ("icmp_type", "icmp_code", "nd_target", "nd_sll", "nd_tll",
                 "nd_reserved", "nd_options_type")
         mac = "00:11:22:33:44:%02x" % r.randrange(256)
-        # The flow's actions may use the ND fields of its own type: keep it.
-        t = self.nd or self.pick([135, 136])
+        # bad_flow() keeps the flow's actions off the ND fields.
+        t = self.pick([135, 136])
         c = [
             (keys, "icmp_type=%d,nd_reserved=%d/%s" % (
                 t, r.randrange(100), self.num(self.pick([0xff, 0xffff0000,
@@ -1424,10 +1425,6 @@ class Gen:
             (keys, "icmp_type=%d,nd_reserved=%s" % (t, big(4)), "match",
              "reject"),
         ]
-        if self.nd:
-            return c
-        # Without an ND type the flow's actions use no ND field, so
-        # ovs-ofctl takes these (dropping the field).
         return c + [
             (keys, "icmp_type=136,nd_sll=" + mac, "match", "stricter"),
             (keys, "icmp_type=135,nd_tll=" + mac, "match", "stricter"),
@@ -1631,6 +1628,11 @@ class Gen:
         keys, text, where, expect = self.bad_token(cls)
         items = [(k, t) for k, t in self.match_items(cls) + self.meta_items()
                  if k not in keys]
+        if "icmp_type" in keys or "icmp_code" in keys:
+            # The token replaces the type or code an ND match rests on:
+            # no ND field in the match nor in the actions then.
+            items = [(k, t) for k, t in items if not k.startswith("nd_")]
+            self.nd = None
         if any(k in ("dl_vlan", "dl_vlan_pcp", "vlan_tci") for k in keys):
             # Every VLAN token that ovs-ofctl accepts here matches a tag.
             self.vlan_present = True
