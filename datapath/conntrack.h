@@ -93,7 +93,7 @@ struct fdp__ct_result {
 /* The cached-connection hint: the low 32 bits of the key word of
  * ct_tp_src and ct_tp_dst (which use only its high 32), the connection's
  * id plus one and whether the packet was its reply. */
-#define FDP__CT_CACHE_WORD 22
+#define FDP__CT_CACHE_WORD 24
 #define FDP__CT_CACHED(ID, REPLY) \
     (((uint32_t) (ID) + 1) | ((REPLY) ? UINT32_C(0x80000000) : 0))
 

@@ -192,12 +192,13 @@
  * left; a continuation that ends without output is, unless it was a
  * fork's copy (its original is counted where it ends).
  *
- * The continuation cache (RC).  The EMC keys on the 12 packet words,
+ * The continuation cache (RC).  The EMC keys on the packet words,
  * which is right for received packets (the other words are zero), but a
  * continuation's outcome depends on every word (registers, ct_state,
  * ct_mark...) and on the table it starts in, so it has a cache of its
  * own: 16384 entries (4 MiB), two-way set associative as the EMC, keyed
- * by all 29 words and the table (rc_hash(): the packet words' hash, which
+ * by every word but nd_target's (as the EMC, packets with an nd_target skip
+ * it) and the table (rc_hash(): the packet words' hash, which
  * the packet already has from its extraction, seeds a multiply-xor mix
  * of the other 17 words and the table), valid for the snapshot's
  * version as EMC entries are, and filled with the same 1-in-
@@ -384,6 +385,17 @@
 #define EMC_ENTRIES (1u << EMC_SHIFT)
 #define EMC_MASK (EMC_ENTRIES - 1)
 
+/* The packet words an EMC entry keeps: all but the last two, nd_target
+ * (key.h), which only IPv6 neighbour discovery fills.  With them an entry
+ * would take three cache lines instead of two; without them, an ND
+ * packet's key is not the EMC's to hold (emc_holds()), and such packets,
+ * a few per neighbour and minute, go to the signature cache and the
+ * classifier, which see the whole key. */
+#define EMC_KEY_WORDS (FDP_KEY_PACKET_WORDS - 2)
+static_assert(FDP__WORD_ND_TARGET == EMC_KEY_WORDS
+              && FDP__BITS_ND_TARGET == 128,
+              "the EMC leaves out the last two packet words, nd_target's");
+
 struct emc_entry {
     uint32_t hash;
     uint32_t out;               /* Output hint: see output_hint(). */
@@ -395,9 +407,10 @@ struct emc_entry {
     bool owned;                 /* ...which it then frees when replaced
                                  * (never read through 'flow': a stale
                                  * entry's rule may be gone). */
-    uint64_t key[FDP_KEY_PACKET_WORDS]; /* The key's packet words: the
-                                         * pipeline's are zero on entry
-                                         * (key.h). */
+    uint64_t key[EMC_KEY_WORDS];        /* The key's packet words but
+                                         * nd_target's (see emc_holds()):
+                                         * the pipeline's are zero on
+                                         * entry (key.h). */
 } __attribute__((aligned(64)));
 static_assert(sizeof(struct emc_entry) == 128, "an EMC entry is 2 lines");
 
@@ -532,6 +545,8 @@ struct recirc_level {
  * batch is done; an insertion that would pass it is skipped. */
 #define RC_DOOMED_MAX 64
 
+#define RC_KEY_WORDS (FDP_KEY_WORDS - 2)
+
 struct rc_entry {
     uint32_t hash;
     uint8_t table;
@@ -541,7 +556,9 @@ struct rc_entry {
                                  * lines. */
     uint64_t version;
     const struct fdp__outcome *flow;    /* NULL: empty. */
-    uint64_t key[FDP_KEY_WORDS];
+    uint64_t key[RC_KEY_WORDS];         /* Every word of the key but
+                                         * nd_target's, as the EMC
+                                         * (emc_holds()). */
 } __attribute__((aligned(64)));
 static_assert(sizeof(struct rc_entry) == 4 * 64,
               "a continuation cache entry is 4 lines");
@@ -1511,10 +1528,11 @@ pmd_chance(struct fdp_dp_pmd *pmd, uint32_t inv)
  * GCC's and clang's vector types (SSE2 on x86-64, NEON on arm64, pairs of
  * words elsewhere), 6 XORs and 5 ORs instead of 12 and 11.  memcpy keeps
  * the loads unaligned-safe.  The pipeline's words are not compared: they
- * are zero for every packet that reaches the caches (key.h). */
+ * are zero for every packet that reaches the caches (key.h); nor is
+ * nd_target, zero in every key the EMC holds or looks up (emc_holds()). */
 typedef uint64_t key_pair __attribute__((vector_size(16)));
-static_assert(FDP_KEY_PACKET_WORDS % 2 == 0,
-              "the packet words are whole pairs");
+static_assert(EMC_KEY_WORDS % 2 == 0 && FDP_KEY_WORDS % 2 == 1,
+              "the EMC's words are whole pairs, a whole key pairs and one");
 
 static inline key_pair
 key_pair_at(const uint64_t *w, size_t i)
@@ -1528,7 +1546,7 @@ key_pair_at(const uint64_t *w, size_t i)
 static inline bool
 key_equal(const uint64_t *a, const uint64_t *b)
 {
-    static_assert(FDP_KEY_PACKET_WORDS == 12, "six pairs below");
+    static_assert(EMC_KEY_WORDS == 12, "six pairs below");
     key_pair d = ((key_pair_at(a, 0) ^ key_pair_at(b, 0))
                   | (key_pair_at(a, 1) ^ key_pair_at(b, 1))
                   | (key_pair_at(a, 2) ^ key_pair_at(b, 2)))
@@ -1561,10 +1579,21 @@ emc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
     return &pmd->emc[(way ? hash >> EMC_SHIFT : hash) & EMC_MASK];
 }
 
+/* True if the EMC may hold 'key': its nd_target, which EMC entries leave
+ * out (EMC_KEY_WORDS), is zero. */
+static inline bool
+emc_holds(const struct fdp_key *key)
+{
+    return !(key->w[FDP__WORD_ND_TARGET] | key->w[FDP__WORD_ND_TARGET + 1]);
+}
+
 static inline __attribute__((always_inline)) const struct fdp__outcome *
 emc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
            uint32_t hash, uint64_t version, uint32_t *hint)
 {
+    if (!emc_holds(key)) {
+        return NULL;
+    }
     for (unsigned int way = 0; way < 2; way++) {
         const struct emc_entry *e = emc_way(pmd, hash, way);
         if (e->hash == hash && e->version == version && e->flow
@@ -1613,7 +1642,8 @@ static void
 emc_insert(struct fdp_dp_pmd *pmd, const struct fdp_key *key, uint32_t hash,
            uint64_t version, const struct fdp__outcome *oc)
 {
-    if (pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
+    if (emc_holds(key)
+        && pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
         emc_fill(pmd, emc_victim(pmd, hash, version), key, hash, version,
                  oc, false);
     }
@@ -1855,7 +1885,7 @@ scratch_outcome(struct scratch_pool *sp, size_t size)
 
 /* The hash of a continuation: every word of its key, and its table.
  * The packet words' part is 'pkt_hash', their hash as the EMC takes it
- * (fdp_hash_fast() of the 12 words with the EMC's random basis), which
+ * (fdp_hash_fast() of the 14 words with the EMC's random basis), which
  * the packet already has (from its extraction, or from the batch it came
  * from), so only the 17 words after them are mixed in here: two
  * multiply-xor lanes (a multiplication by an odd constant is a bijection,
@@ -1893,25 +1923,37 @@ rc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
     return &pmd->rc[(way ? hash >> RC_SHIFT : hash) & RC_MASK];
 }
 
-/* Whole keys, 16 bytes at a time as key_equal() (14 pairs and the last
- * word). */
+/* An entry's key 'e' (RC_KEY_WORDS) against a whole key 'k', whose
+ * nd_target is zero (emc_holds()), 16 bytes at a time as key_equal():
+ * the 6 pairs before nd_target, then the 8 pairs and a word after it. */
 static inline bool
-rc_key_equal(const uint64_t *a, const uint64_t *b)
+rc_key_equal(const uint64_t *e, const uint64_t *k)
 {
-    static_assert(FDP_KEY_WORDS == 2 * 14 + 1, "14 pairs and a word");
-    key_pair d = key_pair_at(a, 0) ^ key_pair_at(b, 0);
+    static_assert(EMC_KEY_WORDS == 12
+                  && FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS == 2 * 8 + 1,
+                  "6 pairs, then 8 pairs and a word");
+    key_pair d = key_pair_at(e, 0) ^ key_pair_at(k, 0);
 
-#pragma GCC unroll 13
-    for (size_t i = 1; i < 14; i++) {
-        d |= key_pair_at(a, i) ^ key_pair_at(b, i);
+#pragma GCC unroll 5
+    for (size_t i = 1; i < 6; i++) {
+        d |= key_pair_at(e, i) ^ key_pair_at(k, i);
     }
-    return !(d[0] | d[1] | (a[28] ^ b[28]));
+#pragma GCC unroll 8
+    for (size_t i = 0; i < 8; i++) {
+        d |= key_pair_at(e + EMC_KEY_WORDS, i)
+             ^ key_pair_at(k + FDP_KEY_PACKET_WORDS, i);
+    }
+    return !(d[0] | d[1]
+             | (e[RC_KEY_WORDS - 1] ^ k[FDP_KEY_WORDS - 1]));
 }
 
 static const struct fdp__outcome *
 rc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
           unsigned int table, uint32_t hash, uint64_t version)
 {
+    if (!emc_holds(key)) {
+        return NULL;
+    }
     for (unsigned int way = 0; way < 2; way++) {
         const struct rc_entry *e = rc_way(pmd, hash, way);
         if (e->hash == hash && e->version == version && e->flow
@@ -1951,7 +1993,9 @@ rc_fill(struct fdp_dp_pmd *pmd, struct rc_entry *e,
     e->table = (uint8_t) table;
     e->version = version;
     e->flow = flow;
-    memcpy(e->key, key->w, sizeof e->key);
+    memcpy(e->key, key->w, EMC_KEY_WORDS * sizeof e->key[0]);
+    memcpy(e->key + EMC_KEY_WORDS, key->w + FDP_KEY_PACKET_WORDS,
+           (FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS) * sizeof e->key[0]);
 }
 
 /* Where pipeline_outcome() keeps what it builds: the EMC for a received
@@ -1972,7 +2016,8 @@ home_insert(struct fdp_dp_pmd *pmd, const struct outcome_home *home,
 {
     if (home->rc_table < 0) {
         emc_insert(pmd, home->key, home->hash, version, oc);
-    } else if (pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
+    } else if (emc_holds(home->key)
+               && pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
         struct rc_entry *e = rc_victim(pmd, home->hash, version);
         if (e) {
             rc_fill(pmd, e, home->key, (unsigned int) home->rc_table,
@@ -2001,7 +2046,7 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct outcome_home *home,
      * N's.) */
     bool hit = r->n_steps && r->steps[0].rule;
     bool cache = (home->rc_table < 0 ? pmd->emc != NULL : pmd->rc != NULL)
-                 && hit;
+                 && emc_holds(home->key) && hit;
 
     if (hit && r->n_steps == 1 && !r->limit_dropped
         && fdp_actions_equal(r->actions, r->steps[0].rule->actions)) {
@@ -2621,10 +2666,10 @@ ct_payload(const struct fdp__action *a)
 }
 
 /* Writes what the tracker said, 'res', into the ct fields of 'key':
- * words 21 to 28, whole, in key.h's layout (the generic field setter
+ * words 23 to 30, whole, in key.h's layout (the generic field setter
  * costs ten times as much, and every continuation pays this).  The ct
  * tests match each field, so a slip here fails them. */
-#define KEY_CT_WORD 21
+#define KEY_CT_WORD 23
 static_assert(FDP_KEY_PACKET_WORDS + FDP__CT_FROZEN_WORDS == KEY_CT_WORD
               && KEY_CT_WORD + 8 == FDP_KEY_WORDS,
               "the ct fields are the key's last eight words (key.h)");
@@ -2635,10 +2680,10 @@ key_set_ct(struct fdp_key *key, const struct fdp__ct_result *res)
     const struct fdp__ct_tuple *t = &res->orig;
     uint64_t *w = &key->w[KEY_CT_WORD];
 
-    /* Word 21: ct_mark, ct_zone, ct_nw_proto, ct_state. */
+    /* Word 23: ct_mark, ct_zone, ct_nw_proto, ct_state. */
     w[0] = (uint64_t) res->mark << 32 | (uint64_t) res->zone << 16
            | (uint64_t) (res->has_tuple ? t->proto : 0) << 8 | res->state;
-    /* Words 23-24: ct_label, high word first. */
+    /* Words 25-26: ct_label, high word first. */
     w[2] = res->label.hi;
     w[3] = res->label.lo;
     if (!res->has_tuple) {
@@ -2646,18 +2691,18 @@ key_set_ct(struct fdp_key *key, const struct fdp__ct_result *res)
         w[4] = w[5] = w[6] = w[7] = 0;
         return;
     }
-    /* Word 22: ct_tp_src, ct_tp_dst, and in the low half the tracker's
+    /* Word 24: ct_tp_src, ct_tp_dst, and in the low half the tracker's
      * cached connection for the next ct() (datapath/conntrack.h). */
     w[1] = (uint64_t) t->src_port << 48 | (uint64_t) t->dst_port << 32
            | res->cached;
     if (t->ipv6) {
-        /* Words 25-28: ct_ipv6_src, ct_ipv6_dst. */
+        /* Words 27-30: ct_ipv6_src, ct_ipv6_dst. */
         w[4] = t->src.hi;
         w[5] = t->src.lo;
         w[6] = t->dst.hi;
         w[7] = t->dst.lo;
     } else {
-        /* ct_nw_src and ct_nw_dst: the top halves of words 25 and 27. */
+        /* ct_nw_src and ct_nw_dst: the top halves of words 27 and 29. */
         w[4] = (t->src.lo & 0xffffffffu) << 32;
         w[5] = 0;
         w[6] = (t->dst.lo & 0xffffffffu) << 32;

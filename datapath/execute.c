@@ -303,6 +303,77 @@ set_icmp(struct fdp__pkt *pkt, size_t offset, uint8_t value)
     csum_replace16(h + 2, old, fdp__get16(h));
 }
 
+/* The ICMPv6 neighbour solicitation or advertisement of 'pkt' (the key
+ * says whether it is one), or NULL; '*n' is its length, from its first
+ * byte to the end of the IPv6 payload (or of the frame, if shorter). */
+static uint8_t *
+nd_msg(struct fdp__pkt *pkt, size_t *n)
+{
+    uint8_t *h = l4(pkt);
+
+    if (!h || !is_ipv6(pkt) || pkt_nw_proto(pkt) != FDP_IPPROTO_ICMPV6
+        || fdp__key_get(&pkt->key, FDP_F_ICMP_CODE)
+        || (fdp__key_get(&pkt->key, FDP_F_ICMP_TYPE) != FDP_ND_SOLICIT
+            && fdp__key_get(&pkt->key, FDP_F_ICMP_TYPE) != FDP_ND_ADVERT)) {
+        return NULL;
+    }
+    size_t end = (size_t) pkt->layout.l3 + 40 + fdp__get16(l3(pkt) + 4);
+    if (end > pkt->size) {
+        end = pkt->size;
+    }
+    *n = end - (size_t) pkt->layout.l4;
+    return *n >= 24 ? h : NULL;     /* Header (8) and target (16). */
+}
+
+/* Neighbour discovery fields, as Open vSwitch's packet_set_nd() and
+ * packet_set_nd_ext() write them, the ICMPv6 checksum following: the
+ * target in place; nd_sll (nd_tll) into the first link-layer address
+ * option of one unit if that option is a source (target) one, nothing if
+ * the first such option is of the other kind or there is none (no option
+ * is added); nd_reserved, the 32 bits after the checksum; nd_options_type,
+ * the first option's type byte, if there is an option. */
+static void
+set_nd(struct fdp__pkt *pkt, enum fdp_field f, fdp_u128 v)
+{
+    size_t n;
+    uint8_t *h = nd_msg(pkt, &n);
+
+    if (!h) {
+        return;
+    }
+    switch (f) {
+    case FDP_F_ND_TARGET:
+        rewrite(h + 8, v, 16, h + 2, NULL);
+        break;
+    case FDP_F_ND_RESERVED:
+        rewrite(h + 4, v, 4, h + 2, NULL);
+        break;
+    case FDP_F_ND_OPTIONS_TYPE:
+        if (n >= 24 + 8) {
+            uint16_t old = fdp__get16(h + 24);
+            h[24] = (uint8_t) v;
+            csum_replace16(h + 2, old, fdp__get16(h + 24));
+        }
+        break;
+    default: {
+        unsigned int kind = f == FDP_F_ND_SLL ? 1 : 2;
+        for (size_t off = 24; n - off >= 8 && h[off + 1];
+             off += (size_t) h[off + 1] * 8) {
+            if ((h[off] == 1 || h[off] == 2) && h[off + 1] == 1) {
+                if (h[off] == kind) {
+                    rewrite(h + off + 2, v, 6, h + 2, NULL);
+                }
+                break;
+            }
+            if ((size_t) h[off + 1] * 8 > n - off) {
+                break;
+            }
+        }
+        break;
+    }
+    }
+}
+
 static void
 set_field(struct fdp__pkt *pkt, enum fdp_field f, fdp_u128 v)
 {
@@ -366,6 +437,13 @@ set_field(struct fdp__pkt *pkt, enum fdp_field f, fdp_u128 v)
         if (is_arp(pkt)) {
             put_be(l3(pkt) + (f == FDP_F_ARP_SHA ? 8 : 18), v, 6);
         }
+        break;
+    case FDP_F_ND_TARGET:
+    case FDP_F_ND_SLL:
+    case FDP_F_ND_TLL:
+    case FDP_F_ND_RESERVED:
+    case FDP_F_ND_OPTIONS_TYPE:
+        set_nd(pkt, f, v);
         break;
     default:
         /* pkt_mark is metadata, not packet bytes; the parser accepts no
@@ -491,24 +569,20 @@ write_bits(struct fdp__pkt *pkt, uint32_t in_port, const struct fdp__action *a)
 {
     struct fdp_key cur;
     enum fdp_field dst = (enum fdp_field) a->field;
-    uint64_t value, mask;
+    fdp_u128 value, mask;
 
     fdp_packet_extract(pkt->data, pkt->size, in_port, &cur, NULL);
     if (a->type == FDP_ACT_MOVE) {
         struct fdp__move mv = fdp__action_move(a);
-        uint64_t bits = (uint64_t) (fdp__key_get(&cur, mv.src) >> mv.src_ofs);
-        uint64_t ones = mv.n_bits >= 64 ? UINT64_MAX
-                                        : (UINT64_C(1) << mv.n_bits) - 1;
-        value = (bits & ones) << mv.dst_ofs;
+        fdp_u128 ones = fdp__ones(mv.n_bits);
+        value = ((fdp__key_get(&cur, mv.src) >> mv.src_ofs) & ones)
+                << mv.dst_ofs;
         mask = ones << mv.dst_ofs;
     } else {
         value = fdp__action_masked_value(a);
         mask = fdp__action_masked_mask(a);
     }
-    if (fdp__field(dst)->n_bits > 64) {
-        return;                 /* Refused by the builders. */
-    }
-    uint64_t old = (uint64_t) fdp__key_get(&cur, dst);
+    fdp_u128 old = fdp__key_get(&cur, dst);
     set_field(pkt, dst, (old & ~mask) | (value & mask));
 }
 

@@ -37,6 +37,10 @@
 #define FDP__ICMP_HEADER_LEN 8     /* Type, code, checksum, 4 more bytes:
                                     * OVS wants all 8 for ICMP and ICMPv6. */
 #define FDP__IPV6_EXT_MIN 8        /* Every extension header's least size. */
+#define FDP__ND_TARGET_END 24      /* ICMPv6 header (8) + target (16). */
+#define FDP__ND_OPT_UNIT 8         /* ND option lengths count 8 bytes. */
+#define FDP__ND_OPT_SLL 1          /* Source link-layer address option. */
+#define FDP__ND_OPT_TLL 2          /* Target link-layer address option. */
 #define FDP__IPPROTO_IGMP 2        /* Its header is 8 bytes too. */
 
 /* IPv6 extension headers (RFC 8200) and "no next header". */
@@ -57,14 +61,15 @@ static_assert(FDP__WORD_NW_ECN == FDP__WORD_NW_TOS
 static_assert(FDP__BITS_IPV6_SRC == 128 && FDP__BITS_IPV6_DST == 128,
               "IPv6 addresses take two whole words each");
 
-/* X(0) ... X(11): statements for each of the key's packet words with a
+/* X(0) ... X(13): statements for each of the key's packet words with a
  * constant index, written out so that the compiler keeps the words in
  * registers (a loop over an array index makes it keep them in memory).
  * The pipeline's words (key.h) are zero in every extracted key:
  * fdp__zero_pipeline_words() clears them. */
 #define FDP__FOR_EACH_WORD(X)                                               \
-    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-static_assert(FDP_KEY_PACKET_WORDS == 12,
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12)  \
+    X(13)
+static_assert(FDP_KEY_PACKET_WORDS == 14,
               "FDP__FOR_EACH_WORD names every packet word");
 
 /* In two parts, the registers' 9 words and the connection-tracking 8:
@@ -116,11 +121,73 @@ fdp__be48(const uint8_t *p)
     return (uint64_t) fdp__be32(p) << 16 | fdp__be16(p + 4);
 }
 
+static_assert(FDP__WORD_ND_OPTIONS_TYPE == FDP__WORD_TCP_FLAGS
+              && FDP__WORD_ND_RESERVED == FDP__WORD_NW_SRC
+              && FDP__WORD_ND_SLL == FDP__WORD_ARP_SHA
+              && FDP__WORD_ND_TLL == FDP__WORD_ARP_THA
+              && FDP__BITS_ND_TARGET == 128,
+              "neighbour discovery shares storage as key.h says");
+
+/* The rest of an ICMPv6 neighbour solicitation or advertisement (type 135
+ * or 136, code 0) at 'icmp' ('n' >= 8 bytes, bounded by the IP length)
+ * into 'w', as Open vSwitch's parse_icmpv6(): the 32 bits after the
+ * checksum (the R, S and O flags and the reserved bits) are nd_reserved;
+ * a packet too short for the 16-byte target has no target nor options;
+ * then the options, 8-byte units each, until one has length 0 or runs
+ * past the end: a source (1) or target (2) link-layer option of exactly
+ * one unit gives nd_sll or nd_tll, and the type of the first such option
+ * is nd_options_type.  A second option of a kind whose address is already
+ * set (not zero) makes the packet invalid: target and both addresses are
+ * then zero, and nd_options_type stays as it was. */
+static inline void
+fdp__extract_nd(const uint8_t *icmp, size_t n, uint64_t *w)
+{
+    w[FDP__WORD_ND_RESERVED] |= FDP__PUT(ND_RESERVED, fdp__be32(icmp + 4));
+    if (n < FDP__ND_TARGET_END) {
+        return;
+    }
+
+    uint64_t target_hi = fdp__be64(icmp + 8), target_lo = fdp__be64(icmp + 16);
+    uint64_t lla[2] = { 0, 0 };         /* nd_sll, nd_tll. */
+    unsigned int opt_type = 0;
+    for (size_t off = FDP__ND_TARGET_END; n - off >= FDP__ND_OPT_UNIT;) {
+        const uint8_t *opt = icmp + off;
+        size_t len = (size_t) opt[1] * FDP__ND_OPT_UNIT;
+        if (!len || len > n - off) {
+            break;
+        }
+        if ((opt[0] == FDP__ND_OPT_SLL || opt[0] == FDP__ND_OPT_TLL)
+            && len == FDP__ND_OPT_UNIT) {
+            uint64_t *a = &lla[opt[0] - FDP__ND_OPT_SLL];
+            if (*a) {
+                target_hi = target_lo = 0;
+                lla[0] = lla[1] = 0;
+                break;
+            }
+            *a = fdp__be48(opt + 2);
+            if (!opt_type) {
+                opt_type = opt[0];
+            }
+        }
+        off += len;
+    }
+    w[FDP__WORD_ND_TARGET] = target_hi;
+    w[FDP__WORD_ND_TARGET + 1] = target_lo;
+    w[FDP__WORD_ND_SLL] |= FDP__PUT(ND_SLL, lla[0]);
+    w[FDP__WORD_ND_TLL] |= FDP__PUT(ND_TLL, lla[1]);
+    w[FDP__WORD_ND_OPTIONS_TYPE] |= FDP__PUT(ND_OPTIONS_TYPE, opt_type);
+}
+
 /* Parses the transport header at 'l4' ('n' bytes, bounded by the IP
- * length) for protocol 'proto' into 'w'.  Returns false if a header that
+ * length) for protocol 'proto' into 'w'; 'ipv6' says the network header
+ * was IPv6, the only one whose ICMPv6 is read as neighbour discovery
+ * (Open vSwitch parses ND behind IPv4 too, but nothing can match or print
+ * it there, because every ND field needs dl_type 0x86dd; here nd_reserved
+ * shares nw_src's bits, which IPv4 uses).  Returns false if a header that
  * flowdp parses is too short (the layout then has no l4). */
 static inline __attribute__((always_inline)) bool
-fdp__extract_l4(const uint8_t *l4, size_t n, uint8_t proto, uint64_t *w)
+fdp__extract_l4(const uint8_t *l4, size_t n, uint8_t proto, bool ipv6,
+                uint64_t *w)
 {
     switch (proto) {
     case FDP_IPPROTO_TCP: {
@@ -156,6 +223,10 @@ fdp__extract_l4(const uint8_t *l4, size_t n, uint8_t proto, uint64_t *w)
         }
         w[FDP__WORD_ICMP_TYPE] |= FDP__PUT(ICMP_TYPE, l4[0])
                                   | FDP__PUT(ICMP_CODE, l4[1]);
+        if (proto == FDP_IPPROTO_ICMPV6 && ipv6 && !l4[1]
+            && (l4[0] == FDP_ND_SOLICIT || l4[0] == FDP_ND_ADVERT)) {
+            fdp__extract_nd(l4, n, w);
+        }
         return true;
     default:
         return true;
@@ -475,7 +546,8 @@ fdp__extract_words(const uint8_t *p, size_t size, uint32_t in_port,
     layout->l3 = (int32_t) off;
 
     /* Phase 3: the transport header, except in later fragments. */
-    if (!later && fdp__extract_l4(l3 + l4_off, l4_len, proto, w)) {
+    if (!later && fdp__extract_l4(l3 + l4_off, l4_len, proto,
+                                  type == FDP_ETH_TYPE_IPV6, w)) {
         layout->l4 = (int32_t) (off + l4_off);
     }
 }

@@ -63,6 +63,13 @@
  *     the IP length, else no transport fields; ICMP and IGMP type and code
  *     go to tp_src and tp_dst.  tcp_flags is the low 12 bits of the flags
  *     word.
+ *   - IPv6 neighbour solicitations and advertisements (ICMPv6 type 135 or
+ *     136, code 0), as OVS's parse_icmpv6(): nd_reserved (the 32 bits
+ *     after the checksum), nd_target if the 16 bytes are there, then the
+ *     options: the first source or target link-layer option of 8 bytes
+ *     gives nd_sll or nd_tll and nd_options_type; a second one of a kind
+ *     already set zeroes the target and both addresses; a zero or overlong
+ *     length ends the walk (fdp__extract_nd()).
  *   - ARP and RARP: Ethernet/IPv4 only (hrd 1, pro 0x0800, hln 6, pln 4,
  *     28 bytes); the opcode goes to nw_proto only if it fits 8 bits.
  *
@@ -72,9 +79,9 @@
  * and parse-pcap does not print them:
  *   - the second VLAN tag (OVS's vlan_tci1, dl_vlan1, dl_vlan_pcp1): flowdp
  *     keeps the outer tag only; the inner one is parsed over;
- *   - IPv6 neighbour discovery's nd_target, nd_sll and nd_tll (OVS also
- *     stores the ND options type and reserved bits); ICMPv6 type and code
- *     are extracted;
+ *   - neighbour discovery behind IPv4 (protocol 58 in an IPv4 header),
+ *     which OVS parses but nothing can match or print, as every ND field
+ *     needs dl_type 0x86dd (key.h keeps nd_reserved in nw_src's bits);
  *   - MPLS labels (dl_type 0x8847/0x8848 is kept, nothing after it), the
  *     IGMP group address, NSH;
  *   - metadata OVS carries beside the headers (tunnel, conntrack, skb

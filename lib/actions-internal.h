@@ -46,14 +46,17 @@
  *   FDP_ACT_SET_FIELD    'field'; payload: the value, one word for fields
  *                        of up to 64 bits, two (high word first) for IPv6
  *                        addresses.
- *   FDP_ACT_SET_MASKED   'field' (at most 64 bits wide); payload: the
- *                        value, then the mask (the bits written; value
- *                        bits outside it are zero), both in the field's
- *                        own units (bit 0 is the field's bit 0).
+ *   FDP_ACT_SET_MASKED   'field'; payload: the value, then the mask (the
+ *                        bits written; value bits outside it are zero),
+ *                        both in the field's own units (bit 0 is the
+ *                        field's bit 0): one word each for a field of at
+ *                        most 64 bits (3 words in all), two each, high
+ *                        word first, for a 128-bit field (5 words: IPv6
+ *                        addresses, nd_target, xxreg0-3, ct_label).
  *   FDP_ACT_MOVE         'field' is the destination; 'arg' packs the
  *                        source field (bits 0-7), the source's first bit
  *                        (8-15), the destination's first bit (16-23) and
- *                        the number of bits (24-31, 1..64).
+ *                        the number of bits (24-31, 1..128).
  *   FDP_ACT_GOTO_TABLE   'arg': the table.
  *   FDP_ACT_RESUBMIT     'arg': the table (bits 0-7; 255 means the
  *                        calling flow's table) and the port to look up
@@ -147,17 +150,22 @@ fdp__actions_next(const struct fdp_actions *acts, const struct fdp__action *a)
 /* The value of a FDP_ACT_SET_FIELD record. */
 fdp_u128 fdp__action_value(const struct fdp__action *);
 
-/* The value and mask of a FDP_ACT_SET_MASKED record. */
-static inline uint64_t
+/* The value and mask of a FDP_ACT_SET_MASKED record (3 words, or 5 for a
+ * 128-bit field). */
+static inline fdp_u128
 fdp__action_masked_value(const struct fdp__action *a)
 {
-    return ((const uint64_t *) a)[1];
+    const uint64_t *w = (const uint64_t *) a;
+
+    return a->n_words == 5 ? (fdp_u128) w[1] << 64 | w[2] : w[1];
 }
 
-static inline uint64_t
+static inline fdp_u128
 fdp__action_masked_mask(const struct fdp__action *a)
 {
-    return ((const uint64_t *) a)[2];
+    const uint64_t *w = (const uint64_t *) a;
+
+    return a->n_words == 5 ? (fdp_u128) w[3] << 64 | w[4] : w[2];
 }
 
 /* The parts of a FDP_ACT_MOVE record. */
@@ -332,14 +340,13 @@ int fdp__actions_add_set_field(struct fdp__actions_builder *,
                                uint8_t flags);
 /* Appends the pipeline's actions.  Each returns 0, or EINVAL (and appends
  * nothing) for arguments out of range:
- *   set_masked: 'f' wider than 64 bits, a zero mask, bits beyond the
- *     field, or value bits outside the mask;
- *   move: bits beyond either field, or n_bits 0 or above 64 (a 128-bit
- *     field moves 64 bits at a time);
+ *   set_masked: a zero mask, bits beyond the field, or value bits outside
+ *     the mask;
+ *   move: bits beyond either field, or n_bits 0;
  *   conjunction: n outside 2..64 or k outside 1..n. */
 int fdp__actions_add_set_masked(struct fdp__actions_builder *,
-                                enum fdp_field f, uint64_t value,
-                                uint64_t mask, uint8_t flags);
+                                enum fdp_field f, fdp_u128 value,
+                                fdp_u128 mask, uint8_t flags);
 int fdp__actions_add_move(struct fdp__actions_builder *,
                           enum fdp_field src, unsigned int src_ofs,
                           enum fdp_field dst, unsigned int dst_ofs,

@@ -78,6 +78,8 @@ fdp__action_prereq(const struct fdp__action *a)
     NXM("NXM_NX_REG" #N, REG##N, 32, true, true, NONE)
 #define NXM_XREG(N)                                                         \
     NXM("OXM_OF_PKT_REG" #N, XREG##N, 64, true, true, NONE)
+#define NXM_XXREG(N)                                                        \
+    NXM("NXM_NX_XXREG" #N, XXREG##N, 128, true, true, NONE)
 const struct fdp__nxm_field fdp__nxm_fields[] = {
     NXM("NXM_OF_IN_PORT", IN_PORT, 16, true, true, NONE),
     NXM("NXM_NX_PKT_MARK", PKT_MARK, 32, true, true, NONE),
@@ -127,6 +129,15 @@ const struct fdp__nxm_field fdp__nxm_fields[] = {
     NXM("OXM_OF_IPV6_DST", IPV6_DST, 128, true, false, IPV6),
     NXM("NXM_NX_IPV6_LABEL", IPV6_LABEL, 20, true, true, IPV6),
     NXM("OXM_OF_IPV6_FLABEL", IPV6_LABEL, 20, true, false, IPV6),
+    NXM("NXM_NX_ND_TARGET", ND_TARGET, 128, true, true, ND),
+    NXM("OXM_OF_IPV6_ND_TARGET", ND_TARGET, 128, true, false, ND),
+    NXM("NXM_NX_ND_SLL", ND_SLL, 48, true, true, ND_SOLICIT),
+    NXM("OXM_OF_IPV6_ND_SLL", ND_SLL, 48, true, false, ND_SOLICIT),
+    NXM("NXM_NX_ND_TLL", ND_TLL, 48, true, true, ND_ADVERT),
+    NXM("OXM_OF_IPV6_ND_TLL", ND_TLL, 48, true, false, ND_ADVERT),
+    NXM("ERICOXM_OF_ICMPV6_ND_RESERVED", ND_RESERVED, 32, true, true, ND),
+    NXM("ERICOXM_OF_ICMPV6_ND_OPTIONS_TYPE", ND_OPTIONS_TYPE, 8, true, true,
+        ND),
     NXM("OXM_OF_METADATA", METADATA, 64, true, true, NONE),
     NXM_REG(0), NXM_REG(1), NXM_REG(2), NXM_REG(3),
     NXM_REG(4), NXM_REG(5), NXM_REG(6), NXM_REG(7),
@@ -134,6 +145,7 @@ const struct fdp__nxm_field fdp__nxm_fields[] = {
     NXM_REG(12), NXM_REG(13), NXM_REG(14), NXM_REG(15),
     NXM_XREG(0), NXM_XREG(1), NXM_XREG(2), NXM_XREG(3),
     NXM_XREG(4), NXM_XREG(5), NXM_XREG(6), NXM_XREG(7),
+    NXM_XXREG(0), NXM_XXREG(1), NXM_XXREG(2), NXM_XXREG(3),
     NXM("NXM_NX_CT_ZONE", CT_ZONE, 16, false, true, NONE),
     NXM("NXM_NX_CT_MARK", CT_MARK, 32, false, true, NONE),
     NXM("NXM_NX_CT_LABEL", CT_LABEL, 128, false, true, NONE),
@@ -148,6 +160,7 @@ const struct fdp__nxm_field fdp__nxm_fields[] = {
 #undef NXM
 #undef NXM_REG
 #undef NXM_XREG
+#undef NXM_XXREG
 
 const size_t fdp__n_nxm_fields = sizeof fdp__nxm_fields
                                  / sizeof fdp__nxm_fields[0];
@@ -340,22 +353,31 @@ fdp__actions_add_set_field(struct fdp__actions_builder *b, enum fdp_field f,
 
 int
 fdp__actions_add_set_masked(struct fdp__actions_builder *b, enum fdp_field f,
-                            uint64_t value, uint64_t mask, uint8_t flags)
+                            fdp_u128 value, fdp_u128 mask, uint8_t flags)
 {
-    if ((unsigned int) f >= FDP_N_FIELDS || fdp__field(f)->n_bits > 64
-        || !mask || mask > fdp__field(f)->max || value & ~mask) {
+    if ((unsigned int) f >= FDP_N_FIELDS || !mask
+        || mask > fdp__field(f)->max || value & ~mask) {
         return EINVAL;
     }
 
-    uint64_t *w = builder_reserve(b, 3);
+    bool wide = fdp__field(f)->n_bits > 64;
+    uint8_t n = wide ? 5 : 3;
+    uint64_t *w = builder_reserve(b, n);
     if (w) {
         struct fdp__action *a = (struct fdp__action *) w;
         a->type = FDP_ACT_SET_MASKED;
-        a->n_words = 3;
+        a->n_words = n;
         a->field = (uint8_t) f;
         a->flags = flags;
-        w[1] = value;
-        w[2] = mask;
+        if (wide) {
+            w[1] = (uint64_t) (value >> 64);
+            w[2] = (uint64_t) value;
+            w[3] = (uint64_t) (mask >> 64);
+            w[4] = (uint64_t) mask;
+        } else {
+            w[1] = (uint64_t) value;
+            w[2] = (uint64_t) mask;
+        }
     }
     return 0;
 }
@@ -366,7 +388,7 @@ fdp__actions_add_move(struct fdp__actions_builder *b, enum fdp_field src,
                       unsigned int dst_ofs, unsigned int n_bits)
 {
     if ((unsigned int) src >= FDP_N_FIELDS
-        || (unsigned int) dst >= FDP_N_FIELDS || !n_bits || n_bits > 64
+        || (unsigned int) dst >= FDP_N_FIELDS || !n_bits || n_bits > 128
         || src_ofs + n_bits > fdp__field(src)->n_bits
         || dst_ofs + n_bits > fdp__field(dst)->n_bits) {
         return EINVAL;

@@ -38,6 +38,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/ds.c \
 	lib/ds.h \
 	lib/field.h \
+	lib/field-map.h \
 	lib/flow-format.c \
 	lib/flow-parse.c \
 	lib/flow-text.h \

@@ -67,7 +67,7 @@ struct fdp__ct_nat {
  * to FDP_KEY_PACKET_WORDS + FDP__CT_FROZEN_WORDS - 1 (metadata and the
  * registers; conj_id is zero in the continuation). */
 #define FDP__CT_FROZEN_WORDS 9
-static_assert(FDP_KEY_PACKET_WORDS + FDP__CT_FROZEN_WORDS == 21,
+static_assert(FDP_KEY_PACKET_WORDS + FDP__CT_FROZEN_WORDS == 23,
               "the frozen words are metadata and xreg0-xreg7 (key.h)");
 
 struct fdp__dp_ct {

@@ -443,7 +443,8 @@ counter_slot(const struct counter *ct, uint64_t v)
  * if no cut helps enough (or out of memory: then the rules stay in one
  * leaf, which is slower but correct). */
 static bool
-choose_cut(struct fdp_rule **rules, uint32_t n, uint64_t field_set,
+choose_cut(struct fdp_rule **rules, uint32_t n,
+           const struct fdp__field_map *field_set,
            enum fdp_field *fp, unsigned int *kp)
 {
     struct counter ct;
@@ -467,8 +468,8 @@ choose_cut(struct fdp_rule **rules, uint32_t n, uint64_t field_set,
      * its mask. */
     fdp_u128 *lo = malloc(n * sizeof *lo), *hm = malloc(n * sizeof *hm);
     bool *ranged = malloc(n * sizeof *ranged);
-    for (uint64_t fs = lo && hm && ranged ? field_set : 0; fs; fs &= fs - 1) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctzll(fs);
+    const struct fdp__field_map none = FDP__FIELD_MAP_EMPTY;
+    FDP__FIELD_MAP_FOR_EACH (f, lo && hm && ranged ? field_set : &none) {
         unsigned int n_bits = fdp__field(f)->n_bits;
         uint8_t ks[24];
         unsigned int n_ks = cut_widths(n_bits, ks);
@@ -538,8 +539,10 @@ cmatch_matches(const struct fdp__cmatch *c, const struct fdp_key *key)
             return false;
         }
     }
-    for (uint64_t rs = c->range_fields; rs; rs &= rs - 1) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctzll(rs);
+    if (!c->hi_words) {
+        return true;            /* No range (lib/match-internal.h). */
+    }
+    FDP__FIELD_MAP_FOR_EACH (f, fdp__cmatch_range_fields(c)) {
         fdp_u128 v = fdp__key_get(key, f);
         if (v < fdp__cmatch_get(c, FDP__MATCH_VALUE, f)
             || v > fdp__cmatch_get(c, FDP__MATCH_HI, f)) {
@@ -703,15 +706,16 @@ DEFINE_RCU_FREE(leaf_free_cb, struct cut_leaf, leaf_free)
 /* Builds the lookup form of 'rules' (n > 0, best first) over the fields
  * of 'field_set'.  NULL if out of memory. */
 static struct cut_leaf *
-leaf_build(struct fdp_rule **rules, uint32_t n, uint64_t field_set)
+leaf_build(struct fdp_rule **rules, uint32_t n,
+           const struct fdp__field_map *field_set)
 {
     pthread_once(&scan_once, scan_select);
     if (n > CUT_LIST_MAX) {
         enum fdp_field fields[PIPAPO_MAX_FIELDS];
         uint8_t bits[PIPAPO_MAX_FIELDS];
         unsigned int n_fields = 0;
-        for (uint64_t fs = field_set; fs; fs &= fs - 1) {
-            fields[n_fields++] = (enum fdp_field) __builtin_ctzll(fs);
+        FDP__FIELD_MAP_FOR_EACH (f, field_set) {
+            fields[n_fields++] = f;
         }
         struct cut_leaf *l = calloc(1, sizeof *l);
         if (!l || fdp__pipapo_choose_widths(fields, n_fields, rules, n,
@@ -730,7 +734,7 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint64_t field_set)
 
     /* The bits every rule matches alike, per word: checked once. */
     uint64_t common[FDP_KEY_WORDS], value0[FDP_KEY_WORDS];
-    uint64_t range_fields = 0;
+    struct fdp__field_map range_fields = FDP__FIELD_MAP_EMPTY;
     for (unsigned int w = 0; w < FDP_KEY_WORDS; w++) {
         common[w] = fdp__cmatch_word(&rules[0]->match, FDP__MATCH_MASK, w);
         value0[w] = fdp__cmatch_word(&rules[0]->match, FDP__MATCH_VALUE, w);
@@ -744,7 +748,9 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint64_t field_set)
             uint64_t v = fdp__cmatch_word(c, FDP__MATCH_VALUE, w);
             common[w] &= m & ~(v ^ value0[w]);
         }
-        range_fields |= c->range_fields;
+        if (c->hi_words) {
+            fdp__field_map_or(&range_fields, fdp__cmatch_range_fields(c));
+        }
     }
     uint32_t words = 0, cwords = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -760,14 +766,13 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint64_t field_set)
         cwords |= common[w] ? UINT32_C(1) << w : 0;
     }
     unsigned int n_words = fdp__popcount32(words);
-    unsigned int n_ranges = (unsigned int) __builtin_popcountll(range_fields);
+    unsigned int n_ranges = fdp__field_map_count(&range_fields);
     /* The usual shape (a five-tuple: two key words, two port ranges)
      * takes fixed records, padded: see leaf_lookup(). */
     unsigned int n_cwords = fdp__popcount32(cwords);
     bool wide_range = false;
-    for (uint64_t rs = range_fields; rs; rs &= rs - 1) {
-        wide_range |= fdp__field((enum fdp_field) __builtin_ctzll(rs))->n_bits
-                      > 64;
+    FDP__FIELD_MAP_FOR_EACH (f, &range_fields) {
+        wide_range |= fdp__field(f)->n_bits > 64;
     }
     bool fixed = n_words <= 2 && n_ranges <= 2 && n_cwords <= 2
                  && !wide_range;
@@ -853,21 +858,21 @@ leaf_build(struct fdp_rule **rules, uint32_t n, uint64_t field_set)
         }
     }
     unsigned int g = 0;
-    for (uint64_t rs = range_fields; rs; rs &= rs - 1, g++) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctzll(rs);
+    FDP__FIELD_MAP_FOR_EACH (f, &range_fields) {
         const struct fdp__field *fd = fdp__field(f);
-        unsigned int x = (fixed ? 4 : 2 * n_words) + 2 * g;
+        unsigned int gi = g++;
+        unsigned int x = (fixed ? 4 : 2 * n_words) + 2 * gi;
         if (fd->n_bits > 64) {
             /* Compared rule by rule; here every rule passes. */
             l->slow = true;
-            ranges[g] = (struct cut_range) { 0, 0, 0 };
+            ranges[gi] = (struct cut_range) { 0, 0, 0 };
             for (uint32_t r = 0; r < n; r++) {
                 REC(r, x) = 0;
                 REC(r, x + 1) = UINT64_MAX;
             }
             continue;
         }
-        ranges[g] = (struct cut_range) {
+        ranges[gi] = (struct cut_range) {
             .word = fd->word, .shift = fd->shift,
             .fmask = (uint64_t) fdp__ones(fd->n_bits),
         };
@@ -1195,7 +1200,7 @@ leaf_publish(struct cut *cut, struct cut_node *n)
     struct cut_leaf *l = NULL, *old = n->leaf;
 
     if (n->n) {
-        l = leaf_build(n->rules, n->n, cut->field_set);
+        l = leaf_build(n->rules, n->n, &cut->field_set);
         if (!l) {
             return ENOMEM;
         }
@@ -1236,7 +1241,7 @@ build_tree(struct cut *cut, struct cut_node *parent, bool is_spill,
         set_bounds(node, rules[0]->priority, rules[0]->seq);
     }
     if (n <= fdp__cut_leaf_max || node->depth >= CUT_DEPTH_MAX
-        || !choose_cut(rules, n, cut->field_set, &f, &k)) {
+        || !choose_cut(rules, n, &cut->field_set, &f, &k)) {
         node->rules = malloc((n ? n : 1) * sizeof *node->rules);
         if (!node->rules) {
             goto nomem;
@@ -1846,8 +1851,8 @@ class_describe(const struct fdp__subtable *st, struct fdp_subtable_stats *out)
 
     out->kind = FDP_SUBTABLE_PARTITIONED;
     out->n_fields = 0;
-    for (uint64_t fs = cut->field_set; fs; fs &= fs - 1) {
-        out->fields[out->n_fields] = (enum fdp_field) __builtin_ctzll(fs);
+    FDP__FIELD_MAP_FOR_EACH (f, &cut->field_set) {
+        out->fields[out->n_fields] = f;
         out->group_bits[out->n_fields++] = 0;   /* Leaves are lists. */
     }
     out->n_const_fields = 0;
@@ -1911,7 +1916,8 @@ const struct fdp__subtable_class fdp__cut_class = {
 };
 
 struct cut *
-fdp__cut_create(uint64_t field_set, enum fdp_subtable_reason reason)
+fdp__cut_create(const struct fdp__field_map *field_set,
+                enum fdp_subtable_reason reason)
 {
     struct cut *cut = aligned_alloc(64, sizeof *cut);
     uint32_t a, b;
@@ -1925,7 +1931,7 @@ fdp__cut_create(uint64_t field_set, enum fdp_subtable_reason reason)
         b = 0x9e3779b9;
     }
     cut->multiplier = ((uint64_t) a << 32 | b) | 1;
-    cut->field_set = field_set;
+    cut->field_set = *field_set;
     fdp__subtable_init(&cut->up, &fdp__cut_class, reason);
     return cut;
 }

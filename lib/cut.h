@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/field-map.h"
 #include "lib/rcu.h"
 #include "lib/subtable.h"
 #include "lib/util.h"
@@ -17,7 +18,7 @@ struct cut_node;
 /* The writer's side of a partitioned sub-table: a tree of cuts over its
  * rules with small leaves (lib/cut.c). */
 struct cut {
-    uint64_t field_set;         /* Bit i: field i is matched by a rule. */
+    struct fdp__field_map field_set;    /* The fields rules match. */
     struct cut_node *root;      /* RCU. */
     uint64_t multiplier;        /* Odd, random: the child maps' hash. */
     struct cut_node *dirty;     /* Leaves changed since the last publish
@@ -41,7 +42,7 @@ fdp__cut_cast(const struct fdp__subtable *st)
 
 /* A new, empty sub-table for rules over 'field_set', made for 'reason';
  * NULL if out of memory. */
-struct cut *fdp__cut_create(uint64_t field_set,
+struct cut *fdp__cut_create(const struct fdp__field_map *field_set,
                             enum fdp_subtable_reason reason);
 
 /* Tuning, lowered by tests to drive splits with few rules: a leaf holds

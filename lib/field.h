@@ -37,6 +37,11 @@ enum fdp__prereq {
     FDP__P_CT_IPV4,     /* CT and dl_type 0x0800 */
     FDP__P_CT_IPV6,     /* CT and dl_type 0x86dd */
     FDP__P_CT_L4,       /* CT and ct_nw_proto exact and not 0 */
+    FDP__P_ND,          /* ICMPv6, icmp_type exactly 135 or 136 and
+                         * icmp_code 0 (or not matched), as Open vSwitch's
+                         * is_nd() reads a match's values */
+    FDP__P_ND_SOLICIT,  /* ND with icmp_type 135 */
+    FDP__P_ND_ADVERT,   /* ND with icmp_type 136 */
 };
 
 /* How a value is written and read. */
@@ -157,77 +162,95 @@ struct fdp__field {
       0xffffffffffffull, 0, NULL)                                           \
     F(ARP_THA, "arp_tha", 11, 16, 48, MR, ARP_THA, ARP, MAC,                \
       0xffffffffffffull, 0, NULL)                                           \
-    F(METADATA, "metadata", 12, 0, 64, MR, METADATA, NONE, HEX,             \
-      ~(uint64_t) 0, 0, NULL)                                               \
-    F(REG0, "reg0", 13, 32, 32, MR, XREG0, NONE, HEX, 0xffffffffu,          \
-      0, NULL)                                                              \
-    F(REG1, "reg1", 13, 0, 32, MR, XREG0, NONE, HEX, 0xffffffffu,           \
-      0, NULL)                                                              \
-    F(REG2, "reg2", 14, 32, 32, MR, XREG1, NONE, HEX, 0xffffffffu,          \
-      0, NULL)                                                              \
-    F(REG3, "reg3", 14, 0, 32, MR, XREG1, NONE, HEX, 0xffffffffu,           \
-      0, NULL)                                                              \
-    F(REG4, "reg4", 15, 32, 32, MR, XREG2, NONE, HEX, 0xffffffffu,          \
-      0, NULL)                                                              \
-    F(REG5, "reg5", 15, 0, 32, MR, XREG2, NONE, HEX, 0xffffffffu,           \
-      0, NULL)                                                              \
-    F(REG6, "reg6", 16, 32, 32, MR, XREG3, NONE, HEX, 0xffffffffu,          \
-      0, NULL)                                                              \
-    F(REG7, "reg7", 16, 0, 32, MR, XREG3, NONE, HEX, 0xffffffffu,           \
-      0, NULL)                                                              \
-    F(REG8, "reg8", 17, 32, 32, MR, XREG4, NONE, HEX, 0xffffffffu,          \
-      0, NULL)                                                              \
-    F(REG9, "reg9", 17, 0, 32, MR, XREG4, NONE, HEX, 0xffffffffu,           \
-      0, NULL)                                                              \
-    F(REG10, "reg10", 18, 32, 32, MR, XREG5, NONE, HEX, 0xffffffffu,        \
-      0, NULL)                                                              \
-    F(REG11, "reg11", 18, 0, 32, MR, XREG5, NONE, HEX, 0xffffffffu,         \
-      0, NULL)                                                              \
-    F(REG12, "reg12", 19, 32, 32, MR, XREG6, NONE, HEX, 0xffffffffu,        \
-      0, NULL)                                                              \
-    F(REG13, "reg13", 19, 0, 32, MR, XREG6, NONE, HEX, 0xffffffffu,         \
-      0, NULL)                                                              \
-    F(REG14, "reg14", 20, 32, 32, MR, XREG7, NONE, HEX, 0xffffffffu,        \
-      0, NULL)                                                              \
-    F(REG15, "reg15", 20, 0, 32, MR, XREG7, NONE, HEX, 0xffffffffu,         \
-      0, NULL)                                                              \
-    F(XREG0, "xreg0", 13, 0, 64, MR, XREG0, NONE, HEX, ~(uint64_t) 0,       \
-      0, NULL)                                                              \
-    F(XREG1, "xreg1", 14, 0, 64, MR, XREG1, NONE, HEX, ~(uint64_t) 0,       \
-      0, NULL)                                                              \
-    F(XREG2, "xreg2", 15, 0, 64, MR, XREG2, NONE, HEX, ~(uint64_t) 0,       \
-      0, NULL)                                                              \
-    F(XREG3, "xreg3", 16, 0, 64, MR, XREG3, NONE, HEX, ~(uint64_t) 0,       \
-      0, NULL)                                                              \
-    F(XREG4, "xreg4", 17, 0, 64, MR, XREG4, NONE, HEX, ~(uint64_t) 0,       \
-      0, NULL)                                                              \
-    F(XREG5, "xreg5", 18, 0, 64, MR, XREG5, NONE, HEX, ~(uint64_t) 0,       \
-      0, NULL)                                                              \
-    F(XREG6, "xreg6", 19, 0, 64, MR, XREG6, NONE, HEX, ~(uint64_t) 0,       \
-      0, NULL)                                                              \
-    F(XREG7, "xreg7", 20, 0, 64, MR, XREG7, NONE, HEX, ~(uint64_t) 0,       \
-      0, NULL)                                                              \
-    F(CT_STATE, "ct_state", 21, 0, 8, M, CT_STATE, NONE, CT_STATE, 0xff, 0, \
-      NULL)                                                                 \
-    F(CT_ZONE, "ct_zone", 21, 16, 16, R, CT_ZONE, NONE, DEC, 0xffff,        \
-      0xffff, NULL)                                                         \
-    F(CT_MARK, "ct_mark", 21, 32, 32, MR, CT_MARK, NONE, HEX, 0xffffffffu,  \
-      0, NULL)                                                              \
-    F(CT_LABEL, "ct_label", 23, 0, 128, MR, CT_LABEL, NONE, HEX,            \
+    F(ND_TARGET, "nd_target", 12, 0, 128, MR, ND_TARGET, ND, IPV6,          \
       ~(fdp_u128) 0, 0, NULL)                                               \
-    F(CT_NW_SRC, "ct_nw_src", 25, 32, 32, MR, CT_IPV6_SRC, CT_IPV4, IPV4,   \
+    F(ND_SLL, "nd_sll", 10, 16, 48, MR, ARP_SHA, ND_SOLICIT, MAC,           \
+      0xffffffffffffull, 0, NULL)                                           \
+    F(ND_TLL, "nd_tll", 11, 16, 48, MR, ARP_THA, ND_ADVERT, MAC,            \
+      0xffffffffffffull, 0, NULL)                                           \
+    F(ND_RESERVED, "nd_reserved", 0, 32, 32, R, NW_SRC, ND, DEC,            \
+      0xffffffffu, 0xffffffffu, NULL)                                       \
+    F(ND_OPTIONS_TYPE, "nd_options_type", 4, 0, 8, R, TCP_FLAGS, ND, DEC,   \
+      0xff, 0xff, NULL)                                                     \
+    F(METADATA, "metadata", 14, 0, 64, MR, METADATA, NONE, HEX,             \
+      ~(uint64_t) 0, 0, NULL)                                               \
+    F(REG0, "reg0", 15, 32, 32, MR, XREG0, NONE, HEX, 0xffffffffu,          \
+      0, NULL)                                                              \
+    F(REG1, "reg1", 15, 0, 32, MR, XREG0, NONE, HEX, 0xffffffffu,           \
+      0, NULL)                                                              \
+    F(REG2, "reg2", 16, 32, 32, MR, XREG1, NONE, HEX, 0xffffffffu,          \
+      0, NULL)                                                              \
+    F(REG3, "reg3", 16, 0, 32, MR, XREG1, NONE, HEX, 0xffffffffu,           \
+      0, NULL)                                                              \
+    F(REG4, "reg4", 17, 32, 32, MR, XREG2, NONE, HEX, 0xffffffffu,          \
+      0, NULL)                                                              \
+    F(REG5, "reg5", 17, 0, 32, MR, XREG2, NONE, HEX, 0xffffffffu,           \
+      0, NULL)                                                              \
+    F(REG6, "reg6", 18, 32, 32, MR, XREG3, NONE, HEX, 0xffffffffu,          \
+      0, NULL)                                                              \
+    F(REG7, "reg7", 18, 0, 32, MR, XREG3, NONE, HEX, 0xffffffffu,           \
+      0, NULL)                                                              \
+    F(REG8, "reg8", 19, 32, 32, MR, XREG4, NONE, HEX, 0xffffffffu,          \
+      0, NULL)                                                              \
+    F(REG9, "reg9", 19, 0, 32, MR, XREG4, NONE, HEX, 0xffffffffu,           \
+      0, NULL)                                                              \
+    F(REG10, "reg10", 20, 32, 32, MR, XREG5, NONE, HEX, 0xffffffffu,        \
+      0, NULL)                                                              \
+    F(REG11, "reg11", 20, 0, 32, MR, XREG5, NONE, HEX, 0xffffffffu,         \
+      0, NULL)                                                              \
+    F(REG12, "reg12", 21, 32, 32, MR, XREG6, NONE, HEX, 0xffffffffu,        \
+      0, NULL)                                                              \
+    F(REG13, "reg13", 21, 0, 32, MR, XREG6, NONE, HEX, 0xffffffffu,         \
+      0, NULL)                                                              \
+    F(REG14, "reg14", 22, 32, 32, MR, XREG7, NONE, HEX, 0xffffffffu,        \
+      0, NULL)                                                              \
+    F(REG15, "reg15", 22, 0, 32, MR, XREG7, NONE, HEX, 0xffffffffu,         \
+      0, NULL)                                                              \
+    F(XREG0, "xreg0", 15, 0, 64, MR, XXREG0, NONE, HEX, ~(uint64_t) 0,      \
+      0, NULL)                                                              \
+    F(XREG1, "xreg1", 16, 0, 64, MR, XXREG0, NONE, HEX, ~(uint64_t) 0,      \
+      0, NULL)                                                              \
+    F(XREG2, "xreg2", 17, 0, 64, MR, XXREG1, NONE, HEX, ~(uint64_t) 0,      \
+      0, NULL)                                                              \
+    F(XREG3, "xreg3", 18, 0, 64, MR, XXREG1, NONE, HEX, ~(uint64_t) 0,      \
+      0, NULL)                                                              \
+    F(XREG4, "xreg4", 19, 0, 64, MR, XXREG2, NONE, HEX, ~(uint64_t) 0,      \
+      0, NULL)                                                              \
+    F(XREG5, "xreg5", 20, 0, 64, MR, XXREG2, NONE, HEX, ~(uint64_t) 0,      \
+      0, NULL)                                                              \
+    F(XREG6, "xreg6", 21, 0, 64, MR, XXREG3, NONE, HEX, ~(uint64_t) 0,      \
+      0, NULL)                                                              \
+    F(XREG7, "xreg7", 22, 0, 64, MR, XXREG3, NONE, HEX, ~(uint64_t) 0,      \
+      0, NULL)                                                              \
+    F(XXREG0, "xxreg0", 15, 0, 128, MR, XXREG0, NONE, HEX,                  \
+      ~(fdp_u128) 0, 0, NULL)                                               \
+    F(XXREG1, "xxreg1", 17, 0, 128, MR, XXREG1, NONE, HEX,                  \
+      ~(fdp_u128) 0, 0, NULL)                                               \
+    F(XXREG2, "xxreg2", 19, 0, 128, MR, XXREG2, NONE, HEX,                  \
+      ~(fdp_u128) 0, 0, NULL)                                               \
+    F(XXREG3, "xxreg3", 21, 0, 128, MR, XXREG3, NONE, HEX,                  \
+      ~(fdp_u128) 0, 0, NULL)                                               \
+    F(CT_STATE, "ct_state", 23, 0, 8, M, CT_STATE, NONE, CT_STATE, 0xff, 0, \
+      NULL)                                                                 \
+    F(CT_ZONE, "ct_zone", 23, 16, 16, R, CT_ZONE, NONE, DEC, 0xffff,        \
+      0xffff, NULL)                                                         \
+    F(CT_MARK, "ct_mark", 23, 32, 32, MR, CT_MARK, NONE, HEX, 0xffffffffu,  \
+      0, NULL)                                                              \
+    F(CT_LABEL, "ct_label", 25, 0, 128, MR, CT_LABEL, NONE, HEX,            \
+      ~(fdp_u128) 0, 0, NULL)                                               \
+    F(CT_NW_SRC, "ct_nw_src", 27, 32, 32, MR, CT_IPV6_SRC, CT_IPV4, IPV4,   \
       0xffffffffu, 0, NULL)                                                 \
-    F(CT_NW_DST, "ct_nw_dst", 27, 32, 32, MR, CT_IPV6_DST, CT_IPV4, IPV4,   \
+    F(CT_NW_DST, "ct_nw_dst", 29, 32, 32, MR, CT_IPV6_DST, CT_IPV4, IPV4,   \
       0xffffffffu, 0, NULL)                                                 \
-    F(CT_IPV6_SRC, "ct_ipv6_src", 25, 0, 128, MR, CT_IPV6_SRC, CT_IPV6,     \
+    F(CT_IPV6_SRC, "ct_ipv6_src", 27, 0, 128, MR, CT_IPV6_SRC, CT_IPV6,     \
       IPV6, ~(fdp_u128) 0, 0, NULL)                                         \
-    F(CT_IPV6_DST, "ct_ipv6_dst", 27, 0, 128, MR, CT_IPV6_DST, CT_IPV6,     \
+    F(CT_IPV6_DST, "ct_ipv6_dst", 29, 0, 128, MR, CT_IPV6_DST, CT_IPV6,     \
       IPV6, ~(fdp_u128) 0, 0, NULL)                                         \
-    F(CT_NW_PROTO, "ct_nw_proto", 21, 8, 8, R, CT_NW_PROTO, CT, DEC, 0xff,  \
+    F(CT_NW_PROTO, "ct_nw_proto", 23, 8, 8, R, CT_NW_PROTO, CT, DEC, 0xff,  \
       0xff, NULL)                                                           \
-    F(CT_TP_SRC, "ct_tp_src", 22, 48, 16, MR, CT_TP_SRC, CT_L4, DEC,        \
+    F(CT_TP_SRC, "ct_tp_src", 24, 48, 16, MR, CT_TP_SRC, CT_L4, DEC,        \
       0xffff, 0, NULL)                                                      \
-    F(CT_TP_DST, "ct_tp_dst", 22, 32, 16, MR, CT_TP_DST, CT_L4, DEC,        \
+    F(CT_TP_DST, "ct_tp_dst", 24, 32, 16, MR, CT_TP_DST, CT_L4, DEC,        \
       0xffff, 0, NULL)                                                      \
     F(CONJ_ID, "conj_id", 5, 0, 32, 0, CONJ_ID, NONE, DEC, 0xffffffffu,     \
       0xffffffffu, NULL)
@@ -286,7 +309,7 @@ fdp__field_is_packet(enum fdp_field id)
 static inline bool
 fdp__field_is_register(enum fdp_field id)
 {
-    return (id >= FDP_F_METADATA && id <= FDP_F_XREG7)
+    return (id >= FDP_F_METADATA && id <= FDP_F_XXREG3)
            || id == FDP_F_CONJ_ID;
 }
 
@@ -346,9 +369,9 @@ fdp__key_or(struct fdp_key *key, enum fdp_field id, fdp_u128 value)
 /* Writes the bits of 'value' under 'mask' (both in the field's own units:
  * bit 0 is the field's bit 0) into field 'id' of 'key', leaving its other
  * bits as they were: one masked store into the field's one word, what a
- * register load or move does.  For fields of at most 64 bits (the ones
- * load, move and masked set_field reach); mask bits beyond the field are
- * ignored, as fdp__key_set() truncates, so a neighbour is never touched. */
+ * register load or move does.  For fields of at most 64 bits; mask bits
+ * beyond the field are ignored, as fdp__key_set() truncates, so a
+ * neighbour is never touched. */
 static inline void
 fdp__key_store_masked(struct fdp_key *key, enum fdp_field id, uint64_t value,
                       uint64_t mask)
@@ -357,6 +380,25 @@ fdp__key_store_masked(struct fdp_key *key, enum fdp_field id, uint64_t value,
     uint64_t m = (mask << f->shift) & f->word_mask;
 
     key->w[f->word] = (key->w[f->word] & ~m) | ((value << f->shift) & m);
+}
+
+/* fdp__key_store_masked() for a field of any width: a 128-bit field takes
+ * two masked stores, one per word (high word first). */
+static inline void
+fdp__key_store_masked128(struct fdp_key *key, enum fdp_field id,
+                         fdp_u128 value, fdp_u128 mask)
+{
+    const struct fdp__field *f = &fdp__fields[id];
+
+    if (f->n_bits == 128) {
+        uint64_t mh = (uint64_t) (mask >> 64), ml = (uint64_t) mask;
+        key->w[f->word] = (key->w[f->word] & ~mh)
+                          | ((uint64_t) (value >> 64) & mh);
+        key->w[f->word + 1] = (key->w[f->word + 1] & ~ml)
+                              | ((uint64_t) value & ml);
+    } else {
+        fdp__key_store_masked(key, id, (uint64_t) value, (uint64_t) mask);
+    }
 }
 
 static inline struct fdp_value
@@ -412,6 +454,8 @@ extern const size_t fdp__n_mod_actions;
 #define FDP_IPPROTO_UDP 17
 #define FDP_IPPROTO_ICMPV6 58
 #define FDP_IPPROTO_SCTP 132
+#define FDP_ND_SOLICIT 135         /* ICMPv6 neighbour solicitation. */
+#define FDP_ND_ADVERT 136          /* ICMPv6 neighbour advertisement. */
 #define FDP_VLAN_CFI 0x1000
 #define FDP_VLAN_VID_MASK 0x0fff
 #define FDP_VLAN_PCP_MASK 0xe000

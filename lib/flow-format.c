@@ -370,16 +370,27 @@ format_vlan(struct fdp__ds *ds, const struct fdp_match *m)
  * ovs-ofctl prints it; only a range, flowdp's extension, needs the xreg's
  * own name, because a range over 64 bits is not two ranges over 32.  The
  * parser keeps an xreg range apart from ranges on its halves (they claim
- * the same bits), so at most one of the two forms is present. */
+ * the same bits), so at most one of the two forms is present.  The same
+ * goes for an xxreg, two xregs, whose range prints under its own name. */
 static void
 format_regs(struct fdp__ds *ds, const struct fdp_match *m)
 {
     static_assert(FDP_F_REG15 - FDP_F_REG0 == 15
-                  && FDP_F_XREG7 - FDP_F_XREG0 == 7,
+                  && FDP_F_XREG7 - FDP_F_XREG0 == 7
+                  && FDP_F_XXREG3 - FDP_F_XXREG0 == 3,
                   "the registers are consecutive fields");
 
     for (int x = 0; x < 8; x++) {
         enum fdp_field xreg = (enum fdp_field) (FDP_F_XREG0 + x);
+        enum fdp_field xxreg = (enum fdp_field) (FDP_F_XXREG0 + x / 2);
+        if (fdp__match_has_range(m, xxreg)) {
+            if (x % 2 == 0) {
+                char name[8];
+                snprintf(name, sizeof name, "xxreg%d", x / 2);
+                fdp__format_field(ds, m, xxreg, name);
+            }
+            continue;
+        }
         if (fdp__match_has_range(m, xreg)) {
             char name[8];
             snprintf(name, sizeof name, "xreg%d", x);
@@ -418,6 +429,19 @@ format_ct(struct fdp__ds *ds, const struct fdp_match *m, int dl_type)
     fdp__format_field(ds, m, FDP_F_CT_NW_PROTO, "ct_nw_proto");
     fdp__format_field(ds, m, FDP_F_CT_TP_SRC, "ct_tp_src");
     fdp__format_field(ds, m, FDP_F_CT_TP_DST, "ct_tp_dst");
+}
+
+/* Neighbour discovery, in an ICMPv6 match, as match_format() prints it
+ * after icmp_code.  The parser refuses these fields without the ND
+ * prerequisites, so they are present only in an ND match. */
+static void
+format_nd(struct fdp__ds *ds, const struct fdp_match *m)
+{
+    fdp__format_field(ds, m, FDP_F_ND_TARGET, "nd_target");
+    fdp__format_field(ds, m, FDP_F_ND_SLL, "nd_sll");
+    fdp__format_field(ds, m, FDP_F_ND_TLL, "nd_tll");
+    fdp__format_field(ds, m, FDP_F_ND_RESERVED, "nd_reserved");
+    fdp__format_field(ds, m, FDP_F_ND_OPTIONS_TYPE, "nd_options_type");
 }
 
 static void
@@ -479,6 +503,9 @@ format_match(struct fdp__ds *ds, const struct fdp_match *m, int priority)
         || (dl_type == FDP_ETH_TYPE_IPV6 && proto == FDP_IPPROTO_ICMPV6)) {
         fdp__format_field(ds, m, FDP_F_ICMP_TYPE, "icmp_type");
         fdp__format_field(ds, m, FDP_F_ICMP_CODE, "icmp_code");
+        if (dl_type == FDP_ETH_TYPE_IPV6) {
+            format_nd(ds, m);
+        }
     } else {
         fdp__format_field(ds, m, FDP_F_TP_SRC, "tp_src");
         fdp__format_field(ds, m, FDP_F_TP_DST, "tp_dst");
@@ -694,53 +721,78 @@ format_subfield(struct fdp__ds *ds, enum fdp_field f, unsigned int ofs,
     }
 }
 
-static unsigned int
-lowest_bit(uint64_t x)
+/* A 128-bit number in hex, as ovs-ofctl prints ct_label ("0x1", "0"). */
+static void
+put_hex128(struct fdp__ds *ds, fdp_u128 v)
 {
-    return (unsigned int) __builtin_ctzll(x);
+    uint64_t hi = (uint64_t) (v >> 64);
+
+    if (hi) {
+        fdp__ds_printf(ds, "%#" PRIx64 "%016" PRIx64, hi, (uint64_t) v);
+    } else {
+        fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
+    }
+}
+
+/* The loads Open vSwitch encodes a masked write to 'f' as (NXAST_REG_LOAD),
+ * each followed by a comma: one per run of mask bits from the lowest, a
+ * run being at most 64 bits, so that a load of all of a 128-bit field
+ * prints as [0..63] and [64..127]. */
+static void
+format_loads(struct fdp__ds *ds, enum fdp_field f, fdp_u128 value,
+             fdp_u128 mask, const struct fdp_match *m)
+{
+    unsigned int width = fdp__field(f)->n_bits;
+    unsigned int ofs = 0;
+
+    while (ofs < width) {
+        if (!((mask >> ofs) & 1)) {
+            ofs++;
+            continue;
+        }
+        unsigned int end = ofs + 1;
+        while (end < width && end < ofs + 64 && ((mask >> end) & 1)) {
+            end++;
+        }
+        unsigned int n = end - ofs;
+        fdp__ds_printf(ds, "load:%#" PRIx64 "->",
+                       (uint64_t) ((value >> ofs) & fdp__ones(n)));
+        format_subfield(ds, f, ofs, n, m);
+        fdp__ds_putc(ds, ',');
+        ofs = end;
+    }
 }
 
 /* A masked write, as ovs-ofctl prints it:
  *   write_metadata:V[/M] if written so;
  *   set_field:V->F if written so, over the whole field;
- *   otherwise one "load:V->F[a..b]" per run of contiguous mask bits, from
- *   the lowest: ovs-ofctl turns set_field:5/0xf0f->reg2 into
+ *   otherwise the loads of format_loads(): ovs-ofctl turns
+ *   set_field:5/0xf0f->reg2 into
  *   load:0x5->NXM_NX_REG2[0..3],load:0->NXM_NX_REG2[8..11]. */
 static void
 format_set_masked(struct fdp__ds *ds, const struct fdp__action *a,
                   const struct fdp_match *m)
 {
     enum fdp_field f = (enum fdp_field) a->field;
-    uint64_t value = fdp__action_masked_value(a);
-    uint64_t mask = fdp__action_masked_mask(a);
-    uint64_t full = (uint64_t) fdp__ones(fdp__field(f)->n_bits);
+    fdp_u128 value = fdp__action_masked_value(a);
+    fdp_u128 mask = fdp__action_masked_mask(a);
+    fdp_u128 full = fdp__ones(fdp__field(f)->n_bits);
 
     if (a->flags & FDP__ACT_WRITE_METADATA) {
-        fdp__ds_printf(ds, "write_metadata:%#" PRIx64, value);
+        fdp__ds_printf(ds, "write_metadata:%#" PRIx64, (uint64_t) value);
         if (mask != full) {
-            fdp__ds_printf(ds, "/%#" PRIx64, mask);
+            fdp__ds_printf(ds, "/%#" PRIx64, (uint64_t) mask);
         }
         return;
     }
     if (!(a->flags & FDP__ACT_LOAD) && mask == full) {
-        fdp__ds_printf(ds, "set_field:%#" PRIx64 "->%s", value,
-                       fdp__field(f)->name);
+        fdp__ds_put(ds, "set_field:");
+        put_hex128(ds, value);
+        fdp__ds_printf(ds, "->%s", fdp__field(f)->name);
         return;
     }
-    bool first = true;
-    while (mask) {
-        unsigned int ofs = lowest_bit(mask);
-        uint64_t run = mask >> ofs;
-        unsigned int n = run == ~(uint64_t) 0 ? 64 : lowest_bit(~run);
-        uint64_t ones = n >= 64 ? ~(uint64_t) 0 : ((uint64_t) 1 << n) - 1;
-        if (!first) {
-            fdp__ds_putc(ds, ',');
-        }
-        first = false;
-        fdp__ds_printf(ds, "load:%#" PRIx64 "->", (value >> ofs) & ones);
-        format_subfield(ds, f, ofs, n, m);
-        mask &= ~(ones << ofs);
-    }
+    format_loads(ds, f, value, mask, m);
+    fdp__ds_chomp(ds, ',');
 }
 
 static void
@@ -763,18 +815,6 @@ format_conjunction(struct fdp__ds *ds, const struct fdp__action *a,
                    fdp__action_conj_clause(a), fdp__action_conj_n(a));
 }
 
-/* A 128-bit number in hex, as ovs-ofctl prints ct_label ("0x1", "0"). */
-static void
-put_hex128(struct fdp__ds *ds, fdp_u128 v)
-{
-    uint64_t hi = (uint64_t) (v >> 64);
-
-    if (hi) {
-        fdp__ds_printf(ds, "%#" PRIx64 "%016" PRIx64, hi, (uint64_t) v);
-    } else {
-        fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
-    }
-}
 
 /* An exec() write (a nested SET_MASKED record of a ct action): as
  * ovs-ofctl, "set_field:V->F" for a whole-field set_field, otherwise the
@@ -793,23 +833,7 @@ format_ct_write(struct fdp__ds *ds, enum fdp_field f, bool load,
         fdp__ds_printf(ds, "->%s,", fdp__field(f)->name);
         return;
     }
-    unsigned int ofs = 0;
-    while (ofs < width) {
-        if (!((mask >> ofs) & 1)) {
-            ofs++;
-            continue;
-        }
-        unsigned int end = ofs + 1;
-        while (end < width && end < ofs + 64 && ((mask >> end) & 1)) {
-            end++;
-        }
-        unsigned int n = end - ofs;
-        fdp__ds_printf(ds, "load:%#" PRIx64 "->",
-                       (uint64_t) ((value >> ofs) & fdp__ones(n)));
-        format_subfield(ds, f, ofs, n, m);
-        fdp__ds_putc(ds, ',');
-        ofs = end;
-    }
+    format_loads(ds, f, value, mask, m);
 }
 
 /* An IPv6 address of a nat range, in brackets when a port follows (as

@@ -1015,6 +1015,12 @@ prereq_text(enum fdp__prereq prereq)
                "+est +rel +rpl +snat +dnat, or +trk-inv)";
     case FDP__P_CT_L4:
         return "ct_nw_proto (exact, not 0) and a tracked connection";
+    case FDP__P_ND:
+        return "icmp6 with icmp_type=135 or 136 (and icmp_code 0)";
+    case FDP__P_ND_SOLICIT:
+        return "icmp6 with icmp_type=135 (and icmp_code 0)";
+    case FDP__P_ND_ADVERT:
+        return "icmp6 with icmp_type=136 (and icmp_code 0)";
     case FDP__P_NONE:
     case FDP__P_VLAN:
         break;
@@ -1336,7 +1342,41 @@ add_set_field(struct parser *p, struct fdp__actions_builder *b,
 static bool
 is_pipeline_register(enum fdp_field f)
 {
-    return f >= FDP_F_METADATA && f <= FDP_F_XREG7;
+    return f >= FDP_F_METADATA && f <= FDP_F_XXREG3;
+}
+
+/* Appends the writes of 'value' under 'mask' (a subset of field 'f''s
+ * bits, not empty) as the loads ovs-ofctl prints for them, one
+ * FDP_ACT_SET_MASKED record with FDP__ACT_LOAD per run of contiguous mask
+ * bits, from the lowest, a run of more than 64 bits cut into pieces of 64
+ * (Open vSwitch encodes a masked write as NXAST_REG_LOAD actions, each at
+ * most 64 bits: load:1->NXM_NX_XXREG0[] is load:0x1->NXM_NX_XXREG0[0..63],
+ * load:0->NXM_NX_XXREG0[64..127]), so that the flow's text parses back
+ * to the same records. */
+static int
+add_loads(struct parser *p, struct fdp__actions_builder *b, enum fdp_field f,
+          fdp_u128 value, fdp_u128 mask, const char *action, const char *at)
+{
+    unsigned int width = fdp__field(f)->n_bits;
+
+    for (unsigned int ofs = 0; ofs < width;) {
+        if (!((mask >> ofs) & 1)) {
+            ofs++;
+            continue;
+        }
+        unsigned int end = ofs + 1;
+        while (end < width && end < ofs + 64 && ((mask >> end) & 1)) {
+            end++;
+        }
+        fdp_u128 piece = fdp__ones(end - ofs) << ofs;
+        if (fdp__actions_add_set_masked(b, f, value & piece, piece,
+                                        FDP__ACT_LOAD)) {
+            return parse_error(p, at, "%s: cannot write %s", action,
+                               fdp__field(f)->name);
+        }
+        ofs = end;
+    }
+    return 0;
 }
 
 /* "set_field:V[/M]->F" on a register or metadata: a masked write, whose
@@ -1370,27 +1410,13 @@ parse_set_register(struct parser *p, enum fdp_field f, char *arg,
         return error;
     }
     if (mask == field->max) {
-        if (fdp__actions_add_set_masked(b, f, (uint64_t) value,
-                                        (uint64_t) mask, 0)) {
+        if (fdp__actions_add_set_masked(b, f, value, mask, 0)) {
             return parse_error(p, at, "set_field: cannot write %s",
                                field->name);
         }
         return 0;
     }
-    uint64_t rest = (uint64_t) mask;
-    while (rest) {
-        /* The lowest run of ones: 'rest' with its run cleared is
-         * rest & (rest + lowest bit). */
-        uint64_t low = rest & -rest;
-        uint64_t run = rest & ~(rest & (rest + low));
-        if (fdp__actions_add_set_masked(b, f, (uint64_t) value & run, run,
-                                        FDP__ACT_LOAD)) {
-            return parse_error(p, at, "set_field: cannot write %s",
-                               field->name);
-        }
-        rest &= ~run;
-    }
-    return 0;
+    return add_loads(p, b, f, value, mask, "set_field", at);
 }
 
 /* set_field:V->F, and the mod_xxx:V spellings (a row of
@@ -1426,13 +1452,27 @@ parse_set_field(struct parser *p, const char *name, char *arg,
         return parse_error(p, at, "set_field: unknown field \"%s\"", target);
     }
     f = sf->field;
-    if (strchr(arg, '/')) {
-        return parse_error(p, at, "set_field: a masked value (\"%s\") is not "
-                           "supported", arg);
+    char *slash = strchr(arg, '/');
+    fdp_u128 mask = fdp__field(f)->max;
+    if (slash) {
+        /* A masked write to a header: the loads ovs-ofctl prints for it,
+         * unless the mask is the whole field. */
+        *slash = '\0';
+        error = parse_mask(p, f, slash + 1, at, &mask);
+        if (!error && !mask) {
+            error = parse_error(p, at, "set_field: a zero mask writes "
+                                "nothing (\"%s/%s\")", arg, slash + 1);
+        }
+        if (error) {
+            return error;
+        }
     }
     error = parse_one_value(p, f, arg, at, &value);
     if (!error) {
         error = require(p, sf->prereq, target, at);
+    }
+    if (!error && mask != fdp__field(f)->max) {
+        return add_loads(p, b, f, value & mask, mask, "set_field", at);
     }
     if (!error) {
         error = add_set_field(p, b, f, value, 0, at);
@@ -1689,11 +1729,6 @@ check_subfield(struct parser *p, const char *action, const struct subfield *sf,
     if (dst && !sf->writable) {
         return parse_error(p, at, "%s: %s is read-only", action, sf->name);
     }
-    if (sf->n_bits > 64) {
-        return parse_error(p, at, "%s: %s: %u bits is more than one %s "
-                           "takes (64); split it in two", action, sf->name,
-                           sf->n_bits, action);
-    }
     if (!fdp__match_meets(p->match, sf->prereq)) {
         return parse_error(p, at, "%s: %s requires %s in the match", action,
                            sf->name, prereq_text(sf->prereq));
@@ -1761,27 +1796,19 @@ parse_set_masked(struct parser *p, const char *name, char *arg,
     if (error) {
         return error;
     }
-    if (fdp__field(sf.field)->n_bits > 64) {
-        return parse_error(p, at, "load: %s is wider than 64 bits; load "
-                           "takes fields of at most 64 (move can copy "
-                           "into it)", sf.name);
+    if (!str_to_u128(arg, ~(fdp_u128) 0, &value, &overflow)) {
+        return parse_error(p, at, "load: \"%s\" is not a number (of 128 "
+                           "bits at most)", arg);
     }
-    if (!str_to_u128(arg, ~(uint64_t) 0, &value, &overflow)) {
-        return parse_error(p, at, "load: \"%s\" is not a 64-bit number", arg);
-    }
-    if (sf.n_bits < 64 && value >> sf.n_bits) {
+    if (sf.n_bits < 128 && value >> sf.n_bits) {
         return parse_error(p, at, "load: value %s does not fit in %u bits",
                            arg, sf.n_bits);
     }
-    mask = fdp__ones(sf.n_bits) << sf.ofs;
-    if (fdp__actions_add_set_masked(b, sf.field, (uint64_t) (value << sf.ofs),
-                                    (uint64_t) mask, FDP__ACT_LOAD)) {
-        return parse_error(p, at, "load: cannot write %s", sf.name);
-    }
-    return 0;
+    return add_loads(p, b, sf.field, value << sf.ofs,
+                     fdp__ones(sf.n_bits) << sf.ofs, "load", at);
 }
 
-/* move:SRC[a..b]->DST[c..d]: both of the same width, at most 64 bits. */
+/* move:SRC[a..b]->DST[c..d]: both of the same width, up to 128 bits. */
 static int
 parse_move(struct parser *p, const char *name UNUSED_ARG, char *arg,
            const char *at, struct fdp__actions_builder *b)
@@ -2822,7 +2849,7 @@ fdp_packet_parse(const char *text, struct fdp_key *key, char **errorp)
         || flow.table_id || flow.idle_timeout || flow.hard_timeout) {
         snprintf(problem, sizeof problem, "a packet takes no priority, "
                  "cookie, table or timeouts");
-    } else if (m->range_fields) {
+    } else if (fdp__match_has_ranges(m)) {
         snprintf(problem, sizeof problem, "a packet's fields take exact "
                  "values, not ranges");
     }

@@ -31,7 +31,15 @@ const struct fdp__field fdp__fields[FDP_N_FIELDS] = {
  *
  * Each field fits its word (a 128-bit field takes two whole words), sits
  * in its row of the public enum, and lies inside its BASE (itself, or the
- * field whose storage it shares, in the same word). */
+ * field whose storage it shares): in the same word and within its bits,
+ * or, for a BASE of 128 bits (xxreg0 for xreg0 and xreg1), in one of its
+ * two words. */
+#define FDP__INSIDE(ID, WORD, BASE)                                         \
+    (FDP__BITS_##BASE == 128                                                \
+     ? FDP__BITS_##ID == 128 ? FDP__WORD_##BASE == WORD                     \
+       : WORD == FDP__WORD_##BASE || WORD == FDP__WORD_##BASE + 1           \
+     : FDP__WORD_##BASE == WORD                                             \
+       && (FDP__MASK(ID) & ~FDP__MASK(BASE)) == 0)
 #define FDP__FIELD_CHECK(ID, NAME, WORD, SHIFT, BITS, FL, BASE, ...)        \
     static_assert((int) FDP__ORDER_##ID == (int) FDP_F_##ID,             \
                   #ID ": the list follows enum fdp_field");                 \
@@ -39,24 +47,12 @@ const struct fdp__field fdp__fields[FDP_N_FIELDS] = {
                   ? SHIFT == 0 && WORD + 1 < FDP_KEY_WORDS                  \
                   : BITS > 0 && SHIFT + BITS <= 64 && WORD < FDP_KEY_WORDS, \
                   #ID " fits its word");                                    \
-    static_assert(FDP__WORD_##BASE == WORD                                  \
-                  && (FDP__MASK(ID) & ~FDP__MASK(BASE)) == 0,               \
-                  #ID " lies inside " #BASE);
+    static_assert(FDP__INSIDE(ID, WORD, BASE), #ID " lies inside " #BASE);
 FDP__FIELDS(FDP__FIELD_CHECK)
 #undef FDP__FIELD_CHECK
+#undef FDP__INSIDE
 static_assert((int) FDP__N_ORDER == (int) FDP_N_FIELDS,
               "one row per enum fdp_field");
-
-/* The 64-bit field maps (struct fdp_match's range_fields, a pipapo
- * sub-table's field set) have a bit for every field but the last,
- * conj_id, which takes no range and no place in pipapo. */
-#define FDP__FIELD_MAPPED(ID, NAME, WORD, SHIFT, BITS, FL, ...)             \
-    static_assert(!(FDP__FL_##FL & FDP__F_RANGE) || FDP_F_##ID < 64,        \
-                  #ID " has a bit in a 64-bit field map");
-FDP__FIELDS(FDP__FIELD_MAPPED)
-#undef FDP__FIELD_MAPPED
-static_assert(FDP_F_CONJ_ID == FDP_N_FIELDS - 1 && FDP_N_FIELDS - 1 <= 64,
-              "only conj_id is past the 64-bit field maps");
 
 /* Fields that are their own base never overlap: for each word, the sum of
  * their masks (in 128 bits, so nothing carries out) equals their union,
@@ -74,7 +70,7 @@ static_assert(FDP_F_CONJ_ID == FDP_N_FIELDS - 1 && FDP_N_FIELDS - 1 <= 64,
                   == (fdp_u128) (0 FDP__FIELDS(FDP__OR_W)),                 \
                   "own fields of a word do not overlap")
 /* One check per word: FDP__W names the word each time. */
-static_assert(FDP_KEY_WORDS == 29, "one FDP__CHECK_WORD per key word");
+static_assert(FDP_KEY_WORDS == 31, "one FDP__CHECK_WORD per key word");
 #define FDP__W 0
 FDP__CHECK_WORD;
 #undef FDP__W
@@ -162,6 +158,12 @@ FDP__CHECK_WORD;
 #define FDP__W 28
 FDP__CHECK_WORD;
 #undef FDP__W
+#define FDP__W 29
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 30
+FDP__CHECK_WORD;
+#undef FDP__W
 #undef FDP__CHECK_WORD
 #undef FDP__OR_W
 #undef FDP__ADD_W
@@ -201,6 +203,11 @@ const struct fdp__set_field_name fdp__set_field_names[] = {
     { "arp_tpa", FDP_F_ARP_TPA, FDP__P_ARP },
     { "arp_sha", FDP_F_ARP_SHA, FDP__P_ARP },
     { "arp_tha", FDP_F_ARP_THA, FDP__P_ARP },
+    { "nd_target", FDP_F_ND_TARGET, FDP__P_ND },
+    { "nd_sll", FDP_F_ND_SLL, FDP__P_ND_SOLICIT },
+    { "nd_tll", FDP_F_ND_TLL, FDP__P_ND_ADVERT },
+    { "nd_reserved", FDP_F_ND_RESERVED, FDP__P_ND },
+    { "nd_options_type", FDP_F_ND_OPTIONS_TYPE, FDP__P_ND },
 };
 
 const size_t fdp__n_set_field_names = FDP_ARRAY_SIZE(fdp__set_field_names);
@@ -231,7 +238,10 @@ fdp__set_field_name_find(const char *name)
 }
 
 /* The packet's words come first, the pipeline's after them (key.h). */
-static_assert(FDP__WORD_METADATA == FDP_KEY_PACKET_WORDS
+static_assert(FDP__WORD_ND_TARGET + 2 == FDP_KEY_PACKET_WORDS
+              && FDP__WORD_METADATA == FDP_KEY_PACKET_WORDS
+              && FDP__WORD_XXREG0 == FDP__WORD_XREG0
+              && FDP__WORD_XXREG3 + 1 == FDP__WORD_XREG7
               && FDP__WORD_CT_STATE == FDP__WORD_XREG7 + 1
               && FDP__WORD_CT_IPV6_DST + 1 == FDP_KEY_WORDS - 1,
               "the pipeline's state follows the packet words, and the "

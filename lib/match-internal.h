@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "lib/field.h"
+#include "lib/field-map.h"
 #include <flowdp/match.h>
 
 /* Invariants (kept by every function that changes a match):
@@ -25,22 +26,10 @@ struct fdp_match {
     struct fdp_key value;
     struct fdp_key mask;
     struct fdp_key hi;
-    uint64_t range_fields;      /* Bit i set: field i is a range. */
+    struct fdp__field_map range_fields; /* The fields that are ranges. */
 };
 
-/* range_fields is a 64-bit map: lib/key.c checks that every field that
- * takes ranges is below 64 (conj_id, the last field, takes none). */
-static_assert(FDP_N_FIELDS <= 65, "range_fields is a 64-bit map");
-
 void fdp__match_init(struct fdp_match *);
-
-/* Field 'f''s bit in a 64-bit field map such as range_fields: 0 for
- * conj_id, the one field past bit 63, which takes no range. */
-static inline uint64_t
-fdp__range_bit(enum fdp_field f)
-{
-    return f < 64 ? UINT64_C(1) << f : 0;
-}
 
 /* The field's bits of the match's mask, value and (for ranges) upper
  * bound. */
@@ -59,7 +48,14 @@ fdp__match_get_value(const struct fdp_match *m, enum fdp_field f)
 static inline bool
 fdp__match_has_range(const struct fdp_match *m, enum fdp_field f)
 {
-    return (m->range_fields & fdp__range_bit(f)) != 0;
+    return fdp__field_map_has(&m->range_fields, f);
+}
+
+/* True if the match has a range on any field. */
+static inline bool
+fdp__match_has_ranges(const struct fdp_match *m)
+{
+    return !fdp__field_map_is_empty(&m->range_fields);
 }
 
 /* The compact form of a match, as a table's rules store it (lib/rule.h):
@@ -70,10 +66,14 @@ fdp__match_has_range(const struct fdp_match *m, enum fdp_field f)
  * happens only in words that hold a range field.  'w' holds, for the n
  * words of 'words' in increasing word order, first their n value words,
  * then their n mask words, then the hi words of 'hi_words' in the same
- * order.  Every word left out is zero, so expanding gives back the match
- * exactly.  An exact five-tuple ("tcp,nw_src=...,nw_dst=...,tp_src=...,
- * tp_dst=...") touches words 0 and 1 (key.h): 16 + 4 * 8 = 48 bytes,
- * against 512 for struct fdp_match.
+ * order, and then, only if 'hi_words' is not zero, the match's range
+ * fields (a struct fdp__field_map, FDP__FIELD_MAP_WORDS words).  A
+ * range's upper bound is above its lower bound, so never zero: 'hi_words'
+ * is not zero exactly when the match has a range, and a match without one
+ * (most) neither stores nor reads a field map.  Every word left out is
+ * zero, so expanding gives back the match exactly.  An exact five-tuple
+ * ("tcp,nw_src=...,nw_dst=...,tp_src=...,tp_dst=...") touches words 0
+ * and 1 (key.h): 8 + 4 * 8 = 40 bytes, against 600 for struct fdp_match.
  *
  * A masked match's value words come first and are its masked key words,
  * in the order a tuple-space subtable with its mask gathers them, so
@@ -82,13 +82,12 @@ fdp__match_has_range(const struct fdp_match *m, enum fdp_field f)
 struct fdp__cmatch {
     uint32_t words;             /* Bit i: word i is stored. */
     uint32_t hi_words;          /* Bit i: hi word i is stored. */
-    uint64_t range_fields;      /* As struct fdp_match. */
     uint64_t w[];
 };
 
 static_assert(FDP_KEY_WORDS <= 32, "'words' is a 32-bit map");
-static_assert(sizeof(struct fdp__cmatch) == 16,
-              "a compact match's header is two words");
+static_assert(sizeof(struct fdp__cmatch) == 8,
+              "a compact match's header is its two word maps");
 
 /* The parts of a match. */
 enum fdp__match_part {
@@ -170,10 +169,19 @@ fdp__cmatch_get(const struct fdp__cmatch *c, enum fdp__match_part part,
            & (uint64_t) fdp__ones(fd->n_bits);
 }
 
+/* The range fields of 'c', which has a range (c->hi_words != 0). */
+static inline const struct fdp__field_map *
+fdp__cmatch_range_fields(const struct fdp__cmatch *c)
+{
+    return (const struct fdp__field_map *) (const void *)
+           &c->w[2 * fdp__cmatch_n_words(c) + fdp__popcount32(c->hi_words)];
+}
+
 static inline bool
 fdp__cmatch_has_range(const struct fdp__cmatch *c, enum fdp_field f)
 {
-    return (c->range_fields & fdp__range_bit(f)) != 0;
+    return c->hi_words
+           && fdp__field_map_has(fdp__cmatch_range_fields(c), f);
 }
 
 /* Internal versions of the public setters on 128-bit values. */

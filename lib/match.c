@@ -59,15 +59,14 @@ clear_field(struct fdp_match *m, enum fdp_field f)
     fdp__key_set(&m->value, f, 0);
     fdp__key_set(&m->mask, f, 0);
     fdp__key_set(&m->hi, f, 0);
-    m->range_fields &= ~fdp__range_bit(f);
+    fdp__field_map_remove(&m->range_fields, f);
 }
 
 /* Returns EBUSY if a range on a field other than 'f' shares its bits. */
 static int
 check_range_overlap(const struct fdp_match *m, enum fdp_field f)
 {
-    for (uint64_t map = m->range_fields; map; map &= map - 1) {
-        enum fdp_field r = (enum fdp_field) __builtin_ctzll(map);
+    FDP__FIELD_MAP_FOR_EACH (r, &m->range_fields) {
         if (r != f && fields_overlap(r, f)) {
             return EBUSY;
         }
@@ -143,7 +142,7 @@ fdp__match_set_range(struct fdp_match *m, enum fdp_field f,
     clear_field(m, f);
     fdp__key_set(&m->value, f, lo);
     fdp__key_set(&m->hi, f, hi);
-    m->range_fields |= fdp__range_bit(f);
+    fdp__field_map_add(&m->range_fields, f);
     return 0;
 }
 
@@ -183,6 +182,25 @@ ct_valid(const struct fdp_match *m)
 
     return (v & conn)
            || ((v & FDP_CT_TRK) && (mask & FDP_CT_INV) && !(v & FDP_CT_INV));
+}
+
+/* 135 or 136 if 'm' is an IPv6 neighbour solicitation or advertisement
+ * as Open vSwitch's is_nd() reads a match: ICMPv6, icmp_type exactly 135
+ * or 136, and icmp_code's value 0 (so not matched, or matched as 0); else
+ * 0.  A range is not exact, and a range on icmp_code starts above 0 or
+ * is not one the value 0 can stand for, so neither counts. */
+static int
+nd_type(const struct fdp_match *m, int dl_type, int proto)
+{
+    if (dl_type != FDP_ETH_TYPE_IPV6 || proto != FDP_IPPROTO_ICMPV6
+        || fdp__match_has_range(m, FDP_F_ICMP_TYPE)
+        || fdp__match_has_range(m, FDP_F_ICMP_CODE)
+        || fdp__match_get_mask(m, FDP_F_ICMP_TYPE) != 0xffff
+        || fdp__match_get_value(m, FDP_F_ICMP_CODE) != 0) {
+        return 0;
+    }
+    fdp_u128 type = fdp__match_get_value(m, FDP_F_ICMP_TYPE);
+    return type == FDP_ND_SOLICIT || type == FDP_ND_ADVERT ? (int) type : 0;
 }
 
 bool
@@ -231,6 +249,12 @@ fdp__match_meets(const struct fdp_match *m, enum fdp__prereq p)
         return ct_valid(m) && !fdp__match_has_range(m, FDP_F_CT_NW_PROTO)
                && fdp__match_get_mask(m, FDP_F_CT_NW_PROTO) == 0xff
                && fdp__match_get_value(m, FDP_F_CT_NW_PROTO) != 0;
+    case FDP__P_ND:
+        return nd_type(m, dl_type, proto) != 0;
+    case FDP__P_ND_SOLICIT:
+        return nd_type(m, dl_type, proto) == FDP_ND_SOLICIT;
+    case FDP__P_ND_ADVERT:
+        return nd_type(m, dl_type, proto) == FDP_ND_ADVERT;
     }
     return false;
 }
@@ -243,8 +267,7 @@ matches(const struct fdp_match *m, const struct fdp_key *key)
             return false;
         }
     }
-    for (uint64_t map = m->range_fields; map; map &= map - 1) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctzll(map);
+    FDP__FIELD_MAP_FOR_EACH (f, &m->range_fields) {
         fdp_u128 x = fdp__key_get(key, f);
         if (x < fdp__key_get(&m->value, f) || x > fdp__key_get(&m->hi, f)) {
             return false;
@@ -311,8 +334,7 @@ covers(const struct fdp_match *outer, const struct fdp_match *inner)
      * in which lo and hi differ). */
     struct fdp_key fixed = inner->mask;
     struct fdp_key fixed_value = inner->value;
-    for (uint64_t map = inner->range_fields; map; map &= map - 1) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctzll(map);
+    FDP__FIELD_MAP_FOR_EACH (f, &inner->range_fields) {
         fdp_u128 lo = fdp__key_get(&inner->value, f);
         fdp_u128 d = lo ^ fdp__key_get(&inner->hi, f);
         fdp_u128 varying = d;
@@ -332,8 +354,7 @@ covers(const struct fdp_match *outer, const struct fdp_match *inner)
     }
 
     /* Each range of 'outer' must contain all of inner's values. */
-    for (uint64_t map = outer->range_fields; map; map &= map - 1) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctzll(map);
+    FDP__FIELD_MAP_FOR_EACH (f, &outer->range_fields) {
         fdp_u128 lo, hi;
         field_bounds(inner, f, &lo, &hi);
         if (lo < fdp__key_get(&outer->value, f)
@@ -355,8 +376,7 @@ intersects(const struct fdp_match *a, const struct fdp_match *b)
     for (int side = 0; side < 2; side++) {
         const struct fdp_match *r = side ? b : a;   /* Has the range. */
         const struct fdp_match *o = side ? a : b;   /* The other. */
-        for (uint64_t map = r->range_fields; map; map &= map - 1) {
-            enum fdp_field f = (enum fdp_field) __builtin_ctzll(map);
+        FDP__FIELD_MAP_FOR_EACH (f, &r->range_fields) {
             fdp_u128 lo = fdp__key_get(&r->value, f);
             fdp_u128 hi = fdp__key_get(&r->hi, f);
             if (fdp__match_has_range(o, f)) {
@@ -438,13 +458,13 @@ fdp_match_equal(const struct fdp_match *a, const struct fdp_match *b)
     return !memcmp(&a->value, &b->value, sizeof a->value)
            && !memcmp(&a->mask, &b->mask, sizeof a->mask)
            && !memcmp(&a->hi, &b->hi, sizeof a->hi)
-           && a->range_fields == b->range_fields;
+           && fdp__field_map_equal(&a->range_fields, &b->range_fields);
 }
 
 bool
 fdp_match_is_masked(const struct fdp_match *m)
 {
-    return !m->range_fields;
+    return !fdp__match_has_ranges(m);
 }
 
 bool
@@ -497,14 +517,14 @@ fdp__cmatch_size(const struct fdp_match *m)
     cmatch_maps(m, &words, &hi_words);
     return sizeof(struct fdp__cmatch)
            + (2 * (size_t) fdp__popcount32(words)
-              + (size_t) fdp__popcount32(hi_words)) * sizeof(uint64_t);
+              + (size_t) fdp__popcount32(hi_words)) * sizeof(uint64_t)
+           + (hi_words ? sizeof(struct fdp__field_map) : 0);
 }
 
 void
 fdp__cmatch_pack(struct fdp__cmatch *c, const struct fdp_match *m)
 {
     cmatch_maps(m, &c->words, &c->hi_words);
-    c->range_fields = m->range_fields;
 
     unsigned int n = fdp__cmatch_n_words(c), i = 0, h = 2 * n;
     for (int w = 0; w < FDP_KEY_WORDS; w++) {
@@ -517,6 +537,9 @@ fdp__cmatch_pack(struct fdp__cmatch *c, const struct fdp_match *m)
             c->w[h++] = m->hi.w[w];
         }
     }
+    if (c->hi_words) {
+        memcpy(&c->w[h], &m->range_fields, sizeof m->range_fields);
+    }
 }
 
 void
@@ -525,7 +548,9 @@ fdp__cmatch_expand(const struct fdp__cmatch *c, struct fdp_match *m)
     unsigned int n = fdp__cmatch_n_words(c), i = 0, h = 2 * n;
 
     memset(m, 0, sizeof *m);
-    m->range_fields = c->range_fields;
+    if (c->hi_words) {
+        m->range_fields = *fdp__cmatch_range_fields(c);
+    }
     for (int w = 0; w < FDP_KEY_WORDS; w++) {
         if ((c->words >> w) & 1) {
             m->value.w[w] = c->w[i];
@@ -545,7 +570,9 @@ fdp__cmatch_equal(const struct fdp__cmatch *c, const struct fdp_match *m)
 
     cmatch_maps(m, &words, &hi_words);
     if (words != c->words || hi_words != c->hi_words
-        || m->range_fields != c->range_fields) {
+        || (hi_words
+            && !fdp__field_map_equal(&m->range_fields,
+                                     fdp__cmatch_range_fields(c)))) {
         return false;
     }
 
@@ -578,8 +605,10 @@ fdp__cmatch_matches(const struct fdp__cmatch *c, const struct fdp_key *key)
     if (diff) {
         return false;
     }
-    for (uint64_t r = c->range_fields; r; r &= r - 1) {
-        enum fdp_field f = (enum fdp_field) __builtin_ctzll(r);
+    if (!c->hi_words) {
+        return true;            /* No range (lib/match-internal.h). */
+    }
+    FDP__FIELD_MAP_FOR_EACH (f, fdp__cmatch_range_fields(c)) {
         fdp_u128 v = fdp__key_get(key, f);
         if (v < fdp__cmatch_get(c, FDP__MATCH_VALUE, f)
             || v > fdp__cmatch_get(c, FDP__MATCH_HI, f)) {

@@ -303,20 +303,20 @@ static const enum fdp_field slot_fields[] = {
     FDP_F_IPV6_SRC, FDP_F_IPV6_DST, FDP_F_IPV6_LABEL, FDP_F_NW_PROTO,
     FDP_F_NW_TOS, FDP_F_NW_ECN, FDP_F_NW_TTL, FDP_F_IP_FRAG, FDP_F_TP_SRC,
     FDP_F_TP_DST, FDP_F_TCP_FLAGS, FDP_F_ARP_SHA, FDP_F_ARP_THA,
-    FDP_F_METADATA, FDP_F_XREG0, FDP_F_XREG1, FDP_F_XREG2, FDP_F_XREG3,
+    FDP_F_ND_TARGET, FDP_F_METADATA, FDP_F_XREG0, FDP_F_XREG1, FDP_F_XREG2, FDP_F_XREG3,
     FDP_F_XREG4, FDP_F_XREG5, FDP_F_XREG6, FDP_F_XREG7, FDP_F_CT_STATE, FDP_F_CT_ZONE, FDP_F_CT_MARK, FDP_F_CT_NW_PROTO,
     FDP_F_CT_TP_SRC, FDP_F_CT_TP_DST, FDP_F_CT_LABEL, FDP_F_CT_IPV6_SRC,
     FDP_F_CT_IPV6_DST,
 };
 
-uint64_t
+struct fdp__field_map
 fdp__pipapo_fields_of(const struct fdp_match *m)
 {
-    uint64_t set = m->range_fields;
+    struct fdp__field_map set = m->range_fields;
 
     for (size_t i = 0; i < FDP_ARRAY_SIZE(slot_fields); i++) {
         if (fdp__match_get_mask(m, slot_fields[i])) {
-            set |= UINT64_C(1) << slot_fields[i];
+            fdp__field_map_add(&set, slot_fields[i]);
         }
     }
     return set;
@@ -939,7 +939,7 @@ fail:
 /* The writer's sub-table.                                                 */
 
 struct pipapo *
-fdp__pipapo_create(uint64_t field_set)
+fdp__pipapo_create(const struct fdp__field_map *field_set)
 {
     struct pipapo *p = aligned_alloc(64, sizeof *p);
 
@@ -947,28 +947,25 @@ fdp__pipapo_create(uint64_t field_set)
         return NULL;
     }
     memset(p, 0, sizeof *p);
-    p->field_set = field_set;
-    for (int f = 0; f < FDP_N_FIELDS; f++) {
-        if (field_set & fdp__range_bit((enum fdp_field) f)) {
-            p->field_ids[p->n_fields++] = (enum fdp_field) f;
-        }
+    p->field_set = *field_set;
+    FDP__FIELD_MAP_FOR_EACH (f, field_set) {
+        p->field_ids[p->n_fields++] = f;
     }
     fdp__subtable_init(&p->up, &fdp__pipapo_class, FDP_SUBTABLE_FOR_RANGES);
     return p;
 }
 
 void
-fdp__pipapo_add_fields(struct pipapo *p, uint64_t field_set)
+fdp__pipapo_add_fields(struct pipapo *p,
+                       const struct fdp__field_map *field_set)
 {
-    if ((p->field_set | field_set) == p->field_set) {
+    if (fdp__field_map_is_subset(field_set, &p->field_set)) {
         return;
     }
-    p->field_set |= field_set;
+    fdp__field_map_or(&p->field_set, field_set);
     p->n_fields = 0;
-    for (int f = 0; f < FDP_N_FIELDS; f++) {
-        if (p->field_set & fdp__range_bit((enum fdp_field) f)) {
-            p->field_ids[p->n_fields++] = (enum fdp_field) f;
-        }
+    FDP__FIELD_MAP_FOR_EACH (f, &p->field_set) {
+        p->field_ids[p->n_fields++] = f;
     }
     p->up.dirty = true;
     p->rebuild = true;
@@ -1240,12 +1237,12 @@ rank_fields(struct fdp_rule **rules, uint32_t n, enum fdp_field *fields,
 static int
 order_fields(struct pipapo *p, enum fdp_field *fields, unsigned int n_fields)
 {
-    uint64_t set = 0;
+    struct fdp__field_map set = FDP__FIELD_MAP_EMPTY;
 
     for (unsigned int f = 0; f < n_fields; f++) {
-        set |= fdp__range_bit(fields[f]);
+        fdp__field_map_add(&set, fields[f]);
     }
-    if (set == p->order_set && p->n_order == n_fields
+    if (fdp__field_map_equal(&set, &p->order_set) && p->n_order == n_fields
         && p->up.n_rules <= 2 * (uint64_t) p->order_n_rules
         && 2 * (uint64_t) p->up.n_rules >= p->order_n_rules) {
         memcpy(fields, p->order, n_fields * sizeof *fields);

@@ -10,6 +10,7 @@
 
 #include "lib/cpu-internal.h"
 #include "lib/field.h"
+#include "lib/field-map.h"
 #include "lib/rcu.h"
 #include "lib/subtable.h"
 #include "lib/util.h"
@@ -171,7 +172,7 @@ uint32_t fdp__pipapo_incr_bound(uint32_t n_built);
 struct pipapo {
     unsigned int n_fields;
     enum fdp_field field_ids[PIPAPO_MAX_FIELDS];
-    uint64_t field_set;         /* Bit i: field i is one of them. */
+    struct fdp__field_map field_set;    /* The same fields, as a set. */
 
     struct pipapo_snapshot *snap;   /* RCU. */
     uint8_t group_bits[FDP_N_FIELDS];   /* Per field id: 4 or 8, decided
@@ -202,7 +203,7 @@ struct pipapo {
      * factor of 2 of 'order_n_rules'. */
     enum fdp_field order[PIPAPO_MAX_FIELDS];
     unsigned int n_order;
-    uint64_t order_set;
+    struct fdp__field_map order_set;
     uint32_t order_n_rules;
 
     /* The sub-table class's part (lib/subtable.h). */
@@ -220,14 +221,15 @@ fdp__pipapo_cast(const struct fdp__subtable *st)
 
 /* The fields a match uses: those with a mask or a range.  Returns a
  * bitmap of enum fdp_field. */
-uint64_t fdp__pipapo_fields_of(const struct fdp_match *);
+struct fdp__field_map fdp__pipapo_fields_of(const struct fdp_match *);
 
-struct pipapo *fdp__pipapo_create(uint64_t field_set);
+struct pipapo *fdp__pipapo_create(const struct fdp__field_map *field_set);
 
 /* Widens the sub-table's field set to include 'field_set' (for the
  * overflow sub-table, whose rules use different fields: a field a rule
  * does not use is a wildcard).  The next publish rebuilds. */
-void fdp__pipapo_add_fields(struct pipapo *, uint64_t field_set);
+void fdp__pipapo_add_fields(struct pipapo *,
+                            const struct fdp__field_map *field_set);
 void fdp__pipapo_destroy_now(struct pipapo *);
 void fdp__pipapo_destroy_deferred(struct pipapo *);
 

@@ -592,7 +592,7 @@ shortcut_cb(const struct fdp_rule *r, void *aux_)
 
     if (!mask) {
         aux->wild = true;
-        if (c->words || c->range_fields) {
+        if (c->words || c->hi_words) {
             aux->wild_matches = true;
         } else if (fdp__rule_beats(r, aux->best_catch_all)) {
             aux->best_catch_all = r;
@@ -602,7 +602,7 @@ shortcut_cb(const struct fdp_rule *r, void *aux_)
     /* "conj_id=ID" alone: word 5 holds only conj_id's bits. */
     bool pure = mask == UINT32_MAX && id
                 && c->words == UINT32_C(1) << FDP__WORD_CONJ_ID
-                && !c->range_fields
+                && !c->hi_words
                 && fdp__cmatch_word(c, FDP__MATCH_MASK, FDP__WORD_CONJ_ID)
                    == FDP__MASK(CONJ_ID);
     if (!pure) {
@@ -1545,29 +1545,28 @@ is_header(enum fdp_field f)
 /* write_field() for a header: the key, then the set-field that makes the
  * packet agree. */
 static void
-write_header(struct run *run, enum fdp_field f, uint64_t value,
-             uint64_t mask)
+write_header(struct run *run, enum fdp_field f, fdp_u128 value,
+             fdp_u128 mask)
 {
     struct fdp_key *key = &run->r->key;
-    uint64_t old = (uint64_t) fdp__key_get(key, f);
-    uint64_t new = (old & ~mask) | (value & mask);
+    fdp_u128 old = fdp__key_get(key, f);
+    fdp_u128 new = (old & ~mask) | (value & mask);
 
     fdp__key_set(key, f, new);
     fdp__actions_add_set_field(&run->s->composed, f, new, 0);
 }
 
-/* Writes 'value' under 'mask' into field 'f' (at most 64 bits wide) of the
- * key, and, for a header, appends the set-field that makes the packet
- * agree.  Inline: a register load or move, the common case in a
- * multi-table program, is one masked store into the key and nothing
- * else. */
+/* Writes 'value' under 'mask' into field 'f' of the key, and, for a
+ * header, appends the set-field that makes the packet agree.  Inline: a
+ * register load or move, the common case in a multi-table program, is one
+ * masked store into the key (two for a 128-bit field) and nothing else. */
 static inline void
-write_field(struct run *run, enum fdp_field f, uint64_t value, uint64_t mask)
+write_field(struct run *run, enum fdp_field f, fdp_u128 value, fdp_u128 mask)
 {
     if (is_header(f)) {
         write_header(run, f, value, mask);
     } else {
-        fdp__key_store_masked(&run->r->key, f, value, mask);
+        fdp__key_store_masked128(&run->r->key, f, value, mask);
     }
 }
 
@@ -1730,10 +1729,8 @@ run_actions(struct run *run, const struct fdp_rule *rule,
             break;
         case FDP_ACT_MOVE: {
             struct fdp__move mv = fdp__action_move(a);
-            uint64_t ones = mv.n_bits >= 64 ? UINT64_MAX
-                                            : (UINT64_C(1) << mv.n_bits) - 1;
-            uint64_t bits = (uint64_t) (fdp__key_get(key, mv.src)
-                                        >> mv.src_ofs) & ones;
+            fdp_u128 ones = fdp__ones(mv.n_bits);
+            fdp_u128 bits = (fdp__key_get(key, mv.src) >> mv.src_ofs) & ones;
             write_field(run, mv.dst, bits << mv.dst_ofs, ones << mv.dst_ofs);
             break;
         }

@@ -459,14 +459,15 @@ static uint32_t
 rule_key_hash(const struct fdp_table *table, const struct fdp_match *m,
               uint16_t priority)
 {
-    uint64_t w[3 * FDP_KEY_WORDS + 2];
+    uint64_t w[3 * FDP_KEY_WORDS + FDP__FIELD_MAP_WORDS + 1];
 
     memcpy(w, m->value.w, sizeof m->value.w);
     memcpy(w + FDP_KEY_WORDS, m->mask.w, sizeof m->mask.w);
     memcpy(w + 2 * FDP_KEY_WORDS, m->hi.w, sizeof m->hi.w);
-    /* All 64 bits of range_fields: the ct fields' ranges are bits 54-63. */
-    w[3 * FDP_KEY_WORDS] = m->range_fields;
-    w[3 * FDP_KEY_WORDS + 1] = priority;
+    /* Every word of range_fields: two matches that differ only in which
+     * of two overlapping fields is the range must hash apart. */
+    memcpy(w + 3 * FDP_KEY_WORDS, m->range_fields.b, sizeof m->range_fields);
+    w[3 * FDP_KEY_WORDS + FDP__FIELD_MAP_WORDS] = priority;
     return fdp_hash_keyed(w, FDP_ARRAY_SIZE(w), &table->index_key);
 }
 
@@ -736,13 +737,14 @@ any_hits(const struct fdp_table *table)
  * "overflow").  It comes after a few tuple-space subtables, so a scan
  * finds it. */
 static struct fdp__subtable *
-get_partitioned(struct fdp_table *table, uint64_t field_set, bool overflow)
+get_partitioned(struct fdp_table *table,
+                const struct fdp__field_map *field_set, bool overflow)
 {
     for (size_t i = 0; i < table->n_subs; i++) {
         struct fdp__subtable *st = table->subs[i];
         if (st->reason != FDP_SUBTABLE_FOR_MASK) {
             /* A field a rule does not use is a wildcard for it. */
-            fdp__cut_cast(st)->field_set |= field_set;
+            fdp__field_map_or(&fdp__cut_cast(st)->field_set, field_set);
             return st;
         }
     }
@@ -1347,7 +1349,8 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
         struct tss_subtable *tss = get_subtable(table, &match->mask);
         st = tss ? &tss->up : NULL;
     } else {
-        st = get_partitioned(table, fdp__pipapo_fields_of(match),
+        struct fdp__field_map fields = fdp__pipapo_fields_of(match);
+        st = get_partitioned(table, &fields,
                              overflow || fdp_match_is_masked(match));
     }
     error = st ? st->class->insert(st, rule) : ENOMEM;

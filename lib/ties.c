@@ -257,8 +257,8 @@ tie_compare_rules(const void *a_, const void *b_)
     if (a->subtable != b->subtable) {
         return a->subtable < b->subtable ? -1 : 1;
     }
-    bool a_ranged = a->match->range_fields != 0;
-    bool b_ranged = b->match->range_fields != 0;
+    bool a_ranged = fdp__match_has_ranges(a->match);
+    bool b_ranged = fdp__match_has_ranges(b->match);
     if (a_ranged != b_ranged) {
         return a_ranged ? 1 : -1;
     }
@@ -304,7 +304,7 @@ tie_make_classes(struct tie_state *s)
         class->begin = begin;
         class->n = end - begin;
         class->subtable = rules[begin].subtable;
-        class->ranged = first->range_fields != 0;
+        class->ranged = fdp__match_has_ranges(first);
         class->mask = &first->mask;
         /* Bits of 'value' outside the mask (a range's low bound) never
          * reach 'agree', which starts as the mask and only loses bits. */

@@ -17,6 +17,7 @@ UNIT_TESTS = \
 	tests/unit/test-execute \
 	tests/unit/test-extract \
 	tests/unit/test-flow \
+	tests/unit/test-fields \
 	tests/unit/test-hash \
 	tests/unit/test-ipf \
 	tests/unit/test-live-ports \
@@ -98,6 +99,9 @@ tests_unit_test_table_SOURCES = tests/unit/test-table.c
 tests_unit_test_table_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_table_LDADD = $(UNIT_LDADD)
 
+tests_unit_test_fields_SOURCES = tests/unit/test-fields.c
+tests_unit_test_fields_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_fields_LDADD = $(UNIT_LDADD)
 tests_unit_test_ties_SOURCES = tests/unit/test-ties.c
 tests_unit_test_ties_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_ties_LDADD = $(UNIT_LDADD)

@@ -106,6 +106,7 @@ class Gen:
     def __init__(self, rng, fset):
         self.r = rng
         self.fset = fset
+        self.nd = None          # The ND type (135, 136) of the last match.
 
     # ---- small helpers ---------------------------------------------------
 
@@ -137,7 +138,8 @@ class Gen:
         if dec_only:
             return str(v)
         k = self.r.random()
-        if k < 0.45:
+        if k < 0.45 and v < 1 << 64:
+            # ovs-ofctl reads decimal numbers with strtoull(): 64 bits.
             return str(v)
         if k < 0.85:
             return "0x" + self.hexdigits("%x" % v)
@@ -554,7 +556,26 @@ class Gen:
         if nw_proto == TCP:
             cand.append((0.35, "tcp_flags",
                          lambda: "tcp_flags=" + self.tcp_flags()))
-        if nw_proto in (ICMP, ICMP6):
+        self.nd = None
+        if nw_proto == ICMP6 and ipv6 and self.chance(0.4):
+            # Neighbour discovery: icmp_type 135 or 136 (icmp_code absent
+            # or 0), then its fields (nd_sll in solicitations, nd_tll in
+            # advertisements; nd_reserved and nd_options_type take no
+            # mask).
+            self.nd = self.pick([135, 136])
+            items.append(("icmp_type", "%s=%s" % (
+                self.pick(["icmp_type", "icmpv6_type"]),
+                self.num(self.nd, 8))))
+            if self.chance(0.3):
+                items.append(("icmp_code", "icmp_code=0"))
+            cand.append((0.5, "nd_target", lambda: "nd_target=" + self.ip6()))
+            lla = "nd_sll" if self.nd == 135 else "nd_tll"
+            cand.append((0.4, lla, lambda: lla + "=" + self.mac()))
+            cand.append((0.2, "nd_reserved", lambda: "nd_reserved=" +
+                         self.num(self.int_value(32), 32)))
+            cand.append((0.2, "nd_options_type", lambda: "nd_options_type=" +
+                         self.num(self.int_value(8), 8)))
+        elif nw_proto in (ICMP, ICMP6):
             pfx = ["icmp"] if nw_proto == ICMP else ["icmp", "icmpv6"]
             for what in ("type", "code"):
                 cand.append((0.45, "icmp_" + what, (
@@ -574,7 +595,9 @@ class Gen:
             # ovs-ofctl accepts tp_src/tp_dst/tcp_flags together with
             # ip_frag=later but cannot decode the result (later fragments
             # carry no L4 header), so keep them apart.
-            if self.frag_later and key in ("tp_src", "tp_dst", "tcp_flags"):
+            if self.frag_later and key in ("tp_src", "tp_dst", "tcp_flags",
+                                           "nd_target", "nd_sll", "nd_tll",
+                                           "nd_reserved", "nd_options_type"):
                 continue
             if self.chance(p):
                 items.append((key, fn()))
@@ -685,8 +708,18 @@ class Gen:
                                                          32)))
         if self.chance(0.12):
             out.append(("metadata", "metadata=" + self.masked_int(64)))
+        xxregs = set()
+        if self.chance(0.12):
+            # An xxreg is two xregs (xxreg0 is xreg0:xreg1): its slots
+            # take no xreg or reg.
+            for j in r.sample(range(4), r.randint(1, 2)):
+                xxregs.update((2 * j, 2 * j + 1))
+                out.append(("reg%d" % (4 * j), "xxreg%d=%s" % (
+                    j, self.masked_int(128))))
         if self.chance(0.25):
             for x in r.sample(range(8), r.randint(1, 3)):
+                if x in xxregs:
+                    continue
                 if self.chance(0.3):
                     out.append(("reg%d" % (2 * x), "xreg%d=%s" % (
                         x, self.masked_int(64))))
@@ -823,6 +856,19 @@ class Gen:
             t.append((["arp_tpa"], lambda: self.ip4(0)))
             t.append((["arp_sha"], lambda: self.mac(0)))
             t.append((["arp_tha"], lambda: self.mac(0)))
+        if self.nd and not self.frag_later:
+            t.append((["nd_target"], lambda: self.ip6(0)))
+            t.append((["nd_sll" if self.nd == 135 else "nd_tll"],
+                      lambda: self.mac(0)))
+            t.append((["nd_reserved"], lambda: self.num(self.int_value(32),
+                                                        32)))
+            t.append((["nd_options_type"], lambda: self.num(
+                self.int_value(8), 8)))
+        if dl_type == ETH_IPV6 and self.chance(0.3):
+            # A masked write to an address: ovs-ofctl prints the loads.
+            name = self.pick(["ipv6_src", "ipv6_dst"])
+            return "set_field:%s/%d->%s" % (self.ip6(0),
+                                             self.r.randint(1, 127), name)
         names, fn = self.pick(t)
         return "set_field:%s->%s" % (fn(), self.pick(names))
 
@@ -867,6 +913,7 @@ class Gen:
              (["OXM_OF_METADATA"], 64, True)]
         f += [(["NXM_NX_REG%d" % i], 32, True) for i in range(16)]
         f += [(["OXM_OF_PKT_REG%d" % i], 64, True) for i in range(8)]
+        f += [(["NXM_NX_XXREG%d" % i], 128, True) for i in range(4)]
         if ip4:
             f += [(["NXM_OF_IP_SRC", "OXM_OF_IPV4_SRC"], 32, True),
                   (["NXM_OF_IP_DST", "OXM_OF_IPV4_DST"], 32, True)]
@@ -892,6 +939,14 @@ class Gen:
         if l4 and nw_proto == ICMP6 and ip6:
             f += [(["NXM_NX_ICMPV6_TYPE", "OXM_OF_ICMPV6_TYPE"], 8, True),
                   (["NXM_NX_ICMPV6_CODE", "OXM_OF_ICMPV6_CODE"], 8, True)]
+        if l4 and self.nd:
+            f += [(["NXM_NX_ND_TARGET", "OXM_OF_IPV6_ND_TARGET"], 128, True),
+                  (["ERICOXM_OF_ICMPV6_ND_RESERVED"], 32, True),
+                  (["ERICOXM_OF_ICMPV6_ND_OPTIONS_TYPE"], 8, True)]
+            if self.nd == 135:
+                f += [(["NXM_NX_ND_SLL", "OXM_OF_IPV6_ND_SLL"], 48, True)]
+            else:
+                f += [(["NXM_NX_ND_TLL", "OXM_OF_IPV6_ND_TLL"], 48, True)]
         if dl_type == ETH_ARP:
             f += [(["NXM_OF_ARP_SPA", "OXM_OF_ARP_SPA"], 32, True),
                   (["NXM_OF_ARP_TPA", "OXM_OF_ARP_TPA"], 32, True),
@@ -905,10 +960,10 @@ class Gen:
         r = self.r
         name = self.pick(names) if self.chance(0.3) else names[0]
         if n is None:
-            if self.chance(0.3) and bits <= 64:
+            if self.chance(0.3):
                 n = bits
             else:
-                n = r.randint(1, min(bits, 64))
+                n = r.randint(1, bits)
         ofs = r.randint(0, bits - n)
         if n == bits:
             text = self.pick(["[]", "[]", "", "[0..%d]" % (bits - 1)])
@@ -919,7 +974,7 @@ class Gen:
         return name + text, n
 
     def load(self, cls):
-        cands = [x for x in self.nxm_fields(cls) if x[2] and x[1] <= 64]
+        cands = [x for x in self.nxm_fields(cls) if x[2]]
         names, bits, _ = self.pick(cands)
         text, n = self.subfield(names, bits)
         return "load:%s->%s" % (self.num(self.int_value(n), n), text)
@@ -928,8 +983,8 @@ class Gen:
         fields = self.nxm_fields(cls)
         dnames, dbits, _ = self.pick([x for x in fields if x[2]])
         snames, sbits, _ = self.pick(fields)
-        n = self.r.randint(1, min(sbits, dbits, 64))
-        if self.chance(0.2) and sbits == dbits and sbits <= 64:
+        n = self.r.randint(1, min(sbits, dbits))
+        if self.chance(0.2) and sbits == dbits:
             n = sbits
         src, _ = self.subfield(snames, sbits, n)
         dst, _ = self.subfield(dnames, dbits, n)
@@ -942,7 +997,8 @@ class Gen:
         r = self.r
         name, bits = self.pick([("metadata", 64), ("reg%d" % r.randrange(16),
                                                    32),
-                                ("xreg%d" % r.randrange(8), 64)])
+                                ("xreg%d" % r.randrange(8), 64),
+                                ("xxreg%d" % r.randrange(4), 128)])
         v = self.int_value(bits)
         if full_ok and self.chance(0.5):
             if self.chance(0.2):
@@ -1325,7 +1381,13 @@ class Gen:
             for name in ("icmp_type", "icmp_code"):
                 c.append(((name,), "%s=%s" % (name, big(1)), "match",
                           "reject"))
-                c.append(exact_or_bad(name, name, r.randrange(256), 1, 0xff))
+                # An ND flow keeps its type and code 0 (its ND fields and
+                # actions need them).
+                v = (self.nd if name == "icmp_type" else 0) if self.nd \
+                    else r.randrange(256)
+                c.append(exact_or_bad(name, name, v, 1, 0xff))
+        if nw_proto == ICMP6 and dl_type == ETH_IPV6:
+            c.extend(self.bad_nd_tokens(big))
         if dl_type == ETH_ARP:
             c.append((("arp_op",), "arp_op=" + big(2), "match", "reject"))
             c.append((("arp_op",), "arp_op=%d" % r.randint(256, 65535),
@@ -1333,6 +1395,46 @@ class Gen:
             c.append(exact_or_bad("arp_op", "arp_op", r.randrange(256), 2,
                                   0xff))
         return self.pick(c)
+
+    def bad_nd_tokens(self, big):
+        """bad_token() candidates for neighbour discovery: each replaces
+        icmp_type, icmp_code and every ND field of the flow.  ovs-ofctl
+        drops an ND field whose prerequisites the match lacks (icmp_type
+        not 135 or 136, icmp_code not 0, nd_sll in an advertisement,
+        nd_tll in a solicitation); flowdp refuses it."""
+        r = self.r
+        keys = ("icmp_type", "icmp_code", "nd_target", "nd_sll", "nd_tll",
+                "nd_reserved", "nd_options_type")
+        mac = "00:11:22:33:44:%02x" % r.randrange(256)
+        # bad_flow() keeps the flow's actions off the ND fields.
+        t = self.pick([135, 136])
+        c = [
+            (keys, "icmp_type=%d,nd_reserved=%d/%s" % (
+                t, r.randrange(100), self.num(self.pick([0xff, 0xffff0000,
+                                                         1]), 32)),
+             "match", "reject"),
+            (keys, "icmp_type=%d,nd_reserved=%d/0xffffffff" % (
+                t, r.randrange(100)), "match", "accept"),
+            (keys, "icmp_type=%d,nd_options_type=%d" % (t, r.randint(256,
+                                                                     999)),
+             "match", "reject"),
+            (keys, "icmp_type=%d,nd_options_type=1/0xf" % t, "match",
+             "reject"),
+            (keys, "icmp_type=%d,nd_target=::1/%d" % (t, r.randint(129, 999)),
+             "match", "reject"),
+            (keys, "icmp_type=%d,nd_reserved=%s" % (t, big(4)), "match",
+             "reject"),
+        ]
+        return c + [
+            (keys, "icmp_type=136,nd_sll=" + mac, "match", "stricter"),
+            (keys, "icmp_type=135,nd_tll=" + mac, "match", "stricter"),
+            (keys, "icmp_type=%d,nd_target=fe80::1" % self.pick([0, 128, 134,
+                                                                 137]),
+             "match", "stricter"),
+            (keys, "icmp_type=135,icmp_code=%d,nd_target=::1" % r.randint(
+                1, 255), "match", "stricter"),
+            (keys, "nd_target=fe80::2", "match", "stricter"),
+        ]
 
     def bad_pipeline_tokens(self, cls, big):
         """bad_token() candidates for the pipeline's fields and actions."""
@@ -1349,6 +1451,15 @@ class Gen:
              ((reg,), "%s=1/%s" % (reg, big(4)), "match", "reject"),
              (("metadata",), "metadata=" + big(8), "match", "reject"),
              (("reg0",), "xreg0=" + big(8), "match", "reject"),
+             (("reg0",), "xxreg0=0x1" + "0" * 32, "match", "reject"),
+             (("reg4",), "xxreg1=1/0x1" + "0" * 32, "match", "reject"),
+             (("load",), "load:0x%x->NXM_NX_XXREG%d[0..%d]" % (
+                 r.randint(1 << 70, 1 << 100), r.randrange(4),
+                 r.randint(0, 63)), "actions", "reject"),
+             (("load",), "load:1->NXM_NX_XXREG%d[0..%d]" % (
+                 r.randrange(4), r.randint(128, 200)), "actions", "reject"),
+             (("move",), "move:NXM_NX_XXREG0[]->NXM_NX_XXREG1[0..%d]" % (
+                 r.randint(0, 126)), "actions", "reject"),
              (("load",), "load:%d->NXM_NX_REG%d[0..%d]" % (
                  r.randint(256, 65535), r.randrange(16), r.randint(0, 7)),
               "actions", "reject"),
@@ -1517,6 +1628,11 @@ class Gen:
         keys, text, where, expect = self.bad_token(cls)
         items = [(k, t) for k, t in self.match_items(cls) + self.meta_items()
                  if k not in keys]
+        if "icmp_type" in keys or "icmp_code" in keys:
+            # The token replaces the type or code an ND match rests on:
+            # no ND field in the match nor in the actions then.
+            items = [(k, t) for k, t in items if not k.startswith("nd_")]
+            self.nd = None
         if any(k in ("dl_vlan", "dl_vlan_pcp", "vlan_tci") for k in keys):
             # Every VLAN token that ovs-ofctl accepts here matches a tag.
             self.vlan_present = True

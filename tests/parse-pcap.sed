@@ -7,10 +7,6 @@
 s/,vlan_tci1=0x[0-9a-f]*//
 s/,dl_vlan1=[0-9]*//
 s/,dl_vlan_pcp1=[0-9]*//
-# IPv6 neighbour discovery's target and link-layer addresses.
-s/,nd_target=[^,]*//
-s/,nd_sll=[^,]*//
-s/,nd_tll=[^,]*//
 # MPLS label stack entries (flowdp keeps dl_type 0x8847/0x8848 only).
 s/,mpls_label=[0-9]*//
 s/,mpls_tc=[0-9]*//

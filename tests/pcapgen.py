@@ -340,6 +340,76 @@ UDP_HDR = struct.pack("!HHHH", 53, 5353, 8, 0)
 SCTP_HDR = struct.pack("!HHII", 2905, 2906, 0, 0)
 
 
+def nd_opt(kind, addr=None, units=1, body=None):
+    """One neighbour discovery option: type, length in 8-byte units, and a
+    link-layer address (or 'body', raw) padded to the length."""
+    data = mac(addr) if body is None else body
+    data = data[:units * 8 - 2] if units else data
+    return struct.pack("!BB", kind, units) + data.ljust(
+        max(units * 8 - 2, 0), b"\0")
+
+
+def nd_message(typ, code=0, flags=0, target="2001:db8::2", opts=(),
+               cut=None):
+    """An ICMPv6 neighbour solicitation (135) or advertisement (136): the
+    32 bits of flags and reserved, the target, the options; cut to 'cut'
+    bytes if given.  The checksum is left 0 (nobody checks it here)."""
+    msg = struct.pack("!BBHI16s", typ, code, 0, flags, ip6(target))
+    msg += b"".join(opts)
+    return msg if cut is None else msg[:cut]
+
+
+def nd_shapes():
+    """ND messages for Open vSwitch's parse_icmpv6() rules: each option
+    kind, both, repeated (invalid), zero and overlong lengths, options of
+    other kinds or sizes, a zero address before a real one, cut headers,
+    flags, and the type and code that are not ND."""
+    Z = "00:00:00:00:00:00"
+    return [
+        nd_message(135, opts=[nd_opt(1, A)]),
+        nd_message(136, flags=0x60000000, opts=[nd_opt(2, B)]),
+        nd_message(136, flags=0xe0000001),
+        nd_message(135, opts=[nd_opt(1, A), nd_opt(2, B)]),
+        nd_message(136, opts=[nd_opt(2, B), nd_opt(1, A)]),
+        nd_message(135, opts=[nd_opt(1, A), nd_opt(1, B)]),
+        nd_message(136, opts=[nd_opt(1, A), nd_opt(2, B), nd_opt(2, A)]),
+        nd_message(135, opts=[nd_opt(1, Z), nd_opt(1, A)]),
+        nd_message(135, opts=[nd_opt(5, A), nd_opt(1, A)]),
+        nd_message(135, opts=[nd_opt(1, A, units=2), nd_opt(2, B)]),
+        nd_message(135, opts=[nd_opt(1, A, units=0), nd_opt(2, B)]),
+        nd_message(135, opts=[nd_opt(2, B), nd_opt(1, A, units=3)]),
+        nd_message(135, opts=[nd_opt(1, A)], cut=24 + 7),
+        nd_message(135, opts=[nd_opt(1, A)], cut=23),
+        nd_message(135, cut=8),
+        nd_message(136, flags=0x20000000, target="fe80::1:2:3:4"),
+        nd_message(135, code=1, opts=[nd_opt(1, A)]),
+        nd_message(137, opts=[nd_opt(1, A)]),
+        nd_message(134, opts=[nd_opt(1, A)]),
+    ]
+
+
+def random_nd(rng):
+    """A random neighbour solicitation or advertisement: random flags and
+    target, up to four options of random kinds (mostly 1 and 2), lengths
+    (mostly one unit) and addresses, sometimes cut short."""
+    opts = []
+    for _ in range(rng.choice((0, 1, 1, 2, 3, 4))):
+        kind = rng.choice((1, 1, 2, 2, 3, 0))
+        units = rng.choice((1, 1, 1, 1, 0, 2, 3))
+        body = bytes(rng.getrandbits(8) for _ in range(max(units * 8 - 2,
+                                                           6)))
+        if rng.randrange(8) == 0:
+            body = bytes(6) + body[6:]
+        opts.append(nd_opt(kind, units=units, body=body))
+    msg = nd_message(rng.choice((135, 136)), code=rng.choice((0, 0, 0, 1)),
+                     flags=rng.getrandbits(32),
+                     target="2001:db8::%x" % rng.getrandbits(16),
+                     opts=opts)
+    if rng.randrange(6) == 0:
+        msg = msg[:rng.randrange(4, len(msg) + 1)]
+    return msg
+
+
 def odd_shapes():
     """Hand-made packets, each once parsed differently from OVS or close to
     a boundary of its checks."""
@@ -410,20 +480,20 @@ def odd_shapes():
     tcp_small[12] = 0x40
     out.append(e(0x0800, v4(6, bytes(tcp_small))))
     out.append(e(0x0800, v4(6, TCP_HDR[:12])))
-    # ICMP: whole, 4 bytes only; ICMPv6 echo, and neighbour discovery
-    # (whose nd_target, nd_sll and nd_tll flowdp does not keep).
+    # ICMP: whole, 4 bytes only; ICMPv6 echo, and neighbour discovery.
     icmp = struct.pack("!BBHHH", 8, 0, 0, 1, 1)
     out.append(e(0x0800, v4(1, icmp)))
     out.append(e(0x0800, v4(1, icmp[:4])))
     out.append(e(0x86dd, ipv6_chain([], 58, struct.pack("!BBHI", 128, 0, 0,
                                                         1))))
     out.append(e(0x86dd, ipv6_chain([], 58, struct.pack("!BBH", 128, 0, 0))))
-    ns = struct.pack("!BBHI16s", 135, 0, 0, 0, ip6("2001:db8::2")) \
-        + struct.pack("!BB6s", 1, 1, mac(A))
-    out.append(e(0x86dd, ipv6_chain([], 58, ns)))
-    na = struct.pack("!BBHI16s", 136, 0, 0, 0x60000000, ip6("2001:db8::2")) \
-        + struct.pack("!BB6s", 2, 1, mac(B))
-    out.append(e(0x86dd, ipv6_chain([], 58, na)))
+    for nd in nd_shapes():
+        out.append(e(0x86dd, ipv6_chain([], 58, nd)))
+    # ND behind IPv4 (OVS parses it, nothing shows it) and behind an
+    # extension header.
+    out.append(e(0x0800, v4(58, nd_message(135, opts=[nd_opt(1, A)]))))
+    out.append(e(0x86dd, ipv6_chain([(60, 0, 0)], 58,
+                                    nd_message(136, opts=[nd_opt(2, B)]))))
     # IGMP (OVS keeps its type and code in tp_src and tp_dst), whole and
     # cut to 4 bytes.
     igmp = struct.pack("!BBH4s", 0x16, 0, 0, ip4("224.0.0.5"))
@@ -481,6 +551,8 @@ def random_packet(rng):
         l4 = bytes(rng.getrandbits(8) for _ in range(rng.randrange(4, 48)))
         if proto == 6 and len(l4) >= 13 and rng.randrange(4):
             l4 = l4[:12] + bytes([(5 + rng.randrange(3)) << 4]) + l4[13:]
+        if proto == 58 and rng.randrange(2):
+            l4 = random_nd(rng)
         out += struct.pack("!H", 0x86dd) + ipv6_chain(
             chain, proto, l4, tclass=rng.getrandbits(8),
             label=rng.getrandbits(20))

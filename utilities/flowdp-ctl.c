@@ -362,6 +362,8 @@ enum {
     IP_PROTO_UDP = 17,
     IP_PROTO_ICMPV6 = 58,
     IP_PROTO_SCTP = 132,
+    ND_NEIGHBOR_SOLICIT = 135,  /* ICMPv6 types. */
+    ND_NEIGHBOR_ADVERT = 136,
 };
 
 /* parse-pcap: the fields ovs-ofctl parse-pcap prints for a packet, as
@@ -392,6 +394,12 @@ static const enum fdp_field pcap_tcp_fields[] = {
 };
 static const enum fdp_field pcap_icmp_fields[] = {
     FDP_F_ICMP_TYPE, FDP_F_ICMP_CODE,
+};
+/* An IPv6 neighbour solicitation or advertisement (type 135 or 136, code
+ * 0) adds these, not nd_reserved nor nd_options_type: Open vSwitch's
+ * flow_wildcards_init_for_packet() leaves those two out. */
+static const enum fdp_field pcap_nd_fields[] = {
+    FDP_F_ND_TARGET, FDP_F_ND_SLL, FDP_F_ND_TLL,
 };
 
 /* Matches 'key''s value of each of the 'n' 'fields' exactly in 'm'. */
@@ -445,6 +453,13 @@ format_packet_key(const struct fdp_key *key)
             } else if (proto == IP_PROTO_ICMP
                        || proto == IP_PROTO_ICMPV6) {
                 EXACT(pcap_icmp_fields);
+                uint64_t type = fdp_key_get(key, FDP_F_ICMP_TYPE).lo;
+                if (dl_type == ETH_TYPE_IPV6 && proto == IP_PROTO_ICMPV6
+                    && !fdp_key_get(key, FDP_F_ICMP_CODE).lo
+                    && (type == ND_NEIGHBOR_SOLICIT
+                        || type == ND_NEIGHBOR_ADVERT)) {
+                    EXACT(pcap_nd_fields);
+                }
             }
         }
     }

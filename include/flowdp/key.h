@@ -7,25 +7,29 @@
  * masks touch few words (the 5-tuple lives in words 0 and 1):
  *
  *   word  bits 63..48   47..32      31..16     15..8      7..0
- *   0     nw_src (arp_spa) ........ nw_dst (arp_tpa) ...........
+ *   0     nw_src (arp_spa, nd_reserved) nw_dst (arp_tpa) ...........
  *   1     tp_src        tp_dst      dl_type    nw_proto   nw_tos|nw_ecn
  *         (icmp_type)   (icmp_code)            (arp_op)
  *   2     in_port       vlan_tci    pkt_mark ......................
  *   3     dl_src .............................. nw_ttl     ip_frag
  *   4     dl_dst .............................. tcp_flags ..........
+ *                                               (nd_options_type)
  *   5     ipv6_label (low 20 bits of 63..32)     conj_id
  *   6-7   ipv6_src (word 6 holds the high 64 bits)
  *   8-9   ipv6_dst
- *   10    arp_sha ............................. (unused)
- *   11    arp_tha ............................. (unused)
- *   12    metadata (64 bits)
- *   13-20 xreg0..xreg7: word 13 + i is xreg<i>, whose high half is
- *         reg<2i> and low half reg<2i+1>, as Open vSwitch pairs them
- *   21    ct_mark ......................... ct_zone   ct_nw_proto ct_state
- *   22    ct_tp_src     ct_tp_dst   (unused)
- *   23-24 ct_label (word 23 holds the high 64 bits)
- *   25-26 ct_ipv6_src; ct_nw_src is bits 63..32 of word 25
- *   27-28 ct_ipv6_dst; ct_nw_dst is bits 63..32 of word 27
+ *   10    arp_sha (nd_sll) .................... (unused)
+ *   11    arp_tha (nd_tll) .................... (unused)
+ *   12-13 nd_target
+ *   14    metadata (64 bits)
+ *   15-22 xreg0..xreg7: word 15 + i is xreg<i>, whose high half is
+ *         reg<2i> and low half reg<2i+1>, as Open vSwitch pairs them;
+ *         xxreg<j> is words 15 + 2j (high) and 16 + 2j, that is
+ *         xreg<2j>:xreg<2j+1>, reg<4j> its top 32 bits
+ *   23    ct_mark ......................... ct_zone   ct_nw_proto ct_state
+ *   24    ct_tp_src     ct_tp_dst   (unused)
+ *   25-26 ct_label (word 25 holds the high 64 bits)
+ *   27-28 ct_ipv6_src; ct_nw_src is bits 63..32 of word 27
+ *   29-30 ct_ipv6_dst; ct_nw_dst is bits 63..32 of word 29
  *
  * Words 0 to FDP_KEY_PACKET_WORDS - 1 hold what a packet's headers say
  * (and in_port, pkt_mark); the words after them are the pipeline's state,
@@ -35,12 +39,27 @@
  * word 5's spare half.  A packet enters the pipeline with all of them
  * zero, so the datapath's caches key on the packet words alone.
  *
- * Words 21 to 28 hold the connection-tracking fields, Open vSwitch's
+ * IPv6 neighbour discovery (Open vSwitch's parse_icmpv6()) fills the
+ * target address, the link-layer address options and the rest of the ND
+ * header.  As in Open vSwitch, nd_sll and nd_tll are arp_sha and arp_tha
+ * under other names (an ND packet is never ARP), nd_options_type is kept
+ * in tcp_flags (an ND packet is never TCP) and nd_reserved, which Open
+ * vSwitch keeps in igmp_group_ip4's storage, here takes nw_src's bits (an
+ * ND packet is IPv6, whose nw_src is always zero), as arp_spa does.  The
+ * 128-bit target has no such partner: a packet that carries it also
+ * carries both IPv6 addresses and both link-layer options, and the only
+ * packet words free in an ND packet (word 0 and the low 16 bits of words
+ * 10 and 11) hold 96 bits, scattered.  So it takes two words of its own,
+ * the last packet words (a pair, as the caches hash the packet words two
+ * at a time); placed there, the 5-tuple's words and every existing packet
+ * word keep their positions, and only the pipeline's words move up by two.
+ *
+ * Words 23 to 30 hold the connection-tracking fields, Open vSwitch's
  * ct_state, ct_zone, ct_mark, ct_label and the original direction's tuple
  * (ct_nw_src... ct_tp_dst): what the connection tracker says about the
  * packet (FDP_CT_* below for ct_state's bits).  They are not in the
  * packet's headers, so they come after the registers and the caches' key
- * stays the 12 packet words; a packet arrives from a port with them zero,
+ * stays the 14 packet words; a packet arrives from a port with them zero,
  * and a pipeline run keeps the values its key brings (a packet the
  * tracker has seen, or one given to trace or classify), clearing only the
  * registers, metadata and conj_id.  The four ct fields that every
@@ -70,10 +89,10 @@
 extern "C" {
 #endif
 
-#define FDP_KEY_WORDS 29
+#define FDP_KEY_WORDS 31
 
 /* The words a packet's headers fill (see above). */
-#define FDP_KEY_PACKET_WORDS 12
+#define FDP_KEY_PACKET_WORDS 14
 
 struct fdp_key {
     uint64_t w[FDP_KEY_WORDS];
@@ -110,6 +129,11 @@ enum fdp_field {
     FDP_F_ARP_TPA,
     FDP_F_ARP_SHA,
     FDP_F_ARP_THA,
+    FDP_F_ND_TARGET,        /* IPv6 neighbour discovery (see above). */
+    FDP_F_ND_SLL,
+    FDP_F_ND_TLL,
+    FDP_F_ND_RESERVED,
+    FDP_F_ND_OPTIONS_TYPE,
     FDP_F_METADATA,         /* Pipeline state (see above). */
     FDP_F_REG0,
     FDP_F_REG1,
@@ -135,6 +159,10 @@ enum fdp_field {
     FDP_F_XREG5,
     FDP_F_XREG6,
     FDP_F_XREG7,
+    FDP_F_XXREG0,           /* 128 bits: xreg0:xreg1 (see above). */
+    FDP_F_XXREG1,
+    FDP_F_XXREG2,
+    FDP_F_XXREG3,
     FDP_F_CT_STATE,         /* Connection tracking (see above). */
     FDP_F_CT_ZONE,
     FDP_F_CT_MARK,
@@ -146,9 +174,6 @@ enum fdp_field {
     FDP_F_CT_NW_PROTO,
     FDP_F_CT_TP_SRC,
     FDP_F_CT_TP_DST,
-    /* conj_id comes last: it is the one field that takes neither ranges
-     * nor a place in a pipapo sub-table, so every other field has a bit
-     * in the 64-bit field maps (struct fdp_match's range_fields). */
     FDP_F_CONJ_ID,          /* Pipeline state (see above). */
     FDP_N_FIELDS
 };

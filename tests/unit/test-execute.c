@@ -2,8 +2,9 @@
  * Unit tests for datapath/execute.c.
  *
  * The oracle: random packets of every kind (TCP, UDP with and without a
- * checksum, ICMP, SCTP over IPv4 and IPv6, ICMPv6, ARP, later IPv4
- * fragments; untagged, 802.1Q and QinQ) get random action lists.  A model
+ * checksum, ICMP, SCTP over IPv4 and IPv6, ICMPv6, IPv6 neighbour
+ * solicitations and advertisements with their link-layer address option,
+ * ARP, later IPv4 fragments; untagged, 802.1Q and QinQ) get random action lists.  A model
  * applies each action to the packet's extracted key; after execution the
  * packet must extract to the model's key (so every rewrite landed in the
  * right bytes and nothing else moved), every checksum must verify when
@@ -26,7 +27,7 @@
 
 enum kind {
     K_TCP4, K_UDP4, K_UDP4_NOCSUM, K_ICMP4, K_SCTP4, K_FRAG4,
-    K_TCP6, K_UDP6, K_ICMP6, K_SCTP6, K_ARP, N_KINDS
+    K_TCP6, K_UDP6, K_ICMP6, K_SCTP6, K_NS6, K_NA6, K_ARP, N_KINDS
 };
 
 #define HEADROOM 64
@@ -112,7 +113,7 @@ set16(uint8_t *p, uint16_t v)
 static bool
 is_v6(enum kind k)
 {
-    return k >= K_TCP6 && k <= K_SCTP6;
+    return k >= K_TCP6 && k <= K_NA6;
 }
 
 static uint8_t
@@ -122,7 +123,7 @@ kind_proto(enum kind k)
     case K_TCP4: case K_TCP6: return 6;
     case K_UDP4: case K_UDP4_NOCSUM: case K_UDP6: case K_FRAG4: return 17;
     case K_ICMP4: return 1;
-    case K_ICMP6: return 58;
+    case K_ICMP6: case K_NS6: case K_NA6: return 58;
     case K_SCTP4: case K_SCTP6: return 132;
     default: return 0;
     }
@@ -183,6 +184,20 @@ finish_l4(enum kind k, const uint8_t *ip, uint8_t *l4, size_t len)
 static void
 build_l4(struct builder *b, struct unit_rng *r, enum kind k, size_t payload)
 {
+    if (k == K_NS6 || k == K_NA6) {
+        /* Type, code 0, checksum, flags, target, then one link-layer
+         * address option of the kind the message carries (source in a
+         * solicitation, target in an advertisement), its address never
+         * zero; nothing after it, which would read as more options. */
+        put8(b, k == K_NS6 ? 135 : 136);
+        put8(b, 0);
+        put_random(b, r, 2 + 4 + 16);
+        put8(b, k == K_NS6 ? 1 : 2);
+        put8(b, 1);
+        put8(b, (uint8_t) (1 | unit_rng_next(r)));
+        put_random(b, r, 5);
+        return;
+    }
     switch (kind_proto(k)) {
     case 6:
         put_random(b, r, 12);               /* Ports, seq, ack. */
@@ -196,8 +211,14 @@ build_l4(struct builder *b, struct unit_rng *r, enum kind k, size_t payload)
         put16(b, 0);
         break;
     case 1:
-    case 58:
         put_random(b, r, 8);
+        break;
+    case 58:
+        /* A code other than 0: never neighbour discovery, which the ND
+         * kinds cover (the model does not follow a message becoming one). */
+        put_random(b, r, 1);
+        put8(b, (uint8_t) (1 | unit_rng_next(r)));
+        put_random(b, r, 6);
         break;
     case 132:
         put_random(b, r, 12);
@@ -392,6 +413,12 @@ applies(enum kind k, enum fdp_field f)
         return k != K_FRAG4 && (proto == 6 || proto == 17 || proto == 132);
     case FDP_F_ICMP_TYPE: case FDP_F_ICMP_CODE:
         return proto == 1 || proto == 58;
+    case FDP_F_ND_TARGET: case FDP_F_ND_RESERVED:
+        return k == K_NS6 || k == K_NA6;
+    case FDP_F_ND_SLL:
+        return k == K_NS6;
+    case FDP_F_ND_TLL:
+        return k == K_NA6;
     case FDP_F_ARP_OP: case FDP_F_ARP_SPA: case FDP_F_ARP_TPA:
     case FDP_F_ARP_SHA: case FDP_F_ARP_THA:
         return k == K_ARP;
@@ -405,7 +432,8 @@ static const enum fdp_field settable[] = {
     FDP_F_IPV6_SRC, FDP_F_IPV6_DST, FDP_F_IPV6_LABEL, FDP_F_NW_TOS,
     FDP_F_NW_ECN, FDP_F_NW_TTL, FDP_F_TP_SRC, FDP_F_TP_DST,
     FDP_F_ICMP_TYPE, FDP_F_ICMP_CODE, FDP_F_ARP_OP, FDP_F_ARP_SPA,
-    FDP_F_ARP_TPA, FDP_F_ARP_SHA, FDP_F_ARP_THA,
+    FDP_F_ARP_TPA, FDP_F_ARP_SHA, FDP_F_ARP_THA, FDP_F_ND_TARGET,
+    FDP_F_ND_SLL, FDP_F_ND_TLL, FDP_F_ND_RESERVED,
 };
 
 /* ---------------------------------------------------------------------- */
@@ -499,6 +527,13 @@ random_case(uint64_t seed)
                          | unit_rng_next(&r);
             v &= fdp__ones(fdp__field(f)->n_bits);
             if (f == FDP_F_ICMP_TYPE || f == FDP_F_ICMP_CODE) {
+                if (k == K_NS6 || k == K_NA6
+                    || (k == K_ICMP6 && f == FDP_F_ICMP_CODE)) {
+                    /* Another type or code would make an ND message not
+                     * one, code 0 an ICMPv6 message one: the model does
+                     * not follow either. */
+                    continue;
+                }
                 v &= 0xff;
             }
             fdp__actions_add_set_field(&ab, f, v, 0);

@@ -503,13 +503,56 @@ number(const struct bytes *b, size_t i, size_t len)
 /* What the reference finds: each field as a number. */
 struct ref {
     uint64_t f[FDP_N_FIELDS];
-    fdp_u128 ipv6_src, ipv6_dst;
+    fdp_u128 ipv6_src, ipv6_dst, nd_target;
     struct fdp_packet_layout layout;
 };
 
+/* An IPv6 neighbour solicitation or advertisement from 'at' to 'end'
+ * (at least its 8-byte ICMPv6 header), as RFC 4861 lays it out and Open
+ * vSwitch's parse_icmpv6() reads it: flags, target, then 8-byte-unit
+ * options, of which a link-layer address option (type 1 source, 2 target)
+ * of one unit counts once: a second one of a kind whose address is not
+ * zero invalidates target and addresses. */
+static void
+ref_nd(const struct bytes *b, size_t at, size_t end, struct ref *r)
+{
+    r->f[FDP_F_ND_RESERVED] = (uint64_t) number(b, at + 4, 4);
+    if (end - at < 24) {
+        return;
+    }
+    fdp_u128 target = 0;
+    for (int i = 0; i < 16; i++) {
+        target = target << 8 | (fdp_u128) byte(b, at + 8 + i);
+    }
+    uint64_t addr[3] = { 0, 0, 0 };     /* By option type: 1 and 2. */
+    int first = 0;
+    size_t pos = at + 24;
+    while (end - pos >= 8) {
+        int type = byte(b, pos);
+        size_t len = (size_t) byte(b, pos + 1) * 8;
+        if (len == 0 || len > end - pos) {
+            break;
+        }
+        if ((type == 1 || type == 2) && len == 8) {
+            if (addr[type]) {
+                target = 0;
+                addr[1] = addr[2] = 0;
+                break;
+            }
+            addr[type] = (uint64_t) number(b, pos + 2, 6);
+            first = first ? first : type;
+        }
+        pos += len;
+    }
+    r->nd_target = target;
+    r->f[FDP_F_ND_SLL] = addr[1];
+    r->f[FDP_F_ND_TLL] = addr[2];
+    r->f[FDP_F_ND_OPTIONS_TYPE] = (uint64_t) first;
+}
+
 static void
 ref_transport(const struct bytes *b, size_t at, size_t end, int proto,
-              struct ref *r)
+              bool ipv6, struct ref *r)
 {
     size_t have = end - at;     /* Bytes inside the IP length. */
 
@@ -534,6 +577,10 @@ ref_transport(const struct bytes *b, size_t at, size_t end, int proto,
         if (have >= 8) {
             r->f[FDP_F_ICMP_TYPE] = (uint64_t) byte(b, at);
             r->f[FDP_F_ICMP_CODE] = (uint64_t) byte(b, at + 1);
+            if (ipv6 && proto == 58 && byte(b, at + 1) == 0
+                && (byte(b, at) == 135 || byte(b, at) == 136)) {
+                ref_nd(b, at, end, r);
+            }
         } else {
             r->layout.l4 = -1;
         }
@@ -566,7 +613,7 @@ ref_ipv4(const struct bytes *b, size_t at, struct ref *r)
     r->f[FDP_F_IP_FRAG] = (more || offset ? FDP_FRAG_ANY : 0)
                           | (offset ? FDP_FRAG_LATER : 0);
     if (!offset) {
-        ref_transport(b, at + ihl, at + total, byte(b, at + 9), r);
+        ref_transport(b, at + ihl, at + total, byte(b, at + 9), false, r);
     }
 }
 
@@ -622,7 +669,7 @@ ref_ipv6(const struct bytes *b, size_t at, struct ref *r)
     r->f[FDP_F_NW_PROTO] = (uint64_t) next;
     r->f[FDP_F_IP_FRAG] = (uint64_t) frag;
     if (!later) {
-        ref_transport(b, pos, end, next, r);
+        ref_transport(b, pos, end, next, true, r);
     }
 }
 
@@ -695,12 +742,13 @@ ref_parse(const uint8_t *p, size_t n, uint16_t in_port, struct ref *r,
     memset(key, 0, sizeof *key);
     for (int f = 0; f < FDP_N_FIELDS; f++) {
         if (f != FDP_F_DL_VLAN && f != FDP_F_DL_VLAN_PCP
-            && f != FDP_F_IPV6_SRC && f != FDP_F_IPV6_DST) {
+            && fdp__field(f)->n_bits <= 64) {
             fdp__key_or(key, f, r->f[f]);
         }
     }
     fdp__key_set(key, FDP_F_IPV6_SRC, r->ipv6_src);
     fdp__key_set(key, FDP_F_IPV6_DST, r->ipv6_dst);
+    fdp__key_set(key, FDP_F_ND_TARGET, r->nd_target);
 }
 
 /* Parses 'p' with the reference and both entry points (from an exact-size
@@ -763,6 +811,31 @@ pick(struct unit_rng *rng, uint32_t n)
     return unit_rng_below(rng, n);
 }
 
+/* A neighbour solicitation or advertisement (sometimes with code 1, so
+ * not one) with a random target and 0 to 4 options, mostly link-layer
+ * address options of one unit (sometimes zero, repeated, of other
+ * lengths, or of other types), sometimes with a length that runs past
+ * the end. */
+static void
+random_nd(struct pkt *p, struct unit_rng *rng)
+{
+    put8(p, pick(rng, 2) ? 135 : 136);
+    put8(p, pick(rng, 5) ? 0 : 1);
+    put_random(p, rng, 2 + 4 + 16);         /* Checksum, flags, target. */
+    for (uint32_t n = pick(rng, 5); n > 0 && p->n + 8 <= sizeof p->b; n--) {
+        static const uint8_t types[] = { 1, 1, 2, 2, 3, 0 };
+        static const uint8_t units[] = { 1, 1, 1, 1, 0, 2, 9 };
+        put8(p, types[pick(rng, sizeof types)]);
+        put8(p, units[pick(rng, sizeof units)]);
+        if (pick(rng, 6)) {
+            put_random(p, rng, 6);
+        } else {
+            put32(p, 0);
+            put16(p, 0);
+        }
+    }
+}
+
 /* A transport header of protocol 'proto' with random contents: usually
  * a plausible TCP data offset. */
 static void
@@ -770,6 +843,10 @@ random_l4(struct pkt *p, struct unit_rng *rng, uint8_t proto)
 {
     size_t start = p->n;
 
+    if (proto == 58 && pick(rng, 2)) {
+        random_nd(p, rng);
+        return;
+    }
     put_random(p, rng, 8 + pick(rng, 40));
     if (proto == 6 && p->n >= start + 13 && pick(rng, 4)) {
         p->b[start + 12] = (uint8_t) ((5 + pick(rng, 3)) << 4

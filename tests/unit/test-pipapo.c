@@ -427,11 +427,11 @@ START_TEST(uniform_groups)
             for (unsigned int j = 0; j < t->n; j++) {
                 base[j] = rand_bits(&rng, 128);
             }
-            uint32_t set = 0;
+            struct fdp__field_map set = FDP__FIELD_MAP_EMPTY;
             for (unsigned int j = 0; j < t->n; j++) {
-                set |= UINT64_C(1) << t->fields[j];
+                fdp__field_map_add(&set, t->fields[j]);
             }
-            struct pipapo *p = fdp__pipapo_create(set);
+            struct pipapo *p = fdp__pipapo_create(&set);
             for (uint32_t i = 0; i < N; i++) {
                 rules[i] = new_rule((uint16_t) unit_rng_below(&rng, 4), i);
                 for (unsigned int j = 0; j < t->n; j++) {
@@ -547,14 +547,14 @@ START_TEST(selftest_large)
     struct fdp_rule **rules = malloc(N * sizeof *rules);
     size_t max_keys = 3000;
     struct fdp_key *keys = malloc(max_keys * sizeof *keys);
-    uint64_t field_set = 0;
+    struct fdp__field_map field_set = FDP__FIELD_MAP_EMPTY;
 
     unit_rng_init(&rng, 60 + (uint64_t) _i);
     fdp__pipapo_lt_wide_max = 128 << 10;
     for (unsigned int j = 0; j < t->n; j++) {
-        field_set |= UINT64_C(1) << t->fields[j];
+        fdp__field_map_add(&field_set, t->fields[j]);
     }
-    struct pipapo *p = fdp__pipapo_create(field_set);
+    struct pipapo *p = fdp__pipapo_create(&field_set);
     for (uint32_t i = 0; i < N; i++) {
         rules[i] = new_rule((uint16_t) unit_rng_below(&rng, 4), i);
         for (unsigned int j = 0; j < t->n; j++) {
@@ -617,9 +617,10 @@ snap_field(const struct pipapo_snapshot *snap, enum fdp_field id)
 START_TEST(group_width_switches)
 {
     struct unit_rng rng;
-    uint64_t fields = (UINT64_C(1) << FDP_F_IPV6_DST)
-                      | (UINT64_C(1) << FDP_F_TP_DST);
-    struct pipapo *p = fdp__pipapo_create(fields);
+    struct fdp__field_map fields = FDP__FIELD_MAP_EMPTY;
+    fdp__field_map_add(&fields, FDP_F_IPV6_DST);
+    fdp__field_map_add(&fields, FDP_F_TP_DST);
+    struct pipapo *p = fdp__pipapo_create(&fields);
     enum { N = 3000 };
     struct fdp_rule *rules[N];
 
@@ -919,13 +920,14 @@ END_TEST
 START_TEST(deletion_out_of_bounds)
 {
     enum { N = 70 };
-    uint64_t field_set = (UINT64_C(1) << FDP_F_IPV6_SRC)
-                         | (UINT64_C(1) << FDP_F_TP_SRC)
-                         | (UINT64_C(1) << FDP_F_DL_DST);
+    struct fdp__field_map field_set = FDP__FIELD_MAP_EMPTY;
+    fdp__field_map_add(&field_set, FDP_F_IPV6_SRC);
+    fdp__field_map_add(&field_set, FDP_F_TP_SRC);
+    fdp__field_map_add(&field_set, FDP_F_DL_DST);
     struct fdp_key keys[N];
 
     for (int narrow = 0; narrow < 2; narrow++) {
-        struct pipapo *p = fdp__pipapo_create(field_set);
+        struct pipapo *p = fdp__pipapo_create(&field_set);
         struct fdp_rule *rules[N], *live[N];
         uint32_t n_live = N;
 
@@ -1011,14 +1013,14 @@ START_TEST(incremental_updates)
     struct fdp_rule **live = malloc(N_MAX * sizeof *live);
     size_t max_keys = 6000;
     struct fdp_key *keys = malloc(max_keys * sizeof *keys);
-    uint64_t field_set = 0;
+    struct fdp__field_map field_set = FDP__FIELD_MAP_EMPTY;
     uint32_t n_all = 0, n_live = 0;
     struct unit_rng rng;
     char what[160];
 
     unit_rng_init(&rng, 80 + _i);
     for (unsigned int j = 0; j < t->n; j++) {
-        field_set |= UINT64_C(1) << t->fields[j];
+        fdp__field_map_add(&field_set, t->fields[j]);
     }
     for (uint32_t i = 0; i < N_MAX; i++) {
         /* Few priorities, so that equal-priority rules overlap and
@@ -1031,7 +1033,7 @@ START_TEST(incremental_updates)
     size_t n_keys = make_probes(&rng, t, all, N_MAX, keys, max_keys);
 
     fdp__pipapo_incr_min = 8;
-    struct pipapo *p = fdp__pipapo_create(field_set);
+    struct pipapo *p = fdp__pipapo_create(&field_set);
     for (; n_all < N_START; n_all++) {
         ck_assert_int_eq(fdp__pipapo_add(p, seal(all[n_all])), 0);
         live[n_live++] = all[n_all];
@@ -1098,15 +1100,16 @@ END_TEST
 START_TEST(tied_rules_removed_by_identity)
 {
     static const int orders[][3] = { { 0, 1, 2 }, { 2, 1, 0 }, { 1, 2, 0 } };
-    uint64_t field_set = (UINT64_C(1) << FDP_F_NW_DST)
-                         | (UINT64_C(1) << FDP_F_TP_DST);
+    struct fdp__field_map field_set = FDP__FIELD_MAP_EMPTY;
+    fdp__field_map_add(&field_set, FDP_F_NW_DST);
+    fdp__field_map_add(&field_set, FDP_F_TP_DST);
 
     for (int o = 0; o < 3; o++) {
         for (int incr = 0; incr < 2; incr++) {
             enum { N_BODY = 40, N = N_BODY + 3 };
             struct fdp_rule *rules[N];
             struct fdp_key keys[N];
-            struct pipapo *p = fdp__pipapo_create(field_set);
+            struct pipapo *p = fdp__pipapo_create(&field_set);
 
             fdp__pipapo_incr_min = incr ? 8 : UINT32_MAX;
             for (uint32_t i = 0; i < N; i++) {

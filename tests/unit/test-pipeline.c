@@ -411,8 +411,8 @@ ref_run(const struct ref_pipeline *ref, struct ref_result *r,
             ref_resubmit(ref, r, a, table, depth);
             break;
         case FDP_ACT_SET_MASKED: {
-            uint64_t v = (uint64_t) fdp__key_get(&r->key, a->field);
-            uint64_t m = fdp__action_masked_mask(a);
+            fdp_u128 v = fdp__key_get(&r->key, a->field);
+            fdp_u128 m = fdp__action_masked_mask(a);
             fdp__key_set(&r->key, a->field,
                          (v & ~m) | fdp__action_masked_value(a));
             ref_header_write(r, a->field);

@@ -232,8 +232,7 @@ random_packet(struct unit_rng *rng, const struct ref *ref,
             key->w[w] = (key->w[w] & ~f->match.mask.w[w])
                         | (f->match.value.w[w] & f->match.mask.w[w]);
         }
-        for (uint64_t map = f->match.range_fields; map; map &= map - 1) {
-            enum fdp_field fld = (enum fdp_field) __builtin_ctzll(map);
+        FDP__FIELD_MAP_FOR_EACH (fld, &f->match.range_fields) {
             fdp_u128 lo = fdp__key_get(&f->match.value, fld);
             fdp_u128 hi = fdp__key_get(&f->match.hi, fld);
             fdp__key_set(key, fld, lo + unit_rng_below(rng,
