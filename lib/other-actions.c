@@ -280,6 +280,49 @@ static const enum fdp_field restorable[] = {
     FDP_F_ARP_TPA, FDP_F_ARP_SHA, FDP_F_ARP_THA,
 };
 
+/* True if a packet whose key is 'k' has the header prerequisite 'pr'
+ * names: the fields of the packet's own headers are the ones to put back
+ * (ARP's arp_tpa shares the key's bits with nw_dst, and an IPv4 packet
+ * has no arp_tpa to write). */
+static bool
+key_meets(const struct fdp_key *k, enum fdp__prereq pr)
+{
+    unsigned int dl = (unsigned int) fdp__key_get(k, FDP_F_DL_TYPE);
+    unsigned int proto = (unsigned int) fdp__key_get(k, FDP_F_NW_PROTO);
+    bool ip4 = dl == FDP_ETH_TYPE_IP, ip6 = dl == FDP_ETH_TYPE_IPV6;
+    bool ip = ip4 || ip6;
+
+    switch (pr) {
+    case FDP__P_NONE:
+    case FDP__P_VLAN:
+        return true;
+    case FDP__P_IP_ANY:
+        return ip;
+    case FDP__P_IPV4:
+        return ip4;
+    case FDP__P_IPV6:
+        return ip6;
+    case FDP__P_ARP:
+        return dl == FDP_ETH_TYPE_ARP || dl == FDP_ETH_TYPE_RARP;
+    case FDP__P_L4:
+        return ip && (proto == 6 || proto == 17 || proto == 132);
+    case FDP__P_TCP:
+        return ip && proto == 6;
+    case FDP__P_UDP:
+        return ip && proto == 17;
+    case FDP__P_SCTP:
+        return ip && proto == 132;
+    case FDP__P_ICMP_ANY:
+        return (ip4 && proto == 1) || (ip6 && proto == 58);
+    case FDP__P_ICMPV4:
+        return ip4 && proto == 1;
+    case FDP__P_ICMPV6:
+        return ip6 && proto == 58;
+    default:
+        return false;
+    }
+}
+
 int
 fdp__composed_tag_delta(const uint64_t *first, const uint64_t *end,
                         uint16_t tci)
@@ -340,7 +383,8 @@ fdp__compose_restore(struct fdp__actions_builder *b,
     for (size_t i = 0; i < sizeof restorable / sizeof restorable[0]; i++) {
         enum fdp_field f = restorable[i];
         fdp_u128 v = fdp__key_get(was, f);
-        if (v != fdp__key_get(now, f)) {
+        if (v != fdp__key_get(now, f)
+            && key_meets(was, fdp__field(f)->prereq)) {
             fdp__actions_add_set_field(b, f, v, 0);
         }
     }

@@ -21,6 +21,7 @@ UNIT_TESTS = \
 	tests/unit/test-ipf \
 	tests/unit/test-live-ports \
 	tests/unit/test-match \
+	tests/unit/test-other-actions \
 	tests/unit/test-pipapo \
 	tests/unit/test-pipeline \
 	tests/unit/test-ring \
@@ -47,6 +48,10 @@ tests_unit_test_ds_LDADD = $(UNIT_LDADD)
 tests_unit_test_live_ports_SOURCES = tests/unit/test-live-ports.c
 tests_unit_test_live_ports_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_live_ports_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_other_actions_SOURCES = tests/unit/test-other-actions.c
+tests_unit_test_other_actions_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_other_actions_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_actions_SOURCES = tests/unit/test-actions.c
 tests_unit_test_actions_CFLAGS = $(UNIT_CFLAGS)
