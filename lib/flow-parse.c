@@ -2612,7 +2612,7 @@ parse_controller(struct parser *p, const char *name UNUSED_ARG,
 {
     struct fdp__controller c = { .max_len = UINT16_MAX,
                                  .reason = FDP__CTL_ACTION };
-    static uint8_t userdata[MAX_NOTE_BYTES];
+    uint8_t userdata[MAX_NOTE_BYTES];
     uint32_t v;
     int error = 0;
 
