@@ -362,6 +362,7 @@
 #include <flowdp/pipeline.h>
 #include <flowdp/table.h>
 #include "lib/actions-internal.h"
+#include "lib/other-actions.h"
 #include "lib/ds.h"
 #include "lib/field.h"
 #include "lib/pipeline-view.h"
@@ -2518,11 +2519,13 @@ exec_output(void *ctx_, struct fdp__pkt *pkt, uint32_t port_no, bool steal)
     ctx->batch->sent[ctx->i] = true;
 }
 
-/* Hands 'size' bytes of a packet to the upcall handler, if any; returns
+/* Hands 'size' bytes of a packet to the upcall handler, if any, with
+ * the arguments of controller action 'ctl' (NULL for a miss); returns
  * whether there was one. */
 static bool
 do_upcall(struct fdp_dp_pmd *pmd, enum fdp_upcall_reason reason,
-          const struct fdp__pkt *pkt, size_t size)
+          const struct fdp__pkt *pkt, size_t size,
+          const struct fdp__controller *ctl)
 {
     const struct upcall_handler *h = FDP_RCU_GET(pmd->dp->upcall);
 
@@ -2535,19 +2538,29 @@ do_upcall(struct fdp_dp_pmd *pmd, enum fdp_upcall_reason reason,
         .data = pkt->data,
         .size = size,
         .key = &pkt->key,
+        .ofp_reason = ctl ? ctl->reason : FDP__CTL_NO_MATCH,
     };
+    if (ctl) {
+        up.pause = ctl->pause;
+        up.controller_id = ctl->id;
+        up.meter_id = ctl->meter_id;
+        up.userdata = ctl->userdata;
+        up.userdata_size = ctl->userdata_size;
+    }
     h->cb(h->aux, &up);
     fdp__count_add(&pmd->counters.n_upcalls, 1);
     return true;
 }
 
 static void
-exec_controller(void *ctx_, const struct fdp__pkt *pkt, uint32_t max_len)
+exec_controller(void *ctx_, const struct fdp__pkt *pkt,
+                const struct fdp__action *a)
 {
     struct exec_ctx *ctx = ctx_;
+    struct fdp__controller ctl = fdp__action_controller(a);
 
     do_upcall(ctx->pmd, FDP_UPCALL_ACTION, pkt,
-              pkt->size < max_len ? pkt->size : max_len);
+              pkt->size < ctl.max_len ? pkt->size : ctl.max_len, &ctl);
 }
 
 static const struct fdp__exec_ops exec_ops = {
@@ -3326,7 +3339,7 @@ level_run(struct fdp_dp_pmd *pmd, unsigned int depth)
         fdp__count_add(&pmd->counters.n_recirc_missed, fg->n);
         for (uint32_t k = 0; k < fg->n; k++) {
             struct fdp__pkt *pkt = &b->pkts[fg->pkts[k]];
-            do_upcall(pmd, FDP_UPCALL_MISS, pkt, pkt->size);
+            do_upcall(pmd, FDP_UPCALL_MISS, pkt, pkt->size, NULL);
             fdp__cache_put(&pmd->cache,
                            (uint64_t) (pkt->data - pmd->dp->umem));
         }
@@ -3368,7 +3381,7 @@ batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
         }
         for (uint32_t k = 0; k < fg->n; k++) {
             struct fdp__pkt *pkt = &b->pkts[fg->pkts[k]];
-            do_upcall(pmd, FDP_UPCALL_MISS, pkt, pkt->size);
+            do_upcall(pmd, FDP_UPCALL_MISS, pkt, pkt->size, NULL);
             fdp__cache_put(&pmd->cache,
                            (uint64_t) (pkt->data - pmd->dp->umem));
         }

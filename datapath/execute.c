@@ -618,7 +618,7 @@ fdp__execute_from(const struct fdp_actions *actions,
             break;
         }
         case FDP_ACT_CONTROLLER:
-            ops->controller(aux, pkt, a->arg);
+            ops->controller(aux, pkt, a);
             break;
         case FDP_ACT_SET_VLAN_VID:
             if (!set_tci(pkt, FDP_VLAN_VID_MASK,
@@ -672,6 +672,21 @@ fdp__execute_from(const struct fdp_actions *actions,
              * pipeline has none, and a single table has nowhere to go
              * (ct_clear: the ct fields are the pipeline key's; the packet
              * has none). */
+            break;
+        case FDP_ACT_SET_QUEUE:
+        case FDP_ACT_POP_QUEUE:
+            /* The queue of the outputs that follow: no flowdp port has
+             * queues, so it goes no further, as in Open vSwitch's
+             * userspace datapath (lib/other-actions.h). */
+            break;
+        case FDP_ACT_STACK_PUSH:
+        case FDP_ACT_STACK_POP:
+        case FDP_ACT_OUTPUT_REG:
+        case FDP_ACT_CLONE:
+        case FDP_ACT_NOTE:
+            /* The pipeline's composition runs these (a flow that holds
+             * one never reaches the executor as it is); a note does
+             * nothing. */
             break;
         case FDP_N_ACTION_TYPES:
             break;

@@ -33,10 +33,11 @@ struct fdp__exec_ops {
      * and the executor goes on modifying the packet. */
     void (*output)(void *aux, struct fdp__pkt *pkt, uint32_t port,
                    bool steal);
-    /* A copy of up to 'max_len' bytes of 'pkt' goes to the controller
-     * (the upcall); the packet goes on. */
+    /* A copy of 'pkt' goes to the controller (the upcall) as controller
+     * record 'a' says (lib/other-actions.h: max_len, reason, id,
+     * userdata, pause); the packet goes on. */
     void (*controller)(void *aux, const struct fdp__pkt *pkt,
-                       uint32_t max_len);
+                       const struct fdp__action *a);
 };
 
 /* Why execution ended. */

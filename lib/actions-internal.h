@@ -39,7 +39,14 @@
     A(MOVE, move, NONE)                                                     \
     A(CONJUNCTION, conjunction, NONE)                                       \
     A(CT, ct_action, IP_ANY)                                                \
-    A(CT_CLEAR, ct_clear, NONE)
+    A(CT_CLEAR, ct_clear, NONE)                                             \
+    A(STACK_PUSH, stack_push, NONE)                                         \
+    A(STACK_POP, stack_pop, NONE)                                           \
+    A(OUTPUT_REG, output_reg, NONE)                                         \
+    A(NOTE, note, NONE)                                                     \
+    A(SET_QUEUE, set_queue, NONE)                                           \
+    A(POP_QUEUE, pop_queue, NONE)                                           \
+    A(CLONE, clone, NONE)
 
 /* One action record: this header, then 'n_words' - 1 more 64-bit words.
  * What each kind keeps:

@@ -235,6 +235,39 @@ ct_meets(const struct fdp_match *match, const struct fdp__action *a)
     return true;
 }
 
+/* The check of one record 'a' (fdp__actions_validate()); clone()'s nested
+ * records are checked as if they stood in its place. */
+static bool
+action_valid(const struct fdp__action *a, const struct fdp_match *match)
+{
+    if (!fdp__match_meets(match, fdp__action_prereq(a))) {
+        return false;
+    }
+    if (a->type == FDP_ACT_CT && !(a->flags & FDP__ACT_CT_RESOLVED)
+        && !ct_meets(match, a)) {
+        return false;
+    }
+    if (a->type == FDP_ACT_MOVE) {
+        /* Both ends' prerequisites, as Open vSwitch checks them. */
+        struct fdp__move mv = fdp__action_move(a);
+        if (!fdp__match_meets(match, fdp__field(mv.src)->prereq)
+            || !fdp__match_meets(match, fdp__field(mv.dst)->prereq)) {
+            return false;
+        }
+    }
+    if (a->type == FDP_ACT_CLONE) {
+        const uint64_t *end = (const uint64_t *) a + a->n_words;
+        for (const uint64_t *w = (const uint64_t *) a + 1; w < end;
+             w += ((const struct fdp__action *) w)->n_words) {
+            const struct fdp__action *n = (const struct fdp__action *) w;
+            if (!n->n_words || !action_valid(n, match)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 int
 fdp__actions_validate(const struct fdp_actions *acts,
                       const struct fdp_match *match, size_t *bad)
@@ -243,29 +276,11 @@ fdp__actions_validate(const struct fdp_actions *acts,
 
     for (const struct fdp__action *a = fdp__actions_first(acts); a;
          a = fdp__actions_next(acts, a), i++) {
-        if (!fdp__match_meets(match, fdp__action_prereq(a))) {
+        if (!action_valid(a, match)) {
             if (bad) {
                 *bad = i;
             }
             return EINVAL;
-        }
-        if (a->type == FDP_ACT_CT && !(a->flags & FDP__ACT_CT_RESOLVED)
-            && !ct_meets(match, a)) {
-            if (bad) {
-                *bad = i;
-            }
-            return EINVAL;
-        }
-        if (a->type == FDP_ACT_MOVE) {
-            /* Both ends' prerequisites, as Open vSwitch checks them. */
-            struct fdp__move mv = fdp__action_move(a);
-            if (!fdp__match_meets(match, fdp__field(mv.src)->prereq)
-                || !fdp__match_meets(match, fdp__field(mv.dst)->prereq)) {
-                if (bad) {
-                    *bad = i;
-                }
-                return EINVAL;
-            }
         }
     }
     return 0;

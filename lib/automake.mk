@@ -27,6 +27,8 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/cpu.c \
 	lib/cpu-internal.h \
 	lib/ct-action.c \
+	lib/other-actions.c \
+	lib/other-actions.h \
 	lib/ct-action.h \
 	lib/cut.c \
 	lib/cut.h \

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "lib/actions-internal.h"
+#include "lib/other-actions.h"
 #include <flowdp/flow.h>
 #include <flowdp/table.h>
 #include "lib/util.h"
@@ -590,13 +591,6 @@ format_in_port(struct fdp__ds *ds, const struct fdp__action *a UNUSED_ARG,
 }
 
 static void
-format_controller(struct fdp__ds *ds, const struct fdp__action *a,
-                  const struct fdp_match *m UNUSED_ARG)
-{
-    fdp__ds_printf(ds, "CONTROLLER:%" PRIu32, a->arg);
-}
-
-static void
 format_vlan_vid(struct fdp__ds *ds, const struct fdp__action *a,
                 const struct fdp_match *m UNUSED_ARG)
 {
@@ -1008,6 +1002,122 @@ format_ct_clear(struct fdp__ds *ds, const struct fdp__action *a UNUSED_ARG,
     fdp__ds_put(ds, "ct_clear");
 }
 
+/* ---- The stack, output:FIELD, note, queues, clone, controller ----
+ * (lib/other-actions.h), printed as Open vSwitch's format_STACK_PUSH(),
+ * format_OUTPUT_REG(), format_NOTE(), format_SET_QUEUE(),
+ * format_CLONE() and format_CONTROLLER() print them. */
+
+static void
+format_subfield_action(struct fdp__ds *ds, const char *name,
+                       const struct fdp__action *a, const struct fdp_match *m)
+{
+    struct fdp__subfield sf = fdp__action_subfield(a);
+
+    fdp__ds_put(ds, name);
+    format_subfield(ds, sf.field, sf.ofs, sf.n_bits, m);
+}
+
+static void
+format_stack_push(struct fdp__ds *ds, const struct fdp__action *a,
+                  const struct fdp_match *m)
+{
+    format_subfield_action(ds, "push:", a, m);
+}
+
+static void
+format_stack_pop(struct fdp__ds *ds, const struct fdp__action *a,
+                 const struct fdp_match *m)
+{
+    format_subfield_action(ds, "pop:", a, m);
+}
+
+static void
+format_output_reg(struct fdp__ds *ds, const struct fdp__action *a,
+                  const struct fdp_match *m)
+{
+    format_subfield_action(ds, "output:", a, m);
+}
+
+/* Bytes as "01.02.0a". */
+static void
+format_hex_bytes(struct fdp__ds *ds, const uint8_t *data, size_t size)
+{
+    for (size_t i = 0; i < size; i++) {
+        fdp__ds_printf(ds, i ? ".%02x" : "%02x", data[i]);
+    }
+}
+
+static void
+format_note(struct fdp__ds *ds, const struct fdp__action *a,
+            const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_put(ds, "note:");
+    format_hex_bytes(ds, fdp__action_note_data(a), a->arg);
+}
+
+static void
+format_set_queue(struct fdp__ds *ds, const struct fdp__action *a,
+                 const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_printf(ds, "set_queue:%" PRIu32, a->arg);
+}
+
+static void
+format_pop_queue(struct fdp__ds *ds, const struct fdp__action *a UNUSED_ARG,
+                 const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_put(ds, "pop_queue");
+}
+
+static void format_action_range(struct fdp__ds *, const uint64_t *first,
+                                const uint64_t *end,
+                                const struct fdp_match *);
+
+static void
+format_clone(struct fdp__ds *ds, const struct fdp__action *a,
+             const struct fdp_match *m)
+{
+    fdp__ds_put(ds, "clone(");
+    format_action_range(ds, fdp__action_clone_first(a),
+                        fdp__action_clone_end(a), m);
+    fdp__ds_putc(ds, ')');
+}
+
+static void
+format_controller(struct fdp__ds *ds, const struct fdp__action *a,
+                  const struct fdp_match *m UNUSED_ARG)
+{
+    struct fdp__controller c = fdp__action_controller(a);
+
+    if (fdp__controller_is_plain(&c)) {
+        fdp__ds_printf(ds, "CONTROLLER:%" PRIu16, c.max_len);
+        return;
+    }
+    fdp__ds_put(ds, "controller(");
+    if (c.reason != FDP__CTL_ACTION) {
+        fdp__ds_printf(ds, "reason=%s,", fdp__ctl_reason_name(c.reason));
+    }
+    if (c.max_len != UINT16_MAX) {
+        fdp__ds_printf(ds, "max_len=%" PRIu16 ",", c.max_len);
+    }
+    if (c.id) {
+        fdp__ds_printf(ds, "id=%" PRIu16 ",", c.id);
+    }
+    if (c.userdata_size) {
+        fdp__ds_put(ds, "userdata=");
+        format_hex_bytes(ds, c.userdata, c.userdata_size);
+        fdp__ds_putc(ds, ',');
+    }
+    if (c.pause) {
+        fdp__ds_put(ds, "pause,");
+    }
+    if (c.meter_id) {
+        fdp__ds_printf(ds, "meter_id=%" PRIu32 ",", c.meter_id);
+    }
+    fdp__ds_chomp(ds, ',');
+    fdp__ds_putc(ds, ')');
+}
+
 #define FORMAT_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = format_##FN,
 static format_action_fn *const format_fns[] = {
     FDP__ACTION_KINDS(FORMAT_FN)
@@ -1016,23 +1126,34 @@ static format_action_fn *const format_fns[] = {
 static_assert(sizeof format_fns / sizeof format_fns[0] == FDP_N_ACTION_TYPES,
               "every action kind has a formatter");
 
+/* The records from 'first' to 'end' (nested in a clone), "drop" for
+ * none. */
 static void
-format_actions(struct fdp__ds *ds, const struct fdp_actions *acts,
-               const struct fdp_match *m)
+format_action_range(struct fdp__ds *ds, const uint64_t *first,
+                    const uint64_t *end, const struct fdp_match *m)
 {
-    const struct fdp__action *a = fdp__actions_first(acts);
-
-    if (!a) {
+    if (first >= end) {
         fdp__ds_put(ds, "drop");
         return;
     }
-    for (; a; a = fdp__actions_next(acts, a)) {
+    for (const uint64_t *w = first; w < end;
+         w += ((const struct fdp__action *) w)->n_words) {
+        const struct fdp__action *a = (const struct fdp__action *) w;
         if (a->type < FDP_N_ACTION_TYPES) {
             format_fns[a->type](ds, a, m);
             fdp__ds_putc(ds, ',');
         }
     }
     fdp__ds_chomp(ds, ',');
+}
+
+static void
+format_actions(struct fdp__ds *ds, const struct fdp_actions *acts,
+               const struct fdp_match *m)
+{
+    const uint64_t *w = acts ? acts->words : NULL;
+
+    format_action_range(ds, w, w ? w + acts->n_words : NULL, m);
 }
 
 char *

@@ -136,6 +136,7 @@
 
 #include "lib/actions-internal.h"
 #include "lib/ct-action.h"
+#include "lib/other-actions.h"
 #include "lib/field.h"
 #include "lib/match-internal.h"
 #include "lib/pipeline-private.h"
@@ -250,6 +251,7 @@ struct scratch {
     size_t actions_alloc;       /* Words 'result->actions' has room for. */
     unsigned int n_resubmits;
     bool limit;
+    struct fdp__stack stack;    /* push and pop (lib/other-actions.h). */
 };
 
 void (*fdp__pipeline_commit_hook)(struct fdp_pipeline *, uint8_t table_id);
@@ -417,7 +419,8 @@ is_control(const struct fdp_actions *acts)
     for (const struct fdp__action *a = fdp__actions_first(acts); a;
          a = fdp__actions_next(acts, a)) {
         if (a->type == FDP_ACT_GOTO_TABLE || a->type == FDP_ACT_RESUBMIT
-            || a->type == FDP_ACT_CT || a->type == FDP_ACT_CT_CLEAR) {
+            || a->type == FDP_ACT_CT || a->type == FDP_ACT_CT_CLEAR
+            || fdp__action_needs_compose(a)) {
             return true;
         }
     }
@@ -950,6 +953,11 @@ check_actions(const struct fdp_actions *acts, uint8_t table_id)
                 return EINVAL;
             }
             break;
+        case FDP_ACT_CLONE:
+            if (conjunctive || !fdp__clone_is_valid(a)) {
+                return EINVAL;
+            }
+            break;
         default:
             if (conjunctive) {
                 return EINVAL;
@@ -1473,6 +1481,7 @@ fdp_pipeline_result_destroy(struct fdp_pipeline_result *r)
 
     if (s) {
         fdp__actions_builder_destroy(&s->composed);
+        fdp__stack_destroy(&s->stack);
         free(s);
     }
     free(r->steps);
@@ -1527,6 +1536,11 @@ struct run {
     void *aux;
     fdp_pipeline_ct_cb *ct_cb;      /* Traces only. */
     void *ct_aux;
+    /* set_queue: the queue of the outputs composed now, and the one the
+     * composed list last set (lib/other-actions.h); 0 is none. */
+    uint32_t queue, dp_queue;
+    unsigned int clone_depth;   /* How deep in clone() it runs. */
+    bool clone_stop;            /* A dec_ttl ended the innermost clone. */
 };
 
 static enum next run_chain(struct run *run, unsigned int table_id,
@@ -1616,6 +1630,39 @@ clear_ct_fields(struct fdp_key *key)
            (FDP_KEY_WORDS - FDP__WORD_CT_STATE) * sizeof key->w[0]);
 }
 
+/* Composes output to 'to' (FDP_PORT_IN_PORT: the in_port of the key).
+ * Open vSwitch's in_port is the one a resubmit(PORT) set: output to it is
+ * skipped and in_port sends to it, while the executor knows only the
+ * packet's own port.  So output to the current in_port is left out, and
+ * what goes to the packet's own port is composed as in_port, the only way
+ * there.  Under a queue the list has not set yet, a set_queue record
+ * goes first. */
+static void
+compose_output(struct run *run, uint32_t to)
+{
+    uint32_t cur = (uint32_t) fdp__key_get(&run->r->key, FDP_F_IN_PORT);
+
+    if (to == FDP_PORT_IN_PORT) {
+        to = cur;
+    } else if (to == cur) {
+        return;
+    }
+    if (FDP_UNLIKELY(run->queue != run->dp_queue)) {
+        fdp__actions_add(&run->s->composed, FDP_ACT_SET_QUEUE, run->queue);
+        run->dp_queue = run->queue;
+    }
+    /* The record fdp__actions_add() would build, appended inline (every
+     * packet's last flow has one). */
+    struct fdp__action out = { .n_words = 1 };
+    if (to == run->packet_in_port) {
+        out.type = FDP_ACT_IN_PORT;
+    } else {
+        out.type = FDP_ACT_OUTPUT;
+        out.arg = to;
+    }
+    fdp__actions_add_record(&run->s->composed, &out);
+}
+
 /* The start of ct(table=N) continuation 'ct' as fdp_pipeline_ct_cb says
  * it, for the run's ct callback (a trace). */
 static void
@@ -1681,18 +1728,24 @@ run_ct(struct run *run, const struct fdp__action *a)
     clear_ct_fields(key);
 }
 
-/* Runs the actions of 'rule', found in table 'table_id' at resubmit
+static enum next run_clone(struct run *, const struct fdp__action *,
+                           unsigned int table_id, unsigned int depth);
+static void run_output_reg(struct run *, const struct fdp__action *);
+static void run_stack(struct run *, const struct fdp__action *);
+
+/* Runs the records from 'first' to 'end' (a flow's actions, or those
+ * nested in a clone), of a flow found in table 'table_id' at resubmit
  * depth 'depth'. */
 static enum next
-run_actions(struct run *run, const struct fdp_rule *rule,
+run_records(struct run *run, const uint64_t *first, const uint64_t *end,
             unsigned int table_id, unsigned int depth, unsigned int *gotop)
 {
-    const struct fdp_actions *acts = fdp__rule_actions(rule);
     struct fdp_key *key = &run->r->key;
     enum next next = NEXT_DONE;
 
-    for (const struct fdp__action *a = fdp__actions_first(acts); a;
-         a = fdp__actions_next(acts, a)) {
+    for (const uint64_t *w = first; w < end;
+         w += ((const struct fdp__action *) w)->n_words) {
+        const struct fdp__action *a = (const struct fdp__action *) w;
         switch ((enum fdp_action_type) a->type) {
         case FDP_ACT_GOTO_TABLE:
             *gotop = a->arg;
@@ -1700,7 +1753,8 @@ run_actions(struct run *run, const struct fdp_rule *rule,
             break;
         case FDP_ACT_RESUBMIT: {
             if (depth + 1 > FDP_PIPELINE_MAX_DEPTH
-                || ++run->s->n_resubmits > FDP_PIPELINE_MAX_RESUBMITS) {
+                || ++run->s->n_resubmits > FDP_PIPELINE_MAX_RESUBMITS
+                || run->s->stack.size >= FDP__STACK_MAX) {
                 run->s->limit = true;
                 return NEXT_ABORT;
             }
@@ -1738,29 +1792,11 @@ run_actions(struct run *run, const struct fdp_rule *rule,
             /* Never run: such flows are never a lookup's result. */
             break;
         case FDP_ACT_OUTPUT:
-        case FDP_ACT_IN_PORT: {
-            /* Open vSwitch's in_port is the one a resubmit(PORT) set:
-             * output to it is skipped and in_port sends to it, while the
-             * executor knows only the packet's own port.  So output to the
-             * current in_port is left out, and what goes to the packet's
-             * own port is composed as in_port, the only way there. */
-            uint32_t cur = (uint32_t) fdp__key_get(key, FDP_F_IN_PORT);
-            uint32_t to = a->type == FDP_ACT_IN_PORT ? cur : a->arg;
-            if (a->type == FDP_ACT_OUTPUT && to == cur) {
-                break;
-            }
-            /* The record fdp__actions_add() would build, appended inline
-             * (every packet's last flow has one). */
-            struct fdp__action out = { .n_words = 1 };
-            if (to == run->packet_in_port) {
-                out.type = FDP_ACT_IN_PORT;
-            } else {
-                out.type = FDP_ACT_OUTPUT;
-                out.arg = to;
-            }
-            fdp__actions_add_record(&run->s->composed, &out);
+            compose_output(run, a->arg);
             break;
-        }
+        case FDP_ACT_IN_PORT:
+            compose_output(run, FDP_PORT_IN_PORT);
+            break;
         case FDP_ACT_DEC_TTL: {
             /* An IP packet whose TTL is 0 or 1 dies at this action (the
              * executor drops it there): nothing after it runs, and no
@@ -1769,6 +1805,16 @@ run_actions(struct run *run, const struct fdp_rule *rule,
             fdp_u128 type = fdp__key_get(key, FDP_F_DL_TYPE);
             if (type == FDP_ETH_TYPE_IP || type == FDP_ETH_TYPE_IPV6) {
                 fdp_u128 ttl = fdp__key_get(key, FDP_F_NW_TTL);
+                if (ttl <= 1 && run->clone_depth) {
+                    /* Inside clone() the packet that dies is the copy:
+                     * the clone's actions end here (Open vSwitch's
+                     * compose_dec_ttl() stops the list it is in), so
+                     * the record that would drop the packet goes. */
+                    run->s->composed.n_words -= a->n_words;
+                    run->s->composed.n_actions--;
+                    run->clone_stop = true;
+                    return NEXT_ABORT;
+                }
                 if (ttl <= 1) {
                     run->stop = true;
                     return NEXT_ABORT;
@@ -1786,6 +1832,26 @@ run_actions(struct run *run, const struct fdp_rule *rule,
              * tracked); an untracked packet's are zero already. */
             if (fdp__key_get(key, FDP_F_CT_STATE) & FDP_CT_TRK) {
                 clear_ct_fields(key);
+            }
+            break;
+        case FDP_ACT_STACK_PUSH:
+        case FDP_ACT_STACK_POP:
+            run_stack(run, a);
+            break;
+        case FDP_ACT_OUTPUT_REG:
+            run_output_reg(run, a);
+            break;
+        case FDP_ACT_NOTE:
+            break;
+        case FDP_ACT_SET_QUEUE:
+            run->queue = a->arg;
+            break;
+        case FDP_ACT_POP_QUEUE:
+            run->queue = 0;
+            break;
+        case FDP_ACT_CLONE:
+            if (run_clone(run, a, table_id, depth) == NEXT_ABORT) {
+                return NEXT_ABORT;
             }
             break;
         case FDP_ACT_CONTROLLER:
@@ -1806,6 +1872,116 @@ run_actions(struct run *run, const struct fdp_rule *rule,
         return NEXT_ABORT;
     }
     return next;
+}
+
+/* Runs the actions of 'rule', found in table 'table_id' at resubmit
+ * depth 'depth'. */
+static enum next
+run_actions(struct run *run, const struct fdp_rule *rule,
+            unsigned int table_id, unsigned int depth, unsigned int *gotop)
+{
+    const struct fdp_actions *acts = fdp__rule_actions(rule);
+
+    return run_records(run, acts->words, acts->words + acts->n_words,
+                       table_id, depth, gotop);
+}
+
+/* push:FIELD[a..b] and pop:FIELD[a..b] (lib/other-actions.h). */
+static void
+run_stack(struct run *run, const struct fdp__action *a)
+{
+    struct fdp__subfield sf = fdp__action_subfield(a);
+    uint64_t ones = sf.n_bits >= 64 ? UINT64_MAX
+                                    : (UINT64_C(1) << sf.n_bits) - 1;
+    uint64_t v;
+
+    if (a->type == FDP_ACT_STACK_PUSH) {
+        v = (uint64_t) (fdp__key_get(&run->r->key, sf.field) >> sf.ofs);
+        if (fdp__stack_push(&run->s->stack, v & ones, sf.n_bits)) {
+            run->error = ENOMEM;
+        }
+    } else if (fdp__stack_pop(&run->s->stack, &v)) {
+        write_field(run, sf.field, (v & ones) << sf.ofs, ones << sf.ofs);
+    }
+    /* An empty stack: Open vSwitch reports "stack underflow" and writes
+     * nothing. */
+}
+
+/* output:FIELD[a..b]: output to the port the subfield holds, as
+ * Open vSwitch's xlate_output_reg_action() (nothing above 65535). */
+static void
+run_output_reg(struct run *run, const struct fdp__action *a)
+{
+    struct fdp__subfield sf = fdp__action_subfield(a);
+    uint64_t ones = sf.n_bits >= 64 ? UINT64_MAX
+                                    : (UINT64_C(1) << sf.n_bits) - 1;
+    uint64_t port = (uint64_t) (fdp__key_get(&run->r->key, sf.field)
+                                >> sf.ofs) & ones;
+
+    if (port == FDP_PORT_CONTROLLER) {
+        struct fdp__action ctl = { .type = FDP_ACT_CONTROLLER, .n_words = 1,
+                                   .arg = UINT16_MAX };
+        fdp__actions_add_record(&run->s->composed, &ctl);
+    } else if (port == FDP_PORT_IN_PORT
+               || (port && port < FDP_PORT_MAX)) {
+        compose_output(run, (uint32_t) port);
+    }
+    /* Other values name no port flowdp has (0, the reserved ports it does
+     * not implement yet, above 65535): Open vSwitch outputs nothing to a
+     * port that does not exist. */
+}
+
+/* clone(A) (lib/other-actions.h): A runs on a copy of the key, the stack
+ * and the queue, which are put back after it; what A composed stays, and
+ * records that turn the packet's headers back follow.  Returns NEXT_ABORT
+ * only for what stops the whole composition (a limit, ENOMEM). */
+static enum next
+run_clone(struct run *run, const struct fdp__action *a,
+          unsigned int table_id, unsigned int depth)
+{
+    struct fdp__stack *stack = &run->s->stack;
+    struct fdp_key saved = run->r->key;
+    uint32_t queue = run->queue;
+    size_t stack_size = stack->size;
+    uint8_t *stack_copy = NULL;
+    uint32_t start = run->s->composed.n_words;
+    unsigned int gotop = 0;
+
+    if (stack_size) {
+        stack_copy = malloc(stack_size);
+        if (!stack_copy) {
+            run->error = ENOMEM;
+            return NEXT_ABORT;
+        }
+        memcpy(stack_copy, stack->bytes, stack_size);
+    }
+    run->clone_depth++;
+    enum next n = run_records(run, fdp__action_clone_first(a),
+                              fdp__action_clone_end(a), table_id, depth,
+                              &gotop);
+    run->clone_depth--;
+    if (n == NEXT_ABORT && run->clone_stop) {
+        run->clone_stop = false;
+        n = NEXT_DONE;
+    }
+    if (stack_copy) {
+        /* A pop inside may have let a push overwrite what was below. */
+        memcpy(stack->bytes, stack_copy, stack_size);
+        free(stack_copy);
+    }
+    stack->size = stack_size;
+    run->queue = queue;
+    if (n == NEXT_ABORT || run->s->composed.error) {
+        return NEXT_ABORT;
+    }
+
+    const uint64_t *words = run->s->composed.words;
+    int tags = fdp__composed_tag_delta(
+        words + start, words + run->s->composed.n_words,
+        (uint16_t) fdp__key_get(&saved, FDP_F_VLAN_TCI));
+    fdp__compose_restore(&run->s->composed, &saved, &run->r->key, tags);
+    run->r->key = saved;
+    return NEXT_DONE;
 }
 
 /* Looks table 'table_id' up and runs what it finds. */
@@ -1896,6 +2072,7 @@ run_start(struct run *run, struct fdp_pipeline *p, const struct view *view,
     fdp__actions_builder_clear(&s->composed);
     s->n_resubmits = 0;
     s->limit = false;
+    s->stack.size = 0;
     r->n_steps = 0;
     r->limit_dropped = false;
     r->table_missed = false;

@@ -22,6 +22,7 @@ UNIT_TESTS = \
 	tests/unit/test-ipf \
 	tests/unit/test-live-ports \
 	tests/unit/test-match \
+	tests/unit/test-other-actions \
 	tests/unit/test-pipapo \
 	tests/unit/test-pipeline \
 	tests/unit/test-ring \
@@ -48,6 +49,10 @@ tests_unit_test_ds_LDADD = $(UNIT_LDADD)
 tests_unit_test_live_ports_SOURCES = tests/unit/test-live-ports.c
 tests_unit_test_live_ports_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_live_ports_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_other_actions_SOURCES = tests/unit/test-other-actions.c
+tests_unit_test_other_actions_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_other_actions_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_actions_SOURCES = tests/unit/test-actions.c
 tests_unit_test_actions_CFLAGS = $(UNIT_CFLAGS)
@@ -150,6 +155,8 @@ TESTSUITE_AT = \
 	tests/ctl.at \
 	tests/ovs-diff.at \
 	tests/ct-diff.at \
+	tests/acts-diff.at \
+	tests/other-actions.at \
 	tests/ct-scenarios.at \
 	tests/flow-syntax.at \
 	tests/classify.at \
@@ -167,7 +174,7 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
 	tests/pipeline-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
-	tests/perf-dump.sh tests/ovs-peer.sh tests/ct-diff.py \
+	tests/perf-dump.sh tests/ovs-peer.sh tests/ct-diff.py tests/acts-diff.py \
 	tests/ct_scenarios.py \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \

@@ -1023,6 +1023,72 @@ class Gen:
             return "resubmit:" + port
         return "resubmit(%s,%s)" % (port, table)
 
+    # ---- the stack, output:FIELD, note, queues, clone, controller --------
+
+    def stack(self, cls, op):
+        """push:FIELD[a..b] (any field) or pop:FIELD[a..b] (a writable
+        one), at most 64 bits."""
+        fields = self.nxm_fields(cls)
+        names, bits, _ = self.pick([x for x in fields if x[2]]
+                                   if op == "pop" else fields)
+        text, _ = self.subfield(names, bits, self.r.randint(1, min(bits, 64)))
+        return "%s:%s" % (op, text)
+
+    def output_reg(self, cls):
+        names, bits, _ = self.pick(self.nxm_fields(cls))
+        text, _ = self.subfield(names, bits, self.r.randint(1, min(bits, 32)))
+        return "output:" + text if "[" in text else "output:%s[]" % text
+
+    def note(self):
+        r = self.r
+        data = ["%02x" % r.randrange(256) for _ in range(r.randint(0, 20))]
+        return "note:" + self.pick([".", ""]).join(data)
+
+    def queue(self):
+        """set_queue and pop_queue; enqueue in the OpenFlow 1.3 set only
+        (ovs-ofctl prints it enqueue:P:Q under OpenFlow 1.0, and as
+        set_queue:Q,output:P,pop_queue, which flowdp prints, under 1.3)."""
+        r = self.r
+        acts = ["set_queue:%s" % self.num(r.randrange(1 << 32), 32),
+                "pop_queue"]
+        if self.fset == "of13":
+            acts.append(self.pick(["enqueue:%d:%d", "enqueue(%d,%d)"])
+                        % (r.randint(1, 65279), r.randrange(1 << 32)))
+        return self.pick(acts)
+
+    def controller_args(self):
+        r = self.r
+        args = []
+        if self.chance(0.5):
+            args.append("reason=" + self.pick(["action", "no_match",
+                                               "invalid_ttl", "action_set",
+                                               "group", "packet_out"]))
+        if self.chance(0.4):
+            args.append("max_len=%d" % r.randrange(65536))
+        if self.chance(0.4):
+            args.append("id=%d" % r.randrange(65536))
+        if self.chance(0.4):
+            args.append("userdata=" + ".".join(
+                "%02x" % r.randrange(256) for _ in range(r.randint(1, 9))))
+        if self.chance(0.3):
+            args.append("pause")
+        if self.chance(0.3):
+            args.append("meter_id=%d" % r.randrange(1 << 32))
+        r.shuffle(args)
+        return "controller(%s)" % ",".join(args)
+
+    def clone(self, cls, depth=0):
+        """clone() of what both corpora spell alike."""
+        simple = [lambda: self.load(cls), lambda: self.move(cls),
+                  lambda: self.stack(cls, "push"),
+                  lambda: self.stack(cls, "pop"),
+                  lambda: "output:%d" % self.r.randint(1, 65279),
+                  lambda: self.note(), lambda: self.resubmit()]
+        if depth < 2:
+            simple.append(lambda: self.clone(cls, depth + 1))
+        return "clone(%s)" % ",".join(self.pick(simple)()
+                                      for _ in range(self.r.randint(0, 4)))
+
     def pipeline_actions(self, cls):
         of13 = self.fset == "of13"
         acts = [lambda: self.load(cls), lambda: self.move(cls),
@@ -1030,6 +1096,11 @@ class Gen:
                 lambda: "ct_clear"]
         if CLASSES[cls][0] in (ETH_IP, ETH_IPV6):
             acts += [lambda: self.ct(cls)] * 2
+        acts += [lambda: self.stack(cls, "push"),
+                 lambda: self.stack(cls, "pop"),
+                 lambda: self.output_reg(cls), lambda: self.note(),
+                 lambda: self.queue(), lambda: self.controller_args(),
+                 lambda: self.clone(cls)]
         return acts
 
     # ---- ct(...) ----------------------------------------------------------

@@ -43,6 +43,16 @@ enum fdp_action_type {
     /* Connection tracking (Open vSwitch's ct and ct_clear). */
     FDP_ACT_CT,             /* ct(commit,zone=Z,table=N,nat(...),exec(...)) */
     FDP_ACT_CT_CLEAR,       /* ct_clear */
+    /* The stack, registers as ports, notes, queues and clone
+     * (Open vSwitch's push, pop, output:FIELD, note, set_queue,
+     * pop_queue, clone). */
+    FDP_ACT_STACK_PUSH,     /* push:FIELD[a..b] */
+    FDP_ACT_STACK_POP,      /* pop:FIELD[a..b] */
+    FDP_ACT_OUTPUT_REG,     /* output:FIELD[a..b] */
+    FDP_ACT_NOTE,           /* note:HEX */
+    FDP_ACT_SET_QUEUE,      /* set_queue:Q (enqueue:P:Q is three) */
+    FDP_ACT_POP_QUEUE,      /* pop_queue */
+    FDP_ACT_CLONE,          /* clone(ACTIONS) */
     FDP_N_ACTION_TYPES
 };
 

@@ -280,6 +280,20 @@ struct fdp_upcall {
     const void *data;           /* The packet (at most max_len bytes for */
     size_t size;                /* the controller action). */
     const struct fdp_key *key;  /* As extracted on arrival. */
+    /* FDP_UPCALL_ACTION: the controller action's arguments, as Open
+     * vSwitch's controller(reason=...,id=...,userdata=...,pause,
+     * meter_id=...) gives them to its packet-in (zero, no userdata and
+     * reason 1, "action", for plain controller or controller:N). */
+    uint8_t ofp_reason;         /* OpenFlow packet-in reason: 0 no_match,
+                                 * 1 action, 2 invalid_ttl, 3 action_set,
+                                 * 4 group, 5 packet_out. */
+    bool pause;                 /* The controller resumes the pipeline
+                                 * (Open vSwitch's continuations); flowdp
+                                 * delivers the flag only. */
+    uint16_t controller_id;     /* Which controller connection: 0 all. */
+    uint32_t meter_id;          /* 0: none. */
+    const void *userdata;       /* 'userdata_size' bytes, or NULL. */
+    size_t userdata_size;
 };
 
 /* Called on a pmd thread, in an RCU read-side section, for each packet

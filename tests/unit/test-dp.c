@@ -736,6 +736,91 @@ START_TEST(upcalls)
 }
 END_TEST
 
+/* What controller(...) says reaches the upcall with the packet. */
+struct controller_upcall {
+    size_t n, size;
+    uint8_t ofp_reason;
+    bool pause;
+    uint16_t id;
+    uint32_t meter_id;
+    uint8_t userdata[8];
+    size_t userdata_size;
+};
+
+static void
+record_controller(void *aux, const struct fdp_upcall *up)
+{
+    struct controller_upcall *c = aux;
+
+    if (up->reason != FDP_UPCALL_ACTION) {
+        return;
+    }
+    c->n++;
+    c->size = up->size;
+    c->ofp_reason = up->ofp_reason;
+    c->pause = up->pause;
+    c->id = up->controller_id;
+    c->meter_id = up->meter_id;
+    c->userdata_size = up->userdata_size;
+    ck_assert_uint_le(up->userdata_size, sizeof c->userdata);
+    if (up->userdata_size) {
+        memcpy(c->userdata, up->userdata, up->userdata_size);
+    }
+}
+
+START_TEST(controller_arguments_reach_the_upcall)
+{
+    static const char *const flows[] = {
+        /* The one-table path (the flow's own actions)... */
+        "udp,nw_dst=10.0.0.1,actions=controller(reason=no_match,id=7,"
+        "userdata=01.02.03,pause,max_len=30,meter_id=9),output:2",
+        /* ...and a composed one (output:FIELD, in a pipeline). */
+        "udp,nw_dst=10.0.0.1,actions=load:2->NXM_NX_REG0[],"
+        "controller(reason=no_match,id=7,userdata=01.02.03,pause,"
+        "max_len=30,meter_id=9),output:NXM_NX_REG0[]",
+        /* Plain controller: reason action, nothing else. */
+        "udp,nw_dst=10.0.0.1,actions=controller:25,output:2",
+    };
+
+    for (size_t i = 0; i < sizeof flows / sizeof flows[0]; i++) {
+        struct rig rig;
+        struct controller_upcall c;
+        uint8_t pkt[128];
+        uint64_t got2[N_DSTS] = { 0 };
+
+        memset(&c, 0, sizeof c);
+        /* A bare table runs a flow's actions as they are: the registers
+         * of output:FIELD need a pipeline. */
+        rig_create_n(&rig, 100, 0, i == 1 ? 1 : 0);
+        rig_add_flow(&rig, flows[i]);
+        fdp_dp_set_upcall(rig.dp, record_controller, &c);
+        size_t len = make_packet(pkt, 1, 0);
+        ck_assert(test_peer_send(&rig.ports[1], pkt, len));
+        fdp_dp_pmd_poll(rig.pmd, NULL);
+        ck_assert_uint_eq(c.n, 1);
+        peer_drain(&rig.ports[2], got2);
+        ck_assert_uint_eq(got2[1], 1);
+        if (i < 2) {
+            ck_assert_uint_eq(c.size, 30);
+            ck_assert_uint_eq(c.ofp_reason, 0);     /* no_match */
+            ck_assert(c.pause);
+            ck_assert_uint_eq(c.id, 7);
+            ck_assert_uint_eq(c.meter_id, 9);
+            ck_assert_uint_eq(c.userdata_size, 3);
+            ck_assert_mem_eq(c.userdata, "\x01\x02\x03", 3);
+        } else {
+            ck_assert_uint_eq(c.size, 25);
+            ck_assert_uint_eq(c.ofp_reason, 1);     /* action */
+            ck_assert(!c.pause);
+            ck_assert_uint_eq(c.id, 0);
+            ck_assert_uint_eq(c.meter_id, 0);
+            ck_assert_uint_eq(c.userdata_size, 0);
+        }
+        rig_destroy(&rig);
+    }
+}
+END_TEST
+
 /* Frames are never lost or doubly owned, whatever the peer does. */
 START_TEST(frames_conserved)
 {
@@ -2179,6 +2264,7 @@ main(void)
     tcase_add_test(tc, smc_needs_disjoint_table);
     tcase_add_test(tc, cache_auto_mode_is_transparent);
     tcase_add_test(tc, upcalls);
+    tcase_add_test(tc, controller_arguments_reach_the_upcall);
     tcase_add_test(tc, frames_conserved);
     tcase_add_test(tc, bad_ports);
     TCase *ct = unit_tcase(s, "ct");

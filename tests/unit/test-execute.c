@@ -465,12 +465,13 @@ rec_output(void *aux, struct fdp__pkt *pkt, uint32_t port, bool steal)
 }
 
 static void
-rec_controller(void *aux, const struct fdp__pkt *pkt, uint32_t max_len)
+rec_controller(void *aux, const struct fdp__pkt *pkt,
+               const struct fdp__action *a)
 {
     struct recorder *rec = aux;
 
     (void) pkt;
-    (void) max_len;
+    (void) a;
     rec->n_controller++;
 }
 

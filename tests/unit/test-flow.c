@@ -934,8 +934,10 @@ START_TEST(errors)
           "column 5: tcp_flags: flag name expected after '|'" },
         { "actions=mod_vlan_vid",
           "column 9: mod_vlan_vid: missing argument" },
-        { "actions=controller:",
-          "column 9: controller: missing argument" },
+        /* "controller:" is plain controller, as ovs-ofctl reads it. */
+        { "actions=controller:x",
+          "column 20: controller: unknown key \"x\" (reason, max_len, id, "
+          "userdata, pause, meter_id)" },
         { "actions=1,mod_dl_src",
           "column 11: mod_dl_src: missing argument" },
         { "ip,actions=mod_nw_ttl:",
