@@ -96,6 +96,15 @@ usage(void)
            "  ipf-set-max-nfrags N     most fragments held at once (<= 5000)\n"
            "  ipf-get-status           reassembly settings and counters, as\n"
            "                           ovs-appctl dpctl/ipf-get-status\n"
+           "  add-group GROUP          add a group (as ovs-ofctl add-group)\n"
+           "  add-groups FILE|-        add the groups of FILE, all or none\n"
+           "  mod-group [--may-create] GROUP  change a group\n"
+           "  del-groups [GROUP]       delete group_id=N (all) and the flows\n"
+           "                           that name it\n"
+           "  dump-groups [GROUP]      groups, as ovs-ofctl dump-groups\n"
+           "  dump-group-stats [GROUP] group and bucket counters\n"
+           "  mod-port PORT up|down    a port's state (fast_failover groups\n"
+           "                           watch it)\n"
            "\n"
            "Connection tracking (as ovs-appctl dpctl/..., same output):\n"
            "  dump-conntrack [-m] [-s] [zone=N]\n"
@@ -1447,6 +1456,20 @@ static const struct command commands[] = {
     { "ipf-set-min-frag", cmd_ipf_set_min_frag, true },
     { "ipf-set-max-nfrags", cmd_ipf_set_max_nfrags, true },
     { "ipf-get-status", cmd_ipf_get_status, true },
+    { "add-group", cmd_add_group, true },
+    { "add-groups", cmd_add_groups, true },
+    { "mod-group", cmd_mod_group, true },
+    { "del-groups", cmd_del_groups, true },
+    { "dump-groups", cmd_dump_groups, true },
+    { "dump-group-stats", cmd_dump_group_stats, true },
+    { "mod-port", cmd_mod_port, true },
+    { "add-group", cmd_add_group, true },
+    { "add-groups", cmd_add_groups, true },
+    { "mod-group", cmd_mod_group, true },
+    { "del-groups", cmd_del_groups, true },
+    { "dump-groups", cmd_dump_groups, true },
+    { "dump-group-stats", cmd_dump_group_stats, true },
+    { "mod-port", cmd_mod_port, true },
 };
 
 static const struct command *
@@ -1473,6 +1496,7 @@ enum {
     OPT_STRICT, OPT_NO_STATS, OPT_SORT, OPT_RSORT, OPT_PARTITIONS,
     OPT_FLOWS,
     OPT_CT_NEXT,
+    OPT_MAY_CREATE,
 };
 
 static const struct option long_options[] = {
@@ -1491,6 +1515,7 @@ static const struct option long_options[] = {
     { "partitions", no_argument, NULL, OPT_PARTITIONS },
     { "flows", required_argument, NULL, OPT_FLOWS },
     { "ct-next", required_argument, NULL, OPT_CT_NEXT },
+    { "may-create", no_argument, NULL, OPT_MAY_CREATE },
     { NULL, 0, NULL, 0 },
 };
 
@@ -1551,7 +1576,8 @@ parse_options(int argc, char *argv[], bool permute, struct handed *handed)
         case OPT_RSORT:
         case OPT_PARTITIONS:
         case OPT_FLOWS:
-        case OPT_CT_NEXT: {
+        case OPT_CT_NEXT:
+        case OPT_MAY_CREATE: {
             const char *name = long_options[index].name;
             char *arg = optarg ? xasprintf("--%s=%s", name, optarg)
                                : xasprintf("--%s", name);
