@@ -40,9 +40,10 @@
  * last strip_vlan, push_vlan and dec_ttl (in that order), then every
  * set-field, load and move in the order given, then one final action:
  * the last of the highest class present among ct, ct_clear, resubmit,
- * output and group (lowest to highest).  A bucket with no final action
- * does nothing; actions an action set cannot hold (goto_table,
- * controller, write_metadata, conjunction) are left out.  The bucket's
+ * output (controller too: OpenFlow 1.1+ carries it as an output) and
+ * group, lowest to highest.  A bucket with no final action does nothing;
+ * actions an action set cannot hold (goto_table, write_metadata,
+ * conjunction) are left out.  The bucket's
  * runnable list, 'set', is made once, when the group is parsed; its text
  * keeps the actions as given.
  *
@@ -87,9 +88,10 @@
  * (fdp__group_table_check_actions(), as Open vSwitch's
  * OFPBAC_BAD_OUT_GROUP); deleting a group deletes the flows that name it,
  * in the same transaction (fdp_pipeline_group_del()).  A bucket may name
- * groups (group:N, watch_group) that exist too, and never its own group
- * through any chain (ELOOP), so that composition always ends; the chain's
- * depth is bounded as well (FDP__GROUP_MAX_CHAIN).
+ * groups that do not exist (as Open vSwitch accepts; composing it ends
+ * the bucket there), but never its own group through any chain of
+ * group:N and watch_group (ELOOP), so that composition always ends; the
+ * chain's depth is bounded as well (FDP__GROUP_MAX_CHAIN).
  *
  * Thread-safety: the writer's functions run under the pipeline's mutex; a
  * published struct fdp__group_set and its groups are immutable, read
@@ -444,6 +446,9 @@ classify_for_set(const struct fdp__action *a)
         return SET_FINAL_RESUBMIT;
     case FDP_ACT_OUTPUT:
     case FDP_ACT_IN_PORT:
+    case FDP_ACT_CONTROLLER:
+        /* controller is output:CONTROLLER to OpenFlow 1.1+, which is how
+         * a bucket carries it. */
         return SET_FINAL_OUTPUT;
     case FDP_ACT_GROUP:
         return SET_FINAL_GROUP;
@@ -455,7 +460,6 @@ classify_for_set(const struct fdp__action *a)
     case FDP_ACT_SET_MASKED:
         return a->flags & FDP__ACT_WRITE_METADATA ? SET_NONE
                                                   : SET_SET_OR_MOVE;
-    case FDP_ACT_CONTROLLER:
     case FDP_ACT_GOTO_TABLE:
     case FDP_ACT_CONJUNCTION:
     case FDP_N_ACTION_TYPES:
@@ -1448,10 +1452,6 @@ check_group_refs(const struct fdp__group_set *set, const struct fdp_group *g)
     for (uint32_t i = 0; i < g->n_buckets; i++) {
         const struct fdp__bucket *b = &g->buckets[i];
         if (b->watch_group != FDP__WATCH_NONE) {
-            if (b->watch_group != g->group_id
-                && !fdp__group_set_find(set, b->watch_group)) {
-                return ENOENT;
-            }
             if (reaches(set, g, b->watch_group, g->group_id, 1)) {
                 return ELOOP;
             }
@@ -1460,9 +1460,6 @@ check_group_refs(const struct fdp__group_set *set, const struct fdp_group *g)
              a; a = fdp__actions_next(b->actions, a)) {
             if (a->type != FDP_ACT_GROUP) {
                 continue;
-            }
-            if (a->arg != g->group_id && !fdp__group_set_find(set, a->arg)) {
-                return ENOENT;
             }
             if (reaches(set, g, a->arg, g->group_id, 1)) {
                 return ELOOP;
@@ -1536,6 +1533,9 @@ fdp_pipeline_group_del(struct fdp_pipeline *p, uint32_t group_id,
     size_t n = 0;
     int error = 0;
 
+    if (n_flows) {
+        *n_flows = 0;
+    }
     if (group_id != FDP_GROUP_ALL && !fdp__group_table_find(gt, group_id)) {
         return fdp__pipeline_auto_end(p, started, 0);
     }

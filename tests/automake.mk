@@ -17,6 +17,7 @@ UNIT_TESTS = \
 	tests/unit/test-execute \
 	tests/unit/test-extract \
 	tests/unit/test-flow \
+	tests/unit/test-group \
 	tests/unit/test-hash \
 	tests/unit/test-ipf \
 	tests/unit/test-live-ports \
@@ -97,6 +98,10 @@ tests_unit_test_ring_LDADD = $(UNIT_LDADD)
 tests_unit_test_table_SOURCES = tests/unit/test-table.c
 tests_unit_test_table_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_table_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_group_SOURCES = tests/unit/test-group.c
+tests_unit_test_group_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_group_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_ties_SOURCES = tests/unit/test-ties.c
 tests_unit_test_ties_CFLAGS = $(UNIT_CFLAGS)

@@ -151,6 +151,9 @@ usage(void)
            "                           pcap:rx=IN.pcap[,loop=K][,tx=OUT.pcap]\n"
            "                           afxdp:dev=IF[,queue=Q][,mode=auto|copy|zc]\n"
            "                           afpacket:dev=IF\n"
+           "  (classify and run take --groups=FILE: the groups, one per line\n"
+           "   as add-groups reads them, that the flows name; run's ports\n"
+           "   are live for fast_failover groups)\n"
            "  cpu                      show the CPU level detected and in use\n"
            "  hash [--basis=N] [--key=K0:K1] WORD...\n"
            "                           hash a key of 64-bit WORDs with every\n"
@@ -541,12 +544,56 @@ load_flow_line(const char *shown, unsigned long line_no, char *line,
         fatal("%s: %s:%lu: an action needs what the match does not "
               "guarantee, or goes to a table not after the flow's own",
               l->command, shown, line_no);
+    } else if (error == ENOENT) {
+        fatal("%s: %s:%lu: group: names a group that does not exist (give "
+              "groups with --groups=FILE)", l->command, shown, line_no);
     } else if (error) {
         fatal("%s: %s:%lu: %s", l->command, shown, line_no, strerror(error));
     }
 }
 
-/* Reads FLOWS-FILE 'path' into a new pipeline, in one transaction. */
+/* --groups=FILE of run and classify: groups (as ovs-ofctl add-groups
+ * reads them) the flows may name, loaded before them. */
+static const char *groups_path;
+
+static void
+load_group_line(const char *shown, unsigned long line_no, char *line,
+                void *l_)
+{
+    struct loader *l = l_;
+    struct fdp_group *g;
+    char *msg = NULL;
+    int error = fdp_group_parse(line, &g, &msg);
+
+    if (error) {
+        fatal("%s: %s:%lu: %s", l->command, shown, line_no,
+              msg ? msg : strerror(error));
+    }
+    error = fdp_pipeline_group_add(l->pipeline, g, FDP_GROUP_ADD);
+    if (error) {
+        fatal("%s: %s:%lu: %s", l->command, shown, line_no,
+              error == EEXIST ? "a group with that id exists"
+              : error == ENOENT ? "names a group not defined before it"
+              : error == ELOOP ? "its buckets lead back to the group itself"
+              : strerror(error));
+    }
+}
+
+/* Says that the ports of the --port N=... arguments 'args' are live, for
+ * the fast-failover groups that watch them. */
+static void
+set_ports_live(struct fdp_pipeline *p, const char **args, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned long no = strtoul(args[i], NULL, 10);
+        if (no && no <= 0xfeff) {
+            fdp_pipeline_set_port_live(p, (uint32_t) no, true);
+        }
+    }
+}
+
+/* Reads FLOWS-FILE 'path' (and the groups of --groups) into a new
+ * pipeline, in one transaction. */
 static struct fdp_pipeline *
 load_pipeline(const char *command, const char *path)
 {
@@ -559,6 +606,9 @@ load_pipeline(const char *command, const char *path)
     error = fdp_pipeline_begin(l.pipeline);
     if (error) {
         fatal("%s: %s", command, strerror(error));
+    }
+    if (groups_path) {
+        for_each_line(groups_path, load_group_line, &l);
     }
     for_each_line(path, load_flow_line, &l);
     error = fdp_pipeline_commit(l.pipeline);
@@ -675,6 +725,7 @@ cmd_classify(int argc, char *argv[])
         { "linear", no_argument, NULL, 'l' },
         { "pcap", required_argument, NULL, 'p' },
         { "in-port", required_argument, NULL, 'i' },
+        { "groups", required_argument, NULL, 'g' },
         { NULL, 0, NULL, 0 },
     };
     const char *pcap_path = NULL;
@@ -693,6 +744,9 @@ cmd_classify(int argc, char *argv[])
             break;
         case 'i':
             in_port = (uint32_t) parse_u64(optarg, 0xffff, "--in-port");
+            break;
+        case 'g':
+            groups_path = optarg;
             break;
         default:
             fatal("classify: bad option (see --help)");
@@ -1234,6 +1288,7 @@ cmd_run(int argc, char *argv[])
         { "duration", required_argument, NULL, 'd' },
         { "ordered", no_argument, NULL, 'o' },
         { "dump-conntrack", no_argument, NULL, 'c' },
+        { "groups", required_argument, NULL, 'g' },
         { NULL, 0, NULL, 0 },
     };
     bool ordered = false, dump_conntrack = false;
@@ -1274,6 +1329,9 @@ cmd_run(int argc, char *argv[])
         case 'c':
             dump_conntrack = true;
             break;
+        case 'g':
+            groups_path = optarg;
+            break;
         default:
             fatal("run: bad option (see --help)");
         }
@@ -1287,6 +1345,7 @@ cmd_run(int argc, char *argv[])
     }
 
     struct fdp_pipeline *pipeline = load_pipeline("run", flows_path);
+    set_ports_live(pipeline, port_args, n_ports);
     struct fdp_dp *dp;
     int error = fdp_dp_create_pipeline(pipeline, &dp_options, &dp);
     if (error) {

@@ -12,10 +12,7 @@
  *                                          that name a deleted group go
  *                                          with it, in the same operation)
  * and the journal's snapshot, one "add" operation, carries the groups in
- * "groups" before its flows (the flows name them).  A group's text names
- * groups it reaches (group:N in a bucket, watch_group); the groups of one
- * operation are added in as many rounds as such references need, so that
- * a file's order does not matter.
+ * "groups" before its flows (the flows name them).
  *
  * Methods (params -> result):
  *   add-groups        {groups:[TEXT], command:"add"|"modify"|"add_or_mod"}
@@ -73,7 +70,7 @@ group_error(int error)
     case EEXIST:
         return "a group with that id exists (mod-group changes it)";
     case ENOENT:
-        return "names a group that does not exist";
+        return "no such group (mod-group --may-create adds it)";
     case ELOOP:
         return "its buckets lead back to the group itself";
     default:
@@ -116,47 +113,15 @@ op_add_groups(struct server *s, const json_t *op, struct op_result *r)
         }
         free(msg);
     }
-    /* Then add them, in rounds: a group that names one not added yet
-     * waits for the next round. */
-    size_t left = error ? 0 : n;
-    while (left && !error) {
-        size_t added = 0;
-        int last = 0;
-        size_t last_i = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (!parsed[i]) {
-                continue;
-            }
-            /* fdp_pipeline_group_add() takes the group whatever happens,
-             * so one that must wait for a later round is parsed again
-             * (rare: a file that names groups before defining them). */
-            const char *text = json_string_value(json_array_get(groups, i));
-            struct fdp_group *g = parsed[i];
-            int e = fdp_pipeline_group_add(s->pipeline, g, cmd);
-            parsed[i] = NULL;
-            if (e == ENOENT && cmd != FDP_GROUP_MODIFY) {
-                /* Maybe a reference to a later group: again next round. */
-                char *msg = NULL;
-                if (fdp_group_parse(text, &parsed[i], &msg)) {
-                    free(msg);
-                    return op_fail(r, RPC_FAILED, "out of memory");
-                }
-                last = e;
-                last_i = i;
-                continue;
-            }
-            if (e) {
-                error = op_fail(r, RPC_FAILED, "groups[%zu]: %s", i,
-                                group_error(e));
-                break;
-            }
-            added++;
-            left--;
+    /* Then add them, in order; the pipeline takes each. */
+    for (size_t i = 0; i < n && !error; i++) {
+        int e = fdp_pipeline_group_add(s->pipeline, parsed[i], cmd);
+        parsed[i] = NULL;
+        if (e) {
+            error = op_fail(r, RPC_FAILED, "groups[%zu]: %s", i,
+                            group_error(e));
+        } else {
             r->n++;
-        }
-        if (!error && !added && left) {
-            error = op_fail(r, RPC_FAILED, "groups[%zu]: %s", last_i,
-                            group_error(last));
         }
     }
     for (size_t i = 0; i < n; i++) {

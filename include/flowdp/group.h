@@ -107,9 +107,9 @@ FDP_API char *fdp_group_stats_format(const struct fdp_group_stats *stats,
 
 /* Adds 'group' (which the pipeline takes, whatever the result) as
  * 'command' says.  Returns 0; EEXIST (FDP_GROUP_ADD of an id in use);
- * ENOENT (FDP_GROUP_MODIFY of an id not in use, or a bucket's group:N
- * or watch_group naming a group that does not exist); ELOOP (a
- * bucket's group:N or watch_group leads back to the group); or ENOMEM. */
+ * ENOENT (FDP_GROUP_MODIFY of an id not in use); ELOOP (a bucket's
+ * group:N or watch_group leads back to the group); or ENOMEM.  A bucket
+ * may name groups that do not exist (as Open vSwitch accepts). */
 FDP_API int fdp_pipeline_group_add(struct fdp_pipeline *p,
                                    struct fdp_group *group,
                                    enum fdp_group_command command);
