@@ -151,6 +151,7 @@ TESTSUITE_AT = \
 	tests/ctl.at \
 	tests/ovs-diff.at \
 	tests/ct-diff.at \
+	tests/groups.at \
 	tests/ct-scenarios.at \
 	tests/flow-syntax.at \
 	tests/classify.at \
@@ -168,7 +169,7 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
 	tests/pipeline-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
-	tests/perf-dump.sh tests/ovs-peer.sh tests/ct-diff.py \
+	tests/perf-dump.sh tests/ovs-peer.sh tests/ct-diff.py tests/group-diff.py \
 	tests/ct_scenarios.py \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \
