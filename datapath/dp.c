@@ -2063,7 +2063,12 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct outcome_home *home,
      * (those that missed are kept, for the tables' miss counters): so one
      * pass over the steps fills the counters. */
     bool keep_steps = r->table_missed || r->limit_dropped;
-    if (r->n_steps > UINT16_MAX) {
+    /* The groups and buckets the packet went through are counted as its
+     * flows are (lib/group.c, "Counters"), after them. */
+    size_t n_group_counters;
+    struct fdp__rule_counters *const *group_counters
+        = fdp__pipeline_result_group_counters(r, &n_group_counters);
+    if (r->n_steps + n_group_counters > UINT16_MAX) {
         return NULL;
     }
     bool insert = cache
@@ -2073,7 +2078,7 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct outcome_home *home,
         rc_e = rc_victim(pmd, home->hash, version);
         insert = rc_e != NULL;
     }
-    size_t actions_at = fdp__outcome_size(r->n_steps,
+    size_t actions_at = fdp__outcome_size(r->n_steps + n_group_counters,
                                           keep_steps ? r->n_steps : 0);
     struct fdp__outcome *oc;
     if (insert) {
@@ -2093,6 +2098,10 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct outcome_home *home,
             oc->counters[n_rules++] = c;
             h = fdp__outcome_sig_add(h, c);
         }
+    }
+    for (size_t k = 0; k < n_group_counters; k++) {
+        oc->counters[n_rules++] = group_counters[k];
+        h = fdp__outcome_sig_add(h, group_counters[k]);
     }
     oc->n_rules = (uint16_t) n_rules;
     oc->n_steps = 0;

@@ -667,6 +667,7 @@ fdp__execute_from(const struct fdp_actions *actions,
         case FDP_ACT_RESUBMIT:
         case FDP_ACT_CONJUNCTION:
         case FDP_ACT_CT_CLEAR:
+        case FDP_ACT_GROUP:
             /* The pipeline's (lib/pipeline.c), which runs them before the
              * packet gets here: what reaches the executor from a
              * pipeline has none, and a single table has nowhere to go

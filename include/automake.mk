@@ -6,6 +6,7 @@ flowdpinclude_HEADERS = \
 	include/flowdp/cpu.h \
 	include/flowdp/datapath.h \
 	include/flowdp/flow.h \
+	include/flowdp/group.h \
 	include/flowdp/flowdp.h \
 	include/flowdp/hash.h \
 	include/flowdp/key.h \

@@ -46,7 +46,8 @@
     A(NOTE, note, NONE)                                                     \
     A(SET_QUEUE, set_queue, NONE)                                           \
     A(POP_QUEUE, pop_queue, NONE)                                           \
-    A(CLONE, clone, NONE)
+    A(CLONE, clone, NONE)                                                   \
+    A(GROUP, group, NONE)
 
 /* One action record: this header, then 'n_words' - 1 more 64-bit words.
  * What each kind keeps:
@@ -99,6 +100,9 @@
  *                        A record is at most 255 words (n_words is a
  *                        byte): the parser refuses a longer exec().
  *   FDP_ACT_CT_CLEAR     nothing.
+ *   FDP_ACT_GROUP        'arg': the group id (flowdp/group.h).  Only in
+ *                        flows and buckets: the pipeline composes a
+ *                        group's buckets in its place (lib/group.c).
  *   the others           'arg' as the enum says; no payload. */
 struct fdp__action {
     uint8_t type;       /* enum fdp_action_type */

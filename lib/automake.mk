@@ -44,6 +44,8 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/flow-format.c \
 	lib/flow-parse.c \
 	lib/flow-text.h \
+	lib/group.c \
+	lib/group.h \
 	lib/key.c \
 	lib/lines.c \
 	lib/lines.h \

@@ -1118,6 +1118,13 @@ format_controller(struct fdp__ds *ds, const struct fdp__action *a,
     fdp__ds_putc(ds, ')');
 }
 
+static void
+format_group(struct fdp__ds *ds, const struct fdp__action *a,
+             const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_printf(ds, "group:%"PRIu32, a->arg);
+}
+
 #define FORMAT_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = format_##FN,
 static format_action_fn *const format_fns[] = {
     FDP__ACTION_KINDS(FORMAT_FN)

@@ -42,6 +42,7 @@
 #include "lib/actions-internal.h"
 #include "lib/other-actions.h"
 #include <flowdp/flow.h>
+#include <flowdp/group.h>
 #include "lib/util.h"
 
 /* Longest flow text accepted, in bytes: far above any real flow, low
@@ -1122,7 +1123,7 @@ static int
 require(struct parser *p, enum fdp__prereq pr, const char *action,
         const char *at)
 {
-    if (!fdp__match_meets(p->match, pr)) {
+    if (!(p->flags & FDP__PARSE_BUCKET) && !fdp__match_meets(p->match, pr)) {
         return parse_error(p, at, "%s: requires %s in the match", action,
                            prereq_text(pr));
     }
@@ -1724,7 +1725,8 @@ check_subfield(struct parser *p, const char *action, const struct subfield *sf,
     if (dst && !sf->writable) {
         return parse_error(p, at, "%s: %s is read-only", action, sf->name);
     }
-    if (!fdp__match_meets(p->match, sf->prereq)) {
+    if (!(p->flags & FDP__PARSE_BUCKET)
+        && !fdp__match_meets(p->match, sf->prereq)) {
         return parse_error(p, at, "%s: %s requires %s in the match", action,
                            sf->name, prereq_text(sf->prereq));
     }
@@ -2705,7 +2707,7 @@ parse_controller(struct parser *p, const char *name UNUSED_ARG,
  * implementation moves to action_names, which parse_action() looks in
  * first. */
 static const char *const unsupported_actions[] = {
-    "group", "bundle", "bundle_load", "set_mpls_label", "set_mpls_tc",
+    "bundle", "bundle_load", "set_mpls_label", "set_mpls_tc",
     "set_mpls_ttl", "dec_mpls_ttl", "push_mpls", "pop_mpls", "dec_nsh_ttl",
     "delete_field", "encap", "decap", "set_tunnel", "set_tunnel64",
     "fin_timeout", "learn", "multipath", "exit", "sample", "unroll_xlate",
@@ -2723,6 +2725,25 @@ is_unsupported_action(const char *name)
         }
     }
     return false;
+}
+
+/* group:N, N a group id (0..0xffffff00, as ovs-ofctl's str_to_u32()
+ * and OpenFlow's OFPG_MAX).  Whether the group exists is the pipeline's
+ * question, asked when the flow is added. */
+static int
+parse_group(struct parser *p, const char *name, char *arg, const char *at,
+            struct fdp__actions_builder *b)
+{
+    uint32_t id;
+
+    if (!arg || !*arg) {
+        return parse_error(p, at, "%s: needs a group id", name);
+    }
+    int error = action_number_base(p, name, arg, 10, FDP_GROUP_MAX, at, &id);
+    if (!error) {
+        fdp__actions_add(b, FDP_ACT_GROUP, id);
+    }
+    return error;
 }
 
 #define PARSE_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = parse_##FN,
@@ -2757,6 +2778,7 @@ static const struct {
     { "conjunction", FDP_ACT_CONJUNCTION },
     { "ct", FDP_ACT_CT },
     { "ct_clear", FDP_ACT_CT_CLEAR },
+    { "group", FDP_ACT_GROUP },
     { "push", FDP_ACT_STACK_PUSH },
     { "pop", FDP_ACT_STACK_POP },
     { "output_reg", FDP_ACT_OUTPUT_REG },
@@ -3095,7 +3117,8 @@ int
 fdp_flow_parse(const char *text, unsigned int flags,
                struct fdp_flow_spec *flow, char **errorp)
 {
-    return flow_parse(text, flags & ~PARSE_PACKET, flow, errorp);
+    return flow_parse(text, flags & ~(PARSE_PACKET | FDP__PARSE_BUCKET), flow,
+                      errorp);
 }
 
 static int
@@ -3205,6 +3228,22 @@ is_alias_exact(const struct fdp_match *m, enum fdp_field f)
         }
     }
     return false;
+}
+
+int
+fdp__bucket_actions_parse(const char *text, struct fdp_actions **actsp,
+                          char **errorp)
+{
+    struct fdp_flow_spec flow;
+    int error = flow_parse(text, FDP__PARSE_BUCKET, &flow, errorp);
+
+    *actsp = NULL;
+    if (!error) {
+        *actsp = flow.actions;
+        flow.actions = NULL;
+        fdp_flow_spec_destroy(&flow);
+    }
+    return error;
 }
 
 int

@@ -46,4 +46,19 @@ void fdp__format_value(struct fdp__ds *, enum fdp_field f, fdp_u128 v);
 void fdp__format_field(struct fdp__ds *, const struct fdp_match *m,
                        enum fdp_field f, const char *name);
 
+/* An internal parse flag: the actions of a group's bucket, which has no
+ * match, so that no action's prerequisite is checked when it is parsed:
+ * as Open vSwitch does, the pipeline checks them against the packet when
+ * it composes the bucket (a set-field whose field the packet lacks does
+ * nothing). */
+#define FDP__PARSE_BUCKET (1u << 30)
+
+struct fdp_actions;
+
+/* Parses 'text', "actions=ACTIONS" with nothing before it, as a bucket's
+ * actions (FDP__PARSE_BUCKET) into '*actsp'.  Returns 0, or EINVAL with a
+ * message in '*errorp' (columns counted in 'text'), or ENOMEM. */
+int fdp__bucket_actions_parse(const char *text, struct fdp_actions **actsp,
+                              char **errorp);
+
 #endif /* FDP_FLOW_TEXT_H */

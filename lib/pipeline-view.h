@@ -28,7 +28,19 @@ struct fdp__pipeline_view {
     bool conj;                  /* 'single' has conjunctions: look it up
                                  * with fdp__pipeline_single_lookup_batch()
                                  * rather than as a plain table. */
+    const struct fdp__group_set *groups;    /* The groups and live ports
+                                             * at 'version' (lib/group.h). */
 };
+
+struct fdp__rule_counters;
+
+/* The counters of the groups and buckets the classification that filled
+ * 'r' went through ('*n' of them, in order; lib/group.c, "Counters"),
+ * which the datapath counts beside the flows' counters.  Valid until 'r'
+ * is used again. */
+struct fdp__rule_counters *const *
+fdp__pipeline_result_group_counters(const struct fdp_pipeline_result *r,
+                                    size_t *n);
 
 /* The flows the one-table pipeline of 'view' ('single' nonnull) gives the
  * 'n' (at most FDP_TABLE_BATCH_MAX) keys 'keys' at view->version, its

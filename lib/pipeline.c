@@ -138,6 +138,7 @@
 #include "lib/ct-action.h"
 #include "lib/other-actions.h"
 #include "lib/field.h"
+#include "lib/group.h"
 #include "lib/match-internal.h"
 #include "lib/pipeline-private.h"
 #include "lib/pipeline-view.h"
@@ -242,6 +243,9 @@ struct fdp_pipeline {
                                  * memory: tables hold changes at
                                  * version + 1 that no snapshot has. */
     uint64_t n_limit_drops;     /* Atomic. */
+    struct fdp__group_table groups; /* Writer only (lib/group.h); readers
+                                     * find the published groups in the
+                                     * view. */
 };
 
 /* Classification's working memory (struct fdp_pipeline_result's
@@ -252,6 +256,10 @@ struct scratch {
     unsigned int n_resubmits;
     bool limit;
     struct fdp__stack stack;    /* push and pop (lib/other-actions.h). */
+    /* The counters of the groups and buckets composed (lib/group.c,
+     * "Counters"). */
+    struct fdp__rule_counters **group_counters;
+    size_t n_group_counters, alloc_group_counters;
 };
 
 void (*fdp__pipeline_commit_hook)(struct fdp_pipeline *, uint8_t table_id);
@@ -268,6 +276,10 @@ fdp_pipeline_create(struct fdp_pipeline **pp)
     if (!p) {
         return ENOMEM;
     }
+    if (fdp__group_table_init(&p->groups)) {
+        free(p);
+        return ENOMEM;
+    }
     pthread_mutex_init(&p->mutex, NULL);
     p->version = 1;
 
@@ -279,6 +291,7 @@ fdp_pipeline_create(struct fdp_pipeline **pp)
     if (!v) {
         free(pt);
         fdp_table_destroy(t);
+        fdp__group_table_destroy(&p->groups);
         pthread_mutex_destroy(&p->mutex);
         free(p);
         return error ? error : ENOMEM;
@@ -289,6 +302,7 @@ fdp_pipeline_create(struct fdp_pipeline **pp)
     p->tables[0] = pt;
     v->pub.version = p->version;
     v->pub.single = t;
+    v->pub.groups = p->groups.pub;
     v->t[0].pt = pt;
     p->view = v;
     *pp = p;
@@ -341,6 +355,7 @@ fdp_pipeline_destroy(struct fdp_pipeline *p)
         free(pt);
     }
     free(p->view);
+    fdp__group_table_destroy(&p->groups);
     pthread_mutex_destroy(&p->mutex);
     free(p);
 }
@@ -420,7 +435,7 @@ is_control(const struct fdp_actions *acts)
          a = fdp__actions_next(acts, a)) {
         if (a->type == FDP_ACT_GOTO_TABLE || a->type == FDP_ACT_RESUBMIT
             || a->type == FDP_ACT_CT || a->type == FDP_ACT_CT_CLEAR
-            || fdp__action_needs_compose(a)) {
+            || fdp__action_needs_compose(a) || a->type == FDP_ACT_GROUP) {
             return true;
         }
     }
@@ -754,6 +769,7 @@ publish(struct fdp_pipeline *p)
     v->pub.version = p->version + 1;
     v->pub.single = compute_single(p) ? p->tables[0]->hard : NULL;
     v->pub.conj = v->pub.single && p->tables[0]->index;
+    v->pub.groups = p->groups.pub;
     for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
         struct ptable *pt = p->tables[i];
         v->t[i].pt = pt;
@@ -853,7 +869,12 @@ txn_end(struct fdp_pipeline *p, bool commit)
             }
         }
     }
+    /* The groups (and live ports) commit with the tables. */
+    changed |= fdp__group_table_end(&p->groups, commit && !error);
     int pub_error = changed || p->unpublished ? publish(p) : 0;
+    if (!pub_error) {
+        fdp__group_table_reclaim(&p->groups);
+    }
     for (size_t i = 0; i < n_old_ix; i++) {
         /* After publish(), which took the old indexes out of what
          * readers see.  If it failed, the published snapshot still uses
@@ -1044,6 +1065,11 @@ insert_flow(struct fdp_pipeline *p, const struct fdp_flow_spec *spec,
     struct ptable *pt = get_ptable(p, spec->table_id, true, &error);
 
     if (!pt) {
+        return error;
+    }
+    /* A flow may name only groups that exist (lib/group.c). */
+    error = fdp__group_table_check_actions(&p->groups, spec->actions);
+    if (error) {
         return error;
     }
     bool soft = fdp__actions_is_conjunctive(spec->actions);
@@ -1256,7 +1282,7 @@ fdp_pipeline_modify(struct fdp_pipeline *p, uint8_t table_id,
 {
     bool started = auto_begin(p);
     size_t total = 0;
-    int error = 0;
+    int error = fdp__group_table_check_actions(&p->groups, actions);
 
     for (size_t i = 0; !error && i < FDP_PIPELINE_N_TABLES; i++) {
         struct ptable *pt = p->tables[i];
@@ -1482,6 +1508,7 @@ fdp_pipeline_result_destroy(struct fdp_pipeline_result *r)
     if (s) {
         fdp__actions_builder_destroy(&s->composed);
         fdp__stack_destroy(&s->stack);
+        free(s->group_counters);
         free(s);
     }
     free(r->steps);
@@ -1733,9 +1760,13 @@ static enum next run_clone(struct run *, const struct fdp__action *,
 static void run_output_reg(struct run *, const struct fdp__action *);
 static void run_stack(struct run *, const struct fdp__action *);
 
-/* Runs the records from 'first' to 'end' (a flow's actions, or those
- * nested in a clone), of a flow found in table 'table_id' at resubmit
- * depth 'depth'. */
+static enum next run_group(struct run *run, uint32_t group_id,
+                           unsigned int table_id, unsigned int depth);
+
+/* Runs the records from 'first' to 'end' (a flow's actions, those nested
+ * in a clone, or a group's bucket's), of a flow found in table 'table_id'
+ * (or of a bucket of a group a flow there reached) at resubmit depth
+ * 'depth'. */
 static enum next
 run_records(struct run *run, const uint64_t *first, const uint64_t *end,
             unsigned int table_id, unsigned int depth, unsigned int *gotop)
@@ -1854,6 +1885,19 @@ run_records(struct run *run, const uint64_t *first, const uint64_t *end,
                 return NEXT_ABORT;
             }
             break;
+        case FDP_ACT_GROUP: {
+            enum next n = run_group(run, a->arg, table_id, depth);
+            if (n == NEXT_ABORT) {
+                return NEXT_ABORT;
+            }
+            if (n == NEXT_GOTO) {
+                /* A group that does not exist (deleted since the flow's
+                 * version cannot be: see run_group()) ends the flow's
+                 * actions, as Open vSwitch's xlate_group_action(). */
+                return next;
+            }
+            break;
+        }
         case FDP_ACT_CONTROLLER:
         case FDP_ACT_SET_VLAN_VID:
         case FDP_ACT_SET_VLAN_PCP:
@@ -1872,6 +1916,15 @@ run_records(struct run *run, const uint64_t *first, const uint64_t *end,
         return NEXT_ABORT;
     }
     return next;
+}
+
+/* Runs the action list 'acts' (run_records()). */
+static enum next
+run_list(struct run *run, const struct fdp_actions *acts,
+         unsigned int table_id, unsigned int depth, unsigned int *gotop)
+{
+    return run_records(run, acts->words, acts->words + acts->n_words,
+                       table_id, depth, gotop);
 }
 
 /* Runs the actions of 'rule', found in table 'table_id' at resubmit
@@ -1984,6 +2037,172 @@ run_clone(struct run *run, const struct fdp__action *a,
     return NEXT_DONE;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Groups (lib/group.c, "Where groups live").                              */
+
+/* Keeps counters 'c' for the datapath to count the packet on. */
+static void
+note_group_counters(struct run *run, struct fdp__rule_counters *c)
+{
+    struct scratch *s = run->s;
+
+    if (s->n_group_counters == s->alloc_group_counters) {
+        size_t alloc = s->alloc_group_counters ? 2 * s->alloc_group_counters
+                                               : 8;
+        struct fdp__rule_counters **p = realloc(s->group_counters,
+                                                alloc * sizeof *p);
+        if (!p) {
+            run->error = ENOMEM;
+            return;
+        }
+        s->group_counters = p;
+        s->alloc_group_counters = alloc;
+    }
+    s->group_counters[s->n_group_counters++] = c;
+}
+
+/* The header fields a bucket may have rewritten, for a packet of the
+ * saved key's kind: what restore_packet() compares. */
+static size_t
+restorable_fields(const struct fdp_key *key, enum fdp_field *f)
+{
+    fdp_u128 type = fdp__key_get(key, FDP_F_DL_TYPE);
+    size_t n = 0;
+
+    f[n++] = FDP_F_DL_DST;
+    f[n++] = FDP_F_DL_SRC;
+    if (type == FDP_ETH_TYPE_ARP || type == FDP_ETH_TYPE_RARP) {
+        f[n++] = FDP_F_ARP_OP;
+        f[n++] = FDP_F_ARP_SPA;
+        f[n++] = FDP_F_ARP_TPA;
+        f[n++] = FDP_F_ARP_SHA;
+        f[n++] = FDP_F_ARP_THA;
+        return n;
+    }
+    if (type == FDP_ETH_TYPE_IP) {
+        f[n++] = FDP_F_NW_SRC;
+        f[n++] = FDP_F_NW_DST;
+    } else if (type == FDP_ETH_TYPE_IPV6) {
+        f[n++] = FDP_F_IPV6_SRC;
+        f[n++] = FDP_F_IPV6_DST;
+        f[n++] = FDP_F_IPV6_LABEL;
+    } else {
+        return n;
+    }
+    f[n++] = FDP_F_NW_TOS;
+    f[n++] = FDP_F_NW_ECN;
+    f[n++] = FDP_F_NW_TTL;
+    fdp_u128 proto = fdp__key_get(key, FDP_F_NW_PROTO);
+    if (proto == FDP_IPPROTO_ICMP || proto == FDP_IPPROTO_ICMPV6) {
+        f[n++] = FDP_F_ICMP_TYPE;
+        f[n++] = FDP_F_ICMP_CODE;
+    } else {
+        f[n++] = FDP_F_TP_SRC;
+        f[n++] = FDP_F_TP_DST;
+    }
+    return n;
+}
+
+/* After a bucket: the key goes back to 'saved' (registers and metadata
+ * too, as Open vSwitch's xlate_group_bucket() restores its flow), and the
+ * packet too, by the actions that undo what the bucket's composed actions
+ * did to its headers, so that the next bucket, and the flow's actions
+ * after the group, see the packet the group got. */
+static void
+restore_packet(struct run *run, const struct fdp_key *saved)
+{
+    struct fdp_key *key = &run->r->key;
+    struct fdp__actions_builder *b = &run->s->composed;
+    uint16_t was = (uint16_t) fdp__key_get(saved, FDP_F_VLAN_TCI);
+    uint16_t now = (uint16_t) fdp__key_get(key, FDP_F_VLAN_TCI);
+
+    if (was != now) {
+        if (!(was & FDP_VLAN_CFI)) {
+            fdp__actions_add(b, FDP_ACT_STRIP_VLAN, 0);
+        } else {
+            if (!(now & FDP_VLAN_CFI)) {
+                fdp__actions_add(b, FDP_ACT_PUSH_VLAN, 0x8100);
+            }
+            fdp__actions_add(b, FDP_ACT_SET_VLAN_VID, was & FDP_VLAN_VID_MASK);
+            fdp__actions_add(b, FDP_ACT_SET_VLAN_PCP, was >> 13);
+        }
+    }
+    enum fdp_field fields[16];
+    size_t n = restorable_fields(saved, fields);
+    for (size_t i = 0; i < n; i++) {
+        fdp_u128 v = fdp__key_get(saved, fields[i]);
+        if (fdp__key_get(key, fields[i]) != v) {
+            fdp__actions_add_set_field(b, fields[i], v, 0);
+        }
+    }
+    *key = *saved;
+}
+
+/* Runs bucket 'b' of a group reached from table 'table_id'. */
+static enum next
+run_bucket(struct run *run, const struct fdp__bucket *b,
+           unsigned int table_id, unsigned int depth)
+{
+    struct fdp_key saved = run->r->key;
+    unsigned int ignored;
+
+    note_group_counters(run, b->counters);
+    if (!b->set) {
+        return NEXT_DONE;
+    }
+    enum next n = run_list(run, b->set, table_id, depth, &ignored);
+    if (n == NEXT_ABORT) {
+        return NEXT_ABORT;
+    }
+    restore_packet(run, &saved);
+    return NEXT_DONE;
+}
+
+/* Runs group 'group_id' (Open vSwitch's xlate_group_action()): NEXT_DONE
+ * when it ran, NEXT_GOTO when there is no such group (the caller ends its
+ * flow's actions), NEXT_ABORT at a limit.  A group counts as a resubmit
+ * against the pipeline's limits, as xlate_resubmit_resource_check() has
+ * it, which also bounds chains of groups. */
+static enum next
+run_group(struct run *run, uint32_t group_id, unsigned int table_id,
+          unsigned int depth)
+{
+    if (depth + 1 > FDP_PIPELINE_MAX_DEPTH
+        || ++run->s->n_resubmits > FDP_PIPELINE_MAX_RESUBMITS) {
+        run->s->limit = true;
+        return NEXT_ABORT;
+    }
+    const struct fdp__group_set *set = run->view->pub.groups;
+    const struct fdp_group *g = fdp__group_set_find(set, group_id);
+    if (!g) {
+        return NEXT_GOTO;
+    }
+    note_group_counters(run, g->counters);
+    switch ((enum fdp__group_type) g->type) {
+    case FDP__GROUP_ALL:
+    case FDP__GROUP_INDIRECT:
+        for (uint32_t i = 0; i < g->n_buckets; i++) {
+            if (run_bucket(run, &g->buckets[i], table_id, depth + 1)
+                == NEXT_ABORT) {
+                return NEXT_ABORT;
+            }
+        }
+        break;
+    case FDP__GROUP_SELECT:
+    case FDP__GROUP_FF: {
+        const struct fdp__bucket *b
+            = g->type == FDP__GROUP_SELECT
+              ? fdp__group_select_bucket(set, g, &run->r->key)
+              : fdp__group_ff_bucket(set, g);
+        if (b && run_bucket(run, b, table_id, depth + 1) == NEXT_ABORT) {
+            return NEXT_ABORT;
+        }
+        break;
+    }
+    }
+    return run->error ? NEXT_ABORT : NEXT_DONE;
+}
+
 /* Looks table 'table_id' up and runs what it finds. */
 static enum next
 run_lookup(struct run *run, unsigned int table_id,
@@ -2073,6 +2292,7 @@ run_start(struct run *run, struct fdp_pipeline *p, const struct view *view,
     s->n_resubmits = 0;
     s->limit = false;
     s->stack.size = 0;
+    s->n_group_counters = 0;
     r->n_steps = 0;
     r->limit_dropped = false;
     r->table_missed = false;
@@ -2108,6 +2328,7 @@ run_finish(struct run *run, bool missed)
     r->limit_dropped = s->limit;
     if (s->limit) {
         fdp__actions_builder_clear(&s->composed);
+        s->n_group_counters = 0;
     }
 
     /* The composed list, in the result's reusable buffer. */
@@ -2607,4 +2828,77 @@ uint64_t
 fdp_pipeline_n_limit_drops(const struct fdp_pipeline *p)
 {
     return __atomic_load_n(&p->n_limit_drops, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Groups: the hooks of lib/group.c.                                       */
+
+struct fdp__group_table *
+fdp__pipeline_groups(struct fdp_pipeline *p)
+{
+    return &p->groups;
+}
+
+bool
+fdp__pipeline_auto_begin(struct fdp_pipeline *p)
+{
+    return auto_begin(p);
+}
+
+int
+fdp__pipeline_auto_end(struct fdp_pipeline *p, bool started, int error)
+{
+    return auto_end(p, started, error);
+}
+
+struct fdp__rule_counters *const *
+fdp__pipeline_result_group_counters(const struct fdp_pipeline_result *r,
+                                    size_t *n)
+{
+    const struct scratch *s = r->scratch;
+
+    *n = s ? s->n_group_counters : 0;
+    return s ? s->group_counters : NULL;
+}
+
+int
+fdp__pipeline_remove_group_users(struct fdp_pipeline *p, uint32_t group_id,
+                                 size_t *np)
+{
+    struct fdp_match *all = fdp_match_create();
+    size_t total = 0;
+    int error = all ? 0 : ENOMEM;
+
+    /* Flows of conjunctions hold conjunction actions only: only 'hard'
+     * can hold a group action. */
+    for (size_t i = 0; !error && i < FDP_PIPELINE_N_TABLES; i++) {
+        struct ptable *pt = p->tables[i];
+        if (!pt) {
+            continue;
+        }
+        struct fdp_table_filter f = { .match = all };
+        struct fdp_rule **rules = NULL;
+        size_t n = 0;
+        error = fdp__table_select(hard_of(pt), &f, &rules, &n);
+        for (size_t k = 0; !error && k < n; k++) {
+            if (!fdp__actions_name_group(fdp__rule_actions(rules[k]),
+                                         group_id)) {
+                continue;
+            }
+            struct fdp_flow_spec spec;
+            struct fdp_match m;
+            fdp_rule_get_spec(rules[k], &spec, &m);
+            struct fdp_match *mc = fdp_match_clone(&m);
+            if (!mc) {
+                error = ENOMEM;
+                break;
+            }
+            total += remove_exact(pt, mc, spec.priority);
+            fdp_match_destroy(mc);
+        }
+        free(rules);
+    }
+    fdp_match_destroy(all);
+    *np = error ? 0 : total;
+    return error;
 }

@@ -18,6 +18,7 @@ UNIT_TESTS = \
 	tests/unit/test-extract \
 	tests/unit/test-flow \
 	tests/unit/test-fields \
+	tests/unit/test-group \
 	tests/unit/test-hash \
 	tests/unit/test-ipf \
 	tests/unit/test-live-ports \
@@ -107,6 +108,10 @@ tests_unit_test_table_LDADD = $(UNIT_LDADD)
 tests_unit_test_fields_SOURCES = tests/unit/test-fields.c
 tests_unit_test_fields_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_fields_LDADD = $(UNIT_LDADD)
+tests_unit_test_group_SOURCES = tests/unit/test-group.c
+tests_unit_test_group_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_group_LDADD = $(UNIT_LDADD)
+
 tests_unit_test_ties_SOURCES = tests/unit/test-ties.c
 tests_unit_test_ties_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_ties_LDADD = $(UNIT_LDADD)
@@ -157,6 +162,7 @@ TESTSUITE_AT = \
 	tests/ct-diff.at \
 	tests/acts-diff.at \
 	tests/other-actions.at \
+	tests/groups.at \
 	tests/ct-scenarios.at \
 	tests/flow-syntax.at \
 	tests/classify.at \
@@ -175,6 +181,7 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/pipeline-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
 	tests/perf-dump.sh tests/ovs-peer.sh tests/ct-diff.py tests/acts-diff.py \
+	tests/group-diff.py \
 	tests/ct_scenarios.py \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \

@@ -98,4 +98,13 @@ void cmd_ct_enable_tcp_seq_chk(int argc, char *argv[]);
 void cmd_ct_disable_tcp_seq_chk(int argc, char *argv[]);
 void cmd_ct_get_tcp_seq_chk(int argc, char *argv[]);
 
+/* The group commands (ctl-groups.c). */
+void cmd_add_group(int argc, char *argv[]);
+void cmd_add_groups(int argc, char *argv[]);
+void cmd_mod_group(int argc, char *argv[]);
+void cmd_del_groups(int argc, char *argv[]);
+void cmd_dump_groups(int argc, char *argv[]);
+void cmd_dump_group_stats(int argc, char *argv[]);
+void cmd_mod_port(int argc, char *argv[]);
+
 #endif /* FDP_CTL_H */

@@ -96,6 +96,15 @@ usage(void)
            "  ipf-set-max-nfrags N     most fragments held at once (<= 5000)\n"
            "  ipf-get-status           reassembly settings and counters, as\n"
            "                           ovs-appctl dpctl/ipf-get-status\n"
+           "  add-group GROUP          add a group (as ovs-ofctl add-group)\n"
+           "  add-groups FILE|-        add the groups of FILE, all or none\n"
+           "  mod-group [--may-create] GROUP  change a group\n"
+           "  del-groups [GROUP]       delete group_id=N (all) and the flows\n"
+           "                           that name it\n"
+           "  dump-groups [GROUP]      groups, as ovs-ofctl dump-groups\n"
+           "  dump-group-stats [GROUP] group and bucket counters\n"
+           "  mod-port PORT up|down    a port's state (fast_failover groups\n"
+           "                           watch it)\n"
            "\n"
            "Connection tracking (as ovs-appctl dpctl/..., same output):\n"
            "  dump-conntrack [-m] [-s] [zone=N]\n"
@@ -142,6 +151,9 @@ usage(void)
            "                           pcap:rx=IN.pcap[,loop=K][,tx=OUT.pcap]\n"
            "                           afxdp:dev=IF[,queue=Q][,mode=auto|copy|zc]\n"
            "                           afpacket:dev=IF\n"
+           "  (classify and run take --groups=FILE: the groups, one per line\n"
+           "   as add-groups reads them, that the flows name; run's ports\n"
+           "   are live for fast_failover groups)\n"
            "  cpu                      show the CPU level detected and in use\n"
            "  hash [--basis=N] [--key=K0:K1] WORD...\n"
            "                           hash a key of 64-bit WORDs with every\n"
@@ -547,12 +559,56 @@ load_flow_line(const char *shown, unsigned long line_no, char *line,
         fatal("%s: %s:%lu: an action needs what the match does not "
               "guarantee, or goes to a table not after the flow's own",
               l->command, shown, line_no);
+    } else if (error == ENOENT) {
+        fatal("%s: %s:%lu: group: names a group that does not exist (give "
+              "groups with --groups=FILE)", l->command, shown, line_no);
     } else if (error) {
         fatal("%s: %s:%lu: %s", l->command, shown, line_no, strerror(error));
     }
 }
 
-/* Reads FLOWS-FILE 'path' into a new pipeline, in one transaction. */
+/* --groups=FILE of run and classify: groups (as ovs-ofctl add-groups
+ * reads them) the flows may name, loaded before them. */
+static const char *groups_path;
+
+static void
+load_group_line(const char *shown, unsigned long line_no, char *line,
+                void *l_)
+{
+    struct loader *l = l_;
+    struct fdp_group *g;
+    char *msg = NULL;
+    int error = fdp_group_parse(line, &g, &msg);
+
+    if (error) {
+        fatal("%s: %s:%lu: %s", l->command, shown, line_no,
+              msg ? msg : strerror(error));
+    }
+    error = fdp_pipeline_group_add(l->pipeline, g, FDP_GROUP_ADD);
+    if (error) {
+        fatal("%s: %s:%lu: %s", l->command, shown, line_no,
+              error == EEXIST ? "a group with that id exists"
+              : error == ENOENT ? "names a group not defined before it"
+              : error == ELOOP ? "its buckets lead back to the group itself"
+              : strerror(error));
+    }
+}
+
+/* Says that the ports of the --port N=... arguments 'args' are live, for
+ * the fast-failover groups that watch them. */
+static void
+set_ports_live(struct fdp_pipeline *p, const char **args, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned long no = strtoul(args[i], NULL, 10);
+        if (no && no <= 0xfeff) {
+            fdp_pipeline_set_port_live(p, (uint32_t) no, true);
+        }
+    }
+}
+
+/* Reads FLOWS-FILE 'path' (and the groups of --groups) into a new
+ * pipeline, in one transaction. */
 static struct fdp_pipeline *
 load_pipeline(const char *command, const char *path)
 {
@@ -565,6 +621,9 @@ load_pipeline(const char *command, const char *path)
     error = fdp_pipeline_begin(l.pipeline);
     if (error) {
         fatal("%s: %s", command, strerror(error));
+    }
+    if (groups_path) {
+        for_each_line(groups_path, load_group_line, &l);
     }
     for_each_line(path, load_flow_line, &l);
     error = fdp_pipeline_commit(l.pipeline);
@@ -681,6 +740,7 @@ cmd_classify(int argc, char *argv[])
         { "linear", no_argument, NULL, 'l' },
         { "pcap", required_argument, NULL, 'p' },
         { "in-port", required_argument, NULL, 'i' },
+        { "groups", required_argument, NULL, 'g' },
         { NULL, 0, NULL, 0 },
     };
     const char *pcap_path = NULL;
@@ -699,6 +759,9 @@ cmd_classify(int argc, char *argv[])
             break;
         case 'i':
             in_port = (uint32_t) parse_u64(optarg, 0xffff, "--in-port");
+            break;
+        case 'g':
+            groups_path = optarg;
             break;
         default:
             fatal("classify: bad option (see --help)");
@@ -1240,6 +1303,7 @@ cmd_run(int argc, char *argv[])
         { "duration", required_argument, NULL, 'd' },
         { "ordered", no_argument, NULL, 'o' },
         { "dump-conntrack", no_argument, NULL, 'c' },
+        { "groups", required_argument, NULL, 'g' },
         { NULL, 0, NULL, 0 },
     };
     bool ordered = false, dump_conntrack = false;
@@ -1280,6 +1344,9 @@ cmd_run(int argc, char *argv[])
         case 'c':
             dump_conntrack = true;
             break;
+        case 'g':
+            groups_path = optarg;
+            break;
         default:
             fatal("run: bad option (see --help)");
         }
@@ -1293,6 +1360,7 @@ cmd_run(int argc, char *argv[])
     }
 
     struct fdp_pipeline *pipeline = load_pipeline("run", flows_path);
+    set_ports_live(pipeline, port_args, n_ports);
     struct fdp_dp *dp;
     int error = fdp_dp_create_pipeline(pipeline, &dp_options, &dp);
     if (error) {
@@ -1462,6 +1530,20 @@ static const struct command commands[] = {
     { "ipf-set-min-frag", cmd_ipf_set_min_frag, true },
     { "ipf-set-max-nfrags", cmd_ipf_set_max_nfrags, true },
     { "ipf-get-status", cmd_ipf_get_status, true },
+    { "add-group", cmd_add_group, true },
+    { "add-groups", cmd_add_groups, true },
+    { "mod-group", cmd_mod_group, true },
+    { "del-groups", cmd_del_groups, true },
+    { "dump-groups", cmd_dump_groups, true },
+    { "dump-group-stats", cmd_dump_group_stats, true },
+    { "mod-port", cmd_mod_port, true },
+    { "add-group", cmd_add_group, true },
+    { "add-groups", cmd_add_groups, true },
+    { "mod-group", cmd_mod_group, true },
+    { "del-groups", cmd_del_groups, true },
+    { "dump-groups", cmd_dump_groups, true },
+    { "dump-group-stats", cmd_dump_group_stats, true },
+    { "mod-port", cmd_mod_port, true },
 };
 
 static const struct command *
@@ -1488,6 +1570,7 @@ enum {
     OPT_STRICT, OPT_NO_STATS, OPT_SORT, OPT_RSORT, OPT_PARTITIONS,
     OPT_FLOWS,
     OPT_CT_NEXT,
+    OPT_MAY_CREATE,
 };
 
 static const struct option long_options[] = {
@@ -1506,6 +1589,7 @@ static const struct option long_options[] = {
     { "partitions", no_argument, NULL, OPT_PARTITIONS },
     { "flows", required_argument, NULL, OPT_FLOWS },
     { "ct-next", required_argument, NULL, OPT_CT_NEXT },
+    { "may-create", no_argument, NULL, OPT_MAY_CREATE },
     { NULL, 0, NULL, 0 },
 };
 
@@ -1566,7 +1650,8 @@ parse_options(int argc, char *argv[], bool permute, struct handed *handed)
         case OPT_RSORT:
         case OPT_PARTITIONS:
         case OPT_FLOWS:
-        case OPT_CT_NEXT: {
+        case OPT_CT_NEXT:
+        case OPT_MAY_CREATE: {
             const char *name = long_options[index].name;
             char *arg = optarg ? xasprintf("--%s=%s", name, optarg)
                                : xasprintf("--%s", name);

@@ -88,6 +88,8 @@ insert_flow(struct server *s, const struct fdp_flow_spec *spec,
     if (error) {
         return op_fail(r, RPC_FAILED, "flows[%zu]: %s", i,
                        error == ENOTSUP ? "ranges need pipapo sub-tables"
+                       : error == ENOENT ? "group: names a group that "
+                                           "does not exist"
                        : error == EINVAL
                        ? "an action needs what the match does not "
                          "guarantee, or goes to a table not after the "
@@ -104,6 +106,15 @@ op_add(struct server *s, const json_t *op, struct op_result *r)
 
     if (!flows) {
         return EINVAL;
+    }
+    /* The journal's snapshot carries the groups, which its flows name,
+     * first (flowdpd-groups.c). */
+    if (json_object_get(op, "groups")) {
+        int error = op_add_groups(s, op, r);
+        if (error) {
+            return error;
+        }
+        r->n = 0;
     }
     for (size_t i = 0; i < json_array_size(flows); i++) {
         struct fdp_flow_spec spec;
@@ -425,6 +436,8 @@ static const struct {
     { "del", op_del },
     { "replace", op_replace },
     { "expire", op_expire },
+    { "add-groups", op_add_groups },
+    { "del-groups", op_del_groups },
 };
 
 static json_t *snapshot_op(struct server *);
@@ -578,11 +591,14 @@ snapshot_op(struct server *s)
         free(l.items[i].text);
     }
     free(l.items);
-    if (l.failed || !flows) {
+    json_t *groups = flows && !l.failed ? groups_snapshot(s) : NULL;
+    if (l.failed || !flows || !groups) {
         json_decref(flows);
+        json_decref(groups);
         return NULL;
     }
-    return json_pack("{s:s, s:o}", "op", "add", "flows", flows);
+    return json_pack("{s:s, s:o, s:o}", "op", "add", "flows", flows,
+                     "groups", groups);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -208,6 +208,7 @@ h_add_port(struct server *s, const json_t *p, struct op_result *r)
         return NULL;
     }
     log_port_added(s->dp, port, spec);
+    groups_port_live(s, port, true);
     return json_object();
 }
 
@@ -224,6 +225,7 @@ h_del_port(struct server *s, const json_t *p, struct op_result *r)
         return NULL;
     }
     vlog(L_INFO, "port %" PRIu32 " removed", port);
+    groups_port_live(s, port, false);
     return json_object();
 }
 
@@ -314,6 +316,11 @@ static const struct {
     { "del-port", h_del_port, NULL },
     { "trace", h_trace, NULL },
     { "vlog/reopen", h_vlog_reopen, NULL },
+    /* Groups (flowdpd-groups.c). */
+    { "add-groups", h_add_groups, NULL },
+    { "del-groups", h_del_groups, NULL },
+    { "dump-groups", h_dump_groups, NULL },
+    { "mod-port", h_mod_port, NULL },
     /* Fragment reassembly (flowdpd-ipf.c). */
     { "ipf-set-enabled", h_ipf_set_enabled, NULL },
     { "ipf-set-min-frag", h_ipf_set_min_frag, NULL },

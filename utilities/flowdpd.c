@@ -525,6 +525,7 @@ open_datapath(struct server *s, const struct options *o)
                   msg ? msg : strerror(error));
         }
         log_port_added(s->dp, (uint32_t) no, eq + 1);
+        groups_port_live(s, (uint32_t) no, true);
     }
 }
 

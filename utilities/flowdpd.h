@@ -229,4 +229,21 @@ struct ct_method {
 };
 extern const struct ct_method ct_methods[];
 
+/* Groups (flowdpd-groups.c): the operations "add-groups" and
+ * "del-groups" (apply_op() runs them), the journal snapshot's groups (an
+ * array of their texts, NULL if out of memory), the methods, and the
+ * ports' liveness for fast-failover groups. */
+int op_add_groups(struct server *, const json_t *op, struct op_result *r);
+int op_del_groups(struct server *, const json_t *op, struct op_result *r);
+json_t *groups_snapshot(struct server *);
+json_t *h_add_groups(struct server *, const json_t *params,
+                     struct op_result *r);
+json_t *h_del_groups(struct server *, const json_t *params,
+                     struct op_result *r);
+json_t *h_dump_groups(struct server *, const json_t *params,
+                      struct op_result *r);
+json_t *h_mod_port(struct server *, const json_t *params,
+                   struct op_result *r);
+void groups_port_live(struct server *, uint32_t port, bool live);
+
 #endif /* FDP_FLOWDPD_H */

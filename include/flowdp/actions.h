@@ -53,6 +53,8 @@ enum fdp_action_type {
     FDP_ACT_SET_QUEUE,      /* set_queue:Q (enqueue:P:Q is three) */
     FDP_ACT_POP_QUEUE,      /* pop_queue */
     FDP_ACT_CLONE,          /* clone(ACTIONS) */
+    /* Groups (flowdp/group.h). */
+    FDP_ACT_GROUP,          /* group:N */
     FDP_N_ACTION_TYPES
 };
 

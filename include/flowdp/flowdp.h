@@ -9,6 +9,7 @@
 #include <flowdp/cpu.h>
 #include <flowdp/datapath.h>
 #include <flowdp/flow.h>
+#include <flowdp/group.h>
 #include <flowdp/hash.h>
 #include <flowdp/key.h>
 #include <flowdp/match.h>
