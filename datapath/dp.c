@@ -354,6 +354,7 @@
 #include "datapath/conntrack.h"
 #include "datapath/ct-sweeper.h"
 #include "datapath/execute.h"
+#include "datapath/meter.h"
 #include "datapath/ipf.h"
 #include "datapath/extract-internal.h"
 #include <flowdp/cpu.h>
@@ -625,6 +626,7 @@ struct fdp_dp {
     struct fdp__ct *ct;         /* The connection tracker. */
     struct fdp__ct_sweeper *sweeper;    /* Its expiry thread. */
     struct fdp__ipf *ipf;       /* Fragments before the tracker. */
+    struct fdp__meters *meters; /* OpenFlow meters (datapath/meter.c). */
 };
 
 void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
@@ -664,6 +666,12 @@ struct fdp__ct *
 fdp__dp_ct(const struct fdp_dp *dp)
 {
     return dp->ct;
+}
+
+struct fdp__meters *
+fdp__dp_meters(const struct fdp_dp *dp)
+{
+    return dp->meters;
 }
 
 struct fdp__ipf *
@@ -869,11 +877,13 @@ dp_create(struct fdp_table *table, struct fdp_pipeline *pipeline,
     if (!error) {
         error = fdp__ct_sweeper_start(dp->ct, &dp->sweeper);
     }
-    if (error || !dp->umem || !dp->frame_owner || !dp->pool.frames
+    dp->meters = fdp__meters_create();
+    if (error || !dp->meters || !dp->umem || !dp->frame_owner || !dp->pool.frames
         || !dp->ports) {
         fdp__ct_sweeper_stop(dp->sweeper);
         fdp__ipf_destroy(dp->ipf);
         fdp__ct_destroy(dp->ct);
+        fdp__meters_destroy(dp->meters);
         free(dp->umem);
         free(dp->frame_owner);
         free(dp->pool.frames);
@@ -939,6 +949,7 @@ fdp_dp_destroy(struct fdp_dp *dp)
     fdp__ct_sweeper_stop(dp->sweeper);
     fdp__ipf_destroy(dp->ipf);
     fdp__ct_destroy(dp->ct);
+    fdp__meters_destroy(dp->meters);
     pthread_mutex_destroy(&dp->pool.mutex);
     pthread_mutex_destroy(&dp->mutex);
     free(dp->pool.frames);
@@ -3158,6 +3169,38 @@ ct_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
     return n_go;
 }
 
+/* Runs the meter of record 'a' on the 'n' packets 'idx' of 'b', which
+ * execution brought to it together: one pass through the meter's buckets
+ * for them all (datapath/meter.c).  Drops what a drop band dropped
+ * (counted as the meter's, and as the port's rx_dropped like any packet
+ * that ends unsent), compacts 'idx' to the packets that go on with the
+ * actions after 'a' and returns how many: none if 'a' is the last action
+ * of 'actions' (the packets end here). */
+static uint32_t
+meter_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
+          const struct fdp_actions *actions, const struct fdp__action *a)
+{
+    bool last = !fdp__actions_next(actions, a);
+    const struct fdp__meters *ms = pmd->dp->meters;
+    struct fdp__pkt *pkts[FDP_DP_BATCH];
+    bool keep[FDP_DP_BATCH];
+    uint32_t n_go = 0;
+
+    for (uint32_t k = 0; k < n; k++) {
+        pkts[k] = &b->pkts[idx[k]];
+    }
+    fdp__meters_apply(ms, a->arg, pkts, n, fdp__meters_now(ms), keep);
+    for (uint32_t k = 0; k < n; k++) {
+        if (keep[k] && !last) {
+            idx[n_go++] = idx[k];
+        } else {
+            fdp__cache_put(&pmd->cache,
+                           (uint64_t) (pkts[k]->data - pmd->dp->umem));
+        }
+    }
+    return n_go;
+}
+
 /* The general path of a group's actions: each packet through the
  * executor up to the next ct record, the packets that reached it through
  * the tracker together (ct_run()), and on from the action after it, until
@@ -3209,7 +3252,9 @@ run_actions_from(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t todo[],
         if (!n_ct) {
             break;
         }
-        n = ct_run(pmd, b, todo, n_ct, actions, ct, depth);
+        n = ct->type == FDP_ACT_METER
+            ? meter_run(pmd, b, todo, n_ct, actions, ct)
+            : ct_run(pmd, b, todo, n_ct, actions, ct, depth);
         from = fdp__actions_next(actions, ct);
     }
 }

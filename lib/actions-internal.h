@@ -39,7 +39,8 @@
     A(MOVE, move, NONE)                                                     \
     A(CONJUNCTION, conjunction, NONE)                                       \
     A(CT, ct_action, IP_ANY)                                                \
-    A(CT_CLEAR, ct_clear, NONE)
+    A(CT_CLEAR, ct_clear, NONE)                                             \
+    A(METER, meter, NONE)
 
 /* One action record: this header, then 'n_words' - 1 more 64-bit words.
  * What each kind keeps:
@@ -89,6 +90,7 @@
  *                        A record is at most 255 words (n_words is a
  *                        byte): the parser refuses a longer exec().
  *   FDP_ACT_CT_CLEAR     nothing.
+ *   FDP_ACT_METER        'arg': the meter id, 1..FDP_METER_MAX_ID.
  *   the others           'arg' as the enum says; no payload. */
 struct fdp__action {
     uint8_t type;       /* enum fdp_action_type */

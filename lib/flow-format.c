@@ -984,6 +984,13 @@ format_ct_clear(struct fdp__ds *ds, const struct fdp__action *a UNUSED_ARG,
     fdp__ds_put(ds, "ct_clear");
 }
 
+static void
+format_meter(struct fdp__ds *ds, const struct fdp__action *a,
+             const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_printf(ds, "meter:%" PRIu32, a->arg);
+}
+
 #define FORMAT_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = format_##FN,
 static format_action_fn *const format_fns[] = {
     FDP__ACTION_KINDS(FORMAT_FN)

@@ -41,6 +41,7 @@
 
 #include "lib/actions-internal.h"
 #include <flowdp/flow.h>
+#include <flowdp/meter.h>
 #include "lib/util.h"
 
 /* Longest flow text accepted, in bytes: far above any real flow, low
@@ -2350,6 +2351,27 @@ parse_ct_clear(struct parser *p, const char *name, char *arg,
     return error;
 }
 
+/* meter:N, the meter instruction of OpenFlow 1.3: N is a meter id,
+ * 1..0xffff0000 (OFPM13_MAX), read as ovs-ofctl reads it (base 0).  Where
+ * it may stand is check_order()'s. */
+static int
+parse_meter(struct parser *p, const char *name, char *arg, const char *at,
+            struct fdp__actions_builder *b)
+{
+    uint32_t id;
+    int error = action_number(p, name, arg, UINT32_MAX, at, &id);
+
+    if (error) {
+        return error;
+    }
+    if (!id || id > FDP_METER_MAX_ID) {
+        return parse_error(p, at, "%s: %s is not a meter id (1 to %u)",
+                           name, arg, FDP_METER_MAX_ID);
+    }
+    fdp__actions_add(b, FDP_ACT_METER, id);
+    return 0;
+}
+
 #define PARSE_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = parse_##FN,
 static parse_action_fn *const parse_fns[] = {
     FDP__ACTION_KINDS(PARSE_FN)
@@ -2382,6 +2404,7 @@ static const struct {
     { "conjunction", FDP_ACT_CONJUNCTION },
     { "ct", FDP_ACT_CT },
     { "ct_clear", FDP_ACT_CT_CLEAR },
+    { "meter", FDP_ACT_METER },
 };
 
 /* Parses one action 'name[:arg]' at 'at'. */
@@ -2473,6 +2496,7 @@ struct action_order {
     const char *goto_table;         /* The goto_table seen, or NULL. */
     const char *conjunction;        /* The first conjunction, or NULL. */
     const char *other;              /* The first other action, or NULL. */
+    const char *meter;              /* The meter seen, or NULL. */
 };
 
 static int
@@ -2487,6 +2511,19 @@ check_order(struct parser *p, const struct fdp__action *a, const char *at,
     if (o->goto_table) {
         return parse_error(p, at, "%s: goto_table (column %d) must be the "
                            "last action", at, col_of(p, o->goto_table));
+    }
+    /* A meter is OpenFlow 1.3's first instruction: once, before all. */
+    if (a->type == FDP_ACT_METER && o->meter) {
+        return parse_error(p, at, "%s: a meter is given already (column "
+                           "%d)", at, col_of(p, o->meter));
+    }
+    if (a->type == FDP_ACT_METER && (o->other || o->conjunction)) {
+        return parse_error(p, at, "%s: the meter instruction must come "
+                           "before every action (column %d)", at,
+                           col_of(p, o->other ? o->other : o->conjunction));
+    }
+    if (a->type == FDP_ACT_METER) {
+        o->meter = at;
     }
     if (o->write_metadata && is_wm) {
         return parse_error(p, at, "write_metadata: given twice (column %d)",

@@ -1800,6 +1800,11 @@ run_actions(struct run *run, const struct fdp_rule *rule,
             fdp__actions_add_record(&run->s->composed, a);
             track_packet_action(key, a);
             break;
+        case FDP_ACT_METER:
+            /* The datapath runs it (datapath/meter.c), by id: a meter
+             * changed or removed needs no new composition. */
+            fdp__actions_add_record(&run->s->composed, a);
+            break;
         case FDP_N_ACTION_TYPES:
             break;
         }

@@ -43,6 +43,8 @@ enum fdp_action_type {
     /* Connection tracking (Open vSwitch's ct and ct_clear). */
     FDP_ACT_CT,             /* ct(commit,zone=Z,table=N,nat(...),exec(...)) */
     FDP_ACT_CT_CLEAR,       /* ct_clear */
+    /* Meters (flowdp/meter.h). */
+    FDP_ACT_METER,          /* meter:N, OpenFlow 1.3's meter instruction */
     FDP_N_ACTION_TYPES
 };
 
