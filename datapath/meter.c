@@ -393,7 +393,9 @@ meter_create(const struct fdp_meter_config *c, uint64_t now)
         unsigned __int128 per_unit = pktps ? TICKS_PER_SEC
                                            : TICKS_PER_SEC / 1000;
         b->q = (uint64_t) ((per_unit << Q_SHIFT) / cb->rate);
-        unsigned __int128 tau = per_unit * burst / cb->rate;
+        /* The burst in units: packets, or kilobits as bits. */
+        unsigned __int128 tau = per_unit * (pktps ? burst : burst * 1000)
+                                / cb->rate;
         b->tau = tau > MAX_TAU ? MAX_TAU : (uint64_t) tau;
         b->z = ticks(now) - b->tau;
         b->rate = cb->rate;

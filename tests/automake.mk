@@ -21,6 +21,7 @@ UNIT_TESTS = \
 	tests/unit/test-ipf \
 	tests/unit/test-live-ports \
 	tests/unit/test-match \
+	tests/unit/test-meter \
 	tests/unit/test-pipapo \
 	tests/unit/test-pipeline \
 	tests/unit/test-ring \
@@ -39,6 +40,10 @@ UNIT_LDADD = tests/unit/libunit.la tests/lib/libflowdp-testlib.la \
 tests_unit_test_dp_SOURCES = tests/unit/test-dp.c
 tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_dp_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_meter_SOURCES = tests/unit/test-meter.c
+tests_unit_test_meter_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_meter_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_ds_SOURCES = tests/unit/test-ds.c
 tests_unit_test_ds_CFLAGS = $(UNIT_CFLAGS)
