@@ -525,7 +525,7 @@ fdp__meters_list(struct fdp__meters *ms, uint32_t *ids, size_t max)
     const struct meter_index *ix = ms->index;
     size_t n = 0;
 
-    if (max < ms->n) {
+    if (max < ms->n || !ids) {
         return ms->n;
     }
     for (uint32_t i = 0; ix && i <= ix->mask; i++) {

@@ -97,6 +97,15 @@ usage(void)
            "  ipf-get-status           reassembly settings and counters, as\n"
            "                           ovs-appctl dpctl/ipf-get-status\n"
            "\n"
+           "Meters (as ovs-ofctl -O OpenFlow13, same syntax and output):\n"
+           "  add-meter METER, mod-meter METER\n"
+           "                           METER: meter=N,kbps|pktps[,burst][,stats],\n"
+           "                           bands=type=drop,rate=R[,burst_size=B]\n"
+           "                           [,type=dscp_remark,rate=R,prec_level=P]...\n"
+           "  del-meters [meter=N]     delete a meter (all: every meter) and\n"
+           "                           the flows that use it\n"
+           "  dump-meters [meter=N], meter-stats [meter=N], meter-features\n"
+           "\n"
            "Connection tracking (as ovs-appctl dpctl/..., same output):\n"
            "  dump-conntrack [-m] [-s] [zone=N]\n"
            "                           the connections (sorted); -m verbose,\n"
@@ -1447,6 +1456,12 @@ static const struct command commands[] = {
     { "ipf-set-min-frag", cmd_ipf_set_min_frag, true },
     { "ipf-set-max-nfrags", cmd_ipf_set_max_nfrags, true },
     { "ipf-get-status", cmd_ipf_get_status, true },
+    { "add-meter", cmd_add_meter, true },
+    { "mod-meter", cmd_mod_meter, true },
+    { "del-meters", cmd_del_meters, true },
+    { "dump-meters", cmd_dump_meters, true },
+    { "meter-stats", cmd_meter_stats, true },
+    { "meter-features", cmd_meter_features, true },
 };
 
 static const struct command *
