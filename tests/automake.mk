@@ -13,6 +13,7 @@ UNIT_TESTS = \
 	tests/unit/test-dp-ct \
 	tests/unit/test-cpu \
 	tests/unit/test-dp \
+	tests/unit/test-dp-meter \
 	tests/unit/test-ds \
 	tests/unit/test-execute \
 	tests/unit/test-extract \
@@ -40,6 +41,10 @@ UNIT_LDADD = tests/unit/libunit.la tests/lib/libflowdp-testlib.la \
 tests_unit_test_dp_SOURCES = tests/unit/test-dp.c
 tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_dp_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_dp_meter_SOURCES = tests/unit/test-dp-meter.c
+tests_unit_test_dp_meter_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_dp_meter_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_meter_SOURCES = tests/unit/test-meter.c
 tests_unit_test_meter_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
