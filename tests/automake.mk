@@ -157,6 +157,7 @@ TESTSUITE_AT = \
 	tests/ovs-diff.at \
 	tests/ct-diff.at \
 	tests/ct-scenarios.at \
+	tests/meters.at \
 	tests/flow-syntax.at \
 	tests/classify.at \
 	tests/datapath.at \
