@@ -558,6 +558,8 @@ struct fdp_dp_pmd {
     struct cache_meter emc_meter, smc_meter;
     uint32_t rng;               /* xorshift32 state for insertions. */
     unsigned int stats_shard;   /* For the flows' counters: lib/rule.h. */
+    uint64_t meter_now;         /* The meters' clock in this poll, or 0
+                                 * until a meter reads it. */
     struct fdp__frame_cache cache;
     struct pmd_counters counters;
     struct fdp__ct_pmd *ct;     /* This pmd's tracker context. */
@@ -2565,6 +2567,39 @@ single_output(struct fdp_dp_pmd *pmd, const struct batch *b,
 static void group_run_actions(struct fdp_dp_pmd *, struct batch *,
                               const struct flow_group *,
                               const struct fdp_actions *, unsigned int depth);
+static uint32_t meter_run(struct fdp_dp_pmd *, struct batch *, uint8_t idx[],
+                          uint32_t n, const struct fdp_actions *,
+                          const struct fdp__action *);
+
+/* The usual metered flow, "meter:N,output:P": the group through the meter
+ * at once, and the packets it keeps straight to P's queue, without the
+ * executor.  False (nothing done) for any other list. */
+static inline bool
+meter_then_output(struct fdp_dp_pmd *pmd, struct batch *b,
+                  const struct flow_group *g,
+                  const struct fdp_actions *actions)
+{
+    const struct fdp__action *m = fdp__actions_first(actions);
+
+    if (!m || actions->n_actions != 2 || m->type != FDP_ACT_METER) {
+        return false;
+    }
+    const struct fdp__action *o = fdp__actions_next(actions, m);
+    struct txq *q = o && o->type == FDP_ACT_OUTPUT
+                    ? output_queue(pmd, o->arg) : NULL;
+    if (!q) {
+        return false;
+    }
+    uint8_t todo[FDP_DP_BATCH];
+    memcpy(todo, g->pkts, g->n);
+    uint32_t n = meter_run(pmd, b, todo, g->n, actions, m);
+    for (uint32_t k = 0; k < n; k++) {
+        struct fdp__pkt *pkt = &b->pkts[todo[k]];
+        txq_push(pmd, q, (uint64_t) (pkt->data - pmd->dp->umem), pkt->size);
+        b->sent[todo[k]] = true;
+    }
+    return true;
+}
 
 /* Runs a group's actions on each of its packets, at recirculation depth
  * 'depth' (0: received packets). */
@@ -2586,6 +2621,9 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
     }
     if (!actions) {
         actions = g->flow->actions;
+    }
+    if (FDP_UNLIKELY(meter_then_output(pmd, b, g, actions))) {
+        return;
     }
     group_run_actions(pmd, b, g, actions, depth);
 }
@@ -3189,7 +3227,13 @@ meter_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
     for (uint32_t k = 0; k < n; k++) {
         pkts[k] = &b->pkts[idx[k]];
     }
-    fdp__meters_apply(ms, a->arg, pkts, n, fdp__meters_now(ms), keep);
+    /* One clock read per poll: a read cost more than a meter's bucket
+     * (datapath/meter.c, "The default clock"). */
+    if (!pmd->meter_now) {
+        pmd->meter_now = fdp__meters_now(ms);
+    }
+    fdp__meters_apply(ms, a->arg, pkts, n, pmd->meter_now,
+                      pmd->stats_shard, keep);
     for (uint32_t k = 0; k < n; k++) {
         if (keep[k] && !last) {
             idx[n_go++] = idx[k];
@@ -3452,6 +3496,7 @@ fdp_dp_pmd_poll(struct fdp_dp_pmd *pmd, bool *exhausted)
 
     fdp__rcu_read_lock();
     pmd->ports = FDP_RCU_GET(dp->ports);
+    pmd->meter_now = 0;
     pmd->last_out_no = 0;       /* Never a port number. */
     pmd->last_txq = NULL;
     for (size_t i = 0; i < pmd->ports->n; i++) {

@@ -54,9 +54,11 @@ struct fdp__meter *fdp__meters_find(const struct fdp__meters *, uint32_t id);
  * time 'now_ns', in order, and sets fired[i] to the index of the band
  * packet i fired, or -1 if it fired none (it conforms to every band).
  * Counts them in the meter's counters.  Lock-free: one compare-and-swap
- * per band, retried if another thread changed the bucket meanwhile. */
+ * per band, retried if another thread changed the bucket meanwhile.
+ * 'shard' is the calling thread's for counters (fdp__stats_shard_acquire()
+ * in lib/rule.h, or FDP__STATS_SHARED). */
 void fdp__meter_run(struct fdp__meter *m, const uint32_t sizes[], uint32_t n,
-                    uint64_t now_ns, int8_t fired[]);
+                    uint64_t now_ns, unsigned int shard, int8_t fired[]);
 
 /* Runs the 'n' packets 'pkts' through meter 'id' and sets keep[i] to
  * false for those a drop band dropped; those a dscp_remark band fired
@@ -64,8 +66,8 @@ void fdp__meter_run(struct fdp__meter *m, const uint32_t sizes[], uint32_t n,
  * not exist (deleted while the packets were on their way) passes every
  * packet, as in Open vSwitch. */
 void fdp__meters_apply(const struct fdp__meters *, uint32_t id,
-                       struct fdp__pkt *const pkts[], uint32_t n,
-                       uint64_t now_ns, bool keep[]);
+                       struct fdp__pkt *pkts[], uint32_t n,
+                       uint64_t now_ns, unsigned int shard, bool keep[]);
 
 /* The DSCP 'dscp' with its drop precedence (bits 1-2, as the assured
  * forwarding classes of RFC 2597 use them) raised by 'prec_level',

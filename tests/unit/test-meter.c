@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "datapath/meter.h"
+#include "lib/rule.h"
 #include "unit.h"
 
 /* ---- A clock the test moves ---- */
@@ -178,7 +179,7 @@ run_stream(struct unit_rng *rng, const struct fdp_meter_config *c,
         for (uint32_t i = 0; i < n; i++) {
             sizes[i] = 60 + unit_rng_below(rng, 1455);
         }
-        fdp__meter_run(m, sizes, n, fake_now, fired);
+        fdp__meter_run(m, sizes, n, fake_now, FDP__STATS_SHARED, fired);
         for (uint32_t i = 0; i < n; i++) {
             int want = ref_packet(&ref, sizes[i], fake_now);
             mismatches += want != fired[i];
@@ -270,13 +271,13 @@ START_TEST(worked_example)
 
     ck_assert_int_eq(fdp__meters_set(ms, &c, true), 0);
     struct fdp__meter *m = fdp__meters_find(ms, 7);
-    fdp__meter_run(m, sizes, 3, fake_now, fired);
+    fdp__meter_run(m, sizes, 3, fake_now, 0, fired);
     ck_assert_int_eq(fired[0], -1);
     ck_assert_int_eq(fired[1], -1);
     ck_assert_int_eq(fired[2], 0);
-    fdp__meter_run(m, sizes, 1, fake_now + 500000, fired);
+    fdp__meter_run(m, sizes, 1, fake_now + 500000, 0, fired);
     ck_assert_int_eq(fired[0], 0);
-    fdp__meter_run(m, sizes, 1, fake_now + 1000000, fired);
+    fdp__meter_run(m, sizes, 1, fake_now + 1000000, 1, fired);
     ck_assert_int_eq(fired[0], -1);
 
     struct fdp_meter_stats st;
@@ -306,7 +307,8 @@ START_TEST(highest_rate_band_fires)
     int8_t fired[4];
 
     ck_assert_int_eq(fdp__meters_set(ms, &c, true), 0);
-    fdp__meter_run(fdp__meters_find(ms, 1), sizes, 4, fake_now, fired);
+    fdp__meter_run(fdp__meters_find(ms, 1), sizes, 4, fake_now,
+                   FDP__STATS_SHARED, fired);
     /* Packet 0 conforms to both; 1 exceeds band 0 only (fires it); 2
      * and 3 exceed both and fire band 1, of the higher rate. */
     ck_assert_int_eq(fired[0], -1);
@@ -553,7 +555,8 @@ worker_main(void *w_)
     int8_t fired[8];
 
     for (int k = 0; k < 20000; k++) {
-        fdp__meter_run(w->m, sizes, 8, fake_clock(NULL), fired);
+        fdp__meter_run(w->m, sizes, 8, fake_clock(NULL), FDP__STATS_SHARED,
+                       fired);
         for (int i = 0; i < 8; i++) {
             w->passed += fired[i] < 0;
         }
