@@ -73,5 +73,6 @@ void suite_datapath_veth(void);    /* Part of suite_datapath (bench-veth.c). */
 void suite_extract(void);
 void suite_pipeline(void);     /* bench-pipeline.c */
 void suite_group(void);        /* bench-group.c */
+void suite_meter(void);        /* bench-meter.c */
 
 #endif /* FDP_BENCH_H */

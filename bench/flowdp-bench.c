@@ -1644,6 +1644,7 @@ static const struct suite suites[] = {
     { "extract", suite_extract },
     { "ct", suite_ct },
     { "group", suite_group },
+    { "meter", suite_meter },
 };
 
 /* Which suites the command line named (all false: run every suite). */

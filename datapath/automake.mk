@@ -25,6 +25,8 @@ datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/extract-internal.h \
 	datapath/ipf.c \
 	datapath/ipf.h \
+	datapath/meter.c \
+	datapath/meter.h \
 	datapath/port.c \
 	datapath/port-afpacket.c \
 	datapath/port-afxdp.c \

@@ -355,6 +355,7 @@
 #include "datapath/conntrack.h"
 #include "datapath/ct-sweeper.h"
 #include "datapath/execute.h"
+#include "datapath/meter.h"
 #include "datapath/ipf.h"
 #include "datapath/extract-internal.h"
 #include <flowdp/cpu.h>
@@ -575,6 +576,8 @@ struct fdp_dp_pmd {
     struct cache_meter emc_meter, smc_meter;
     uint32_t rng;               /* xorshift32 state for insertions. */
     unsigned int stats_shard;   /* For the flows' counters: lib/rule.h. */
+    uint64_t meter_now;         /* The meters' clock in this poll, or 0
+                                 * until a meter reads it. */
     struct fdp__frame_cache cache;
     struct pmd_counters counters;
     struct fdp__ct_pmd *ct;     /* This pmd's tracker context. */
@@ -643,6 +646,7 @@ struct fdp_dp {
     struct fdp__ct *ct;         /* The connection tracker. */
     struct fdp__ct_sweeper *sweeper;    /* Its expiry thread. */
     struct fdp__ipf *ipf;       /* Fragments before the tracker. */
+    struct fdp__meters *meters; /* OpenFlow meters (datapath/meter.c). */
 };
 
 void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
@@ -682,6 +686,12 @@ struct fdp__ct *
 fdp__dp_ct(const struct fdp_dp *dp)
 {
     return dp->ct;
+}
+
+struct fdp__meters *
+fdp__dp_meters(const struct fdp_dp *dp)
+{
+    return dp->meters;
 }
 
 struct fdp__ipf *
@@ -887,11 +897,13 @@ dp_create(struct fdp_table *table, struct fdp_pipeline *pipeline,
     if (!error) {
         error = fdp__ct_sweeper_start(dp->ct, &dp->sweeper);
     }
-    if (error || !dp->umem || !dp->frame_owner || !dp->pool.frames
+    dp->meters = fdp__meters_create();
+    if (error || !dp->meters || !dp->umem || !dp->frame_owner || !dp->pool.frames
         || !dp->ports) {
         fdp__ct_sweeper_stop(dp->sweeper);
         fdp__ipf_destroy(dp->ipf);
         fdp__ct_destroy(dp->ct);
+        fdp__meters_destroy(dp->meters);
         free(dp->umem);
         free(dp->frame_owner);
         free(dp->pool.frames);
@@ -957,6 +969,7 @@ fdp_dp_destroy(struct fdp_dp *dp)
     fdp__ct_sweeper_stop(dp->sweeper);
     fdp__ipf_destroy(dp->ipf);
     fdp__ct_destroy(dp->ct);
+    fdp__meters_destroy(dp->meters);
     pthread_mutex_destroy(&dp->pool.mutex);
     pthread_mutex_destroy(&dp->mutex);
     free(dp->pool.frames);
@@ -2621,6 +2634,39 @@ single_output(struct fdp_dp_pmd *pmd, const struct batch *b,
 static void group_run_actions(struct fdp_dp_pmd *, struct batch *,
                               const struct flow_group *,
                               const struct fdp_actions *, unsigned int depth);
+static uint32_t meter_run(struct fdp_dp_pmd *, struct batch *, uint8_t idx[],
+                          uint32_t n, const struct fdp_actions *,
+                          const struct fdp__action *);
+
+/* The usual metered flow, "meter:N,output:P": the group through the meter
+ * at once, and the packets it keeps straight to P's queue, without the
+ * executor.  False (nothing done) for any other list. */
+static inline bool
+meter_then_output(struct fdp_dp_pmd *pmd, struct batch *b,
+                  const struct flow_group *g,
+                  const struct fdp_actions *actions)
+{
+    const struct fdp__action *m = fdp__actions_first(actions);
+
+    if (!m || actions->n_actions != 2 || m->type != FDP_ACT_METER) {
+        return false;
+    }
+    const struct fdp__action *o = fdp__actions_next(actions, m);
+    struct txq *q = o && o->type == FDP_ACT_OUTPUT
+                    ? output_queue(pmd, o->arg) : NULL;
+    if (!q) {
+        return false;
+    }
+    uint8_t todo[FDP_DP_BATCH];
+    memcpy(todo, g->pkts, g->n);
+    uint32_t n = meter_run(pmd, b, todo, g->n, actions, m);
+    for (uint32_t k = 0; k < n; k++) {
+        struct fdp__pkt *pkt = &b->pkts[todo[k]];
+        txq_push(pmd, q, (uint64_t) (pkt->data - pmd->dp->umem), pkt->size);
+        b->sent[todo[k]] = true;
+    }
+    return true;
+}
 
 /* Runs a group's actions on each of its packets, at recirculation depth
  * 'depth' (0: received packets). */
@@ -2642,6 +2688,9 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
     }
     if (!actions) {
         actions = g->flow->actions;
+    }
+    if (FDP_UNLIKELY(meter_then_output(pmd, b, g, actions))) {
+        return;
     }
     group_run_actions(pmd, b, g, actions, depth);
 }
@@ -3225,6 +3274,44 @@ ct_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
     return n_go;
 }
 
+/* Runs the meter of record 'a' on the 'n' packets 'idx' of 'b', which
+ * execution brought to it together: one pass through the meter's buckets
+ * for them all (datapath/meter.c).  Drops what a drop band dropped
+ * (counted as the meter's, and as the port's rx_dropped like any packet
+ * that ends unsent), compacts 'idx' to the packets that go on with the
+ * actions after 'a' and returns how many: none if 'a' is the last action
+ * of 'actions' (the packets end here). */
+static uint32_t
+meter_run(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t idx[], uint32_t n,
+          const struct fdp_actions *actions, const struct fdp__action *a)
+{
+    bool last = !fdp__actions_next(actions, a);
+    const struct fdp__meters *ms = pmd->dp->meters;
+    struct fdp__pkt *pkts[FDP_DP_BATCH];
+    bool keep[FDP_DP_BATCH];
+    uint32_t n_go = 0;
+
+    for (uint32_t k = 0; k < n; k++) {
+        pkts[k] = &b->pkts[idx[k]];
+    }
+    /* One clock read per poll: a read cost more than a meter's bucket
+     * (datapath/meter.c, "The default clock"). */
+    if (!pmd->meter_now) {
+        pmd->meter_now = fdp__meters_now(ms);
+    }
+    fdp__meters_apply(ms, a->arg, pkts, n, pmd->meter_now,
+                      pmd->stats_shard, keep);
+    for (uint32_t k = 0; k < n; k++) {
+        if (keep[k] && !last) {
+            idx[n_go++] = idx[k];
+        } else {
+            fdp__cache_put(&pmd->cache,
+                           (uint64_t) (pkts[k]->data - pmd->dp->umem));
+        }
+    }
+    return n_go;
+}
+
 /* The general path of a group's actions: each packet through the
  * executor up to the next ct record, the packets that reached it through
  * the tracker together (ct_run()), and on from the action after it, until
@@ -3276,7 +3363,9 @@ run_actions_from(struct fdp_dp_pmd *pmd, struct batch *b, uint8_t todo[],
         if (!n_ct) {
             break;
         }
-        n = ct_run(pmd, b, todo, n_ct, actions, ct, depth);
+        n = ct->type == FDP_ACT_METER
+            ? meter_run(pmd, b, todo, n_ct, actions, ct)
+            : ct_run(pmd, b, todo, n_ct, actions, ct, depth);
         from = fdp__actions_next(actions, ct);
     }
 }
@@ -3474,6 +3563,7 @@ fdp_dp_pmd_poll(struct fdp_dp_pmd *pmd, bool *exhausted)
 
     fdp__rcu_read_lock();
     pmd->ports = FDP_RCU_GET(dp->ports);
+    pmd->meter_now = 0;
     pmd->last_out_no = 0;       /* Never a port number. */
     pmd->last_txq = NULL;
     for (size_t i = 0; i < pmd->ports->n; i++) {

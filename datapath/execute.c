@@ -657,8 +657,10 @@ fdp__execute_from(const struct fdp_actions *actions,
             }
             break;
         case FDP_ACT_CT:
+        case FDP_ACT_METER:
             /* The caller runs it, for all the packets that reach it
-             * together (datapath/dp.c, "Connection tracking"). */
+             * together (datapath/dp.c, "Connection tracking"; a meter
+             * takes one bucket update per batch: datapath/meter.c). */
             if (ct) {
                 *ct = a;
             }

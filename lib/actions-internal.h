@@ -47,7 +47,8 @@
     A(SET_QUEUE, set_queue, NONE)                                           \
     A(POP_QUEUE, pop_queue, NONE)                                           \
     A(CLONE, clone, NONE)                                                   \
-    A(GROUP, group, NONE)
+    A(GROUP, group, NONE)                                                   \
+    A(METER, meter, NONE)
 
 /* One action record: this header, then 'n_words' - 1 more 64-bit words.
  * What each kind keeps:
@@ -103,6 +104,7 @@
  *   FDP_ACT_GROUP        'arg': the group id (flowdp/group.h).  Only in
  *                        flows and buckets: the pipeline composes a
  *                        group's buckets in its place (lib/group.c).
+ *   FDP_ACT_METER        'arg': the meter id, 1..FDP_METER_MAX_ID.
  *   the others           'arg' as the enum says; no payload. */
 struct fdp__action {
     uint8_t type;       /* enum fdp_action_type */

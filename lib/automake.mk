@@ -50,6 +50,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/lines.c \
 	lib/lines.h \
 	lib/match.c \
+	lib/meter-text.c \
 	lib/outcome.h \
 	lib/pipeline.c \
 	lib/match-internal.h \

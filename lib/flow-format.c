@@ -1125,6 +1125,13 @@ format_group(struct fdp__ds *ds, const struct fdp__action *a,
     fdp__ds_printf(ds, "group:%"PRIu32, a->arg);
 }
 
+static void
+format_meter(struct fdp__ds *ds, const struct fdp__action *a,
+             const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__ds_printf(ds, "meter:%" PRIu32, a->arg);
+}
+
 #define FORMAT_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = format_##FN,
 static format_action_fn *const format_fns[] = {
     FDP__ACTION_KINDS(FORMAT_FN)

@@ -43,6 +43,7 @@
 #include "lib/other-actions.h"
 #include <flowdp/flow.h>
 #include <flowdp/group.h>
+#include <flowdp/meter.h>
 #include "lib/util.h"
 
 /* Longest flow text accepted, in bytes: far above any real flow, low
@@ -2712,7 +2713,7 @@ static const char *const unsupported_actions[] = {
     "delete_field", "encap", "decap", "set_tunnel", "set_tunnel64",
     "fin_timeout", "learn", "multipath", "exit", "sample", "unroll_xlate",
     "nat", "output_trunc", "check_pkt_larger", "debug_recirc", "debug_slow",
-    "meter", "clear_actions", "write_actions", "set_vlan_vid",
+    "clear_actions", "write_actions", "set_vlan_vid",
     "set_vlan_pcp", "set_nw_ttl",
 };
 
@@ -2744,6 +2745,27 @@ parse_group(struct parser *p, const char *name, char *arg, const char *at,
         fdp__actions_add(b, FDP_ACT_GROUP, id);
     }
     return error;
+}
+
+/* meter:N, the meter instruction of OpenFlow 1.3: N is a meter id,
+ * 1..0xffff0000 (OFPM13_MAX), read as ovs-ofctl reads it (base 0).  Where
+ * it may stand is check_order()'s. */
+static int
+parse_meter(struct parser *p, const char *name, char *arg, const char *at,
+            struct fdp__actions_builder *b)
+{
+    uint32_t id;
+    int error = action_number(p, name, arg, UINT32_MAX, at, &id);
+
+    if (error) {
+        return error;
+    }
+    if (!id || id > FDP_METER_MAX_ID) {
+        return parse_error(p, at, "%s: %s is not a meter id (1 to %u)",
+                           name, arg, FDP_METER_MAX_ID);
+    }
+    fdp__actions_add(b, FDP_ACT_METER, id);
+    return 0;
 }
 
 #define PARSE_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = parse_##FN,
@@ -2787,6 +2809,7 @@ static const struct {
     { "enqueue", FDP_ACT_SET_QUEUE },
     { "pop_queue", FDP_ACT_POP_QUEUE },
     { "clone", FDP_ACT_CLONE },
+    { "meter", FDP_ACT_METER },
 };
 
 /* Parses one action 'name[:arg]' at 'at'. */
@@ -2893,6 +2916,7 @@ struct action_order {
     const char *goto_table;         /* The goto_table seen, or NULL. */
     const char *conjunction;        /* The first conjunction, or NULL. */
     const char *other;              /* The first other action, or NULL. */
+    const char *meter;              /* The meter seen, or NULL. */
 };
 
 static int
@@ -2907,6 +2931,19 @@ check_order(struct parser *p, const struct fdp__action *a, const char *at,
     if (o->goto_table) {
         return parse_error(p, at, "%s: goto_table (column %d) must be the "
                            "last action", at, col_of(p, o->goto_table));
+    }
+    /* A meter is OpenFlow 1.3's first instruction: once, before all. */
+    if (a->type == FDP_ACT_METER && o->meter) {
+        return parse_error(p, at, "%s: a meter is given already (column "
+                           "%d)", at, col_of(p, o->meter));
+    }
+    if (a->type == FDP_ACT_METER && (o->other || o->conjunction)) {
+        return parse_error(p, at, "%s: the meter instruction must come "
+                           "before every action (column %d)", at,
+                           col_of(p, o->other ? o->other : o->conjunction));
+    }
+    if (a->type == FDP_ACT_METER) {
+        o->meter = at;
     }
     if (o->write_metadata && is_wm) {
         return parse_error(p, at, "write_metadata: given twice (column %d)",

@@ -468,6 +468,7 @@ classify_for_set(const struct fdp__action *a)
     case FDP_ACT_NOTE:
     case FDP_ACT_POP_QUEUE:
     case FDP_ACT_CLONE:
+    case FDP_ACT_METER:
         /* Not among the classes Open vSwitch's
          * ofpacts_execute_action_set() copies, so left out as it leaves
          * them out. */

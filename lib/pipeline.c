@@ -1907,6 +1907,11 @@ run_records(struct run *run, const uint64_t *first, const uint64_t *end,
             fdp__actions_add_record(&run->s->composed, a);
             track_packet_action(key, a);
             break;
+        case FDP_ACT_METER:
+            /* The datapath runs it (datapath/meter.c), by id: a meter
+             * changed or removed needs no new composition. */
+            fdp__actions_add_record(&run->s->composed, a);
+            break;
         case FDP_N_ACTION_TYPES:
             break;
         }

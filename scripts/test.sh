@@ -195,9 +195,10 @@ section "build: ThreadSanitizer (concurrent lookups, forwarding, control)"
 if scripts/build.sh _build-tsan --enable-sanitizers=thread --enable-Werror \
    && (cd _build-tsan && make tests/unit/test-table tests/unit/test-dp \
                          tests/unit/test-pipeline tests/unit/test-conntrack \
-                         tests/unit/test-ipf tests/unit/test-dp-ct); then
+                         tests/unit/test-ipf tests/unit/test-dp-ct \
+                         tests/unit/test-meter); then
     mkdir -p _build-tsan/tsan-results/tests/unit
-    for t in test-table test-dp test-pipeline test-conntrack test-ipf test-dp-ct; do
+    for t in test-table test-dp test-pipeline test-conntrack test-ipf test-dp-ct test-meter; do
         if ! (cd _build-tsan && CK_RUN_CASE=concurrency \
               TSAN_OPTIONS="suppressions=$top/tests/tsan.supp halt_on_error=1" \
               ./tests/unit/$t) > _build-tsan/tsan-results/tests/unit/$t.log 2>&1; then

@@ -13,6 +13,7 @@ UNIT_TESTS = \
 	tests/unit/test-dp-ct \
 	tests/unit/test-cpu \
 	tests/unit/test-dp \
+	tests/unit/test-dp-meter \
 	tests/unit/test-ds \
 	tests/unit/test-execute \
 	tests/unit/test-extract \
@@ -24,6 +25,7 @@ UNIT_TESTS = \
 	tests/unit/test-live-ports \
 	tests/unit/test-match \
 	tests/unit/test-other-actions \
+	tests/unit/test-meter \
 	tests/unit/test-pipapo \
 	tests/unit/test-pipeline \
 	tests/unit/test-ring \
@@ -42,6 +44,14 @@ UNIT_LDADD = tests/unit/libunit.la tests/lib/libflowdp-testlib.la \
 tests_unit_test_dp_SOURCES = tests/unit/test-dp.c
 tests_unit_test_dp_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_dp_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_dp_meter_SOURCES = tests/unit/test-dp-meter.c
+tests_unit_test_dp_meter_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_dp_meter_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_meter_SOURCES = tests/unit/test-meter.c
+tests_unit_test_meter_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_meter_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_ds_SOURCES = tests/unit/test-ds.c
 tests_unit_test_ds_CFLAGS = $(UNIT_CFLAGS)
@@ -164,6 +174,7 @@ TESTSUITE_AT = \
 	tests/other-actions.at \
 	tests/groups.at \
 	tests/ct-scenarios.at \
+	tests/meters.at \
 	tests/flow-syntax.at \
 	tests/classify.at \
 	tests/datapath.at \

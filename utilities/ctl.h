@@ -106,5 +106,12 @@ void cmd_del_groups(int argc, char *argv[]);
 void cmd_dump_groups(int argc, char *argv[]);
 void cmd_dump_group_stats(int argc, char *argv[]);
 void cmd_mod_port(int argc, char *argv[]);
+/* Meters, as ovs-ofctl -O OpenFlow13's (ctl-meters.c). */
+void cmd_add_meter(int argc, char *argv[]);
+void cmd_mod_meter(int argc, char *argv[]);
+void cmd_del_meters(int argc, char *argv[]);
+void cmd_dump_meters(int argc, char *argv[]);
+void cmd_meter_stats(int argc, char *argv[]);
+void cmd_meter_features(int argc, char *argv[]);
 
 #endif /* FDP_CTL_H */

@@ -106,6 +106,15 @@ usage(void)
            "  mod-port PORT up|down    a port's state (fast_failover groups\n"
            "                           watch it)\n"
            "\n"
+           "Meters (as ovs-ofctl -O OpenFlow13, same syntax and output):\n"
+           "  add-meter METER, mod-meter METER\n"
+           "                           METER: meter=N,kbps|pktps[,burst][,stats],\n"
+           "                           bands=type=drop,rate=R[,burst_size=B]\n"
+           "                           [,type=dscp_remark,rate=R,prec_level=P]...\n"
+           "  del-meters [meter=N]     delete a meter (all: every meter) and\n"
+           "                           the flows that use it\n"
+           "  dump-meters [meter=N], meter-stats [meter=N], meter-features\n"
+           "\n"
            "Connection tracking (as ovs-appctl dpctl/..., same output):\n"
            "  dump-conntrack [-m] [-s] [zone=N]\n"
            "                           the connections (sorted); -m verbose,\n"
@@ -1537,13 +1546,12 @@ static const struct command commands[] = {
     { "dump-groups", cmd_dump_groups, true },
     { "dump-group-stats", cmd_dump_group_stats, true },
     { "mod-port", cmd_mod_port, true },
-    { "add-group", cmd_add_group, true },
-    { "add-groups", cmd_add_groups, true },
-    { "mod-group", cmd_mod_group, true },
-    { "del-groups", cmd_del_groups, true },
-    { "dump-groups", cmd_dump_groups, true },
-    { "dump-group-stats", cmd_dump_group_stats, true },
-    { "mod-port", cmd_mod_port, true },
+    { "add-meter", cmd_add_meter, true },
+    { "mod-meter", cmd_mod_meter, true },
+    { "del-meters", cmd_del_meters, true },
+    { "dump-meters", cmd_dump_meters, true },
+    { "meter-stats", cmd_meter_stats, true },
+    { "meter-features", cmd_meter_features, true },
 };
 
 static const struct command *

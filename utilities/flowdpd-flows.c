@@ -83,7 +83,12 @@ static int
 insert_flow(struct server *s, const struct fdp_flow_spec *spec,
             struct op_result *r, size_t i)
 {
-    int error = fdp_pipeline_insert(s->pipeline, spec, 0);
+    int error = meters_check_flow(s, spec, r, i);
+
+    if (error) {
+        return error;
+    }
+    error = fdp_pipeline_insert(s->pipeline, spec, 0);
 
     if (error) {
         return op_fail(r, RPC_FAILED, "flows[%zu]: %s", i,
@@ -107,8 +112,12 @@ op_add(struct server *s, const json_t *op, struct op_result *r)
     if (!flows) {
         return EINVAL;
     }
-    /* The journal's snapshot carries the groups, which its flows name,
-     * first (flowdpd-groups.c). */
+    /* A snapshot's meters go first: its flows may use them; then its
+     * groups, which its flows name (flowdpd-groups.c). */
+    int merror = meters_restore(s, json_object_get(op, "meters"), r);
+    if (merror) {
+        return merror;
+    }
     if (json_object_get(op, "groups")) {
         int error = op_add_groups(s, op, r);
         if (error) {
@@ -181,15 +190,19 @@ op_mod(struct server *s, const json_t *op, struct op_result *r)
     struct fdp_table_filter filter;
     uint8_t table;
     int error = parse_filter(op, "flow", 0, &spec, &filter, &table, r);
+    bool set_cookie = false;
 
     if (!error) {
         /* As ovs-ofctl mod-flows: "cookie=V/M" selects flows (the filter
          * has it); "cookie=V" without a mask selects nothing and sets the
          * cookie of the flows modified, "cookie=0" included. */
-        bool set_cookie = spec.cookie_given && !spec.cookie_mask;
+        set_cookie = spec.cookie_given && !spec.cookie_mask;
         if (set_cookie) {
             filter.cookie = 0;
         }
+        error = meters_check_flow(s, &spec, r, 0);
+    }
+    if (!error) {
         error = fdp_pipeline_modify(s->pipeline, table, &filter,
                                     spec.actions,
                                     set_cookie ? &spec.cookie : NULL, &r->n);
@@ -427,17 +440,23 @@ op_replace(struct server *s, const json_t *op, struct op_result *r)
     return error;
 }
 
+/* 'commit', if any, makes what the datapath keeps outside the pipeline
+ * (meters) once the operation is journalled and committed. */
 static const struct {
     const char *name;
     int (*apply)(struct server *, const json_t *op, struct op_result *);
+    void (*commit)(struct server *, const json_t *op);
 } op_kinds[] = {
-    { "add", op_add },
-    { "mod", op_mod },
-    { "del", op_del },
-    { "replace", op_replace },
-    { "expire", op_expire },
-    { "add-groups", op_add_groups },
-    { "del-groups", op_del_groups },
+    { "add", op_add, NULL },
+    { "mod", op_mod, NULL },
+    { "del", op_del, NULL },
+    { "replace", op_replace, NULL },
+    { "expire", op_expire, NULL },
+    { "add-groups", op_add_groups, NULL },
+    { "del-groups", op_del_groups, NULL },
+    { "meter-add", op_meter_add, meter_commit },
+    { "meter-mod", op_meter_mod, meter_commit },
+    { "meter-del", op_meter_del, meter_commit },
 };
 
 static json_t *snapshot_op(struct server *);
@@ -498,6 +517,9 @@ apply_op(struct server *s, const json_t *op, struct op_result *r)
             error = fdp_pipeline_commit(s->pipeline);
             if (error) {
                 return op_fail(r, RPC_FAILED, "%s", strerror(error));
+            }
+            if (op_kinds[i].commit) {
+                op_kinds[i].commit(s, op);
             }
             if (s->journal && !s->replaying) {
                 maybe_compact(s);
@@ -597,8 +619,20 @@ snapshot_op(struct server *s)
         json_decref(groups);
         return NULL;
     }
-    return json_pack("{s:s, s:o, s:o}", "op", "add", "flows", flows,
-                     "groups", groups);
+    /* The meters, which the flows may use, restored before them. */
+    json_t *meters = meters_snapshot(s);
+    if (!meters) {
+        json_decref(flows);
+        json_decref(groups);
+        return NULL;
+    }
+    if (!json_array_size(meters)) {
+        json_decref(meters);
+        return json_pack("{s:s, s:o, s:o}", "op", "add", "flows", flows,
+                         "groups", groups);
+    }
+    return json_pack("{s:s, s:o, s:o, s:o}", "op", "add", "meters", meters,
+                     "flows", flows, "groups", groups);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -40,6 +40,8 @@
  *   dump-conntrack, flush-conntrack, ct-*: the connection tracker's, in
  *                flowdpd-ct.c (ct_methods[]).
  *   ipf-*        fragment reassembly: see flowdpd-ipf.c
+ *   add-meter, mod-meter, del-meters, dump-meters, meter-stats,
+ *   meter-features: OpenFlow meters, in flowdpd-meters.c
  */
 #include <config.h>
 
@@ -326,6 +328,13 @@ static const struct {
     { "ipf-set-min-frag", h_ipf_set_min_frag, NULL },
     { "ipf-set-max-nfrags", h_ipf_set_max_nfrags, NULL },
     { "ipf-get-status", h_ipf_get_status, NULL },
+    /* Meters (flowdpd-meters.c). */
+    { "add-meter", h_add_meter, NULL },
+    { "mod-meter", h_mod_meter, NULL },
+    { "del-meters", h_del_meters, NULL },
+    { "dump-meters", h_dump_meters, NULL },
+    { "meter-stats", h_meter_stats, NULL },
+    { "meter-features", h_meter_features, NULL },
 };
 
 void

@@ -469,14 +469,23 @@ lock_db(struct server *s, const char *db)
     free(lock);
 }
 
-/* The pipeline, restored from --db's journal if given. */
+/* The pipeline, empty: restore_db() fills it once the datapath exists
+ * (the journal's meters are the datapath's). */
 static void
-open_pipeline(struct server *s, const struct options *o)
+open_pipeline(struct server *s)
 {
     int error = fdp_pipeline_create(&s->pipeline);
     if (error) {
         fatal("creating the pipeline: %s", strerror(error));
     }
+}
+
+/* The flows and meters of --db's journal, if given. */
+static void
+restore_db(struct server *s, const struct options *o)
+{
+    int error;
+
     if (o->db) {
         char *msg = NULL, *warning = NULL;
         lock_db(s, o->db);
@@ -632,8 +641,9 @@ main(int argc, char *argv[])
         .db_lock_fd = -1,
     };
     char *default_unix;
-    open_pipeline(&s, &o);
+    open_pipeline(&s);
     open_datapath(&s, &o);
+    restore_db(&s, &o);
     char *unix_spec = open_listeners(&s, &o, &default_unix);
     install_signals();
     start_pmds(&s);

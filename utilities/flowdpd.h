@@ -215,6 +215,29 @@ json_t *h_ipf_set_max_nfrags(struct server *, const json_t *params,
                              struct op_result *r);
 json_t *h_ipf_get_status(struct server *, const json_t *params,
                          struct op_result *r);
+/* Meters (flowdpd-meters.c): the methods; the operations "meter-add",
+ * "meter-mod" and "meter-del", which check and remove the flows a deleted
+ * meter takes along, and meter_commit(), which makes the change in the
+ * datapath once the operation is journalled and committed; the check that
+ * a flow names only meters that exist; the snapshot's meters and their
+ * restoring (only while replaying). */
+json_t *h_add_meter(struct server *, const json_t *, struct op_result *);
+json_t *h_mod_meter(struct server *, const json_t *, struct op_result *);
+json_t *h_del_meters(struct server *, const json_t *, struct op_result *);
+json_t *h_dump_meters(struct server *, const json_t *, struct op_result *);
+json_t *h_meter_stats(struct server *, const json_t *, struct op_result *);
+json_t *h_meter_features(struct server *, const json_t *,
+                         struct op_result *);
+int op_meter_add(struct server *, const json_t *op, struct op_result *);
+int op_meter_mod(struct server *, const json_t *op, struct op_result *);
+int op_meter_del(struct server *, const json_t *op, struct op_result *);
+void meter_commit(struct server *, const json_t *op);
+int meters_check_flow(struct server *, const struct fdp_flow_spec *,
+                      struct op_result *, size_t i);
+json_t *meters_snapshot(struct server *);
+int meters_restore(struct server *, const json_t *meters,
+                   struct op_result *);
+
 /* The connection tracker's methods (flowdpd-ct.c), ended by a NULL
  * method: 'fn' returns its result, or NULL with 'r' set; or, for a
  * method whose reply may be large, 'reply' queues the reply (and its

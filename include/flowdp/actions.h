@@ -55,6 +55,8 @@ enum fdp_action_type {
     FDP_ACT_CLONE,          /* clone(ACTIONS) */
     /* Groups (flowdp/group.h). */
     FDP_ACT_GROUP,          /* group:N */
+    /* Meters (flowdp/meter.h). */
+    FDP_ACT_METER,          /* meter:N, OpenFlow 1.3's meter instruction */
     FDP_N_ACTION_TYPES
 };
 
