@@ -37,6 +37,9 @@ struct fdp__exec_ops {
      * (the upcall); the packet goes on. */
     void (*controller)(void *aux, const struct fdp__pkt *pkt,
                        uint32_t max_len);
+    /* A resolved learn record (lib/learn.h) for the table's writer: the
+     * callee copies it (datapath/learner.c).  NULL: learn does nothing. */
+    void (*learn)(void *aux, const struct fdp__action *a);
 };
 
 /* Why execution ended. */

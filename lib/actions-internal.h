@@ -39,7 +39,9 @@
     A(MOVE, move, NONE)                                                     \
     A(CONJUNCTION, conjunction, NONE)                                       \
     A(CT, ct_action, IP_ANY)                                                \
-    A(CT_CLEAR, ct_clear, NONE)
+    A(CT_CLEAR, ct_clear, NONE)                                             \
+    A(LEARN, learn, NONE)                                                   \
+    A(FIN_TIMEOUT, fin_timeout, NONE)
 
 /* One action record: this header, then 'n_words' - 1 more 64-bit words.
  * What each kind keeps:
@@ -89,6 +91,10 @@
  *                        A record is at most 255 words (n_words is a
  *                        byte): the parser refuses a longer exec().
  *   FDP_ACT_CT_CLEAR     nothing.
+ *   FDP_ACT_LEARN        struct fdp__learn and the specs, flow form or
+ *                        resolved (lib/learn.h, lib/learn.c).
+ *   FDP_ACT_FIN_TIMEOUT  'arg': the idle timeout (bits 0-15) and the
+ *                        hard timeout (16-31).
  *   the others           'arg' as the enum says; no payload. */
 struct fdp__action {
     uint8_t type;       /* enum fdp_action_type */

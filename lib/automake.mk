@@ -28,6 +28,8 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/cpu-internal.h \
 	lib/ct-action.c \
 	lib/ct-action.h \
+	lib/learn.c \
+	lib/learn.h \
 	lib/cut.c \
 	lib/cut.h \
 	lib/hash.c \

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "lib/actions-internal.h"
+#include "lib/learn.h"
 #include <flowdp/flow.h>
 #include <flowdp/table.h>
 #include "lib/util.h"
@@ -982,6 +983,20 @@ format_ct_clear(struct fdp__ds *ds, const struct fdp__action *a UNUSED_ARG,
                 const struct fdp_match *m UNUSED_ARG)
 {
     fdp__ds_put(ds, "ct_clear");
+}
+
+static void
+format_learn(struct fdp__ds *ds, const struct fdp__action *a,
+             const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__learn_format(ds, a);
+}
+
+static void
+format_fin_timeout(struct fdp__ds *ds, const struct fdp__action *a,
+                   const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__fin_timeout_format(ds, a);
 }
 
 #define FORMAT_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = format_##FN,

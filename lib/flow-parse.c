@@ -40,6 +40,7 @@
 #include <strings.h>
 
 #include "lib/actions-internal.h"
+#include "lib/learn.h"
 #include <flowdp/flow.h>
 #include "lib/util.h"
 
@@ -2350,6 +2351,50 @@ parse_ct_clear(struct parser *p, const char *name, char *arg,
     return error;
 }
 
+/* ---- learn and fin_timeout (lib/learn.c) ---- */
+
+static bool
+learn_parse_value(enum fdp_field f, const char *s, fdp_u128 *value)
+{
+    char *msg = NULL;
+    struct parser p = { .line = s, .buf = (char *) s, .errorp = &msg };
+    int error = parse_one_value(&p, f, s, s, value);
+
+    free(msg);
+    return !error;
+}
+
+static int
+parse_learn(struct parser *p, const char *name UNUSED_ARG, char *arg,
+            const char *at, struct fdp__actions_builder *b)
+{
+    struct fdp__learn_parse_env env = {
+        .match = p->match, .parse_value = learn_parse_value,
+    };
+    char *msg;
+    int error = fdp__learn_parse(arg, &env, b, &msg);
+
+    if (error) {
+        error = parse_error(p, at, "learn: %s", msg ? msg : "out of memory");
+    }
+    free(msg);
+    return error;
+}
+
+static int
+parse_fin_timeout(struct parser *p, const char *name UNUSED_ARG, char *arg,
+                  const char *at, struct fdp__actions_builder *b)
+{
+    char *msg;
+    int error = fdp__fin_timeout_parse(arg, b, &msg);
+
+    if (error) {
+        error = parse_error(p, at, "%s", msg ? msg : "out of memory");
+    }
+    free(msg);
+    return error;
+}
+
 #define PARSE_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = parse_##FN,
 static parse_action_fn *const parse_fns[] = {
     FDP__ACTION_KINDS(PARSE_FN)
@@ -2382,6 +2427,8 @@ static const struct {
     { "conjunction", FDP_ACT_CONJUNCTION },
     { "ct", FDP_ACT_CT },
     { "ct_clear", FDP_ACT_CT_CLEAR },
+    { "learn", FDP_ACT_LEARN },
+    { "fin_timeout", FDP_ACT_FIN_TIMEOUT },
 };
 
 /* Parses one action 'name[:arg]' at 'at'. */
@@ -2431,7 +2478,8 @@ split_action(struct parser *p, char *start, char **argp)
     char *inner = paren + 1;
     static const char max_len[] = "max_len=";
     if (!strcasecmp(start, "resubmit") || !strcasecmp(start, "conjunction")
-        || !strcasecmp(start, "ct")) {
+        || !strcasecmp(start, "ct") || !strcasecmp(start, "learn")
+        || !strcasecmp(start, "fin_timeout")) {
         *argp = *inner ? inner : NULL;
         return 0;
     }

@@ -136,6 +136,7 @@
 
 #include "lib/actions-internal.h"
 #include "lib/ct-action.h"
+#include "lib/learn.h"
 #include "lib/field.h"
 #include "lib/match-internal.h"
 #include "lib/pipeline-private.h"
@@ -417,7 +418,8 @@ is_control(const struct fdp_actions *acts)
     for (const struct fdp__action *a = fdp__actions_first(acts); a;
          a = fdp__actions_next(acts, a)) {
         if (a->type == FDP_ACT_GOTO_TABLE || a->type == FDP_ACT_RESUBMIT
-            || a->type == FDP_ACT_CT || a->type == FDP_ACT_CT_CLEAR) {
+            || a->type == FDP_ACT_CT || a->type == FDP_ACT_CT_CLEAR
+            || a->type == FDP_ACT_LEARN) {
             return true;
         }
     }
@@ -1682,6 +1684,34 @@ run_ct(struct run *run, const struct fdp__action *a)
     clear_ct_fields(key);
 }
 
+/* Runs learn action 'a' (flow form), as Open vSwitch's
+ * xlate_learn_action() does, except that the flow is not added here: the
+ * record resolved against the key as it is now (lib/learn.c) goes into the
+ * composed actions, and the datapath hands it to the table's writer off
+ * the packet path (datapath/learner.c), for this packet and for every
+ * later one that its cached outcome serves (which refreshes the learned
+ * flow, as Open vSwitch's revalidators do).  result_dst says whether the
+ * flow will be there: 0 only when limit=N flows with the learned cookie
+ * are in the learned table already. */
+static void
+run_learn(struct run *run, const struct fdp__action *a)
+{
+    const struct fdp__learn *l = fdp__learn_of(a);
+    bool ok = !l->limit
+              || fdp__learn_count_cookie(run->p, l->table_id, l->cookie)
+                 < l->limit;
+
+    if (ok) {
+        fdp__learn_resolve(a, &run->r->key, true, &run->s->composed);
+    }
+    if (l->flags & FDP__LEARN_WRITE_RESULT
+        && l->result_nxm < fdp__n_nxm_fields) {
+        uint64_t bit = UINT64_C(1) << l->result_ofs;
+        write_field(run, fdp__nxm_fields[l->result_nxm].field,
+                    ok ? bit : 0, bit);
+    }
+}
+
 /* Runs the actions of 'rule', found in table 'table_id' at resubmit
  * depth 'depth'. */
 static enum next
@@ -1782,6 +1812,13 @@ run_actions(struct run *run, const struct fdp_rule *rule,
         }
         case FDP_ACT_CT:
             run_ct(run, a);
+            break;
+        case FDP_ACT_LEARN:
+            run_learn(run, a);
+            break;
+        case FDP_ACT_FIN_TIMEOUT:
+            /* The datapath's (datapath/execute.c). */
+            fdp__actions_add_record(&run->s->composed, a);
             break;
         case FDP_ACT_CT_CLEAR:
             /* Open vSwitch clears the ct fields of a tracked packet
@@ -2337,6 +2374,17 @@ table_for_each(struct ptable *pt,
         }
     }
     return true;
+}
+
+const struct fdp_rule *
+fdp__pipeline_find(struct fdp_pipeline *p, uint8_t table_id,
+                   const struct fdp_match *match, uint16_t priority)
+{
+    int error;
+    struct ptable *pt = table_id < FDP_PIPELINE_N_TABLES
+                        ? get_ptable(p, table_id, false, &error) : NULL;
+
+    return pt ? fdp__table_find(hard_of(pt), match, priority) : NULL;
 }
 
 void

@@ -43,6 +43,9 @@ enum fdp_action_type {
     /* Connection tracking (Open vSwitch's ct and ct_clear). */
     FDP_ACT_CT,             /* ct(commit,zone=Z,table=N,nat(...),exec(...)) */
     FDP_ACT_CT_CLEAR,       /* ct_clear */
+    /* Learning (Open vSwitch's learn and fin_timeout). */
+    FDP_ACT_LEARN,          /* learn(table=N,...,SPEC,...) */
+    FDP_ACT_FIN_TIMEOUT,    /* fin_timeout(idle_timeout=N,hard_timeout=N) */
     FDP_N_ACTION_TYPES
 };
 
