@@ -152,6 +152,7 @@ TESTSUITE_AT = \
 	tests/datapath.at \
 	tests/parse-pcap.at \
 	tests/daemon.at \
+	tests/learn.at \
 	tests/ipf.at \
 	tests/pipeline.at \
 	tests/bench.at \
