@@ -63,6 +63,7 @@
 #include "lib/match-internal.h"
 #include "lib/rule.h"
 #include <flowdp/pipeline.h>
+#include <flowdp/table.h>
 #include <time.h>
 #include "lib/util.h"
 
@@ -1115,6 +1116,25 @@ same_flow(const struct fdp_rule *r, const struct fdp_flow_spec *spec)
            && fdp_actions_equal(fdp__rule_actions(r), spec->actions);
 }
 
+/* Marks the flow just inserted as learned (a writer-only field, set in
+ * the transaction that adds it). */
+static void
+mark_learned(struct fdp_pipeline *p, const struct fdp_flow_spec *spec)
+{
+    struct fdp_rule *r = (struct fdp_rule *) fdp__pipeline_find(
+        p, spec->table_id, spec->match, spec->priority);
+
+    if (r) {
+        r->learned = true;
+    }
+}
+
+bool
+fdp_rule_is_learned(const struct fdp_rule *r)
+{
+    return r->learned;
+}
+
 struct cookie_count {
     uint64_t cookie;
     uint8_t table_id;
@@ -1204,6 +1224,7 @@ fdp__learn_apply(struct fdp_pipeline *p, const struct fdp__action *const *recs,
             if (count && *count >= l->limit) {
                 st->n_over_limit++;
             } else if (!fdp_pipeline_insert(p, &spec, 0)) {
+                mark_learned(p, &spec);
                 st->n_added += !old;
                 st->n_replaced += old != NULL;
                 changed = true;

@@ -529,6 +529,11 @@ collect_text(const struct fdp_rule *rule, void *list_)
     struct seq_list *l = list_;
     struct fdp_flow_spec spec;
 
+    /* Learned flows are not kept (Open vSwitch does not keep them
+     * either): the learning flows learn them again. */
+    if (fdp_rule_is_learned(rule)) {
+        return true;
+    }
     if (l->n == l->alloc) {
         size_t alloc = l->alloc ? 2 * l->alloc : 256;
         struct seq_text *p = realloc(l->items, alloc * sizeof *p);
