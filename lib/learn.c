@@ -1246,3 +1246,118 @@ fdp__learn_apply(struct fdp_pipeline *p, const struct fdp__action *const *recs,
     }
     return error;
 }
+
+/* ---------------------------------------------------------------------- */
+/* delete_learned.                                                         */
+
+struct learn_cookie {
+    uint64_t cookie;
+    uint8_t table_id;
+};
+
+struct fdp__learn_cookies {
+    struct learn_cookie *pairs;
+    size_t n, alloc;
+    bool failed;
+};
+
+void
+fdp__learn_cookies_free(struct fdp__learn_cookies *lc)
+{
+    if (lc) {
+        free(lc->pairs);
+        free(lc);
+    }
+}
+
+static bool
+has_pair(const struct fdp__learn_cookies *lc, uint8_t table_id,
+         uint64_t cookie)
+{
+    for (size_t i = 0; lc && i < lc->n; i++) {
+        if (lc->pairs[i].table_id == table_id
+            && lc->pairs[i].cookie == cookie) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool
+collect_pairs(const struct fdp_rule *r, void *lc_)
+{
+    struct fdp__learn_cookies *lc = lc_;
+    const struct fdp_actions *acts = fdp__rule_actions(r);
+
+    for (const struct fdp__action *a = fdp__actions_first(acts); a;
+         a = fdp__actions_next(acts, a)) {
+        const struct fdp__learn *l = fdp__learn_of(a);
+        if (a->type != FDP_ACT_LEARN
+            || !(l->flags & FDP__LEARN_DELETE_LEARNED)
+            || has_pair(lc, l->table_id, l->cookie)) {
+            continue;
+        }
+        if (lc->n == lc->alloc) {
+            size_t alloc = lc->alloc ? 2 * lc->alloc : 8;
+            struct learn_cookie *p = realloc(lc->pairs, alloc * sizeof *p);
+            if (!p) {
+                lc->failed = true;
+                return false;
+            }
+            lc->pairs = p;
+            lc->alloc = alloc;
+        }
+        lc->pairs[lc->n++] = (struct learn_cookie) {
+            .cookie = l->cookie, .table_id = l->table_id,
+        };
+    }
+    return true;
+}
+
+int
+fdp_pipeline_delete_learned(struct fdp_pipeline *p, size_t *n)
+{
+    struct fdp__learn_cookies **slot = fdp__pipeline_learned_cookies(p);
+
+    *n = 0;
+    /* Each round deletes the flows of the pairs that went away; those
+     * flows may hold pairs of their own, which the next round finds gone.
+     * Every round that deletes removes flows, so the rounds end. */
+    for (;;) {
+        struct fdp__learn_cookies *now = calloc(1, sizeof *now);
+        if (!now) {
+            return ENOMEM;
+        }
+        fdp_table_read_lock();
+        fdp_pipeline_for_each(p, FDP_TABLE_ALL, collect_pairs, now);
+        fdp_table_read_unlock();
+        if (now->failed) {
+            fdp__learn_cookies_free(now);
+            return ENOMEM;
+        }
+        struct fdp__learn_cookies *before = *slot;
+        *slot = now;
+        size_t deleted = 0;
+        for (size_t i = 0; before && i < before->n; i++) {
+            const struct learn_cookie *lc = &before->pairs[i];
+            if (has_pair(now, lc->table_id, lc->cookie)) {
+                continue;
+            }
+            struct fdp_table_filter f = {
+                .cookie = lc->cookie, .cookie_mask = UINT64_MAX,
+            };
+            size_t k = 0;
+            int error = fdp_pipeline_remove(p, lc->table_id, &f, &k);
+            if (error) {
+                fdp__learn_cookies_free(before);
+                return error;
+            }
+            deleted += k;
+        }
+        fdp__learn_cookies_free(before);
+        *n += deleted;
+        if (!deleted) {
+            return 0;
+        }
+    }
+}

@@ -170,6 +170,15 @@ int fdp__learn_apply(struct fdp_pipeline *p,
 uint64_t fdp__learn_count_cookie(struct fdp_pipeline *p, uint8_t table_id,
                                  uint64_t cookie);
 
+/* Open vSwitch's learned cookies: the (table, cookie) pairs of the
+ * learn(delete_learned) actions of a pipeline's flows, as last seen by
+ * fdp_pipeline_delete_learned(), kept in the pipeline (lib/pipeline.c
+ * holds the pointer and frees it with this). */
+struct fdp__learn_cookies;
+void fdp__learn_cookies_free(struct fdp__learn_cookies *);
+struct fdp__learn_cookies **fdp__pipeline_learned_cookies(
+    struct fdp_pipeline *);
+
 /* Defined in lib/pipeline.c for the writer here: the ordinary flow
  * (match, priority) of table 'table_id', within the caller's transaction
  * of 'p', or NULL. */

@@ -242,6 +242,7 @@ struct fdp_pipeline {
                                  * memory: tables hold changes at
                                  * version + 1 that no snapshot has. */
     uint64_t n_limit_drops;     /* Atomic. */
+    struct fdp__learn_cookies *learned_cookies;    /* lib/learn.c. */
 };
 
 /* Classification's working memory (struct fdp_pipeline_result's
@@ -325,6 +326,7 @@ fdp_pipeline_destroy(struct fdp_pipeline *p)
     }
     /* One wait for the deferred frees of every table (and index). */
     fdp__rcu_barrier();
+    fdp__learn_cookies_free(p->learned_cookies);
     for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
         struct ptable *pt = p->tables[i];
         if (!pt) {
@@ -2374,6 +2376,12 @@ table_for_each(struct ptable *pt,
         }
     }
     return true;
+}
+
+struct fdp__learn_cookies **
+fdp__pipeline_learned_cookies(struct fdp_pipeline *p)
+{
+    return &p->learned_cookies;
 }
 
 const struct fdp_rule *

@@ -454,6 +454,32 @@ maybe_compact(struct server *s)
 /* Applies 'op' in one transaction; with a journal (and not replaying it)
  * the op is on disk before the transaction commits.  Returns 0 or an
  * errno value with r->code and r->msg set. */
+/* Open vSwitch's learned-cookie rule after change 'op'
+ * (fdp_pipeline_delete_learned()).  Until some change has had a flow with
+ * learn(delete_learned) there is nothing to check, and the scan of every
+ * flow it takes is saved.  What it deletes follows from the change, so a
+ * replayed journal deletes it again: it is not journalled itself. */
+static void
+delete_learned(struct server *s, const json_t *op)
+{
+    if (!s->delete_learned_armed) {
+        char *text = json_dumps(op, JSON_COMPACT);
+        s->delete_learned_armed = !text || strstr(text, "delete_learned");
+        free(text);
+        if (!s->delete_learned_armed) {
+            return;
+        }
+    }
+    size_t n;
+    int error = fdp_pipeline_delete_learned(s->pipeline, &n);
+    if (error) {
+        vlog(L_WARN, "delete_learned: %s", strerror(error));
+    } else if (n) {
+        vlog(L_INFO, "delete_learned: %zu flows deleted with the flows "
+             "that learned them", n);
+    }
+}
+
 int
 apply_op(struct server *s, const json_t *op, struct op_result *r)
 {
@@ -486,6 +512,7 @@ apply_op(struct server *s, const json_t *op, struct op_result *r)
             if (error) {
                 return op_fail(r, RPC_FAILED, "%s", strerror(error));
             }
+            delete_learned(s, op);
             if (s->journal && !s->replaying) {
                 maybe_compact(s);
             }
