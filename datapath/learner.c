@@ -79,6 +79,7 @@ struct fdp__learner {
     bool stop;
     uint64_t *spare;            /* The buffer swapped into a queue. */
     struct fdp__learn_stats stats;
+    uint64_t apply_cpu_ns;      /* CPU time of this thread's applies. */
 };
 
 static int64_t
@@ -159,7 +160,13 @@ apply_words(struct fdp__learner *l, const uint64_t *words, size_t n_words)
         batch[n++] = a;
         i += a->n_words;
         if (n == FDP__LEARN_BATCH || i >= n_words) {
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
             fdp__learn_apply(l->pipeline, batch, n, &l->stats);
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+            l->apply_cpu_ns += (uint64_t) ((t1.tv_sec - t0.tv_sec)
+                                           * 1000000000LL
+                                           + (t1.tv_nsec - t0.tv_nsec));
             n = 0;
         }
     }
@@ -295,5 +302,6 @@ fdp__learner_get_stats(struct fdp__learner *l, struct fdp__learner_stats *st)
     }
     pthread_mutex_lock(&l->mutex);
     st->applied = l->stats;
+    st->apply_cpu_ns = l->apply_cpu_ns;
     pthread_mutex_unlock(&l->mutex);
 }

@@ -36,22 +36,25 @@ void fdp__learner_enqueue(struct fdp__learner *, unsigned int queue,
 void fdp__learner_flush(struct fdp__learner *);
 
 /* Counters since start: records queued, dropped (queue full), skipped as
- * recent, and what the writer did with the rest. */
+ * recent, what the writer did with the rest and the CPU time it took. */
 struct fdp__learner_stats {
     uint64_t n_queued;
     uint64_t n_full;
     uint64_t n_recent;
     struct fdp__learn_stats applied;
+    uint64_t apply_cpu_ns;      /* The writer's CPU time (the thread's own
+                                 * clock: what a loaded machine's waits do
+                                 * not inflate). */
 };
 
 void fdp__learner_get_stats(struct fdp__learner *,
                             struct fdp__learner_stats *);
 
 #define FDP__LEARN_QUEUES 16
-/* Each queue holds this many words of records (a five-tuple learn's
- * resolved record is about 20 words, so some 3000 records: at the
- * learner's period, more than 2 M learned flows a second per queue). */
-#define FDP__LEARN_QUEUE_WORDS 65536
+/* Each queue holds this many words of records (8 MB, allocated when a
+ * pmd first queues: a five-tuple learn's resolved record is 20 words, so
+ * some 50,000 records, a burst of 25 ms at 2 Mpps of new flows). */
+#define FDP__LEARN_QUEUE_WORDS (1 << 20)
 #define FDP__LEARN_PERIOD_MS 1
 /* Refreshes of one flow from one queue are at most this frequent.  Open
  * vSwitch's revalidators refresh learned flows about once a second
