@@ -800,7 +800,9 @@ table_end(struct fdp_table *t, bool *begun, bool commit, int *errorp)
         fdp_table_abort(t);
     }
     *begun = false;
-    return true;
+    /* An aborted table is as it was: nothing to publish (the learner's
+     * refreshes end so, and must not make the caches miss). */
+    return commit;
 }
 
 /* Ends the transaction on every table it began: commits them if 'commit'
