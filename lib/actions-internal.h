@@ -21,7 +21,8 @@
  *   ID      the enum constant without FDP_ACT_ (the list follows the
  *           enum's order, which a static_assert in lib/actions.c checks);
  *   FN      the suffix of the parse_ and format_ functions for the kind;
- *   PREREQ  what the kind needs of a flow's match: NONE, IP_ANY, or FIELD
+ *   PREREQ  what the kind needs of a flow's match: NONE, IP_ANY, TCP
+ *           (fin_timeout, as Open vSwitch's check_FIN_TIMEOUT()), or FIELD
  *           (its field's prerequisite, from the field table). */
 #define FDP__ACTION_KINDS(A)                                                \
     A(OUTPUT, output, NONE)                                                 \
@@ -41,7 +42,7 @@
     A(CT, ct_action, IP_ANY)                                                \
     A(CT_CLEAR, ct_clear, NONE)                                             \
     A(LEARN, learn, NONE)                                                   \
-    A(FIN_TIMEOUT, fin_timeout, NONE)
+    A(FIN_TIMEOUT, fin_timeout, TCP)
 
 /* One action record: this header, then 'n_words' - 1 more 64-bit words.
  * What each kind keeps:

@@ -57,8 +57,8 @@ static const char *const round_trips[] = {
     "NXM_NX_IPV6_SRC[]=NXM_NX_IPV6_DST[],ipv6_dst=::1)",
     "actions=learn(table=1,NXM_NX_REG3[3..19]=0x10011,"
     "load:0xa->NXM_NX_REG0[5..10]),resubmit(,1)",
-    "actions=fin_timeout(idle_timeout=5,hard_timeout=10)",
-    "actions=fin_timeout(hard_timeout=10)",
+    "tcp actions=fin_timeout(idle_timeout=5,hard_timeout=10)",
+    "tcp6 actions=fin_timeout(hard_timeout=10)",
     NULL
 };
 
