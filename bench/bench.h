@@ -74,5 +74,6 @@ void suite_extract(void);
 void suite_pipeline(void);     /* bench-pipeline.c */
 void suite_group(void);        /* bench-group.c */
 void suite_meter(void);        /* bench-meter.c */
+void suite_learn(void);        /* bench-learn.c */
 
 #endif /* FDP_BENCH_H */

@@ -1645,6 +1645,7 @@ static const struct suite suites[] = {
     { "ct", suite_ct },
     { "group", suite_group },
     { "meter", suite_meter },
+    { "learn", suite_learn },
 };
 
 /* Which suites the command line named (all false: run every suite). */

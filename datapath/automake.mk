@@ -15,6 +15,8 @@ datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/conntrack-tcp.c \
 	datapath/ct-sweeper.c \
 	datapath/ct-sweeper.h \
+	datapath/learner.c \
+	datapath/learner.h \
 	datapath/dp.c \
 	datapath/dp-ct.c \
 	datapath/dp-private.h \

@@ -178,6 +178,11 @@ void fdp__dp_ct_pmd_stats(struct fdp_dp *, struct fdp__ct_pmd_stats *);
  * polls.  NULL in production (a load and a branch per batch). */
 extern void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
 
+/* The datapath's learner (datapath/learner.h), NULL for a bare table:
+ * for tests, the benchmark and flowdpd's statistics. */
+struct fdp__learner;
+struct fdp__learner *fdp__dp_learner(struct fdp_dp *);
+
 /* Relaxed counter updates. */
 static inline void
 fdp__count(uint64_t *counter, uint64_t n)

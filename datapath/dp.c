@@ -354,6 +354,7 @@
 
 #include "datapath/conntrack.h"
 #include "datapath/ct-sweeper.h"
+#include "datapath/learner.h"
 #include "datapath/execute.h"
 #include "datapath/meter.h"
 #include "datapath/ipf.h"
@@ -647,6 +648,7 @@ struct fdp_dp {
     struct fdp__ct_sweeper *sweeper;    /* Its expiry thread. */
     struct fdp__ipf *ipf;       /* Fragments before the tracker. */
     struct fdp__meters *meters; /* OpenFlow meters (datapath/meter.c). */
+    struct fdp__learner *learner;   /* learn()'s writer (pipelines only). */
 };
 
 void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
@@ -898,8 +900,12 @@ dp_create(struct fdp_table *table, struct fdp_pipeline *pipeline,
         error = fdp__ct_sweeper_start(dp->ct, &dp->sweeper);
     }
     dp->meters = fdp__meters_create();
+    if (!error && pipeline) {
+        error = fdp__learner_start(pipeline, &dp->learner);
+    }
     if (error || !dp->meters || !dp->umem || !dp->frame_owner || !dp->pool.frames
         || !dp->ports) {
+        fdp__learner_stop(dp->learner);
         fdp__ct_sweeper_stop(dp->sweeper);
         fdp__ipf_destroy(dp->ipf);
         fdp__ct_destroy(dp->ct);
@@ -965,6 +971,9 @@ fdp_dp_destroy(struct fdp_dp *dp)
     fdp__rcu_barrier();         /* Deferred frees of old port sets. */
     free(dp->ports);
     free(dp->upcall);
+    /* No pmd is left to queue learned flows: the learner's last drain
+     * adds what they queued. */
+    fdp__learner_stop(dp->learner);
     /* The sweeper wakes at once and ends after at most one slice. */
     fdp__ct_sweeper_stop(dp->sweeper);
     fdp__ipf_destroy(dp->ipf);
@@ -2585,10 +2594,28 @@ exec_controller(void *ctx_, const struct fdp__pkt *pkt,
               pkt->size < ctl.max_len ? pkt->size : ctl.max_len, &ctl);
 }
 
+static void
+exec_learn(void *ctx_, const struct fdp__action *a)
+{
+    struct exec_ctx *ctx = ctx_;
+    struct fdp__learner *l = ctx->pmd->dp->learner;
+
+    if (l) {
+        fdp__learner_enqueue(l, ctx->pmd->id, a);
+    }
+}
+
 static const struct fdp__exec_ops exec_ops = {
     .output = exec_output,
     .controller = exec_controller,
+    .learn = exec_learn,
 };
+
+struct fdp__learner *
+fdp__dp_learner(struct fdp_dp *dp)
+{
+    return dp->learner;
+}
 
 /* The transmit queue for output to port 'port_no' from a flow whose
  * actions are that one output, or NULL if the port is the input port

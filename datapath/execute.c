@@ -37,6 +37,7 @@
 
 #include "datapath/bytes.h"
 #include "lib/actions-internal.h"
+#include "lib/learn.h"
 #include "lib/field.h"
 #include <flowdp/hash.h>
 
@@ -655,6 +656,20 @@ fdp__execute_from(const struct fdp_actions *actions,
             if (!fdp__action_is_pipeline(a)) {
                 write_bits(pkt, in_port, a);
             }
+            break;
+        case FDP_ACT_LEARN:
+            /* Only the pipeline's resolved form says what to add; a
+             * flow-form record reaches here only from a caller that runs
+             * a flow's actions without the pipeline, which cannot know
+             * the key it would be resolved against. */
+            if (ops->learn && a->flags & FDP__ACT_LEARN_RESOLVED) {
+                ops->learn(aux, a);
+            }
+            break;
+        case FDP_ACT_FIN_TIMEOUT:
+            /* Open vSwitch shortens the timeouts of the flow that holds
+             * it when a TCP FIN or RST passes; flowdp does not do that
+             * yet (see the issue note): it does nothing. */
             break;
         case FDP_ACT_CT:
         case FDP_ACT_METER:

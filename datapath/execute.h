@@ -38,6 +38,9 @@ struct fdp__exec_ops {
      * userdata, pause); the packet goes on. */
     void (*controller)(void *aux, const struct fdp__pkt *pkt,
                        const struct fdp__action *a);
+    /* A resolved learn record (lib/learn.h) for the table's writer: the
+     * callee copies it (datapath/learner.c).  NULL: learn does nothing. */
+    void (*learn)(void *aux, const struct fdp__action *a);
 };
 
 /* Why execution ended. */

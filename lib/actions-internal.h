@@ -21,7 +21,8 @@
  *   ID      the enum constant without FDP_ACT_ (the list follows the
  *           enum's order, which a static_assert in lib/actions.c checks);
  *   FN      the suffix of the parse_ and format_ functions for the kind;
- *   PREREQ  what the kind needs of a flow's match: NONE, IP_ANY, or FIELD
+ *   PREREQ  what the kind needs of a flow's match: NONE, IP_ANY, TCP
+ *           (fin_timeout, as Open vSwitch's check_FIN_TIMEOUT()), or FIELD
  *           (its field's prerequisite, from the field table). */
 #define FDP__ACTION_KINDS(A)                                                \
     A(OUTPUT, output, NONE)                                                 \
@@ -48,7 +49,9 @@
     A(POP_QUEUE, pop_queue, NONE)                                           \
     A(CLONE, clone, NONE)                                                   \
     A(GROUP, group, NONE)                                                   \
-    A(METER, meter, NONE)
+    A(METER, meter, NONE)                                                   \
+    A(LEARN, learn, NONE)                                                   \
+    A(FIN_TIMEOUT, fin_timeout, TCP)
 
 /* One action record: this header, then 'n_words' - 1 more 64-bit words.
  * What each kind keeps:
@@ -105,6 +108,10 @@
  *                        flows and buckets: the pipeline composes a
  *                        group's buckets in its place (lib/group.c).
  *   FDP_ACT_METER        'arg': the meter id, 1..FDP_METER_MAX_ID.
+ *   FDP_ACT_LEARN        struct fdp__learn and the specs, flow form or
+ *                        resolved (lib/learn.h, lib/learn.c).
+ *   FDP_ACT_FIN_TIMEOUT  'arg': the idle timeout (bits 0-15) and the
+ *                        hard timeout (16-31).
  *   the others           'arg' as the enum says; no payload. */
 struct fdp__action {
     uint8_t type;       /* enum fdp_action_type */

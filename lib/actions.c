@@ -41,6 +41,7 @@ static_assert((int) N_KIND_ROWS == (int) FDP_N_ACTION_TYPES,
 #define PREREQ_FIELD ((enum fdp__prereq) -1)
 #define PREREQ_NONE FDP__P_NONE
 #define PREREQ_IP_ANY FDP__P_IP_ANY
+#define PREREQ_TCP FDP__P_TCP
 #define KIND_PREREQ(ID, FN, PREREQ) [FDP_ACT_##ID] = PREREQ_##PREREQ,
 static const enum fdp__prereq kind_prereqs[FDP_N_ACTION_TYPES] = {
     FDP__ACTION_KINDS(KIND_PREREQ)

@@ -30,6 +30,8 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/other-actions.c \
 	lib/other-actions.h \
 	lib/ct-action.h \
+	lib/learn.c \
+	lib/learn.h \
 	lib/cut.c \
 	lib/cut.h \
 	lib/hash.c \

@@ -40,6 +40,7 @@
 
 #include "lib/actions-internal.h"
 #include "lib/other-actions.h"
+#include "lib/learn.h"
 #include <flowdp/flow.h>
 #include <flowdp/table.h>
 #include "lib/util.h"
@@ -1130,6 +1131,20 @@ format_meter(struct fdp__ds *ds, const struct fdp__action *a,
              const struct fdp_match *m UNUSED_ARG)
 {
     fdp__ds_printf(ds, "meter:%" PRIu32, a->arg);
+}
+
+static void
+format_learn(struct fdp__ds *ds, const struct fdp__action *a,
+             const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__learn_format(ds, a);
+}
+
+static void
+format_fin_timeout(struct fdp__ds *ds, const struct fdp__action *a,
+                   const struct fdp_match *m UNUSED_ARG)
+{
+    fdp__fin_timeout_format(ds, a);
 }
 
 #define FORMAT_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = format_##FN,

@@ -41,6 +41,7 @@
 
 #include "lib/actions-internal.h"
 #include "lib/other-actions.h"
+#include "lib/learn.h"
 #include <flowdp/flow.h>
 #include <flowdp/group.h>
 #include <flowdp/meter.h>
@@ -2711,7 +2712,7 @@ static const char *const unsupported_actions[] = {
     "bundle", "bundle_load", "set_mpls_label", "set_mpls_tc",
     "set_mpls_ttl", "dec_mpls_ttl", "push_mpls", "pop_mpls", "dec_nsh_ttl",
     "delete_field", "encap", "decap", "set_tunnel", "set_tunnel64",
-    "fin_timeout", "learn", "multipath", "exit", "sample", "unroll_xlate",
+    "multipath", "exit", "sample", "unroll_xlate",
     "nat", "output_trunc", "check_pkt_larger", "debug_recirc", "debug_slow",
     "clear_actions", "write_actions", "set_vlan_vid",
     "set_vlan_pcp", "set_nw_ttl",
@@ -2768,6 +2769,50 @@ parse_meter(struct parser *p, const char *name, char *arg, const char *at,
     return 0;
 }
 
+/* ---- learn and fin_timeout (lib/learn.c) ---- */
+
+static bool
+learn_parse_value(enum fdp_field f, const char *s, fdp_u128 *value)
+{
+    char *msg = NULL;
+    struct parser p = { .line = s, .buf = (char *) s, .errorp = &msg };
+    int error = parse_one_value(&p, f, s, s, value);
+
+    free(msg);
+    return !error;
+}
+
+static int
+parse_learn(struct parser *p, const char *name UNUSED_ARG, char *arg,
+            const char *at, struct fdp__actions_builder *b)
+{
+    struct fdp__learn_parse_env env = {
+        .match = p->match, .parse_value = learn_parse_value,
+    };
+    char *msg;
+    int error = fdp__learn_parse(arg, &env, b, &msg);
+
+    if (error) {
+        error = parse_error(p, at, "learn: %s", msg ? msg : "out of memory");
+    }
+    free(msg);
+    return error;
+}
+
+static int
+parse_fin_timeout(struct parser *p, const char *name UNUSED_ARG, char *arg,
+                  const char *at, struct fdp__actions_builder *b)
+{
+    char *msg;
+    int error = fdp__fin_timeout_parse(arg, b, &msg);
+
+    if (error) {
+        error = parse_error(p, at, "%s", msg ? msg : "out of memory");
+    }
+    free(msg);
+    return error;
+}
+
 #define PARSE_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = parse_##FN,
 static parse_action_fn *const parse_fns[] = {
     FDP__ACTION_KINDS(PARSE_FN)
@@ -2810,6 +2855,8 @@ static const struct {
     { "pop_queue", FDP_ACT_POP_QUEUE },
     { "clone", FDP_ACT_CLONE },
     { "meter", FDP_ACT_METER },
+    { "learn", FDP_ACT_LEARN },
+    { "fin_timeout", FDP_ACT_FIN_TIMEOUT },
 };
 
 /* Parses one action 'name[:arg]' at 'at'. */
@@ -2879,6 +2926,7 @@ split_action(struct parser *p, char *start, char **argp)
     if (!strcasecmp(start, "resubmit") || !strcasecmp(start, "conjunction")
         || !strcasecmp(start, "ct") || !strcasecmp(start, "clone")
         || !strcasecmp(start, "controller") || !strcasecmp(start, "enqueue")
+        || !strcasecmp(start, "learn") || !strcasecmp(start, "fin_timeout")
         || is_unsupported_action(start)) {
         *argp = *inner ? inner : NULL;
         return 0;

@@ -137,6 +137,7 @@
 #include "lib/actions-internal.h"
 #include "lib/ct-action.h"
 #include "lib/other-actions.h"
+#include "lib/learn.h"
 #include "lib/field.h"
 #include "lib/group.h"
 #include "lib/match-internal.h"
@@ -246,6 +247,7 @@ struct fdp_pipeline {
     struct fdp__group_table groups; /* Writer only (lib/group.h); readers
                                      * find the published groups in the
                                      * view. */
+    struct fdp__learn_cookies *learned_cookies;    /* lib/learn.c. */
 };
 
 /* Classification's working memory (struct fdp_pipeline_result's
@@ -340,6 +342,7 @@ fdp_pipeline_destroy(struct fdp_pipeline *p)
     }
     /* One wait for the deferred frees of every table (and index). */
     fdp__rcu_barrier();
+    fdp__learn_cookies_free(p->learned_cookies);
     for (size_t i = 0; i < FDP_PIPELINE_N_TABLES; i++) {
         struct ptable *pt = p->tables[i];
         if (!pt) {
@@ -435,7 +438,8 @@ is_control(const struct fdp_actions *acts)
          a = fdp__actions_next(acts, a)) {
         if (a->type == FDP_ACT_GOTO_TABLE || a->type == FDP_ACT_RESUBMIT
             || a->type == FDP_ACT_CT || a->type == FDP_ACT_CT_CLEAR
-            || fdp__action_needs_compose(a) || a->type == FDP_ACT_GROUP) {
+            || fdp__action_needs_compose(a) || a->type == FDP_ACT_GROUP
+            || a->type == FDP_ACT_LEARN) {
             return true;
         }
     }
@@ -815,7 +819,9 @@ table_end(struct fdp_table *t, bool *begun, bool commit, int *errorp)
         fdp_table_abort(t);
     }
     *begun = false;
-    return true;
+    /* An aborted table is as it was: nothing to publish (the learner's
+     * refreshes end so, and must not make the caches miss). */
+    return commit;
 }
 
 /* Ends the transaction on every table it began: commits them if 'commit'
@@ -1763,6 +1769,34 @@ static void run_stack(struct run *, const struct fdp__action *);
 static enum next run_group(struct run *run, uint32_t group_id,
                            unsigned int table_id, unsigned int depth);
 
+/* Runs learn action 'a' (flow form), as Open vSwitch's
+ * xlate_learn_action() does, except that the flow is not added here: the
+ * record resolved against the key as it is now (lib/learn.c) goes into the
+ * composed actions, and the datapath hands it to the table's writer off
+ * the packet path (datapath/learner.c), for this packet and for every
+ * later one that its cached outcome serves (which refreshes the learned
+ * flow, as Open vSwitch's revalidators do).  result_dst says whether the
+ * flow will be there: 0 only when limit=N flows with the learned cookie
+ * are in the learned table already. */
+static void
+run_learn(struct run *run, const struct fdp__action *a)
+{
+    const struct fdp__learn *l = fdp__learn_of(a);
+    bool ok = !l->limit
+              || fdp__learn_count_cookie(run->p, l->table_id, l->cookie)
+                 < l->limit;
+
+    if (ok) {
+        fdp__learn_resolve(a, &run->r->key, true, &run->s->composed);
+    }
+    if (l->flags & FDP__LEARN_WRITE_RESULT
+        && l->result_nxm < fdp__n_nxm_fields) {
+        uint64_t bit = UINT64_C(1) << l->result_ofs;
+        write_field(run, fdp__nxm_fields[l->result_nxm].field,
+                    ok ? bit : 0, bit);
+    }
+}
+
 /* Runs the records from 'first' to 'end' (a flow's actions, those nested
  * in a clone, or a group's bucket's), of a flow found in table 'table_id'
  * (or of a bucket of a group a flow there reached) at resubmit depth
@@ -1856,6 +1890,13 @@ run_records(struct run *run, const uint64_t *first, const uint64_t *end,
         }
         case FDP_ACT_CT:
             run_ct(run, a);
+            break;
+        case FDP_ACT_LEARN:
+            run_learn(run, a);
+            break;
+        case FDP_ACT_FIN_TIMEOUT:
+            /* The datapath's (datapath/execute.c). */
+            fdp__actions_add_record(&run->s->composed, a);
             break;
         case FDP_ACT_CT_CLEAR:
             /* Open vSwitch clears the ct fields of a tracked packet
@@ -2737,6 +2778,23 @@ table_for_each(struct ptable *pt,
         }
     }
     return true;
+}
+
+struct fdp__learn_cookies **
+fdp__pipeline_learned_cookies(struct fdp_pipeline *p)
+{
+    return &p->learned_cookies;
+}
+
+const struct fdp_rule *
+fdp__pipeline_find(struct fdp_pipeline *p, uint8_t table_id,
+                   const struct fdp_match *match, uint16_t priority)
+{
+    int error;
+    struct ptable *pt = table_id < FDP_PIPELINE_N_TABLES
+                        ? get_ptable(p, table_id, false, &error) : NULL;
+
+    return pt ? fdp__table_find(hard_of(pt), match, priority) : NULL;
 }
 
 void

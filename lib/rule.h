@@ -119,6 +119,9 @@ struct fdp_rule {
     /* Writer only. */
     bool stats_shared;                  /* 'stats' came from an older
                                          * version of this flow. */
+    bool learned;                       /* Added by a learn action (lib/
+                                         * learn.c); flowdpd --db keeps
+                                         * no such flow. */
     bool resets_created;                /* Made by an add replacing the
                                          * flow: txn_commit() sets the
                                          * counters' 'created_ms' to

@@ -1283,6 +1283,9 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
     /* A new version made by a writer's add or modify is modified now; one
      * moved between sub-tables (no 'spec') is the same version moved. */
     rule->modified_ms = spec || !old ? now : old->modified_ms;
+    /* A version moved between sub-tables stays learned; an add or modify
+     * makes the flow the writer's (the learner marks its own). */
+    rule->learned = !spec && old && old->learned;
     if (old) {
         rule->seq = old->seq;
         rule->cookie = spec ? spec->cookie : old->cookie;

@@ -22,6 +22,7 @@ UNIT_TESTS = \
 	tests/unit/test-group \
 	tests/unit/test-hash \
 	tests/unit/test-ipf \
+	tests/unit/test-learn \
 	tests/unit/test-live-ports \
 	tests/unit/test-match \
 	tests/unit/test-other-actions \
@@ -75,6 +76,9 @@ tests_unit_test_execute_LDADD = $(UNIT_LDADD)
 tests_unit_test_conntrack_SOURCES = tests/unit/test-conntrack.c
 tests_unit_test_conntrack_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_conntrack_LDADD = $(UNIT_LDADD)
+tests_unit_test_learn_SOURCES = tests/unit/test-learn.c
+tests_unit_test_learn_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_learn_LDADD = $(UNIT_LDADD)
 tests_unit_test_dp_ct_SOURCES = tests/unit/test-dp-ct.c
 tests_unit_test_dp_ct_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_dp_ct_LDADD = $(UNIT_LDADD)
@@ -180,6 +184,7 @@ TESTSUITE_AT = \
 	tests/datapath.at \
 	tests/parse-pcap.at \
 	tests/daemon.at \
+	tests/learn.at \
 	tests/ipf.at \
 	tests/pipeline.at \
 	tests/bench.at \

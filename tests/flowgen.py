@@ -1101,7 +1101,107 @@ class Gen:
                  lambda: self.output_reg(cls), lambda: self.note(),
                  lambda: self.queue(), lambda: self.controller_args(),
                  lambda: self.clone(cls)]
+        acts += [lambda: self.learn(cls)]
+        if not of13 and CLASSES[cls][1] == TCP and not self.frag_later:
+            # fin_timeout is OpenFlow 1.0/NXM only in ovs-ofctl, and
+            # "inconsistent" (OpenFlow 1.0 only) without TCP.
+            acts += [lambda: self.fin_timeout()]
         return acts
+
+    # ---- learn(...) and fin_timeout(...) -----------------------------------
+
+    # Destinations of a learned match whose prerequisites need no earlier
+    # spec (names, bits, writable).
+    LEARN_DSTS = [(["NXM_OF_IN_PORT"], 16, True),
+                  (["NXM_NX_PKT_MARK"], 32, True),
+                  (["NXM_OF_ETH_SRC", "OXM_OF_ETH_SRC", "eth_src", "dl_src"],
+                   48, True),
+                  (["NXM_OF_ETH_DST", "OXM_OF_ETH_DST", "eth_dst", "dl_dst"],
+                   48, True),
+                  (["NXM_OF_VLAN_TCI", "vlan_tci"], 16, True),
+                  (["NXM_OF_ETH_TYPE", "eth_type"], 16, False),
+                  (["OXM_OF_METADATA", "metadata"], 64, True)] \
+        + [(["NXM_NX_REG%d" % i, "reg%d" % i], 32, True) for i in range(16)] \
+        + [(["OXM_OF_PKT_REG%d" % i, "xreg%d" % i], 64, True)
+           for i in range(8)]
+
+    def learn_spec(self, cls):
+        r = self.r
+        srcs = self.nxm_fields(cls)
+        k = r.random()
+        if k < 0.25:
+            dnames, dbits, _ = self.pick(self.LEARN_DSTS)
+            snames, sbits, _ = self.pick(srcs)
+            n = r.randint(1, min(dbits, sbits, 64))
+            dst, _ = self.subfield(dnames, dbits, n)
+            src, _ = self.subfield(snames, sbits, n)
+            return "%s=%s" % (dst, src)
+        if k < 0.4:
+            names, bits, _ = self.pick([x for x in self.LEARN_DSTS
+                                        if x[0][0] in [y[0][0] for y in srcs]])
+            return self.subfield(names, bits)[0]
+        if k < 0.55:
+            return self.pick([
+                lambda: "reg%d=%s" % (r.randrange(16),
+                                      self.num(self.int_value(32), 32)),
+                lambda: "%s=%s" % (self.pick(["eth_src", "dl_dst"]),
+                                   self.mac_text(self.mac_bytes())),
+                lambda: "in_port=%d" % r.randint(1, 65279),
+                lambda: "metadata=%s" % self.num(self.int_value(64), 64)])()
+        if k < 0.65:
+            names, bits, _ = self.pick(self.LEARN_DSTS)
+            n = r.randint(1, min(bits, 64) - 1)
+            dst, _ = self.subfield(names, bits, n)
+            return "%s=%s" % (dst, self.num(self.int_value(n), n))
+        if k < 0.8:
+            dnames, dbits, _ = self.pick([x for x in self.LEARN_DSTS
+                                          if x[2]])
+            if self.chance(0.5):
+                n = r.randint(1, min(dbits, 64))
+                dst, _ = self.subfield(dnames, dbits, n)
+                return "load:%s->%s" % (self.num(self.int_value(n), n), dst)
+            snames, sbits, _ = self.pick(srcs)
+            n = r.randint(1, min(dbits, sbits, 64))
+            dst, _ = self.subfield(dnames, dbits, n)
+            src, _ = self.subfield(snames, sbits, n)
+            return "load:%s->%s" % (src, dst)
+        snames, sbits, _ = self.pick(srcs)
+        return "output:%s" % self.subfield(snames, sbits)[0]
+
+    def learn(self, cls):
+        """learn(...): ovs-ofctl reads the timeouts, priority and limit
+        with atoi(), so those are decimal."""
+        r = self.r
+        args = []
+        params = [
+            lambda: "table=%d" % r.randint(0, 254),
+            lambda: "idle_timeout=%d" % r.randint(0, 65535),
+            lambda: "hard_timeout=%d" % r.randint(0, 65535),
+            lambda: "fin_idle_timeout=%d" % r.randint(0, 65535),
+            lambda: "fin_hard_timeout=%d" % r.randint(0, 65535),
+            lambda: "priority=%d" % r.randint(0, 65535),
+            lambda: "send_flow_rem", lambda: "delete_learned",
+            lambda: "cookie=%s" % self.num(self.int_value(64), 64),
+            lambda: "limit=%d" % r.randint(0, 100000),
+            lambda: "result_dst=%s" % self.pick(
+                ["NXM_NX_REG%d[%d]" % (r.randrange(16), r.randrange(32)),
+                 "reg%d[%d]" % (r.randrange(16), r.randrange(32))])]
+        for p in r.sample(params, r.randint(0, 4)):
+            args.append(p())
+        for _ in range(r.randint(0, 4)):
+            args.append(self.learn_spec(cls))
+        r.shuffle(args)
+        return "learn(%s)" % self.pick([",", ", "]).join(args)
+
+    def fin_timeout(self):
+        r = self.r
+        args = []
+        if self.chance(0.6):
+            args.append("idle_timeout=%d" % r.randint(0, 65535))
+        if self.chance(0.6):
+            args.append("hard_timeout=%d" % r.randint(0, 65535))
+        r.shuffle(args)
+        return "fin_timeout(%s)" % ",".join(args)
 
     # ---- ct(...) ----------------------------------------------------------
 
@@ -1571,6 +1671,7 @@ class Gen:
              ]
         c.extend(self.bad_ct_tokens(dl_type, big))
         c.extend(self.bad_ct_action_tokens(cls))
+        c.extend(self.bad_learn_tokens())
         if dl_type != ETH_IPV6:
             c.append((("move",), "move:NXM_NX_IPV6_SRC[0..31]->NXM_NX_REG0[]",
                       "actions", "reject"))
@@ -1628,6 +1729,39 @@ class Gen:
             c.append((state, "ct_state=+est,ct_ipv6_dst=::1", "match",
                       "reject"))
         return c
+
+    def bad_learn_tokens(self):
+        """bad_token() candidates for learn and fin_timeout."""
+        r = self.r
+        learn = ("learn",)
+        return [
+            (learn, "learn(table=255)", "actions", "reject"),
+            (learn, "learn(%s=1)" % self.pick(["foo", "tables", "fin"]),
+             "actions", "reject"),
+            (learn, "learn(result_dst=NXM_NX_REG%d[0..1])" % r.randrange(16),
+             "actions", "reject"),
+            (learn, "learn(result_dst=NXM_OF_ETH_TYPE[0])", "actions",
+             "reject"),
+            (learn, "learn(NXM_NX_REG0[0..3]=0x%x)" % r.randint(16, 255),
+             "actions", "reject"),
+            (learn, "learn(NXM_OF_ETH_DST[]=NXM_NX_REG0[])", "actions",
+             "reject"),
+            (learn, "learn(ip_src=1.2.3.4)", "actions", "reject"),
+            (learn, "learn(load:5->NXM_OF_IP_DST[])", "actions", "reject"),
+            (learn, "learn(load:NXM_NX_REG0[]->NXM_OF_ETH_TYPE[])",
+             "actions", "reject"),
+            (learn, "learn(load:0x1ff->NXM_NX_REG0[0..7])", "actions",
+             "reject"),
+            (learn, "learn(output:NXM_NX_REG0[0..40])", "actions", "reject"),
+            (learn, "learn(NXM_NX_REG0[5..3])", "actions", "reject"),
+            (learn, "fin_timeout(%s=1)" % self.pick(["idle", "foo"]),
+             "actions", "reject"),
+            # ovs-ofctl reads these with atoi(): "x" is 0 and -1 wraps.
+            (learn, "learn(%s=%s)" % (
+                self.pick(["priority", "idle_timeout", "hard_timeout",
+                           "limit"]), self.pick(["x", "-1", "1x"])),
+             "actions", "stricter"),
+        ]
 
     def bad_ct_action_tokens(self, cls):
         """bad_token() candidates for ct and ct_clear."""

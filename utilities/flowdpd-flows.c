@@ -486,6 +486,32 @@ maybe_compact(struct server *s)
 /* Applies 'op' in one transaction; with a journal (and not replaying it)
  * the op is on disk before the transaction commits.  Returns 0 or an
  * errno value with r->code and r->msg set. */
+/* Open vSwitch's learned-cookie rule after change 'op'
+ * (fdp_pipeline_delete_learned()).  Until some change has had a flow with
+ * learn(delete_learned) there is nothing to check, and the scan of every
+ * flow it takes is saved.  What it deletes follows from the change, so a
+ * replayed journal deletes it again: it is not journalled itself. */
+static void
+delete_learned(struct server *s, const json_t *op)
+{
+    if (!s->delete_learned_armed) {
+        char *text = json_dumps(op, JSON_COMPACT);
+        s->delete_learned_armed = !text || strstr(text, "delete_learned");
+        free(text);
+        if (!s->delete_learned_armed) {
+            return;
+        }
+    }
+    size_t n;
+    int error = fdp_pipeline_delete_learned(s->pipeline, &n);
+    if (error) {
+        vlog(L_WARN, "delete_learned: %s", strerror(error));
+    } else if (n) {
+        vlog(L_INFO, "delete_learned: %zu flows deleted with the flows "
+             "that learned them", n);
+    }
+}
+
 int
 apply_op(struct server *s, const json_t *op, struct op_result *r)
 {
@@ -521,6 +547,7 @@ apply_op(struct server *s, const json_t *op, struct op_result *r)
             if (op_kinds[i].commit) {
                 op_kinds[i].commit(s, op);
             }
+            delete_learned(s, op);
             if (s->journal && !s->replaying) {
                 maybe_compact(s);
             }
@@ -564,6 +591,11 @@ collect_text(const struct fdp_rule *rule, void *list_)
     struct seq_list *l = list_;
     struct fdp_flow_spec spec;
 
+    /* Learned flows are not kept (Open vSwitch does not keep them
+     * either): the learning flows learn them again. */
+    if (fdp_rule_is_learned(rule)) {
+        return true;
+    }
     if (l->n == l->alloc) {
         size_t alloc = l->alloc ? 2 * l->alloc : 256;
         struct seq_text *p = realloc(l->items, alloc * sizeof *p);

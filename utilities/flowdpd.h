@@ -118,6 +118,9 @@ struct server {
     unsigned int n_pmds;        /* --pmds. */
     struct pmd_thread *pmds;    /* [n_pmds]. */
     bool pmd_stop;              /* Atomic. */
+    bool delete_learned_armed;  /* Some change has had a flow with
+                                 * learn(delete_learned): each change
+                                 * now checks the learned cookies. */
 
     struct journal *journal;    /* NULL without --db. */
     int db_lock_fd;             /* FILE.lock of --db=FILE, or -1. */

@@ -57,6 +57,9 @@ enum fdp_action_type {
     FDP_ACT_GROUP,          /* group:N */
     /* Meters (flowdp/meter.h). */
     FDP_ACT_METER,          /* meter:N, OpenFlow 1.3's meter instruction */
+    /* Learning (Open vSwitch's learn and fin_timeout). */
+    FDP_ACT_LEARN,          /* learn(table=N,...,SPEC,...) */
+    FDP_ACT_FIN_TIMEOUT,    /* fin_timeout(idle_timeout=N,hard_timeout=N) */
     FDP_N_ACTION_TYPES
 };
 

@@ -136,6 +136,17 @@ FDP_API int fdp_pipeline_begin(struct fdp_pipeline *p);
 FDP_API int fdp_pipeline_commit(struct fdp_pipeline *p);
 FDP_API void fdp_pipeline_abort(struct fdp_pipeline *p);
 
+/* Open vSwitch's learned-cookie rule (ovs-actions(7), learn's
+ * delete_learned): once no flow holds a learn(delete_learned,
+ * table=T,cookie=C) action any more, every flow of table T with cookie C
+ * is deleted, and so on for the learn actions those flows held.  A writer
+ * calls this after each change that may have removed or replaced flows;
+ * the pipeline remembers which (T, C) pairs the flows held at the
+ * previous call.  Stores the number of flows deleted in '*n' and returns
+ * 0, ENOMEM (nothing deleted; the pairs are those of the previous call)
+ * or an error of fdp_pipeline_remove().  Not within a transaction. */
+FDP_API int fdp_pipeline_delete_learned(struct fdp_pipeline *p, size_t *n);
+
 /* fdp_table_run() on every table in use. */
 FDP_API void fdp_pipeline_run(struct fdp_pipeline *p);
 

@@ -346,6 +346,11 @@ FDP_API uint64_t fdp_rule_get_cookie(const struct fdp_rule *rule);
  * order.) */
 FDP_API uint64_t fdp_rule_get_seq(const struct fdp_rule *rule);
 
+/* True if a learn action added the rule and no other writer has changed it
+ * since (a program that saves a table leaves such flows out, as Open
+ * vSwitch keeps no learned flow across a restart). */
+FDP_API bool fdp_rule_is_learned(const struct fdp_rule *rule);
+
 /* Statistics, updated by the datapath without locks. */
 struct fdp_rule_stats {
     uint64_t n_packets;

@@ -475,7 +475,9 @@ rec_controller(void *aux, const struct fdp__pkt *pkt,
     rec->n_controller++;
 }
 
-static const struct fdp__exec_ops rec_ops = { rec_output, rec_controller };
+static const struct fdp__exec_ops rec_ops = {
+    rec_output, rec_controller, NULL
+};
 
 static void
 pkt_init(struct fdp__pkt *pkt, uint8_t *buf, size_t size, size_t headroom)
