@@ -25,6 +25,10 @@ datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/extract-internal.h \
 	datapath/ipf.c \
 	datapath/ipf.h \
+	datapath/mac-learning.c \
+	datapath/mac-learning.h \
+	datapath/normal.c \
+	datapath/normal.h \
 	datapath/port.c \
 	datapath/port-afpacket.c \
 	datapath/port-afxdp.c \

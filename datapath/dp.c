@@ -355,6 +355,8 @@
 #include "datapath/ct-sweeper.h"
 #include "datapath/execute.h"
 #include "datapath/ipf.h"
+#include "datapath/mac-learning.h"
+#include "datapath/normal.h"
 #include "datapath/extract-internal.h"
 #include <flowdp/cpu.h>
 #include <flowdp/hash.h>
@@ -625,6 +627,7 @@ struct fdp_dp {
     struct fdp__ct *ct;         /* The connection tracker. */
     struct fdp__ct_sweeper *sweeper;    /* Its expiry thread. */
     struct fdp__ipf *ipf;       /* Fragments before the tracker. */
+    struct fdp__normal *normal; /* NORMAL's learning switch. */
 };
 
 void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
@@ -869,8 +872,12 @@ dp_create(struct fdp_table *table, struct fdp_pipeline *pipeline,
     if (!error) {
         error = fdp__ct_sweeper_start(dp->ct, &dp->sweeper);
     }
+    if (!error) {
+        error = fdp__normal_create(&dp->normal);
+    }
     if (error || !dp->umem || !dp->frame_owner || !dp->pool.frames
         || !dp->ports) {
+        fdp__normal_destroy(dp->normal);
         fdp__ct_sweeper_stop(dp->sweeper);
         fdp__ipf_destroy(dp->ipf);
         fdp__ct_destroy(dp->ct);
@@ -937,6 +944,7 @@ fdp_dp_destroy(struct fdp_dp *dp)
     free(dp->upcall);
     /* The sweeper wakes at once and ends after at most one slice. */
     fdp__ct_sweeper_stop(dp->sweeper);
+    fdp__normal_destroy(dp->normal);
     fdp__ipf_destroy(dp->ipf);
     fdp__ct_destroy(dp->ct);
     pthread_mutex_destroy(&dp->pool.mutex);
@@ -953,6 +961,7 @@ fdp_dp_destroy(struct fdp_dp *dp)
 static void
 port_close(struct fdp__port *port)
 {
+    free(port->vlan);
     free(port->spec);
     pthread_mutex_destroy(&port->tx_mutex);
     pthread_mutex_destroy(&port->error_mutex);
@@ -1123,6 +1132,7 @@ fdp_dp_port_del(struct fdp_dp *dp, uint32_t port_no)
     publish_ports(dp, new);
     /* Wait until no pmd can still be receiving from or sending to it. */
     fdp__rcu_synchronize();
+    fdp__fdb_flush(fdp__normal_fdb(dp->normal), port_no);
     port_close(port);
     pthread_mutex_unlock(&dp->mutex);
     return 0;
@@ -2505,10 +2515,48 @@ exec_controller(void *ctx_, const struct fdp__pkt *pkt, uint32_t max_len)
               pkt->size < max_len ? pkt->size : max_len);
 }
 
+/* NORMAL, FLOOD, ALL, LOCAL (datapath/normal.c); a frame no output
+ * took stays the executor's caller's. */
+static bool
+exec_reserved(void *ctx_, struct fdp__pkt *pkt, uint32_t port,
+              uint32_t in_port, bool steal)
+{
+    struct exec_ctx *ctx = ctx_;
+    const struct port_set *ports = ctx->pmd->ports;
+
+    return fdp__normal_execute(ctx->pmd->dp->normal, ports->ports, ports->n,
+                               pkt, port, in_port, steal, exec_output, ctx);
+}
+
 static const struct fdp__exec_ops exec_ops = {
     .output = exec_output,
     .controller = exec_controller,
+    .reserved = exec_reserved,
 };
+
+struct fdp__normal *
+fdp__dp_normal(const struct fdp_dp *dp)
+{
+    return dp->normal;
+}
+
+void
+fdp__dp_lock(struct fdp_dp *dp)
+{
+    pthread_mutex_lock(&dp->mutex);
+}
+
+struct fdp__port *
+fdp__dp_port_locked(struct fdp_dp *dp, uint32_t port_no)
+{
+    return find_port(dp->ports, port_no);
+}
+
+void
+fdp__dp_unlock(struct fdp_dp *dp)
+{
+    pthread_mutex_unlock(&dp->mutex);
+}
 
 /* The transmit queue for output to port 'port_no' from a flow whose
  * actions are that one output, or NULL if the port is the input port

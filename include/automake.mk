@@ -10,6 +10,7 @@ flowdpinclude_HEADERS = \
 	include/flowdp/hash.h \
 	include/flowdp/key.h \
 	include/flowdp/match.h \
+	include/flowdp/normal.h \
 	include/flowdp/pipeline.h \
 	include/flowdp/ring.h \
 	include/flowdp/table.h

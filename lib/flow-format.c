@@ -984,6 +984,15 @@ format_ct_clear(struct fdp__ds *ds, const struct fdp__action *a UNUSED_ARG,
     fdp__ds_put(ds, "ct_clear");
 }
 
+/* NORMAL, FLOOD, ALL or LOCAL: the port's name alone, as ovs-ofctl
+ * prints an output to a reserved port. */
+static void
+format_reserved(struct fdp__ds *ds, const struct fdp__action *a,
+                const struct fdp_match *m UNUSED_ARG)
+{
+    format_port(ds, fdp__action_reserved_port(a));
+}
+
 #define FORMAT_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = format_##FN,
 static format_action_fn *const format_fns[] = {
     FDP__ACTION_KINDS(FORMAT_FN)

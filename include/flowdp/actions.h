@@ -43,6 +43,8 @@ enum fdp_action_type {
     /* Connection tracking (Open vSwitch's ct and ct_clear). */
     FDP_ACT_CT,             /* ct(commit,zone=Z,table=N,nat(...),exec(...)) */
     FDP_ACT_CT_CLEAR,       /* ct_clear */
+    /* Output to a reserved port other than IN_PORT and CONTROLLER. */
+    FDP_ACT_RESERVED,       /* NORMAL, FLOOD, ALL, LOCAL */
     FDP_N_ACTION_TYPES
 };
 

@@ -12,6 +12,7 @@
 #include <flowdp/hash.h>
 #include <flowdp/key.h>
 #include <flowdp/match.h>
+#include <flowdp/normal.h>
 #include <flowdp/pipeline.h>
 #include <flowdp/ring.h>
 #include <flowdp/table.h>
