@@ -624,6 +624,14 @@ fdp__fdb_run(struct fdp__fdb *fdb, uint32_t now)
 }
 
 void
+fdp__fdb_sync(struct fdp__fdb *fdb)
+{
+    pthread_mutex_lock(&fdb->mutex);
+    run_locked(fdb, system_seconds(fdb));
+    pthread_mutex_unlock(&fdb->mutex);
+}
+
+void
 fdp__fdb_flush(struct fdp__fdb *fdb, uint32_t port)
 {
     pthread_mutex_lock(&fdb->mutex);

@@ -87,6 +87,10 @@ bool fdp__fdb_learn(struct fdp__fdb *, uint64_t mac, uint16_t vlan,
  * thread fdp__fdb_now()).  Returns the number of changes made. */
 size_t fdp__fdb_run(struct fdp__fdb *, uint32_t now);
 
+/* fdp__fdb_run() at the fdb's own clock: applies what the pmds noted so
+ * far now, rather than within the thread's next millisecond. */
+void fdp__fdb_sync(struct fdp__fdb *);
+
 /* Forgets every entry, or with 'port' nonzero only those on 'port'
  * (when a port goes away or changes VLANs). */
 void fdp__fdb_flush(struct fdp__fdb *, uint32_t port);

@@ -492,8 +492,9 @@ output_tci(const struct fdp__vlan_conf *c, uint16_t vlan, uint16_t tci)
     case FDP_VLAN_MODE_NATIVE_TAGGED:
         break;
     }
-    uint16_t out = (uint16_t) (vlan | (tci & FDP_VLAN_PCP_MASK));
-    return out ? (uint16_t) (out | FDP_VLAN_CFI) : 0;
+    /* The TCI on the wire: VID and PCP, the DEI bit clear (Open vSwitch's
+     * xvlan_put(); its CFI bit only says "present" inside the flow). */
+    return (uint16_t) (vlan | (tci & FDP_VLAN_PCP_MASK));
 }
 
 /* Sends 'pkt' to 'port' with outer TCI 'tci' (0: untagged). */
@@ -724,6 +725,12 @@ fdp_dp_fdb_dump(struct fdp_dp *dp, struct fdp_fdb_entry *entries, size_t max)
 }
 
 void
+fdp_dp_fdb_sync(struct fdp_dp *dp)
+{
+    fdp__fdb_sync(fdp__normal_fdb(fdp__dp_normal(dp)));
+}
+
+void
 fdp_dp_fdb_flush(struct fdp_dp *dp)
 {
     fdp__fdb_flush(fdp__normal_fdb(fdp__dp_normal(dp)), 0);
@@ -762,4 +769,32 @@ fdp_dp_fdb_get_stats(struct fdp_dp *dp, struct fdp_fdb_stats *st)
         .n_local_dropped = __atomic_load_n(&n->n_local_dropped,
                                            __ATOMIC_RELAXED),
     };
+}
+
+void
+fdp_dp_normal_explain(struct fdp_dp *dp, const struct fdp_key *key,
+                      char *buf, size_t size)
+{
+    struct fdp__normal *n = fdp__dp_normal(dp);
+    uint64_t dst = (uint64_t) fdp__key_get(key, FDP_F_DL_DST);
+    uint64_t src = (uint64_t) fdp__key_get(key, FDP_F_DL_SRC);
+    uint16_t tci = (uint16_t) fdp__key_get(key, FDP_F_VLAN_TCI);
+    uint32_t in_no = (uint32_t) fdp__key_get(key, FDP_F_IN_PORT);
+    uint8_t eth[12];
+    struct fdp__normal_verdict v;
+
+    for (int b = 0; b < 6; b++) {
+        eth[b] = (uint8_t) (dst >> (40 - 8 * b));
+        eth[6 + b] = (uint8_t) (src >> (40 - 8 * b));
+    }
+    /* The key's vlan_tci has the CFI bit set when the frame is tagged
+     * (Open vSwitch's convention). */
+    fdp__rcu_read_lock();
+    fdp__dp_lock(dp);
+    const struct fdp__port *in = fdp__dp_port_locked(dp, in_no);
+    fdp__normal_decide(n, eth, tci & FDP_VLAN_CFI, tci & ~FDP_VLAN_CFI, in,
+                       in_no, fdp__fdb_now(n->fdb), false, &v);
+    fdp__dp_unlock(dp);
+    fdp__rcu_read_unlock();
+    fdp__normal_verdict_format(&v, eth, in_no, buf, size);
 }

@@ -29,7 +29,8 @@
  *                add fields:[NAME] (lookup order), group_bits:[4|8]
  *                and const_fields:[NAME] (matched alike by every flow))
  *   show         {}                                  -> {ports:[...], ...}
- *   add-port     {port:N, spec:TEXT}                 -> {}
+ *   add-port     {port:N, spec:TEXT, vlan?:[TEXT]}   -> {}
+ *                (vlan: the port's VLAN settings, as set-port's)
  *   del-port     {port:N}                            -> {}
  *   trace        {packet:TEXT, ct_next?:[N...]}      -> {steps:[...],
  *                                                        actions, ...}
@@ -40,6 +41,8 @@
  *   dump-conntrack, flush-conntrack, ct-*: the connection tracker's, in
  *                flowdpd-ct.c (ct_methods[]).
  *   ipf-*        fragment reassembly: see flowdpd-ipf.c
+ *   fdb/show, fdb/flush, fdb/stats, fdb/set, fdb/warp, set-port:
+ *                NORMAL's learning switch: see flowdpd-normal.c
  */
 #include <config.h>
 
@@ -201,11 +204,28 @@ h_add_port(struct server *s, const json_t *p, struct op_result *r)
         op_fail(r, RPC_INVALID_PARAMS, "\"spec\": expected TYPE:ARGS");
         return NULL;
     }
+    /* The VLAN settings are checked before the port exists, so that a
+     * bad one adds nothing. */
+    const json_t *vlan = json_object_get(p, "vlan");
+    struct fdp_port_vlan cfg;
+    fdp_port_vlan_init(&cfg);
+    if (normal_vlan_params(vlan, &cfg, r)) {
+        return NULL;
+    }
     int error = fdp_dp_port_add(s->dp, port, spec, &msg);
     if (error) {
         op_fail(r, RPC_FAILED, "%s", msg ? msg : strerror(error));
         free(msg);
         return NULL;
+    }
+    if (json_array_size(vlan)) {
+        error = fdp_dp_port_set_vlan(s->dp, port, &cfg);
+        if (error) {
+            fdp_dp_port_del(s->dp, port);
+            op_fail(r, RPC_FAILED, "port %" PRIu32 ": VLAN settings: %s",
+                    port, strerror(error));
+            return NULL;
+        }
     }
     log_port_added(s->dp, port, spec);
     return json_object();
@@ -272,6 +292,9 @@ h_trace(struct server *s, const json_t *p, struct op_result *r)
     fdp_table_read_lock();
     json_t *result = trace_json(s->pipeline, &key, ct_next, n_ct_next);
     fdp_table_read_unlock();
+    if (result) {
+        normal_trace(s, &key, result);
+    }
     if (!result) {
         op_fail(r, RPC_FAILED, "out of memory");
     }
@@ -319,6 +342,13 @@ static const struct {
     { "ipf-set-min-frag", h_ipf_set_min_frag, NULL },
     { "ipf-set-max-nfrags", h_ipf_set_max_nfrags, NULL },
     { "ipf-get-status", h_ipf_get_status, NULL },
+    /* NORMAL's learning switch (flowdpd-normal.c). */
+    { "fdb/show", h_fdb_show, NULL },
+    { "fdb/flush", h_fdb_flush, NULL },
+    { "fdb/stats", h_fdb_stats, NULL },
+    { "fdb/set", h_fdb_set, NULL },
+    { "fdb/warp", h_fdb_warp, NULL },
+    { "set-port", h_set_port, NULL },
 };
 
 void

@@ -96,6 +96,12 @@ struct fdp_fdb_entry {
 FDP_API size_t fdp_dp_fdb_dump(struct fdp_dp *, struct fdp_fdb_entry *entries,
                                size_t max);
 
+/* Applies now every learning note the pmds have queued (the learning
+ * table's thread does it within a millisecond otherwise): for replays
+ * that must learn from each packet before the next, as Open vSwitch's
+ * upcalls do. */
+FDP_API void fdp_dp_fdb_sync(struct fdp_dp *);
+
 /* Forgets every learned entry. */
 FDP_API void fdp_dp_fdb_flush(struct fdp_dp *);
 
@@ -108,6 +114,15 @@ FDP_API int fdp_dp_fdb_set_aging(struct fdp_dp *, uint32_t seconds);
 /* Moves the learning table's clock 'seconds' ahead (Open vSwitch's
  * time/warp, for tests of aging) and ages the table at once. */
 FDP_API void fdp_dp_fdb_warp(struct fdp_dp *, uint32_t seconds);
+
+struct fdp_key;
+
+/* What NORMAL would do with the packet 'key' (its in_port, dl_dst, dl_src
+ * and vlan_tci) now, without learning: "learned 50:54:00:00:00:01 on
+ * port 1 VLAN 0; 50:54:00:00:00:02 learned on port 2: forwarded", for a
+ * trace.  Written into 'buf' of 'size' bytes. */
+FDP_API void fdp_dp_normal_explain(struct fdp_dp *, const struct fdp_key *key,
+                                   char *buf, size_t size);
 
 struct fdp_fdb_stats {
     uint64_t n_entries, max_entries;
