@@ -72,5 +72,6 @@ void suite_datapath(void);
 void suite_datapath_veth(void);    /* Part of suite_datapath (bench-veth.c). */
 void suite_extract(void);
 void suite_pipeline(void);     /* bench-pipeline.c */
+void suite_normal(void);       /* bench-normal.c */
 
 #endif /* FDP_BENCH_H */

@@ -1643,6 +1643,7 @@ static const struct suite suites[] = {
     { "pipeline", suite_pipeline },
     { "extract", suite_extract },
     { "ct", suite_ct },
+    { "normal", suite_normal },
 };
 
 /* Which suites the command line named (all false: run every suite). */

@@ -2624,6 +2624,15 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
     if (!actions) {
         actions = g->flow->actions;
     }
+    const struct fdp__action *first = fdp__actions_first(actions);
+    if (first && first->type == FDP_ACT_RESERVED
+        && fdp__action_reserved_port(first) == FDP_PORT_NORMAL) {
+        /* NORMAL's table lines for the whole group first (normal.c). */
+        for (uint32_t k = 0; k < g->n; k++) {
+            fdp__normal_prefetch(pmd->dp->normal, pmd->in_port,
+                                 &b->pkts[g->pkts[k]]);
+        }
+    }
     group_run_actions(pmd, b, g, actions, depth);
 }
 

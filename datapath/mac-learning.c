@@ -34,10 +34,14 @@
  * (1 << 63) | vlan << 48 | mac so that 0 is an empty slot.  An address
  * may sit in either of two buckets, chosen by two keyed hashes (random
  * per table, so that nobody can pick MACs that share buckets without
- * knowing the keys); the writer puts a new one in the emptier of the two.
- * The table has at least 2 * max_entries / 3 buckets, so it is at most
- * half full and a lookup reads at most two lines.  When both buckets
- * are full (rare at that load), or the table holds max_entries, the
+ * knowing the keys): the first if it has room, else the second, and then
+ * the first bucket counts it in its 'overflow'.  A lookup reads the
+ * second bucket only if the first's overflow is nonzero.  The table has
+ * at least 4 * max_entries / 3 buckets, so it is at most a quarter full
+ * (buckets_for()), few buckets overflow, and a lookup reads one line,
+ * rarely two.  When both buckets are full (rare at that load: about one
+ * insert in 10,000 when the table holds max_entries), or the table
+ * holds max_entries, the
  * writer evicts the least recently seen of the candidates: the six
  * slots of the two buckets, or 64 slots sampled from a rotating cursor
  * (a sampled LRU: Open vSwitch keeps an exact LRU list, which readers
@@ -90,8 +94,9 @@ struct slot {
 
 struct bucket {
     uint32_t seq;               /* Odd while the writer changes slots. */
-    uint32_t pad_;
-    uint64_t pad2_;
+    uint32_t overflow;          /* Keys whose first bucket this is that
+                                 * live in their second.  Atomic. */
+    uint64_t pad_;
     struct slot s[SLOTS];
 } __attribute__((aligned(64)));
 
@@ -112,9 +117,11 @@ struct cell {
 };
 
 struct fdp__fdb {
+    /* What pmds read, on a line of its own: the writer's mutex and
+     * counters change every millisecond. */
     struct table *table;        /* RCU; replaced under 'mutex'. */
     uint32_t clock;             /* Atomic: fdb seconds, set by run(). */
-    pthread_mutex_t mutex;
+    pthread_mutex_t mutex __attribute__((aligned(64)));
 
     /* Writer state, under 'mutex'. */
     uint32_t max_entries;
@@ -186,7 +193,12 @@ fdp__fdb_now(const struct fdp__fdb *fdb)
 static uint32_t
 buckets_for(uint32_t max_entries)
 {
-    uint64_t want = ((uint64_t) max_entries * 2 + SLOTS - 1) / SLOTS;
+    /* Four slots per entry allowed: at most a quarter full, so that a
+     * key's first bucket has room nearly always (at a quarter, a bucket
+     * gets 0.75 first-choice keys on average and 3 or more, an overflow,
+     * about 4 % of the time; both of a key's buckets full, an eviction
+     * before the table is full, about once per 10,000 inserts). */
+    uint64_t want = ((uint64_t) max_entries * 4 + SLOTS - 1) / SLOTS;
     uint32_t n = 1;
 
     while (n < want) {
@@ -237,9 +249,11 @@ table_free_rcu(struct rcu_head *head)
 }
 
 /* Reader: looks 'key' up in bucket 'b' under its sequence lock.  Returns
- * the slot's index and its port in '*port', or -1. */
+ * the slot's index and its port in '*port', or -1; '*overflow' gets the
+ * bucket's overflow count (read in the same section). */
 static int
-bucket_find(const struct bucket *b, uint64_t key, uint32_t *port)
+bucket_find(const struct bucket *b, uint64_t key, uint32_t *port,
+            uint32_t *overflow)
 {
     for (;;) {
         uint32_t s1 = __atomic_load_n(&b->seq, __ATOMIC_ACQUIRE);
@@ -257,23 +271,35 @@ bucket_find(const struct bucket *b, uint64_t key, uint32_t *port)
                 break;
             }
         }
+        uint32_t o = __atomic_load_n(&b->overflow, __ATOMIC_RELAXED);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&b->seq, __ATOMIC_RELAXED) == s1) {
             *port = p;
+            *overflow = o;
             return found;
         }
     }
 }
 
-/* Reader: the slot of 'key' in 't' and its port, or NULL. */
+/* Reader: the slot of 'key' in 't' and its port, or NULL.  The second
+ * bucket is read only if the first says some of its keys overflowed
+ * there ("Layout"), so most lookups read one line. */
 static struct slot *
 table_find(const struct table *t, uint64_t key, uint32_t *port)
 {
-    for (int which = 0; which < 2; which++) {
-        struct bucket *b = &t->b[bucket_of(t, key, which)];
-        int i = bucket_find(b, key, port);
+    struct bucket *b1 = &t->b[bucket_of(t, key, 0)];
+    uint32_t overflow;
+    int i = bucket_find(b1, key, port, &overflow);
+
+    if (i >= 0) {
+        return &b1->s[i];
+    }
+    if (overflow) {
+        struct bucket *b2 = &t->b[bucket_of(t, key, 1)];
+        uint32_t unused;
+        i = bucket_find(b2, key, port, &unused);
         if (i >= 0) {
-            return &b->s[i];
+            return &b2->s[i];
         }
     }
     return NULL;
@@ -415,6 +441,14 @@ fdp__fdb_start(struct fdp__fdb *fdb)
 /* ---------------------------------------------------------------------- */
 /* Lookups.                                                                */
 
+void
+fdp__fdb_prefetch(const struct fdp__fdb *fdb, uint64_t mac, uint16_t vlan)
+{
+    const struct table *t = FDP_RCU_GET(fdb->table);
+
+    __builtin_prefetch(&t->b[bucket_of(t, make_key(mac, vlan), 0)]);
+}
+
 bool
 fdp__fdb_lookup(const struct fdp__fdb *fdb, uint64_t mac, uint16_t vlan,
                 uint32_t *port)
@@ -470,9 +504,19 @@ fdp__fdb_learn(struct fdp__fdb *fdb, uint64_t mac, uint16_t vlan,
 /* ---------------------------------------------------------------------- */
 /* The writer.                                                             */
 
+/* Empties slot 's'; if its key lived in its second bucket, the first
+ * bucket's overflow count goes down. */
 static void
 slot_clear(struct table *t, struct slot *s)
 {
+    struct bucket *home = &t->b[bucket_of(t, s->key, 0)];
+
+    if (home != bucket_of_slot(t, s)) {
+        write_begin(home);
+        __atomic_store_n(&home->overflow, home->overflow - 1,
+                         __ATOMIC_RELAXED);
+        write_end(home);
+    }
     slot_write(t, s, 0, 0, 0);
 }
 
@@ -483,8 +527,8 @@ sample_victim(struct fdp__fdb *fdb, struct table *t)
     size_t n_slots = ((size_t) t->mask + 1) * SLOTS;
     struct slot *victim = NULL;
 
-    /* The table is at most half full when it holds max_entries, so a
-     * sample of 64 finds entries; the loop goes on until it has one. */
+    /* The table is a quarter full when it holds max_entries, so a sample
+     * of 64 finds entries; the loop goes on until it has one. */
     for (size_t k = 0; k < n_slots && (k < EVICT_SAMPLE || !victim); k++) {
         size_t i = (fdb->cursor + k) % n_slots;
         struct slot *s = &t->b[i / SLOTS].s[i % SLOTS];
@@ -496,7 +540,21 @@ sample_victim(struct fdp__fdb *fdb, struct table *t)
     return victim;
 }
 
-/* Inserts 'key' (not in 't') on 'port', seen at 'now'. */
+/* A free slot of bucket 'b', or NULL. */
+static struct slot *
+free_slot(struct bucket *b)
+{
+    for (int i = 0; i < SLOTS; i++) {
+        if (!b->s[i].key) {
+            return &b->s[i];
+        }
+    }
+    return NULL;
+}
+
+/* Inserts 'key' (not in 't') on 'port', seen at 'now': in its first
+ * bucket if it has room, else in its second (counted in the first's
+ * overflow), else in place of the least recently seen of both. */
 static void
 table_insert(struct fdp__fdb *fdb, struct table *t, uint64_t key,
              uint32_t port, uint32_t now)
@@ -510,33 +568,30 @@ table_insert(struct fdp__fdb *fdb, struct table *t, uint64_t key,
         }
     }
 
-    struct bucket *b[2] = { &t->b[bucket_of(t, key, 0)],
-                            &t->b[bucket_of(t, key, 1)] };
-    struct slot *free_slot[2] = { NULL, NULL };
-    int n_free[2] = { 0, 0 };
-    struct slot *oldest = NULL;
-    for (int w = 0; w < 2; w++) {
-        for (int i = 0; i < SLOTS; i++) {
-            struct slot *s = &b[w]->s[i];
-            if (!s->key) {
-                n_free[w]++;
-                if (!free_slot[w]) {
-                    free_slot[w] = s;
+    struct bucket *b1 = &t->b[bucket_of(t, key, 0)];
+    struct bucket *b2 = &t->b[bucket_of(t, key, 1)];
+    struct slot *s = free_slot(b1);
+    if (!s && b2 != b1) {
+        s = free_slot(b2);
+    }
+    if (!s) {
+        /* Both full: the least recently seen of their slots goes. */
+        for (int w = 0; w < 2; w++) {
+            struct bucket *b = w ? b2 : b1;
+            for (int i = 0; i < SLOTS; i++) {
+                if (!s || slot_used(&b->s[i]) < slot_used(s)) {
+                    s = &b->s[i];
                 }
-            } else if (!oldest || slot_used(s) < slot_used(oldest)) {
-                oldest = s;
             }
         }
-    }
-    struct slot *s = n_free[0] >= n_free[1] ? free_slot[0] : free_slot[1];
-    if (!s) {
-        s = free_slot[0] ? free_slot[0] : free_slot[1];
-    }
-    if (!s) {
-        /* Both buckets full: the least recently seen of their six goes. */
-        s = oldest;
+        slot_clear(t, s);
         fdb->n_entries--;
         fdb->n_evicted++;
+    }
+    if (bucket_of_slot(t, s) != b1) {
+        write_begin(b1);
+        __atomic_store_n(&b1->overflow, b1->overflow + 1, __ATOMIC_RELAXED);
+        write_end(b1);
     }
     slot_write(t, s, key, port, now);
     fdb->n_entries++;
@@ -605,7 +660,9 @@ run_locked(struct fdp__fdb *fdb, uint32_t now)
     struct table *t = fdb->table;
     size_t n;
 
-    __atomic_store_n(&fdb->clock, now, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&fdb->clock, __ATOMIC_RELAXED) != now) {
+        __atomic_store_n(&fdb->clock, now, __ATOMIC_RELAXED);
+    }
     n = apply_notes(fdb, t, now);
     if (now != fdb->last_aged) {
         n += expire(fdb, t, now);

@@ -74,6 +74,9 @@ uint32_t fdp__fdb_now(const struct fdp__fdb *);
 bool fdp__fdb_lookup(const struct fdp__fdb *, uint64_t mac, uint16_t vlan,
                      uint32_t *port);
 
+/* Prefetches the line where 'mac' on 'vlan' would be found first. */
+void fdp__fdb_prefetch(const struct fdp__fdb *, uint64_t mac, uint16_t vlan);
+
 /* What NORMAL does with a packet's source: if the table already says
  * 'mac' on 'vlan' is on 'port', marks the entry seen at 'now' (a store
  * only when the second changed) and returns true; otherwise queues a

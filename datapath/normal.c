@@ -521,6 +521,28 @@ pkt_tci(const struct fdp__pkt *pkt, uint16_t *tci)
     return true;
 }
 
+void
+fdp__normal_prefetch(struct fdp__normal *n, const struct fdp__port *in,
+                     const struct fdp__pkt *pkt)
+{
+    if (pkt->layout.l2 < 0 || !in) {
+        return;
+    }
+    const uint8_t *eth = pkt->data + pkt->layout.l2;
+    const struct fdp__vlan_conf *c = port_conf(in);
+    uint16_t tci;
+    uint16_t vid = pkt_tci(pkt, &tci) ? tci & FDP_VLAN_VID_MASK : 0;
+    uint16_t vlan = c->mode == FDP_VLAN_MODE_ACCESS || (!vid
+                                                        && c->mode
+                                                        != FDP_VLAN_MODE_TRUNK)
+                    ? c->tag : vid;
+
+    fdp__fdb_prefetch(n->fdb, mac_at(eth + 6), vlan);
+    if (!(eth[0] & 1)) {
+        fdp__fdb_prefetch(n->fdb, mac_at(eth), vlan);
+    }
+}
+
 static bool
 flood_all(struct fdp__port *const *ports, size_t n_ports,
           struct fdp__pkt *pkt, uint32_t in_no, bool steal,

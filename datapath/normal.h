@@ -77,6 +77,12 @@ void fdp__normal_decide(struct fdp__normal *, const uint8_t eth[12],
                         uint32_t now, bool learn,
                         struct fdp__normal_verdict *);
 
+/* Prefetches the learning table's lines that NORMAL will read for 'pkt'
+ * arriving on 'in' (a group's packets first, then their executions: the
+ * lookups' misses overlap). */
+void fdp__normal_prefetch(struct fdp__normal *, const struct fdp__port *in,
+                          const struct fdp__pkt *pkt);
+
 /* The output callback of fdp__normal_execute(): the datapath's output
  * (execute.h's contract for 'steal'). */
 typedef void fdp__normal_output_fn(void *aux, struct fdp__pkt *pkt,
