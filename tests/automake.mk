@@ -21,6 +21,7 @@ UNIT_TESTS = \
 	tests/unit/test-ipf \
 	tests/unit/test-live-ports \
 	tests/unit/test-match \
+	tests/unit/test-normal \
 	tests/unit/test-pipapo \
 	tests/unit/test-pipeline \
 	tests/unit/test-ring \
@@ -61,6 +62,10 @@ tests_unit_test_conntrack_LDADD = $(UNIT_LDADD)
 tests_unit_test_dp_ct_SOURCES = tests/unit/test-dp-ct.c
 tests_unit_test_dp_ct_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_dp_ct_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_normal_SOURCES = tests/unit/test-normal.c
+tests_unit_test_normal_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_normal_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_ipf_SOURCES = tests/unit/test-ipf.c
 tests_unit_test_ipf_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)

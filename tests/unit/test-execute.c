@@ -446,7 +446,9 @@ rec_controller(void *aux, const struct fdp__pkt *pkt, uint32_t max_len)
     rec->n_controller++;
 }
 
-static const struct fdp__exec_ops rec_ops = { rec_output, rec_controller };
+static const struct fdp__exec_ops rec_ops = {
+    .output = rec_output, .controller = rec_controller,
+};
 
 static void
 pkt_init(struct fdp__pkt *pkt, uint8_t *buf, size_t size, size_t headroom)
