@@ -152,6 +152,7 @@ TESTSUITE_AT = \
 	tests/ovs-diff.at \
 	tests/ct-diff.at \
 	tests/ct-scenarios.at \
+	tests/normal.at \
 	tests/flow-syntax.at \
 	tests/classify.at \
 	tests/datapath.at \
@@ -169,7 +170,7 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/pipeline-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
 	tests/perf-dump.sh tests/ovs-peer.sh tests/ct-diff.py \
-	tests/ct_scenarios.py \
+	tests/ct_scenarios.py tests/normal-diff.py \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \

@@ -14,6 +14,11 @@ against ovs-vswitchd (actions=NORMAL on both).
                                                  flowdp-ctl run --ordered;
                                 DIR/fdp-args.txt flowdp-ctl run's --port and
                                                  --port-vlan options
+  normal-diff.py frame FILE DST SRC [TCI]
+                                writes a one-packet capture FILE: a frame
+                                from station SRC to DST (1..255: MAC
+                                50:54:00:00:00:XX; "ff": broadcast),
+                                tagged with TCI (hex) if given
   normal-diff.py compare DIR    compares DIR/ovs-outN.pcap with
                                 DIR/fdp-outN.pcap for every port: the same
                                 packets in the same order; prints the
@@ -146,7 +151,19 @@ def compare(d):
     return 1 if bad else 0
 
 
+def one_frame(path, dst, src, tci=None):
+    def station(x):
+        return "ff:ff:ff:ff:ff:ff" if x == "ff" else "50:54:00:00:00:%02x" % int(x)
+    tags = ((0x8100, int(tci, 16)),) if tci else ()
+    udp = g.ipv4_l4("10.0.0.1", "10.0.0.2", 17, 1000, 2000, b"normal")
+    g.write_pcap(path, [(1000000, g.eth(station(dst), station(src), 0x0800,
+                                        udp, tags))])
+    return 0
+
+
 def main():
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "frame":
+        return one_frame(*sys.argv[2:])
     if len(sys.argv) == 4 and sys.argv[1] == "gen":
         return gen(int(sys.argv[2]), sys.argv[3])
     if len(sys.argv) == 3 and sys.argv[1] == "compare":

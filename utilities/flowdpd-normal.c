@@ -101,7 +101,8 @@ h_fdb_stats(struct server *s, const json_t *p, struct op_result *r)
                      "n_local_dropped", (json_int_t) st.n_local_dropped);
 }
 
-/* 'name', if present: an integer from 1 to 'max'. */
+/* 'name', if present: an integer from 0 to 'max' (the callee checks its
+ * own range and names it). */
 static int
 opt_u32(const json_t *p, const char *name, uint32_t max,
         struct op_result *r, bool *given, uint32_t *value)
@@ -112,10 +113,10 @@ opt_u32(const json_t *p, const char *name, uint32_t max,
     if (!v) {
         return 0;
     }
-    if (!json_is_integer(v) || json_integer_value(v) < 1
+    if (!json_is_integer(v) || json_integer_value(v) < 0
         || json_integer_value(v) > max) {
         return op_fail(r, RPC_INVALID_PARAMS, "\"%s\": expected a number "
-                       "from 1 to %" PRIu32, name, max);
+                       "from 0 to %" PRIu32, name, max);
     }
     *value = (uint32_t) json_integer_value(v);
     return 0;
@@ -163,8 +164,9 @@ h_fdb_warp(struct server *s, const json_t *p, struct op_result *r)
     if (opt_u32(p, "seconds", 86400 * 365, r, &given, &seconds)) {
         return NULL;
     }
-    if (!given) {
-        op_fail(r, RPC_INVALID_PARAMS, "\"seconds\": expected a number");
+    if (!given || !seconds) {
+        op_fail(r, RPC_INVALID_PARAMS, "\"seconds\": expected a number "
+                "from 1 up");
         return NULL;
     }
     fdp_dp_fdb_warp(s->dp, seconds);
