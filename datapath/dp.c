@@ -1033,9 +1033,12 @@ open_port(struct fdp_dp *dp, const char *spec, struct fdp__port **portp,
     return EINVAL;
 }
 
-int
-fdp_dp_port_add(struct fdp_dp *dp, uint32_t port_no, const char *spec,
-                char **errorp)
+/* Adds the port with NORMAL's VLAN configuration 'vlan' (NULL: trunk of
+ * every VLAN), set before any pmd sees the port; on success the port
+ * owns 'vlan'. */
+static int
+port_add(struct fdp_dp *dp, uint32_t port_no, const char *spec,
+         struct fdp__vlan_conf *vlan, char **errorp)
 {
     struct fdp__port *port = NULL;
     char *error_msg = NULL;
@@ -1072,6 +1075,7 @@ fdp_dp_port_add(struct fdp_dp *dp, uint32_t port_no, const char *spec,
     }
     port->dp = dp;
     port->port_no = port_no;
+    port->vlan = vlan;
     port->rank = dp->next_rank++;
     pthread_mutex_init(&port->tx_mutex, NULL);
     pthread_mutex_init(&port->error_mutex, NULL);
@@ -1104,6 +1108,32 @@ out:
                                              port_no, strerror(error));
     } else {
         free(error_msg);
+    }
+    return error;
+}
+
+int
+fdp_dp_port_add(struct fdp_dp *dp, uint32_t port_no, const char *spec,
+                char **errorp)
+{
+    return port_add(dp, port_no, spec, NULL, errorp);
+}
+
+int
+fdp_dp_port_add_vlan(struct fdp_dp *dp, uint32_t port_no, const char *spec,
+                     const struct fdp_port_vlan *cfg, char **errorp)
+{
+    struct fdp__vlan_conf *vlan = fdp__vlan_conf_create(cfg);
+
+    if (!vlan) {
+        if (errorp) {
+            *errorp = NULL;
+        }
+        return ENOMEM;
+    }
+    int error = port_add(dp, port_no, spec, vlan, errorp);
+    if (error) {
+        free(vlan);
     }
     return error;
 }

@@ -212,20 +212,14 @@ h_add_port(struct server *s, const json_t *p, struct op_result *r)
     if (normal_vlan_params(vlan, &cfg, r)) {
         return NULL;
     }
-    int error = fdp_dp_port_add(s->dp, port, spec, &msg);
+    /* With settings, the port has them before its first packet. */
+    int error = json_array_size(vlan)
+                ? fdp_dp_port_add_vlan(s->dp, port, spec, &cfg, &msg)
+                : fdp_dp_port_add(s->dp, port, spec, &msg);
     if (error) {
         op_fail(r, RPC_FAILED, "%s", msg ? msg : strerror(error));
         free(msg);
         return NULL;
-    }
-    if (json_array_size(vlan)) {
-        error = fdp_dp_port_set_vlan(s->dp, port, &cfg);
-        if (error) {
-            fdp_dp_port_del(s->dp, port);
-            op_fail(r, RPC_FAILED, "port %" PRIu32 ": VLAN settings: %s",
-                    port, strerror(error));
-            return NULL;
-        }
     }
     log_port_added(s->dp, port, spec);
     return json_object();

@@ -74,6 +74,14 @@ FDP_API enum fdp_vlan_mode fdp_port_vlan_mode(const struct fdp_port_vlan *);
 FDP_API void fdp_port_vlan_format(const struct fdp_port_vlan *cfg,
                                   char *buf, size_t size);
 
+/* fdp_dp_port_add() with the port's VLAN configuration 'cfg' in place
+ * before any packet arrives on it.  Returns what fdp_dp_port_add() does,
+ * or ENOMEM. */
+FDP_API int fdp_dp_port_add_vlan(struct fdp_dp *, uint32_t port_no,
+                                 const char *spec,
+                                 const struct fdp_port_vlan *cfg,
+                                 char **errorp);
+
 /* Sets or reads port 'port_no''s VLAN configuration.  Setting it forgets
  * what the port learned (as vswitchd does when a port is reconfigured).
  * Returns 0, ENOENT (no such port) or ENOMEM. */
