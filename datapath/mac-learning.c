@@ -19,8 +19,9 @@
  * bounded lock-free multi-producer queue, Vyukov's array queue: each
  * cell carries a sequence number that says whether it is free for the
  * producer at position P, P, or full for the consumer, P + 1), and the
- * writer, the fdb's thread, applies the notes every millisecond under the
- * fdb's mutex.  The only store a pmd makes is the "last seen" second of
+ * writer, the fdb's thread, applies the notes under the fdb's mutex
+ * every millisecond while there are some, and less often (up to 64 ms)
+ * while there are none (fdb_thread()).  The only store a pmd makes is the "last seen" second of
  * an entry it found on the right port, and only when the second changed,
  * so an address that keeps sending costs one store per second, not one
  * per packet: it is a statistic like a flow's counters, which the writer
@@ -57,8 +58,8 @@
  * Worked example.  Aging 300 s, an empty table, clock at 10 s.  A frame
  * from 50:54:00:00:00:01 on port 1, VLAN 0, at 10 s: the pmd's
  * fdp__fdb_learn() finds nothing and queues {key 0x8000505400000001,
- * port 1}; within a millisecond fdp__fdb_run(10) puts it in the emptier
- * of its buckets with last seen 10.  A reply to that address looks it up
+ * port 1}; the thread's next pass, fdp__fdb_run(10), puts it in its
+ * first bucket with last seen 10.  A reply to that address looks it up
  * (port 1).  The same address on port 2 at 20 s: learn() finds it on
  * port 1, queues {.., port 2}; run() rewrites the slot's port under the
  * bucket's sequence lock (a move).  No frame from it after 20 s: at the
@@ -83,7 +84,9 @@
 #define KEY_VALID (UINT64_C(1) << 63)
 #define QUEUE_SIZE 4096         /* Notes: one millisecond of 4 Mpps of
                                  * new sources, far above any real burst
-                                 * of new stations. */
+                                 * of new stations; a note lost to a full
+                                 * queue is counted, and made again by
+                                 * the station's next frame. */
 #define EVICT_SAMPLE 64         /* Slots examined to evict when full. */
 
 struct slot {
@@ -412,18 +415,24 @@ static void *
 fdb_thread(void *fdb_)
 {
     struct fdp__fdb *fdb = fdb_;
-    /* One millisecond: a station's first frames are flooded for at most
-     * that long after the first, which Open vSwitch's upcall path takes
-     * too; and an idle pass (an empty queue, the aging scan only when the
-     * second changes) costs a few hundred nanoseconds. */
-    const struct timespec tick = { .tv_nsec = 1000000 };
+    /* One millisecond after a pass that applied notes: a station's first
+     * frames are flooded for about that long (Open vSwitch's upcall path
+     * takes time too).  An idle datapath is not woken a thousand times a
+     * second for nothing: the pause doubles with every pass that found
+     * nothing to do, up to 64 ms, the longest a new station's frames are
+     * flooded after a quiet spell (and well within the second that aging
+     * counts in). */
+    long pause_ns = 1000000;
 
     fdp__rcu_register();
     while (!__atomic_load_n(&fdb->stop, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&fdb->mutex);
-        run_locked(fdb, system_seconds(fdb));
+        size_t n = run_locked(fdb, system_seconds(fdb));
         pthread_mutex_unlock(&fdb->mutex);
-        nanosleep(&tick, NULL);
+        pause_ns = n ? 1000000 : pause_ns < 64000000 ? pause_ns * 2
+                                                     : 64000000;
+        struct timespec pause = { .tv_nsec = pause_ns };
+        nanosleep(&pause, NULL);
     }
     return NULL;
 }

@@ -11,8 +11,8 @@
  *   Writer (fdp__fdb_run(), fdp__fdb_flush(), fdp__fdb_set_max(),
  *     fdp__fdb_set_aging(), fdp__fdb_warp(), fdp__fdb_dump()): under the
  *     fdb's mutex, taken inside; any thread, one at a time.  The fdb's
- *     own thread (fdp__fdb_start()) calls fdp__fdb_run() every
- *     millisecond.
+ *     own thread (fdp__fdb_start()) runs the writer every millisecond
+ *     while the pmds note addresses, up to every 64 ms while idle.
  */
 #ifndef FDP_MAC_LEARNING_H
 #define FDP_MAC_LEARNING_H 1
@@ -62,8 +62,9 @@ int fdp__fdb_create(uint32_t max_entries, uint32_t aging,
  * fine.  No lookup may be in progress. */
 void fdp__fdb_destroy(struct fdp__fdb *);
 
-/* Starts the thread that applies notes and ages entries every
- * millisecond until fdp__fdb_destroy().  Returns 0 or EAGAIN. */
+/* Starts the thread that applies notes and ages entries (every
+ * millisecond while there are notes, up to every 64 ms while there are
+ * none) until fdp__fdb_destroy().  Returns 0 or EAGAIN. */
 int fdp__fdb_start(struct fdp__fdb *);
 
 /* Lookups.  'now' is fdp__fdb_now(): whole seconds of the fdb's clock. */
