@@ -75,5 +75,6 @@ void suite_pipeline(void);     /* bench-pipeline.c */
 void suite_group(void);        /* bench-group.c */
 void suite_meter(void);        /* bench-meter.c */
 void suite_learn(void);        /* bench-learn.c */
+void suite_normal(void);       /* bench-normal.c */
 
 #endif /* FDP_BENCH_H */

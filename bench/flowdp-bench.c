@@ -1646,6 +1646,7 @@ static const struct suite suites[] = {
     { "group", suite_group },
     { "meter", suite_meter },
     { "learn", suite_learn },
+    { "normal", suite_normal },
 };
 
 /* Which suites the command line named (all false: run every suite). */

@@ -29,6 +29,10 @@ datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/ipf.h \
 	datapath/meter.c \
 	datapath/meter.h \
+	datapath/mac-learning.c \
+	datapath/mac-learning.h \
+	datapath/normal.c \
+	datapath/normal.h \
 	datapath/port.c \
 	datapath/port-afpacket.c \
 	datapath/port-afxdp.c \

@@ -82,6 +82,9 @@ struct fdp__port {
     struct fdp_port_stats stats;    /* Relaxed atomics. */
     pthread_mutex_t error_mutex;    /* Guards 'error' (rare: errors only). */
     char error[160];            /* The back end's last error, or "". */
+    /* NORMAL's view of the port (datapath/normal.h): RCU, NULL for a
+     * trunk of every VLAN; replaced under the datapath's mutex. */
+    struct fdp__vlan_conf *vlan;
 };
 
 /* A back end's option: "key=value" in its spec. */
@@ -182,6 +185,12 @@ extern void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
  * for tests, the benchmark and flowdpd's statistics. */
 struct fdp__learner;
 struct fdp__learner *fdp__dp_learner(struct fdp_dp *);
+/* NORMAL's switch (datapath/normal.c), and its way to the ports: lock the
+ * datapath's control mutex, find a port under it (NULL if none), unlock. */
+struct fdp__normal *fdp__dp_normal(const struct fdp_dp *);
+void fdp__dp_lock(struct fdp_dp *);
+struct fdp__port *fdp__dp_port_locked(struct fdp_dp *, uint32_t port_no);
+void fdp__dp_unlock(struct fdp_dp *);
 
 /* Relaxed counter updates. */
 static inline void

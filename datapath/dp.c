@@ -358,6 +358,8 @@
 #include "datapath/execute.h"
 #include "datapath/meter.h"
 #include "datapath/ipf.h"
+#include "datapath/mac-learning.h"
+#include "datapath/normal.h"
 #include "datapath/extract-internal.h"
 #include <flowdp/cpu.h>
 #include <flowdp/hash.h>
@@ -649,6 +651,7 @@ struct fdp_dp {
     struct fdp__ipf *ipf;       /* Fragments before the tracker. */
     struct fdp__meters *meters; /* OpenFlow meters (datapath/meter.c). */
     struct fdp__learner *learner;   /* learn()'s writer (pipelines only). */
+    struct fdp__normal *normal; /* NORMAL's learning switch. */
 };
 
 void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
@@ -903,9 +906,13 @@ dp_create(struct fdp_table *table, struct fdp_pipeline *pipeline,
     if (!error && pipeline) {
         error = fdp__learner_start(pipeline, &dp->learner);
     }
+    if (!error) {
+        error = fdp__normal_create(&dp->normal);
+    }
     if (error || !dp->meters || !dp->umem || !dp->frame_owner || !dp->pool.frames
         || !dp->ports) {
         fdp__learner_stop(dp->learner);
+        fdp__normal_destroy(dp->normal);
         fdp__ct_sweeper_stop(dp->sweeper);
         fdp__ipf_destroy(dp->ipf);
         fdp__ct_destroy(dp->ct);
@@ -976,6 +983,7 @@ fdp_dp_destroy(struct fdp_dp *dp)
     fdp__learner_stop(dp->learner);
     /* The sweeper wakes at once and ends after at most one slice. */
     fdp__ct_sweeper_stop(dp->sweeper);
+    fdp__normal_destroy(dp->normal);
     fdp__ipf_destroy(dp->ipf);
     fdp__ct_destroy(dp->ct);
     fdp__meters_destroy(dp->meters);
@@ -993,6 +1001,7 @@ fdp_dp_destroy(struct fdp_dp *dp)
 static void
 port_close(struct fdp__port *port)
 {
+    free(port->vlan);
     free(port->spec);
     pthread_mutex_destroy(&port->tx_mutex);
     pthread_mutex_destroy(&port->error_mutex);
@@ -1064,9 +1073,12 @@ open_port(struct fdp_dp *dp, const char *spec, struct fdp__port **portp,
     return EINVAL;
 }
 
-int
-fdp_dp_port_add(struct fdp_dp *dp, uint32_t port_no, const char *spec,
-                char **errorp)
+/* Adds the port with NORMAL's VLAN configuration 'vlan' (NULL: trunk of
+ * every VLAN), set before any pmd sees the port; on success the port
+ * owns 'vlan'. */
+static int
+port_add(struct fdp_dp *dp, uint32_t port_no, const char *spec,
+         struct fdp__vlan_conf *vlan, char **errorp)
 {
     struct fdp__port *port = NULL;
     char *error_msg = NULL;
@@ -1103,6 +1115,7 @@ fdp_dp_port_add(struct fdp_dp *dp, uint32_t port_no, const char *spec,
     }
     port->dp = dp;
     port->port_no = port_no;
+    port->vlan = vlan;
     port->rank = dp->next_rank++;
     pthread_mutex_init(&port->tx_mutex, NULL);
     pthread_mutex_init(&port->error_mutex, NULL);
@@ -1140,6 +1153,32 @@ out:
 }
 
 int
+fdp_dp_port_add(struct fdp_dp *dp, uint32_t port_no, const char *spec,
+                char **errorp)
+{
+    return port_add(dp, port_no, spec, NULL, errorp);
+}
+
+int
+fdp_dp_port_add_vlan(struct fdp_dp *dp, uint32_t port_no, const char *spec,
+                     const struct fdp_port_vlan *cfg, char **errorp)
+{
+    struct fdp__vlan_conf *vlan = fdp__vlan_conf_create(cfg);
+
+    if (!vlan) {
+        if (errorp) {
+            *errorp = NULL;
+        }
+        return ENOMEM;
+    }
+    int error = port_add(dp, port_no, spec, vlan, errorp);
+    if (error) {
+        free(vlan);
+    }
+    return error;
+}
+
+int
 fdp_dp_port_del(struct fdp_dp *dp, uint32_t port_no)
 {
     pthread_mutex_lock(&dp->mutex);
@@ -1163,6 +1202,7 @@ fdp_dp_port_del(struct fdp_dp *dp, uint32_t port_no)
     publish_ports(dp, new);
     /* Wait until no pmd can still be receiving from or sending to it. */
     fdp__rcu_synchronize();
+    fdp__fdb_flush(fdp__normal_fdb(dp->normal), port_no);
     port_close(port);
     pthread_mutex_unlock(&dp->mutex);
     return 0;
@@ -2605,16 +2645,54 @@ exec_learn(void *ctx_, const struct fdp__action *a)
     }
 }
 
+/* NORMAL, FLOOD, ALL, LOCAL (datapath/normal.c); a frame no output
+ * took stays the executor's caller's. */
+static bool
+exec_reserved(void *ctx_, struct fdp__pkt *pkt, uint32_t port,
+              uint32_t in_port, bool steal)
+{
+    struct exec_ctx *ctx = ctx_;
+    const struct port_set *ports = ctx->pmd->ports;
+
+    return fdp__normal_execute(ctx->pmd->dp->normal, ports->ports, ports->n,
+                               pkt, port, in_port, steal, exec_output, ctx);
+}
+
 static const struct fdp__exec_ops exec_ops = {
     .output = exec_output,
     .controller = exec_controller,
     .learn = exec_learn,
+    .reserved = exec_reserved,
 };
 
 struct fdp__learner *
 fdp__dp_learner(struct fdp_dp *dp)
 {
     return dp->learner;
+}
+
+struct fdp__normal *
+fdp__dp_normal(const struct fdp_dp *dp)
+{
+    return dp->normal;
+}
+
+void
+fdp__dp_lock(struct fdp_dp *dp)
+{
+    pthread_mutex_lock(&dp->mutex);
+}
+
+struct fdp__port *
+fdp__dp_port_locked(struct fdp_dp *dp, uint32_t port_no)
+{
+    return find_port(dp->ports, port_no);
+}
+
+void
+fdp__dp_unlock(struct fdp_dp *dp)
+{
+    pthread_mutex_unlock(&dp->mutex);
 }
 
 /* The transmit queue for output to port 'port_no' from a flow whose
@@ -2718,6 +2796,15 @@ group_execute(struct fdp_dp_pmd *pmd, struct batch *b,
     }
     if (FDP_UNLIKELY(meter_then_output(pmd, b, g, actions))) {
         return;
+    }
+    const struct fdp__action *first = fdp__actions_first(actions);
+    if (first && first->type == FDP_ACT_RESERVED
+        && fdp__action_reserved_port(first) == FDP_PORT_NORMAL) {
+        /* NORMAL's table lines for the whole group first (normal.c). */
+        for (uint32_t k = 0; k < g->n; k++) {
+            fdp__normal_prefetch(pmd->dp->normal, pmd->in_port,
+                                 &b->pkts[g->pkts[k]]);
+        }
     }
     group_run_actions(pmd, b, g, actions, depth);
 }

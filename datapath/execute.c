@@ -536,6 +536,21 @@ push_vlan(struct fdp__pkt *pkt, uint16_t tpid)
     return push_tag(pkt, tpid, tci);
 }
 
+bool
+fdp__pkt_set_vlan(struct fdp__pkt *pkt, uint16_t tci)
+{
+    if (pkt->layout.l2 < 0) {
+        return true;
+    }
+    if (!tci) {
+        if (pkt->layout.l2_5 >= 0) {
+            pop_tag(pkt);
+        }
+        return true;
+    }
+    return set_tci(pkt, 0xffff, tci);
+}
+
 /* ---------------------------------------------------------------------- */
 /* The interpreter.                                                        */
 
@@ -614,6 +629,15 @@ fdp__execute_from(const struct fdp_actions *actions,
             }
             ops->output(aux, pkt, port, !next);
             if (!next) {
+                return FDP__EXEC_STOLEN;
+            }
+            break;
+        }
+        case FDP_ACT_RESERVED: {
+            uint32_t in = fdp__action_reserved_in(a);
+            if (ops->reserved
+                && ops->reserved(aux, pkt, fdp__action_reserved_port(a),
+                                 in ? in : in_port, !next)) {
                 return FDP__EXEC_STOLEN;
             }
             break;

@@ -41,7 +41,18 @@ struct fdp__exec_ops {
     /* A resolved learn record (lib/learn.h) for the table's writer: the
      * callee copies it (datapath/learner.c).  NULL: learn does nothing. */
     void (*learn)(void *aux, const struct fdp__action *a);
+    /* Output to reserved port 'port' (FDP_PORT_NORMAL, _FLOOD, _ALL or
+     * _LOCAL) for a packet whose in_port is 'in_port' (datapath/normal.h).
+     * With 'steal' the packet's last output may take it: returns whether
+     * one did.  NULL: such outputs send nothing. */
+    bool (*reserved)(void *aux, struct fdp__pkt *pkt, uint32_t port,
+                     uint32_t in_port, bool steal);
 };
+
+/* Makes 'pkt''s outer tag carry TCI 'tci': rewrites it, pushes an 802.1Q
+ * tag if there is none, or with 'tci' 0 pops it (NORMAL's output VLANs).
+ * Returns false if there is no headroom for the tag. */
+bool fdp__pkt_set_vlan(struct fdp__pkt *pkt, uint16_t tci);
 
 /* Why execution ended. */
 enum fdp__exec_result {

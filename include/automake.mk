@@ -12,6 +12,7 @@ flowdpinclude_HEADERS = \
 	include/flowdp/key.h \
 	include/flowdp/match.h \
 	include/flowdp/meter.h \
+	include/flowdp/normal.h \
 	include/flowdp/pipeline.h \
 	include/flowdp/ring.h \
 	include/flowdp/table.h

@@ -51,7 +51,8 @@
     A(GROUP, group, NONE)                                                   \
     A(METER, meter, NONE)                                                   \
     A(LEARN, learn, NONE)                                                   \
-    A(FIN_TIMEOUT, fin_timeout, TCP)
+    A(FIN_TIMEOUT, fin_timeout, TCP)                                        \
+    A(RESERVED, reserved, NONE)
 
 /* One action record: this header, then 'n_words' - 1 more 64-bit words.
  * What each kind keeps:
@@ -112,6 +113,12 @@
  *                        resolved (lib/learn.h, lib/learn.c).
  *   FDP_ACT_FIN_TIMEOUT  'arg': the idle timeout (bits 0-15) and the
  *                        hard timeout (16-31).
+ *   FDP_ACT_RESERVED     'arg' bits 0-15: the reserved port, FDP_PORT_NORMAL,
+ *                        _FLOOD, _ALL or _LOCAL; bits 16-31: 0 in a flow's
+ *                        list; in a composed list, the in_port the action
+ *                        ran with if a resubmit(PORT) changed it (NORMAL
+ *                        learns on it, and no output goes back to it), 0
+ *                        for the packet's own (fdp__action_reserved_in()).
  *   the others           'arg' as the enum says; no payload. */
 struct fdp__action {
     uint8_t type;       /* enum fdp_action_type */
@@ -139,6 +146,20 @@ static_assert(sizeof(struct fdp__action) == 8, "a record header is 8 bytes");
 #define FDP__CT_NAT_WORDS 5
 static_assert(sizeof(struct fdp__ct_nat) == FDP__CT_NAT_WORDS * 8,
               "a nat spec is five whole words");
+
+/* FDP_ACT_RESERVED's port and the in_port it ran with, 0 for the
+ * packet's own. */
+static inline uint32_t
+fdp__action_reserved_port(const struct fdp__action *a)
+{
+    return a->arg & 0xffff;
+}
+
+static inline uint32_t
+fdp__action_reserved_in(const struct fdp__action *a)
+{
+    return a->arg >> 16;
+}
 
 /* FDP_ACT_RESUBMIT's table for "the calling flow's table". */
 #define FDP__RESUBMIT_SAME_TABLE 255

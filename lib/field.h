@@ -463,6 +463,10 @@ extern const size_t fdp__n_mod_actions;
 /* OpenFlow 1.0 port numbers with names (OpenFlow 1.0, "ofp_port"). */
 #define FDP_PORT_MAX 0xff00         /* Largest physical port + 1. */
 #define FDP_PORT_IN_PORT 0xfff8
+#define FDP_PORT_TABLE 0xfff9
+#define FDP_PORT_NORMAL 0xfffa
+#define FDP_PORT_FLOOD 0xfffb
+#define FDP_PORT_ALL 0xfffc
 #define FDP_PORT_CONTROLLER 0xfffd
 #define FDP_PORT_LOCAL 0xfffe
 #define FDP_PORT_NONE 0xffff

@@ -1147,6 +1147,15 @@ format_fin_timeout(struct fdp__ds *ds, const struct fdp__action *a,
     fdp__fin_timeout_format(ds, a);
 }
 
+/* NORMAL, FLOOD, ALL or LOCAL: the port's name alone, as ovs-ofctl
+ * prints an output to a reserved port. */
+static void
+format_reserved(struct fdp__ds *ds, const struct fdp__action *a,
+                const struct fdp_match *m UNUSED_ARG)
+{
+    format_port(ds, fdp__action_reserved_port(a));
+}
+
 #define FORMAT_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = format_##FN,
 static format_action_fn *const format_fns[] = {
     FDP__ACTION_KINDS(FORMAT_FN)

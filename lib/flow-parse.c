@@ -1187,7 +1187,19 @@ static int parse_output_subfield(struct parser *, char *arg, const char *at,
 static int check_nested(struct parser *, const struct fdp__action *,
                         const char *at);
 
-/* Parses an output port: 1..0xfeff, or IN_PORT, CONTROLLER, or a subfield
+/* True for the reserved ports an output can name as flowdp runs them:
+ * NORMAL, FLOOD, ALL and LOCAL (FDP_ACT_RESERVED). */
+static bool
+is_reserved_output(uint32_t port)
+{
+    return port == FDP_PORT_NORMAL || port == FDP_PORT_FLOOD
+           || port == FDP_PORT_ALL || port == FDP_PORT_LOCAL;
+}
+
+/* Parses an output port: 1..0xfeff, or a reserved port's name: IN_PORT,
+ * CONTROLLER, NORMAL, FLOOD, ALL, LOCAL.  As ovs-ofctl, a reserved port
+ * may be given by its OpenFlow 1.0 number too (65530 is NORMAL), which
+ * ovs-ofctl accepts with a deprecation warning; or a subfield
  * (output:NXM_NX_REG1[0..15], output_reg). */
 static int
 parse_output_port(struct parser *p, char *arg, const char *at,
@@ -1205,7 +1217,8 @@ parse_output_port(struct parser *p, char *arg, const char *at,
         if (error) {
             return error;
         }
-        named = port == FDP_PORT_IN_PORT || port == FDP_PORT_CONTROLLER;
+        named = port == FDP_PORT_IN_PORT || port == FDP_PORT_CONTROLLER
+                || is_reserved_output(port);
     }
     if (named) {
         if (port == FDP_PORT_IN_PORT) {
@@ -1216,13 +1229,18 @@ parse_output_port(struct parser *p, char *arg, const char *at,
             fdp__actions_add(b, FDP_ACT_CONTROLLER, 65535);
             return 0;
         }
+        if (is_reserved_output(port)) {
+            fdp__actions_add(b, FDP_ACT_RESERVED, port);
+            return 0;
+        }
         return parse_error(p, at, "output: port %s is not supported (use a "
-                           "port number, IN_PORT or CONTROLLER)", arg);
+                           "port number, IN_PORT, CONTROLLER, NORMAL, FLOOD, "
+                           "ALL or LOCAL)", arg);
     }
     if (port == 0 || port >= FDP_PORT_MAX) {
         return parse_error(p, at, "output: port %s is out of range "
-                           "(1..%d, IN_PORT, CONTROLLER)", arg,
-                           FDP_PORT_MAX - 1);
+                           "(1..%d, IN_PORT, CONTROLLER, NORMAL, FLOOD, ALL, "
+                           "LOCAL)", arg, FDP_PORT_MAX - 1);
     }
     fdp__actions_add(b, FDP_ACT_OUTPUT, port);
     return 0;
@@ -2813,6 +2831,21 @@ parse_fin_timeout(struct parser *p, const char *name UNUSED_ARG, char *arg,
     return error;
 }
 
+/* NORMAL, FLOOD, ALL or LOCAL, written as an action of its own.
+ * ovs-ofctl ignores an argument to these ("normal:1" is NORMAL), and so
+ * does flowdp, so that what one accepts the other does. */
+static int
+parse_reserved(struct parser *p UNUSED_ARG, const char *name,
+               char *arg UNUSED_ARG, const char *at UNUSED_ARG,
+               struct fdp__actions_builder *b)
+{
+    uint32_t port = 0;
+
+    fdp__port_from_name(name, &port);
+    fdp__actions_add(b, FDP_ACT_RESERVED, port);
+    return 0;
+}
+
 #define PARSE_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = parse_##FN,
 static parse_action_fn *const parse_fns[] = {
     FDP__ACTION_KINDS(PARSE_FN)
@@ -2857,6 +2890,10 @@ static const struct {
     { "meter", FDP_ACT_METER },
     { "learn", FDP_ACT_LEARN },
     { "fin_timeout", FDP_ACT_FIN_TIMEOUT },
+    { "normal", FDP_ACT_RESERVED },
+    { "flood", FDP_ACT_RESERVED },
+    { "all", FDP_ACT_RESERVED },
+    { "local", FDP_ACT_RESERVED },
 };
 
 /* Parses one action 'name[:arg]' at 'at'. */

@@ -447,6 +447,7 @@ classify_for_set(const struct fdp__action *a)
     case FDP_ACT_OUTPUT:
     case FDP_ACT_IN_PORT:
     case FDP_ACT_CONTROLLER:
+    case FDP_ACT_RESERVED:
         /* controller is output:CONTROLLER to OpenFlow 1.1+, which is how
          * a bucket carries it. */
         return SET_FINAL_OUTPUT;

@@ -1862,6 +1862,21 @@ run_records(struct run *run, const uint64_t *first, const uint64_t *end,
         case FDP_ACT_IN_PORT:
             compose_output(run, FDP_PORT_IN_PORT);
             break;
+        case FDP_ACT_RESERVED: {
+            /* NORMAL, FLOOD, ALL and LOCAL run in the datapath
+             * (datapath/normal.c), per packet; what they need of the
+             * pipeline is the in_port they ran with, if a resubmit(PORT)
+             * made it another than the packet's own. */
+            uint32_t cur = (uint32_t) fdp__key_get(key, FDP_F_IN_PORT);
+            struct fdp__action out = {
+                .type = FDP_ACT_RESERVED, .n_words = 1,
+                .arg = fdp__action_reserved_port(a)
+                       | (cur != run->packet_in_port ? (cur & 0xffff) << 16
+                                                     : 0),
+            };
+            fdp__actions_add_record(&run->s->composed, &out);
+            break;
+        }
         case FDP_ACT_DEC_TTL: {
             /* An IP packet whose TTL is 0 or 1 dies at this action (the
              * executor drops it there): nothing after it runs, and no

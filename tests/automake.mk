@@ -27,6 +27,7 @@ UNIT_TESTS = \
 	tests/unit/test-match \
 	tests/unit/test-other-actions \
 	tests/unit/test-meter \
+	tests/unit/test-normal \
 	tests/unit/test-pipapo \
 	tests/unit/test-pipeline \
 	tests/unit/test-ring \
@@ -82,6 +83,10 @@ tests_unit_test_learn_LDADD = $(UNIT_LDADD)
 tests_unit_test_dp_ct_SOURCES = tests/unit/test-dp-ct.c
 tests_unit_test_dp_ct_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_dp_ct_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_normal_SOURCES = tests/unit/test-normal.c
+tests_unit_test_normal_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_normal_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_ipf_SOURCES = tests/unit/test-ipf.c
 tests_unit_test_ipf_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
@@ -179,6 +184,7 @@ TESTSUITE_AT = \
 	tests/groups.at \
 	tests/ct-scenarios.at \
 	tests/meters.at \
+	tests/normal.at \
 	tests/flow-syntax.at \
 	tests/classify.at \
 	tests/datapath.at \
@@ -197,7 +203,7 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/pipeline-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
 	tests/perf-dump.sh tests/ovs-peer.sh tests/ct-diff.py tests/acts-diff.py \
-	tests/group-diff.py \
+	tests/group-diff.py tests/normal-diff.py \
 	tests/ct_scenarios.py \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \

@@ -763,7 +763,10 @@ class Gen:
             p = self.out_port()
             return "output:%d" % p if self.chance(0.5) else str(p)
         if k < 0.6:
-            return self.pick(["in_port", "IN_PORT"])
+            # IN_PORT and the reserved ports NORMAL runs (datapath/normal.c).
+            return self.pick(["in_port", "IN_PORT", "NORMAL", "normal",
+                              "FLOOD", "ALL", "LOCAL", "output:NORMAL",
+                              "output:flood", "output:LOCAL"])
         if k < 0.8:
             name = self.pick(["controller", "CONTROLLER"])
             if self.chance(0.4):

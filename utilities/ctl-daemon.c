@@ -1294,15 +1294,24 @@ cmd_dump_aggregate(int argc, char *argv[])
 void
 cmd_add_port(int argc, char *argv[])
 {
-    int i = skip_switch("add-port", "[SWITCH] PORT TYPE:ARGS", argc, argv,
-                        1, 2, LONE_ARG);
-    if (argc - i != 2) {
-        fatal("add-port: expected PORT TYPE:ARGS");
+    /* VLAN settings (ctl-normal.c) may follow the spec: they have an
+     * '=' and the switch name does not. */
+    int n_vlan = 0;
+    while (n_vlan < argc - 1 && strchr(argv[argc - 1 - n_vlan], '=')
+           && strchr(argv[argc - 1 - n_vlan], ':') == NULL) {
+        n_vlan++;
+    }
+    int i = skip_switch("add-port", "[SWITCH] PORT TYPE:ARGS [VLAN...]",
+                        argc - n_vlan, argv, 1, 2, LONE_ARG);
+    if (argc - n_vlan - i != 2) {
+        fatal("add-port: expected PORT TYPE:ARGS [vlan_mode=MODE] "
+              "[tag=VLAN] [trunks=VLAN[,VLAN...]]");
     }
     uint32_t port = (uint32_t) parse_u64(argv[i], 0xfeff, "add-port");
+    json_t *vlan = ctl_vlan_settings("add-port", argc - n_vlan, argc, argv);
     json_decref(call("add-port", "add-port",
-                     json_pack("{s:i, s:s}", "port", (int) port, "spec",
-                               argv[i + 1])));
+                     json_pack("{s:i, s:s, s:o}", "port", (int) port, "spec",
+                               argv[i + 1], "vlan", vlan)));
 }
 
 void

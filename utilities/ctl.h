@@ -60,6 +60,18 @@ void cmd_trace(int argc, char *argv[]);
 void cmd_dump_ports(int argc, char *argv[]);
 void cmd_dump_aggregate(int argc, char *argv[]);
 
+/* NORMAL's learning switch (ctl-normal.c). */
+void cmd_fdb_show(int argc, char *argv[]);
+void cmd_fdb_flush(int argc, char *argv[]);
+void cmd_fdb_stats_show(int argc, char *argv[]);
+void cmd_fdb_warp(int argc, char *argv[]);
+void cmd_set_fdb(int argc, char *argv[]);
+void cmd_set_port(int argc, char *argv[]);
+/* The VLAN settings argv[first..argc) as a JSON array, checked; exits
+ * with a message naming 'command' on a bad one. */
+json_t *ctl_vlan_settings(const char *command, int first, int argc,
+                          char *argv[]);
+
 /* Fragment reassembly, as ovs-appctl dpctl/ipf-* (ctl-daemon.c). */
 void cmd_ipf_set_enabled(int argc, char *argv[]);
 void cmd_ipf_set_disabled(int argc, char *argv[]);

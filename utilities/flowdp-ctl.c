@@ -151,6 +151,7 @@ usage(void)
            "                           flow instead of using the tables\n"
            "  run [--no-emc] [--emc-insert-inv-prob=N] [--timing]\n"
            "      [--duration=S] [--ordered] [--dump-conntrack]\n"
+           "      [--port-vlan=N:vlan_mode=M|tag=V|trunks=LIST]...\n"
            "      FLOWS-FILE --port N=TYPE:ARGS...\n"
            "                           forward packets through a datapath with\n"
            "                           those flows and ports until every rx\n"
@@ -1172,8 +1173,8 @@ ordered_poll_one(struct fdp_dp_pmd *pmd, uint32_t port_no)
  * time (see above).  Returns the packets replayed; sets '*rx_errors' to
  * those too big for a frame (skipped, as a pcap port counts them). */
 static uint64_t
-run_ordered(struct fdp_dp_pmd *pmd, struct ordered_port *ports, size_t n,
-            uint64_t *rx_errors)
+run_ordered(struct fdp_dp *dp, struct fdp_dp_pmd *pmd,
+            struct ordered_port *ports, size_t n, uint64_t *rx_errors)
 {
     uint64_t n_packets = 0;
 
@@ -1238,6 +1239,8 @@ run_ordered(struct fdp_dp_pmd *pmd, struct ordered_port *ports, size_t n,
         *fdp_ring_slot(r->rx, ridx) = d;
         fdp_ring_submit(r->rx, 1);
         ordered_poll_one(pmd, best->port_no);
+        /* NORMAL learns from this packet before the next arrives. */
+        fdp_dp_fdb_sync(dp);
         ordered_drain(ports, n, &best->next_hdr.ts);
         n_packets++;
         ordered_read(best);
@@ -1313,17 +1316,19 @@ cmd_run(int argc, char *argv[])
         { "ordered", no_argument, NULL, 'o' },
         { "dump-conntrack", no_argument, NULL, 'c' },
         { "groups", required_argument, NULL, 'g' },
+        { "port-vlan", required_argument, NULL, 'v' },
         { NULL, 0, NULL, 0 },
     };
     bool ordered = false, dump_conntrack = false;
     struct fdp_dp_options dp_options;
     uint64_t duration = 0;
     const char **port_args = calloc((size_t) argc, sizeof *port_args);
-    size_t n_ports = 0;
+    const char **vlan_args = calloc((size_t) argc, sizeof *vlan_args);
+    size_t n_ports = 0, n_vlans = 0;
     bool timing = false;
     int opt;
 
-    if (!port_args) {
+    if (!port_args || !vlan_args) {
         fatal("out of memory");
     }
     fdp_dp_options_init(&dp_options);
@@ -1355,6 +1360,9 @@ cmd_run(int argc, char *argv[])
             break;
         case 'g':
             groups_path = optarg;
+            break;
+        case 'v':
+            vlan_args[n_vlans++] = optarg;
             break;
         default:
             fatal("run: bad option (see --help)");
@@ -1417,6 +1425,36 @@ cmd_run(int argc, char *argv[])
         }
     }
     free(port_args);
+    /* --port-vlan=N:SETTING, each one setting of port N (NORMAL's VLANs,
+     * as flowdp-ctl set-port). */
+    for (size_t i = 0; i < n_vlans; i++) {
+        const char *colon = strchr(vlan_args[i], ':');
+        struct fdp_port_vlan cfg;
+        char *msg = NULL;
+        if (!colon) {
+            fatal("run: --port-vlan=%s: expected N:SETTING (e.g. 1:tag=10)",
+                  vlan_args[i]);
+        }
+        char *number = strndup(vlan_args[i], (size_t) (colon - vlan_args[i]));
+        if (!number) {
+            fatal("out of memory");
+        }
+        uint32_t port_no = (uint32_t) parse_u64(number, 0xfeff,
+                                                "--port-vlan");
+        free(number);
+        if (fdp_dp_port_get_vlan(dp, port_no, &cfg)) {
+            fatal("run: --port-vlan=%s: no port %" PRIu32, vlan_args[i],
+                  port_no);
+        }
+        if (fdp_port_vlan_parse(&cfg, colon + 1, &msg)) {
+            fatal("run: --port-vlan: %s", msg ? msg : vlan_args[i]);
+        }
+        error = fdp_dp_port_set_vlan(dp, port_no, &cfg);
+        if (error) {
+            fatal("run: --port-vlan=%s: %s", vlan_args[i], strerror(error));
+        }
+    }
+    free(vlan_args);
 
     struct fdp_dp_pmd *pmd;
     error = fdp_dp_pmd_create(dp, 0, &pmd);
@@ -1436,7 +1474,7 @@ cmd_run(int argc, char *argv[])
     unsigned int idle = 0;
     uint64_t ordered_errors = 0;
     if (ordered) {
-        n_packets = run_ordered(pmd, oports, n_ports, &ordered_errors);
+        n_packets = run_ordered(dp, pmd, oports, n_ports, &ordered_errors);
         exhausted = true;
     }
     for (unsigned int polls = 0; !exhausted && !run_interrupted; polls++) {
@@ -1552,6 +1590,12 @@ static const struct command commands[] = {
     { "dump-meters", cmd_dump_meters, true },
     { "meter-stats", cmd_meter_stats, true },
     { "meter-features", cmd_meter_features, true },
+    { "fdb/show", cmd_fdb_show, true },
+    { "fdb/flush", cmd_fdb_flush, true },
+    { "fdb/stats-show", cmd_fdb_stats_show, true },
+    { "fdb/warp", cmd_fdb_warp, true },
+    { "set-fdb", cmd_set_fdb, true },
+    { "set-port", cmd_set_port, true },
 };
 
 static const struct command *

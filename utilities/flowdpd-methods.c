@@ -29,7 +29,8 @@
  *                add fields:[NAME] (lookup order), group_bits:[4|8]
  *                and const_fields:[NAME] (matched alike by every flow))
  *   show         {}                                  -> {ports:[...], ...}
- *   add-port     {port:N, spec:TEXT}                 -> {}
+ *   add-port     {port:N, spec:TEXT, vlan?:[TEXT]}   -> {}
+ *                (vlan: the port's VLAN settings, as set-port's)
  *   del-port     {port:N}                            -> {}
  *   trace        {packet:TEXT, ct_next?:[N...]}      -> {steps:[...],
  *                                                        actions, ...}
@@ -42,6 +43,8 @@
  *   ipf-*        fragment reassembly: see flowdpd-ipf.c
  *   add-meter, mod-meter, del-meters, dump-meters, meter-stats,
  *   meter-features: OpenFlow meters, in flowdpd-meters.c
+ *   fdb/show, fdb/flush, fdb/stats, fdb/set, fdb/warp, set-port:
+ *                NORMAL's learning switch: see flowdpd-normal.c
  */
 #include <config.h>
 
@@ -203,7 +206,18 @@ h_add_port(struct server *s, const json_t *p, struct op_result *r)
         op_fail(r, RPC_INVALID_PARAMS, "\"spec\": expected TYPE:ARGS");
         return NULL;
     }
-    int error = fdp_dp_port_add(s->dp, port, spec, &msg);
+    /* The VLAN settings are checked before the port exists, so that a
+     * bad one adds nothing. */
+    const json_t *vlan = json_object_get(p, "vlan");
+    struct fdp_port_vlan cfg;
+    fdp_port_vlan_init(&cfg);
+    if (normal_vlan_params(vlan, &cfg, r)) {
+        return NULL;
+    }
+    /* With settings, the port has them before its first packet. */
+    int error = json_array_size(vlan)
+                ? fdp_dp_port_add_vlan(s->dp, port, spec, &cfg, &msg)
+                : fdp_dp_port_add(s->dp, port, spec, &msg);
     if (error) {
         op_fail(r, RPC_FAILED, "%s", msg ? msg : strerror(error));
         free(msg);
@@ -276,6 +290,9 @@ h_trace(struct server *s, const json_t *p, struct op_result *r)
     fdp_table_read_lock();
     json_t *result = trace_json(s->pipeline, &key, ct_next, n_ct_next);
     fdp_table_read_unlock();
+    if (result) {
+        normal_trace(s, &key, result);
+    }
     if (!result) {
         op_fail(r, RPC_FAILED, "out of memory");
     }
@@ -335,6 +352,13 @@ static const struct {
     { "dump-meters", h_dump_meters, NULL },
     { "meter-stats", h_meter_stats, NULL },
     { "meter-features", h_meter_features, NULL },
+    /* NORMAL's learning switch (flowdpd-normal.c). */
+    { "fdb/show", h_fdb_show, NULL },
+    { "fdb/flush", h_fdb_flush, NULL },
+    { "fdb/stats", h_fdb_stats, NULL },
+    { "fdb/set", h_fdb_set, NULL },
+    { "fdb/warp", h_fdb_warp, NULL },
+    { "set-port", h_set_port, NULL },
 };
 
 void

@@ -240,6 +240,27 @@ int meters_check_flow(struct server *, const struct fdp_flow_spec *,
 json_t *meters_snapshot(struct server *);
 int meters_restore(struct server *, const json_t *meters,
                    struct op_result *);
+/* NORMAL's learning switch (flowdpd-normal.c). */
+json_t *h_fdb_show(struct server *, const json_t *params,
+                   struct op_result *r);
+json_t *h_fdb_flush(struct server *, const json_t *params,
+                    struct op_result *r);
+json_t *h_fdb_stats(struct server *, const json_t *params,
+                    struct op_result *r);
+json_t *h_fdb_set(struct server *, const json_t *params,
+                  struct op_result *r);
+json_t *h_fdb_warp(struct server *, const json_t *params,
+                   struct op_result *r);
+json_t *h_set_port(struct server *, const json_t *params,
+                   struct op_result *r);
+/* Applies the VLAN settings 'words' (a JSON array of "vlan_mode=M",
+ * "tag=N", "trunks=LIST"; may be NULL) to 'cfg'; 0 or fails 'r'. */
+int normal_vlan_params(const json_t *words, struct fdp_port_vlan *cfg,
+                       struct op_result *r);
+/* Adds "normal" (what NORMAL does with the packet) to a trace whose
+ * actions have NORMAL. */
+void normal_trace(struct server *, const struct fdp_key *key,
+                  json_t *trace);
 
 /* The connection tracker's methods (flowdpd-ct.c), ended by a NULL
  * method: 'fn' returns its result, or NULL with 'r' set; or, for a

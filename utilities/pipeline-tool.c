@@ -496,6 +496,10 @@ print_pass(FILE *stream, const json_t *pass)
                 FDP_PIPELINE_MAX_RESUBMITS);
     }
     fprintf(stream, "Actions: %s\n", actions ? actions : "drop");
+    const char *normal = json_string_value(json_object_get(pass, "normal"));
+    if (normal) {
+        fprintf(stream, "NORMAL: %s\n", normal);
+    }
 }
 
 void

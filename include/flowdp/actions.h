@@ -60,6 +60,8 @@ enum fdp_action_type {
     /* Learning (Open vSwitch's learn and fin_timeout). */
     FDP_ACT_LEARN,          /* learn(table=N,...,SPEC,...) */
     FDP_ACT_FIN_TIMEOUT,    /* fin_timeout(idle_timeout=N,hard_timeout=N) */
+    /* Output to a reserved port other than IN_PORT and CONTROLLER. */
+    FDP_ACT_RESERVED,       /* NORMAL, FLOOD, ALL, LOCAL */
     FDP_N_ACTION_TYPES
 };
 

@@ -14,6 +14,7 @@
 #include <flowdp/key.h>
 #include <flowdp/match.h>
 #include <flowdp/meter.h>
+#include <flowdp/normal.h>
 #include <flowdp/pipeline.h>
 #include <flowdp/ring.h>
 #include <flowdp/table.h>

@@ -476,7 +476,7 @@ rec_controller(void *aux, const struct fdp__pkt *pkt,
 }
 
 static const struct fdp__exec_ops rec_ops = {
-    rec_output, rec_controller, NULL
+    .output = rec_output, .controller = rec_controller,
 };
 
 static void

@@ -823,10 +823,10 @@ START_TEST(errors)
         { "ip,actions=drop,output:1",
           "column 12: \"drop\" must not be accompanied by any other action" },
         { "ip,actions=output:0", "column 12: output: port 0 is out of range "
-          "(1..65279, IN_PORT, CONTROLLER)" },
-        { "ip,actions=output:LOCAL",
-          "column 12: output: port LOCAL is not supported (use a port number, "
-          "IN_PORT or CONTROLLER)" },
+          "(1..65279, IN_PORT, CONTROLLER, NORMAL, FLOOD, ALL, LOCAL)" },
+        { "ip,actions=output:TABLE",
+          "column 12: output: port TABLE is not supported (use a port number, "
+          "IN_PORT, CONTROLLER, NORMAL, FLOOD, ALL or LOCAL)" },
         { "ip,actions=mod_tp_dst:80",
           "column 12: mod_tp_dst: requires tcp, udp or sctp (or tcp6, udp6, "
           "sctp6) in the match" },
