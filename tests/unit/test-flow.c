@@ -1003,14 +1003,13 @@ START_TEST(errors)
         { "actions=load:5",
           "column 9: load: expected VALUE->FIELD[START..END]" },
         { "actions=load:-1->NXM_NX_REG0[]",
-          "column 9: load: \"-1\" is not a 64-bit number" },
+          "column 9: load: \"-1\" is not a number (of 128 bits at most)" },
         { "actions=load:1->NXM_NX_XREG0[]",
           "column 9: load: unknown field \"NXM_NX_XREG0\"" },
         { "actions=load:1->NXM_OF_IP_SRC[]",
           "column 9: load: NXM_OF_IP_SRC[] requires ip (IPv4) in the match" },
-        { "ipv6,actions=load:1->NXM_NX_IPV6_SRC[0..3]",
-          "column 14: load: NXM_NX_IPV6_SRC[0..3] is wider than 64 bits; "
-          "load takes fields of at most 64 (move can copy into it)" },
+        { "ipv6,actions=load:0x10->NXM_NX_IPV6_SRC[0..3]",
+          "column 14: load: value 0x10 does not fit in 4 bits" },
         { "ip,actions=move:NXM_OF_IP_SRC[]->NXM_OF_IP_PROTO[0..7]",
           "column 12: move: the source is 32 bits wide but the destination "
           "8" },
