@@ -4,7 +4,8 @@
 # (some with ranges), captures replayed through them, dump-flows with
 # counters, dump-tables, a restart that restores the flows; a multi-table
 # pipeline (an ACL with a conjunction, then forwarding by register) with
-# dump-flows, dump-tables and traces; then real
+# dump-flows, dump-tables and traces; a select group sharing connections
+# between two ports and a meter policing UDP; then real
 # traffic between two network namespaces forwarded by flowdpd through
 # AF_XDP ports (AF_PACKET where XDP is refused): ping, ping -6 and a TCP
 # transfer, then a stateful firewall (ct) that lets the inside connect out
@@ -169,6 +170,59 @@ FLOWS
 }
 echo "== A multi-table pipeline: an ACL with a conjunction, then forwarding =="
 multi_table_demo
+
+# A select group and a meter, in a third flowdpd: TCP goes to group 1,
+# whose two equal buckets share the connections between ports 2 and 3 by a
+# hash of the 5-tuple; UDP passes meter 1 (10 packets a second, a burst
+# of 20) on its way to port 4.  200 TCP connections and 100 UDP packets
+# arrive at once.
+group_meter_demo() {
+    local gm="$demo/gm"
+    mkdir -p "$gm"
+    python3 - "$top/tests" "$gm/in.pcap" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from pcapgen import eth, ipv4_l4, write_pcap, A, B, PAY
+pkts = [ipv4_l4("10.0.0.1", "10.0.1.1", 6, 20000 + i, 80, PAY)
+        for i in range(200)]
+pkts += [ipv4_l4("10.0.0.1", "10.0.1.1", 17, 30000 + i, 53, PAY)
+         for i in range(100)]
+write_pcap(sys.argv[2], [(1700000000000000 + i, eth(B, A, 0x0800, p))
+                         for i, p in enumerate(pkts)])
+PY
+    local gctl="env FLOWDP_RUNDIR=$gm $ctl"
+    FLOWDP_RUNDIR="$gm" "$daemon" --detach --pidfile --log-file="$gm/flowdpd.log" \
+        --port=2=pcap:tx="$gm/out2.pcap" --port=3=pcap:tx="$gm/out3.pcap" \
+        --port=4=pcap:tx="$gm/out4.pcap"
+    local group='group_id=1,type=select,selection_method=hash,fields(ip_src,ip_dst,tcp_src,tcp_dst),bucket=output:2,bucket=output:3'
+    local meter='meter=1,pktps,burst,stats,bands=type=drop,rate=10,burst_size=20'
+    echo "flowdp-ctl add-group $group"
+    $gctl add-group "$group"
+    echo "flowdp-ctl add-meter $meter"
+    $gctl add-meter "$meter"
+    $gctl add-flow 'priority=10,tcp,actions=group:1'
+    $gctl add-flow 'priority=10,udp,actions=meter:1,output:4'
+    $gctl add-port 1 "pcap:rx=$gm/in.pcap"
+    for _ in $(seq 1 100); do
+        $gctl show | grep -q 'rx pkts=300,' && break
+        sleep 0.1
+    done
+    echo "-- flowdp-ctl dump-flows --"
+    $gctl dump-flows
+    echo "-- flowdp-ctl dump-groups / dump-group-stats (each bucket's share of 200 connections) --"
+    $gctl dump-groups
+    $gctl dump-group-stats
+    echo "-- flowdp-ctl dump-meters / meter-stats (the burst passes, the rest is dropped by the band) --"
+    $gctl dump-meters
+    $gctl meter-stats
+    echo "-- flowdp-ctl show --"
+    $gctl show
+    kill "$(cat "$gm/flowdpd.pid")"
+    while [ -e "$gm/flowdpd.pid" ]; do sleep 0.1; done
+    echo
+}
+echo "== A select group and a meter =="
+group_meter_demo
 
 # Live traffic.  Three namespaces: "a" (va, 10.77.0.1, fd77::1) and "b"
 # (vb, 10.77.0.2, fd77::2), each on a veth whose other end (dpa, dpb) is
