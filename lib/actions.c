@@ -91,6 +91,10 @@ const struct fdp__nxm_field fdp__nxm_fields[] = {
     NXM("NXM_OF_ETH_TYPE", DL_TYPE, 16, false, true, NONE),
     NXM("OXM_OF_ETH_TYPE", DL_TYPE, 16, false, false, NONE),
     NXM("NXM_OF_VLAN_TCI", VLAN_TCI, 16, true, true, NONE),
+    /* OpenFlow 1.2's VID and PCP: Open vSwitch's vlan_vid and vlan_pcp,
+     * which have no NXM name, so these print. */
+    NXM("OXM_OF_VLAN_VID", DL_VLAN, 12, true, true, NONE),
+    NXM("OXM_OF_VLAN_PCP", DL_VLAN_PCP, 3, true, true, NONE),
     NXM("NXM_OF_IP_SRC", NW_SRC, 32, true, true, IPV4),
     NXM("OXM_OF_IPV4_SRC", NW_SRC, 32, true, false, IPV4),
     NXM("NXM_OF_IP_DST", NW_DST, 32, true, true, IPV4),
