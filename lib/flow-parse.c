@@ -2412,6 +2412,12 @@ parse_stack(struct parser *p, enum fdp_action_type type, const char *name,
         return parse_error(p, at, "%s: expected FIELD[START..END]", name);
     }
     int error = parse_subfield(p, name, arg, at, &sf);
+    if (!error && sf.n_bits > 64) {
+        /* load and move take 128 bits now; a stack entry is one word. */
+        error = parse_error(p, at, "%s: %s: %u bits is more than one %s "
+                            "takes (64); split it in two", name, sf.name,
+                            sf.n_bits, name);
+    }
     if (!error) {
         error = check_subfield(p, name, &sf, type == FDP_ACT_STACK_POP, at);
     }
