@@ -933,7 +933,7 @@ random_match(struct unit_rng *rng, struct fdp_match *m, bool *tcp)
     /* Few flows match every packet, so that tables without a table-miss
      * flow do miss. */
     unsigned int n = unit_rng_below(rng, 8) ? 1 + unit_rng_below(rng, 3) : 0;
-    uint64_t used = 0;
+    bool used[FDP_N_FIELDS] = { false };
     for (unsigned int i = 0; i < n; i++) {
         enum fdp_field f;
         if (unit_rng_below(rng, 2)) {
@@ -946,8 +946,8 @@ random_match(struct unit_rng *rng, struct fdp_match *m, bool *tcp)
             f = state_fields[unit_rng_below(rng,
                                            FDP_ARRAY_SIZE(state_fields))];
         }
-        if (!((used >> f) & 1)) {
-            used |= UINT64_C(1) << f;
+        if (!used[f]) {
+            used[f] = true;
             random_field(rng, m, f);
         }
     }
