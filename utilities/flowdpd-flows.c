@@ -637,7 +637,11 @@ snapshot_op(struct server *s)
     fdp_table_read_lock();
     fdp_pipeline_for_each(s->pipeline, FDP_TABLE_ALL, collect_text, &l);
     fdp_table_read_unlock();
-    qsort(l.items, l.n, sizeof *l.items, compare_seq);
+    if (l.n) {
+        /* (No flows, as when only meters or groups changed: 'items' is
+         * NULL, which qsort() may not be given.) */
+        qsort(l.items, l.n, sizeof *l.items, compare_seq);
+    }
     for (size_t i = 0; i < l.n; i++) {
         if (flows && !l.failed) {
             json_array_append_new(flows, json_string(l.items[i].text));
