@@ -56,10 +56,16 @@ tally() {
         # for the summary at the end, which is what CI shows first.
         grep -E '^[0-9]+\. .*: (FAILED|UNEXPECTED PASS)' \
              "$dir/tests/testsuite.log" | while read -r line; do
-            local num=${line%%.*}
-            { echo "-- $dir: $line"
-              tail -12 "$dir/tests/testsuite.dir/$(printf %02d "$num")/testsuite.log" \
-                  2>/dev/null; } >> "$failures"
+            local num=${line%%.*} d
+            echo "-- $dir: $line" >> "$failures"
+            # Autotest pads the directory's number to the count's width.
+            for d in "$num" "0$num" "00$num"; do
+                d="$dir/tests/testsuite.dir/$d/testsuite.log"
+                if [ -f "$d" ]; then
+                    tail -12 "$d" >> "$failures"
+                    break
+                fi
+            done
         done
         n=$(grep -cE '^[0-9]+\. .*: skipped' "$dir/tests/testsuite.log")
         skipped=$((skipped + n))
