@@ -8,12 +8,14 @@
 #include <config.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <flowdp/flowdp.h>
 #include "datapath/mac-learning.h"
+#include "lib/rcu.h"
 #include "lib/util.h"
 #include "tests/lib/peer.h"
 #include "unit.h"
@@ -519,6 +521,95 @@ START_TEST(flood_all_local)
 }
 END_TEST
 
+/* ---- Readers during writes ---- */
+
+/* Readers look addresses up and refresh them while the writer learns,
+ * moves, expires, flushes and resizes: every answer is one of the two
+ * ports the address is ever learned on, never a torn mix (the buckets'
+ * sequence locks), and resizes free the old table only after the
+ * readers left it (RCU).  Under ThreadSanitizer this is the data-race
+ * check of the table. */
+#define CC_MACS 512
+
+static uint32_t
+cc_port(uint64_t mac, bool moved)
+{
+    return (uint32_t) (mac % 7) + (moved ? 100 : 1);
+}
+
+struct cc_reader {
+    struct fdp__fdb *fdb;
+    volatile bool *stop;
+    uint64_t n_found;
+    uint64_t n_bad;
+};
+
+static void *
+cc_read(void *arg_)
+{
+    struct cc_reader *r = arg_;
+
+    fdp__rcu_register();
+    for (uint64_t i = 0; !*r->stop; i++) {
+        uint64_t mac = 0x020000000000ULL + i % CC_MACS;
+        uint32_t port;
+
+        fdp__rcu_read_lock();
+        if (fdp__fdb_lookup(r->fdb, mac, 0, &port)) {
+            r->n_found++;
+            if (port != cc_port(mac, false) && port != cc_port(mac, true)) {
+                r->n_bad++;
+            }
+            fdp__fdb_learn(r->fdb, mac, 0, port, fdp__fdb_now(r->fdb));
+        }
+        fdp__rcu_read_unlock();
+    }
+    return NULL;
+}
+
+START_TEST(readers_during_writes)
+{
+    struct fdp__fdb *fdb;
+    ck_assert_int_eq(fdp__fdb_create(4096, 300, &fdb), 0);
+
+    volatile bool stop = false;
+    struct cc_reader r[2];
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        r[i] = (struct cc_reader) { .fdb = fdb, .stop = &stop };
+        ck_assert_int_eq(pthread_create(&th[i], NULL, cc_read, &r[i]), 0);
+    }
+
+    uint32_t now = 1;
+    for (int round = 0; round < 400; round++) {
+        fdp__rcu_read_lock();
+        for (uint64_t m = 0; m < CC_MACS; m++) {
+            uint64_t mac = 0x020000000000ULL + m;
+            fdp__fdb_learn(fdb, mac, 0, cc_port(mac, (m + round) & 1), now);
+        }
+        fdp__rcu_read_unlock();
+        fdp__fdb_run(fdb, now);
+        if (round % 50 == 49) {
+            fdp__fdb_flush(fdb, round % 100 == 49 ? 0 : cc_port(round, 0));
+        }
+        if (round % 100 == 99) {
+            ck_assert_int_eq(fdp__fdb_set_max(fdb, round % 200 == 99
+                                                   ? 1024 : 8192), 0);
+        }
+        if (round % 40 == 39) {
+            now += 400;         /* Everything ages out. */
+        }
+    }
+    stop = true;
+    for (int i = 0; i < 2; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_uint_eq(r[i].n_bad, 0);
+        ck_assert_uint_gt(r[i].n_found, 0);
+    }
+    fdp__fdb_destroy(fdb);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -531,5 +622,7 @@ main(void)
     tcase_add_test(tc, learning_switch);
     tcase_add_test(tc, vlans);
     tcase_add_test(tc, flood_all_local);
+    tc = unit_tcase(s, "concurrency");
+    tcase_add_test(tc, readers_during_writes);
     return unit_run(s);
 }
