@@ -539,7 +539,7 @@ cc_port(uint64_t mac, bool moved)
 
 struct cc_reader {
     struct fdp__fdb *fdb;
-    volatile bool *stop;
+    bool *stop;
     uint64_t n_found;
     uint64_t n_bad;
 };
@@ -550,7 +550,7 @@ cc_read(void *arg_)
     struct cc_reader *r = arg_;
 
     fdp__rcu_register();
-    for (uint64_t i = 0; !*r->stop; i++) {
+    for (uint64_t i = 0; !__atomic_load_n(r->stop, __ATOMIC_RELAXED); i++) {
         uint64_t mac = 0x020000000000ULL + i % CC_MACS;
         uint32_t port;
 
@@ -572,7 +572,7 @@ START_TEST(readers_during_writes)
     struct fdp__fdb *fdb;
     ck_assert_int_eq(fdp__fdb_create(4096, 300, &fdb), 0);
 
-    volatile bool stop = false;
+    bool stop = false;
     struct cc_reader r[2];
     pthread_t th[2];
     for (int i = 0; i < 2; i++) {
@@ -600,7 +600,7 @@ START_TEST(readers_during_writes)
             now += 400;         /* Everything ages out. */
         }
     }
-    stop = true;
+    __atomic_store_n(&stop, true, __ATOMIC_RELAXED);
     for (int i = 0; i < 2; i++) {
         pthread_join(th[i], NULL);
         ck_assert_uint_eq(r[i].n_bad, 0);
