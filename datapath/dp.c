@@ -579,6 +579,7 @@ struct fdp_dp_pmd {
     size_t smc_size;            /* Bytes mapped for 'smc'. */
     struct cache_meter emc_meter, smc_meter;
     uint32_t rng;               /* xorshift32 state for insertions. */
+    uint32_t underlay_tick;     /* Polls, for fdp__underlay_pmd_work(). */
     unsigned int stats_shard;   /* For the flows' counters: lib/rule.h. */
     uint64_t meter_now;         /* The meters' clock in this poll, or 0
                                  * until a meter reads it. */
@@ -3767,7 +3768,10 @@ fdp_dp_pmd_poll(struct fdp_dp_pmd *pmd, bool *exhausted)
             all_eof &= eof;
         }
     }
-    fdp__underlay_pmd_work(dp->underlay, underlay_emit, pmd);
+    /* The aging clock is looked at every 64 polls: an idle pmd polls
+     * millions of times a second, a busy one thousands. */
+    fdp__underlay_pmd_work(dp->underlay, underlay_emit, pmd,
+                           (++pmd->underlay_tick & 63) == 0);
     if (pmd->n_txq) {
         pmd_flush_tx(pmd);
     }

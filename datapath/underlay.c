@@ -1666,11 +1666,12 @@ age_buckets(struct fdp__underlay *ul, uint32_t from, uint32_t n, int64_t now)
             if (age >= aging) {
                 neigh_remove(ul, t, e);
                 count(&ul->n_expired);
-            } else if (age >= aging / 4 * 3 && !e->probed) {
+            } else if (age >= aging / 4 * 3
+                       && !__atomic_load_n(&e->probed, __ATOMIC_RELAXED)) {
                 const struct ul_port *up = conf_port(c, e->port_no);
                 const struct ul_addr *src = conf_source(c, e->port_no,
                                                         &e->ip);
-                e->probed = 1;
+                __atomic_store_n(&e->probed, 1, __ATOMIC_RELAXED);
                 if (up && src) {
                     request_queue(ul, e->port_no, &src->addr, &e->ip,
                                   up->mac, e->mac);
@@ -1694,7 +1695,7 @@ fdp__underlay_age(struct fdp_dp *dp)
 
 void
 fdp__underlay_pmd_work(struct fdp__underlay *ul, fdp__underlay_emit_fn *emit,
-                       void *aux)
+                       void *aux, bool tick)
 {
     if (__atomic_load_n(&ul->n_reqs, __ATOMIC_ACQUIRE)) {
         struct ul_request reqs[UL_MAX_REQS];
@@ -1712,7 +1713,7 @@ fdp__underlay_pmd_work(struct fdp__underlay *ul, fdp__underlay_emit_fn *emit,
                   ? &ul->n_requests : &ul->n_requests_limited);
         }
     }
-    if (!__atomic_load_n(&ul->n_learned, __ATOMIC_RELAXED)) {
+    if (!tick || !__atomic_load_n(&ul->n_learned, __ATOMIC_RELAXED)) {
         return;                 /* Nothing ages: no clock read. */
     }
     int64_t now = ul_now(ul);

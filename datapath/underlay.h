@@ -82,11 +82,14 @@ typedef bool fdp__underlay_emit_fn(void *aux, uint32_t port_no,
                                    const void *data, size_t size);
 
 /* A pmd's share of the underlay's work, once per poll: sends the requests
- * waiting to be sent, and once a second ages a slice of the neighbour
- * cache (never waiting for a lock: another thread holding it means the
- * work waits for the next poll).  Pmd, in its RCU read-side section. */
+ * waiting to be sent and, if 'tick' (the caller passes it every few dozen
+ * polls, so that the clock is not read on every one), ages a slice of the
+ * neighbour cache once a second (never waiting for a lock: another thread
+ * holding it means the work waits for a later poll).  Pmd, in its RCU
+ * read-side section. */
 void fdp__underlay_pmd_work(struct fdp__underlay *,
-                            fdp__underlay_emit_fn *emit, void *aux);
+                            fdp__underlay_emit_fn *emit, void *aux,
+                            bool tick);
 
 /* ---- For tests ---- */
 
