@@ -1171,6 +1171,29 @@ format_reserved(struct fdp__ds *ds, const struct fdp__action *a,
 }
 
 #define FORMAT_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = format_##FN,
+/* check_pkt_larger: the flow form as ovs-ofctl prints it; in a composed
+ * list (lib/other-actions.h), the branches as Open vSwitch's datapath
+ * action check_pkt_len(size=N,gt(...),le(...)) (format_action_range()
+ * leaves out the commas inside the parentheses). */
+static void
+format_check_pkt_larger(struct fdp__ds *ds, const struct fdp__action *a,
+                        const struct fdp_match *m)
+{
+    if (a->flags & FDP__ACT_CPL_BRANCH) {
+        fdp__ds_printf(ds, "check_pkt_len(size=%" PRIu16 ",gt(",
+                       fdp__action_cpl_len(a));
+    } else if (a->flags & FDP__ACT_CPL_JUMP) {
+        fdp__ds_put(ds, "),le(");
+    } else if (a->flags & FDP__ACT_CPL_END) {
+        fdp__ds_put(ds, "))");
+    } else {
+        fdp__ds_printf(ds, "check_pkt_larger(%" PRIu16 ")->",
+                       fdp__action_cpl_len(a));
+        format_subfield(ds, (enum fdp_field) a->field,
+                        fdp__action_cpl_ofs(a), 1, m);
+    }
+}
+
 static format_action_fn *const format_fns[] = {
     FDP__ACTION_KINDS(FORMAT_FN)
 };
@@ -1191,9 +1214,16 @@ format_action_range(struct fdp__ds *ds, const uint64_t *first,
     for (const uint64_t *w = first; w < end;
          w += ((const struct fdp__action *) w)->n_words) {
         const struct fdp__action *a = (const struct fdp__action *) w;
+        bool cpl = a->type == FDP_ACT_CHECK_PKT_LARGER;
+        if (cpl && a->flags & (FDP__ACT_CPL_JUMP | FDP__ACT_CPL_END)) {
+            fdp__ds_chomp(ds, ',');
+        }
         if (a->type < FDP_N_ACTION_TYPES) {
             format_fns[a->type](ds, a, m);
-            fdp__ds_putc(ds, ',');
+            if (!cpl || !(a->flags & (FDP__ACT_CPL_BRANCH
+                                      | FDP__ACT_CPL_JUMP))) {
+                fdp__ds_putc(ds, ',');
+            }
         }
     }
     fdp__ds_chomp(ds, ',');

@@ -2776,7 +2776,7 @@ static const char *const unsupported_actions[] = {
     "set_mpls_ttl", "dec_mpls_ttl", "push_mpls", "pop_mpls", "dec_nsh_ttl",
     "delete_field", "encap", "decap", "set_tunnel", "set_tunnel64",
     "multipath", "exit", "sample", "unroll_xlate",
-    "nat", "output_trunc", "check_pkt_larger", "debug_recirc", "debug_slow",
+    "nat", "output_trunc", "debug_recirc", "debug_slow",
     "clear_actions", "write_actions", "set_vlan_vid",
     "set_vlan_pcp", "set_nw_ttl",
 };
@@ -2891,6 +2891,48 @@ parse_reserved(struct parser *p UNUSED_ARG, const char *name,
     return 0;
 }
 
+/* check_pkt_larger(N)->DST[b], 'arg' all after the '(': N a 16-bit
+ * length, DST[b] one writable bit, as ovs-ofctl's
+ * parse_CHECK_PKT_LARGER() reads them. */
+static int
+parse_check_pkt_larger(struct parser *p, const char *name UNUSED_ARG,
+                       char *arg, const char *at,
+                       struct fdp__actions_builder *b)
+{
+    static const char syntax[] = "check_pkt_larger: the syntax is "
+                                 "check_pkt_larger(LENGTH)->FIELD[BIT]";
+    char *close = arg ? strchr(arg, ')') : NULL;
+    fdp_u128 len;
+    bool overflow;
+
+    if (!close || strncmp(close + 1, "->", 2)) {
+        return parse_error(p, at, "%s", syntax);
+    }
+    *close = '\0';
+    bool ok = str_to_u128(arg, UINT16_MAX, &len, &overflow);
+    *close = ')';
+    if (!ok) {
+        return parse_error(p, at, "check_pkt_larger: \"%.*s\" is not a "
+                           "length (0 to 65535)", (int) (close - arg), arg);
+    }
+
+    struct subfield sf;
+    int error = parse_subfield(p, "check_pkt_larger", close + 3, at, &sf);
+    if (!error && sf.n_bits != 1) {
+        error = parse_error(p, at, "check_pkt_larger: %s: only a 1-bit "
+                            "destination is allowed", sf.name);
+    }
+    if (!error) {
+        error = check_subfield(p, "check_pkt_larger", &sf, true, at);
+    }
+    if (!error && fdp__actions_add_check_pkt_larger(b, (uint16_t) len,
+                                                    sf.field, sf.ofs)) {
+        error = parse_error(p, at, "check_pkt_larger: %s: not a bit of its "
+                            "field", sf.name);
+    }
+    return error;
+}
+
 #define PARSE_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = parse_##FN,
 static parse_action_fn *const parse_fns[] = {
     FDP__ACTION_KINDS(PARSE_FN)
@@ -2939,6 +2981,7 @@ static const struct {
     { "flood", FDP_ACT_RESERVED },
     { "all", FDP_ACT_RESERVED },
     { "local", FDP_ACT_RESERVED },
+    { "check_pkt_larger", FDP_ACT_CHECK_PKT_LARGER },
 };
 
 /* Parses one action 'name[:arg]' at 'at'. */
@@ -2983,11 +3026,15 @@ split_action(struct parser *p, char *start, char **argp)
         return 0;
     }
 
-    /* A name flowdp does not run yet is refused by name, whatever its
-     * arguments look like (check_pkt_larger(N)->F does not end in ')'),
-     * and so is output(port=...,max_len=...), Open vSwitch's
-     * output_trunc. */
+    /* check_pkt_larger(N)->F does not end in ')': its parser takes all
+     * after the '('.  A name flowdp does not run yet is refused by name,
+     * whatever its arguments look like, and so is
+     * output(port=...,max_len=...), Open vSwitch's output_trunc. */
     *paren = '\0';
+    if (!strcasecmp(start, "check_pkt_larger")) {
+        *argp = paren + 1;
+        return 0;
+    }
     if (is_unsupported_action(start)) {
         *argp = NULL;
         return 0;
