@@ -550,7 +550,10 @@ struct recirc_level {
  * batch is done; an insertion that would pass it is skipped. */
 #define RC_DOOMED_MAX 64
 
-#define RC_KEY_WORDS (FDP_KEY_WORDS - 2)
+/* Every word but nd_target's and the tunnel's (emc_holds()). */
+#define RC_KEY_WORDS (FDP__TUN_FIRST_WORD - 2)
+/* The words after the packet words that an entry keeps. */
+#define RC_STATE_WORDS (FDP__TUN_FIRST_WORD - FDP_KEY_PACKET_WORDS)
 
 struct rc_entry {
     uint32_t hash;
@@ -562,8 +565,8 @@ struct rc_entry {
     uint64_t version;
     const struct fdp__outcome *flow;    /* NULL: empty. */
     uint64_t key[RC_KEY_WORDS];         /* Every word of the key but
-                                         * nd_target's, as the EMC
-                                         * (emc_holds()). */
+                                         * nd_target's and the tunnel's,
+                                         * as the EMC (emc_holds()). */
 } __attribute__((aligned(64)));
 static_assert(sizeof(struct rc_entry) == 4 * 64,
               "a continuation cache entry is 4 lines");
@@ -1642,12 +1645,30 @@ emc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
     return &pmd->emc[(way ? hash >> EMC_SHIFT : hash) & EMC_MASK];
 }
 
-/* True if the EMC may hold 'key': its nd_target, which EMC entries leave
- * out (EMC_KEY_WORDS), is zero. */
+/* True if 'key' has tunnel metadata (key.h, words 31-40): the key of a
+ * packet that came through a tunnel, or of a continuation whose pipeline
+ * set a tunnel field.  Five 16-byte pairs, ORed. */
+static inline bool
+key_has_tunnel(const struct fdp_key *key)
+{
+    static_assert(FDP__TUN_N_WORDS == 10, "five pairs below");
+    const uint64_t *t = &key->w[FDP__TUN_FIRST_WORD];
+    key_pair d = (key_pair_at(t, 0) | key_pair_at(t, 1))
+                 | (key_pair_at(t, 2) | key_pair_at(t, 3))
+                 | key_pair_at(t, 4);
+
+    return d[0] | d[1];
+}
+
+/* True if the EMC (and the continuation cache) may hold 'key': its
+ * nd_target and its tunnel words, which entries leave out
+ * (EMC_KEY_WORDS, RC_KEY_WORDS), are zero.  A tunnelled packet goes to
+ * the signature cache and the classifier, which see the whole key. */
 static inline bool
 emc_holds(const struct fdp_key *key)
 {
-    return !(key->w[FDP__WORD_ND_TARGET] | key->w[FDP__WORD_ND_TARGET + 1]);
+    return !(key->w[FDP__WORD_ND_TARGET] | key->w[FDP__WORD_ND_TARGET + 1])
+           && !key_has_tunnel(key);
 }
 
 static inline __attribute__((always_inline)) const struct fdp__outcome *
@@ -1967,8 +1988,7 @@ rc_hash(const struct fdp_key *key, uint32_t pkt_hash, unsigned int table)
     uint64_t a = pkt_hash ^ (uint64_t) table << 32;
     uint64_t b = ~a;
 
-    static_assert(FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS == 17,
-                  "eight pairs and a word");
+    static_assert(RC_STATE_WORDS == 17, "eight pairs and a word");
 #pragma GCC unroll 8
     for (size_t i = 0; i < 16; i += 2) {
         a = (a ^ w[i]) * RC_K1;
@@ -1992,8 +2012,7 @@ rc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
 static inline bool
 rc_key_equal(const uint64_t *e, const uint64_t *k)
 {
-    static_assert(EMC_KEY_WORDS == 12
-                  && FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS == 2 * 8 + 1,
+    static_assert(EMC_KEY_WORDS == 12 && RC_STATE_WORDS == 2 * 8 + 1,
                   "6 pairs, then 8 pairs and a word");
     key_pair d = key_pair_at(e, 0) ^ key_pair_at(k, 0);
 
@@ -2007,7 +2026,7 @@ rc_key_equal(const uint64_t *e, const uint64_t *k)
              ^ key_pair_at(k + FDP_KEY_PACKET_WORDS, i);
     }
     return !(d[0] | d[1]
-             | (e[RC_KEY_WORDS - 1] ^ k[FDP_KEY_WORDS - 1]));
+             | (e[RC_KEY_WORDS - 1] ^ k[FDP__TUN_FIRST_WORD - 1]));
 }
 
 static const struct fdp__outcome *
@@ -2058,7 +2077,7 @@ rc_fill(struct fdp_dp_pmd *pmd, struct rc_entry *e,
     e->flow = flow;
     memcpy(e->key, key->w, EMC_KEY_WORDS * sizeof e->key[0]);
     memcpy(e->key + EMC_KEY_WORDS, key->w + FDP_KEY_PACKET_WORDS,
-           (FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS) * sizeof e->key[0]);
+           RC_STATE_WORDS * sizeof e->key[0]);
 }
 
 /* Where pipeline_outcome() keeps what it builds: the EMC for a received
@@ -2856,8 +2875,9 @@ ct_payload(const struct fdp__action *a)
  * tests match each field, so a slip here fails them. */
 #define KEY_CT_WORD 23
 static_assert(FDP_KEY_PACKET_WORDS + FDP__CT_FROZEN_WORDS == KEY_CT_WORD
-              && KEY_CT_WORD + 8 == FDP_KEY_WORDS,
-              "the ct fields are the key's last eight words (key.h)");
+              && KEY_CT_WORD + 8 == FDP__TUN_FIRST_WORD,
+              "the ct fields are the eight words before the tunnel's "
+              "(key.h)");
 
 static inline void
 key_set_ct(struct fdp_key *key, const struct fdp__ct_result *res)
@@ -2957,6 +2977,11 @@ recirc_enqueue(struct fdp_dp_pmd *pmd, unsigned int depth,
     }
     memcpy(&p->key.w[FDP_KEY_PACKET_WORDS], dc->frozen, sizeof dc->frozen);
     key_set_ct(&p->key, res);
+    /* The tunnel metadata as the packet has it at its ct (the actions
+     * before the record set what the pipeline wrote): Open vSwitch keeps
+     * it across recirculation. */
+    memcpy(&p->key.w[FDP__TUN_FIRST_WORD], &src->key.w[FDP__TUN_FIRST_WORD],
+           FDP__TUN_N_WORDS * sizeof p->key.w[0]);
     lvl->pkt_hash[i] = pkt_hash;
     b->hashes[i] = pmd->rc ? rc_hash(&p->key, pkt_hash, dc->table) : 0;
     b->sent[i] = false;

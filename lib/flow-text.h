@@ -16,6 +16,10 @@ extern const char *const fdp__tcp_flag_names[12];
  * (ct_state_to_string()). */
 extern const char *const fdp__ct_state_names[8];
 
+/* tun_flags flag names: the one flag a flow sees, oam (bit 0), as Open
+ * vSwitch spells it (flow_tun_flag_to_string()). */
+extern const char *const fdp__tun_flag_names[1];
+
 /* The flag names of a field of flag syntax (tcp_flags, ct_state), bit 0
  * first, one per bit of the field: '*n' of them. */
 static inline const char *const *
@@ -25,17 +29,22 @@ fdp__flag_names(enum fdp_field f, unsigned int *n)
         *n = 8;
         return fdp__ct_state_names;
     }
+    if (fdp__field(f)->syntax == FDP__S_TUN_FLAGS) {
+        *n = 1;
+        return fdp__tun_flag_names;
+    }
     *n = 12;
     return fdp__tcp_flag_names;
 }
 
-/* True for the fields written as flags (+syn-ack, +trk+est). */
+/* True for the fields written as flags (+syn-ack, +trk+est, +oam). */
 static inline bool
 fdp__is_flag_syntax(enum fdp_field f)
 {
     enum fdp__syntax s = fdp__field(f)->syntax;
 
-    return s == FDP__S_TCP_FLAGS || s == FDP__S_CT_STATE;
+    return s == FDP__S_TCP_FLAGS || s == FDP__S_CT_STATE
+           || s == FDP__S_TUN_FLAGS;
 }
 
 /* Appends field 'f''s value 'v' (unmasked) in the field's syntax. */
