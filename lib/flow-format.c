@@ -466,6 +466,7 @@ format_tunnel(struct fdp__ds *ds, const struct fdp_match *m)
     fdp__format_field(ds, m, FDP_F_TUN_TOS, "tun_tos");
     fdp__format_field(ds, m, FDP_F_TUN_TTL, "tun_ttl");
     fdp__format_field(ds, m, FDP_F_TUN_FLAGS, "tun_flags");
+    fdp__tun_md_format(ds, m);
 }
 
 /* Neighbour discovery, in an ICMPv6 match, as match_format() prints it

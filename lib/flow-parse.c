@@ -3270,6 +3270,20 @@ parse_match_tokens(struct parser *p, char *s, struct fdp_flow_spec *flow)
         }
 
         enum fdp_field f;
+        int md = fdp__tun_md_index(token);
+        if (md >= 0) {
+            if (!value) {
+                return parse_error(p, token, "%s: missing value (%s=VALUE)",
+                                   token, token);
+            }
+            char *msg = fdp__tun_md_parse(p->match, md, value);
+            if (msg) {
+                parse_error(p, token, "%s", msg);
+                free(msg);
+                return EINVAL;
+            }
+            continue;
+        }
         if (!fdp_field_from_name(token, &f)) {
             return parse_error(p, token, "unknown field or keyword \"%s\"",
                                token);
@@ -3321,6 +3335,7 @@ flow_parse(const char *text, unsigned int flags,
         *errorp = NULL;
     }
 
+    fdp__tun_md_text_begin();
     size_t len = strlen(text);
     memset(&p, 0, offsetof(struct parser, claims));
     p.line = text;

@@ -47,6 +47,16 @@ fdp__is_flag_syntax(enum fdp_field f)
            || s == FDP__S_TUN_FLAGS;
 }
 
+/* tun_metadataN (lib/tun-md-text.c).  fdp__tun_md_text_begin() starts a
+ * flow; fdp__tun_md_index() is N for "tun_metadataN", else -1;
+ * fdp__tun_md_parse() adds "tun_metadataN=TEXT" to 'm' (returns NULL, or
+ * a message to free()); fdp__tun_md_format() appends the match's
+ * tun_metadata fields, each with a trailing comma. */
+void fdp__tun_md_text_begin(void);
+int fdp__tun_md_index(const char *name);
+char *fdp__tun_md_parse(struct fdp_match *m, int idx, char *text);
+void fdp__tun_md_format(struct fdp__ds *, const struct fdp_match *m);
+
 /* Appends field 'f''s value 'v' (unmasked) in the field's syntax. */
 void fdp__format_value(struct fdp__ds *, enum fdp_field f, fdp_u128 v);
 

@@ -146,6 +146,7 @@
 #include "lib/rcu.h"
 #include "lib/rule.h"
 #include "lib/util.h"
+#include <flowdp/tlv-map.h>
 
 /* ---------------------------------------------------------------------- */
 /* Definitions.                                                            */
@@ -248,6 +249,7 @@ struct fdp_pipeline {
                                      * find the published groups in the
                                      * view. */
     struct fdp__learn_cookies *learned_cookies;    /* lib/learn.c. */
+    struct fdp_tlv_map *tlv_map;    /* Geneve options (lib/tlv-map.c). */
 };
 
 /* Classification's working memory (struct fdp_pipeline_result's
@@ -290,6 +292,10 @@ fdp_pipeline_create(struct fdp_pipeline **pp)
     int error = fdp_table_create(&t);
     struct ptable *pt = error ? NULL : calloc(1, sizeof *pt);
     struct view *v = pt ? calloc(1, sizeof *v) : NULL;
+    if (v && fdp_tlv_map_create(&p->tlv_map)) {
+        free(v);
+        v = NULL;
+    }
     if (!v) {
         free(pt);
         fdp_table_destroy(t);
@@ -359,8 +365,15 @@ fdp_pipeline_destroy(struct fdp_pipeline *p)
     }
     free(p->view);
     fdp__group_table_destroy(&p->groups);
+    fdp_tlv_map_destroy(p->tlv_map);
     pthread_mutex_destroy(&p->mutex);
     free(p);
+}
+
+struct fdp_tlv_map *
+fdp_pipeline_tlv_map(struct fdp_pipeline *p)
+{
+    return p->tlv_map;
 }
 
 /* ---------------------------------------------------------------------- */
