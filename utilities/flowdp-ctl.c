@@ -115,6 +115,12 @@ usage(void)
            "                           the flows that use it\n"
            "  dump-meters [meter=N], meter-stats [meter=N], meter-features\n"
            "\n"
+           "Geneve options (as ovs-ofctl -O OpenFlow13, same syntax and output):\n"
+           "  add-tlv-map MAP          MAP: {class=C,type=T,len=L}->tun_metadataN\n"
+           "                           [,...]; 32 bytes of options in all\n"
+           "  del-tlv-map [MAP]        remove mappings (none given: all)\n"
+           "  dump-tlv-map             the map\n"
+           "\n"
            "Connection tracking (as ovs-appctl dpctl/..., same output):\n"
            "  dump-conntrack [-m] [-s] [zone=N]\n"
            "                           the connections (sorted); -m verbose,\n"
@@ -1590,6 +1596,9 @@ static const struct command commands[] = {
     { "dump-meters", cmd_dump_meters, true },
     { "meter-stats", cmd_meter_stats, true },
     { "meter-features", cmd_meter_features, true },
+    { "add-tlv-map", cmd_add_tlv_map, true },
+    { "del-tlv-map", cmd_del_tlv_map, true },
+    { "dump-tlv-map", cmd_dump_tlv_map, true },
     { "fdb/show", cmd_fdb_show, true },
     { "fdb/flush", cmd_fdb_flush, true },
     { "fdb/stats-show", cmd_fdb_stats_show, true },
