@@ -108,3 +108,41 @@ cmd_dump_tlv_map(int argc, char *argv[])
         fatal("dump-tlv-map: write error: %s", strerror(errno));
     }
 }
+
+void
+ctl_load_tlv_map(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    struct fdp_tlv_map *map;
+    char line[4096];
+    int n = 0;
+
+    if (!f) {
+        fatal("--tlv-map: %s: %s", file, strerror(errno));
+    }
+    if (fdp_tlv_map_create(&map)) {
+        fatal("--tlv-map: out of memory");
+    }
+    while (fgets(line, sizeof line, f)) {
+        n++;
+        line[strcspn(line, "#\r\n")] = '\0';
+        /* Leading and trailing blanks apart, a line is add-tlv-map's
+         * text. */
+        char *s = line + strspn(line, " \t");
+        size_t len = strlen(s);
+        while (len && (s[len - 1] == ' ' || s[len - 1] == '\t')) {
+            s[--len] = '\0';
+        }
+        char *msg = NULL;
+        if (*s && fdp_tlv_map_add(map, s, &msg)) {
+            fatal("--tlv-map: %s:%d: %s", file, n, msg ? msg : "invalid");
+        }
+        free(msg);
+    }
+    if (ferror(f)) {
+        fatal("--tlv-map: %s: read error", file);
+    }
+    fclose(f);
+    /* The map lives as long as the program. */
+    fdp_tlv_map_use_for_text(map);
+}
