@@ -33,7 +33,8 @@ UNIT_TESTS = \
 	tests/unit/test-ring \
 	tests/unit/test-table \
 	tests/unit/test-ties \
-	tests/unit/test-tss
+	tests/unit/test-tss \
+	tests/unit/test-tunkey
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -131,6 +132,9 @@ tests_unit_test_group_SOURCES = tests/unit/test-group.c
 tests_unit_test_group_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_group_LDADD = $(UNIT_LDADD)
 
+tests_unit_test_tunkey_SOURCES = tests/unit/test-tunkey.c
+tests_unit_test_tunkey_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tunkey_LDADD = $(UNIT_LDADD)
 tests_unit_test_ties_SOURCES = tests/unit/test-ties.c
 tests_unit_test_ties_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_ties_LDADD = $(UNIT_LDADD)
