@@ -502,6 +502,13 @@ fdp__tlv_map_field(const struct fdp_tlv_map *map, unsigned int index,
     return found;
 }
 
+bool
+fdp_tlv_map_field(const struct fdp_tlv_map *map, unsigned int index,
+                  unsigned int *offset, unsigned int *len)
+{
+    return fdp__tlv_map_field(map, index, offset, len);
+}
+
 /* Byte 'i' of the space is byte 7 - i % 8 (counting from the least
  * significant) of word 37 + i / 8: the space reads as the option bytes in
  * wire order, word by word. */

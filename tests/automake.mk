@@ -188,6 +188,7 @@ TESTSUITE_AT = \
 	tests/groups.at \
 	tests/ct-scenarios.at \
 	tests/meters.at \
+	tests/tunkey.at \
 	tests/normal.at \
 	tests/flow-syntax.at \
 	tests/classify.at \

@@ -70,6 +70,110 @@ tlv_change(struct fdp_tlv_map *map, const json_t *op, struct op_result *r)
     return error;
 }
 
+/* What a walk over the flows looks for: a flow whose match names one of
+ * the tun_metadata fields a deletion would unmap. */
+struct use_walk {
+    uint64_t fields;            /* Bit N: tun_metadataN goes. */
+    int used;                   /* A field a flow uses, or -1. */
+    bool failed;
+};
+
+/* True if the match part of flow text 'text' names tun_metadata'n'. */
+static bool
+names_field(const char *text, unsigned int n)
+{
+    char name[24];
+    const char *end = strstr(text, "actions=");
+    size_t len = (size_t) snprintf(name, sizeof name, "tun_metadata%u", n);
+
+    for (const char *p = strstr(text, name); p && (!end || p < end);
+         p = strstr(p + 1, name)) {
+        bool start = p == text || p[-1] == ',' || p[-1] == ' ';
+        char c = p[len];
+        if (start && (c == '=' || c == ',' || c == ' ' || !c)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool
+walk_flow(const struct fdp_rule *rule, void *w_)
+{
+    struct use_walk *w = w_;
+    struct fdp_flow_spec spec;
+
+    get_spec(rule, &spec);
+    /* The flow's text, printed through the map as it is now, names the
+     * fields its match uses. */
+    spec.actions = NULL;
+    char *text = fdp_flow_format(&spec);
+    if (!text) {
+        w->failed = true;
+        return false;
+    }
+    for (unsigned int n = 0; n < FDP_TLV_MAP_FIELDS && w->used < 0; n++) {
+        if ((w->fields >> n) & 1 && names_field(text, n)) {
+            w->used = (int) n;
+        }
+    }
+    free(text);
+    return w->used < 0;
+}
+
+/* The tun_metadata fields 'map' names (all of them if 'text' is NULL or
+ * empty, else those of 'text'), as a bit map. */
+static uint64_t
+fields_of(const struct fdp_tlv_map *map, const char *text)
+{
+    uint64_t fields = 0;
+
+    if (text && *text) {
+        for (const char *p = strstr(text, "->tun_metadata"); p;
+             p = strstr(p + 1, "->tun_metadata")) {
+            unsigned long n = strtoul(p + strlen("->tun_metadata"), NULL,
+                                      10);
+            fields |= n < FDP_TLV_MAP_FIELDS ? UINT64_C(1) << n : 0;
+        }
+        return fields;
+    }
+    for (unsigned int n = 0; n < FDP_TLV_MAP_FIELDS; n++) {
+        unsigned int offset, len;
+        if (fdp_tlv_map_field(map, n, &offset, &len)) {
+            fields |= UINT64_C(1) << n;
+        }
+    }
+    return fields;
+}
+
+/* As Open vSwitch (OFPERR_NXTTMFC_INVALID_TLV_DEL), a mapping that a flow
+ * uses may not be deleted: the flow's bits would be read as whatever the
+ * slots are mapped to next. */
+static int
+check_unused(struct server *s, const json_t *op, struct op_result *r)
+{
+    const char *text = json_string_value(json_object_get(op, "map"));
+    struct use_walk w = {
+        .fields = fields_of(fdp_pipeline_tlv_map(s->pipeline), text),
+        .used = -1,
+    };
+
+    if (!w.fields) {
+        return 0;
+    }
+    fdp_table_read_lock();
+    fdp_pipeline_for_each(s->pipeline, FDP_TABLE_ALL, walk_flow, &w);
+    fdp_table_read_unlock();
+    if (w.failed) {
+        return op_fail(r, RPC_FAILED, "out of memory");
+    }
+    if (w.used >= 0) {
+        return op_fail(r, RPC_FAILED, "tun_metadata%d is used by a flow "
+                       "(NXTTMFC_INVALID_TLV_DEL)", w.used);
+    }
+    return 0;
+}
+
 /* Checks operation 'op' on a copy of the pipeline's map, so that a change
  * the map refuses is never journalled. */
 int
@@ -83,6 +187,10 @@ op_tlv(struct server *s, const json_t *op, struct op_result *r)
         error = fdp_tlv_map_add(copy, text, NULL);
         if (!error) {
             error = tlv_change(copy, op, r);
+            const char *kind = json_string_value(json_object_get(op, "op"));
+            if (!error && !strcmp(kind, "tlv-del") && !s->replaying) {
+                error = check_unused(s, op, r);
+            }
         } else {
             op_fail(r, RPC_FAILED, "copying the TLV map: %s",
                     strerror(error));

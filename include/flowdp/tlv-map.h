@@ -26,6 +26,7 @@
 #ifndef FLOWDP_TLV_MAP_H
 #define FLOWDP_TLV_MAP_H 1
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <flowdp/common.h>
@@ -71,6 +72,13 @@ FDP_API char *fdp_tlv_map_dump(const struct fdp_tlv_map *map);
 /* The mappings as add-tlv-map's text ("" if none), in index order, for
  * the caller to free(): what a journal stores.  NULL if out of memory. */
 FDP_API char *fdp_tlv_map_to_text(const struct fdp_tlv_map *map);
+
+/* Where tun_metadata'index' is in the key's tunnel-metadata space: true,
+ * with its offset and length in bytes, or false if 'map' does not name
+ * it.  Any thread. */
+FDP_API bool fdp_tlv_map_field(const struct fdp_tlv_map *map,
+                               unsigned int index, unsigned int *offset,
+                               unsigned int *len);
 
 /* Makes this thread's flow parser and formatter (flowdp/flow.h) read
  * tun_metadataN through 'map' (NULL: no map; then each flow lays its
