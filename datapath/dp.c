@@ -88,6 +88,20 @@
  * output hint (output_hint()): the port, when the flow's actions are one
  * output, so that a hit of such a flow never reads its actions.
  *
+ * Tunnelled packets.  A decapsulated packet, or a continuation whose
+ * pipeline set a tunnel field, has tunnel words (key.h, words 31-40)
+ * that the entries have no room for.  Each pmd interns them
+ * (datapath/tun-intern.c): a small table gives every distinct set of
+ * tunnel words a 32-bit tag, never reused, and the EMC and the
+ * continuation cache keep the tag in their copy of key word 5's low half
+ * (conj_id's bits, zero in every key they see), compare it with the rest
+ * of the key, and find it mixed into the packet's hash (cache_tags(), once
+ * per packet before the caches).  A tunnelled packet's hit then costs one
+ * probe of the intern table (ten words hashed, two entries compared) more
+ * than a plain one; a packet without tunnel words pays one test of five
+ * pairs of its key.  When tags run out (2^32 - 2 of them) tunnelled
+ * packets skip the exact caches.
+ *
  * Auto mode.  A cache pays only where probing it costs less than the
  * lookups it saves: not with one mask, where a table lookup is a hash
  * probe like the EMC's; not at 100k flows, where the EMC never hits.  So
@@ -198,7 +212,8 @@
  * ct_mark...) and on the table it starts in, so it has a cache of its
  * own: 16384 entries (4 MiB), two-way set associative as the EMC, keyed
  * by every word but nd_target's (as the EMC, packets with an nd_target skip
- * it) and the table (rc_hash(): the packet words' hash, which
+ * it) and the tunnel words (kept as their tag: "Tunnelled packets"), and
+ * the table (rc_hash(): the packet words' hash, which
  * the packet already has from its extraction, seeds a multiply-xor mix
  * of the other 17 words and the table), valid for the snapshot's
  * version as EMC entries are, and filled with the same 1-in-
@@ -360,6 +375,7 @@
 #include "datapath/ipf.h"
 #include "datapath/mac-learning.h"
 #include "datapath/normal.h"
+#include "datapath/tun-intern.h"
 #include "datapath/extract-internal.h"
 #include <flowdp/cpu.h>
 #include <flowdp/hash.h>
@@ -500,6 +516,7 @@ struct batch {
     uint32_t n_groups;
     struct fdp__pkt pkts[FDP_DP_BATCH];
     uint32_t hashes[FDP_DP_BATCH];
+    uint32_t tags[FDP_DP_BATCH];    /* Tunnel tags (cache_tags()). */
     const struct fdp__outcome *flows[FDP_DP_BATCH]; /* NULL: a miss. */
     uint32_t hints[FDP_DP_BATCH];   /* From the caches: output_hint(). */
     bool sent[FDP_DP_BATCH];    /* Went to at least one port. */
@@ -616,6 +633,8 @@ struct fdp_dp_pmd {
     struct scratch_pool scratch;
     struct fdp__outcome *doomed[FDP_DP_BATCH];
     uint32_t n_doomed;
+    struct fdp__tun_intern *tun;    /* Tunnel tags, made on first use
+                                     * (datapath/tun-intern.c). */
 };
 
 /* The published set of ports, sorted by number. */
@@ -1522,6 +1541,7 @@ fdp_dp_pmd_destroy(struct fdp_dp_pmd *pmd)
         munmap(pmd->smc, pmd->smc_size);
     }
     fdp__ct_pmd_destroy(pmd->ct);
+    fdp__tun_intern_destroy(pmd->tun);
     free(pmd);
 }
 
@@ -1609,13 +1629,28 @@ key_pair_at(const uint64_t *w, size_t i)
     return x;
 }
 
+/* An entry's words 'a' against a packet's 'b' with tunnel tag 'tag',
+ * which the entry keeps in word 5's low half (conj_id's, zero in every
+ * key the caches see: datapath/tun-intern.c). */
+static inline key_pair
+tagged_pair2(const uint64_t *b, uint32_t tag)
+{
+    key_pair p = key_pair_at(b, 2);
+
+    static_assert(FDP__WORD_CONJ_ID == 5 && FDP__SHIFT_CONJ_ID == 0
+                  && FDP__BITS_CONJ_ID == 32,
+                  "the tag takes conj_id's bits, word 5's low half");
+    p[1] |= tag;
+    return p;
+}
+
 static inline bool
-key_equal(const uint64_t *a, const uint64_t *b)
+key_equal(const uint64_t *a, const uint64_t *b, uint32_t tag)
 {
     static_assert(EMC_KEY_WORDS == 12, "six pairs below");
     key_pair d = ((key_pair_at(a, 0) ^ key_pair_at(b, 0))
                   | (key_pair_at(a, 1) ^ key_pair_at(b, 1))
-                  | (key_pair_at(a, 2) ^ key_pair_at(b, 2)))
+                  | (key_pair_at(a, 2) ^ tagged_pair2(b, tag)))
                  | ((key_pair_at(a, 3) ^ key_pair_at(b, 3))
                     | (key_pair_at(a, 4) ^ key_pair_at(b, 4))
                     | (key_pair_at(a, 5) ^ key_pair_at(b, 5)));
@@ -1660,28 +1695,57 @@ key_has_tunnel(const struct fdp_key *key)
     return d[0] | d[1];
 }
 
-/* True if the EMC (and the continuation cache) may hold 'key': its
- * nd_target and its tunnel words, which entries leave out
- * (EMC_KEY_WORDS, RC_KEY_WORDS), are zero.  A tunnelled packet goes to
- * the signature cache and the classifier, which see the whole key. */
+/* True if the EMC (and the continuation cache) may hold 'key' with
+ * tunnel tag 'tag': its nd_target, which entries leave out
+ * (EMC_KEY_WORDS, RC_KEY_WORDS), is zero, and its tunnel words, which
+ * entries keep as their tag, have one (cache_tags()). */
 static inline bool
-emc_holds(const struct fdp_key *key)
+emc_holds(const struct fdp_key *key, uint32_t tag)
 {
     return !(key->w[FDP__WORD_ND_TARGET] | key->w[FDP__WORD_ND_TARGET + 1])
-           && !key_has_tunnel(key);
+           && tag != FDP__TUN_TAG_UNCACHED;
+}
+
+/* Mixes tunnel tag 'tag' into a packet's hash, so that the packets of
+ * different tunnels with the same inner headers spread over the caches'
+ * sets (tag 0, no tunnel, leaves the hash as it was). */
+static inline uint32_t
+tag_hash(uint32_t hash, uint32_t tag)
+{
+    return hash ^ (uint32_t) ((tag * UINT64_C(0x9e3779b97f4a7c15)) >> 32);
+}
+
+/* Phase 1b, before the caches: the tunnel tag of each packet of 'b'
+ * (datapath/tun-intern.c: 0 for a packet without tunnel words), mixed
+ * into its hash.  A packet without tunnel words pays one test of five
+ * pairs of its key. */
+static void
+cache_tags(struct fdp_dp_pmd *pmd, struct batch *b)
+{
+    for (uint32_t i = 0; i < b->n; i++) {
+        const struct fdp_key *key = &b->pkts[i].key;
+        uint32_t tag = 0;
+        if (FDP_UNLIKELY(key_has_tunnel(key))) {
+            tag = fdp__tun_intern_tag(&pmd->tun, key);
+            if (tag != FDP__TUN_TAG_UNCACHED) {
+                b->hashes[i] = tag_hash(b->hashes[i], tag);
+            }
+        }
+        b->tags[i] = tag;
+    }
 }
 
 static inline __attribute__((always_inline)) const struct fdp__outcome *
 emc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
-           uint32_t hash, uint64_t version, uint32_t *hint)
+           uint32_t hash, uint32_t tag, uint64_t version, uint32_t *hint)
 {
-    if (!emc_holds(key)) {
+    if (!emc_holds(key, tag)) {
         return NULL;
     }
     for (unsigned int way = 0; way < 2; way++) {
         const struct emc_entry *e = emc_way(pmd, hash, way);
         if (e->hash == hash && e->version == version && e->flow
-            && key_equal(e->key, key->w)) {
+            && key_equal(e->key, key->w, tag)) {
             *hint = e->out;
             return e->flow;
         }
@@ -1706,8 +1770,8 @@ emc_victim(struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version)
  * is done. */
 static void
 emc_fill(struct fdp_dp_pmd *pmd, struct emc_entry *e,
-         const struct fdp_key *key, uint32_t hash, uint64_t version,
-         const struct fdp__outcome *flow, bool owned)
+         const struct fdp_key *key, uint32_t hash, uint32_t tag,
+         uint64_t version, const struct fdp__outcome *flow, bool owned)
 {
     if (e->flow && e->owned) {
         pmd->doomed[pmd->n_doomed++] = (struct fdp__outcome *) e->flow;
@@ -1718,18 +1782,19 @@ emc_fill(struct fdp_dp_pmd *pmd, struct emc_entry *e,
     e->version = version;
     e->flow = flow;
     memcpy(e->key, key->w, sizeof e->key);
+    e->key[FDP__WORD_CONJ_ID] |= tag;
 }
 
 /* Caches 'oc', which the EMC does not own (a rule's), for 'key' with
  * probability 1/emc_insert_inv_prob. */
 static void
 emc_insert(struct fdp_dp_pmd *pmd, const struct fdp_key *key, uint32_t hash,
-           uint64_t version, const struct fdp__outcome *oc)
+           uint32_t tag, uint64_t version, const struct fdp__outcome *oc)
 {
-    if (emc_holds(key)
+    if (emc_holds(key, tag)
         && pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
-        emc_fill(pmd, emc_victim(pmd, hash, version), key, hash, version,
-                 oc, false);
+        emc_fill(pmd, emc_victim(pmd, hash, version), key, hash, tag,
+                 version, oc, false);
     }
 }
 
@@ -2010,14 +2075,16 @@ rc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
  * nd_target is zero (emc_holds()), 16 bytes at a time as key_equal():
  * the 6 pairs before nd_target, then the 8 pairs and a word after it. */
 static inline bool
-rc_key_equal(const uint64_t *e, const uint64_t *k)
+rc_key_equal(const uint64_t *e, const uint64_t *k, uint32_t tag)
 {
     static_assert(EMC_KEY_WORDS == 12 && RC_STATE_WORDS == 2 * 8 + 1,
                   "6 pairs, then 8 pairs and a word");
-    key_pair d = key_pair_at(e, 0) ^ key_pair_at(k, 0);
+    key_pair d = (key_pair_at(e, 0) ^ key_pair_at(k, 0))
+                 | (key_pair_at(e, 1) ^ key_pair_at(k, 1))
+                 | (key_pair_at(e, 2) ^ tagged_pair2(k, tag));
 
-#pragma GCC unroll 5
-    for (size_t i = 1; i < 6; i++) {
+#pragma GCC unroll 3
+    for (size_t i = 3; i < 6; i++) {
         d |= key_pair_at(e, i) ^ key_pair_at(k, i);
     }
 #pragma GCC unroll 8
@@ -2031,15 +2098,15 @@ rc_key_equal(const uint64_t *e, const uint64_t *k)
 
 static const struct fdp__outcome *
 rc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
-          unsigned int table, uint32_t hash, uint64_t version)
+          unsigned int table, uint32_t hash, uint32_t tag, uint64_t version)
 {
-    if (!emc_holds(key)) {
+    if (!emc_holds(key, tag)) {
         return NULL;
     }
     for (unsigned int way = 0; way < 2; way++) {
         const struct rc_entry *e = rc_way(pmd, hash, way);
         if (e->hash == hash && e->version == version && e->flow
-            && e->table == table && rc_key_equal(e->key, key->w)) {
+            && e->table == table && rc_key_equal(e->key, key->w, tag)) {
             return e->flow;
         }
     }
@@ -2065,7 +2132,8 @@ rc_victim(struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version)
 static void
 rc_fill(struct fdp_dp_pmd *pmd, struct rc_entry *e,
         const struct fdp_key *key, unsigned int table, uint32_t hash,
-        uint64_t version, const struct fdp__outcome *flow, bool owned)
+        uint32_t tag, uint64_t version, const struct fdp__outcome *flow,
+        bool owned)
 {
     if (e->flow && e->owned) {
         pmd->rc_doomed[pmd->n_rc_doomed++] = e->flow;
@@ -2078,6 +2146,7 @@ rc_fill(struct fdp_dp_pmd *pmd, struct rc_entry *e,
     memcpy(e->key, key->w, EMC_KEY_WORDS * sizeof e->key[0]);
     memcpy(e->key + EMC_KEY_WORDS, key->w + FDP_KEY_PACKET_WORDS,
            RC_STATE_WORDS * sizeof e->key[0]);
+    e->key[FDP__WORD_CONJ_ID] |= tag;
 }
 
 /* Where pipeline_outcome() keeps what it builds: the EMC for a received
@@ -2086,6 +2155,7 @@ rc_fill(struct fdp_dp_pmd *pmd, struct rc_entry *e,
 struct outcome_home {
     const struct fdp_key *key;
     uint32_t hash;
+    uint32_t tag;               /* Tunnel tag (cache_tags()). */
     int rc_table;
     struct scratch_pool *scratch;
 };
@@ -2097,13 +2167,13 @@ home_insert(struct fdp_dp_pmd *pmd, const struct outcome_home *home,
             uint64_t version, const struct fdp__outcome *oc)
 {
     if (home->rc_table < 0) {
-        emc_insert(pmd, home->key, home->hash, version, oc);
-    } else if (emc_holds(home->key)
+        emc_insert(pmd, home->key, home->hash, home->tag, version, oc);
+    } else if (emc_holds(home->key, home->tag)
                && pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
         struct rc_entry *e = rc_victim(pmd, home->hash, version);
         if (e) {
             rc_fill(pmd, e, home->key, (unsigned int) home->rc_table,
-                    home->hash, version, oc, false);
+                    home->hash, home->tag, version, oc, false);
         }
     }
 }
@@ -2128,7 +2198,7 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct outcome_home *home,
      * N's.) */
     bool hit = r->n_steps && r->steps[0].rule;
     bool cache = (home->rc_table < 0 ? pmd->emc != NULL : pmd->rc != NULL)
-                 && emc_holds(home->key) && hit;
+                 && emc_holds(home->key, home->tag) && hit;
 
     if (hit && r->n_steps == 1 && !r->limit_dropped
         && fdp_actions_equal(r->actions, r->steps[0].rule->actions)) {
@@ -2210,10 +2280,10 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct outcome_home *home,
     oc->sig = fdp__outcome_sig_end(h, n_rules, oc->actions);
     if (rc_e) {
         rc_fill(pmd, rc_e, home->key, (unsigned int) home->rc_table,
-                home->hash, version, oc, true);
+                home->hash, home->tag, version, oc, true);
     } else if (insert) {
         emc_fill(pmd, emc_victim(pmd, home->hash, version), home->key,
-                 home->hash, version, oc, true);
+                 home->hash, home->tag, version, oc, true);
     }
     return oc;
 }
@@ -2269,7 +2339,8 @@ batch_smc(struct fdp_dp_pmd *pmd, struct batch *b, uint64_t version,
             b->flows[i] = oc;
             (*n_smc)++;
             if (pmd->emc) {
-                emc_insert(pmd, miss_keys[j], b->hashes[i], version, oc);
+                emc_insert(pmd, miss_keys[j], b->hashes[i], b->tags[i],
+                           version, oc);
             }
         } else {
             miss_idx[k] = (uint8_t) i;
@@ -2310,7 +2381,8 @@ batch_lookup_table(struct fdp_dp_pmd *pmd, struct batch *b,
         if (oc) {
             n_hit++;
             if (pmd->emc) {
-                emc_insert(pmd, miss_keys[j], b->hashes[i], view->version,
+                emc_insert(pmd, miss_keys[j], b->hashes[i], b->tags[i],
+                           view->version,
                            oc);
             }
             if (smc_ok) {
@@ -2345,6 +2417,7 @@ batch_lookup_pipeline(struct fdp_dp_pmd *pmd, struct batch *b,
         const struct outcome_home home = {
             .key = &b->pkts[i].key,
             .hash = b->hashes[i],
+            .tag = b->tags[i],
             .rc_table = -1,
             .scratch = &pmd->scratch,
         };
@@ -2374,6 +2447,11 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
                   && fdp__table_is_disjoint(view->single);
     bool use_smc = smc_ok && meter_use(&pmd->smc_meter);
 
+    if (pmd->emc) {
+        cache_tags(pmd, b);
+    } else {
+        memset(b->tags, 0, b->n * sizeof b->tags[0]);
+    }
     if (use_emc) {
         /* Prefetch both ways of each set first, so that the cache misses
          * overlap instead of queueing. */
@@ -2387,7 +2465,8 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
         const struct fdp__outcome *oc = NULL;
         b->hints[i] = 0;
         if (use_emc) {
-            oc = emc_lookup(pmd, key, b->hashes[i], version, &b->hints[i]);
+            oc = emc_lookup(pmd, key, b->hashes[i], b->tags[i], version,
+                            &b->hints[i]);
             if (oc) {
                 /* Its line (a rule's first) holds the signature, counters
                  * and actions pointers that grouping and accounting
@@ -3518,6 +3597,11 @@ level_classify(struct fdp_dp_pmd *pmd, struct recirc_level *lvl)
     uint64_t version = pmd->view->version;
     uint32_t n_hits = 0;
 
+    if (!pmd->rc) {
+        memset(b->tags, 0, b->n * sizeof b->tags[0]);
+    } else {
+        cache_tags(pmd, b);
+    }
     if (pmd->rc) {
         for (uint32_t i = 0; i < b->n; i++) {
             __builtin_prefetch(rc_way(pmd, b->hashes[i], 0));
@@ -3529,7 +3613,8 @@ level_classify(struct fdp_dp_pmd *pmd, struct recirc_level *lvl)
         const struct fdp__outcome *oc = NULL;
         b->hints[i] = 0;
         if (pmd->rc) {
-            oc = rc_lookup(pmd, key, lvl->table[i], b->hashes[i], version);
+            oc = rc_lookup(pmd, key, lvl->table[i], b->hashes[i],
+                           b->tags[i], version);
             n_hits += oc != NULL;
         }
         if (!oc) {
@@ -3537,6 +3622,7 @@ level_classify(struct fdp_dp_pmd *pmd, struct recirc_level *lvl)
             const struct outcome_home home = {
                 .key = key,
                 .hash = b->hashes[i],
+                .tag = b->tags[i],
                 .rc_table = lvl->table[i],
                 .scratch = &lvl->scratch,
             };
