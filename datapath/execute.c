@@ -467,8 +467,13 @@ set_field(struct fdp__pkt *pkt, enum fdp_field f, fdp_u128 v)
         set_nd(pkt, f, v);
         break;
     default:
-        /* pkt_mark is metadata, not packet bytes; the parser accepts no
-         * other field for set_field. */
+        /* The tunnel fields travel with the packet in its key (key.h):
+         * an output to a tunnel port reads them there.  pkt_mark is
+         * metadata, not packet bytes; the parser accepts no other field
+         * for set_field. */
+        if (fdp__field_is_tunnel(f)) {
+            fdp__key_set_tunnel(&pkt->key, f, v);
+        }
         break;
     }
 }
@@ -608,6 +613,9 @@ write_bits(struct fdp__pkt *pkt, uint32_t in_port, const struct fdp__action *a)
     fdp_u128 value, mask;
 
     fdp_packet_extract(pkt->data, pkt->size, in_port, &cur, NULL);
+    /* The tunnel words are not in the bytes: the packet's key has them. */
+    memcpy(&cur.w[FDP__TUN_FIRST_WORD], &pkt->key.w[FDP__TUN_FIRST_WORD],
+           FDP__TUN_N_WORDS * sizeof cur.w[0]);
     if (a->type == FDP_ACT_MOVE) {
         struct fdp__move mv = fdp__action_move(a);
         fdp_u128 ones = fdp__ones(mv.n_bits);

@@ -322,7 +322,10 @@ fdp__action_is_pipeline(const struct fdp__action *a)
         return true;
     case FDP_ACT_SET_MASKED:
     case FDP_ACT_MOVE:
-        return !fdp__field_is_packet(a->field);
+        /* The tunnel fields reach the datapath, which keeps them with
+         * the packet for an output to a tunnel port. */
+        return !fdp__field_is_packet(a->field)
+               && !fdp__field_is_tunnel(a->field);
     default:
         return false;
     }

@@ -146,6 +146,7 @@
 #include "lib/rcu.h"
 #include "lib/rule.h"
 #include "lib/util.h"
+#include <flowdp/tlv-map.h>
 
 /* ---------------------------------------------------------------------- */
 /* Definitions.                                                            */
@@ -248,6 +249,7 @@ struct fdp_pipeline {
                                      * find the published groups in the
                                      * view. */
     struct fdp__learn_cookies *learned_cookies;    /* lib/learn.c. */
+    struct fdp_tlv_map *tlv_map;    /* Geneve options (lib/tlv-map.c). */
 };
 
 /* Classification's working memory (struct fdp_pipeline_result's
@@ -290,6 +292,10 @@ fdp_pipeline_create(struct fdp_pipeline **pp)
     int error = fdp_table_create(&t);
     struct ptable *pt = error ? NULL : calloc(1, sizeof *pt);
     struct view *v = pt ? calloc(1, sizeof *v) : NULL;
+    if (v && fdp_tlv_map_create(&p->tlv_map)) {
+        free(v);
+        v = NULL;
+    }
     if (!v) {
         free(pt);
         fdp_table_destroy(t);
@@ -359,8 +365,15 @@ fdp_pipeline_destroy(struct fdp_pipeline *p)
     }
     free(p->view);
     fdp__group_table_destroy(&p->groups);
+    fdp_tlv_map_destroy(p->tlv_map);
     pthread_mutex_destroy(&p->mutex);
     free(p);
+}
+
+struct fdp_tlv_map *
+fdp_pipeline_tlv_map(struct fdp_pipeline *p)
+{
+    return p->tlv_map;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -623,7 +636,7 @@ shortcut_cb(const struct fdp_rule *r, void *aux_)
     }
     /* "conj_id=ID" alone: word 5 holds only conj_id's bits. */
     bool pure = mask == UINT32_MAX && id
-                && c->words == UINT32_C(1) << FDP__WORD_CONJ_ID
+                && c->words == UINT64_C(1) << FDP__WORD_CONJ_ID
                 && !c->hi_words
                 && fdp__cmatch_word(c, FDP__MATCH_MASK, FDP__WORD_CONJ_ID)
                    == FDP__MASK(CONJ_ID);
@@ -1581,12 +1594,16 @@ static enum next run_chain(struct run *run, unsigned int table_id,
                            unsigned int depth, bool *missed);
 
 /* True for the fields a header rewrite reaches on the wire (the others,
- * in_port and pkt_mark, live only in the key). */
+ * in_port and pkt_mark, live only in the key), and for the tunnel fields,
+ * which the datapath keeps with the packet for an output to a tunnel port
+ * (key.h): the composed list carries their new values as it carries a
+ * header's. */
 static bool
 is_header(enum fdp_field f)
 {
-    return fdp__field_is_packet(f) && f != FDP_F_IN_PORT
-           && f != FDP_F_PKT_MARK;
+    return (fdp__field_is_packet(f) && f != FDP_F_IN_PORT
+            && f != FDP_F_PKT_MARK)
+           || fdp__field_is_tunnel(f);
 }
 
 /* write_field() for a header: the key, then the set-field that makes the
@@ -1599,7 +1616,7 @@ write_header(struct run *run, enum fdp_field f, fdp_u128 value,
     fdp_u128 old = fdp__key_get(key, f);
     fdp_u128 new = (old & ~mask) | (value & mask);
 
-    fdp__key_set(key, f, new);
+    fdp__key_set_tunnel(key, f, new);
     fdp__actions_add_set_field(&run->s->composed, f, new, 0);
 }
 
@@ -1642,7 +1659,8 @@ track_packet_action(struct fdp_key *key, const struct fdp__action *a)
         fdp__key_set(key, FDP_F_VLAN_TCI, tci | FDP_VLAN_CFI);
         break;
     case FDP_ACT_SET_FIELD:
-        fdp__key_set(key, (enum fdp_field) a->field, fdp__action_value(a));
+        fdp__key_set_tunnel(key, (enum fdp_field) a->field,
+                            fdp__action_value(a));
         break;
     case FDP_ACT_DEC_TTL:
         /* run_actions() decrements: it decides whether the packet dies. */
@@ -1652,15 +1670,16 @@ track_packet_action(struct fdp_key *key, const struct fdp__action *a)
     }
 }
 
-/* Zeroes the connection-tracking words of 'key' (key.h, words 21-28). */
+/* Zeroes the connection-tracking words of 'key' (key.h, words 23-30),
+ * not the tunnel words after them. */
 static void
 clear_ct_fields(struct fdp_key *key)
 {
     static_assert(FDP__WORD_CT_STATE == FDP__WORD_XREG7 + 1
-                  && FDP__WORD_CT_STATE + 8 == FDP_KEY_WORDS,
-                  "the ct fields are the key's last eight words");
+                  && FDP__WORD_CT_STATE + 8 == FDP__TUN_FIRST_WORD,
+                  "the ct fields are the eight words before the tunnel's");
     memset(&key->w[FDP__WORD_CT_STATE], 0,
-           (FDP_KEY_WORDS - FDP__WORD_CT_STATE) * sizeof key->w[0]);
+           (FDP__TUN_FIRST_WORD - FDP__WORD_CT_STATE) * sizeof key->w[0]);
 }
 
 /* Composes output to 'to' (FDP_PORT_IN_PORT: the in_port of the key).
