@@ -9,6 +9,7 @@ bench_flowdp_bench_SOURCES = bench/flowdp-bench.c bench/bench.h \
 	bench/bench-ct.c bench/bench-ct-packets.c bench/bench-ct-packets.h \
 	bench/bench-learn.c \
 	bench/bench-normal.c \
+	bench/bench-tunnel.c \
 	utilities/tool.c utilities/tool.h
 # The benchmark links the core and the datapath statically: it times internal variants
 # (each SIMD implementation) that the installed library does not export.

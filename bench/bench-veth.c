@@ -103,6 +103,7 @@
 #include "bench/bench.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -139,6 +140,8 @@
 #include "utilities/tool.h"
 
 #define VETH_FRAME_LEN 60       /* 64 bytes on a wire, less the FCS. */
+#define VXLAN_OUTER_LEN 50      /* Ethernet, IPv4, UDP and VXLAN headers. */
+#define VETH_MAX_FRAME (VETH_FRAME_LEN + VXLAN_OUTER_LEN)
 #define SEND_BATCH 64           /* Frames per sendmmsg(): enough that the
                                  * system call costs little per frame. */
 #define VETH_RUNS 5             /* measure()'s timed runs. */
@@ -160,8 +163,20 @@
  * look-up: locally administered (0x02), "fd" for flowdp. */
 #define MAC_S0 "02:fd:00:00:00:01"
 #define MAC_D0 "02:fd:00:00:00:02"
+#define MAC_S1 "02:fd:00:00:00:11"
 static const uint8_t mac_s0[6] = { 0x02, 0xfd, 0, 0, 0, 0x01 };
 static const uint8_t mac_d0[6] = { 0x02, 0xfd, 0, 0, 0, 0x02 };
+static const uint8_t mac_s1[6] = { 0x02, 0xfd, 0, 0, 0, 0x11 };
+
+/* The tunnel cases' underlay (flowdp-bench tunnel): s0 is the far VXLAN
+ * endpoint 10.253.0.2, the forwarder 10.253.0.1 on s1; VNI 42. */
+#define TNL_LOCAL "10.253.0.1"
+#define TNL_REMOTE "10.253.0.2"
+#define TNL_VNI 42
+
+/* What the generator sends: the plain frame, or the same frame inside
+ * VXLAN from the far endpoint to s1 (the tunnel cases). */
+static bool gen_vxlan;
 
 enum veth_ns { NS_SRC, NS_FWD, NS_DST, N_NS };
 
@@ -760,8 +775,8 @@ setup(void)
     msg = run_cmd("ip netns add %s && ip netns add %s && ip netns add %s",
                   s, f, d);
     if (!msg) {
-        msg = run_cmd("ip -n %s link add s1 type veth peer name s0 netns %s "
-                      "address " MAC_S0 " && "
+        msg = run_cmd("ip -n %s link add s1 address " MAC_S1 " type veth "
+                      "peer name s0 netns %s address " MAC_S0 " && "
                       "ip -n %s link add d1 type veth peer name d0 netns %s "
                       "address " MAC_D0, f, s, f, d);
     }
@@ -825,11 +840,28 @@ struct generator {
                                  * 'what'), or 0. */
 };
 
+/* The IPv4 header checksum of the 20 bytes at 'ip'. */
+static void
+ipv4_csum(uint8_t *ip)
+{
+    uint32_t sum = 0;
+
+    ip[10] = ip[11] = 0;
+    for (int i = 0; i < 20; i += 2) {
+        sum += (uint32_t) (ip[i] << 8 | ip[i + 1]);
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    ip[10] = (uint8_t) (~sum >> 8);
+    ip[11] = (uint8_t) ~sum;
+}
+
 /* The frame: UDP/IPv4 from 10.254.0.1:1000 to 10.254.0.2:5000, 18 bytes
  * of zeros after the UDP header, IPv4 checksum filled in, UDP checksum
  * zero ("none", allowed on IPv4). */
 static void
-make_veth_frame(uint8_t *p)
+make_plain_frame(uint8_t *p)
 {
     static const uint8_t head[] = {
         0x08, 0x00,                             /* IPv4. */
@@ -837,20 +869,41 @@ make_veth_frame(uint8_t *p)
         10, 254, 0, 1, 10, 254, 0, 2,
         0x03, 0xe8, 0x13, 0x88, 0, 26, 0, 0,
     };
-    uint32_t sum = 0;
 
     memset(p, 0, VETH_FRAME_LEN);
     memcpy(p, mac_d0, 6);
     memcpy(p + 6, mac_s0, 6);
     memcpy(p + 12, head, sizeof head);
-    for (int i = 14; i < 34; i += 2) {
-        sum += (uint32_t) (p[i] << 8 | p[i + 1]);
+    ipv4_csum(p + 14);
+}
+
+/* The frame the generator sends, into 'p' (VETH_MAX_FRAME bytes); returns
+ * its length.  With gen_vxlan, the plain frame behind Ethernet from s0 to
+ * s1, IPv4 from TNL_REMOTE to TNL_LOCAL (DF, TTL 64), UDP from port 49152
+ * to 4789 (checksum zero, as the kernel and Open vSwitch send VXLAN over
+ * IPv4) and VXLAN with VNI TNL_VNI. */
+static size_t
+make_veth_frame(uint8_t *p)
+{
+    static const uint8_t outer[] = {
+        0x08, 0x00,                             /* IPv4. */
+        0x45, 0, 0, 20 + 8 + 8 + VETH_FRAME_LEN, 0, 0, 0x40, 0, 64, 17,
+        0, 0, 10, 253, 0, 2, 10, 253, 0, 1,
+        0xc0, 0x00, 0x12, 0xb5, 0, 8 + 8 + VETH_FRAME_LEN, 0, 0,
+        0x08, 0, 0, 0, 0, 0, TNL_VNI, 0,        /* VXLAN: I flag, VNI. */
+    };
+
+    if (!gen_vxlan) {
+        make_plain_frame(p);
+        return VETH_FRAME_LEN;
     }
-    while (sum >> 16) {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    p[24] = (uint8_t) (~sum >> 8);
-    p[25] = (uint8_t) ~sum;
+    static_assert(12 + sizeof outer == VXLAN_OUTER_LEN, "VXLAN's headers");
+    memcpy(p, mac_s1, 6);
+    memcpy(p + 6, mac_s0, 6);
+    memcpy(p + 12, outer, sizeof outer);
+    ipv4_csum(p + 14);
+    make_plain_frame(p + VXLAN_OUTER_LEN);
+    return VETH_MAX_FRAME;
 }
 
 static void
@@ -866,13 +919,13 @@ gen_fail(struct generator *g, const char *what, int error)
 static void
 generate_xdp_live(struct generator *g)
 {
-    uint8_t frame[VETH_FRAME_LEN];
+    uint8_t frame[VETH_MAX_FRAME];
+    size_t len = make_veth_frame(frame);
     LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame,
-                .data_size_in = sizeof frame, .repeat = LIVE_REPEAT,
+                .data_size_in = (uint32_t) len, .repeat = LIVE_REPEAT,
                 .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
                 .batch_size = LIVE_BATCH);
 
-    make_veth_frame(frame);
     while (!atomic_load_explicit(&g->stop, memory_order_relaxed)) {
         int error = bpf_prog_test_run_opts(env.gen_prog_fd, &opts);
         if (error) {
@@ -888,7 +941,7 @@ generate_xdp_live(struct generator *g)
 static void
 generate_af_packet(struct generator *g)
 {
-    uint8_t frame[VETH_FRAME_LEN];
+    uint8_t frame[VETH_MAX_FRAME];
     struct sockaddr_ll to;
     struct mmsghdr msgs[SEND_BATCH];
     struct iovec iov;
@@ -905,15 +958,15 @@ generate_af_packet(struct generator *g)
         return;
     }
 
-    make_veth_frame(frame);
+    size_t len = make_veth_frame(frame);
     memset(&to, 0, sizeof to);
     to.sll_family = AF_PACKET;
     to.sll_protocol = htons(ETH_P_IP);
     to.sll_ifindex = env.ifindex_s0;
     to.sll_halen = 6;
-    memcpy(to.sll_addr, mac_d0, 6);
+    memcpy(to.sll_addr, frame, 6);
     iov.iov_base = frame;
-    iov.iov_len = sizeof frame;
+    iov.iov_len = len;
     memset(msgs, 0, sizeof msgs);
     for (int i = 0; i < SEND_BATCH; i++) {
         msgs[i].msg_hdr.msg_name = &to;
@@ -985,13 +1038,13 @@ choose_generator(void)
         }
     }
     if (env.gen_prog_fd >= 0) {
-        uint8_t frame[VETH_FRAME_LEN];
+        uint8_t frame[VETH_MAX_FRAME];
+        size_t len = make_veth_frame(frame);
         LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame,
-                    .data_size_in = sizeof frame, .repeat = 1,
+                    .data_size_in = (uint32_t) len, .repeat = 1,
                     .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
         int error = enter_ns(env.ns_fd[NS_SRC]);
 
-        make_veth_frame(frame);
         if (!error) {
             error = -bpf_prog_test_run_opts(env.gen_prog_fd, &opts);
             enter_ns(env.home_fd);
@@ -1071,6 +1124,33 @@ static void
 bridge_stop(void)
 {
     free(run_cmd("ip -n %s link del br0", env.ns_name[NS_FWD]));
+}
+
+/* The kernel's VXLAN: s1 is TNL_LOCAL, a vxlan device (VNI TNL_VNI, UDP
+ * port 4789, no learning) and d1 are ports of a bridge, as a host joins
+ * an overlay. */
+static char *
+vxlan_kernel_start(const char *type)
+{
+    const char *f = env.ns_name[NS_FWD];
+
+    return run_cmd("ip -n %s addr add " TNL_LOCAL "/24 dev s1 && "
+                   "ip -n %s link add vx0 type vxlan id %d local " TNL_LOCAL
+                   " dstport 4789 nolearning && "
+                   "ip -n %s link add br0 type bridge forward_delay 0 && "
+                   "ip -n %s link set vx0 master br0 && "
+                   "ip -n %s link set d1 master br0 && "
+                   "ip -n %s link set vx0 up && ip -n %s link set br0 up",
+                   f, f, TNL_VNI, f, f, f, f, f);
+}
+
+static void
+vxlan_kernel_stop(void)
+{
+    const char *f = env.ns_name[NS_FWD];
+
+    free(run_cmd("ip -n %s link del br0; ip -n %s link del vx0; "
+                 "ip -n %s addr flush dev s1", f, f, f));
 }
 
 static char *
@@ -1196,12 +1276,46 @@ flowdp_port(struct flowdp_fwd *f, uint32_t port_no, const char *type,
     return msg;
 }
 
+/* The tunnel cases' underlay on port 1 (s1): TNL_LOCAL/24, and the VXLAN
+ * port 10 to TNL_REMOTE with VNI TNL_VNI.  Returns NULL or a message. */
+static char *
+flowdp_tunnel(struct flowdp_fwd *f)
+{
+    static const char spec[] = "vxlan:remote_ip=" TNL_REMOTE ",key=42";
+    struct in6_addr local;
+    char *err = NULL, *msg = NULL;
+
+    static_assert(TNL_VNI == 42, "the spec's key");
+    memset(&local, 0, sizeof local);
+    local.s6_addr[10] = local.s6_addr[11] = 0xff;
+    inet_pton(AF_INET, TNL_LOCAL, &local.s6_addr[12]);
+    int error = enter_ns(env.ns_fd[NS_FWD]);
+    if (!error) {
+        error = fdp_dp_addr_add(f->dp, 1, &local, 24);
+        if (error) {
+            msg = xasprintf("address " TNL_LOCAL "/24 on port 1: %s",
+                            strerror(error));
+        } else if ((error = fdp_dp_port_add(f->dp, 10, spec, &err))) {
+            msg = xasprintf("port 10 %s: %s", spec,
+                            err ? err : strerror(error));
+        }
+        enter_ns(env.home_fd);
+    } else {
+        msg = xasprintf("setns(fwd): %s", strerror(error));
+    }
+    free(err);
+    return msg;
+}
+
 /* A datapath in fwd with ports 1 = TYPE:dev=s1 and 2 = TYPE:dev=d1, the
- * flow in_port=1,actions=output:2, and a pmd polling in fwd. */
+ * flow in_port=1,actions=output:2 (for the tunnel cases, port 10 and
+ * in_port=10,actions=output:2: flowdp_tunnel()), and a pmd polling in
+ * fwd. */
 static char *
 flowdp_start(const char *type)
 {
-    static const char flow[] = "in_port=1,actions=output:2";
+    const char *flow = gen_vxlan ? "in_port=10,actions=output:2"
+                                 : "in_port=1,actions=output:2";
     struct flowdp_fwd *f = &fdp_fwd;
     struct fdp_flow_spec spec;
     char *msg = NULL;
@@ -1227,6 +1341,9 @@ flowdp_start(const char *type)
     }
     if (!msg) {
         msg = flowdp_port(f, 2, type, "d1");
+    }
+    if (!msg && gen_vxlan) {
+        msg = flowdp_tunnel(f);
     }
     if (!msg) {
         error = fdp_dp_pmd_create(f->dp, 0, &f->pmd);
@@ -1315,8 +1432,9 @@ static void
 report_row(const char *case_name, const char *impl, double ns)
 {
     report(&(struct result) {
-        .suite = "datapath", .case_name = case_name, .impl = impl,
-        .entries = 1, .ns_per_op = ns, .bytes = VETH_FRAME_LEN,
+        .suite = gen_vxlan ? "tunnel" : "datapath", .case_name = case_name,
+        .impl = impl, .entries = 1, .ns_per_op = ns,
+        .bytes = gen_vxlan ? VETH_MAX_FRAME : VETH_FRAME_LEN,
     });
 }
 
@@ -1422,6 +1540,31 @@ suite_datapath_veth(void)
         veth_case("veth-afxdp", flowdp_start, flowdp_stop, "afxdp");
         veth_case("veth-afpacket", flowdp_start, flowdp_stop,
                   "afpacket");
+    }
+    teardown();
+}
+
+/* The tunnel suite's veth cases (flowdp-bench tunnel): the generator sends
+ * VXLAN from s0, the far endpoint, to s1; the kernel's vxlan device
+ * bridged to d1, then flowdp decapsulating on afxdp and on afpacket ports,
+ * deliver the inner frames to d0. */
+void
+suite_tunnel_veth(void)
+{
+    char *msg = setup();
+
+    if (msg) {
+        skip("veth", msg);
+        free(msg);
+    } else {
+        gen_vxlan = true;
+        choose_generator();
+        veth_case("veth-vxlan-kernel", vxlan_kernel_start, vxlan_kernel_stop,
+                  NULL);
+        veth_case("veth-vxlan-afxdp", flowdp_start, flowdp_stop, "afxdp");
+        veth_case("veth-vxlan-afpacket", flowdp_start, flowdp_stop,
+                  "afpacket");
+        gen_vxlan = false;
     }
     teardown();
 }

@@ -76,5 +76,7 @@ void suite_group(void);        /* bench-group.c */
 void suite_meter(void);        /* bench-meter.c */
 void suite_learn(void);        /* bench-learn.c */
 void suite_normal(void);       /* bench-normal.c */
+void suite_tunnel(void);       /* bench-tunnel.c */
+void suite_tunnel_veth(void);  /* Part of suite_tunnel (bench-veth.c). */
 
 #endif /* FDP_BENCH_H */

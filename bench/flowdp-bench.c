@@ -1647,6 +1647,7 @@ static const struct suite suites[] = {
     { "meter", suite_meter },
     { "learn", suite_learn },
     { "normal", suite_normal },
+    { "tunnel", suite_tunnel },
 };
 
 /* Which suites the command line named (all false: run every suite). */
