@@ -1596,6 +1596,19 @@ static const struct command commands[] = {
     { "fdb/warp", cmd_fdb_warp, true },
     { "set-fdb", cmd_set_fdb, true },
     { "set-port", cmd_set_port, true },
+    { "addr/add", cmd_addr_add, true },
+    { "addr/del", cmd_addr_del, true },
+    { "addr/show", cmd_addr_show, true },
+    { "route/add", cmd_route_add, true },
+    { "route/del", cmd_route_del, true },
+    { "route/show", cmd_route_show, true },
+    { "route/lookup", cmd_route_lookup, true },
+    { "neigh/set", cmd_neigh_set, true },
+    { "neigh/del", cmd_neigh_del, true },
+    { "neigh/show", cmd_neigh_show, true },
+    { "neigh/flush", cmd_neigh_flush, true },
+    { "neigh/config", cmd_neigh_config, true },
+    { "underlay/stats", cmd_underlay_stats, true },
 };
 
 static const struct command *

@@ -115,6 +115,11 @@ op_add(struct server *s, const json_t *op, struct op_result *r)
     /* A snapshot's meters go first: its flows may use them; then its
      * groups, which its flows name (flowdpd-groups.c). */
     int merror = meters_restore(s, json_object_get(op, "meters"), r);
+    if (!merror) {
+        /* The underlay's addresses, routes and static neighbours
+         * (flowdpd-underlay.c). */
+        merror = underlay_restore(s, json_object_get(op, "underlay"), r);
+    }
     if (merror) {
         return merror;
     }
@@ -457,7 +462,40 @@ static const struct {
     { "meter-add", op_meter_add, meter_commit },
     { "meter-mod", op_meter_mod, meter_commit },
     { "meter-del", op_meter_del, meter_commit },
+    { "addr-add", op_addr_add, NULL },
+    { "addr-del", op_addr_del, NULL },
+    { "route-add", op_route_add, NULL },
+    { "route-del", op_route_del, NULL },
+    { "neigh-set", op_neigh_set, NULL },
+    { "neigh-del", op_neigh_del, NULL },
+    { "neigh-config", op_neigh_config, NULL },
 };
+
+/* The operations whose 'apply' makes a change outside the pipeline (the
+ * underlay, flowdpd-underlay.c) at once, and the function that takes it
+ * back when the journal cannot keep the operation. */
+static const struct {
+    const char *name;
+    void (*undo)(struct server *, const json_t *op);
+} op_undos[] = {
+    { "addr-add", underlay_undo },
+    { "addr-del", underlay_undo },
+    { "route-add", underlay_undo },
+    { "route-del", underlay_undo },
+    { "neigh-set", underlay_undo },
+    { "neigh-del", underlay_undo },
+    { "neigh-config", underlay_undo },
+};
+
+static void
+undo_op(struct server *s, const char *kind, const json_t *op)
+{
+    for (size_t i = 0; i < sizeof op_undos / sizeof op_undos[0]; i++) {
+        if (!strcmp(kind, op_undos[i].name)) {
+            op_undos[i].undo(s, op);
+        }
+    }
+}
 
 static json_t *snapshot_op(struct server *);
 
@@ -526,6 +564,7 @@ apply_op(struct server *s, const json_t *op, struct op_result *r)
                 return op_fail(r, RPC_FAILED, "%s", strerror(error));
             }
             error = op_kinds[i].apply(s, op, r);
+            bool applied = !error;
             if (!error && s->journal && !s->replaying) {
                 char *msg = NULL;
                 error = journal_append(s->journal, op, &msg);
@@ -538,6 +577,9 @@ apply_op(struct server *s, const json_t *op, struct op_result *r)
             }
             if (error) {
                 fdp_pipeline_abort(s->pipeline);
+                if (applied) {
+                    undo_op(s, kind, op);
+                }
                 return error;
             }
             error = fdp_pipeline_commit(s->pipeline);
@@ -662,13 +704,28 @@ snapshot_op(struct server *s)
         json_decref(groups);
         return NULL;
     }
+    json_t *snap;
     if (!json_array_size(meters)) {
         json_decref(meters);
-        return json_pack("{s:s, s:o, s:o}", "op", "add", "flows", flows,
+        snap = json_pack("{s:s, s:o, s:o}", "op", "add", "flows", flows,
                          "groups", groups);
+    } else {
+        snap = json_pack("{s:s, s:o, s:o, s:o}", "op", "add", "meters",
+                         meters, "flows", flows, "groups", groups);
     }
-    return json_pack("{s:s, s:o, s:o, s:o}", "op", "add", "meters", meters,
-                     "flows", flows, "groups", groups);
+    /* The underlay, when it is not the default (flowdpd-underlay.c). */
+    json_t *ul = snap ? underlay_snapshot(s) : NULL;
+    if (!ul) {
+        json_decref(snap);
+        return NULL;
+    }
+    if (underlay_snapshot_empty(ul)) {
+        json_decref(ul);
+    } else if (json_object_set_new(snap, "underlay", ul)) {
+        json_decref(snap);
+        return NULL;
+    }
+    return snap;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -240,6 +240,40 @@ int meters_check_flow(struct server *, const struct fdp_flow_spec *,
 json_t *meters_snapshot(struct server *);
 int meters_restore(struct server *, const json_t *meters,
                    struct op_result *);
+/* The underlay (flowdpd-underlay.c): the methods; the operations, each
+ * made in the datapath when applied and undone (underlay_undo()) if the
+ * journal cannot keep it; the snapshot's "underlay" and its restore; the
+ * --addr and --route options. */
+json_t *h_addr_add(struct server *, const json_t *, struct op_result *);
+json_t *h_addr_del(struct server *, const json_t *, struct op_result *);
+json_t *h_addr_show(struct server *, const json_t *, struct op_result *);
+json_t *h_route_add(struct server *, const json_t *, struct op_result *);
+json_t *h_route_del(struct server *, const json_t *, struct op_result *);
+json_t *h_route_show(struct server *, const json_t *, struct op_result *);
+json_t *h_route_lookup(struct server *, const json_t *, struct op_result *);
+json_t *h_neigh_set(struct server *, const json_t *, struct op_result *);
+json_t *h_neigh_del(struct server *, const json_t *, struct op_result *);
+json_t *h_neigh_show(struct server *, const json_t *, struct op_result *);
+json_t *h_neigh_flush(struct server *, const json_t *, struct op_result *);
+json_t *h_neigh_config(struct server *, const json_t *, struct op_result *);
+json_t *h_underlay_stats(struct server *, const json_t *,
+                         struct op_result *);
+int op_addr_add(struct server *, const json_t *op, struct op_result *);
+int op_addr_del(struct server *, const json_t *op, struct op_result *);
+int op_route_add(struct server *, const json_t *op, struct op_result *);
+int op_route_del(struct server *, const json_t *op, struct op_result *);
+int op_neigh_set(struct server *, const json_t *op, struct op_result *);
+int op_neigh_del(struct server *, const json_t *op, struct op_result *);
+int op_neigh_config(struct server *, const json_t *op, struct op_result *);
+void underlay_undo(struct server *, const json_t *op);
+json_t *underlay_snapshot(struct server *);
+bool underlay_snapshot_empty(const json_t *);
+int underlay_restore(struct server *, const json_t *underlay,
+                     struct op_result *);
+void underlay_startup(struct server *, const char *const *addrs,
+                      size_t n_addrs, const char *const *routes,
+                      size_t n_routes);
+
 /* NORMAL's learning switch (flowdpd-normal.c). */
 json_t *h_fdb_show(struct server *, const json_t *params,
                    struct op_result *r);

@@ -103,10 +103,11 @@ FDP_API int fdp_dp_port_set_mac(struct fdp_dp *dp, uint32_t port_no,
                                 const uint8_t mac[6]);
 
 /* The MAC port 'port_no''s underlay uses, set, read from the interface
- * or derived (see above).  Returns 0, ENOENT, EOPNOTSUPP, or an errno
+ * or derived (see above); '*given' (if nonnull) says whether it was set
+ * by fdp_dp_port_set_mac().  Returns 0, ENOENT, EOPNOTSUPP, or an errno
  * from reading the interface's MAC. */
 FDP_API int fdp_dp_port_get_mac(struct fdp_dp *dp, uint32_t port_no,
-                                uint8_t mac[6]);
+                                uint8_t mac[6], bool *given);
 
 /* ---- Routes ---- */
 
@@ -219,6 +220,27 @@ struct fdp_dp_underlay_stats {
 
 FDP_API void fdp_dp_underlay_get_stats(struct fdp_dp *dp,
                                        struct fdp_dp_underlay_stats *stats);
+
+/* ---- Text ---- */
+
+/* Parses 's', an IPv4 or IPv6 address, into 'addr' (IPv4-mapped for
+ * IPv4).  If 'plen' is nonnull, "/LEN" may follow (without it, the whole
+ * address: 32 or 128) and '*plen' gets it; if NULL, "/LEN" is refused.
+ * Returns 0, or EINVAL with a message naming 's' in '*errorp' (which the
+ * caller frees; NULL if out of memory). */
+FDP_API int fdp_underlay_parse_ip(const char *s, struct in6_addr *addr,
+                                  unsigned int *plen, char **errorp);
+
+/* Parses 's', a MAC "xx:xx:xx:xx:xx:xx", into 'mac'.  Returns 0, or
+ * EINVAL with a message as above. */
+FDP_API int fdp_underlay_parse_mac(const char *s, uint8_t mac[6],
+                                   char **errorp);
+
+/* Writes 'addr' into 'buf': dotted quad if IPv4-mapped, else IPv6's
+ * usual form (Open vSwitch's ipv6_format_mapped()). */
+#define FDP_UNDERLAY_IP_STRLEN 46   /* INET6_ADDRSTRLEN. */
+FDP_API void fdp_underlay_format_ip(const struct in6_addr *addr,
+                                    char buf[FDP_UNDERLAY_IP_STRLEN]);
 
 #ifdef __cplusplus
 }

@@ -438,14 +438,14 @@ START_TEST(control_errors)
 
     /* MACs: derived, set, refused. */
     uint8_t m[6], want[6] = { 0x02, 0xfd, 0, 0, 0, 2 };
-    ck_assert_int_eq(fdp_dp_port_get_mac(n.dp, 2, m), 0);
+    ck_assert_int_eq(fdp_dp_port_get_mac(n.dp, 2, m, NULL), 0);
     ck_assert(!memcmp(m, want, 6));
     uint8_t mc[6] = { 0x01, 0, 0x5e, 0, 0, 1 }, ok[6] = { 0x52, 0x54, 0, 1,
                                                           2, 3 };
     ck_assert_int_eq(fdp_dp_port_set_mac(n.dp, 2, mc), EINVAL);
     ck_assert_int_eq(fdp_dp_port_set_mac(n.dp, 7, ok), ENOENT);
     ck_assert_int_eq(fdp_dp_port_set_mac(n.dp, 2, ok), 0);
-    ck_assert_int_eq(fdp_dp_port_get_mac(n.dp, 2, m), 0);
+    ck_assert_int_eq(fdp_dp_port_get_mac(n.dp, 2, m, NULL), 0);
     ck_assert(!memcmp(m, ok, 6));
 
     /* Deleting a port takes its addresses, routes and neighbours. */
