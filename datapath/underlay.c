@@ -854,6 +854,10 @@ fdp_dp_addr_add(struct fdp_dp *dp, uint32_t port_no,
     }
     fdp__dp_lock(dp);
     struct ul_conf *old = ul->conf;
+    error = check_port(dp, port_no);
+    if (error) {
+        goto out;
+    }
     if (old->n_addrs >= UL_MAX_ADDRS) {
         error = ENOSPC;
         goto out;
