@@ -2054,6 +2054,29 @@ out:
     return error;
 }
 
+int
+fdp_dp_route_resolve(struct fdp_dp *dp, const struct in6_addr *dst,
+                     struct fdp_dp_nexthop *out)
+{
+    struct fdp__underlay *ul = ul_of(dp);
+    struct fdp__nexthop nh;
+    int error = fdp__underlay_resolve(dp, dst, NULL, &nh);
+
+    memset(out, 0, sizeof *out);
+    if (error != EHOSTUNREACH) {
+        fdp__rcu_read_lock();
+        const struct ul_route *r = conf_lookup(FDP_RCU_GET(ul->conf), ul,
+                                               dst);
+        out->hop = r && !addr_is_zero(&r->gw) ? r->gw : *dst;
+        fdp__rcu_read_unlock();
+        out->port_no = nh.port_no;
+        out->src = nh.src;
+        mac_put(out->src_mac, nh.src_mac);
+        mac_put(out->dst_mac, nh.dst_mac);
+    }
+    return error;
+}
+
 uint64_t
 fdp__underlay_version(const struct fdp_dp *dp)
 {

@@ -12,6 +12,9 @@
  *   route/del PREFIX/LEN
  *   route/show                       as ovs-appctl ovs/route/show
  *   route/lookup IP                  as ovs-appctl ovs/route/lookup
+ *   route/resolve IP                 as a tunnel resolves IP: port,
+ *                                    source, MACs; an unknown next hop
+ *                                    fails and is asked for
  *   neigh/set PORT IP MAC            a static neighbour
  *   neigh/del PORT IP
  *   neigh/show                       as ovs-appctl tnl/neigh/show
@@ -188,18 +191,29 @@ cmd_route_show(int argc, char *argv[])
     print_text("route/show", "route/show");
 }
 
-void
-cmd_route_lookup(int argc, char *argv[])
+static void
+lookup(const char *command, int argc, char *argv[])
 {
-    nargs("route/lookup", argc, 1, 1, "IP");
-    json_t *r = ctl_call("route/lookup", "route/lookup",
+    nargs(command, argc, 1, 1, "IP");
+    json_t *r = ctl_call(command, command,
                          json_pack("{s:s}", "dst",
-                                   ip_arg("route/lookup", "IP", argv[1],
-                                          false)));
+                                   ip_arg(command, "IP", argv[1], false)));
     const char *text = json_string_value(json_object_get(r, "text"));
     fputs(text ? text : "", stdout);
     json_decref(r);
-    flush_out("route/lookup");
+    flush_out(command);
+}
+
+void
+cmd_route_lookup(int argc, char *argv[])
+{
+    lookup("route/lookup", argc, argv);
+}
+
+void
+cmd_route_resolve(int argc, char *argv[])
+{
+    lookup("route/resolve", argc, argv);
 }
 
 void

@@ -68,6 +68,7 @@ void cmd_route_add(int argc, char *argv[]);
 void cmd_route_del(int argc, char *argv[]);
 void cmd_route_show(int argc, char *argv[]);
 void cmd_route_lookup(int argc, char *argv[]);
+void cmd_route_resolve(int argc, char *argv[]);
 void cmd_neigh_set(int argc, char *argv[]);
 void cmd_neigh_del(int argc, char *argv[]);
 void cmd_neigh_show(int argc, char *argv[]);

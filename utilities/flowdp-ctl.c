@@ -1603,6 +1603,7 @@ static const struct command commands[] = {
     { "route/del", cmd_route_del, true },
     { "route/show", cmd_route_show, true },
     { "route/lookup", cmd_route_lookup, true },
+    { "route/resolve", cmd_route_resolve, true },
     { "neigh/set", cmd_neigh_set, true },
     { "neigh/del", cmd_neigh_del, true },
     { "neigh/show", cmd_neigh_show, true },

@@ -369,6 +369,7 @@ static const struct {
     { "route/del", h_route_del, NULL },
     { "route/show", h_route_show, NULL },
     { "route/lookup", h_route_lookup, NULL },
+    { "route/resolve", h_route_resolve, NULL },
     { "neigh/set", h_neigh_set, NULL },
     { "neigh/del", h_neigh_del, NULL },
     { "neigh/show", h_neigh_show, NULL },

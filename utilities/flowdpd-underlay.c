@@ -12,6 +12,9 @@
  *   route/del    {prefix:"IP/LEN"}                   -> {}
  *   route/show   {}                                  -> {text}
  *   route/lookup {dst:"IP"}                          -> {text}
+ *   route/resolve {dst:"IP"}                         -> {text}
+ *                (as a tunnel resolves it: port, source, both MACs; an
+ *                unknown neighbour fails and is asked for)
  *   neigh/set    {port:N, ip:"IP", mac:"MAC"}        -> {}   (static)
  *   neigh/del    {port:N, ip:"IP"}                   -> {}
  *   neigh/show   {}                                  -> {text}
@@ -995,6 +998,39 @@ h_route_lookup(struct server *s, const json_t *p, struct op_result *r)
 }
 
 json_t *
+h_route_resolve(struct server *s, const json_t *p, struct op_result *r)
+{
+    struct in6_addr dst;
+    struct fdp_dp_nexthop nh;
+    char ip[FDP_UNDERLAY_IP_STRLEN], src[FDP_UNDERLAY_IP_STRLEN];
+    char sm[18], dm[18];
+    char *text = NULL;
+
+    if (param_ip(p, "dst", false, NULL, &dst, NULL, r)) {
+        return NULL;
+    }
+    int error = fdp_dp_route_resolve(s->dp, &dst, &nh);
+    if (error == EHOSTUNREACH) {
+        op_fail(r, RPC_FAILED, "%s: no route", ip_text(&dst, ip));
+        return NULL;
+    }
+    if (error == EAGAIN) {
+        op_fail(r, RPC_FAILED, "%s: next hop %s unknown on port %" PRIu32
+                ": asked (neigh/show once it answers)", ip_text(&dst, ip),
+                ip_text(&nh.hop, src), nh.port_no);
+        return NULL;
+    }
+    mac_text(nh.src_mac, sm);
+    mac_text(nh.dst_mac, dm);
+    if (asprintf(&text, "dev %" PRIu32 " src %s next hop %s\n"
+                 "src_mac %s dst_mac %s\n", nh.port_no,
+                 ip_text(&nh.src, src), ip_text(&nh.hop, ip), sm, dm) < 0) {
+        text = NULL;
+    }
+    return text_result(text, r);
+}
+
+json_t *
 h_neigh_show(struct server *s, const json_t *p, struct op_result *r)
 {
     size_t n;
@@ -1072,7 +1108,8 @@ h_underlay_stats(struct server *s, const json_t *p, struct op_result *r)
 /* ---------------------------------------------------------------------- */
 /* Start-up options.                                                       */
 
-/* --addr=PORT:IP/LEN[,mac=MAC]. */
+/* --addr=PORT:IP/LEN[,mac=MAC]: checked, and applied to 's' unless it
+ * is NULL. */
 static void
 startup_addr(struct server *s, const char *spec)
 {
@@ -1105,6 +1142,10 @@ startup_addr(struct server *s, const char *spec)
     if (fdp_underlay_parse_ip(colon + 1, &a, &plen, &msg)) {
         fatal("--addr=%s: %s", spec, msg ? msg : "out of memory");
     }
+    if (!s) {
+        free(copy);
+        return;
+    }
     if (do_addr_add(s, (uint32_t) port, &a, plen, has_mac ? mac : NULL,
                     &r)) {
         /* The journal may have made it already: the same is no error. */
@@ -1125,7 +1166,8 @@ startup_addr(struct server *s, const char *spec)
     free(copy);
 }
 
-/* --route=PREFIX/LEN,PORT[,GW][,src=IP]. */
+/* --route=PREFIX/LEN,PORT[,GW][,src=IP]: checked, and applied to 's'
+ * unless it is NULL. */
 static void
 startup_route(struct server *s, const char *spec)
 {
@@ -1168,6 +1210,10 @@ startup_route(struct server *s, const char *spec)
     if (n < 2) {
         fatal("--route=%s: expected PREFIX/LEN,PORT[,GW][,src=IP]", spec);
     }
+    if (!s) {
+        free(copy);
+        return;
+    }
     if (do_route_add(s, &p, plen, (uint32_t) port, has_gw ? &gw : NULL,
                      has_src ? &src : NULL, &r)) {
         /* The journal may have made it already: the same is no error. */
@@ -1184,6 +1230,16 @@ startup_route(struct server *s, const char *spec)
     }
     vlog(L_INFO, "--route=%s", spec);
     free(copy);
+}
+
+void
+underlay_check_option(bool addr, const char *spec)
+{
+    if (addr) {
+        startup_addr(NULL, spec);
+    } else {
+        startup_route(NULL, spec);
+    }
 }
 
 void

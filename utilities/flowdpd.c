@@ -321,8 +321,9 @@ parse_options(int argc, char *argv[], struct options *o)
             break;
         case OPT_ADDR:
         case OPT_ROUTE: {
-            /* Checked and applied once the ports exist. */
+            /* Checked now, applied once the ports exist. */
             bool addr = opt == OPT_ADDR;
+            underlay_check_option(addr, optarg);
             size_t *n = addr ? &o->n_addrs : &o->n_routes;
             if (*n == MAX_PORTS) {
                 fatal("--%s: at most %d", addr ? "addr" : "route",

@@ -251,6 +251,7 @@ json_t *h_route_add(struct server *, const json_t *, struct op_result *);
 json_t *h_route_del(struct server *, const json_t *, struct op_result *);
 json_t *h_route_show(struct server *, const json_t *, struct op_result *);
 json_t *h_route_lookup(struct server *, const json_t *, struct op_result *);
+json_t *h_route_resolve(struct server *, const json_t *, struct op_result *);
 json_t *h_neigh_set(struct server *, const json_t *, struct op_result *);
 json_t *h_neigh_del(struct server *, const json_t *, struct op_result *);
 json_t *h_neigh_show(struct server *, const json_t *, struct op_result *);
@@ -270,6 +271,9 @@ json_t *underlay_snapshot(struct server *);
 bool underlay_snapshot_empty(const json_t *);
 int underlay_restore(struct server *, const json_t *underlay,
                      struct op_result *);
+/* Checks the syntax of --addr ('addr') or --route 'spec'; exits with a
+ * message naming it if it is wrong. */
+void underlay_check_option(bool addr, const char *spec);
 void underlay_startup(struct server *, const char *const *addrs,
                       size_t n_addrs, const char *const *routes,
                       size_t n_routes);

@@ -153,6 +153,22 @@ FDP_API size_t fdp_dp_route_list(struct fdp_dp *dp,
 FDP_API int fdp_dp_route_lookup(struct fdp_dp *dp, const struct in6_addr *dst,
                                 struct fdp_dp_route *route);
 
+/* Resolves 'dst' as a tunnel would: the route's port and source, the
+ * port's MAC and the next hop's (from the neighbour cache).  Returns 0;
+ * EHOSTUNREACH (no route, or 'dst' is the datapath's own); or EAGAIN
+ * (the next hop's MAC is unknown: an ARP request or neighbour
+ * solicitation was queued, unless one went in the last second, and
+ * 'dst_mac' is zero).  Counted as a tunnel's resolutions are. */
+struct fdp_dp_nexthop {
+    uint32_t port_no;
+    struct in6_addr src;
+    struct in6_addr hop;        /* The gateway, or 'dst' itself. */
+    uint8_t src_mac[6], dst_mac[6];
+};
+FDP_API int fdp_dp_route_resolve(struct fdp_dp *dp,
+                                 const struct in6_addr *dst,
+                                 struct fdp_dp_nexthop *nh);
+
 /* ---- Neighbours ---- */
 
 struct fdp_dp_neigh {
