@@ -1903,13 +1903,19 @@ fdp_dp_neigh_set_limit(struct fdp_dp *dp, uint32_t limit)
         bool ok = t && copies;
         for (uint32_t b = 0; ok && b <= old->mask; b++) {
             for (struct ul_neigh *e = old->buckets[b]; e; e = e->next) {
-                struct ul_neigh *x = malloc(sizeof *x);
+                struct ul_neigh *x = calloc(1, sizeof *x);
                 if (!x) {
                     ok = false;
                     break;
                 }
-                *x = *e;
-                x->older = x->newer = NULL;
+                /* Field by field: 'confirmed' and 'probed' are written by
+                 * pmds without the mutex. */
+                x->ip = e->ip;
+                x->port_no = e->port_no;
+                x->is_static = e->is_static;
+                x->mac = e->mac;
+                x->confirmed = neigh_confirmed(e);
+                x->probed = __atomic_load_n(&e->probed, __ATOMIC_RELAXED);
                 x->next = t->buckets[neigh_hash(ul, x->port_no, &x->ip)
                                      & t->mask];
                 t->buckets[neigh_hash(ul, x->port_no, &x->ip) & t->mask] = x;
