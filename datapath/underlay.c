@@ -110,8 +110,10 @@
 
 #include "datapath/underlay.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -852,6 +854,10 @@ fdp_dp_addr_add(struct fdp_dp *dp, uint32_t port_no,
     }
     fdp__dp_lock(dp);
     struct ul_conf *old = ul->conf;
+    error = check_port(dp, port_no);
+    if (error) {
+        goto out;
+    }
     if (old->n_addrs >= UL_MAX_ADDRS) {
         error = ENOSPC;
         goto out;
@@ -1030,7 +1036,8 @@ out:
 }
 
 int
-fdp_dp_port_get_mac(struct fdp_dp *dp, uint32_t port_no, uint8_t mac[6])
+fdp_dp_port_get_mac(struct fdp_dp *dp, uint32_t port_no, uint8_t mac[6],
+                    bool *given)
 {
     struct fdp__underlay *ul = ul_of(dp);
     int error;
@@ -1040,6 +1047,9 @@ fdp_dp_port_get_mac(struct fdp_dp *dp, uint32_t port_no, uint8_t mac[6])
     if (!error) {
         const struct ul_port *up = conf_port(ul->conf, port_no);
         uint64_t m = 0;
+        if (given) {
+            *given = up && up->mac_given;
+        }
         if (up) {
             m = up->mac;
         } else {
@@ -1893,13 +1903,19 @@ fdp_dp_neigh_set_limit(struct fdp_dp *dp, uint32_t limit)
         bool ok = t && copies;
         for (uint32_t b = 0; ok && b <= old->mask; b++) {
             for (struct ul_neigh *e = old->buckets[b]; e; e = e->next) {
-                struct ul_neigh *x = malloc(sizeof *x);
+                struct ul_neigh *x = calloc(1, sizeof *x);
                 if (!x) {
                     ok = false;
                     break;
                 }
-                *x = *e;
-                x->older = x->newer = NULL;
+                /* Field by field: 'confirmed' and 'probed' are written by
+                 * pmds without the mutex. */
+                x->ip = e->ip;
+                x->port_no = e->port_no;
+                x->is_static = e->is_static;
+                x->mac = e->mac;
+                x->confirmed = neigh_confirmed(e);
+                x->probed = __atomic_load_n(&e->probed, __ATOMIC_RELAXED);
                 x->next = t->buckets[neigh_hash(ul, x->port_no, &x->ip)
                                      & t->mask];
                 t->buckets[neigh_hash(ul, x->port_no, &x->ip) & t->mask] = x;
@@ -2041,6 +2057,29 @@ fdp__underlay_resolve(struct fdp_dp *dp, const struct in6_addr *dst,
     }
 out:
     fdp__rcu_read_unlock();
+    return error;
+}
+
+int
+fdp_dp_route_resolve(struct fdp_dp *dp, const struct in6_addr *dst,
+                     struct fdp_dp_nexthop *out)
+{
+    struct fdp__underlay *ul = ul_of(dp);
+    struct fdp__nexthop nh;
+    int error = fdp__underlay_resolve(dp, dst, NULL, &nh);
+
+    memset(out, 0, sizeof *out);
+    if (error != EHOSTUNREACH) {
+        fdp__rcu_read_lock();
+        const struct ul_route *r = conf_lookup(FDP_RCU_GET(ul->conf), ul,
+                                               dst);
+        out->hop = r && !addr_is_zero(&r->gw) ? r->gw : *dst;
+        fdp__rcu_read_unlock();
+        out->port_no = nh.port_no;
+        out->src = nh.src;
+        mac_put(out->src_mac, nh.src_mac);
+        mac_put(out->dst_mac, nh.dst_mac);
+    }
     return error;
 }
 
@@ -2238,6 +2277,109 @@ fdp__underlay_rx(struct fdp__underlay *ul, uint32_t port_no,
         return rx_nd(ul, c, port_no, pkt, room);
     }
     return FDP__UNDERLAY_PASS;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Text.                                                                   */
+
+/* EINVAL, with "\"S\": WHY" in '*errorp' if nonnull. */
+static int
+text_error(char **errorp, const char *why, const char *s)
+{
+    if (errorp) {
+        if (asprintf(errorp, "\"%s\": %s", s, why) < 0) {
+            *errorp = NULL;
+        }
+    }
+    return EINVAL;
+}
+
+int
+fdp_underlay_parse_ip(const char *s, struct in6_addr *addr,
+                      unsigned int *plen, char **errorp)
+{
+    char buf[64];
+    const char *slash = strchr(s, '/');
+    size_t n = slash ? (size_t) (slash - s) : strlen(s);
+    struct in_addr a4;
+
+    if (errorp) {
+        *errorp = NULL;
+    }
+    if (slash && !plen) {
+        return text_error(errorp, "expected an address without "
+                          "/LEN", s);
+    }
+    if (!n || n >= sizeof buf) {
+        return text_error(errorp, "not an IPv4 or IPv6 address", s);
+    }
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    if (inet_pton(AF_INET, buf, &a4) == 1) {
+        set_v4(addr, ntohl(a4.s_addr));
+    } else if (strchr(buf, ':') && inet_pton(AF_INET6, buf, addr) == 1) {
+        /* IPv6 text of an IPv4-mapped address is IPv4 here, as in Open
+         * vSwitch. */
+    } else {
+        return text_error(errorp, "not an IPv4 or IPv6 address", s);
+    }
+    unsigned int max = is_v4(addr) ? 32 : 128;
+    if (plen) {
+        *plen = max;
+    }
+    if (slash) {
+        const char *p = slash + 1;
+        unsigned long v = 0;
+        if (!*p || strlen(p) > 3 || strspn(p, "0123456789") != strlen(p)) {
+            return text_error(errorp, "expected a prefix length "
+                              "after '/'", s);
+        }
+        v = strtoul(p, NULL, 10);
+        if (v > max) {
+            return text_error(errorp, max == 32
+                              ? "prefix length out of range "
+                                "(0 to 32 for IPv4)"
+                              : "prefix length out of range "
+                                "(0 to 128 for IPv6)", s);
+        }
+        *plen = (unsigned int) v;
+    }
+    return 0;
+}
+
+int
+fdp_underlay_parse_mac(const char *s, uint8_t mac[6], char **errorp)
+{
+    unsigned int b[6];
+    int end = 0;
+
+    if (errorp) {
+        *errorp = NULL;
+    }
+    if (strlen(s) != 17
+        || sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%n", &b[0], &b[1], &b[2], &b[3],
+                  &b[4], &b[5], &end) != 6 || end != 17
+        || strspn(s, "0123456789abcdefABCDEF:") != 17) {
+        return text_error(errorp, "not a MAC address "
+                          "(xx:xx:xx:xx:xx:xx)", s);
+    }
+    for (int i = 0; i < 6; i++) {
+        mac[i] = (uint8_t) b[i];
+    }
+    return 0;
+}
+
+void
+fdp_underlay_format_ip(const struct in6_addr *addr,
+                       char buf[FDP_UNDERLAY_IP_STRLEN])
+{
+    if (is_v4(addr)) {
+        uint32_t ip = v4_of(addr);
+        snprintf(buf, FDP_UNDERLAY_IP_STRLEN, "%u.%u.%u.%u", ip >> 24,
+                 (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
+    } else if (!inet_ntop(AF_INET6, addr, buf, FDP_UNDERLAY_IP_STRLEN)) {
+        buf[0] = '\0';
+    }
 }
 
 /* ---------------------------------------------------------------------- */

@@ -195,6 +195,7 @@ TESTSUITE_AT = \
 	tests/meters.at \
 	tests/tunkey.at \
 	tests/normal.at \
+	tests/underlay.at \
 	tests/flow-syntax.at \
 	tests/classify.at \
 	tests/datapath.at \
@@ -213,7 +214,7 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/pipeline-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
 	tests/perf-dump.sh tests/ovs-peer.sh tests/ct-diff.py tests/acts-diff.py \
-	tests/group-diff.py tests/normal-diff.py \
+	tests/group-diff.py tests/normal-diff.py tests/underlay.py \
 	tests/ct_scenarios.py \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \

@@ -17,6 +17,7 @@ PIPELINE_TOOL_SOURCES = utilities/pipeline-tool.c utilities/pipeline-tool.h
 utilities_flowdp_ctl_SOURCES = utilities/flowdp-ctl.c utilities/ctl.h \
 	utilities/ctl-daemon.c utilities/ctl-ct.c utilities/ctl-groups.c \
 	utilities/ctl-meters.c utilities/ctl-normal.c utilities/ctl-tlv.c \
+	utilities/ctl-underlay.c \
 	utilities/tool.c \
 	utilities/tool.h $(RPC_SOURCES) \
 	$(PIPELINE_TOOL_SOURCES)
@@ -34,6 +35,7 @@ utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/flowdpd.h \
 	utilities/flowdpd-methods.c utilities/flowdpd-dump.c \
 	utilities/flowdpd-ipf.c \
 	utilities/flowdpd-normal.c \
+	utilities/flowdpd-underlay.c \
 	utilities/flowdpd-ct.c \
 	utilities/flowdpd-groups.c \
 	utilities/flowdpd-meters.c \

@@ -60,6 +60,22 @@ void cmd_trace(int argc, char *argv[]);
 void cmd_dump_ports(int argc, char *argv[]);
 void cmd_dump_aggregate(int argc, char *argv[]);
 
+/* The underlay (ctl-underlay.c). */
+void cmd_addr_add(int argc, char *argv[]);
+void cmd_addr_del(int argc, char *argv[]);
+void cmd_addr_show(int argc, char *argv[]);
+void cmd_route_add(int argc, char *argv[]);
+void cmd_route_del(int argc, char *argv[]);
+void cmd_route_show(int argc, char *argv[]);
+void cmd_route_lookup(int argc, char *argv[]);
+void cmd_route_resolve(int argc, char *argv[]);
+void cmd_neigh_set(int argc, char *argv[]);
+void cmd_neigh_del(int argc, char *argv[]);
+void cmd_neigh_show(int argc, char *argv[]);
+void cmd_neigh_flush(int argc, char *argv[]);
+void cmd_neigh_config(int argc, char *argv[]);
+void cmd_underlay_stats(int argc, char *argv[]);
+
 /* NORMAL's learning switch (ctl-normal.c). */
 void cmd_fdb_show(int argc, char *argv[]);
 void cmd_fdb_flush(int argc, char *argv[]);

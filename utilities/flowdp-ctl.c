@@ -147,6 +147,16 @@ usage(void)
            "  ct-del-timeout-policy zone=N, ct-get-timeout-policy [zone=N]\n"
            "  ct-enable-tcp-seq-chk, ct-disable-tcp-seq-chk, ct-get-tcp-seq-chk\n"
            "\n"
+           "The underlay of tunnel ports (as ovs-appctl ovs/route/..., tnl/neigh/...):\n"
+           "  addr/add PORT IP/LEN [mac=MAC], addr/del PORT IP/LEN, addr/show\n"
+           "                           addresses on ports (answered for in ARP\n"
+           "                           and ND; their connected routes)\n"
+           "  route/add PREFIX/LEN PORT [GW] [src=IP], route/del PREFIX/LEN,\n"
+           "  route/show, route/lookup IP, route/resolve IP\n"
+           "  neigh/set PORT IP MAC, neigh/del PORT IP, neigh/show, neigh/flush\n"
+           "  neigh/config [limit=N] [aging=SECONDS]\n"
+           "  underlay/stats           failed resolutions by reason, ARP and ND\n"
+           "\n"
            "Offline commands:\n"
            "  parse-flows FILE|-       print each flow of FILE (- for stdin) in\n"
            "                           canonical ovs-ofctl form\n"
@@ -1610,6 +1620,20 @@ static const struct command commands[] = {
     { "fdb/warp", cmd_fdb_warp, true },
     { "set-fdb", cmd_set_fdb, true },
     { "set-port", cmd_set_port, true },
+    { "addr/add", cmd_addr_add, true },
+    { "addr/del", cmd_addr_del, true },
+    { "addr/show", cmd_addr_show, true },
+    { "route/add", cmd_route_add, true },
+    { "route/del", cmd_route_del, true },
+    { "route/show", cmd_route_show, true },
+    { "route/lookup", cmd_route_lookup, true },
+    { "route/resolve", cmd_route_resolve, true },
+    { "neigh/set", cmd_neigh_set, true },
+    { "neigh/del", cmd_neigh_del, true },
+    { "neigh/show", cmd_neigh_show, true },
+    { "neigh/flush", cmd_neigh_flush, true },
+    { "neigh/config", cmd_neigh_config, true },
+    { "underlay/stats", cmd_underlay_stats, true },
 };
 
 static const struct command *

@@ -121,6 +121,11 @@ op_add(struct server *s, const json_t *op, struct op_result *r)
         return terror;
     }
     int merror = meters_restore(s, json_object_get(op, "meters"), r);
+    if (!merror) {
+        /* The underlay's addresses, routes and static neighbours
+         * (flowdpd-underlay.c). */
+        merror = underlay_restore(s, json_object_get(op, "underlay"), r);
+    }
     if (merror) {
         return merror;
     }
@@ -465,7 +470,40 @@ static const struct {
     { "meter-del", op_meter_del, meter_commit },
     { "tlv-add", op_tlv, tlv_commit },
     { "tlv-del", op_tlv, tlv_commit },
+    { "addr-add", op_addr_add, NULL },
+    { "addr-del", op_addr_del, NULL },
+    { "route-add", op_route_add, NULL },
+    { "route-del", op_route_del, NULL },
+    { "neigh-set", op_neigh_set, NULL },
+    { "neigh-del", op_neigh_del, NULL },
+    { "neigh-config", op_neigh_config, NULL },
 };
+
+/* The operations whose 'apply' makes a change outside the pipeline (the
+ * underlay, flowdpd-underlay.c) at once, and the function that takes it
+ * back when the journal cannot keep the operation. */
+static const struct {
+    const char *name;
+    void (*undo)(struct server *, const json_t *op);
+} op_undos[] = {
+    { "addr-add", underlay_undo },
+    { "addr-del", underlay_undo },
+    { "route-add", underlay_undo },
+    { "route-del", underlay_undo },
+    { "neigh-set", underlay_undo },
+    { "neigh-del", underlay_undo },
+    { "neigh-config", underlay_undo },
+};
+
+static void
+undo_op(struct server *s, const char *kind, const json_t *op)
+{
+    for (size_t i = 0; i < sizeof op_undos / sizeof op_undos[0]; i++) {
+        if (!strcmp(kind, op_undos[i].name)) {
+            op_undos[i].undo(s, op);
+        }
+    }
+}
 
 static json_t *snapshot_op(struct server *);
 
@@ -534,6 +572,7 @@ apply_op(struct server *s, const json_t *op, struct op_result *r)
                 return op_fail(r, RPC_FAILED, "%s", strerror(error));
             }
             error = op_kinds[i].apply(s, op, r);
+            bool applied = !error;
             if (!error && s->journal && !s->replaying) {
                 char *msg = NULL;
                 error = journal_append(s->journal, op, &msg);
@@ -546,6 +585,9 @@ apply_op(struct server *s, const json_t *op, struct op_result *r)
             }
             if (error) {
                 fdp_pipeline_abort(s->pipeline);
+                if (applied) {
+                    undo_op(s, kind, op);
+                }
                 return error;
             }
             error = fdp_pipeline_commit(s->pipeline);
@@ -687,6 +729,18 @@ snapshot_op(struct server *s)
         snap = NULL;
     }
     json_decref(tlv);
+    /* The underlay, when it is not the default (flowdpd-underlay.c). */
+    json_t *ul = snap ? underlay_snapshot(s) : NULL;
+    if (!ul) {
+        json_decref(snap);
+        return NULL;
+    }
+    if (underlay_snapshot_empty(ul)) {
+        json_decref(ul);
+    } else if (json_object_set_new(snap, "underlay", ul)) {
+        json_decref(snap);
+        return NULL;
+    }
     return snap;
 }
 

@@ -45,6 +45,8 @@
  *   meter-features: OpenFlow meters, in flowdpd-meters.c
  *   fdb/show, fdb/flush, fdb/stats, fdb/set, fdb/warp, set-port:
  *                NORMAL's learning switch: see flowdpd-normal.c
+ *   addr/..., route/..., neigh/..., underlay/stats: the underlay (addresses,
+ *                routes, neighbours): see flowdpd-underlay.c
  */
 #include <config.h>
 
@@ -363,6 +365,21 @@ static const struct {
     { "fdb/set", h_fdb_set, NULL },
     { "fdb/warp", h_fdb_warp, NULL },
     { "set-port", h_set_port, NULL },
+    /* The underlay (flowdpd-underlay.c). */
+    { "addr/add", h_addr_add, NULL },
+    { "addr/del", h_addr_del, NULL },
+    { "addr/show", h_addr_show, NULL },
+    { "route/add", h_route_add, NULL },
+    { "route/del", h_route_del, NULL },
+    { "route/show", h_route_show, NULL },
+    { "route/lookup", h_route_lookup, NULL },
+    { "route/resolve", h_route_resolve, NULL },
+    { "neigh/set", h_neigh_set, NULL },
+    { "neigh/del", h_neigh_del, NULL },
+    { "neigh/show", h_neigh_show, NULL },
+    { "neigh/flush", h_neigh_flush, NULL },
+    { "neigh/config", h_neigh_config, NULL },
+    { "underlay/stats", h_underlay_stats, NULL },
 };
 
 void

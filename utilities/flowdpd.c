@@ -193,6 +193,12 @@ usage(void)
            "                           pcap:rx=FILE[,loop=K][,tx=FILE],\n"
            "                           afxdp:dev=IF[,queue=Q][,mode=auto|copy|zc],\n"
            "                           afpacket:dev=IF); repeatable\n"
+           "  --addr=PORT:IP/LEN[,mac=MAC]\n"
+           "                           an underlay address on a port (as\n"
+           "                           addr/add; not journalled); repeatable\n"
+           "  --route=PREFIX/LEN,PORT[,GW][,src=IP]\n"
+           "                           an underlay route (as route/add; not\n"
+           "                           journalled); repeatable\n"
            "  --pmds=N                 N packet threads (default 1); ports\n"
            "                           go to them in turn, in order\n"
            "  --emc=auto|on|off        exact-match cache (default auto: used\n"
@@ -232,6 +238,8 @@ struct options {
     const char *listen_specs[MAX_LISTENERS];
     const char *port_specs[MAX_PORTS];
     size_t n_listen, n_ports;
+    const char *addr_specs[MAX_PORTS], *route_specs[MAX_PORTS];
+    size_t n_addrs, n_routes;   /* --addr, --route. */
     char *pidfile;
     bool pidfile_in_rundir;     /* --pidfile without a name. */
     bool detach;
@@ -251,7 +259,7 @@ parse_options(int argc, char *argv[], struct options *o)
         OPT_UNIX = 256, OPT_LISTEN, OPT_KEY, OPT_CERT, OPT_CA, OPT_PORT,
         OPT_DB, OPT_DETACH, OPT_PIDFILE, OPT_LOG, OPT_NO_EMC, OPT_MAX_REQ,
         OPT_DB_COMPACT, OPT_PMDS, OPT_EMC, OPT_SMC, OPT_CT_CAPACITY,
-        OPT_CT_MAXCONNS,
+        OPT_CT_MAXCONNS, OPT_ADDR, OPT_ROUTE,
     };
     static const struct option options[] = {
         { "unix", required_argument, NULL, OPT_UNIX },
@@ -260,6 +268,8 @@ parse_options(int argc, char *argv[], struct options *o)
         { "certificate", required_argument, NULL, OPT_CERT },
         { "ca-cert", required_argument, NULL, OPT_CA },
         { "port", required_argument, NULL, OPT_PORT },
+        { "addr", required_argument, NULL, OPT_ADDR },
+        { "route", required_argument, NULL, OPT_ROUTE },
         { "db", required_argument, NULL, OPT_DB },
         { "db-compact", required_argument, NULL, OPT_DB_COMPACT },
         { "detach", no_argument, NULL, OPT_DETACH },
@@ -309,6 +319,19 @@ parse_options(int argc, char *argv[], struct options *o)
             }
             o->port_specs[o->n_ports++] = optarg;
             break;
+        case OPT_ADDR:
+        case OPT_ROUTE: {
+            /* Checked now, applied once the ports exist. */
+            bool addr = opt == OPT_ADDR;
+            underlay_check_option(addr, optarg);
+            size_t *n = addr ? &o->n_addrs : &o->n_routes;
+            if (*n == MAX_PORTS) {
+                fatal("--%s: at most %d", addr ? "addr" : "route",
+                      MAX_PORTS);
+            }
+            (addr ? o->addr_specs : o->route_specs)[(*n)++] = optarg;
+            break;
+        }
         case OPT_DB:
             o->db = optarg;
             break;
@@ -647,6 +670,7 @@ main(int argc, char *argv[])
     open_pipeline(&s);
     open_datapath(&s, &o);
     restore_db(&s, &o);
+    underlay_startup(&s, o.addr_specs, o.n_addrs, o.route_specs, o.n_routes);
     char *unix_spec = open_listeners(&s, &o, &default_unix);
     install_signals();
     start_pmds(&s);

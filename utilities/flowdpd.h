@@ -251,6 +251,44 @@ int op_tlv(struct server *, const json_t *op, struct op_result *);
 void tlv_commit(struct server *, const json_t *op);
 json_t *tlv_snapshot(struct server *);
 int tlv_restore(struct server *, const json_t *tlv, struct op_result *);
+/* The underlay (flowdpd-underlay.c): the methods; the operations, each
+ * made in the datapath when applied and undone (underlay_undo()) if the
+ * journal cannot keep it; the snapshot's "underlay" and its restore; the
+ * --addr and --route options. */
+json_t *h_addr_add(struct server *, const json_t *, struct op_result *);
+json_t *h_addr_del(struct server *, const json_t *, struct op_result *);
+json_t *h_addr_show(struct server *, const json_t *, struct op_result *);
+json_t *h_route_add(struct server *, const json_t *, struct op_result *);
+json_t *h_route_del(struct server *, const json_t *, struct op_result *);
+json_t *h_route_show(struct server *, const json_t *, struct op_result *);
+json_t *h_route_lookup(struct server *, const json_t *, struct op_result *);
+json_t *h_route_resolve(struct server *, const json_t *, struct op_result *);
+json_t *h_neigh_set(struct server *, const json_t *, struct op_result *);
+json_t *h_neigh_del(struct server *, const json_t *, struct op_result *);
+json_t *h_neigh_show(struct server *, const json_t *, struct op_result *);
+json_t *h_neigh_flush(struct server *, const json_t *, struct op_result *);
+json_t *h_neigh_config(struct server *, const json_t *, struct op_result *);
+json_t *h_underlay_stats(struct server *, const json_t *,
+                         struct op_result *);
+int op_addr_add(struct server *, const json_t *op, struct op_result *);
+int op_addr_del(struct server *, const json_t *op, struct op_result *);
+int op_route_add(struct server *, const json_t *op, struct op_result *);
+int op_route_del(struct server *, const json_t *op, struct op_result *);
+int op_neigh_set(struct server *, const json_t *op, struct op_result *);
+int op_neigh_del(struct server *, const json_t *op, struct op_result *);
+int op_neigh_config(struct server *, const json_t *op, struct op_result *);
+void underlay_undo(struct server *, const json_t *op);
+json_t *underlay_snapshot(struct server *);
+bool underlay_snapshot_empty(const json_t *);
+int underlay_restore(struct server *, const json_t *underlay,
+                     struct op_result *);
+/* Checks the syntax of --addr ('addr') or --route 'spec'; exits with a
+ * message naming it if it is wrong. */
+void underlay_check_option(bool addr, const char *spec);
+void underlay_startup(struct server *, const char *const *addrs,
+                      size_t n_addrs, const char *const *routes,
+                      size_t n_routes);
+
 /* NORMAL's learning switch (flowdpd-normal.c). */
 json_t *h_fdb_show(struct server *, const json_t *params,
                    struct op_result *r);

@@ -103,10 +103,11 @@ FDP_API int fdp_dp_port_set_mac(struct fdp_dp *dp, uint32_t port_no,
                                 const uint8_t mac[6]);
 
 /* The MAC port 'port_no''s underlay uses, set, read from the interface
- * or derived (see above).  Returns 0, ENOENT, EOPNOTSUPP, or an errno
+ * or derived (see above); '*given' (if nonnull) says whether it was set
+ * by fdp_dp_port_set_mac().  Returns 0, ENOENT, EOPNOTSUPP, or an errno
  * from reading the interface's MAC. */
 FDP_API int fdp_dp_port_get_mac(struct fdp_dp *dp, uint32_t port_no,
-                                uint8_t mac[6]);
+                                uint8_t mac[6], bool *given);
 
 /* ---- Routes ---- */
 
@@ -151,6 +152,22 @@ FDP_API size_t fdp_dp_route_list(struct fdp_dp *dp,
  * (Open vSwitch's ovs/route/lookup).  Returns 0 or EHOSTUNREACH. */
 FDP_API int fdp_dp_route_lookup(struct fdp_dp *dp, const struct in6_addr *dst,
                                 struct fdp_dp_route *route);
+
+/* Resolves 'dst' as a tunnel would: the route's port and source, the
+ * port's MAC and the next hop's (from the neighbour cache).  Returns 0;
+ * EHOSTUNREACH (no route, or 'dst' is the datapath's own); or EAGAIN
+ * (the next hop's MAC is unknown: an ARP request or neighbour
+ * solicitation was queued, unless one went in the last second, and
+ * 'dst_mac' is zero).  Counted as a tunnel's resolutions are. */
+struct fdp_dp_nexthop {
+    uint32_t port_no;
+    struct in6_addr src;
+    struct in6_addr hop;        /* The gateway, or 'dst' itself. */
+    uint8_t src_mac[6], dst_mac[6];
+};
+FDP_API int fdp_dp_route_resolve(struct fdp_dp *dp,
+                                 const struct in6_addr *dst,
+                                 struct fdp_dp_nexthop *nh);
 
 /* ---- Neighbours ---- */
 
@@ -219,6 +236,27 @@ struct fdp_dp_underlay_stats {
 
 FDP_API void fdp_dp_underlay_get_stats(struct fdp_dp *dp,
                                        struct fdp_dp_underlay_stats *stats);
+
+/* ---- Text ---- */
+
+/* Parses 's', an IPv4 or IPv6 address, into 'addr' (IPv4-mapped for
+ * IPv4).  If 'plen' is nonnull, "/LEN" may follow (without it, the whole
+ * address: 32 or 128) and '*plen' gets it; if NULL, "/LEN" is refused.
+ * Returns 0, or EINVAL with a message naming 's' in '*errorp' (which the
+ * caller frees; NULL if out of memory). */
+FDP_API int fdp_underlay_parse_ip(const char *s, struct in6_addr *addr,
+                                  unsigned int *plen, char **errorp);
+
+/* Parses 's', a MAC "xx:xx:xx:xx:xx:xx", into 'mac'.  Returns 0, or
+ * EINVAL with a message as above. */
+FDP_API int fdp_underlay_parse_mac(const char *s, uint8_t mac[6],
+                                   char **errorp);
+
+/* Writes 'addr' into 'buf': dotted quad if IPv4-mapped, else IPv6's
+ * usual form (Open vSwitch's ipv6_format_mapped()). */
+#define FDP_UNDERLAY_IP_STRLEN 46   /* INET6_ADDRSTRLEN. */
+FDP_API void fdp_underlay_format_ip(const struct in6_addr *addr,
+                                    char buf[FDP_UNDERLAY_IP_STRLEN]);
 
 #ifdef __cplusplus
 }

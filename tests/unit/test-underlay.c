@@ -438,14 +438,14 @@ START_TEST(control_errors)
 
     /* MACs: derived, set, refused. */
     uint8_t m[6], want[6] = { 0x02, 0xfd, 0, 0, 0, 2 };
-    ck_assert_int_eq(fdp_dp_port_get_mac(n.dp, 2, m), 0);
+    ck_assert_int_eq(fdp_dp_port_get_mac(n.dp, 2, m, NULL), 0);
     ck_assert(!memcmp(m, want, 6));
     uint8_t mc[6] = { 0x01, 0, 0x5e, 0, 0, 1 }, ok[6] = { 0x52, 0x54, 0, 1,
                                                           2, 3 };
     ck_assert_int_eq(fdp_dp_port_set_mac(n.dp, 2, mc), EINVAL);
     ck_assert_int_eq(fdp_dp_port_set_mac(n.dp, 7, ok), ENOENT);
     ck_assert_int_eq(fdp_dp_port_set_mac(n.dp, 2, ok), 0);
-    ck_assert_int_eq(fdp_dp_port_get_mac(n.dp, 2, m), 0);
+    ck_assert_int_eq(fdp_dp_port_get_mac(n.dp, 2, m, NULL), 0);
     ck_assert(!memcmp(m, ok, 6));
 
     /* Deleting a port takes its addresses, routes and neighbours. */
@@ -803,6 +803,63 @@ START_TEST(cache_bound_random)
 }
 END_TEST
 
+/* ---- Hostile frames ---- */
+
+/* Random mutations of ARP and ND frames, cut at random lengths, on a port
+ * with addresses: nothing crashes, and whatever is answered is a
+ * well-formed answer of the one size each kind has. */
+START_TEST(hostile_frames)
+{
+    struct unit_rng rng;
+    struct net n;
+    struct capture o[N_PORTS + 1];
+    uint8_t base[128], p[128];
+
+    unit_rng_init(&rng, 0x3d);
+    net_open(&n);
+    ck_assert_int_eq(addr_add(n.dp, 1, "192.168.1.1", 24), 0);
+    ck_assert_int_eq(addr_add(n.dp, 1, "2001:db8::1", 64), 0);
+    for (int round = 0; round < 3000; round++) {
+        size_t len;
+        switch (unit_rng_below(&rng, 3)) {
+        case 0:
+            len = arp(base, 1, 0xffffffffffffULL, HOST, "192.168.1.17", 0,
+                      "192.168.1.1");
+            break;
+        case 1:
+            len = nd(base, 135, 0x3333ff000001ULL, HOST, "2001:db8::17",
+                     "ff02::1:ff00:1", "2001:db8::1", 1, HOST, 0);
+            break;
+        default:
+            len = nd(base, 136, MAC1, HOST + 5, "2001:db8::5", "2001:db8::1",
+                     "2001:db8::5", 2, HOST + 5, 0x60);
+            break;
+        }
+        memcpy(p, base, sizeof p);
+        int flips = (int) unit_rng_below(&rng, 4);
+        for (int f = 0; f < flips; f++) {
+            p[unit_rng_below(&rng, (uint32_t) len)]
+                = (uint8_t) unit_rng_next(&rng);
+        }
+        if (unit_rng_below(&rng, 4) == 0) {
+            len = 14 + unit_rng_below(&rng, (uint32_t) len - 13);
+        }
+        net_send(&n, 1, p, len, o);
+        if (o[1].n) {
+            ck_assert_int_eq(o[1].n, 1);
+            ck_assert(o[1].len == 42 || o[1].len == 86);
+            if (o[1].len == 86) {
+                ck_assert_uint_eq(ref_icmp6_csum(o[1].last + 14),
+                                  (uint16_t) (o[1].last[14 + 40 + 2] << 8
+                                              | o[1].last[14 + 40 + 3]));
+            }
+        }
+        ck_assert_uint_le(fdp_dp_neigh_list(n.dp, NULL, 0), 8192);
+    }
+    net_close(&n);
+}
+END_TEST
+
 /* ---- Readers during writes ---- */
 
 struct cc_reader {
@@ -894,6 +951,7 @@ main(void)
     tcase_add_test(tc, arp_answer);
     tcase_add_test(tc, nd_answer);
     tcase_add_test(tc, resolve);
+    tcase_add_test(tc, hostile_frames);
     tc = unit_tcase(s, "cache");
     tcase_add_test(tc, cache_bound_and_aging);
     tcase_add_test(tc, cache_bound_random);
