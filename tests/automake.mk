@@ -33,7 +33,8 @@ UNIT_TESTS = \
 	tests/unit/test-ring \
 	tests/unit/test-table \
 	tests/unit/test-ties \
-	tests/unit/test-tss
+	tests/unit/test-tss \
+	tests/unit/test-tunnel
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -54,6 +55,10 @@ tests_unit_test_dp_meter_LDADD = $(UNIT_LDADD)
 tests_unit_test_meter_SOURCES = tests/unit/test-meter.c
 tests_unit_test_meter_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_meter_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_tunnel_SOURCES = tests/unit/test-tunnel.c
+tests_unit_test_tunnel_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tunnel_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_ds_SOURCES = tests/unit/test-ds.c
 tests_unit_test_ds_CFLAGS = $(UNIT_CFLAGS)
