@@ -38,9 +38,13 @@ datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/port-afxdp.c \
 	datapath/port-offload.c \
 	datapath/port-offload.h \
+	datapath/port-tunnel.c \
 	datapath/ring.c \
 	datapath/tnl-header.c \
-	datapath/tnl-header.h
+	datapath/tnl-header.h \
+	datapath/tunnel.h \
+	datapath/underlay-pending.c \
+	datapath/underlay-pending.h
 datapath_libflowdp_datapath_la_LIBADD = $(PCAP_LIBS) $(XDP_LIBS)
 
 # The parser with the CRC32C hash in line, compiled with the SSE4.2 flags
