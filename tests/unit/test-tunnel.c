@@ -19,7 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <flowdp/datapath.h>
+#include <flowdp/flow.h>
+#include <flowdp/table.h>
+
+#include "datapath/dp-private.h"
 #include "datapath/tnl-header.h"
+#include "datapath/tunnel.h"
+#include "datapath/underlay-pending.h"
 #include "lib/util.h"
 #include "unit.h"
 
@@ -798,6 +805,484 @@ START_TEST(fuzz_pop)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------- */
+/* Through a datapath.                                                     */
+
+/* TEMPORARY, until the underlay lands (datapath/underlay-pending.h): an
+ * underlay of this test's own, overriding the weak stand-ins.  Local
+ * addresses 10.0.0.1 and 2001:db8::1; everything routed out of port 1,
+ * from the local address of the destination's family; 'neigh_ready'
+ * false makes resolution answer EAGAIN (a request sent). */
+static bool neigh_ready = true;
+static uint64_t underlay_version = 1;
+static uint32_t n_resolved;
+static const uint64_t LOCAL_MAC = UINT64_C(0x020000000001);
+static const uint64_t GW_MAC = UINT64_C(0x020000000002);
+
+int
+fdp__underlay_resolve(struct fdp_dp *dp, const struct in6_addr *dst,
+                      const struct in6_addr *src, struct fdp__nexthop *nh)
+{
+    (void) dp;
+    (void) src;
+    n_resolved++;
+    if (!neigh_ready) {
+        return EAGAIN;
+    }
+    nh->port_no = 1;
+    if (fdp__tnl_addr_is_ipv4(dst)) {
+        addr4(&nh->src, "10.0.0.1");
+    } else {
+        addr6(&nh->src, "2001:db8::1");
+    }
+    nh->src_mac = LOCAL_MAC;
+    nh->dst_mac = GW_MAC;
+    return 0;
+}
+
+uint64_t
+fdp__underlay_version(const struct fdp_dp *dp)
+{
+    (void) dp;
+    return underlay_version;
+}
+
+bool
+fdp__underlay_is_local(const struct fdp_dp *dp, const struct in6_addr *a)
+{
+    struct in6_addr l4, l6;
+    (void) dp;
+    addr4(&l4, "10.0.0.1");
+    addr6(&l6, "2001:db8::1");
+    return !memcmp(a, &l4, sizeof *a) || !memcmp(a, &l6, sizeof *a);
+}
+
+struct trig {
+    struct fdp_table *table;
+    struct fdp_dp *dp;
+    struct fdp_dp_pmd *pmd;
+    struct fdp_port_rings ports[4];     /* Ring ports 1..3. */
+};
+
+static void
+trig_flow(struct trig *t, const char *text)
+{
+    struct fdp_flow_spec spec;
+    char *error = NULL;
+    ck_assert_msg(!fdp_flow_parse(text, 0, &spec, &error), "%s: %s", text,
+                  error);
+    ck_assert_int_eq(fdp_table_insert(t->table, &spec, 0), 0);
+    fdp_flow_spec_destroy(&spec);
+}
+
+static void
+trig_port(struct trig *t, uint32_t port_no, const char *spec)
+{
+    char *error = NULL;
+    ck_assert_msg(!fdp_dp_port_add(t->dp, port_no, spec, &error), "%s: %s",
+                  spec, error);
+}
+
+/* Underlay port 1, plain ports 2 and 3, and the tunnels: 10 VXLAN to
+ * 10.0.0.2 with VNI 5, 11 Geneve to 2001:db8::2, 12 GRE with key 77 to
+ * 10.0.0.3, 13 VXLAN from anyone (remote_ip=flow) with VNI 9.  Flows:
+ * 2 -> 10, 3 -> 11 (or 12 for UDP), tunnels -> 2 (13 -> 3), 1 -> 3. */
+static void
+trig_create(struct trig *t)
+{
+    memset(t, 0, sizeof *t);
+    neigh_ready = true;
+    ck_assert_int_eq(fdp_table_create(&t->table), 0);
+    ck_assert_int_eq(fdp_dp_create(t->table, NULL, &t->dp), 0);
+    for (uint32_t p = 1; p <= 3; p++) {
+        trig_port(t, p, "ring:size=256");
+        ck_assert_int_eq(fdp_dp_port_rings(t->dp, p, &t->ports[p]), 0);
+    }
+    trig_port(t, 10, "vxlan:remote_ip=10.0.0.2,key=5");
+    trig_port(t, 11, "geneve:remote_ip=2001:db8::2,ttl=9,tos=inherit");
+    trig_port(t, 12, "gre:remote_ip=10.0.0.3,key=77,csum=true");
+    trig_port(t, 13, "vxlan:remote_ip=flow,key=9");
+    trig_flow(t, "in_port=2,actions=output:10");
+    trig_flow(t, "priority=5,in_port=3,actions=output:11");
+    trig_flow(t, "priority=6,in_port=3,udp,actions=output:12");
+    trig_flow(t, "in_port=10,actions=output:2");
+    trig_flow(t, "in_port=11,actions=output:2");
+    trig_flow(t, "in_port=12,actions=output:2");
+    trig_flow(t, "in_port=13,actions=output:3");
+    trig_flow(t, "in_port=1,actions=output:3");
+    ck_assert_int_eq(fdp_dp_pmd_create(t->dp, 0, &t->pmd), 0);
+}
+
+static void
+trig_destroy(struct trig *t)
+{
+    fdp_dp_pmd_destroy(t->pmd);
+    fdp_dp_destroy(t->dp);
+    fdp_table_destroy(t->table);
+}
+
+static struct fdp__tnl_stats
+trig_stats(struct trig *t, uint32_t port_no)
+{
+    struct fdp__tnl_stats s;
+    fdp__dp_lock(t->dp);
+    ck_assert(fdp__tnl_port_stats(fdp__dp_port_locked(t->dp, port_no), &s));
+    fdp__dp_unlock(t->dp);
+    return s;
+}
+
+/* A plain UDP/IPv4 frame of 'n' bytes (at least 42) to 192.168.0.X. */
+static void
+plain_frame(uint8_t *p, size_t n, unsigned int x, unsigned int tos)
+{
+    memset(p, 0, n);
+    static const uint8_t head[] = {
+        0x00, 0x00, 0x00, 0x00, 0x00, 0xbb, 0x00, 0x00, 0x00, 0x00, 0x00, 0xaa,
+        0x08, 0x00, 0x45, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, 0x11,
+        0x00, 0x00, 192, 168, 0, 1, 192, 168, 0, 0, 0x30, 0x39, 0x00, 0x35,
+    };
+    memcpy(p, head, sizeof head);
+    p[15] = (uint8_t) tos;
+    p[16] = (uint8_t) ((n - 14) >> 8);
+    p[17] = (uint8_t) (n - 14);
+    p[33] = (uint8_t) x;
+    p[38] = (uint8_t) ((n - 34) >> 8);
+    p[39] = (uint8_t) (n - 34);
+    uint16_t c = ref_csum(p + 14, 20, 0);
+    p[24] = (uint8_t) (c >> 8);
+    p[25] = (uint8_t) c;
+}
+
+/* Captures what one port sent. */
+struct catch {
+    uint32_t n;
+    uint8_t pkt[8][BUF_SIZE];
+    uint32_t len[8];
+};
+
+static void
+catch_cb(void *aux, const uint8_t *pkt, uint32_t len)
+{
+    struct catch *c = aux;
+    if (c->n < 8) {
+        memcpy(c->pkt[c->n], pkt, len);
+        c->len[c->n] = len;
+    }
+    c->n++;
+}
+
+static void
+trig_run(struct trig *t, struct catch *out)
+{
+    for (int i = 0; i < 4; i++) {
+        fdp_dp_pmd_poll(t->pmd, NULL);
+    }
+    for (uint32_t p = 1; p <= 3; p++) {
+        test_peer_drain(&t->ports[p], catch_cb, &out[p]);
+    }
+}
+
+/* An encapsulated frame for this datapath: 'inner' ('n' bytes) in 'kind'
+ * from 'src' to 'dst' with key 'id'. */
+static size_t
+tunnel_frame(uint8_t *dst_buf, enum fdp__tnl_kind kind, const char *src,
+             const char *dst, uint64_t id, const uint8_t *inner, size_t n)
+{
+    static uint8_t buf[BUF_SIZE];
+    struct fdp__tnl_md md = { .id = id, .ttl = 64,
+                              .flags = FDP__TNL_F_KEY };
+    if (strchr(src, ':')) {
+        addr6(&md.src, src);
+        addr6(&md.dst, dst);
+    } else {
+        addr4(&md.src, src);
+        addr4(&md.dst, dst);
+    }
+    struct fdp__tnl_build_params p = {
+        .kind = kind, .md = &md,
+        .dst_port = kind == FDP__TNL_VXLAN ? 4789 : 6081,
+        .eth_src = GW_MAC, .eth_dst = LOCAL_MAC,
+    };
+    struct fdp__tnl_hdr h;
+    ck_assert_int_eq(fdp__tnl_build(&p, &h), 0);
+    memcpy(buf + HEADROOM, inner, n);
+    uint8_t *start = fdp__tnl_push(&h, buf + HEADROOM, (uint32_t) n, 40000);
+    memcpy(dst_buf, start, h.len + n);
+    return h.len + n;
+}
+
+START_TEST(dp_encap)
+{
+    struct trig t;
+    struct catch out[4] = { { 0 } };
+    uint8_t inner[100], ip6[120];
+    trig_create(&t);
+
+    plain_frame(inner, sizeof inner, 7, 0xb9);
+    ck_assert(test_peer_send(&t.ports[2], inner, sizeof inner));
+    /* A non-UDP frame from port 3 goes to the Geneve tunnel over IPv6. */
+    memcpy(ip6, inner, sizeof inner);
+    ip6[23] = 6;                /* TCP: the priority-5 flow. */
+    ck_assert(test_peer_send(&t.ports[3], ip6, sizeof inner));
+    plain_frame(inner, sizeof inner, 8, 0);
+    ck_assert(test_peer_send(&t.ports[3], inner, sizeof inner));
+    trig_run(&t, out);
+
+    ck_assert_uint_eq(out[1].n, 3);
+    ck_assert_uint_eq(out[2].n + out[3].n, 0);
+    struct fdp__tnl_md md;
+    uint32_t ofs, size;
+    enum fdp__tnl_drop why;
+    struct in6_addr a;
+
+    /* VXLAN: 10.0.0.1 -> 10.0.0.2, VNI 5, the inner as sent. */
+    ck_assert(fdp__tnl_pop(out[1].pkt[0], out[1].len[0], 14, FDP__TNL_VXLAN,
+                           false, NULL, &md, &ofs, &size, &why));
+    addr4(&a, "10.0.0.1");
+    ck_assert(!memcmp(&md.src, &a, sizeof a));
+    addr4(&a, "10.0.0.2");
+    ck_assert(!memcmp(&md.dst, &a, sizeof a));
+    ck_assert_uint_eq(md.id, 5);
+    ck_assert_uint_eq(md.ttl, 64);
+    /* tos=0 by default; the inner ECN (01) is carried out. */
+    ck_assert_uint_eq(md.tos, 0x01);
+    ck_assert_uint_ge(md.tp_src, 32768);
+    ck_assert_uint_eq(size, sizeof inner);
+    plain_frame(inner, sizeof inner, 7, 0xb9);
+    ck_assert(!memcmp(out[1].pkt[0] + ofs, inner, size));
+    ck_assert_uint_eq(out[1].pkt[0][0], 0x02);  /* The gateway's MAC. */
+    ck_assert_uint_eq(out[1].pkt[0][20] & 0x40, 0x40);  /* DF. */
+
+    /* Geneve over IPv6, ttl 9, tos inherited (DSCP and ECN). */
+    ck_assert(fdp__tnl_pop(out[1].pkt[1], out[1].len[1], 14, FDP__TNL_GENEVE,
+                           false, NULL, &md, &ofs, &size, &why));
+    addr6(&a, "2001:db8::2");
+    ck_assert(!memcmp(&md.dst, &a, sizeof a));
+    ck_assert_uint_eq(md.ttl, 9);
+    ck_assert_uint_eq(md.tos, 0xb9);
+    ck_assert_uint_eq(md.id, 0);
+    ck_assert(md.flags & FDP__TNL_F_CSUM);      /* Mandatory over IPv6. */
+
+    /* GRE with key 77 and a checksum. */
+    ck_assert(fdp__tnl_pop(out[1].pkt[2], out[1].len[2], 14, FDP__TNL_GRE,
+                           false, NULL, &md, &ofs, &size, &why));
+    ck_assert_uint_eq(md.id, 77);
+    ck_assert_uint_eq(md.flags, FDP__TNL_F_KEY | FDP__TNL_F_CSUM);
+    ck_assert_uint_eq(trig_stats(&t, 10).n_encap, 1);
+    ck_assert_uint_eq(trig_stats(&t, 11).n_encap, 1);
+    ck_assert_uint_eq(trig_stats(&t, 12).n_encap, 1);
+
+    /* The header is cached: one resolution per destination, until the
+     * underlay's version changes. */
+    uint32_t before = n_resolved;
+    plain_frame(inner, sizeof inner, 7, 0xb9);
+    ck_assert(test_peer_send(&t.ports[2], inner, sizeof inner));
+    memset(out, 0, sizeof out);
+    trig_run(&t, out);
+    ck_assert_uint_eq(out[1].n, 1);
+    ck_assert_uint_eq(n_resolved, before);
+    underlay_version++;
+    ck_assert(test_peer_send(&t.ports[2], inner, sizeof inner));
+    memset(out, 0, sizeof out);
+    trig_run(&t, out);
+    ck_assert_uint_eq(out[1].n, 1);
+    ck_assert_uint_eq(n_resolved, before + 1);
+
+    /* No neighbour yet: dropped, counted. */
+    neigh_ready = false;
+    underlay_version++;
+    ck_assert(test_peer_send(&t.ports[2], inner, sizeof inner));
+    memset(out, 0, sizeof out);
+    trig_run(&t, out);
+    ck_assert_uint_eq(out[1].n, 0);
+    ck_assert_uint_eq(trig_stats(&t, 10).drops[FDP__TNL_DROP_NO_NEIGH], 1);
+    trig_destroy(&t);
+}
+END_TEST
+
+START_TEST(dp_decap)
+{
+    struct trig t;
+    struct catch out[4] = { { 0 } };
+    uint8_t inner[100], frame[BUF_SIZE];
+    size_t n;
+    trig_create(&t);
+
+    /* One batch: VXLAN VNI 5 from 10.0.0.2 (port 10), an unknown VNI, a
+     * VXLAN packet from another host with VNI 9 (port 13, flow-based), a
+     * plain packet, UDP to 4789 for an address not ours (a plain packet
+     * too), and Geneve over IPv6 (port 11). */
+    plain_frame(inner, sizeof inner, 1, 0);
+    n = tunnel_frame(frame, FDP__TNL_VXLAN, "10.0.0.2", "10.0.0.1", 5, inner,
+                     sizeof inner);
+    ck_assert(test_peer_send(&t.ports[1], frame, n));
+    n = tunnel_frame(frame, FDP__TNL_VXLAN, "10.0.0.2", "10.0.0.1", 6, inner,
+                     sizeof inner);
+    ck_assert(test_peer_send(&t.ports[1], frame, n));
+    plain_frame(inner, sizeof inner, 2, 0);
+    n = tunnel_frame(frame, FDP__TNL_VXLAN, "10.9.9.9", "10.0.0.1", 9, inner,
+                     sizeof inner);
+    ck_assert(test_peer_send(&t.ports[1], frame, n));
+    plain_frame(inner, sizeof inner, 3, 0);
+    ck_assert(test_peer_send(&t.ports[1], inner, sizeof inner));
+    n = tunnel_frame(frame, FDP__TNL_VXLAN, "10.0.0.2", "10.0.0.77", 5,
+                     inner, sizeof inner);
+    ck_assert(test_peer_send(&t.ports[1], frame, n));
+    size_t not_ours = n;
+    plain_frame(inner, sizeof inner, 4, 0);
+    n = tunnel_frame(frame, FDP__TNL_GENEVE, "2001:db8::2", "2001:db8::1", 0,
+                     inner, sizeof inner);
+    ck_assert(test_peer_send(&t.ports[1], frame, n));
+    trig_run(&t, out);
+
+    /* Port 2: the inner packets of ports 10 and 11. */
+    ck_assert_uint_eq(out[2].n, 2);
+    plain_frame(inner, sizeof inner, 1, 0);
+    ck_assert_uint_eq(out[2].len[0], sizeof inner);
+    ck_assert(!memcmp(out[2].pkt[0], inner, sizeof inner));
+    plain_frame(inner, sizeof inner, 4, 0);
+    ck_assert(!memcmp(out[2].pkt[1], inner, sizeof inner));
+    /* Port 3: port 13's inner packet, then the plain ones as they came. */
+    ck_assert_uint_eq(out[3].n, 3);
+    plain_frame(inner, sizeof inner, 2, 0);
+    ck_assert(!memcmp(out[3].pkt[0], inner, sizeof inner));
+    plain_frame(inner, sizeof inner, 3, 0);
+    ck_assert(!memcmp(out[3].pkt[1], inner, sizeof inner));
+    ck_assert_uint_eq(out[3].len[2], not_ours);
+
+    ck_assert_uint_eq(trig_stats(&t, 10).n_decap, 1);
+    ck_assert_uint_eq(trig_stats(&t, 11).n_decap, 1);
+    ck_assert_uint_eq(trig_stats(&t, 13).n_decap, 1);
+    /* The unknown VNI: counted on the endpoint's first port. */
+    ck_assert_uint_eq(trig_stats(&t, 10).drops[FDP__TNL_DROP_NO_PORT], 1);
+    struct fdp_port_stats ps;
+    ck_assert_int_eq(fdp_dp_port_get_stats(t.dp, 10, &ps, NULL), 0);
+    ck_assert_uint_eq(ps.rx_packets, 1);
+    ck_assert_uint_eq(ps.rx_bytes, sizeof inner);
+
+    /* A whole batch for one tunnel port (no copy), and a bad one. */
+    memset(out, 0, sizeof out);
+    plain_frame(inner, sizeof inner, 5, 0);
+    n = tunnel_frame(frame, FDP__TNL_VXLAN, "10.0.0.2", "10.0.0.1", 5, inner,
+                     sizeof inner);
+    for (int i = 0; i < 3; i++) {
+        ck_assert(test_peer_send(&t.ports[1], frame, n));
+    }
+    trig_run(&t, out);
+    ck_assert_uint_eq(out[2].n, 3);
+    frame[42] = 0x0c;
+    ck_assert(test_peer_send(&t.ports[1], frame, n));
+    memset(out, 0, sizeof out);
+    trig_run(&t, out);
+    ck_assert_uint_eq(out[2].n + out[3].n, 0);
+    ck_assert_uint_eq(trig_stats(&t, 10).drops[FDP__TNL_DROP_BAD_HEADER], 1);
+    trig_destroy(&t);
+}
+END_TEST
+
+START_TEST(dp_decap_fuzz)
+{
+    struct trig t;
+    struct unit_rng rng;
+    uint8_t inner[200], frame[BUF_SIZE];
+    unit_rng_init(&rng, 3);
+    trig_create(&t);
+
+    for (int iter = 0; iter < 3000; iter++) {
+        size_t in_n = 14 + unit_rng_below(&rng, sizeof inner - 14);
+        for (size_t i = 0; i < in_n; i++) {
+            inner[i] = (uint8_t) unit_rng_next(&rng);
+        }
+        bool v6 = unit_rng_below(&rng, 2);
+        enum fdp__tnl_kind kind = unit_rng_below(&rng, 2) ? FDP__TNL_VXLAN
+                                                          : FDP__TNL_GENEVE;
+        size_t n = tunnel_frame(frame, kind, v6 ? "2001:db8::2" : "10.0.0.2",
+                                v6 ? "2001:db8::1" : "10.0.0.1",
+                                unit_rng_below(&rng, 2) ? 5 : 0, inner,
+                                in_n);
+        for (int c = (int) unit_rng_below(&rng, 4); c > 0; c--) {
+            frame[unit_rng_below(&rng, (uint32_t) n)] =
+                (uint8_t) unit_rng_next(&rng);
+        }
+        if (unit_rng_below(&rng, 2)) {
+            n = 1 + unit_rng_below(&rng, (uint32_t) n);
+        }
+        ck_assert(test_peer_send(&t.ports[1], frame, n));
+        if (iter % 16 == 15) {
+            struct catch out[4] = { { 0 } };
+            trig_run(&t, out);
+        }
+    }
+    struct catch out[4] = { { 0 } };
+    trig_run(&t, out);
+    trig_destroy(&t);
+}
+END_TEST
+
+START_TEST(port_options)
+{
+    static const struct {
+        const char *spec;
+        const char *error;      /* NULL: accepted. */
+    } cases[] = {
+        { "vxlan:remote_ip=10.0.0.2", NULL },
+        { "vxlan:remote_ip=flow,key=flow,local_ip=flow", NULL },
+        { "geneve:remote_ip=2001:db8::9,local_ip=2001:db8::1", NULL },
+        { "gre:remote_ip=10.0.0.2,in_key=1,out_key=flow,csum=true", NULL },
+        { "vxlan:remote_ip=10.0.0.2,exts=gbp,dst_port=4790,tos=inherit,"
+          "ttl=inherit,df_default=false", NULL },
+        { "vxlan", "remote_ip=IP or remote_ip=flow is required" },
+        { "vxlan:key=1", "remote_ip=IP or remote_ip=flow is required" },
+        { "vxlan:remote_ip=224.0.0.1", "multicast" },
+        { "vxlan:remote_ip=0.0.0.0", "not a host address" },
+        { "vxlan:remote_ip=10.0.0.300", "not an IP address" },
+        { "vxlan:remote_ip=10.0.0.2,local_ip=flow", "needs remote_ip=flow" },
+        { "vxlan:remote_ip=10.0.0.2,local_ip=2001:db8::1", "same address" },
+        { "vxlan:remote_ip=10.0.0.2,key=16777216", "0 to 16777215" },
+        { "gre:remote_ip=10.0.0.2,key=4294967296", "0 to 4294967295" },
+        { "gre:remote_ip=10.0.0.2,dst_port=1", "GRE has no UDP port" },
+        { "geneve:remote_ip=10.0.0.2,exts=gbp", "VXLAN's only" },
+        { "vxlan:remote_ip=10.0.0.2,exts=gpe", "the only extension" },
+        { "vxlan:remote_ip=10.0.0.2,tos=3", "ECN" },
+        { "vxlan:remote_ip=10.0.0.2,ttl=0", "1 to 255" },
+        { "vxlan:remote_ip=10.0.0.2,csum=yes", "true or false" },
+        { "vxlan:remote_ip=10.0.0.2,dst_port=0", "1 to 65535" },
+        { "vxlan:remote_ip=10.0.0.2,bogus=1", "unknown option" },
+    };
+    struct fdp_table *table;
+    struct fdp_dp *dp;
+    ck_assert_int_eq(fdp_table_create(&table), 0);
+    ck_assert_int_eq(fdp_dp_create(table, NULL, &dp), 0);
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(cases); i++) {
+        char *error = NULL;
+        int r = fdp_dp_port_add(dp, (uint32_t) (100 + i), cases[i].spec,
+                                &error);
+        if (!cases[i].error) {
+            ck_assert_msg(!r, "%s: %s", cases[i].spec, error);
+        } else {
+            ck_assert_msg(r == EINVAL && error
+                          && strstr(error, cases[i].error),
+                          "%s: got %d \"%s\"", cases[i].spec, r,
+                          error ? error : "");
+        }
+        free(error);
+    }
+    char buf[512];
+    ck_assert_int_eq(fdp_dp_port_describe(dp, 101, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "vxlan {key=flow, local_ip=flow, remote_ip=flow}; "
+                          "encap 0, decap 0");
+    ck_assert_int_eq(fdp_dp_port_describe(dp, 103, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "gre {csum=\"true\", in_key=\"1\", out_key=flow, "
+                          "remote_ip=\"10.0.0.2\"}; encap 0, decap 0");
+    ck_assert_int_eq(fdp_dp_port_describe(dp, 104, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "vxlan {df_default=\"false\", dst_port=\"4790\", "
+                          "exts=\"gbp\", remote_ip=\"10.0.0.2\", "
+                          "tos=inherit, ttl=inherit}; encap 0, decap 0");
+    fdp_dp_destroy(dp);
+    fdp_table_destroy(table);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -814,5 +1299,10 @@ main(void)
     tcase_add_test(tc, malformed);
     tcase_add_test(tc, drop_names);
     tcase_add_test(tc, fuzz_pop);
+    tc = unit_tcase(s, "datapath");
+    tcase_add_test(tc, dp_encap);
+    tcase_add_test(tc, dp_decap);
+    tcase_add_test(tc, dp_decap_fuzz);
+    tcase_add_test(tc, port_options);
     return unit_run(s);
 }
