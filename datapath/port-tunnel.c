@@ -1004,17 +1004,17 @@ inner_ip(const struct fdp__pkt *pkt, uint8_t *tos, uint8_t *ttl)
     return false;
 }
 
-/* Step 1 of "Send": the metadata the header is built from. */
+/* Step 1 of "Send": the metadata the header is built from, for a packet
+ * whose key is 'key' and which is IP with 'tos' and 'ttl' if 'ip'. */
 static bool
-send_md(const struct tnl_port *tp, const struct fdp__pkt *pkt,
-        struct fdp__tnl_md *md, enum fdp__tnl_drop *reason)
+send_md(const struct tnl_port *tp, const struct fdp_key *key, bool ip,
+        uint8_t tos, uint8_t ttl, struct fdp__tnl_md *md,
+        enum fdp__tnl_drop *reason)
 {
     const struct fdp__tnl_cfg *c = &tp->cfg;
     struct fdp__tnl_md flow;
-    uint8_t tos = 0, ttl = 0;
-    bool ip = inner_ip(pkt, &tos, &ttl);
 
-    fdp__tnl_md_from_key(&pkt->key, &flow);
+    fdp__tnl_md_from_key(key, &flow);
     memset(md, 0, sizeof *md);
     md->dst = c->remote_flow ? flow.dst : c->remote;
     if (addr_is_any(&md->dst)) {
@@ -1111,12 +1111,14 @@ fdp__tnl_send(struct fdp__port *port, struct fdp__tnl_pmd **tnlp,
     struct tnl_port *tp = tnl_port_cast(port);
     enum fdp__tnl_drop reason;
     struct fdp__tnl_md md;
+    uint8_t tos = 0, ttl = 0;
+    bool ip = inner_ip(pkt, &tos, &ttl);
 
     if (!*tnlp && !(*tnlp = fdp__tnl_pmd_create())) {
         count_drop(tp, FDP__TNL_DROP_NO_ROOM);
         return false;
     }
-    if (!send_md(tp, pkt, &md, &reason)) {
+    if (!send_md(tp, &pkt->key, ip, tos, ttl, &md, &reason)) {
         count_drop(tp, reason);
         return false;
     }
@@ -1152,18 +1154,24 @@ fdp__tnl_send(struct fdp__port *port, struct fdp__tnl_pmd **tnlp,
     return true;
 }
 
-bool
-fdp__tnl_trace(struct fdp__port *port, const struct fdp__pkt *pkt,
-               struct fdp__ds *out)
+/* The explanation of fdp_dp_tunnel_explain(), into 'out'. */
+static bool
+tnl_trace(struct fdp__port *port, const struct fdp_key *key,
+          struct fdp__ds *out)
 {
     struct tnl_port *tp = tnl_port_cast(port);
     enum fdp__tnl_drop reason;
     struct fdp__tnl_md md;
     struct fdp__nexthop nh;
+    uint64_t type = KEY_FIELD(key, DL_TYPE);
+    bool ip = type == 0x0800 || type == 0x86dd;
+    /* The tos byte is nw_tos and nw_ecn together (key.h, word 1). */
+    uint8_t tos = (uint8_t) key->w[FDP__WORD_NW_ECN];
+    uint8_t ttl = (uint8_t) KEY_FIELD(key, NW_TTL);
 
     fdp__ds_printf(out, "native tunnel push to %s port %" PRIu32 ": ",
                    kind_name(tp->cfg.kind), port->port_no);
-    if (!send_md(tp, pkt, &md, &reason)) {
+    if (!send_md(tp, key, ip, tos, ttl, &md, &reason)) {
         fdp__ds_printf(out, "dropped (%s)", fdp__tnl_drop_name(reason));
         return false;
     }
@@ -1221,4 +1229,28 @@ fdp__tnl_trace(struct fdp__port *port, const struct fdp__pkt *pkt,
     }
     fdp__ds_printf(out, " out_port(%" PRIu32 ")", nh.port_no);
     return true;
+}
+
+int
+fdp_dp_tunnel_explain(struct fdp_dp *dp, uint32_t port_no,
+                      const struct fdp_key *key, char *buf, size_t size)
+{
+    struct fdp__ds ds = FDP__DS_INIT;
+    int error = 0;
+
+    fdp__dp_lock(dp);
+    struct fdp__port *port = fdp__dp_port_locked(dp, port_no);
+    if (!port) {
+        error = ENOENT;
+    } else if (!is_tunnel(port)) {
+        error = EINVAL;
+    } else {
+        tnl_trace(port, key, &ds);
+    }
+    fdp__dp_unlock(dp);
+    if (!error && size) {
+        snprintf(buf, size, "%s", ds.s ? ds.s : "");
+    }
+    fdp__ds_destroy(&ds);
+    return error;
 }

@@ -124,13 +124,6 @@ bool fdp__tnl_send(struct fdp__port *port, struct fdp__tnl_pmd **tnlp,
                    struct fdp__pkt *pkt, uint32_t frame_size, uint32_t hash,
                    uint32_t *out_port);
 
-/* Describes the outer header 'pkt' would get from tunnel port 'port' in
- * words for a trace ("native tunnel push ..."), appended to 'out'; the
- * packet is not changed.  Control thread.  Returns false if the packet
- * would be dropped (the reason appended). */
-bool fdp__tnl_trace(struct fdp__port *port, const struct fdp__pkt *pkt,
-                    struct fdp__ds *out);
-
 /* ---- Counters ---- */
 
 struct fdp__tnl_stats {

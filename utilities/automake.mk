@@ -33,6 +33,7 @@ utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/flowdpd.h \
 	utilities/flowdpd-methods.c utilities/flowdpd-dump.c \
 	utilities/flowdpd-ipf.c \
 	utilities/flowdpd-normal.c \
+	utilities/flowdpd-tunnel.c \
 	utilities/flowdpd-ct.c \
 	utilities/flowdpd-groups.c \
 	utilities/flowdpd-meters.c \

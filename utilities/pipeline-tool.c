@@ -500,6 +500,11 @@ print_pass(FILE *stream, const json_t *pass)
     if (normal) {
         fprintf(stream, "NORMAL: %s\n", normal);
     }
+    const json_t *tunnels = json_object_get(pass, "tunnels");
+    for (size_t i = 0; i < json_array_size(tunnels); i++) {
+        fprintf(stream, "Tunnel: %s\n",
+                json_string_value(json_array_get(tunnels, i)));
+    }
 }
 
 void

@@ -267,6 +267,23 @@ struct fdp_port_rings {
 FDP_API int fdp_dp_port_rings(struct fdp_dp *dp, uint32_t port_no,
                               struct fdp_port_rings *rings);
 
+/* ---- Tunnels ---- */
+
+/* Tunnel ports (types vxlan, geneve and gre, with Open vSwitch's options:
+ * remote_ip=IP|flow, local_ip=IP|flow, key=N|flow, in_key, out_key,
+ * dst_port, tos=N|inherit, ttl=N|inherit, df_default, csum, and exts=gbp
+ * for VXLAN) send what is output to them encapsulated out of the underlay
+ * port their route names, and receive the tunnel packets that arrive on
+ * any port for a local address.  This explains in words, into 'buf' of
+ * 'size' bytes, the outer header that output to tunnel port 'port_no'
+ * gives a packet whose key is 'key' at that output ("native tunnel push
+ * to vxlan port 10: eth(...),ipv4(...),udp(...),vxlan(vni=0x5)
+ * out_port(1)"), or why it would be dropped.  Returns 0, ENOENT (no such
+ * port) or EINVAL (not a tunnel port).  Any thread. */
+FDP_API int fdp_dp_tunnel_explain(struct fdp_dp *dp, uint32_t port_no,
+                                  const struct fdp_key *key, char *buf,
+                                  size_t size);
+
 /* ---- Upcalls ---- */
 
 enum fdp_upcall_reason {
