@@ -108,7 +108,8 @@
                                              * strict route, recursion,
                                              * flags, version) refused. */
 
-static_assert(ETH_HLEN + IPV6_HLEN <= UINT8_MAX && FDP__TNL_HDR_MAX <= UINT16_MAX,
+static_assert(ETH_HLEN + IPV6_HLEN <= UINT8_MAX
+              && FDP__TNL_HDR_MAX <= UINT16_MAX,
               "a header's offsets fit struct fdp__tnl_hdr's fields");
 
 const char *
@@ -162,8 +163,8 @@ put_mac(uint8_t *p, uint64_t mac)
 
 /* Writes the Geneve options of 'md' that 'map' places into 'opts' (room
  * for FDP__TNL_OPTS_MAX bytes), in the map's order: an option is present
- * when every slot it covers is.  Returns the bytes written; sets '*crit'
- * if one is critical. */
+ * when the presence bit of its first slot is set.  Returns the bytes
+ * written; sets '*crit' if one is critical. */
 static size_t
 put_geneve_opts(const struct fdp__tnl_md *md,
                 const struct fdp__tnl_tlv_map *map, uint8_t *opts, bool *crit)
@@ -173,10 +174,8 @@ put_geneve_opts(const struct fdp__tnl_md *md,
     *crit = false;
     for (uint32_t i = 0; map && i < map->n; i++) {
         const struct fdp__tnl_tlv *t = &map->tlvs[i];
-        unsigned int first = t->ofs / 4, slots = t->len / 4;
-        uint8_t bits = (uint8_t) (((1u << slots) - 1) << first);
         if (!t->len || t->ofs + t->len > FDP__TNL_SPACE
-            || (md->present & bits) != bits
+            || !(md->present >> (t->ofs / 4) & 1)
             || n + GENEVE_OPT_HLEN + t->len > FDP__TNL_OPTS_MAX) {
             continue;
         }
@@ -385,8 +384,7 @@ pop_geneve_opts(const uint8_t *opts, uint32_t len,
                 return false;
             }
             memcpy(md->space + t->ofs, opts + o + GENEVE_OPT_HLEN, data_len);
-            md->present |= (uint8_t) (((1u << (data_len / 4)) - 1)
-                                      << (t->ofs / 4));
+            md->present |= (uint8_t) (1u << (t->ofs / 4));
         } else if (type & GENEVE_OPT_CRIT) {
             *reason = FDP__TNL_DROP_CRIT_OPT;
             return false;

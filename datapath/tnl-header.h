@@ -38,8 +38,9 @@ enum fdp__tnl_kind {
 #define FDP__TNL_F_CSUM (1u << 2)   /* UDP or GRE checksum. */
 #define FDP__TNL_F_KEY  (1u << 3)   /* A key (VNI, GRE key) is present. */
 
-/* The Geneve option space of the flow key: 32 bytes in 8 slots of 4, each
- * with a presence bit (the key's layout, lib/field.h's tun_metadata). */
+/* The Geneve option space of the flow key: 32 bytes in 8 slots of 4; bit
+ * i of the presence byte says that slot i starts an option the packet
+ * carried (key.h's tunnel-metadata space). */
 #define FDP__TNL_SPACE 32
 #define FDP__TNL_SLOTS (FDP__TNL_SPACE / 4)
 
@@ -58,7 +59,7 @@ struct fdp__tnl_md {
     uint16_t flags;             /* FDP__TNL_F_*. */
     uint16_t gbp_id;            /* VXLAN group policy (exts=gbp). */
     uint8_t gbp_flags;
-    uint8_t present;            /* Presence bits of the option slots. */
+    uint8_t present;            /* Bit i: an option starts at slot i. */
     uint16_t tp_src, tp_dst;    /* Outer UDP ports (0 for GRE). */
     uint8_t space[FDP__TNL_SPACE];  /* Geneve option values, placed by
                                      * the TLV map. */

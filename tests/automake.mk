@@ -213,6 +213,7 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \
+	tests/fuzz/fuzz-tnl-pop.c \
 	tests/fuzz/corpus
 DISTCLEANFILES += tests/atconfig tests/atlocal
 
