@@ -476,15 +476,16 @@ fdp__tnl_md_from_key(const struct fdp_key *key, struct fdp__tnl_md *md)
 
     memset(md, 0, sizeof *md);
     md->id = w[0];
-    md->flags = (uint16_t) (w[1] >> 48);
+    md->flags = (uint16_t) ((w[1] >> 48) & FDP__TNL_F_OAM);
     md->tos = (uint8_t) (w[1] >> 40);
     md->ttl = (uint8_t) (w[1] >> 32);
     md->gbp_id = (uint16_t) (w[1] >> 16);
     md->gbp_flags = (uint8_t) (w[1] >> 8);
     md->present = (uint8_t) w[1];
-    if (!w[3] && !w[5] && !(w[2] << 32) && !(w[4] << 32)) {
-        /* IPv4: tun_src and tun_dst are the top halves of words 33 and
-         * 35 (the IPv6 fields' high words), the rest zero. */
+    if (!(w[1] >> 63)) {
+        /* IPv4 (the family bit, bit 63 of word 32, clear): tun_src and
+         * tun_dst are the top halves of words 33 and 35 (the IPv6
+         * fields' high words). */
         fdp__tnl_addr_from_ipv4(&md->src, (uint32_t) (w[2] >> 32));
         fdp__tnl_addr_from_ipv4(&md->dst, (uint32_t) (w[4] >> 32));
     } else {
@@ -524,7 +525,8 @@ fdp__tnl_md_to_key(const struct fdp__tnl_md *md, struct fdp_key *key)
     uint64_t *w = &key->w[TNL_WORD];
 
     w[0] = md->id;
-    w[1] = (uint64_t) (md->flags & FDP__TNL_F_OAM) << 48
+    w[1] = (uint64_t) !fdp__tnl_addr_is_ipv4(&md->dst) << 63
+           | (uint64_t) (md->flags & FDP__TNL_F_OAM) << 48
            | (uint64_t) md->tos << 40 | (uint64_t) md->ttl << 32
            | (uint64_t) md->gbp_id << 16 | (uint64_t) md->gbp_flags << 8
            | md->present;

@@ -193,6 +193,7 @@ TESTSUITE_AT = \
 	tests/flow-syntax.at \
 	tests/classify.at \
 	tests/datapath.at \
+	tests/tunnel.at \
 	tests/parse-pcap.at \
 	tests/daemon.at \
 	tests/learn.at \
@@ -207,6 +208,7 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
 	tests/pipeline-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
+	tests/tunnel-gen.py \
 	tests/perf-dump.sh tests/ovs-peer.sh tests/ct-diff.py tests/acts-diff.py \
 	tests/group-diff.py tests/normal-diff.py \
 	tests/ct_scenarios.py \
