@@ -52,7 +52,9 @@
  * checks that the destination address is local (the underlay's), pops the
  * outer headers in place (the frame's data start moves forward; nothing
  * is copied), chooses the port as Open vSwitch's tnl_find() does and
- * re-extracts the inner packet as received on it.  The port chosen is the
+ * re-extracts the inner packet as received on it (an outer ECN mark of
+ * congestion goes onto the inner packet, RFC 6040, as Open vSwitch's
+ * tnl_process_ecn() does).  The port chosen is the
  * most specific that takes the packet, in Open vSwitch's order: a fixed
  * in_key equal to the packet's key before key=flow, then a fixed
  * remote_ip equal to the packet's source before remote_ip=flow, then a
@@ -885,6 +887,44 @@ rx_score(const struct tnl_port *tp, const struct fdp__tnl_md *md)
     return score;
 }
 
+/* RFC 6040 decapsulation, as Open vSwitch's tnl_process_ecn(): an outer
+ * header marked CE (congestion experienced) marks the inner IP packet CE
+ * too, in its bytes and its key; an inner IP packet that is not ECN
+ * capable cannot carry the mark and is dropped (returns false). */
+static bool
+decap_ecn(struct fdp__pkt *pkt, uint32_t basis, uint32_t *hash)
+{
+    uint64_t type = KEY_FIELD(&pkt->key, DL_TYPE);
+    if ((type != 0x0800 && type != 0x86dd) || pkt->layout.l3 < 0) {
+        return true;
+    }
+    uint8_t *ip = pkt->data + pkt->layout.l3;
+    uint8_t ecn = (uint8_t) KEY_FIELD(&pkt->key, NW_ECN);
+    if (ecn == 0) {
+        return false;
+    }
+    if (ecn == 3) {
+        return true;
+    }
+    if (type == 0x0800) {
+        /* The word at offset 0 (version, IHL, TOS) changes: RFC 1624's
+         * HC' = ~(~HC + ~m + m'). */
+        uint16_t old = fdp__get16(ip);
+        uint16_t new = (uint16_t) (old | 3);
+        uint32_t sum = (uint16_t) ~fdp__get16(ip + 10)
+                       + (uint16_t) ~old + new;
+        sum = (sum & 0xffff) + (sum >> 16);
+        sum = (sum & 0xffff) + (sum >> 16);
+        fdp__put16(ip, new);
+        fdp__put16(ip + 10, (uint16_t) ~sum);
+    } else {
+        ip[1] |= 0x30;          /* The traffic class's low two bits. */
+    }
+    pkt->key.w[FDP__WORD_NW_ECN] |= FDP__MASK(NW_ECN);
+    *hash = fdp_hash_fast(pkt->key.w, FDP_KEY_PACKET_WORDS, basis);
+    return true;
+}
+
 enum fdp__tnl_rx
 fdp__tnl_receive(struct fdp_dp *dp, const struct fdp__tnl_rx_set *set,
                  struct fdp__pkt *pkt, uint32_t basis, uint32_t *hash,
@@ -942,6 +982,10 @@ fdp__tnl_receive(struct fdp_dp *dp, const struct fdp__tnl_rx_set *set,
     pkt->size = inner_size;
     *hash = fdp__packet_extract_hash(pkt->data, pkt->size, best->up.port_no,
                                      basis, &pkt->key, &pkt->layout);
+    if ((md.tos & 3) == 3 && !decap_ecn(pkt, basis, hash)) {
+        count_drop(best, FDP__TNL_DROP_ECN);
+        return FDP__TNL_RX_DROP;
+    }
     fdp__tnl_md_to_key(&md, &pkt->key);
     fdp__count(&best->stats.n_decap, 1);
     *portp = &best->up;

@@ -106,6 +106,8 @@ struct fdp__tnl_tlv_map {
                                      * not the map's. */                \
     X(CRIT_OPT, "crit_opt")         /* An unknown critical option. */   \
     X(NO_PORT, "no_port")           /* No tunnel port takes it. */      \
+    X(ECN, "ecn")                   /* Outer ECN CE over an inner packet
+                                     * that is not ECN capable. */      \
     X(NO_DST, "no_dst")             /* Encap: no tun_dst to send to. */ \
     X(NO_ROUTE, "no_route")         /* Encap: no route. */              \
     X(NO_NEIGH, "no_neigh")         /* Encap: neighbour unresolved (a

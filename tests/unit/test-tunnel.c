@@ -982,11 +982,12 @@ trig_run(struct trig *t, struct catch *out)
 /* An encapsulated frame for this datapath: 'inner' ('n' bytes) in 'kind'
  * from 'src' to 'dst' with key 'id'. */
 static size_t
-tunnel_frame(uint8_t *dst_buf, enum fdp__tnl_kind kind, const char *src,
-             const char *dst, uint64_t id, const uint8_t *inner, size_t n)
+tunnel_frame_tos(uint8_t *dst_buf, enum fdp__tnl_kind kind, const char *src,
+                 const char *dst, uint64_t id, const uint8_t *inner,
+                 size_t n, uint8_t tos)
 {
     static uint8_t buf[BUF_SIZE];
-    struct fdp__tnl_md md = { .id = id, .ttl = 64,
+    struct fdp__tnl_md md = { .id = id, .ttl = 64, .tos = tos,
                               .flags = FDP__TNL_F_KEY };
     if (strchr(src, ':')) {
         addr6(&md.src, src);
@@ -1006,6 +1007,13 @@ tunnel_frame(uint8_t *dst_buf, enum fdp__tnl_kind kind, const char *src,
     uint8_t *start = fdp__tnl_push(&h, buf + HEADROOM, (uint32_t) n, 40000);
     memcpy(dst_buf, start, h.len + n);
     return h.len + n;
+}
+
+static size_t
+tunnel_frame(uint8_t *dst_buf, enum fdp__tnl_kind kind, const char *src,
+             const char *dst, uint64_t id, const uint8_t *inner, size_t n)
+{
+    return tunnel_frame_tos(dst_buf, kind, src, dst, id, inner, n, 0);
 }
 
 START_TEST(dp_encap)
@@ -1173,6 +1181,23 @@ START_TEST(dp_decap)
     trig_run(&t, out);
     ck_assert_uint_eq(out[2].n + out[3].n, 0);
     ck_assert_uint_eq(trig_stats(&t, 10).drops[FDP__TNL_DROP_BAD_HEADER], 1);
+
+    /* Outer CE: an ECN-capable inner packet is marked CE (its checksum
+     * kept right); one that is not is dropped. */
+    memset(out, 0, sizeof out);
+    plain_frame(inner, sizeof inner, 6, 0x02);
+    n = tunnel_frame_tos(frame, FDP__TNL_VXLAN, "10.0.0.2", "10.0.0.1", 5,
+                         inner, sizeof inner, 0x03);
+    ck_assert(test_peer_send(&t.ports[1], frame, n));
+    plain_frame(inner, sizeof inner, 6, 0x00);
+    n = tunnel_frame_tos(frame, FDP__TNL_VXLAN, "10.0.0.2", "10.0.0.1", 5,
+                         inner, sizeof inner, 0x03);
+    ck_assert(test_peer_send(&t.ports[1], frame, n));
+    trig_run(&t, out);
+    ck_assert_uint_eq(out[2].n, 1);
+    plain_frame(inner, sizeof inner, 6, 0x03);
+    ck_assert(!memcmp(out[2].pkt[0], inner, sizeof inner));
+    ck_assert_uint_eq(trig_stats(&t, 10).drops[FDP__TNL_DROP_ECN], 1);
     trig_destroy(&t);
 }
 END_TEST
