@@ -43,8 +43,8 @@ datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/tnl-header.c \
 	datapath/tnl-header.h \
 	datapath/tunnel.h \
-	datapath/underlay-pending.c \
-	datapath/underlay-pending.h
+	datapath/underlay.c \
+	datapath/underlay.h
 datapath_libflowdp_datapath_la_LIBADD = $(PCAP_LIBS) $(XDP_LIBS)
 
 # The parser with the CRC32C hash in line, compiled with the SSE4.2 flags

@@ -203,6 +203,9 @@ struct fdp__learner *fdp__dp_learner(struct fdp_dp *);
 /* NORMAL's switch (datapath/normal.c), and its way to the ports: lock the
  * datapath's control mutex, find a port under it (NULL if none), unlock. */
 struct fdp__normal *fdp__dp_normal(const struct fdp_dp *);
+/* The datapath's underlay (datapath/underlay.c): never NULL. */
+struct fdp__underlay;
+struct fdp__underlay *fdp__dp_underlay(const struct fdp_dp *);
 void fdp__dp_lock(struct fdp_dp *);
 struct fdp__port *fdp__dp_port_locked(struct fdp_dp *, uint32_t port_no);
 void fdp__dp_unlock(struct fdp_dp *);

@@ -360,6 +360,7 @@
 #include "datapath/ipf.h"
 #include "datapath/mac-learning.h"
 #include "datapath/normal.h"
+#include "datapath/underlay.h"
 #include "datapath/extract-internal.h"
 #include <flowdp/cpu.h>
 #include <flowdp/hash.h>
@@ -579,6 +580,7 @@ struct fdp_dp_pmd {
     size_t smc_size;            /* Bytes mapped for 'smc'. */
     struct cache_meter emc_meter, smc_meter;
     uint32_t rng;               /* xorshift32 state for insertions. */
+    uint32_t underlay_tick;     /* Polls, for fdp__underlay_pmd_work(). */
     unsigned int stats_shard;   /* For the flows' counters: lib/rule.h. */
     uint64_t meter_now;         /* The meters' clock in this poll, or 0
                                  * until a meter reads it. */
@@ -660,6 +662,8 @@ struct fdp_dp {
     struct fdp__meters *meters; /* OpenFlow meters (datapath/meter.c). */
     struct fdp__learner *learner;   /* learn()'s writer (pipelines only). */
     struct fdp__normal *normal; /* NORMAL's learning switch. */
+    struct fdp__underlay *underlay; /* Addresses, routes, neighbours
+                                     * (datapath/underlay.c). */
 };
 
 void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
@@ -920,10 +924,14 @@ dp_create(struct fdp_table *table, struct fdp_pipeline *pipeline,
     if (!error) {
         error = fdp__normal_create(&dp->normal);
     }
+    if (!error) {
+        error = fdp__underlay_create(&dp->underlay);
+    }
     if (error || !dp->meters || !dp->umem || !dp->frame_owner || !dp->pool.frames
         || !dp->ports) {
         fdp__learner_stop(dp->learner);
         fdp__normal_destroy(dp->normal);
+        fdp__underlay_destroy(dp->underlay);
         fdp__ct_sweeper_stop(dp->sweeper);
         fdp__ipf_destroy(dp->ipf);
         fdp__ct_destroy(dp->ct);
@@ -996,6 +1004,7 @@ fdp_dp_destroy(struct fdp_dp *dp)
     /* The sweeper wakes at once and ends after at most one slice. */
     fdp__ct_sweeper_stop(dp->sweeper);
     fdp__normal_destroy(dp->normal);
+    fdp__underlay_destroy(dp->underlay);
     fdp__ipf_destroy(dp->ipf);
     fdp__ct_destroy(dp->ct);
     fdp__meters_destroy(dp->meters);
@@ -1230,6 +1239,7 @@ fdp_dp_port_del(struct fdp_dp *dp, uint32_t port_no)
     /* Wait until no pmd can still be receiving from or sending to it. */
     fdp__rcu_synchronize();
     fdp__fdb_flush(fdp__normal_fdb(dp->normal), port_no);
+    fdp__underlay_port_deleted(dp->underlay, port_no);
     port_close(port);
     pthread_mutex_unlock(&dp->mutex);
     return 0;
@@ -2753,6 +2763,12 @@ fdp__dp_learner(struct fdp_dp *dp)
     return dp->learner;
 }
 
+struct fdp__underlay *
+fdp__dp_underlay(const struct fdp_dp *dp)
+{
+    return dp->underlay;
+}
+
 struct fdp__normal *
 fdp__dp_normal(const struct fdp_dp *dp)
 {
@@ -3663,6 +3679,61 @@ level_run(struct fdp_dp_pmd *pmd, unsigned int depth)
     }
 }
 
+/* Before classification, on a port with underlay addresses: ARP and ND
+ * requests for them are answered out of the port they came in on (the
+ * answer rewritten into the request's frame) and leave the batch; the
+ * rest, snooped, stay (datapath/underlay.c). */
+static void
+batch_underlay(struct fdp_dp_pmd *pmd, struct batch *b)
+{
+    struct fdp_dp *dp = pmd->dp;
+    uint32_t frame_size = dp->options.frame_size;
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < b->n; i++) {
+        struct fdp__pkt *p = &b->pkts[i];
+        uint64_t addr = (uint64_t) (p->data - dp->umem);
+        uint32_t room = frame_size - (uint32_t) (addr & (frame_size - 1));
+        if (fdp__underlay_rx(dp->underlay, pmd->in_no, p, room)
+            == FDP__UNDERLAY_REPLY) {
+            txq_push(pmd, pmd_txq(pmd, pmd->in_port), addr, p->size);
+            continue;
+        }
+        if (n != i) {
+            b->pkts[n] = *p;
+            b->hashes[n] = b->hashes[i];
+        }
+        n++;
+    }
+    b->n = n;
+}
+
+/* The underlay's way out for the frames it makes (requests): a copy in a
+ * fresh frame, queued for 'port_no'. */
+static bool
+underlay_emit(void *pmd_, uint32_t port_no, const void *data, size_t size)
+{
+    struct fdp_dp_pmd *pmd = pmd_;
+    struct fdp_dp *dp = pmd->dp;
+    struct fdp__port *port = find_port(pmd->ports, port_no);
+
+    if (!port) {
+        return false;
+    }
+    uint64_t frame = fdp__cache_get(&pmd->cache);
+    if (frame == UINT64_MAX) {
+        return false;
+    }
+    uint64_t addr = frame + FDP_DP_HEADROOM;
+    struct fdp__frame_meta *meta = (void *) (dp->umem + frame);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    meta->ts_usec = (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    memcpy(dp->umem + addr, data, size);
+    txq_push(pmd, pmd_txq(pmd, port), addr, (uint32_t) size);
+    return true;
+}
+
 /* Phases 4 and 5, group by group: the flow's counters (one update per
  * group), then its actions (or the upcalls of the misses); then transmit. */
 static void
@@ -3845,6 +3916,14 @@ pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
         pmd->in_port = port;
         pmd->in_no = port->port_no;
         batch_extract(pmd, b, descs, n);
+        if (FDP_UNLIKELY(fdp__underlay_rx_wanted(pmd->dp->underlay,
+                                                 port->port_no))) {
+            batch_underlay(pmd, b);
+            if (!b->n) {
+                pmd_flush_tx(pmd);
+                goto recycle;
+            }
+        }
         /* The version and the shape come from one snapshot, loaded once:
          * see "The snapshot" in the design. */
         pmd->view = pmd_snapshot(pmd);
@@ -3858,8 +3937,11 @@ pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
             batch_classify(pmd, b);
             batch_group(b);
             batch_execute(pmd, b);
+        } else {
+            pmd_flush_tx(pmd);  /* The underlay's answers, if any. */
         }
     }
+recycle:
     if (port->class->recycle) {
         port->class->recycle(port, &pmd->cache);
     }
@@ -3885,6 +3967,13 @@ fdp_dp_pmd_poll(struct fdp_dp_pmd *pmd, bool *exhausted)
             total += pmd_poll_port(pmd, port, &eof);
             all_eof &= eof;
         }
+    }
+    /* The aging clock is looked at every 64 polls: an idle pmd polls
+     * millions of times a second, a busy one thousands. */
+    fdp__underlay_pmd_work(dp->underlay, underlay_emit, pmd,
+                           (++pmd->underlay_tick & 63) == 0);
+    if (pmd->n_txq) {
+        pmd_flush_tx(pmd);
     }
     pmd->ports = NULL;
     fdp__rcu_read_unlock();

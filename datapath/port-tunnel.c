@@ -90,7 +90,7 @@
 #include "datapath/dp-private.h"
 #include "datapath/execute.h"
 #include "datapath/extract-internal.h"
-#include "datapath/underlay-pending.h"
+#include "datapath/underlay.h"
 #include "lib/ds.h"
 #include "lib/field.h"
 #include "lib/util.h"

@@ -15,4 +15,5 @@ flowdpinclude_HEADERS = \
 	include/flowdp/normal.h \
 	include/flowdp/pipeline.h \
 	include/flowdp/ring.h \
-	include/flowdp/table.h
+	include/flowdp/table.h \
+	include/flowdp/underlay.h

@@ -64,9 +64,13 @@ fdp__action_prereq(const struct fdp__action *a)
 
 /* NXM and OXM field names.  Open vSwitch prints a field by its NXM name
  * if it has one (NXM_OF_ETH_SRC, even if written OXM_OF_ETH_SRC), else by
- * its OXM name (OXM_OF_METADATA, OXM_OF_PKT_REG0, OXM_OF_SCTP_SRC).  Left
- * out: NXM_OF_IP_TOS and NXM_OF_ARP_OP, whose Open vSwitch widths (8 and
- * 16 bits) are not the key's (nw_tos keeps the 6 DSCP bits, arp_op 8),
+ * its OXM name (OXM_OF_METADATA, OXM_OF_PKT_REG0, OXM_OF_SCTP_SRC).
+ * NXM_OF_ARP_OP is 16 bits wide, as in Open vSwitch, over the key's 8-bit
+ * arp_op: Open vSwitch keeps the opcode in nw_proto's byte too (and reads
+ * an opcode above 255 as 0), so a load writes the low 8 bits and a move
+ * reads the top 8 as zero, as there.  OVN's ARP responders
+ * ("load:0x2->NXM_OF_ARP_OP[]") need it.  Left out: NXM_OF_IP_TOS, whose
+ * 8 bits are not the key's (nw_tos keeps the 6 DSCP bits),
  * NXM_NX_CT_STATE for the same reason (32 bits, the key's ct_state 8),
  * and OXM_OF_IN_PORT, a 32-bit port.
  *
@@ -120,6 +124,8 @@ const struct fdp__nxm_field fdp__nxm_fields[] = {
     NXM("OXM_OF_ICMPV6_TYPE", ICMP_TYPE, 8, true, false, ICMPV6),
     NXM("NXM_NX_ICMPV6_CODE", ICMP_CODE, 8, true, true, ICMPV6),
     NXM("OXM_OF_ICMPV6_CODE", ICMP_CODE, 8, true, false, ICMPV6),
+    NXM("NXM_OF_ARP_OP", ARP_OP, 16, true, true, ARP),
+    NXM("OXM_OF_ARP_OP", ARP_OP, 16, true, false, ARP),
     NXM("NXM_OF_ARP_SPA", ARP_SPA, 32, true, true, ARP),
     NXM("OXM_OF_ARP_SPA", ARP_SPA, 32, true, false, ARP),
     NXM("NXM_OF_ARP_TPA", ARP_TPA, 32, true, true, ARP),

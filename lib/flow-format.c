@@ -706,6 +706,11 @@ format_subfield(struct fdp__ds *ds, enum fdp_field f, unsigned int ofs,
     const struct fdp__nxm_field *nf = fdp__nxm_field_for(f, match_meets, m);
     unsigned int width = nf ? nf->n_bits : fdp__field(f)->n_bits;
 
+    /* A name wider than the key's field (NXM_OF_ARP_OP's 16 bits over
+     * arp_op's 8): all of the key's bits are all of the field. */
+    if (width > fdp__field(f)->n_bits) {
+        width = fdp__field(f)->n_bits;
+    }
     fdp__ds_put(ds, nf ? nf->name : fdp__field(f)->name);
     if (!ofs && n_bits >= width) {
         fdp__ds_put(ds, "[]");

@@ -1733,6 +1733,30 @@ parse_subfield(struct parser *p, const char *action, char *s,
     return 0;
 }
 
+/* A subfield of a name wider than the key's field (NXM_OF_ARP_OP, 16
+ * bits, over arp_op's 8, as Open vSwitch keeps the opcode in nw_proto's
+ * byte).  A load ('shrink') may write "NAME[]" or a slice from bit 0,
+ * meaning the key's bits, with a value that fits them.  Anything else
+ * reaching above the key's bits is refused: a move would have to read
+ * zeros or drop bits there, which its one record cannot say. */
+static int
+fit_key_width(struct parser *p, const char *action, struct subfield *sf,
+              bool shrink, const char *at)
+{
+    unsigned int kw = fdp__field(sf->field)->n_bits;
+
+    if (sf->ofs + sf->n_bits <= kw) {
+        return 0;
+    }
+    if (shrink && sf->ofs == 0) {
+        sf->n_bits = kw;
+        return 0;
+    }
+    return parse_error(p, at, "%s: %s: bits %u..%u are not kept (the key "
+                       "holds its low %u bits, as Open vSwitch does)",
+                       action, sf->name, kw, sf->ofs + sf->n_bits - 1, kw);
+}
+
 /* Checks that subfield 'sf' may be read ('dst' false) or written by an
  * action of the flow being parsed. */
 static int
@@ -1821,6 +1845,15 @@ parse_set_masked(struct parser *p, const char *name, char *arg,
         return parse_error(p, at, "load: value %s does not fit in %u bits",
                            arg, sf.n_bits);
     }
+    error = fit_key_width(p, "load", &sf, true, at);
+    if (!error && sf.n_bits < 128 && value >> sf.n_bits) {
+        error = parse_error(p, at, "load: value %s does not fit in the %u "
+                            "bits of %s the key keeps", arg, sf.n_bits,
+                            sf.name);
+    }
+    if (error) {
+        return error;
+    }
     return add_loads(p, b, sf.field, value << sf.ofs,
                      fdp__ones(sf.n_bits) << sf.ofs, "load", at);
 }
@@ -1844,6 +1877,12 @@ parse_move(struct parser *p, const char *name UNUSED_ARG, char *arg,
     if (!error && src.n_bits != dst.n_bits) {
         error = parse_error(p, at, "move: the source is %u bits wide but the "
                             "destination %u", src.n_bits, dst.n_bits);
+    }
+    if (!error) {
+        error = fit_key_width(p, "move", &src, false, at);
+    }
+    if (!error) {
+        error = fit_key_width(p, "move", &dst, false, at);
     }
     if (!error) {
         error = check_subfield(p, "move", &src, false, at);

@@ -34,7 +34,8 @@ UNIT_TESTS = \
 	tests/unit/test-table \
 	tests/unit/test-ties \
 	tests/unit/test-tss \
-	tests/unit/test-tunnel
+	tests/unit/test-tunnel \
+	tests/unit/test-underlay
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -88,6 +89,10 @@ tests_unit_test_learn_LDADD = $(UNIT_LDADD)
 tests_unit_test_dp_ct_SOURCES = tests/unit/test-dp-ct.c
 tests_unit_test_dp_ct_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_dp_ct_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_underlay_SOURCES = tests/unit/test-underlay.c
+tests_unit_test_underlay_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
+tests_unit_test_underlay_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_normal_SOURCES = tests/unit/test-normal.c
 tests_unit_test_normal_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)

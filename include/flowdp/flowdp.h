@@ -18,5 +18,6 @@
 #include <flowdp/pipeline.h>
 #include <flowdp/ring.h>
 #include <flowdp/table.h>
+#include <flowdp/underlay.h>
 
 #endif /* FLOWDP_FLOWDP_H */

@@ -26,7 +26,7 @@
 #include "datapath/dp-private.h"
 #include "datapath/tnl-header.h"
 #include "datapath/tunnel.h"
-#include "datapath/underlay-pending.h"
+#include <flowdp/underlay.h>
 #include "lib/util.h"
 #include "unit.h"
 
@@ -805,53 +805,15 @@ END_TEST
 /* ---------------------------------------------------------------------- */
 /* Through a datapath.                                                     */
 
-/* TEMPORARY, until the underlay lands (datapath/underlay-pending.h): an
- * underlay of this test's own, overriding the weak stand-ins.  Local
- * addresses 10.0.0.1 and 2001:db8::1; everything routed out of port 1,
- * from the local address of the destination's family; 'neigh_ready'
- * false makes resolution answer EAGAIN (a request sent). */
-static bool neigh_ready = true;
-static uint64_t underlay_version = 1;
-static uint32_t n_resolved;
 static const uint64_t LOCAL_MAC = UINT64_C(0x020000000001);
 static const uint64_t GW_MAC = UINT64_C(0x020000000002);
 
-int
-fdp__underlay_resolve(struct fdp_dp *dp, const struct in6_addr *dst,
-                      const struct in6_addr *src, struct fdp__nexthop *nh)
+static void
+mac_bytes(uint64_t mac, uint8_t b[6])
 {
-    (void) dp;
-    (void) src;
-    n_resolved++;
-    if (!neigh_ready) {
-        return EAGAIN;
+    for (int i = 5; i >= 0; i--, mac >>= 8) {
+        b[i] = (uint8_t) mac;
     }
-    nh->port_no = 1;
-    if (fdp__tnl_addr_is_ipv4(dst)) {
-        addr4(&nh->src, "10.0.0.1");
-    } else {
-        addr6(&nh->src, "2001:db8::1");
-    }
-    nh->src_mac = LOCAL_MAC;
-    nh->dst_mac = GW_MAC;
-    return 0;
-}
-
-uint64_t
-fdp__underlay_version(const struct fdp_dp *dp)
-{
-    (void) dp;
-    return underlay_version;
-}
-
-bool
-fdp__underlay_is_local(const struct fdp_dp *dp, const struct in6_addr *a)
-{
-    struct in6_addr l4, l6;
-    (void) dp;
-    addr4(&l4, "10.0.0.1");
-    addr6(&l6, "2001:db8::1");
-    return !memcmp(a, &l4, sizeof *a) || !memcmp(a, &l6, sizeof *a);
 }
 
 struct trig {
@@ -880,7 +842,23 @@ trig_port(struct trig *t, uint32_t port_no, const char *spec)
                   spec, error);
 }
 
-/* Underlay port 1, plain ports 2 and 3, and the tunnels: 10 VXLAN to
+static void
+trig_neigh(struct trig *t, const char *ip, uint64_t mac)
+{
+    struct in6_addr a;
+    uint8_t b[6];
+    if (strchr(ip, ':')) {
+        addr6(&a, ip);
+    } else {
+        addr4(&a, ip);
+    }
+    mac_bytes(mac, b);
+    ck_assert_int_eq(fdp_dp_neigh_set(t->dp, 1, &a, b), 0);
+}
+
+/* Underlay port 1 (MAC LOCAL_MAC, addresses 10.0.0.1/24 and
+ * 2001:db8::1/64, neighbours 10.0.0.2, 10.0.0.3 and 2001:db8::2 at
+ * GW_MAC), plain ports 2 and 3, and the tunnels: 10 VXLAN to
  * 10.0.0.2 with VNI 5, 11 Geneve to 2001:db8::2, 12 GRE with key 77 to
  * 10.0.0.3, 13 VXLAN from anyone (remote_ip=flow) with VNI 9.  Flows:
  * 2 -> 10, 3 -> 11 (or 12 for UDP), tunnels -> 2 (13 -> 3), 1 -> 3. */
@@ -888,13 +866,23 @@ static void
 trig_create(struct trig *t)
 {
     memset(t, 0, sizeof *t);
-    neigh_ready = true;
     ck_assert_int_eq(fdp_table_create(&t->table), 0);
     ck_assert_int_eq(fdp_dp_create(t->table, NULL, &t->dp), 0);
     for (uint32_t p = 1; p <= 3; p++) {
         trig_port(t, p, "ring:size=256");
         ck_assert_int_eq(fdp_dp_port_rings(t->dp, p, &t->ports[p]), 0);
     }
+    struct in6_addr a;
+    uint8_t mac[6];
+    mac_bytes(LOCAL_MAC, mac);
+    ck_assert_int_eq(fdp_dp_port_set_mac(t->dp, 1, mac), 0);
+    addr4(&a, "10.0.0.1");
+    ck_assert_int_eq(fdp_dp_addr_add(t->dp, 1, &a, 24), 0);
+    addr6(&a, "2001:db8::1");
+    ck_assert_int_eq(fdp_dp_addr_add(t->dp, 1, &a, 64), 0);
+    trig_neigh(t, "10.0.0.2", GW_MAC);
+    trig_neigh(t, "10.0.0.3", GW_MAC);
+    trig_neigh(t, "2001:db8::2", GW_MAC);
     trig_port(t, 10, "vxlan:remote_ip=10.0.0.2,key=5");
     trig_port(t, 11, "geneve:remote_ip=2001:db8::2,ttl=9,tos=inherit");
     trig_port(t, 12, "gre:remote_ip=10.0.0.3,key=77,csum=true");
@@ -1077,30 +1065,35 @@ START_TEST(dp_encap)
     ck_assert_uint_eq(trig_stats(&t, 11).n_encap, 1);
     ck_assert_uint_eq(trig_stats(&t, 12).n_encap, 1);
 
-    /* The header is cached: one resolution per destination, until the
-     * underlay's version changes. */
-    uint32_t before = n_resolved;
+    /* The cached header follows the underlay: a neighbour's new MAC is
+     * in the next packet's header. */
+    trig_neigh(&t, "10.0.0.2", UINT64_C(0x020000000077));
     plain_frame(inner, sizeof inner, 7, 0xb9);
     ck_assert(test_peer_send(&t.ports[2], inner, sizeof inner));
     memset(out, 0, sizeof out);
     trig_run(&t, out);
     ck_assert_uint_eq(out[1].n, 1);
-    ck_assert_uint_eq(n_resolved, before);
-    underlay_version++;
+    ck_assert_uint_eq(out[1].pkt[0][5], 0x77);
+
+    /* No neighbour: dropped and counted, and an ARP request goes out. */
+    addr4(&a, "10.0.0.2");
+    ck_assert_int_eq(fdp_dp_neigh_del(t.dp, 1, &a), 0);
     ck_assert(test_peer_send(&t.ports[2], inner, sizeof inner));
     memset(out, 0, sizeof out);
     trig_run(&t, out);
     ck_assert_uint_eq(out[1].n, 1);
-    ck_assert_uint_eq(n_resolved, before + 1);
+    ck_assert_uint_eq(out[1].pkt[0][12], 0x08);
+    ck_assert_uint_eq(out[1].pkt[0][13], 0x06);
+    ck_assert_uint_eq(trig_stats(&t, 10).drops[FDP__TNL_DROP_NO_NEIGH], 1);
 
-    /* No neighbour yet: dropped, counted. */
-    neigh_ready = false;
-    underlay_version++;
+    /* No route: dropped and counted. */
+    addr4(&a, "10.0.0.1");
+    ck_assert_int_eq(fdp_dp_addr_del(t.dp, 1, &a, 24), 0);
     ck_assert(test_peer_send(&t.ports[2], inner, sizeof inner));
     memset(out, 0, sizeof out);
     trig_run(&t, out);
     ck_assert_uint_eq(out[1].n, 0);
-    ck_assert_uint_eq(trig_stats(&t, 10).drops[FDP__TNL_DROP_NO_NEIGH], 1);
+    ck_assert_uint_eq(trig_stats(&t, 10).drops[FDP__TNL_DROP_NO_ROUTE], 1);
     trig_destroy(&t);
 }
 END_TEST
