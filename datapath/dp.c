@@ -2669,9 +2669,9 @@ exec_encap(struct exec_ctx *ctx, struct fdp__pkt *pkt, struct fdp__port *tnl,
         out = find_port(pmd->ports, out_no);
     }
     if (!out || out->class->encap) {
-        /* Dropped (counted by the tunnel), or the underlay names a port
-         * that is gone or is a tunnel itself. */
-        fdp__count(&tnl->stats.tx_dropped, !!out);
+        /* Dropped (counted by reason by the tunnel), or the underlay
+         * names a port that is gone or is a tunnel itself. */
+        fdp__count(&tnl->stats.tx_dropped, 1);
         fdp__cache_put(&pmd->cache, (uint64_t) (pkt->data - dp->umem));
         return;
     }
@@ -3851,7 +3851,10 @@ batch_decap(struct fdp_dp_pmd *pmd, struct batch *b)
             keep[n_keep++] = (uint8_t) i;
             break;
         case FDP__TNL_RX_DROP:
+            /* Received, then sent nowhere: the underlay port's drop (the
+             * tunnel port counts why). */
             fdp__cache_put(&pmd->cache, (uint64_t) (p->data - pmd->dp->umem));
+            in_port_count(pmd->in_port, &pmd->in_port->stats.rx_dropped, 1);
             break;
         case FDP__TNL_RX_DECAP:
             fdp__count(&to[i]->stats.rx_packets, 1);
