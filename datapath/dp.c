@@ -1161,12 +1161,13 @@ port_add(struct fdp_dp *dp, uint32_t port_no, const char *spec,
     if (k < new->n) {
         new->ports[k] = port;
     }
-    if (fdp__tnl_rx_set_create(new->ports, new->n, &new->tnl)) {
+    error = fdp__tnl_rx_set_create(new->ports, new->n, &new->tnl,
+                                   &error_msg);
+    if (error) {
         free(new);
         port->vlan = NULL;      /* The caller's on failure. */
         port_close(port);
         pthread_mutex_unlock(&dp->mutex);
-        error = ENOMEM;
         goto out;
     }
     publish_ports(dp, new);
@@ -1230,7 +1231,10 @@ fdp_dp_port_del(struct fdp_dp *dp, uint32_t port_no)
             new->ports[new->n++] = old->ports[i];
         }
     }
-    if (fdp__tnl_rx_set_create(new->ports, new->n, &new->tnl)) {
+    /* Fewer ports: no new conflict, only memory can fail. */
+    char *msg = NULL;
+    if (fdp__tnl_rx_set_create(new->ports, new->n, &new->tnl, &msg)) {
+        free(msg);
         free(new);
         pthread_mutex_unlock(&dp->mutex);
         return ENOMEM;

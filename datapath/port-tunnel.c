@@ -725,13 +725,12 @@ struct endpoint {
     uint32_t first, n;          /* Its ports: ports[first..first+n). */
 };
 
-#define MAX_ENDPOINTS 8
 
 struct fdp__tnl_rx_set {
     uint32_t n_endpoints;
     bool gre;                   /* An endpoint is GRE's. */
-    uint16_t udp_ports[MAX_ENDPOINTS];  /* Per endpoint, 0 for GRE. */
-    struct endpoint endpoints[MAX_ENDPOINTS];
+    uint16_t udp_ports[FDP__TNL_MAX_ENDPOINTS];  /* Per endpoint, 0 for GRE. */
+    struct endpoint endpoints[FDP__TNL_MAX_ENDPOINTS];
     uint32_t n_ports;
     struct tnl_port *ports[];
 };
@@ -750,7 +749,7 @@ endpoint_of(struct fdp__tnl_rx_set *set, const struct tnl_port *tp)
 
 int
 fdp__tnl_rx_set_create(struct fdp__port *const *ports, size_t n,
-                       struct fdp__tnl_rx_set **setp)
+                       struct fdp__tnl_rx_set **setp, char **errorp)
 {
     size_t n_tnl = 0;
 
@@ -778,26 +777,63 @@ fdp__tnl_rx_set_create(struct fdp__port *const *ports, size_t n,
             tmp[k++] = tnl_port_cast(ports[i]);
         }
     }
-    for (size_t i = 0; i < n_tnl; i++) {
-        if (endpoint_of(set, tmp[i]) < 0
-            && set->n_endpoints < MAX_ENDPOINTS) {
-            struct endpoint *ep = &set->endpoints[set->n_endpoints];
-            ep->kind = tmp[i]->cfg.kind;
-            ep->dst_port = tmp[i]->cfg.dst_port;
-            ep->first = set->n_ports;
-            for (size_t j = i; j < n_tnl; j++) {
-                if (tmp[j]->cfg.kind == ep->kind
-                    && tmp[j]->cfg.dst_port == ep->dst_port) {
-                    set->ports[set->n_ports++] = tmp[j];
-                    ep->n++;
-                }
+    int error = 0;
+    for (size_t i = 0; i < n_tnl && !error; i++) {
+        const struct fdp__tnl_cfg *c = &tmp[i]->cfg;
+        int e = endpoint_of(set, tmp[i]);
+        if (e >= 0) {
+            /* As Open vSwitch: one UDP port is VXLAN with GBP or
+             * without. */
+            if (c->gbp != set->ports[set->endpoints[e].first]->cfg.gbp) {
+                *errorp = fdp__xasprintf("port %" PRIu32 ": VXLAN with and "
+                                         "without exts=gbp on one UDP port "
+                                         "(%u)", tmp[i]->up.port_no,
+                                         c->dst_port);
+                error = EEXIST;
             }
-            set->udp_ports[set->n_endpoints] = ep->dst_port;
-            set->gre |= ep->kind == FDP__TNL_GRE;
-            set->n_endpoints++;
+            continue;
         }
+        for (uint32_t f = 0; f < set->n_endpoints; f++) {
+            if (c->kind != FDP__TNL_GRE && set->udp_ports[f] == c->dst_port
+                && set->endpoints[f].kind != FDP__TNL_GRE) {
+                *errorp = fdp__xasprintf("port %" PRIu32 ": UDP port %u is "
+                                         "%s's already", tmp[i]->up.port_no,
+                                         c->dst_port,
+                                         kind_name(set->endpoints[f].kind));
+                error = EEXIST;
+            }
+        }
+        if (!error && set->n_endpoints == FDP__TNL_MAX_ENDPOINTS) {
+            *errorp = fdp__xasprintf("port %" PRIu32 ": more tunnel "
+                                     "endpoints (kind and UDP port) than "
+                                     "the %d a datapath has",
+                                     tmp[i]->up.port_no,
+                                     FDP__TNL_MAX_ENDPOINTS);
+            error = ENOSPC;
+        }
+        if (error) {
+            break;
+        }
+        struct endpoint *ep = &set->endpoints[set->n_endpoints];
+        ep->kind = c->kind;
+        ep->dst_port = c->dst_port;
+        ep->first = set->n_ports;
+        for (size_t j = i; j < n_tnl; j++) {
+            if (tmp[j]->cfg.kind == ep->kind
+                && tmp[j]->cfg.dst_port == ep->dst_port) {
+                set->ports[set->n_ports++] = tmp[j];
+                ep->n++;
+            }
+        }
+        set->udp_ports[set->n_endpoints] = ep->dst_port;
+        set->gre |= ep->kind == FDP__TNL_GRE;
+        set->n_endpoints++;
     }
     free(tmp);
+    if (error) {
+        free(set);
+        return error;
+    }
     *setp = set;
     return 0;
 }

@@ -70,10 +70,17 @@ void fdp__tnl_md_to_key(const struct fdp__tnl_md *md, struct fdp_key *key);
  * set is published (datapath/dp.c), read by the pmds under RCU. */
 struct fdp__tnl_rx_set;
 
+/* The most distinct (kind, UDP port) pairs the tunnel ports of one
+ * datapath may have: the receive path compares a packet's with each. */
+#define FDP__TNL_MAX_ENDPOINTS 8
+
 /* Builds the receive set of the 'n' ports 'ports'; '*setp' is NULL if
- * none of them is a tunnel port.  Returns 0 or ENOMEM. */
+ * none of them is a tunnel port.  Returns 0; ENOSPC (more than
+ * FDP__TNL_MAX_ENDPOINTS endpoints) or EEXIST (a UDP port taken by two
+ * kinds, or by VXLAN with and without exts=gbp, which Open vSwitch
+ * refuses too), with '*errorp' saying which port and why; or ENOMEM. */
 int fdp__tnl_rx_set_create(struct fdp__port *const *ports, size_t n,
-                           struct fdp__tnl_rx_set **setp);
+                           struct fdp__tnl_rx_set **setp, char **errorp);
 void fdp__tnl_rx_set_destroy(struct fdp__tnl_rx_set *);
 
 enum fdp__tnl_rx {

@@ -48,6 +48,9 @@
  *                                 TPACKET_V3 rx and tx rings (packets are
  *                                 copied); promiscuous, not receiving
  *                                 what it sends.
+ *   vxlan:OPTS, geneve:OPTS, gre:OPTS
+ *                                 a tunnel port, with no device: see
+ *                                 "Tunnels" below.
  * Live ports (afxdp, afpacket) never reach their end; opening one fails
  * with ENODEV (no such interface), EPERM (not permitted), EOPNOTSUPP (XDP
  * or zero copy not supported), EINVAL (a queue out of range, a bad
@@ -203,7 +206,8 @@ FDP_API void fdp_dp_destroy(struct fdp_dp *dp);
 
 /* Adds port 'port_no' (1..0xfeff) with back end 'spec' (see above).
  * Returns 0; EINVAL for a bad number or spec; EEXIST if the number is
- * taken; an errno from opening a file or an interface (see above);
+ * taken, or a tunnel's UDP port is another kind's (or VXLAN's with the
+ * other exts=gbp setting); ENOSPC for a ninth tunnel (kind, UDP port); an errno from opening a file or an interface (see above);
  * ENOMEM.  On failure, if 'errorp' is nonnull, '*errorp' gets a message
  * naming what was wrong, which the caller frees. */
 FDP_API int fdp_dp_port_add(struct fdp_dp *dp, uint32_t port_no,

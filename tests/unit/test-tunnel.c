@@ -1282,6 +1282,30 @@ START_TEST(port_options)
         }
         free(error);
     }
+    /* Endpoints: one kind per UDP port, GBP or not, at most eight. */
+    char *error = NULL;
+    ck_assert_int_eq(fdp_dp_port_add(dp, 200, "geneve:remote_ip=10.0.0.9,"
+                                     "dst_port=4789", &error), EEXIST);
+    ck_assert_str_eq(error, "port 200: UDP port 4789 is vxlan's already");
+    free(error);
+    error = NULL;
+    ck_assert_int_eq(fdp_dp_port_add(dp, 200, "vxlan:remote_ip=10.0.0.9,"
+                                     "exts=gbp", &error), EEXIST);
+    ck_assert_ptr_nonnull(strstr(error, "with and without exts=gbp"));
+    free(error);
+    int r = 0;
+    for (uint32_t p = 0; p < 8 && !r; p++) {
+        char spec[64];
+        error = NULL;
+        snprintf(spec, sizeof spec, "vxlan:remote_ip=10.0.0.9,dst_port=%u",
+                 5000 + p);
+        r = fdp_dp_port_add(dp, 300 + p, spec, &error);
+    }
+    /* 4789 (VXLAN) and 6081 (Geneve) and GRE were three already. */
+    ck_assert_int_eq(r, ENOSPC);
+    ck_assert_ptr_nonnull(strstr(error, "than the 8 a datapath has"));
+    free(error);
+
     char buf[512];
     ck_assert_int_eq(fdp_dp_port_describe(dp, 101, buf, sizeof buf), 0);
     ck_assert_str_eq(buf, "vxlan {key=flow, local_ip=flow, remote_ip=flow}; "
