@@ -698,17 +698,19 @@ match_meets(const void *m, enum fdp__prereq pr)
 }
 
 /* "NAME[]", "NAME[a]" or "NAME[a..b]": bits ofs..ofs+n_bits-1 of field
- * 'f', by the name ovs-ofctl prints under 'm', as mf_format_subfield(). */
+ * 'f', by the name ovs-ofctl prints under 'm', as mf_format_subfield().
+ * For a load ('load' true) of a name wider than the key's field
+ * (NXM_OF_ARP_OP's 16 bits over arp_op's 8), all of the key's bits are
+ * all of the field, as the parser reads "load:V->NXM_OF_ARP_OP[]"; a move
+ * of them prints its bits. */
 static void
-format_subfield(struct fdp__ds *ds, enum fdp_field f, unsigned int ofs,
-                unsigned int n_bits, const struct fdp_match *m)
+format_subfield_of(struct fdp__ds *ds, enum fdp_field f, unsigned int ofs,
+                   unsigned int n_bits, const struct fdp_match *m, bool load)
 {
     const struct fdp__nxm_field *nf = fdp__nxm_field_for(f, match_meets, m);
     unsigned int width = nf ? nf->n_bits : fdp__field(f)->n_bits;
 
-    /* A name wider than the key's field (NXM_OF_ARP_OP's 16 bits over
-     * arp_op's 8): all of the key's bits are all of the field. */
-    if (width > fdp__field(f)->n_bits) {
+    if (load && width > fdp__field(f)->n_bits) {
         width = fdp__field(f)->n_bits;
     }
     fdp__ds_put(ds, nf ? nf->name : fdp__field(f)->name);
@@ -719,6 +721,13 @@ format_subfield(struct fdp__ds *ds, enum fdp_field f, unsigned int ofs,
     } else {
         fdp__ds_printf(ds, "[%u..%u]", ofs, ofs + n_bits - 1);
     }
+}
+
+static void
+format_subfield(struct fdp__ds *ds, enum fdp_field f, unsigned int ofs,
+                unsigned int n_bits, const struct fdp_match *m)
+{
+    format_subfield_of(ds, f, ofs, n_bits, m, false);
 }
 
 /* A 128-bit number in hex, as ovs-ofctl prints ct_label ("0x1", "0"). */
@@ -757,7 +766,7 @@ format_loads(struct fdp__ds *ds, enum fdp_field f, fdp_u128 value,
         unsigned int n = end - ofs;
         fdp__ds_printf(ds, "load:%#" PRIx64 "->",
                        (uint64_t) ((value >> ofs) & fdp__ones(n)));
-        format_subfield(ds, f, ofs, n, m);
+        format_subfield_of(ds, f, ofs, n, m, true);
         fdp__ds_putc(ds, ',');
         ofs = end;
     }

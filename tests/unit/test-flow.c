@@ -221,6 +221,16 @@ meets(const void *m, enum fdp__prereq pr)
 
 /* A random NXM field whose prerequisites 'm' meets (and that may be
  * written, if 'dst'), by the name ovs-ofctl prints for it under 'm'. */
+/* The bits of 'nf' the key keeps: its width, but 8 of the 16 of the
+ * arp_op names (lib/actions.c). */
+static unsigned int
+key_bits(const struct fdp__nxm_field *nf)
+{
+    unsigned int kw = fdp__field(nf->field)->n_bits;
+
+    return nf->n_bits < kw ? nf->n_bits : kw;
+}
+
 static const struct fdp__nxm_field *
 random_nxm_field(struct unit_rng *rng, const struct fdp_match *m, bool dst)
 {
@@ -271,8 +281,9 @@ random_pipeline_action(struct unit_rng *rng, const struct fdp_match *m,
         do {
             nf = random_nxm_field(rng, m, true);
         } while (nf->n_bits > 64);
-        unsigned int ofs = unit_rng_below(rng, nf->n_bits);
-        unsigned int n = 1 + unit_rng_below(rng, nf->n_bits - ofs);
+        unsigned int width = key_bits(nf);
+        unsigned int ofs = unit_rng_below(rng, width);
+        unsigned int n = 1 + unit_rng_below(rng, width - ofs);
         uint64_t ones = (uint64_t) fdp__ones(n);
         uint64_t v = (uint64_t) random_bits(rng, n);
         ck_assert_int_eq(fdp__actions_add_set_masked(b, nf->field, v << ofs,
@@ -291,11 +302,11 @@ random_pipeline_action(struct unit_rng *rng, const struct fdp_match *m,
     default: {
         const struct fdp__nxm_field *src = random_nxm_field(rng, m, false);
         const struct fdp__nxm_field *dst = random_nxm_field(rng, m, true);
-        unsigned int max = src->n_bits < dst->n_bits ? src->n_bits
-                                                     : dst->n_bits;
+        unsigned int sw = key_bits(src), dw = key_bits(dst);
+        unsigned int max = sw < dw ? sw : dw;
         unsigned int n = 1 + unit_rng_below(rng, max < 64 ? max : 64);
-        unsigned int src_ofs = unit_rng_below(rng, src->n_bits - n + 1);
-        unsigned int dst_ofs = unit_rng_below(rng, dst->n_bits - n + 1);
+        unsigned int src_ofs = unit_rng_below(rng, sw - n + 1);
+        unsigned int dst_ofs = unit_rng_below(rng, dw - n + 1);
         ck_assert_int_eq(fdp__actions_add_move(b, src->field, src_ofs,
                                                dst->field, dst_ofs, n), 0);
         break;
