@@ -18,6 +18,8 @@ datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/learner.c \
 	datapath/learner.h \
 	datapath/dp.c \
+	datapath/tun-intern.c \
+	datapath/tun-intern.h \
 	datapath/dp-ct.c \
 	datapath/dp-private.h \
 	datapath/execute.c \

@@ -184,6 +184,10 @@ struct fdp__ct *fdp__dp_ct(const struct fdp_dp *);
 struct fdp__ipf;
 /* The datapath's fragment reassembler (datapath/ipf.h): never NULL. */
 struct fdp__ipf *fdp__dp_ipf(const struct fdp_dp *);
+struct fdp_pipeline;
+/* The datapath's pipeline, or NULL for a bare table (its TLV map places
+ * Geneve options: datapath/port-tunnel.c). */
+struct fdp_pipeline *fdp__dp_pipeline(const struct fdp_dp *);
 struct fdp__ct_pmd_stats;
 /* The tracker counters of 'dp''s live pmds, summed under the datapath's
  * mutex (datapath/dp-ct.c's fdp_dp_ct_stats()). */

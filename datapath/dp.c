@@ -88,6 +88,20 @@
  * output hint (output_hint()): the port, when the flow's actions are one
  * output, so that a hit of such a flow never reads its actions.
  *
+ * Tunnelled packets.  A decapsulated packet, or a continuation whose
+ * pipeline set a tunnel field, has tunnel words (key.h, words 31-40)
+ * that the entries have no room for.  Each pmd interns them
+ * (datapath/tun-intern.c): a small table gives every distinct set of
+ * tunnel words a 32-bit tag, never reused, and the EMC and the
+ * continuation cache keep the tag in their copy of key word 5's low half
+ * (conj_id's bits, zero in every key they see), compare it with the rest
+ * of the key, and find it mixed into the packet's hash (cache_tags(), once
+ * per packet before the caches).  A tunnelled packet's hit then costs one
+ * probe of the intern table (ten words hashed, two entries compared) more
+ * than a plain one; a packet without tunnel words pays one test of five
+ * pairs of its key.  When tags run out (2^32 - 2 of them) tunnelled
+ * packets skip the exact caches.
+ *
  * Auto mode.  A cache pays only where probing it costs less than the
  * lookups it saves: not with one mask, where a table lookup is a hash
  * probe like the EMC's; not at 100k flows, where the EMC never hits.  So
@@ -198,7 +212,8 @@
  * ct_mark...) and on the table it starts in, so it has a cache of its
  * own: 16384 entries (4 MiB), two-way set associative as the EMC, keyed
  * by every word but nd_target's (as the EMC, packets with an nd_target skip
- * it) and the table (rc_hash(): the packet words' hash, which
+ * it) and the tunnel words (kept as their tag: "Tunnelled packets"), and
+ * the table (rc_hash(): the packet words' hash, which
  * the packet already has from its extraction, seeds a multiply-xor mix
  * of the other 17 words and the table), valid for the snapshot's
  * version as EMC entries are, and filled with the same 1-in-
@@ -361,6 +376,7 @@
 #include "datapath/mac-learning.h"
 #include "datapath/normal.h"
 #include "datapath/underlay.h"
+#include "datapath/tun-intern.h"
 #include "datapath/extract-internal.h"
 #include <flowdp/cpu.h>
 #include <flowdp/hash.h>
@@ -502,6 +518,7 @@ struct batch {
     uint32_t n_groups;
     struct fdp__pkt pkts[FDP_DP_BATCH];
     uint32_t hashes[FDP_DP_BATCH];
+    uint32_t tags[FDP_DP_BATCH];    /* Tunnel tags (cache_tags()). */
     const struct fdp__outcome *flows[FDP_DP_BATCH]; /* NULL: a miss. */
     uint32_t hints[FDP_DP_BATCH];   /* From the caches: output_hint(). */
     bool sent[FDP_DP_BATCH];    /* Went to at least one port. */
@@ -552,7 +569,10 @@ struct recirc_level {
  * batch is done; an insertion that would pass it is skipped. */
 #define RC_DOOMED_MAX 64
 
-#define RC_KEY_WORDS (FDP_KEY_WORDS - 2)
+/* Every word but nd_target's and the tunnel's (emc_holds()). */
+#define RC_KEY_WORDS (FDP__TUN_FIRST_WORD - 2)
+/* The words after the packet words that an entry keeps. */
+#define RC_STATE_WORDS (FDP__TUN_FIRST_WORD - FDP_KEY_PACKET_WORDS)
 
 struct rc_entry {
     uint32_t hash;
@@ -564,8 +584,8 @@ struct rc_entry {
     uint64_t version;
     const struct fdp__outcome *flow;    /* NULL: empty. */
     uint64_t key[RC_KEY_WORDS];         /* Every word of the key but
-                                         * nd_target's, as the EMC
-                                         * (emc_holds()). */
+                                         * nd_target's and the tunnel's,
+                                         * as the EMC (emc_holds()). */
 } __attribute__((aligned(64)));
 static_assert(sizeof(struct rc_entry) == 4 * 64,
               "a continuation cache entry is 4 lines");
@@ -622,6 +642,8 @@ struct fdp_dp_pmd {
      * go on as received on a tunnel port (batch_decap()). */
     struct fdp__tnl_pmd *tnl;
     struct batch tnl_batch;
+    struct fdp__tun_intern *tun;    /* Tunnel tags, made on first use
+                                     * (datapath/tun-intern.c). */
 };
 
 /* The published set of ports, sorted by number. */
@@ -700,6 +722,12 @@ uint32_t
 fdp__dp_frame_size(const struct fdp_dp *dp)
 {
     return dp->options.frame_size;
+}
+
+struct fdp_pipeline *
+fdp__dp_pipeline(const struct fdp_dp *dp)
+{
+    return dp->pipeline;
 }
 
 struct fdp__ct *
@@ -1561,6 +1589,7 @@ fdp_dp_pmd_destroy(struct fdp_dp_pmd *pmd)
     }
     fdp__ct_pmd_destroy(pmd->ct);
     fdp__tnl_pmd_destroy(pmd->tnl);
+    fdp__tun_intern_destroy(pmd->tun);
     free(pmd);
 }
 
@@ -1648,13 +1677,28 @@ key_pair_at(const uint64_t *w, size_t i)
     return x;
 }
 
+/* An entry's words 'a' against a packet's 'b' with tunnel tag 'tag',
+ * which the entry keeps in word 5's low half (conj_id's, zero in every
+ * key the caches see: datapath/tun-intern.c). */
+static inline key_pair
+tagged_pair2(const uint64_t *b, uint32_t tag)
+{
+    key_pair p = key_pair_at(b, 2);
+
+    static_assert(FDP__WORD_CONJ_ID == 5 && FDP__SHIFT_CONJ_ID == 0
+                  && FDP__BITS_CONJ_ID == 32,
+                  "the tag takes conj_id's bits, word 5's low half");
+    p[1] |= tag;
+    return p;
+}
+
 static inline bool
-key_equal(const uint64_t *a, const uint64_t *b)
+key_equal(const uint64_t *a, const uint64_t *b, uint32_t tag)
 {
     static_assert(EMC_KEY_WORDS == 12, "six pairs below");
     key_pair d = ((key_pair_at(a, 0) ^ key_pair_at(b, 0))
                   | (key_pair_at(a, 1) ^ key_pair_at(b, 1))
-                  | (key_pair_at(a, 2) ^ key_pair_at(b, 2)))
+                  | (key_pair_at(a, 2) ^ tagged_pair2(b, tag)))
                  | ((key_pair_at(a, 3) ^ key_pair_at(b, 3))
                     | (key_pair_at(a, 4) ^ key_pair_at(b, 4))
                     | (key_pair_at(a, 5) ^ key_pair_at(b, 5)));
@@ -1684,25 +1728,72 @@ emc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
     return &pmd->emc[(way ? hash >> EMC_SHIFT : hash) & EMC_MASK];
 }
 
-/* True if the EMC may hold 'key': its nd_target, which EMC entries leave
- * out (EMC_KEY_WORDS), is zero. */
+/* True if 'key' has tunnel metadata (key.h, words 31-40): the key of a
+ * packet that came through a tunnel, or of a continuation whose pipeline
+ * set a tunnel field.  Five 16-byte pairs, ORed. */
 static inline bool
-emc_holds(const struct fdp_key *key)
+key_has_tunnel(const struct fdp_key *key)
 {
-    return !(key->w[FDP__WORD_ND_TARGET] | key->w[FDP__WORD_ND_TARGET + 1]);
+    static_assert(FDP__TUN_N_WORDS == 10, "five pairs below");
+    const uint64_t *t = &key->w[FDP__TUN_FIRST_WORD];
+    key_pair d = (key_pair_at(t, 0) | key_pair_at(t, 1))
+                 | (key_pair_at(t, 2) | key_pair_at(t, 3))
+                 | key_pair_at(t, 4);
+
+    return d[0] | d[1];
+}
+
+/* True if the EMC (and the continuation cache) may hold 'key' with
+ * tunnel tag 'tag': its nd_target, which entries leave out
+ * (EMC_KEY_WORDS, RC_KEY_WORDS), is zero, and its tunnel words, which
+ * entries keep as their tag, have one (cache_tags()). */
+static inline bool
+emc_holds(const struct fdp_key *key, uint32_t tag)
+{
+    return !(key->w[FDP__WORD_ND_TARGET] | key->w[FDP__WORD_ND_TARGET + 1])
+           && tag != FDP__TUN_TAG_UNCACHED;
+}
+
+/* Mixes tunnel tag 'tag' into a packet's hash, so that the packets of
+ * different tunnels with the same inner headers spread over the caches'
+ * sets (tag 0, no tunnel, leaves the hash as it was). */
+static inline uint32_t
+tag_hash(uint32_t hash, uint32_t tag)
+{
+    return hash ^ (uint32_t) ((tag * UINT64_C(0x9e3779b97f4a7c15)) >> 32);
+}
+
+/* Phase 1b, before the caches: the tunnel tag of each packet of 'b'
+ * (datapath/tun-intern.c: 0 for a packet without tunnel words), mixed
+ * into its hash.  A packet without tunnel words pays one test of five
+ * pairs of its key. */
+static void
+cache_tags(struct fdp_dp_pmd *pmd, struct batch *b)
+{
+    for (uint32_t i = 0; i < b->n; i++) {
+        const struct fdp_key *key = &b->pkts[i].key;
+        uint32_t tag = 0;
+        if (FDP_UNLIKELY(key_has_tunnel(key))) {
+            tag = fdp__tun_intern_tag(&pmd->tun, key);
+            if (tag != FDP__TUN_TAG_UNCACHED) {
+                b->hashes[i] = tag_hash(b->hashes[i], tag);
+            }
+        }
+        b->tags[i] = tag;
+    }
 }
 
 static inline __attribute__((always_inline)) const struct fdp__outcome *
 emc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
-           uint32_t hash, uint64_t version, uint32_t *hint)
+           uint32_t hash, uint32_t tag, uint64_t version, uint32_t *hint)
 {
-    if (!emc_holds(key)) {
+    if (!emc_holds(key, tag)) {
         return NULL;
     }
     for (unsigned int way = 0; way < 2; way++) {
         const struct emc_entry *e = emc_way(pmd, hash, way);
         if (e->hash == hash && e->version == version && e->flow
-            && key_equal(e->key, key->w)) {
+            && key_equal(e->key, key->w, tag)) {
             *hint = e->out;
             return e->flow;
         }
@@ -1727,8 +1818,8 @@ emc_victim(struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version)
  * is done. */
 static void
 emc_fill(struct fdp_dp_pmd *pmd, struct emc_entry *e,
-         const struct fdp_key *key, uint32_t hash, uint64_t version,
-         const struct fdp__outcome *flow, bool owned)
+         const struct fdp_key *key, uint32_t hash, uint32_t tag,
+         uint64_t version, const struct fdp__outcome *flow, bool owned)
 {
     if (e->flow && e->owned) {
         pmd->doomed[pmd->n_doomed++] = (struct fdp__outcome *) e->flow;
@@ -1739,18 +1830,19 @@ emc_fill(struct fdp_dp_pmd *pmd, struct emc_entry *e,
     e->version = version;
     e->flow = flow;
     memcpy(e->key, key->w, sizeof e->key);
+    e->key[FDP__WORD_CONJ_ID] |= tag;
 }
 
 /* Caches 'oc', which the EMC does not own (a rule's), for 'key' with
  * probability 1/emc_insert_inv_prob. */
 static void
 emc_insert(struct fdp_dp_pmd *pmd, const struct fdp_key *key, uint32_t hash,
-           uint64_t version, const struct fdp__outcome *oc)
+           uint32_t tag, uint64_t version, const struct fdp__outcome *oc)
 {
-    if (emc_holds(key)
+    if (emc_holds(key, tag)
         && pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
-        emc_fill(pmd, emc_victim(pmd, hash, version), key, hash, version,
-                 oc, false);
+        emc_fill(pmd, emc_victim(pmd, hash, version), key, hash, tag,
+                 version, oc, false);
     }
 }
 
@@ -2009,8 +2101,7 @@ rc_hash(const struct fdp_key *key, uint32_t pkt_hash, unsigned int table)
     uint64_t a = pkt_hash ^ (uint64_t) table << 32;
     uint64_t b = ~a;
 
-    static_assert(FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS == 17,
-                  "eight pairs and a word");
+    static_assert(RC_STATE_WORDS == 17, "eight pairs and a word");
 #pragma GCC unroll 8
     for (size_t i = 0; i < 16; i += 2) {
         a = (a ^ w[i]) * RC_K1;
@@ -2032,15 +2123,16 @@ rc_way(const struct fdp_dp_pmd *pmd, uint32_t hash, unsigned int way)
  * nd_target is zero (emc_holds()), 16 bytes at a time as key_equal():
  * the 6 pairs before nd_target, then the 8 pairs and a word after it. */
 static inline bool
-rc_key_equal(const uint64_t *e, const uint64_t *k)
+rc_key_equal(const uint64_t *e, const uint64_t *k, uint32_t tag)
 {
-    static_assert(EMC_KEY_WORDS == 12
-                  && FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS == 2 * 8 + 1,
+    static_assert(EMC_KEY_WORDS == 12 && RC_STATE_WORDS == 2 * 8 + 1,
                   "6 pairs, then 8 pairs and a word");
-    key_pair d = key_pair_at(e, 0) ^ key_pair_at(k, 0);
+    key_pair d = (key_pair_at(e, 0) ^ key_pair_at(k, 0))
+                 | (key_pair_at(e, 1) ^ key_pair_at(k, 1))
+                 | (key_pair_at(e, 2) ^ tagged_pair2(k, tag));
 
-#pragma GCC unroll 5
-    for (size_t i = 1; i < 6; i++) {
+#pragma GCC unroll 3
+    for (size_t i = 3; i < 6; i++) {
         d |= key_pair_at(e, i) ^ key_pair_at(k, i);
     }
 #pragma GCC unroll 8
@@ -2049,20 +2141,20 @@ rc_key_equal(const uint64_t *e, const uint64_t *k)
              ^ key_pair_at(k + FDP_KEY_PACKET_WORDS, i);
     }
     return !(d[0] | d[1]
-             | (e[RC_KEY_WORDS - 1] ^ k[FDP_KEY_WORDS - 1]));
+             | (e[RC_KEY_WORDS - 1] ^ k[FDP__TUN_FIRST_WORD - 1]));
 }
 
 static const struct fdp__outcome *
 rc_lookup(const struct fdp_dp_pmd *pmd, const struct fdp_key *key,
-          unsigned int table, uint32_t hash, uint64_t version)
+          unsigned int table, uint32_t hash, uint32_t tag, uint64_t version)
 {
-    if (!emc_holds(key)) {
+    if (!emc_holds(key, tag)) {
         return NULL;
     }
     for (unsigned int way = 0; way < 2; way++) {
         const struct rc_entry *e = rc_way(pmd, hash, way);
         if (e->hash == hash && e->version == version && e->flow
-            && e->table == table && rc_key_equal(e->key, key->w)) {
+            && e->table == table && rc_key_equal(e->key, key->w, tag)) {
             return e->flow;
         }
     }
@@ -2088,7 +2180,8 @@ rc_victim(struct fdp_dp_pmd *pmd, uint32_t hash, uint64_t version)
 static void
 rc_fill(struct fdp_dp_pmd *pmd, struct rc_entry *e,
         const struct fdp_key *key, unsigned int table, uint32_t hash,
-        uint64_t version, const struct fdp__outcome *flow, bool owned)
+        uint32_t tag, uint64_t version, const struct fdp__outcome *flow,
+        bool owned)
 {
     if (e->flow && e->owned) {
         pmd->rc_doomed[pmd->n_rc_doomed++] = e->flow;
@@ -2100,7 +2193,8 @@ rc_fill(struct fdp_dp_pmd *pmd, struct rc_entry *e,
     e->flow = flow;
     memcpy(e->key, key->w, EMC_KEY_WORDS * sizeof e->key[0]);
     memcpy(e->key + EMC_KEY_WORDS, key->w + FDP_KEY_PACKET_WORDS,
-           (FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS) * sizeof e->key[0]);
+           RC_STATE_WORDS * sizeof e->key[0]);
+    e->key[FDP__WORD_CONJ_ID] |= tag;
 }
 
 /* Where pipeline_outcome() keeps what it builds: the EMC for a received
@@ -2109,6 +2203,7 @@ rc_fill(struct fdp_dp_pmd *pmd, struct rc_entry *e,
 struct outcome_home {
     const struct fdp_key *key;
     uint32_t hash;
+    uint32_t tag;               /* Tunnel tag (cache_tags()). */
     int rc_table;
     struct scratch_pool *scratch;
 };
@@ -2120,13 +2215,13 @@ home_insert(struct fdp_dp_pmd *pmd, const struct outcome_home *home,
             uint64_t version, const struct fdp__outcome *oc)
 {
     if (home->rc_table < 0) {
-        emc_insert(pmd, home->key, home->hash, version, oc);
-    } else if (emc_holds(home->key)
+        emc_insert(pmd, home->key, home->hash, home->tag, version, oc);
+    } else if (emc_holds(home->key, home->tag)
                && pmd_chance(pmd, pmd->dp->options.emc_insert_inv_prob)) {
         struct rc_entry *e = rc_victim(pmd, home->hash, version);
         if (e) {
             rc_fill(pmd, e, home->key, (unsigned int) home->rc_table,
-                    home->hash, version, oc, false);
+                    home->hash, home->tag, version, oc, false);
         }
     }
 }
@@ -2151,7 +2246,7 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct outcome_home *home,
      * N's.) */
     bool hit = r->n_steps && r->steps[0].rule;
     bool cache = (home->rc_table < 0 ? pmd->emc != NULL : pmd->rc != NULL)
-                 && emc_holds(home->key) && hit;
+                 && emc_holds(home->key, home->tag) && hit;
 
     if (hit && r->n_steps == 1 && !r->limit_dropped
         && fdp_actions_equal(r->actions, r->steps[0].rule->actions)) {
@@ -2233,10 +2328,10 @@ pipeline_outcome(struct fdp_dp_pmd *pmd, const struct outcome_home *home,
     oc->sig = fdp__outcome_sig_end(h, n_rules, oc->actions);
     if (rc_e) {
         rc_fill(pmd, rc_e, home->key, (unsigned int) home->rc_table,
-                home->hash, version, oc, true);
+                home->hash, home->tag, version, oc, true);
     } else if (insert) {
         emc_fill(pmd, emc_victim(pmd, home->hash, version), home->key,
-                 home->hash, version, oc, true);
+                 home->hash, home->tag, version, oc, true);
     }
     return oc;
 }
@@ -2292,7 +2387,8 @@ batch_smc(struct fdp_dp_pmd *pmd, struct batch *b, uint64_t version,
             b->flows[i] = oc;
             (*n_smc)++;
             if (pmd->emc) {
-                emc_insert(pmd, miss_keys[j], b->hashes[i], version, oc);
+                emc_insert(pmd, miss_keys[j], b->hashes[i], b->tags[i],
+                           version, oc);
             }
         } else {
             miss_idx[k] = (uint8_t) i;
@@ -2333,7 +2429,8 @@ batch_lookup_table(struct fdp_dp_pmd *pmd, struct batch *b,
         if (oc) {
             n_hit++;
             if (pmd->emc) {
-                emc_insert(pmd, miss_keys[j], b->hashes[i], view->version,
+                emc_insert(pmd, miss_keys[j], b->hashes[i], b->tags[i],
+                           view->version,
                            oc);
             }
             if (smc_ok) {
@@ -2368,6 +2465,7 @@ batch_lookup_pipeline(struct fdp_dp_pmd *pmd, struct batch *b,
         const struct outcome_home home = {
             .key = &b->pkts[i].key,
             .hash = b->hashes[i],
+            .tag = b->tags[i],
             .rc_table = -1,
             .scratch = &pmd->scratch,
         };
@@ -2397,6 +2495,11 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
                   && fdp__table_is_disjoint(view->single);
     bool use_smc = smc_ok && meter_use(&pmd->smc_meter);
 
+    if (pmd->emc) {
+        cache_tags(pmd, b);
+    } else {
+        memset(b->tags, 0, b->n * sizeof b->tags[0]);
+    }
     if (use_emc) {
         /* Prefetch both ways of each set first, so that the cache misses
          * overlap instead of queueing. */
@@ -2410,7 +2513,8 @@ batch_classify(struct fdp_dp_pmd *pmd, struct batch *b)
         const struct fdp__outcome *oc = NULL;
         b->hints[i] = 0;
         if (use_emc) {
-            oc = emc_lookup(pmd, key, b->hashes[i], version, &b->hints[i]);
+            oc = emc_lookup(pmd, key, b->hashes[i], b->tags[i], version,
+                            &b->hints[i]);
             if (oc) {
                 /* Its line (a rule's first) holds the signature, counters
                  * and actions pointers that grouping and accounting
@@ -2971,8 +3075,9 @@ ct_payload(const struct fdp__action *a)
  * tests match each field, so a slip here fails them. */
 #define KEY_CT_WORD 23
 static_assert(FDP_KEY_PACKET_WORDS + FDP__CT_FROZEN_WORDS == KEY_CT_WORD
-              && KEY_CT_WORD + 8 == FDP_KEY_WORDS,
-              "the ct fields are the key's last eight words (key.h)");
+              && KEY_CT_WORD + 8 == FDP__TUN_FIRST_WORD,
+              "the ct fields are the eight words before the tunnel's "
+              "(key.h)");
 
 static inline void
 key_set_ct(struct fdp_key *key, const struct fdp__ct_result *res)
@@ -3072,6 +3177,11 @@ recirc_enqueue(struct fdp_dp_pmd *pmd, unsigned int depth,
     }
     memcpy(&p->key.w[FDP_KEY_PACKET_WORDS], dc->frozen, sizeof dc->frozen);
     key_set_ct(&p->key, res);
+    /* The tunnel metadata as the packet has it at its ct (the actions
+     * before the record set what the pipeline wrote): Open vSwitch keeps
+     * it across recirculation. */
+    memcpy(&p->key.w[FDP__TUN_FIRST_WORD], &src->key.w[FDP__TUN_FIRST_WORD],
+           FDP__TUN_N_WORDS * sizeof p->key.w[0]);
     lvl->pkt_hash[i] = pkt_hash;
     b->hashes[i] = pmd->rc ? rc_hash(&p->key, pkt_hash, dc->table) : 0;
     b->sent[i] = false;
@@ -3608,6 +3718,11 @@ level_classify(struct fdp_dp_pmd *pmd, struct recirc_level *lvl)
     uint64_t version = pmd->view->version;
     uint32_t n_hits = 0;
 
+    if (!pmd->rc) {
+        memset(b->tags, 0, b->n * sizeof b->tags[0]);
+    } else {
+        cache_tags(pmd, b);
+    }
     if (pmd->rc) {
         for (uint32_t i = 0; i < b->n; i++) {
             __builtin_prefetch(rc_way(pmd, b->hashes[i], 0));
@@ -3619,7 +3734,8 @@ level_classify(struct fdp_dp_pmd *pmd, struct recirc_level *lvl)
         const struct fdp__outcome *oc = NULL;
         b->hints[i] = 0;
         if (pmd->rc) {
-            oc = rc_lookup(pmd, key, lvl->table[i], b->hashes[i], version);
+            oc = rc_lookup(pmd, key, lvl->table[i], b->hashes[i],
+                           b->tags[i], version);
             n_hits += oc != NULL;
         }
         if (!oc) {
@@ -3627,6 +3743,7 @@ level_classify(struct fdp_dp_pmd *pmd, struct recirc_level *lvl)
             const struct outcome_home home = {
                 .key = key,
                 .hash = b->hashes[i],
+                .tag = b->tags[i],
                 .rc_table = lvl->table[i],
                 .scratch = &lvl->scratch,
             };

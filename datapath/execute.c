@@ -38,6 +38,7 @@
 #include "datapath/bytes.h"
 #include "lib/actions-internal.h"
 #include "lib/learn.h"
+#include "lib/other-actions.h"
 #include "lib/field.h"
 #include <flowdp/hash.h>
 
@@ -137,6 +138,25 @@ static uint8_t *
 l3(struct fdp__pkt *pkt)
 {
     return pkt->data + pkt->layout.l3;
+}
+
+/* The frame's length without the Ethernet padding after an IP packet
+ * (the bytes past its total or payload length), as Open vSwitch's
+ * check_pkt_len measures it (dp_packet_get_send_len() less
+ * dp_packet_l2_pad_size()). */
+static uint32_t
+unpadded_size(struct fdp__pkt *pkt)
+{
+    uint32_t end;
+
+    if (is_ipv4(pkt) && pkt->size >= (uint32_t) pkt->layout.l3 + 4) {
+        end = (uint32_t) pkt->layout.l3 + fdp__get16(l3(pkt) + 2);
+    } else if (is_ipv6(pkt) && pkt->size >= (uint32_t) pkt->layout.l3 + 6) {
+        end = (uint32_t) pkt->layout.l3 + 40 + fdp__get16(l3(pkt) + 4);
+    } else {
+        return pkt->size;
+    }
+    return end < pkt->size ? end : pkt->size;
 }
 
 static uint8_t *
@@ -447,8 +467,13 @@ set_field(struct fdp__pkt *pkt, enum fdp_field f, fdp_u128 v)
         set_nd(pkt, f, v);
         break;
     default:
-        /* pkt_mark is metadata, not packet bytes; the parser accepts no
-         * other field for set_field. */
+        /* The tunnel fields travel with the packet in its key (key.h):
+         * an output to a tunnel port reads them there.  pkt_mark is
+         * metadata, not packet bytes; the parser accepts no other field
+         * for set_field. */
+        if (fdp__field_is_tunnel(f)) {
+            fdp__key_set_tunnel(&pkt->key, f, v);
+        }
         break;
     }
 }
@@ -588,6 +613,9 @@ write_bits(struct fdp__pkt *pkt, uint32_t in_port, const struct fdp__action *a)
     fdp_u128 value, mask;
 
     fdp_packet_extract(pkt->data, pkt->size, in_port, &cur, NULL);
+    /* The tunnel words are not in the bytes: the packet's key has them. */
+    memcpy(&cur.w[FDP__TUN_FIRST_WORD], &pkt->key.w[FDP__TUN_FIRST_WORD],
+           FDP__TUN_N_WORDS * sizeof cur.w[0]);
     if (a->type == FDP_ACT_MOVE) {
         struct fdp__move mv = fdp__action_move(a);
         fdp_u128 ones = fdp__ones(mv.n_bits);
@@ -688,6 +716,21 @@ fdp__execute_from(const struct fdp_actions *actions,
              * the key it would be resolved against. */
             if (ops->learn && a->flags & FDP__ACT_LEARN_RESOLVED) {
                 ops->learn(aux, a);
+            }
+            break;
+        case FDP_ACT_CHECK_PKT_LARGER:
+            /* A composed branch (lib/other-actions.h): on into the first
+             * branch if the frame is longer than the length, else past
+             * its jump; a jump skips the second branch.  The flow form
+             * writes a pipeline register, which a packet outside a
+             * pipeline does not have. */
+            if (a->flags & FDP__ACT_CPL_BRANCH) {
+                if (unpadded_size(pkt) <= fdp__action_cpl_len(a)) {
+                    next = fdp__actions_skip(actions, a,
+                                             fdp__action_cpl_skip(a));
+                }
+            } else if (a->flags & FDP__ACT_CPL_JUMP) {
+                next = fdp__actions_skip(actions, a, fdp__action_cpl_skip(a));
             }
             break;
         case FDP_ACT_FIN_TIMEOUT:

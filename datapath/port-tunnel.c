@@ -91,8 +91,12 @@
 #include "datapath/execute.h"
 #include "datapath/extract-internal.h"
 #include "datapath/underlay.h"
+#include <flowdp/pipeline.h>
+
 #include "lib/ds.h"
 #include "lib/field.h"
+#include "lib/rcu.h"
+#include "lib/tlv-map.h"
 #include "lib/util.h"
 
 #define DEFAULT_TTL 64
@@ -465,11 +469,23 @@ fdp__tnl_cfg_format(const struct fdp__tnl_cfg *c, struct fdp__ds *out)
 /* ---------------------------------------------------------------------- */
 /* Tunnel metadata in the key.                                             */
 
-/* The key's tunnel fields are words 31 to 40 (include/flowdp/key.h). */
-#if FDP_KEY_WORDS >= 41
-#define TNL_WORD 31
-static_assert(TNL_WORD + 10 == FDP_KEY_WORDS,
-              "the tunnel fields are the key's last ten words");
+/* The key's tunnel fields are words 31 to 40 (include/flowdp/key.h):
+ * tun_id; tun_flags, tun_tos, tun_ttl, tun_gbp_id, tun_gbp_flags and the
+ * option slots' presence bits, with the family bit; the source; the
+ * destination; the option space. */
+#define TNL_WORD FDP__TUN_FIRST_WORD
+static_assert(FDP__TUN_N_WORDS == 10
+              && FDP__TUN_IPV6_WORD == TNL_WORD + 1
+              && FDP__TUN_MD_PRESENT_WORD == TNL_WORD + 1
+              && FDP__TUN_MD_PRESENT_SHIFT == 0
+              && FDP__WORD_TUN_IPV6_SRC == TNL_WORD + 2
+              && FDP__WORD_TUN_IPV6_DST == TNL_WORD + 4
+              && FDP__TUN_MD_WORD == TNL_WORD + 6
+              && FDP__WORD_TUN_FLAGS == TNL_WORD + 1
+              && FDP__SHIFT_TUN_FLAGS == 48 && FDP__SHIFT_TUN_TOS == 40
+              && FDP__SHIFT_TUN_TTL == 32 && FDP__SHIFT_TUN_GBP_ID == 16
+              && FDP__SHIFT_TUN_GBP_FLAGS == 8,
+              "the tunnel words as key.h lays them out");
 
 void
 fdp__tnl_md_from_key(const struct fdp_key *key, struct fdp__tnl_md *md)
@@ -484,7 +500,7 @@ fdp__tnl_md_from_key(const struct fdp_key *key, struct fdp__tnl_md *md)
     md->gbp_id = (uint16_t) (w[1] >> 16);
     md->gbp_flags = (uint8_t) (w[1] >> 8);
     md->present = (uint8_t) w[1];
-    if (!(w[1] >> 63)) {
+    if (!(w[1] & FDP__TUN_IPV6_BIT)) {
         /* IPv4 (the family bit, bit 63 of word 32, clear): tun_src and
          * tun_dst are the top halves of words 33 and 35 (the IPv6
          * fields' high words). */
@@ -527,7 +543,7 @@ fdp__tnl_md_to_key(const struct fdp__tnl_md *md, struct fdp_key *key)
     uint64_t *w = &key->w[TNL_WORD];
 
     w[0] = md->id;
-    w[1] = (uint64_t) !fdp__tnl_addr_is_ipv4(&md->dst) << 63
+    w[1] = (fdp__tnl_addr_is_ipv4(&md->dst) ? 0 : FDP__TUN_IPV6_BIT)
            | (uint64_t) (md->flags & FDP__TNL_F_OAM) << 48
            | (uint64_t) md->tos << 40 | (uint64_t) md->ttl << 32
            | (uint64_t) md->gbp_id << 16 | (uint64_t) md->gbp_flags << 8
@@ -542,33 +558,38 @@ fdp__tnl_md_to_key(const struct fdp__tnl_md *md, struct fdp_key *key)
         w[6 + i] = v;
     }
 }
-#else
-/* Until the key has the tunnel fields (helper "tunkey"), a packet carries
- * no tunnel metadata: encapsulation takes everything from the port's
- * options, decapsulation's metadata goes nowhere. */
-void
-fdp__tnl_md_from_key(const struct fdp_key *key, struct fdp__tnl_md *md)
-{
-    (void) key;
-    memset(md, 0, sizeof *md);
-}
 
-void
-fdp__tnl_md_to_key(const struct fdp__tnl_md *md, struct fdp_key *key)
-{
-    (void) md;
-    (void) key;
-}
-#endif
-
-/* The TLV map of Geneve options.  Until the datapath has one (helper
- * "tunkey"'s add-tlv-map), none: mapped options are none, unknown
- * non-critical options are skipped and critical ones drop the packet. */
+/* The TLV map of Geneve options (add-tlv-map), as it is now, into 'm'
+ * (whose 'tlvs' point into 'buf'): the pipeline's map, or none for a
+ * bare table.  A pmd reads the map without a lock, in its RCU read-side
+ * section (lib/tlv-map.h); a control thread (a trace) takes one. */
 static const struct fdp__tnl_tlv_map *
-tlv_map(const struct fdp_dp *dp)
+tlv_map(const struct fdp_dp *dp, struct fdp__tnl_tlv_map *m,
+        struct fdp__tnl_tlv buf[FDP__TNL_SLOTS])
 {
-    (void) dp;
-    return NULL;
+    struct fdp_pipeline *p = fdp__dp_pipeline(dp);
+    struct fdp__tlv_opt_info opts[FDP__TUN_MD_SLOTS];
+
+    static_assert(FDP__TUN_MD_SLOTS == FDP__TNL_SLOTS
+                  && FDP__TUN_MD_BYTES == FDP__TNL_SPACE,
+                  "one option space");
+    m->n = 0;
+    m->tlvs = buf;
+    if (!p) {
+        return m;
+    }
+    fdp__rcu_read_lock();
+    size_t n = fdp__tlv_map_options(fdp_pipeline_tlv_map(p), opts);
+    fdp__rcu_read_unlock();
+    for (size_t i = 0; i < n; i++) {
+        buf[i] = (struct fdp__tnl_tlv) {
+            .opt_class = opts[i].opt_class, .type = opts[i].type,
+            .len = opts[i].len, .ofs = opts[i].offset,
+            .index = opts[i].index,
+        };
+    }
+    m->n = (uint32_t) n;
+    return m;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -992,8 +1013,13 @@ fdp__tnl_receive(struct fdp_dp *dp, const struct fdp__tnl_rx_set *set,
     struct fdp__tnl_md md;
     uint32_t inner_ofs, inner_size;
     enum fdp__tnl_drop reason;
+    struct fdp__tnl_tlv_map map = { 0, NULL };
+    struct fdp__tnl_tlv tlvs[FDP__TNL_SLOTS];
+    if (ep->kind == FDP__TNL_GENEVE) {
+        tlv_map(dp, &map, tlvs);
+    }
     if (!fdp__tnl_pop(pkt->data, pkt->size, (uint32_t) pkt->layout.l3,
-                      ep->kind, first->cfg.gbp, tlv_map(dp), &md, &inner_ofs,
+                      ep->kind, first->cfg.gbp, &map, &md, &inner_ofs,
                       &inner_size, &reason)) {
         count_drop(first, reason);
         return FDP__TNL_RX_DROP;
@@ -1041,7 +1067,9 @@ fdp__tnl_receive(struct fdp_dp *dp, const struct fdp__tnl_rx_set *set,
 struct hdr_entry {
     uint64_t gen;               /* The port's generation; 0: empty. */
     uint64_t version;           /* The underlay's, when built. */
-    struct fdp__tnl_md md;      /* What the header was built from. */
+    struct fdp__tnl_md md;      /* What the header was built from... */
+    uint32_t n_tlvs;            /* ...with the TLV map's options (Geneve */
+    struct fdp__tnl_tlv tlvs[FDP__TNL_SLOTS];   /* only) then. */
     uint32_t out_port;          /* The underlay port. */
     struct fdp__tnl_hdr hdr;
 };
@@ -1120,10 +1148,18 @@ send_md(const struct tnl_port *tp, const struct fdp_key *key, bool ip,
                             | (c->df ? FDP__TNL_F_DF : 0)
                             | (c->csum ? FDP__TNL_F_CSUM : 0)
                             | (c->out_key_present ? FDP__TNL_F_KEY : 0));
-    md->gbp_id = flow.gbp_id;
-    md->gbp_flags = flow.gbp_flags;
-    md->present = flow.present;
-    memcpy(md->space, flow.space, sizeof md->space);
+    /* Only what the header carries, so that the cache keys on nothing
+     * else. */
+    if (c->gbp) {
+        md->gbp_id = flow.gbp_id;
+        md->gbp_flags = flow.gbp_flags;
+    }
+    if (c->kind == FDP__TNL_GENEVE) {
+        md->present = flow.present;
+        memcpy(md->space, flow.space, sizeof md->space);
+    } else {
+        md->flags &= (uint16_t) ~FDP__TNL_F_OAM;
+    }
     return true;
 }
 
@@ -1138,10 +1174,12 @@ md_hash(uint64_t gen, const struct fdp__tnl_md *md)
     return fdp_hash_jhash2(w, FDP_ARRAY_SIZE(w), 0);
 }
 
-/* Step 2: the header, built now if the cache does not have it current. */
+/* Step 2: the header, built now if the cache does not have it current
+ * (for 'md', the TLV map 'map' and the underlay's version). */
 static const struct hdr_entry *
 send_header(struct tnl_port *tp, struct fdp__tnl_pmd *tnl,
-            const struct fdp__tnl_md *md, enum fdp__tnl_drop *reason)
+            const struct fdp__tnl_md *md, const struct fdp__tnl_tlv_map *map,
+            enum fdp__tnl_drop *reason)
 {
     struct fdp_dp *dp = tp->up.dp;
     uint64_t version = fdp__underlay_version(dp);
@@ -1149,7 +1187,8 @@ send_header(struct tnl_port *tp, struct fdp__tnl_pmd *tnl,
                                         & (HDR_ENTRIES - 1)];
 
     if (e->gen == tp->gen && e->version == version
-        && !memcmp(&e->md, md, sizeof *md)) {
+        && !memcmp(&e->md, md, sizeof *md) && e->n_tlvs == map->n
+        && !memcmp(e->tlvs, map->tlvs, map->n * sizeof *map->tlvs)) {
         return e;
     }
     struct fdp__nexthop nh;
@@ -1169,7 +1208,7 @@ send_header(struct tnl_port *tp, struct fdp__tnl_pmd *tnl,
     struct fdp__tnl_build_params p = {
         .kind = tp->cfg.kind, .md = &built, .dst_port = tp->cfg.dst_port,
         .gbp = tp->cfg.gbp, .eth_src = nh.src_mac, .eth_dst = nh.dst_mac,
-        .map = tlv_map(dp),
+        .map = map,
     };
     if (fdp__tnl_build(&p, &e->hdr)) {
         /* The route's source is of another family than the destination:
@@ -1181,6 +1220,8 @@ send_header(struct tnl_port *tp, struct fdp__tnl_pmd *tnl,
     e->gen = tp->gen;
     e->version = version;
     e->md = *md;
+    e->n_tlvs = map->n;
+    memcpy(e->tlvs, map->tlvs, map->n * sizeof *map->tlvs);
     e->out_port = nh.port_no;
     return e;
 }
@@ -1204,7 +1245,12 @@ fdp__tnl_send(struct fdp__port *port, struct fdp__tnl_pmd **tnlp,
         count_drop(tp, reason);
         return false;
     }
-    const struct hdr_entry *e = send_header(tp, *tnlp, &md, &reason);
+    struct fdp__tnl_tlv_map map = { 0, NULL };
+    struct fdp__tnl_tlv tlvs[FDP__TNL_SLOTS];
+    if (tp->cfg.kind == FDP__TNL_GENEVE) {
+        tlv_map(port->dp, &map, tlvs);
+    }
+    const struct hdr_entry *e = send_header(tp, *tnlp, &md, &map, &reason);
     if (!e) {
         count_drop(tp, reason);
         return false;

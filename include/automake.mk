@@ -16,4 +16,5 @@ flowdpinclude_HEADERS = \
 	include/flowdp/pipeline.h \
 	include/flowdp/ring.h \
 	include/flowdp/table.h \
-	include/flowdp/underlay.h
+	include/flowdp/underlay.h \
+	include/flowdp/tlv-map.h

@@ -52,7 +52,8 @@
     A(METER, meter, NONE)                                                   \
     A(LEARN, learn, NONE)                                                   \
     A(FIN_TIMEOUT, fin_timeout, TCP)                                        \
-    A(RESERVED, reserved, NONE)
+    A(RESERVED, reserved, NONE)                                             \
+    A(CHECK_PKT_LARGER, check_pkt_larger, NONE)
 
 /* One action record: this header, then 'n_words' - 1 more 64-bit words.
  * What each kind keeps:
@@ -119,6 +120,14 @@
  *                        ran with if a resubmit(PORT) changed it (NORMAL
  *                        learns on it, and no output goes back to it), 0
  *                        for the packet's own (fdp__action_reserved_in()).
+ *   FDP_ACT_CHECK_PKT_LARGER  four forms, told apart by 'flags'
+ *                        (lib/other-actions.h, "check_pkt_larger"): 0, the
+ *                        flow form: 'field' and 'arg' bits 16-23 the
+ *                        1-bit destination, 'arg' bits 0-15 the length;
+ *                        in composed lists FDP__ACT_CPL_BRANCH ('arg' the
+ *                        length, one payload word: the words to skip when
+ *                        the packet is not larger), FDP__ACT_CPL_JUMP
+ *                        ('arg': the words to skip) and FDP__ACT_CPL_END.
  *   the others           'arg' as the enum says; no payload. */
 struct fdp__action {
     uint8_t type;       /* enum fdp_action_type */
@@ -183,6 +192,18 @@ static inline const struct fdp__action *
 fdp__actions_next(const struct fdp_actions *acts, const struct fdp__action *a)
 {
     const uint64_t *w = (const uint64_t *) a + a->n_words;
+
+    return w < acts->words + acts->n_words
+           ? (const struct fdp__action *) w : NULL;
+}
+
+/* The record 'skip' words after the end of 'a' (a check_pkt_larger
+ * branch's jump: lib/other-actions.h), or NULL at the list's end. */
+static inline const struct fdp__action *
+fdp__actions_skip(const struct fdp_actions *acts, const struct fdp__action *a,
+                  uint32_t skip)
+{
+    const uint64_t *w = (const uint64_t *) a + a->n_words + skip;
 
     return w < acts->words + acts->n_words
            ? (const struct fdp__action *) w : NULL;
@@ -301,7 +322,10 @@ fdp__action_is_pipeline(const struct fdp__action *a)
         return true;
     case FDP_ACT_SET_MASKED:
     case FDP_ACT_MOVE:
-        return !fdp__field_is_packet(a->field);
+        /* The tunnel fields reach the datapath, which keeps them with
+         * the packet for an output to a tunnel port. */
+        return !fdp__field_is_packet(a->field)
+               && !fdp__field_is_tunnel(a->field);
     default:
         return false;
     }

@@ -167,6 +167,15 @@ const struct fdp__nxm_field fdp__nxm_fields[] = {
     NXM("NXM_NX_CT_IPV6_DST", CT_IPV6_DST, 128, false, true, CT_IPV6),
     NXM("NXM_NX_CT_TP_SRC", CT_TP_SRC, 16, false, true, CT_L4),
     NXM("NXM_NX_CT_TP_DST", CT_TP_DST, 16, false, true, CT_L4),
+    NXM("NXM_NX_TUN_ID", TUN_ID, 64, true, true, NONE),
+    NXM("OXM_OF_TUNNEL_ID", TUN_ID, 64, true, false, NONE),
+    NXM("NXM_NX_TUN_IPV4_SRC", TUN_SRC, 32, true, true, NONE),
+    NXM("NXM_NX_TUN_IPV4_DST", TUN_DST, 32, true, true, NONE),
+    NXM("NXM_NX_TUN_IPV6_SRC", TUN_IPV6_SRC, 128, true, true, NONE),
+    NXM("NXM_NX_TUN_IPV6_DST", TUN_IPV6_DST, 128, true, true, NONE),
+    NXM("NXM_NX_TUN_FLAGS", TUN_FLAGS, 1, true, true, NONE),
+    NXM("NXM_NX_TUN_GBP_ID", TUN_GBP_ID, 16, true, true, NONE),
+    NXM("NXM_NX_TUN_GBP_FLAGS", TUN_GBP_FLAGS, 8, true, true, NONE),
 };
 #undef NXM
 #undef NXM_REG

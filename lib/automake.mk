@@ -55,6 +55,9 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/meter-text.c \
 	lib/outcome.h \
 	lib/pipeline.c \
+	lib/tlv-map.c \
+	lib/tun-md-text.c \
+	lib/tlv-map.h \
 	lib/match-internal.h \
 	lib/pipeline-private.h \
 	lib/pipeline-view.h \

@@ -156,22 +156,26 @@ struct cut_leaf {
                                  * compact match is tested too. */
     bool fixed;                 /* Records of CUT_REC_FIXED words. */
     uint16_t rules_off;         /* Words from 'data' to the rules. */
+    uint32_t n_removing;        /* Rules of this form given a remove
+                                 * version (atomic; see leaf_visible()).
+                                 * Here, before the 8-byte map, so that
+                                 * nothing pads the header. */
     union {
-        struct {
-            uint32_t cword_bits;    /* Bit w: key word w is common. */
-            uint32_t word_bits;     /* Bit w: key word w differs. */
-        };
+        uint64_t cword_bits;        /* Bit w: key word w is common. */
         uint8_t fixed_words[4];     /* A fixed-shape leaf's common words
                                      * and differing words, in order,
                                      * unused ones 0 (with mask 0). */
     };
-    uint32_t n_removing;        /* Rules of this form given a remove
-                                 * version (atomic; see leaf_visible()). */
     struct pipapo_snapshot *snap;   /* Non-NULL: more than CUT_LIST_MAX
                                      * rules, looked up by pipapo. */
     struct rcu_head rcu;
 
-    /* Then, in order: n_cwords pairs (common mask, its value); n_ranges
+    /* Then, in order: n_cwords pairs (common mask, its value); one word,
+     * the map of the key words that differ (bit w: key word w), which a
+     * general leaf's records cover ('word_bits', read through
+     * leaf_word_bits(); kept out of the header since the key's 41 words
+     * made the maps 64 bits, so that the header and the first common pair
+     * still share a line; a fixed-shape leaf leaves it 0); n_ranges
      * struct cut_range; n records of rec_words words: for each of
      * 'word_bits' its mask and value (common bits left out), then for
      * each range its low bound and its span (high - low); the n rule
@@ -189,10 +193,17 @@ leaf_cpairs(const struct cut_leaf *l)
     return l->data;
 }
 
+/* The map of the key words a general leaf's records cover. */
+static uint64_t
+leaf_word_bits(const struct cut_leaf *l)
+{
+    return l->data[2 * l->n_cwords];
+}
+
 static const struct cut_range *
 leaf_ranges(const struct cut_leaf *l)
 {
-    return (const struct cut_range *) (l->data + 2 * l->n_cwords);
+    return (const struct cut_range *) (l->data + 2 * l->n_cwords + 1);
 }
 
 /* The records: 32-byte aligned, for the AVX2 scan's loads. */
@@ -533,8 +544,8 @@ cmatch_matches(const struct fdp__cmatch *c, const struct fdp_key *key)
 {
     unsigned int n = fdp__cmatch_n_words(c), i = 0;
 
-    for (uint32_t ws = c->words; ws; ws &= ws - 1, i++) {
-        unsigned int w = (unsigned int) __builtin_ctz(ws);
+    for (uint64_t ws = c->words; ws; ws &= ws - 1, i++) {
+        unsigned int w = fdp__lowest_word(ws);
         if ((key->w[w] ^ c->w[i]) & c->w[n + i]) {
             return false;
         }
@@ -647,8 +658,8 @@ leaf_lookup(const struct cut_leaf *l, const struct fdp_key *key,
         }
         return NULL;
     }
-    for (uint32_t ws = l->cword_bits; ws; ws &= ws - 1, cp += 2) {
-        if ((key->w[__builtin_ctz(ws)] ^ cp[1]) & cp[0]) {
+    for (uint64_t ws = l->cword_bits; ws; ws &= ws - 1, cp += 2) {
+        if ((key->w[fdp__lowest_word(ws)] ^ cp[1]) & cp[0]) {
             return NULL;
         }
     }
@@ -666,8 +677,8 @@ leaf_lookup_records(const struct cut_leaf *l, const struct fdp_key *key,
 {
     uint64_t kw[FDP_KEY_WORDS], kr[PIPAPO_MAX_FIELDS];
     unsigned int nw = 0;
-    for (uint32_t ws = l->word_bits; ws; ws &= ws - 1) {
-        kw[nw++] = key->w[__builtin_ctz(ws)];
+    for (uint64_t ws = leaf_word_bits(l); ws; ws &= ws - 1) {
+        kw[nw++] = key->w[fdp__lowest_word(ws)];
     }
     const struct cut_range *ranges = leaf_ranges(l);
     for (unsigned int g = 0; g < l->n_ranges; g++) {
@@ -741,9 +752,9 @@ leaf_build(struct fdp_rule **rules, uint32_t n,
     }
     for (uint32_t i = 0; i < n; i++) {
         const struct fdp__cmatch *c = &rules[i]->match;
-        for (uint32_t ws = c->words | rules[0]->match.words; ws;
+        for (uint64_t ws = c->words | rules[0]->match.words; ws;
              ws &= ws - 1) {
-            unsigned int w = (unsigned int) __builtin_ctz(ws);
+            unsigned int w = fdp__lowest_word(ws);
             uint64_t m = fdp__cmatch_word(c, FDP__MATCH_MASK, w);
             uint64_t v = fdp__cmatch_word(c, FDP__MATCH_VALUE, w);
             common[w] &= m & ~(v ^ value0[w]);
@@ -752,24 +763,24 @@ leaf_build(struct fdp_rule **rules, uint32_t n,
             fdp__field_map_or(&range_fields, fdp__cmatch_range_fields(c));
         }
     }
-    uint32_t words = 0, cwords = 0;
+    uint64_t words = 0, cwords = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct fdp__cmatch *c = &rules[i]->match;
-        for (uint32_t ws = c->words; ws; ws &= ws - 1) {
-            unsigned int w = (unsigned int) __builtin_ctz(ws);
+        for (uint64_t ws = c->words; ws; ws &= ws - 1) {
+            unsigned int w = fdp__lowest_word(ws);
             if (fdp__cmatch_word(c, FDP__MATCH_MASK, w) & ~common[w]) {
                 words |= ws & -ws;
             }
         }
     }
     for (unsigned int w = 0; w < FDP_KEY_WORDS; w++) {
-        cwords |= common[w] ? UINT32_C(1) << w : 0;
+        cwords |= common[w] ? UINT64_C(1) << w : 0;
     }
-    unsigned int n_words = fdp__popcount32(words);
+    unsigned int n_words = fdp__popcount64(words);
     unsigned int n_ranges = fdp__field_map_count(&range_fields);
     /* The usual shape (a five-tuple: two key words, two port ranges)
      * takes fixed records, padded: see leaf_lookup(). */
-    unsigned int n_cwords = fdp__popcount32(cwords);
+    unsigned int n_cwords = fdp__popcount64(cwords);
     bool wide_range = false;
     FDP__FIELD_MAP_FOR_EACH (f, &range_fields) {
         wide_range |= fdp__field(f)->n_bits > 64;
@@ -784,7 +795,7 @@ leaf_build(struct fdp_rule **rules, uint32_t n,
         n_cwords = n_ranges = 2;
     }
     size_t size = sizeof(struct cut_leaf)
-                  + 2 * n_cwords * sizeof(uint64_t)
+                  + (2 * n_cwords + 1) * sizeof(uint64_t)
                   + n_ranges * sizeof(struct cut_range)
                   + 32 + leaf_rec_words(n, fixed, rec_words)
                          * sizeof(uint64_t)
@@ -820,20 +831,20 @@ leaf_build(struct fdp_rule **rules, uint32_t n,
 
     if (fixed) {
         unsigned int k = 0;
-        for (uint32_t ws = cwords; ws; ws &= ws - 1) {
-            l->fixed_words[k++] = (uint8_t) __builtin_ctz(ws);
+        for (uint64_t ws = cwords; ws; ws &= ws - 1) {
+            l->fixed_words[k++] = (uint8_t) fdp__lowest_word(ws);
         }
         k = 2;
-        for (uint32_t ws = words; ws; ws &= ws - 1) {
-            l->fixed_words[k++] = (uint8_t) __builtin_ctz(ws);
+        for (uint64_t ws = words; ws; ws &= ws - 1) {
+            l->fixed_words[k++] = (uint8_t) fdp__lowest_word(ws);
         }
     } else {
-        l->cword_bits = (uint32_t) cwords;
-        l->word_bits = (uint32_t) words;
+        l->cword_bits = cwords;
+        cp[2 * n_cwords] = words;
     }
     unsigned int ci = 0;
-    for (uint32_t ws = cwords; ws; ws &= ws - 1, ci++) {
-        unsigned int w = (unsigned int) __builtin_ctz(ws);
+    for (uint64_t ws = cwords; ws; ws &= ws - 1, ci++) {
+        unsigned int w = fdp__lowest_word(ws);
         cp[2 * ci] = common[w];
         cp[2 * ci + 1] = value0[w] & common[w];
     }
@@ -848,8 +859,8 @@ leaf_build(struct fdp_rule **rules, uint32_t n,
         }
     }
     unsigned int i = 0;
-    for (uint32_t ws = words; ws; ws &= ws - 1, i++) {
-        unsigned int w = (unsigned int) __builtin_ctz(ws);
+    for (uint64_t ws = words; ws; ws &= ws - 1, i++) {
+        unsigned int w = fdp__lowest_word(ws);
         for (uint32_t r = 0; r < n; r++) {
             const struct fdp__cmatch *c = &rules[r]->match;
             uint64_t m = fdp__cmatch_word(c, FDP__MATCH_MASK, w) & ~common[w];

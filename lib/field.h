@@ -61,6 +61,7 @@ enum fdp__syntax {
     FDP__S_TCP_FLAGS,   /* number[/mask] or +syn-ack... */
     FDP__S_CT_STATE,    /* number[/mask] or +trk+est..., as tcp_flags */
     FDP__S_VLAN_VID,    /* 0..4095, or 0xffff for "no tag" */
+    FDP__S_TUN_FLAGS,   /* number[/mask] or +oam/-oam, printed signed */
 };
 
 enum {
@@ -253,7 +254,25 @@ struct fdp__field {
     F(CT_TP_DST, "ct_tp_dst", 24, 32, 16, MR, CT_TP_DST, CT_L4, DEC,        \
       0xffff, 0, NULL)                                                      \
     F(CONJ_ID, "conj_id", 5, 0, 32, 0, CONJ_ID, NONE, DEC, 0xffffffffu,     \
-      0xffffffffu, NULL)
+      0xffffffffu, NULL)                                                    \
+    F(TUN_ID, "tun_id", 31, 0, 64, MR, TUN_ID, NONE, HEX, ~(uint64_t) 0,    \
+      0, "tunnel_id", NULL)                                                 \
+    F(TUN_SRC, "tun_src", 33, 32, 32, MR, TUN_IPV6_SRC, NONE, IPV4,         \
+      0xffffffffu, 0, NULL)                                                 \
+    F(TUN_DST, "tun_dst", 35, 32, 32, MR, TUN_IPV6_DST, NONE, IPV4,         \
+      0xffffffffu, 0, NULL)                                                 \
+    F(TUN_IPV6_SRC, "tun_ipv6_src", 33, 0, 128, MR, TUN_IPV6_SRC, NONE,     \
+      IPV6, ~(fdp_u128) 0, 0, NULL)                                         \
+    F(TUN_IPV6_DST, "tun_ipv6_dst", 35, 0, 128, MR, TUN_IPV6_DST, NONE,     \
+      IPV6, ~(fdp_u128) 0, 0, NULL)                                         \
+    F(TUN_FLAGS, "tun_flags", 32, 48, 1, M, TUN_FLAGS, NONE, TUN_FLAGS, 1,  \
+      0, NULL)                                                              \
+    F(TUN_TOS, "tun_tos", 32, 40, 8, R, TUN_TOS, NONE, DEC, 0xff, 0, NULL)  \
+    F(TUN_TTL, "tun_ttl", 32, 32, 8, R, TUN_TTL, NONE, DEC, 0xff, 0, NULL)  \
+    F(TUN_GBP_ID, "tun_gbp_id", 32, 16, 16, MR, TUN_GBP_ID, NONE, DEC,      \
+      0xffff, 0, NULL)                                                      \
+    F(TUN_GBP_FLAGS, "tun_gbp_flags", 32, 8, 8, R, TUN_GBP_FLAGS, NONE,     \
+      HEX, 0xff, 0xff, NULL)
 
 /* The FL column's values. */
 enum {
@@ -313,6 +332,57 @@ fdp__field_is_register(enum fdp_field id)
            || id == FDP_F_CONJ_ID;
 }
 
+/* True for the tunnel fields (key.h, words 31-40): packet state that is
+ * not in the packet's headers, kept across resubmits and continuations,
+ * and read by an output to a tunnel port. */
+static inline bool
+fdp__field_is_tunnel(enum fdp_field id)
+{
+    return id >= FDP_F_TUN_ID && id <= FDP_F_TUN_GBP_FLAGS;
+}
+
+/* The first of the tunnel words and their number (key.h): words 31 to
+ * 40, zero for a packet that did not come through a tunnel. */
+#define FDP__TUN_FIRST_WORD FDP__WORD_TUN_ID
+#define FDP__TUN_N_WORDS (FDP_KEY_WORDS - FDP__WORD_TUN_ID)
+
+/* The tunnel-metadata space (key.h): 32 bytes in words 37-40, eight
+ * 4-byte slots, and the byte of word 32 whose bit i says that slot i
+ * starts an option the packet carried. */
+#define FDP__TUN_MD_WORD 37
+#define FDP__TUN_MD_BYTES 32
+#define FDP__TUN_MD_SLOTS (FDP__TUN_MD_BYTES / 4)
+#define FDP__TUN_MD_PRESENT_WORD 32
+#define FDP__TUN_MD_PRESENT_SHIFT 0
+
+/* The tunnel's address family (key.h): bit 63 of word 32, one of the
+ * bits tun_flags' storage keeps free, is 1 when the tunnel addresses are
+ * IPv6.  tun_src and tun_dst share tun_ipv6_src's and tun_ipv6_dst's
+ * storage, so a match on "tun_src=32.1.13.184" and one on
+ * "tun_ipv6_src=2001:db8::/32" have the same address bits: the family bit,
+ * which a match on any tunnel address also matches (0 for tun_src and
+ * tun_dst, 1 for the IPv6 ones), tells them apart, as Open vSwitch's
+ * separate fields do (an IPv6 tunnel's packet never matches tun_src, and
+ * an IPv4 one's never tun_ipv6_src).  A decapsulated packet has it set
+ * when its outer header was IPv6; fdp__key_set_tunnel() keeps it right
+ * when an action writes an address. */
+#define FDP__TUN_IPV6_WORD 32
+#define FDP__TUN_IPV6_BIT (UINT64_C(1) << 63)
+
+/* True for the four tunnel addresses. */
+static inline bool
+fdp__field_is_tun_addr(enum fdp_field id)
+{
+    return id >= FDP_F_TUN_SRC && id <= FDP_F_TUN_IPV6_DST;
+}
+
+/* True for tun_ipv6_src and tun_ipv6_dst. */
+static inline bool
+fdp__field_is_tun_ipv6(enum fdp_field id)
+{
+    return id == FDP_F_TUN_IPV6_SRC || id == FDP_F_TUN_IPV6_DST;
+}
+
 /* All-ones of 'n_bits' bits (n_bits <= 128). */
 static inline fdp_u128
 fdp__ones(unsigned int n_bits)
@@ -349,6 +419,27 @@ fdp__key_set(struct fdp_key *key, enum fdp_field id, fdp_u128 value)
         key->w[f->word] = (key->w[f->word] & ~m)
                           | (((uint64_t) value << f->shift) & m);
     }
+}
+
+/* fdp__key_set() for a packet's key, which keeps the tunnel's address
+ * family right: writing a tunnel address of the other family than the
+ * key's first clears both addresses (an IPv4 address left in an IPv6
+ * one's storage would read as part of it) and flips the family bit. */
+static inline void
+fdp__key_set_tunnel(struct fdp_key *key, enum fdp_field id, fdp_u128 value)
+{
+    if (fdp__field_is_tun_addr(id)) {
+        bool v6 = fdp__field_is_tun_ipv6(id);
+        uint64_t *fw = &key->w[FDP__TUN_IPV6_WORD];
+        if (!(*fw & FDP__TUN_IPV6_BIT) != !v6) {
+            for (unsigned int w = FDP__WORD_TUN_IPV6_SRC;
+                 w < FDP__WORD_TUN_IPV6_DST + 2; w++) {
+                key->w[w] = 0;
+            }
+            *fw ^= FDP__TUN_IPV6_BIT;
+        }
+    }
+    fdp__key_set(key, id, value);
 }
 
 /* ORs the field's bits of 'value' into 'key' without clearing first. */

@@ -11,8 +11,8 @@
  *
  * conj_id follows pkt_mark, then the connection-tracking fields (ct_state
  * ... ct_tp_dst, format_ct()), all before the shorthand; the registers
- * (reg0-reg15; an xreg prints as its two regs) and metadata come between
- * the shorthand and in_port.
+ * (reg0-reg15; an xreg prints as its two regs), the tunnel fields and
+ * metadata come between the shorthand and in_port.
  *
  * Actions use ovs-ofctl's OpenFlow 1.0/NXM spelling (output:2,
  * CONTROLLER:65535, IN_PORT, mod_nw_src:...), except for push_vlan,
@@ -56,6 +56,9 @@ const char *const fdp__tcp_flag_names[12] = {
 const char *const fdp__ct_state_names[8] = {
     "new", "est", "rel", "rpl", "inv", "trk", "snat", "dnat",
 };
+
+const char *const fdp__tun_flag_names[1] = { "oam" };
+static_assert(FDP_TUN_F_OAM == 1, "fdp__tun_flag_names[] follows tun_flags");
 static_assert(FDP_CT_NEW == 1 << 0 && FDP_CT_EST == 1 << 1
               && FDP_CT_REL == 1 << 2 && FDP_CT_RPL == 1 << 3
               && FDP_CT_INV == 1 << 4 && FDP_CT_TRK == 1 << 5
@@ -142,6 +145,7 @@ fdp__format_value(struct fdp__ds *ds, enum fdp_field f, fdp_u128 v)
         break;
     case FDP__S_TCP_FLAGS:
     case FDP__S_CT_STATE:
+    case FDP__S_TUN_FLAGS:
         fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
         break;
     case FDP__S_PORT: {
@@ -195,17 +199,20 @@ format_mask(struct fdp__ds *ds, enum fdp_field f, fdp_u128 mask)
     }
 }
 
-/* A field of flags (tcp_flags, ct_state) as match_format() prints it:
- * with every flag matched, the set ones joined by '|' ("0" if none);
- * otherwise each matched flag with its sign, in bit order. */
+/* A field of flags (tcp_flags, ct_state, tun_flags) as match_format()
+ * prints it: with every flag matched, the set ones joined by '|' ("0" if
+ * none); otherwise each matched flag with its sign, in bit order.
+ * tun_flags always takes the signed form in a match
+ * (format_flow_tunnel()); 'signed_form' false asks for the other, as a
+ * set_field value prints ("oam", "0"). */
 static void
 format_flags(struct fdp__ds *ds, enum fdp_field f, uint32_t value,
-             uint32_t mask)
+             uint32_t mask, bool signed_form)
 {
     unsigned int n;
     const char *const *names = fdp__flag_names(f, &n);
 
-    if (mask == (uint32_t) fdp__ones(n)) {
+    if (mask == (uint32_t) fdp__ones(n) && !signed_form) {
         if (!value) {
             fdp__ds_putc(ds, '0');
         }
@@ -265,7 +272,8 @@ fdp__format_field(struct fdp__ds *ds, const struct fdp_match *m,
     fdp__ds_put(ds, name);
     fdp__ds_putc(ds, '=');
     if (fdp__is_flag_syntax(f)) {
-        format_flags(ds, f, (uint32_t) value, (uint32_t) mask);
+        format_flags(ds, f, (uint32_t) value, (uint32_t) mask,
+                     field->syntax == FDP__S_TUN_FLAGS);
     } else if (field->syntax == FDP__S_FRAG) {
         format_frag(ds, (unsigned int) value, (unsigned int) mask);
     } else if (mask == fdp__ones(field->n_bits)) {
@@ -433,6 +441,34 @@ format_ct(struct fdp__ds *ds, const struct fdp_match *m, int dl_type)
     fdp__format_field(ds, m, FDP_F_CT_TP_DST, "ct_tp_dst");
 }
 
+/* The tunnel fields, in format_flow_tunnel()'s order: Open vSwitch's
+ * match_format() prints them after the registers, before metadata.
+ * tun_tos and tun_ttl have no OpenFlow encoding, so ovs-ofctl never
+ * prints them; Open vSwitch's datapath flows print tun_tos in hex without
+ * "0x", which would not read back: flowdp prints both in decimal. */
+static void
+format_tunnel(struct fdp__ds *ds, const struct fdp_match *m)
+{
+    /* The addresses' family bit (lib/field.h) says which names hold
+     * them. */
+    bool v6 = m->value.w[FDP__TUN_IPV6_WORD] & FDP__TUN_IPV6_BIT;
+
+    fdp__format_field(ds, m, FDP_F_TUN_ID, "tun_id");
+    if (!v6) {
+        fdp__format_field(ds, m, FDP_F_TUN_SRC, "tun_src");
+        fdp__format_field(ds, m, FDP_F_TUN_DST, "tun_dst");
+    } else {
+        fdp__format_field(ds, m, FDP_F_TUN_IPV6_SRC, "tun_ipv6_src");
+        fdp__format_field(ds, m, FDP_F_TUN_IPV6_DST, "tun_ipv6_dst");
+    }
+    fdp__format_field(ds, m, FDP_F_TUN_GBP_ID, "tun_gbp_id");
+    fdp__format_field(ds, m, FDP_F_TUN_GBP_FLAGS, "tun_gbp_flags");
+    fdp__format_field(ds, m, FDP_F_TUN_TOS, "tun_tos");
+    fdp__format_field(ds, m, FDP_F_TUN_TTL, "tun_ttl");
+    fdp__format_field(ds, m, FDP_F_TUN_FLAGS, "tun_flags");
+    fdp__tun_md_format(ds, m);
+}
+
 /* Neighbour discovery, in an ICMPv6 match, as match_format() prints it
  * after icmp_code.  The parser refuses these fields without the ND
  * prerequisites, so they are present only in an ND match. */
@@ -470,6 +506,7 @@ format_match(struct fdp__ds *ds, const struct fdp_match *m, int priority)
         fdp__ds_putc(ds, ',');
     }
     format_regs(ds, m);
+    format_tunnel(ds, m);
     fdp__format_field(ds, m, FDP_F_METADATA, "metadata");
     fdp__format_field(ds, m, FDP_F_IN_PORT, "in_port");
     format_vlan(ds, m);
@@ -563,8 +600,11 @@ mod_name(enum fdp_field f)
 static void
 format_set_field_value(struct fdp__ds *ds, enum fdp_field f, fdp_u128 v)
 {
-    /* ovs-ofctl prints ipv6_label in set_field as plain hex. */
-    if (f == FDP_F_IPV6_LABEL) {
+    /* ovs-ofctl prints ipv6_label in set_field as plain hex, and
+     * tun_flags as its flags ("oam", or "0"). */
+    if (fdp__field(f)->syntax == FDP__S_TUN_FLAGS) {
+        format_flags(ds, f, (uint32_t) v, 1, false);
+    } else if (f == FDP_F_IPV6_LABEL) {
         fdp__ds_printf(ds, "%#" PRIx64, (uint64_t) v);
     } else {
         fdp__format_value(ds, f, v);
@@ -1171,6 +1211,29 @@ format_reserved(struct fdp__ds *ds, const struct fdp__action *a,
 }
 
 #define FORMAT_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = format_##FN,
+/* check_pkt_larger: the flow form as ovs-ofctl prints it; in a composed
+ * list (lib/other-actions.h), the branches as Open vSwitch's datapath
+ * action check_pkt_len(size=N,gt(...),le(...)) (format_action_range()
+ * leaves out the commas inside the parentheses). */
+static void
+format_check_pkt_larger(struct fdp__ds *ds, const struct fdp__action *a,
+                        const struct fdp_match *m)
+{
+    if (a->flags & FDP__ACT_CPL_BRANCH) {
+        fdp__ds_printf(ds, "check_pkt_len(size=%" PRIu16 ",gt(",
+                       fdp__action_cpl_len(a));
+    } else if (a->flags & FDP__ACT_CPL_JUMP) {
+        fdp__ds_put(ds, "),le(");
+    } else if (a->flags & FDP__ACT_CPL_END) {
+        fdp__ds_put(ds, "))");
+    } else {
+        fdp__ds_printf(ds, "check_pkt_larger(%" PRIu16 ")->",
+                       fdp__action_cpl_len(a));
+        format_subfield(ds, (enum fdp_field) a->field,
+                        fdp__action_cpl_ofs(a), 1, m);
+    }
+}
+
 static format_action_fn *const format_fns[] = {
     FDP__ACTION_KINDS(FORMAT_FN)
 };
@@ -1191,9 +1254,16 @@ format_action_range(struct fdp__ds *ds, const uint64_t *first,
     for (const uint64_t *w = first; w < end;
          w += ((const struct fdp__action *) w)->n_words) {
         const struct fdp__action *a = (const struct fdp__action *) w;
+        bool cpl = a->type == FDP_ACT_CHECK_PKT_LARGER;
+        if (cpl && a->flags & (FDP__ACT_CPL_JUMP | FDP__ACT_CPL_END)) {
+            fdp__ds_chomp(ds, ',');
+        }
         if (a->type < FDP_N_ACTION_TYPES) {
             format_fns[a->type](ds, a, m);
-            fdp__ds_putc(ds, ',');
+            if (!cpl || !(a->flags & (FDP__ACT_CPL_BRANCH
+                                      | FDP__ACT_CPL_JUMP))) {
+                fdp__ds_putc(ds, ',');
+            }
         }
     }
     fdp__ds_chomp(ds, ',');

@@ -672,6 +672,20 @@ make_tag_claim(struct claim *cl)
     cl->implied = true;
 }
 
+/* The claim that a tunnel address makes on the tunnel's family
+ * (lib/field.h, FDP__TUN_IPV6_BIT): tun_src and tun_ipv6_src cannot both
+ * be matched, as their storage is shared. */
+static void
+make_tun_family_claim(enum fdp_field f, struct claim *cl)
+{
+    memset(cl, 0, sizeof *cl);
+    cl->bits.w[FDP__TUN_IPV6_WORD] = FDP__TUN_IPV6_BIT;
+    cl->mask.w[FDP__TUN_IPV6_WORD] = FDP__TUN_IPV6_BIT;
+    cl->value.w[FDP__TUN_IPV6_WORD] = fdp__field_is_tun_ipv6(f)
+                                      ? FDP__TUN_IPV6_BIT : 0;
+    cl->implied = true;
+}
+
 /* Checks the 'n' claims of the token at 'at' (spelled 'name') against the
  * earlier ones and records those that are new.  Sets '*repeat' if every one
  * of them repeats an earlier claim, so that the match already holds the
@@ -744,9 +758,9 @@ static int
 apply_constraint(struct parser *p, enum fdp_field f,
                  const struct constraint *c, const char *at)
 {
-    struct claim cls[2];
+    struct claim cls[3];
     size_t n = 0;
-    bool repeat;
+    bool repeat, family = false;
 
     if (f == FDP_F_DL_VLAN && !c->is_range && c->value == 0xffff) {
         struct constraint none = { .value = 0, .mask = 0xffff };
@@ -756,6 +770,14 @@ apply_constraint(struct parser *p, enum fdp_field f,
             make_tag_claim(&cls[n++]);
         }
         make_claim(f, c, &cls[n++]);
+        family = fdp__field_is_tun_addr(f)
+                 && (cls[n - 1].mask.w[fdp__field(f)->word]
+                     | cls[n - 1].mask.w[fdp__field(f)->word + 1]
+                     | cls[n - 1].hi.w[fdp__field(f)->word]
+                     | cls[n - 1].hi.w[fdp__field(f)->word + 1]);
+        if (family) {
+            make_tun_family_claim(f, &cls[n++]);
+        }
     }
     int error = stake_claims(p, cls, n, at, p->cur_name, &repeat);
     if (error || repeat) {
@@ -768,6 +790,11 @@ apply_constraint(struct parser *p, enum fdp_field f,
     }
     if (f == FDP_F_DL_VLAN || f == FDP_F_DL_VLAN_PCP) {
         apply_masked(p, FDP_F_VLAN_TCI, FDP_VLAN_CFI, FDP_VLAN_CFI);
+    }
+    if (family) {
+        p->match->mask.w[FDP__TUN_IPV6_WORD] |= FDP__TUN_IPV6_BIT;
+        p->match->value.w[FDP__TUN_IPV6_WORD] |= fdp__field_is_tun_ipv6(f)
+                                                 ? FDP__TUN_IPV6_BIT : 0;
     }
     if (c->is_range) {
         return apply_range(p, f, c->value, c->hi, at);
@@ -1435,6 +1462,35 @@ parse_set_register(struct parser *p, enum fdp_field f, char *arg,
     return add_loads(p, b, f, value, mask, "set_field", at);
 }
 
+/* "set_field:V->tun_flags": V is a match's tun_flags text.  As in Open
+ * vSwitch, a value with a mask ("1/1") or signed flags ("+oam", "-oam")
+ * is a masked write, printed as a load, even when the mask is the whole
+ * (one-bit) field; a plain value ("oam", "0", "1") sets the field. */
+static int
+parse_set_tun_flags(struct parser *p, char *arg, const char *at,
+                    struct fdp__actions_builder *b)
+{
+    bool masked = strchr(arg, '/') || *arg == '+' || *arg == '-';
+    struct constraint c;
+    int error = parse_constraint(p, FDP_F_TUN_FLAGS, arg, at, &c);
+
+    if (error) {
+        return error;
+    }
+    if (c.is_range) {
+        return parse_error(p, at, "set_field: tun_flags takes no range");
+    }
+    if (!c.mask) {
+        return parse_error(p, at, "set_field: a zero mask writes nothing "
+                           "(tun_flags)");
+    }
+    if (masked) {
+        return add_loads(p, b, FDP_F_TUN_FLAGS, c.value & c.mask, c.mask,
+                         "set_field", at);
+    }
+    return add_set_field(p, b, FDP_F_TUN_FLAGS, c.value, 0, at);
+}
+
 /* set_field:V->F, and the mod_xxx:V spellings (a row of
  * fdp__mod_actions, passed as 'name'). */
 static int
@@ -1468,6 +1524,9 @@ parse_set_field(struct parser *p, const char *name, char *arg,
         return parse_error(p, at, "set_field: unknown field \"%s\"", target);
     }
     f = sf->field;
+    if (fdp__field(f)->syntax == FDP__S_TUN_FLAGS) {
+        return parse_set_tun_flags(p, arg, at, b);
+    }
     char *slash = strchr(arg, '/');
     fdp_u128 mask = fdp__field(f)->max;
     if (slash) {
@@ -2774,9 +2833,9 @@ parse_controller(struct parser *p, const char *name UNUSED_ARG,
 static const char *const unsupported_actions[] = {
     "bundle", "bundle_load", "set_mpls_label", "set_mpls_tc",
     "set_mpls_ttl", "dec_mpls_ttl", "push_mpls", "pop_mpls", "dec_nsh_ttl",
-    "delete_field", "encap", "decap", "set_tunnel", "set_tunnel64",
+    "delete_field", "encap", "decap",
     "multipath", "exit", "sample", "unroll_xlate",
-    "nat", "output_trunc", "check_pkt_larger", "debug_recirc", "debug_slow",
+    "nat", "output_trunc", "debug_recirc", "debug_slow",
     "clear_actions", "write_actions", "set_vlan_vid",
     "set_vlan_pcp", "set_nw_ttl",
 };
@@ -2891,6 +2950,48 @@ parse_reserved(struct parser *p UNUSED_ARG, const char *name,
     return 0;
 }
 
+/* check_pkt_larger(N)->DST[b], 'arg' all after the '(': N a 16-bit
+ * length, DST[b] one writable bit, as ovs-ofctl's
+ * parse_CHECK_PKT_LARGER() reads them. */
+static int
+parse_check_pkt_larger(struct parser *p, const char *name UNUSED_ARG,
+                       char *arg, const char *at,
+                       struct fdp__actions_builder *b)
+{
+    static const char syntax[] = "check_pkt_larger: the syntax is "
+                                 "check_pkt_larger(LENGTH)->FIELD[BIT]";
+    char *close = arg ? strchr(arg, ')') : NULL;
+    fdp_u128 len;
+    bool overflow;
+
+    if (!close || strncmp(close + 1, "->", 2)) {
+        return parse_error(p, at, "%s", syntax);
+    }
+    *close = '\0';
+    bool ok = str_to_u128(arg, UINT16_MAX, &len, &overflow);
+    *close = ')';
+    if (!ok) {
+        return parse_error(p, at, "check_pkt_larger: \"%.*s\" is not a "
+                           "length (0 to 65535)", (int) (close - arg), arg);
+    }
+
+    struct subfield sf;
+    int error = parse_subfield(p, "check_pkt_larger", close + 3, at, &sf);
+    if (!error && sf.n_bits != 1) {
+        error = parse_error(p, at, "check_pkt_larger: %s: only a 1-bit "
+                            "destination is allowed", sf.name);
+    }
+    if (!error) {
+        error = check_subfield(p, "check_pkt_larger", &sf, true, at);
+    }
+    if (!error && fdp__actions_add_check_pkt_larger(b, (uint16_t) len,
+                                                    sf.field, sf.ofs)) {
+        error = parse_error(p, at, "check_pkt_larger: %s: not a bit of its "
+                            "field", sf.name);
+    }
+    return error;
+}
+
 #define PARSE_FN(ID, FN, PREREQ) [FDP_ACT_##ID] = parse_##FN,
 static parse_action_fn *const parse_fns[] = {
     FDP__ACTION_KINDS(PARSE_FN)
@@ -2939,6 +3040,7 @@ static const struct {
     { "flood", FDP_ACT_RESERVED },
     { "all", FDP_ACT_RESERVED },
     { "local", FDP_ACT_RESERVED },
+    { "check_pkt_larger", FDP_ACT_CHECK_PKT_LARGER },
 };
 
 /* Parses one action 'name[:arg]' at 'at'. */
@@ -2983,11 +3085,15 @@ split_action(struct parser *p, char *start, char **argp)
         return 0;
     }
 
-    /* A name flowdp does not run yet is refused by name, whatever its
-     * arguments look like (check_pkt_larger(N)->F does not end in ')'),
-     * and so is output(port=...,max_len=...), Open vSwitch's
-     * output_trunc. */
+    /* check_pkt_larger(N)->F does not end in ')': its parser takes all
+     * after the '('.  A name flowdp does not run yet is refused by name,
+     * whatever its arguments look like, and so is
+     * output(port=...,max_len=...), Open vSwitch's output_trunc. */
     *paren = '\0';
+    if (!strcasecmp(start, "check_pkt_larger")) {
+        *argp = paren + 1;
+        return 0;
+    }
     if (is_unsupported_action(start)) {
         *argp = NULL;
         return 0;
@@ -3250,6 +3356,20 @@ parse_match_tokens(struct parser *p, char *s, struct fdp_flow_spec *flow)
         }
 
         enum fdp_field f;
+        int md = fdp__tun_md_index(token);
+        if (md >= 0) {
+            if (!value) {
+                return parse_error(p, token, "%s: missing value (%s=VALUE)",
+                                   token, token);
+            }
+            char *msg = fdp__tun_md_parse(p->match, md, value);
+            if (msg) {
+                parse_error(p, token, "%s", msg);
+                free(msg);
+                return EINVAL;
+            }
+            continue;
+        }
         if (!fdp_field_from_name(token, &f)) {
             return parse_error(p, token, "unknown field or keyword \"%s\"",
                                token);
@@ -3301,6 +3421,7 @@ flow_parse(const char *text, unsigned int flags,
         *errorp = NULL;
     }
 
+    fdp__tun_md_text_begin();
     size_t len = strlen(text);
     memset(&p, 0, offsetof(struct parser, claims));
     p.line = text;

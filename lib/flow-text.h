@@ -16,6 +16,10 @@ extern const char *const fdp__tcp_flag_names[12];
  * (ct_state_to_string()). */
 extern const char *const fdp__ct_state_names[8];
 
+/* tun_flags flag names: the one flag a flow sees, oam (bit 0), as Open
+ * vSwitch spells it (flow_tun_flag_to_string()). */
+extern const char *const fdp__tun_flag_names[1];
+
 /* The flag names of a field of flag syntax (tcp_flags, ct_state), bit 0
  * first, one per bit of the field: '*n' of them. */
 static inline const char *const *
@@ -25,18 +29,33 @@ fdp__flag_names(enum fdp_field f, unsigned int *n)
         *n = 8;
         return fdp__ct_state_names;
     }
+    if (fdp__field(f)->syntax == FDP__S_TUN_FLAGS) {
+        *n = 1;
+        return fdp__tun_flag_names;
+    }
     *n = 12;
     return fdp__tcp_flag_names;
 }
 
-/* True for the fields written as flags (+syn-ack, +trk+est). */
+/* True for the fields written as flags (+syn-ack, +trk+est, +oam). */
 static inline bool
 fdp__is_flag_syntax(enum fdp_field f)
 {
     enum fdp__syntax s = fdp__field(f)->syntax;
 
-    return s == FDP__S_TCP_FLAGS || s == FDP__S_CT_STATE;
+    return s == FDP__S_TCP_FLAGS || s == FDP__S_CT_STATE
+           || s == FDP__S_TUN_FLAGS;
 }
+
+/* tun_metadataN (lib/tun-md-text.c).  fdp__tun_md_text_begin() starts a
+ * flow; fdp__tun_md_index() is N for "tun_metadataN", else -1;
+ * fdp__tun_md_parse() adds "tun_metadataN=TEXT" to 'm' (returns NULL, or
+ * a message to free()); fdp__tun_md_format() appends the match's
+ * tun_metadata fields, each with a trailing comma. */
+void fdp__tun_md_text_begin(void);
+int fdp__tun_md_index(const char *name);
+char *fdp__tun_md_parse(struct fdp_match *m, int idx, char *text);
+void fdp__tun_md_format(struct fdp__ds *, const struct fdp_match *m);
 
 /* Appends field 'f''s value 'v' (unmasked) in the field's syntax. */
 void fdp__format_value(struct fdp__ds *, enum fdp_field f, fdp_u128 v);

@@ -472,6 +472,7 @@ classify_for_set(const struct fdp__action *a)
     case FDP_ACT_METER:
     case FDP_ACT_LEARN:
     case FDP_ACT_FIN_TIMEOUT:
+    case FDP_ACT_CHECK_PKT_LARGER:
         /* Not among the classes Open vSwitch's
          * ofpacts_execute_action_set() copies, so left out as it leaves
          * them out. */

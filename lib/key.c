@@ -70,7 +70,7 @@ static_assert((int) FDP__N_ORDER == (int) FDP_N_FIELDS,
                   == (fdp_u128) (0 FDP__FIELDS(FDP__OR_W)),                 \
                   "own fields of a word do not overlap")
 /* One check per word: FDP__W names the word each time. */
-static_assert(FDP_KEY_WORDS == 31, "one FDP__CHECK_WORD per key word");
+static_assert(FDP_KEY_WORDS == 41, "one FDP__CHECK_WORD per key word");
 #define FDP__W 0
 FDP__CHECK_WORD;
 #undef FDP__W
@@ -164,6 +164,36 @@ FDP__CHECK_WORD;
 #define FDP__W 30
 FDP__CHECK_WORD;
 #undef FDP__W
+#define FDP__W 31
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 32
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 33
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 34
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 35
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 36
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 37
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 38
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 39
+FDP__CHECK_WORD;
+#undef FDP__W
+#define FDP__W 40
+FDP__CHECK_WORD;
+#undef FDP__W
 #undef FDP__CHECK_WORD
 #undef FDP__OR_W
 #undef FDP__ADD_W
@@ -208,6 +238,17 @@ const struct fdp__set_field_name fdp__set_field_names[] = {
     { "nd_tll", FDP_F_ND_TLL, FDP__P_ND_ADVERT },
     { "nd_reserved", FDP_F_ND_RESERVED, FDP__P_ND },
     { "nd_options_type", FDP_F_ND_OPTIONS_TYPE, FDP__P_ND },
+    /* The tunnel fields but tun_tos and tun_ttl, which Open vSwitch
+     * makes read-only (a tunnel port's options set them). */
+    { "tun_id", FDP_F_TUN_ID, FDP__P_NONE },
+    { "tunnel_id", FDP_F_TUN_ID, FDP__P_NONE },
+    { "tun_src", FDP_F_TUN_SRC, FDP__P_NONE },
+    { "tun_dst", FDP_F_TUN_DST, FDP__P_NONE },
+    { "tun_ipv6_src", FDP_F_TUN_IPV6_SRC, FDP__P_NONE },
+    { "tun_ipv6_dst", FDP_F_TUN_IPV6_DST, FDP__P_NONE },
+    { "tun_flags", FDP_F_TUN_FLAGS, FDP__P_NONE },
+    { "tun_gbp_id", FDP_F_TUN_GBP_ID, FDP__P_NONE },
+    { "tun_gbp_flags", FDP_F_TUN_GBP_FLAGS, FDP__P_NONE },
 };
 
 const size_t fdp__n_set_field_names = FDP_ARRAY_SIZE(fdp__set_field_names);
@@ -222,6 +263,10 @@ const struct fdp__mod_action fdp__mod_actions[] = {
     { "mod_nw_ttl", FDP_F_NW_TTL, true },
     { "mod_tp_src", FDP_F_TP_SRC, true },
     { "mod_tp_dst", FDP_F_TP_DST, true },
+    /* Open vSwitch's NXAST_SET_TUNNEL and NXAST_SET_TUNNEL64, which
+     * ovs-ofctl -O OpenFlow13 prints as set_field. */
+    { "set_tunnel", FDP_F_TUN_ID, false },
+    { "set_tunnel64", FDP_F_TUN_ID, false },
 };
 
 const size_t fdp__n_mod_actions = FDP_ARRAY_SIZE(fdp__mod_actions);
@@ -243,9 +288,24 @@ static_assert(FDP__WORD_ND_TARGET + 2 == FDP_KEY_PACKET_WORDS
               && FDP__WORD_XXREG0 == FDP__WORD_XREG0
               && FDP__WORD_XXREG3 + 1 == FDP__WORD_XREG7
               && FDP__WORD_CT_STATE == FDP__WORD_XREG7 + 1
-              && FDP__WORD_CT_IPV6_DST + 1 == FDP_KEY_WORDS - 1,
+              && FDP__WORD_CT_IPV6_DST + 2 == FDP__WORD_TUN_ID,
               "the pipeline's state follows the packet words, and the "
               "connection-tracking fields the registers");
+/* The tunnel words come last, in the order of key.h's table, and the
+ * tunnel-metadata space and its presence byte are free of fields. */
+static_assert(FDP__WORD_TUN_ID == 31 && FDP__WORD_TUN_FLAGS == 32
+              && FDP__WORD_TUN_GBP_FLAGS == 32 && FDP__WORD_TUN_IPV6_SRC == 33
+              && FDP__WORD_TUN_IPV6_DST == 35
+              && FDP__TUN_MD_WORD == FDP__WORD_TUN_IPV6_DST + 2
+              && FDP__TUN_MD_WORD + FDP__TUN_MD_BYTES / 8 == FDP_KEY_WORDS
+              && FDP__SHIFT_TUN_GBP_FLAGS == 8
+              && FDP__TUN_MD_SLOTS <= FDP__SHIFT_TUN_GBP_FLAGS
+              && FDP_F_TUN_GBP_FLAGS + 1 == FDP_N_FIELDS
+              && FDP_TUN_F_OAM == 1
+              && (FDP__TUN_IPV6_BIT & FDP__MASK(TUN_FLAGS)) == 0
+              && FDP__TUN_IPV6_WORD == FDP__WORD_TUN_FLAGS
+              && FDP__SHIFT_TUN_FLAGS + 16 == 64,
+              "the tunnel words are the key's last ten");
 
 const char *
 fdp_field_name(enum fdp_field id)

@@ -799,6 +799,7 @@ put_field_value(struct fdp__ds *ds, const struct fdp__nxm_field *nf,
     case FDP__S_HEX5:
     case FDP__S_TCP_FLAGS:
     case FDP__S_CT_STATE:
+    case FDP__S_TUN_FLAGS:
         put_hex(ds, v);
         break;
     case FDP__S_DEC:

@@ -73,20 +73,22 @@ fdp__match_has_ranges(const struct fdp_match *m)
  * (most) neither stores nor reads a field map.  Every word left out is
  * zero, so expanding gives back the match exactly.  An exact five-tuple
  * ("tcp,nw_src=...,nw_dst=...,tp_src=...,tp_dst=...") touches words 0
- * and 1 (key.h): 8 + 4 * 8 = 40 bytes, against 600 for struct fdp_match.
+ * and 1 (key.h): 16 + 4 * 8 = 48 bytes, against 984 for struct fdp_match.
  *
  * A masked match's value words come first and are its masked key words,
  * in the order a tuple-space subtable with its mask gathers them, so
  * lib/tss.c compares a packet's gathered words against w[0..n-1]
  * directly. */
 struct fdp__cmatch {
-    uint32_t words;             /* Bit i: word i is stored. */
-    uint32_t hi_words;          /* Bit i: hi word i is stored. */
+    uint64_t words;             /* Bit i: word i is stored. */
+    uint64_t hi_words;          /* Bit i: hi word i is stored. */
     uint64_t w[];
 };
 
-static_assert(FDP_KEY_WORDS <= 32, "'words' is a 32-bit map");
-static_assert(sizeof(struct fdp__cmatch) == 8,
+/* A key of up to 64 words fits a 64-bit map; since the tunnel fields
+ * (41 words) a 32-bit one no longer did. */
+static_assert(FDP_KEY_WORDS <= 64, "'words' is a 64-bit map");
+static_assert(sizeof(struct fdp__cmatch) == 16,
               "a compact match's header is its two word maps");
 
 /* The parts of a match. */
@@ -114,23 +116,31 @@ bool fdp__cmatch_matches(const struct fdp__cmatch *c,
 bool fdp__cmatch_equal(const struct fdp__cmatch *c,
                        const struct fdp_match *m);
 
-/* The 1-bits of a 32-bit word map.  __builtin_popcount() is a libgcc call
- * without -mpopcnt (the library targets any x86-64); this is a handful of
- * instructions. */
+/* The 1-bits of a 64-bit word map.  __builtin_popcountll() is a libgcc
+ * call without -mpopcnt (the library targets any x86-64); this is a
+ * handful of instructions. */
 static inline unsigned int
-fdp__popcount32(uint32_t x)
+fdp__popcount64(uint64_t x)
 {
-    x = x - ((x >> 1) & 0x55555555u);
-    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
-    x = (x + (x >> 4)) & 0x0f0f0f0fu;
-    return (x * 0x01010101u) >> 24;
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333))
+        + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (unsigned int) ((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+/* The lowest set bit of a non-zero word map. */
+static inline unsigned int
+fdp__lowest_word(uint64_t map)
+{
+    return (unsigned int) __builtin_ctzll(map);
 }
 
 /* The number of key words 'c' stores. */
 static inline unsigned int
 fdp__cmatch_n_words(const struct fdp__cmatch *c)
 {
-    return fdp__popcount32(c->words);
+    return fdp__popcount64(c->words);
 }
 
 /* Word 'w' of part 'part' of the match 'c' is the compact form of. */
@@ -138,19 +148,19 @@ static inline uint64_t
 fdp__cmatch_word(const struct fdp__cmatch *c, enum fdp__match_part part,
                  unsigned int w)
 {
-    uint32_t below = (UINT32_C(1) << w) - 1;
+    uint64_t below = (UINT64_C(1) << w) - 1;
 
     if (part == FDP__MATCH_HI) {
         if (!((c->hi_words >> w) & 1)) {
             return 0;
         }
         return c->w[2 * fdp__cmatch_n_words(c)
-                    + fdp__popcount32(c->hi_words & below)];
+                    + fdp__popcount64(c->hi_words & below)];
     }
     if (!((c->words >> w) & 1)) {
         return 0;
     }
-    unsigned int i = fdp__popcount32(c->words & below);
+    unsigned int i = fdp__popcount64(c->words & below);
     return c->w[part == FDP__MATCH_MASK ? fdp__cmatch_n_words(c) + i : i];
 }
 
@@ -174,7 +184,7 @@ static inline const struct fdp__field_map *
 fdp__cmatch_range_fields(const struct fdp__cmatch *c)
 {
     return (const struct fdp__field_map *) (const void *)
-           &c->w[2 * fdp__cmatch_n_words(c) + fdp__popcount32(c->hi_words)];
+           &c->w[2 * fdp__cmatch_n_words(c) + fdp__popcount64(c->hi_words)];
 }
 
 static inline bool

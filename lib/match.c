@@ -74,6 +74,20 @@ check_range_overlap(const struct fdp_match *m, enum fdp_field f)
     return 0;
 }
 
+/* A constraint on tunnel address 'f' also matches the tunnel's family
+ * (lib/field.h, FDP__TUN_IPV6_BIT) when it constrains anything
+ * ('constrains'). */
+static void
+match_tun_family(struct fdp_match *m, enum fdp_field f, bool constrains)
+{
+    if (fdp__field_is_tun_addr(f) && constrains) {
+        m->mask.w[FDP__TUN_IPV6_WORD] |= FDP__TUN_IPV6_BIT;
+        m->value.w[FDP__TUN_IPV6_WORD] &= ~FDP__TUN_IPV6_BIT;
+        m->value.w[FDP__TUN_IPV6_WORD] |= fdp__field_is_tun_ipv6(f)
+                                          ? FDP__TUN_IPV6_BIT : 0;
+    }
+}
+
 int
 fdp__match_set_masked(struct fdp_match *m, enum fdp_field f,
                       fdp_u128 value, fdp_u128 mask)
@@ -92,6 +106,7 @@ fdp__match_set_masked(struct fdp_match *m, enum fdp_field f,
     clear_field(m, f);
     fdp__key_set(&m->mask, f, mask);
     fdp__key_set(&m->value, f, value & mask);
+    match_tun_family(m, f, mask != 0);
     return 0;
 }
 
@@ -143,6 +158,7 @@ fdp__match_set_range(struct fdp_match *m, enum fdp_field f,
     fdp__key_set(&m->value, f, lo);
     fdp__key_set(&m->hi, f, hi);
     fdp__field_map_add(&m->range_fields, f);
+    match_tun_family(m, f, true);
     return 0;
 }
 
@@ -496,15 +512,15 @@ fdp_match_get(const struct fdp_match *m, enum fdp_field f,
 
 /* The maps of the words 'm' touches and of its nonzero hi words. */
 static void
-cmatch_maps(const struct fdp_match *m, uint32_t *words, uint32_t *hi_words)
+cmatch_maps(const struct fdp_match *m, uint64_t *words, uint64_t *hi_words)
 {
     *words = *hi_words = 0;
     for (int i = 0; i < FDP_KEY_WORDS; i++) {
         if (m->value.w[i] | m->mask.w[i] | m->hi.w[i]) {
-            *words |= UINT32_C(1) << i;
+            *words |= UINT64_C(1) << i;
         }
         if (m->hi.w[i]) {
-            *hi_words |= UINT32_C(1) << i;
+            *hi_words |= UINT64_C(1) << i;
         }
     }
 }
@@ -512,12 +528,12 @@ cmatch_maps(const struct fdp_match *m, uint32_t *words, uint32_t *hi_words)
 size_t
 fdp__cmatch_size(const struct fdp_match *m)
 {
-    uint32_t words, hi_words;
+    uint64_t words, hi_words;
 
     cmatch_maps(m, &words, &hi_words);
     return sizeof(struct fdp__cmatch)
-           + (2 * (size_t) fdp__popcount32(words)
-              + (size_t) fdp__popcount32(hi_words)) * sizeof(uint64_t)
+           + (2 * (size_t) fdp__popcount64(words)
+              + (size_t) fdp__popcount64(hi_words)) * sizeof(uint64_t)
            + (hi_words ? sizeof(struct fdp__field_map) : 0);
 }
 
@@ -566,7 +582,7 @@ fdp__cmatch_expand(const struct fdp__cmatch *c, struct fdp_match *m)
 bool
 fdp__cmatch_equal(const struct fdp__cmatch *c, const struct fdp_match *m)
 {
-    uint32_t words, hi_words;
+    uint64_t words, hi_words;
 
     cmatch_maps(m, &words, &hi_words);
     if (words != c->words || hi_words != c->hi_words
@@ -598,8 +614,8 @@ fdp__cmatch_matches(const struct fdp__cmatch *c, const struct fdp_key *key)
 
     /* Masked bits: the value holds range bounds outside the mask, so the
      * difference is masked before it counts. */
-    for (uint32_t words = c->words; words; words &= words - 1, i++) {
-        unsigned int w = (unsigned int) __builtin_ctz(words);
+    for (uint64_t words = c->words; words; words &= words - 1, i++) {
+        unsigned int w = fdp__lowest_word(words);
         diff |= (key->w[w] ^ c->w[i]) & c->w[n + i];
     }
     if (diff) {

@@ -389,3 +389,21 @@ fdp__compose_restore(struct fdp__actions_builder *b,
         }
     }
 }
+
+int
+fdp__actions_add_check_pkt_larger(struct fdp__actions_builder *b,
+                                  uint16_t pkt_len, enum fdp_field f,
+                                  unsigned int ofs)
+{
+    if ((unsigned int) f >= FDP_N_FIELDS || ofs >= fdp__field(f)->n_bits
+        || ofs > 0xff) {
+        return EINVAL;
+    }
+
+    struct fdp__action *a = reserve(b, FDP_ACT_CHECK_PKT_LARGER, 1);
+    if (a) {
+        a->field = (uint8_t) f;
+        a->arg = pkt_len | (uint32_t) ofs << 16;
+    }
+    return 0;
+}

@@ -215,4 +215,57 @@ void fdp__compose_restore(struct fdp__actions_builder *b,
 int fdp__composed_tag_delta(const uint64_t *first, const uint64_t *end,
                             uint16_t tci);
 
+/* ---- check_pkt_larger ----
+ *
+ * check_pkt_larger(N)->DST[b] (Open vSwitch's OFPACT_CHECK_PKT_LARGER)
+ * writes 1 to the one bit DST[b] if the packet is longer than N bytes (the
+ * whole frame as it is at that point), else 0, and the rest of the flow's
+ * actions (and the tables they go on to) run on that.  The length is the
+ * packet's, not the key's, so the pipeline composes the rest twice, as
+ * Open vSwitch's xlate_check_pkt_larger() translates it into a datapath
+ * check_pkt_len(size=N,gt(...),le(...)): in a composed list
+ *
+ *     BRANCH(N, skip)  the actions for a larger packet ... JUMP(skip')
+ *     the actions for the others ... END
+ *
+ * where the executor runs on into the first branch if the packet is longer
+ * than N and skips 'skip' words (past the JUMP) otherwise, and JUMP skips
+ * the second branch.  Each branch ends with the records that turn the
+ * packet's headers back (as after a clone), since what follows END (the
+ * rest of a resubmitting flow's actions, which Open vSwitch runs after the
+ * check_pkt_len with the flow as it was before it) sees the packet as it
+ * was before BRANCH.  A branch is the rest of a flow's actions: a flow's
+ * records after check_pkt_larger are not run again after END. */
+#define FDP__ACT_CPL_BRANCH 0x10
+#define FDP__ACT_CPL_JUMP 0x20
+#define FDP__ACT_CPL_END 0x40
+
+/* Appends check_pkt_larger('pkt_len')->'f'['ofs'] (flow form).  Returns 0,
+ * or EINVAL (and appends nothing) for a field out of range or a bit beyond
+ * it. */
+int fdp__actions_add_check_pkt_larger(struct fdp__actions_builder *,
+                                      uint16_t pkt_len, enum fdp_field f,
+                                      unsigned int ofs);
+
+/* The flow form's parts. */
+static inline uint16_t
+fdp__action_cpl_len(const struct fdp__action *a)
+{
+    return (uint16_t) a->arg;
+}
+
+static inline unsigned int
+fdp__action_cpl_ofs(const struct fdp__action *a)
+{
+    return (a->arg >> 16) & 0xff;
+}
+
+/* The words a BRANCH or JUMP record skips. */
+static inline uint32_t
+fdp__action_cpl_skip(const struct fdp__action *a)
+{
+    return a->flags & FDP__ACT_CPL_BRANCH
+           ? (uint32_t) ((const uint64_t *) a)[1] : a->arg;
+}
+
 #endif /* FDP_OTHER_ACTIONS_H */

@@ -146,6 +146,7 @@
 #include "lib/rcu.h"
 #include "lib/rule.h"
 #include "lib/util.h"
+#include <flowdp/tlv-map.h>
 
 /* ---------------------------------------------------------------------- */
 /* Definitions.                                                            */
@@ -248,6 +249,7 @@ struct fdp_pipeline {
                                      * find the published groups in the
                                      * view. */
     struct fdp__learn_cookies *learned_cookies;    /* lib/learn.c. */
+    struct fdp_tlv_map *tlv_map;    /* Geneve options (lib/tlv-map.c). */
 };
 
 /* Classification's working memory (struct fdp_pipeline_result's
@@ -290,6 +292,10 @@ fdp_pipeline_create(struct fdp_pipeline **pp)
     int error = fdp_table_create(&t);
     struct ptable *pt = error ? NULL : calloc(1, sizeof *pt);
     struct view *v = pt ? calloc(1, sizeof *v) : NULL;
+    if (v && fdp_tlv_map_create(&p->tlv_map)) {
+        free(v);
+        v = NULL;
+    }
     if (!v) {
         free(pt);
         fdp_table_destroy(t);
@@ -359,8 +365,15 @@ fdp_pipeline_destroy(struct fdp_pipeline *p)
     }
     free(p->view);
     fdp__group_table_destroy(&p->groups);
+    fdp_tlv_map_destroy(p->tlv_map);
     pthread_mutex_destroy(&p->mutex);
     free(p);
+}
+
+struct fdp_tlv_map *
+fdp_pipeline_tlv_map(struct fdp_pipeline *p)
+{
+    return p->tlv_map;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -623,7 +636,7 @@ shortcut_cb(const struct fdp_rule *r, void *aux_)
     }
     /* "conj_id=ID" alone: word 5 holds only conj_id's bits. */
     bool pure = mask == UINT32_MAX && id
-                && c->words == UINT32_C(1) << FDP__WORD_CONJ_ID
+                && c->words == UINT64_C(1) << FDP__WORD_CONJ_ID
                 && !c->hi_words
                 && fdp__cmatch_word(c, FDP__MATCH_MASK, FDP__WORD_CONJ_ID)
                    == FDP__MASK(CONJ_ID);
@@ -1581,12 +1594,16 @@ static enum next run_chain(struct run *run, unsigned int table_id,
                            unsigned int depth, bool *missed);
 
 /* True for the fields a header rewrite reaches on the wire (the others,
- * in_port and pkt_mark, live only in the key). */
+ * in_port and pkt_mark, live only in the key), and for the tunnel fields,
+ * which the datapath keeps with the packet for an output to a tunnel port
+ * (key.h): the composed list carries their new values as it carries a
+ * header's. */
 static bool
 is_header(enum fdp_field f)
 {
-    return fdp__field_is_packet(f) && f != FDP_F_IN_PORT
-           && f != FDP_F_PKT_MARK;
+    return (fdp__field_is_packet(f) && f != FDP_F_IN_PORT
+            && f != FDP_F_PKT_MARK)
+           || fdp__field_is_tunnel(f);
 }
 
 /* write_field() for a header: the key, then the set-field that makes the
@@ -1599,7 +1616,7 @@ write_header(struct run *run, enum fdp_field f, fdp_u128 value,
     fdp_u128 old = fdp__key_get(key, f);
     fdp_u128 new = (old & ~mask) | (value & mask);
 
-    fdp__key_set(key, f, new);
+    fdp__key_set_tunnel(key, f, new);
     fdp__actions_add_set_field(&run->s->composed, f, new, 0);
 }
 
@@ -1642,7 +1659,8 @@ track_packet_action(struct fdp_key *key, const struct fdp__action *a)
         fdp__key_set(key, FDP_F_VLAN_TCI, tci | FDP_VLAN_CFI);
         break;
     case FDP_ACT_SET_FIELD:
-        fdp__key_set(key, (enum fdp_field) a->field, fdp__action_value(a));
+        fdp__key_set_tunnel(key, (enum fdp_field) a->field,
+                            fdp__action_value(a));
         break;
     case FDP_ACT_DEC_TTL:
         /* run_actions() decrements: it decides whether the packet dies. */
@@ -1652,15 +1670,16 @@ track_packet_action(struct fdp_key *key, const struct fdp__action *a)
     }
 }
 
-/* Zeroes the connection-tracking words of 'key' (key.h, words 21-28). */
+/* Zeroes the connection-tracking words of 'key' (key.h, words 23-30),
+ * not the tunnel words after them. */
 static void
 clear_ct_fields(struct fdp_key *key)
 {
     static_assert(FDP__WORD_CT_STATE == FDP__WORD_XREG7 + 1
-                  && FDP__WORD_CT_STATE + 8 == FDP_KEY_WORDS,
-                  "the ct fields are the key's last eight words");
+                  && FDP__WORD_CT_STATE + 8 == FDP__TUN_FIRST_WORD,
+                  "the ct fields are the eight words before the tunnel's");
     memset(&key->w[FDP__WORD_CT_STATE], 0,
-           (FDP_KEY_WORDS - FDP__WORD_CT_STATE) * sizeof key->w[0]);
+           (FDP__TUN_FIRST_WORD - FDP__WORD_CT_STATE) * sizeof key->w[0]);
 }
 
 /* Composes output to 'to' (FDP_PORT_IN_PORT: the in_port of the key).
@@ -1763,6 +1782,12 @@ run_ct(struct run *run, const struct fdp__action *a)
 
 static enum next run_clone(struct run *, const struct fdp__action *,
                            unsigned int table_id, unsigned int depth);
+static enum next run_check_pkt_larger(struct run *,
+                                      const struct fdp__action *,
+                                      const uint64_t *rest,
+                                      const uint64_t *end,
+                                      unsigned int table_id,
+                                      unsigned int depth);
 static void run_output_reg(struct run *, const struct fdp__action *);
 static void run_stack(struct run *, const struct fdp__action *);
 
@@ -1941,6 +1966,13 @@ run_records(struct run *run, const uint64_t *first, const uint64_t *end,
                 return NEXT_ABORT;
             }
             break;
+        case FDP_ACT_CHECK_PKT_LARGER:
+            if (a->flags) {
+                /* A composed record: not in a flow's list. */
+                break;
+            }
+            return run_check_pkt_larger(run, a, w + a->n_words, end,
+                                        table_id, depth);
         case FDP_ACT_GROUP: {
             enum next n = run_group(run, a->arg, table_id, depth);
             if (n == NEXT_ABORT) {
@@ -2045,6 +2077,67 @@ run_output_reg(struct run *run, const struct fdp__action *a)
      * port that does not exist. */
 }
 
+/* What a clone() or a check_pkt_larger branch puts back after it: the
+ * key, the stack and the queue. */
+struct saved_run {
+    struct fdp_key key;
+    uint32_t queue;
+    size_t stack_size;
+    uint8_t *stack_copy;        /* NULL if the stack was empty. */
+};
+
+/* Saves 'run''s key, stack and queue into 'sv'.  Returns false (with
+ * run->error ENOMEM) if out of memory. */
+static bool
+save_run(struct run *run, struct saved_run *sv)
+{
+    struct fdp__stack *stack = &run->s->stack;
+
+    sv->key = run->r->key;
+    sv->queue = run->queue;
+    sv->stack_size = stack->size;
+    sv->stack_copy = NULL;
+    if (stack->size) {
+        sv->stack_copy = malloc(stack->size);
+        if (!sv->stack_copy) {
+            run->error = ENOMEM;
+            return false;
+        }
+        memcpy(sv->stack_copy, stack->bytes, stack->size);
+    }
+    return true;
+}
+
+/* Puts back the stack and the queue 'sv' saved. */
+static void
+restore_stack_queue(struct run *run, const struct saved_run *sv)
+{
+    struct fdp__stack *stack = &run->s->stack;
+
+    if (sv->stack_copy) {
+        /* A pop inside may have let a push overwrite what was below. */
+        memcpy(stack->bytes, sv->stack_copy, sv->stack_size);
+    }
+    stack->size = sv->stack_size;
+    run->queue = sv->queue;
+}
+
+/* Puts back the key 'sv' saved, after appending the records that turn the
+ * packet's headers back to it from what the records composed since word
+ * 'start' made of them. */
+static void
+restore_saved_packet(struct run *run, const struct saved_run *sv,
+                     uint32_t start)
+{
+    const uint64_t *words = run->s->composed.words;
+    int tags = fdp__composed_tag_delta(
+        words + start, words + run->s->composed.n_words,
+        (uint16_t) fdp__key_get(&sv->key, FDP_F_VLAN_TCI));
+
+    fdp__compose_restore(&run->s->composed, &sv->key, &run->r->key, tags);
+    run->r->key = sv->key;
+}
+
 /* clone(A) (lib/other-actions.h): A runs on a copy of the key, the stack
  * and the queue, which are put back after it; what A composed stays, and
  * records that turn the packet's headers back follow.  Returns NEXT_ABORT
@@ -2053,21 +2146,12 @@ static enum next
 run_clone(struct run *run, const struct fdp__action *a,
           unsigned int table_id, unsigned int depth)
 {
-    struct fdp__stack *stack = &run->s->stack;
-    struct fdp_key saved = run->r->key;
-    uint32_t queue = run->queue;
-    size_t stack_size = stack->size;
-    uint8_t *stack_copy = NULL;
+    struct saved_run sv;
     uint32_t start = run->s->composed.n_words;
     unsigned int gotop = 0;
 
-    if (stack_size) {
-        stack_copy = malloc(stack_size);
-        if (!stack_copy) {
-            run->error = ENOMEM;
-            return NEXT_ABORT;
-        }
-        memcpy(stack_copy, stack->bytes, stack_size);
+    if (!save_run(run, &sv)) {
+        return NEXT_ABORT;
     }
     run->clone_depth++;
     enum next n = run_records(run, fdp__action_clone_first(a),
@@ -2078,23 +2162,109 @@ run_clone(struct run *run, const struct fdp__action *a,
         run->clone_stop = false;
         n = NEXT_DONE;
     }
-    if (stack_copy) {
-        /* A pop inside may have let a push overwrite what was below. */
-        memcpy(stack->bytes, stack_copy, stack_size);
-        free(stack_copy);
-    }
-    stack->size = stack_size;
-    run->queue = queue;
+    restore_stack_queue(run, &sv);
+    free(sv.stack_copy);
     if (n == NEXT_ABORT || run->s->composed.error) {
         return NEXT_ABORT;
     }
+    restore_saved_packet(run, &sv, start);
+    return NEXT_DONE;
+}
 
-    const uint64_t *words = run->s->composed.words;
-    int tags = fdp__composed_tag_delta(
-        words + start, words + run->s->composed.n_words,
-        (uint16_t) fdp__key_get(&saved, FDP_F_VLAN_TCI));
-    fdp__compose_restore(&run->s->composed, &saved, &run->r->key, tags);
-    run->r->key = saved;
+/* One branch of check_pkt_larger 'a' (lib/other-actions.h): from the
+ * state 'sv' saved before it, with the destination bit 'larger', the
+ * records from 'rest' to 'end' (the rest of the flow's actions) and the
+ * tables they go on to, then the records that turn the packet back.  A
+ * dec_ttl that kills the packet ends the branch (as in a clone), a table
+ * that misses ends it with nothing more. */
+static enum next
+run_cpl_branch(struct run *run, const struct fdp__action *a, bool larger,
+               const uint64_t *rest, const uint64_t *end,
+               unsigned int table_id, unsigned int depth,
+               const struct saved_run *sv)
+{
+    uint32_t start = run->s->composed.n_words;
+    fdp_u128 bit = (fdp_u128) 1 << fdp__action_cpl_ofs(a);
+    unsigned int gotop = 0;
+
+    run->r->key = sv->key;
+    restore_stack_queue(run, sv);
+    write_field(run, (enum fdp_field) a->field, larger ? bit : 0, bit);
+    run->clone_depth++;
+    enum next n = run_records(run, rest, end, table_id, depth, &gotop);
+    if (n == NEXT_GOTO) {
+        bool missed = false;
+        n = run_chain(run, gotop, FDP_STEP_GOTO, depth, &missed);
+    }
+    run->clone_depth--;
+    if (n == NEXT_ABORT && run->clone_stop) {
+        run->clone_stop = false;
+        n = NEXT_DONE;
+    }
+    if (n == NEXT_ABORT || run->s->composed.error) {
+        return NEXT_ABORT;
+    }
+    restore_saved_packet(run, sv, start);
+    return NEXT_DONE;
+}
+
+/* check_pkt_larger(N)->DST[b] 'a', with the rest of its flow's records
+ * from 'rest' to 'end': composes both branches (lib/other-actions.h,
+ * "check_pkt_larger"), as Open vSwitch's xlate_check_pkt_larger() does,
+ * and leaves the key, stack and queue as they were before it.  The rest
+ * of the flow's actions are the branches': the caller runs none of them
+ * again.  Returns NEXT_DONE, or NEXT_ABORT for what stops the whole
+ * composition (a limit, ENOMEM). */
+static enum next
+run_check_pkt_larger(struct run *run, const struct fdp__action *a,
+                     const uint64_t *rest, const uint64_t *end,
+                     unsigned int table_id, unsigned int depth)
+{
+    struct fdp__actions_builder *b = &run->s->composed;
+    struct saved_run sv;
+    const struct fdp__action branch_h = {
+        .type = FDP_ACT_CHECK_PKT_LARGER, .n_words = 2,
+        .flags = FDP__ACT_CPL_BRANCH, .arg = fdp__action_cpl_len(a),
+    };
+    /* The record as the words it is copied as (the header by memcpy():
+     * the builder reads records as words). */
+    uint64_t branch[2] = { 0, 0 };
+    memcpy(&branch[0], &branch_h, sizeof branch_h);
+    struct fdp__action jump = {
+        .type = FDP_ACT_CHECK_PKT_LARGER, .n_words = 1,
+        .flags = FDP__ACT_CPL_JUMP,
+    };
+    struct fdp__action done = {
+        .type = FDP_ACT_CHECK_PKT_LARGER, .n_words = 1,
+        .flags = FDP__ACT_CPL_END,
+    };
+    if (!save_run(run, &sv)) {
+        return NEXT_ABORT;
+    }
+    uint32_t branch_at = b->n_words;
+    fdp__actions_add_record(b, (const struct fdp__action *) branch);
+    enum next n = run_cpl_branch(run, a, true, rest, end, table_id, depth,
+                                 &sv);
+    uint32_t jump_at = b->n_words;
+    if (n != NEXT_ABORT) {
+        fdp__actions_add_record(b, &jump);
+        n = run_cpl_branch(run, a, false, rest, end, table_id, depth, &sv);
+    }
+    if (n != NEXT_ABORT) {
+        fdp__actions_add_record(b, &done);
+    }
+    restore_stack_queue(run, &sv);
+    free(sv.stack_copy);
+    run->r->key = sv.key;
+    if (n == NEXT_ABORT || b->error) {
+        return NEXT_ABORT;
+    }
+    /* The skips, now that the branches' lengths are known (the builder's
+     * words may have moved: indices, not pointers). */
+    b->words[branch_at + 1] = jump_at + jump.n_words
+                              - (branch_at + branch_h.n_words);
+    ((struct fdp__action *) &b->words[jump_at])->arg
+        = b->n_words - done.n_words - (jump_at + jump.n_words);
     return NEXT_DONE;
 }
 

@@ -66,7 +66,7 @@ void fdp__stats_shard_release(unsigned int shard);
  * the 296-byte match came first.  The match comes
  * last, in its compact form (struct fdp__cmatch, lib/match-internal.h: only the key
  * words it touches), in the same allocation (fdp__rule_alloc()): an exact
- * five-tuple's takes 40 bytes.  Tuple-space lookups compare a packet's
+ * five-tuple's takes 48 bytes.  Tuple-space lookups compare a packet's
  * masked words with the match's value words, 'match.w', which start at a
  * fixed offset (pinned below) of the rule's third line; writers and dumps
  * read the match through fdp__cmatch_get() or expand it

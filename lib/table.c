@@ -317,7 +317,7 @@ rule_block_size(const struct fdp_rule *rule)
 {
     size_t size = sizeof *rule
                   + (2 * fdp__cmatch_n_words(&rule->match)
-                     + (size_t) fdp__popcount32(rule->match.hi_words))
+                     + (size_t) fdp__popcount64(rule->match.hi_words))
                     * sizeof(uint64_t);
 
     return (size + 63) / 64 * 64;

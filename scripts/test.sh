@@ -210,10 +210,10 @@ if scripts/build.sh _build-tsan --enable-sanitizers=thread --enable-Werror \
                          tests/unit/test-pipeline tests/unit/test-conntrack \
                          tests/unit/test-ipf tests/unit/test-dp-ct \
                          tests/unit/test-meter tests/unit/test-normal \
-                         tests/unit/test-underlay); then
+                         tests/unit/test-underlay tests/unit/test-tunkey); then
     mkdir -p _build-tsan/tsan-results/tests/unit
     for t in test-table test-dp test-pipeline test-conntrack test-ipf test-dp-ct test-meter \
-             test-normal test-underlay; do
+             test-normal test-underlay test-tunkey; do
         if ! (cd _build-tsan && CK_RUN_CASE=concurrency \
               TSAN_OPTIONS="suppressions=$top/tests/tsan.supp halt_on_error=1" \
               ./tests/unit/$t) > _build-tsan/tsan-results/tests/unit/$t.log 2>&1; then

@@ -25,7 +25,10 @@ rewrites, VLAN pushes, TTL changes, dec_ttl (the clone's copy
 dies at TTL 1 and the original goes on), loads, pushes and pops, and
 outputs (nested clones too), set_queue, pop_queue and enqueue, note,
 controller(...) (no controller is connected on either side: the packet-in
-goes nowhere, the packet goes on).  A register's value is often a port
+goes nowhere, the packet goes on), and check_pkt_larger(N) with N about
+the packets' lengths, mostly into reg3's low bit, which a flow in tables
+1 and 2 matches (the rest of the flow's actions then run twice, once per
+outcome, as Open vSwitch's check_pkt_len).  A register's value is often a port
 (1-4), sometimes the input port or none (0, 9), so that output:FIELD
 hits every case.  dec_ttl stands only directly inside clone(), where
 both stop the clone's list alike (outside, flowdp stops the whole
@@ -124,6 +127,15 @@ class Gen:
             args.append("max_len=%d" % r.randrange(64, 200))
         return "controller(%s)" % ",".join(args) if args else "controller"
 
+    def check_pkt_larger(self):
+        """A length about the packets' (60 to 82 bytes) into reg3's low
+        bit or another bit of a register."""
+        r = self.rng
+        dst = ("NXM_NX_REG3[0]" if self.chance(0.7)
+               else "NXM_NX_REG%d[%d]" % (self.reg(), r.randrange(32)))
+        return "check_pkt_larger(%d)->%s" % (r.choice([59, 60, 64, 70, 80,
+                                                        100]), dst)
+
     def clone(self, ip, depth):
         r = self.rng
         acts = []
@@ -163,7 +175,7 @@ class Gen:
         r = self.rng
         acts = []
         for _ in range(r.randrange(2, 9)):
-            k = r.randrange(11)
+            k = r.randrange(12)
             if k in (0, 1):
                 acts.append(self.load())
             elif k == 2:
@@ -183,8 +195,10 @@ class Gen:
                 acts.append(self.note())
             elif k == 9:
                 acts.append(self.controller())
-            else:
+            elif k == 10:
                 acts.append("mod_dl_src:%s" % r.choice(MACS))
+            else:
+                acts.append(self.check_pkt_larger())
         if resubmit_to is not None:
             pos = r.randrange(len(acts) + 1)
             acts.insert(pos, "resubmit(,%d)" % resubmit_to)
@@ -202,6 +216,8 @@ def program(rng):
                          % (20 if ip else 10, match, gen.actions(ip, to)))
     for table in (1, 2):
         to = 2 if table == 1 and rng.random() < 0.5 else None
+        flows.append("table=%d,priority=30,reg3=0x1/0x1,actions=%s"
+                     % (table, gen.actions(False, to)))
         flows.append("table=%d,priority=20,ip,actions=%s"
                      % (table, gen.actions(True, to)))
         flows.append("table=%d,priority=10,actions=%s"

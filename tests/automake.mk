@@ -34,6 +34,7 @@ UNIT_TESTS = \
 	tests/unit/test-table \
 	tests/unit/test-ties \
 	tests/unit/test-tss \
+	tests/unit/test-tunkey \
 	tests/unit/test-tunnel \
 	tests/unit/test-underlay
 check_PROGRAMS += $(UNIT_TESTS)
@@ -141,6 +142,9 @@ tests_unit_test_group_SOURCES = tests/unit/test-group.c
 tests_unit_test_group_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_group_LDADD = $(UNIT_LDADD)
 
+tests_unit_test_tunkey_SOURCES = tests/unit/test-tunkey.c
+tests_unit_test_tunkey_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tunkey_LDADD = $(UNIT_LDADD)
 tests_unit_test_ties_SOURCES = tests/unit/test-ties.c
 tests_unit_test_ties_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_ties_LDADD = $(UNIT_LDADD)
@@ -194,6 +198,7 @@ TESTSUITE_AT = \
 	tests/groups.at \
 	tests/ct-scenarios.at \
 	tests/meters.at \
+	tests/tunkey.at \
 	tests/normal.at \
 	tests/flow-syntax.at \
 	tests/classify.at \

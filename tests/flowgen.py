@@ -604,7 +604,49 @@ class Gen:
         items.extend(self.vlan_fields())
         items.extend(self.pipeline_fields())
         items.extend(self.ct_fields(dl_type))
+        items.extend(self.tunnel_fields())
         return items
+
+    def tun_flags(self):
+        """A tun_flags value (oam is its one flag) in one of the
+        spellings ovs-ofctl reads: +oam, -oam, oam, or a number with or
+        without the one-bit mask."""
+        return self.pick(["+oam", "-oam", "oam", "0", "1", "0x1", "1/1",
+                          "0/1", "0x1/0x1", "0/0"])
+
+    def tunnel_fields(self):
+        """The tunnel fields (Open vSwitch's flow_tnl): (key, text) items.
+        The IPv4 and IPv6 addresses share storage in flowdp (key.h), which
+        refuses a match on both families, so a flow takes one family;
+        tun_gbp_flags takes no mask but the exact one (ovs-ofctl accepts
+        any and prints none); tun_tos and tun_ttl have no OpenFlow
+        encoding."""
+        out = []
+        if not self.chance(0.25):
+            return out
+        if self.chance(0.6):
+            out.append(("tun_id", "%s=%s" % (
+                self.pick(["tun_id", "tun_id", "tunnel_id"]),
+                self.masked_int(64))))
+        if self.chance(0.5):
+            v6 = self.chance(0.35)
+            for d in ("src", "dst"):
+                if self.chance(0.6):
+                    if v6:
+                        out.append(("tun_ipv6_" + d,
+                                    "tun_ipv6_%s=%s" % (d, self.ip6())))
+                    else:
+                        out.append(("tun_" + d,
+                                    "tun_%s=%s" % (d, self.ip4())))
+        if self.chance(0.2):
+            out.append(("tun_flags", "tun_flags=" + self.tun_flags()))
+        if self.chance(0.15):
+            out.append(("tun_gbp_id", "tun_gbp_id=" + self.masked_int(16)))
+        if self.chance(0.15):
+            out.append(("tun_gbp_flags", "tun_gbp_flags=%s%s" % (
+                self.num(self.int_value(8), 8),
+                "/0xff" if self.chance(0.1) else "")))
+        return out
 
     def ct_state(self):
         """(text, value, mask) of a ct_state match."""
@@ -867,6 +909,28 @@ class Gen:
                                                         32)))
             t.append((["nd_options_type"], lambda: self.num(
                 self.int_value(8), 8)))
+        # The tunnel fields (tun_tos and tun_ttl are read-only).
+        t.append((["tun_id", "tunnel_id"], lambda: self.num(
+            self.int_value(64), 64)))
+        t.append((["tun_src"], lambda: self.ip4(0)))
+        t.append((["tun_dst"], lambda: self.ip4(0)))
+        t.append((["tun_ipv6_src"], lambda: self.ip6(0)))
+        t.append((["tun_ipv6_dst"], lambda: self.ip6(0)))
+        t.append((["tun_flags"], lambda: self.tun_flags().replace(
+            "0/0", "1/1")))
+        t.append((["tun_gbp_id"], lambda: self.num(self.int_value(16), 16)))
+        t.append((["tun_gbp_flags"], lambda: self.num(self.int_value(8),
+                                                       8)))
+        if self.chance(0.1):
+            # set_tunnel and set_tunnel64, which ovs-ofctl -O OpenFlow13
+            # prints as set_field.
+            bits = self.pick([32, 64])
+            return "set_tunnel%s:%s" % ("" if bits == 32 else "64",
+                                        self.num(self.int_value(bits), bits))
+        if self.chance(0.05):
+            name = self.pick(["tun_src", "tun_dst"])
+            return "set_field:%s/%d->%s" % (self.ip4(0),
+                                             self.r.randint(1, 31), name)
         if dl_type == ETH_IPV6 and self.chance(0.3):
             # A masked write to an address: ovs-ofctl prints the loads.
             name = self.pick(["ipv6_src", "ipv6_dst"])
@@ -950,6 +1014,15 @@ class Gen:
                 f += [(["NXM_NX_ND_SLL", "OXM_OF_IPV6_ND_SLL"], 48, True)]
             else:
                 f += [(["NXM_NX_ND_TLL", "OXM_OF_IPV6_ND_TLL"], 48, True)]
+        if self.chance(0.3):
+            f += [(["NXM_NX_TUN_ID", "OXM_OF_TUNNEL_ID"], 64, True),
+                  (["NXM_NX_TUN_IPV4_SRC"], 32, True),
+                  (["NXM_NX_TUN_IPV4_DST"], 32, True),
+                  (["NXM_NX_TUN_IPV6_SRC"], 128, True),
+                  (["NXM_NX_TUN_IPV6_DST"], 128, True),
+                  (["NXM_NX_TUN_FLAGS"], 1, True),
+                  (["NXM_NX_TUN_GBP_ID"], 16, True),
+                  (["NXM_NX_TUN_GBP_FLAGS"], 8, True)]
         if dl_type == ETH_ARP:
             f += [(["NXM_OF_ARP_SPA", "OXM_OF_ARP_SPA"], 32, True),
                   (["NXM_OF_ARP_TPA", "OXM_OF_ARP_TPA"], 32, True),

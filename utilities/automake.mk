@@ -16,7 +16,8 @@ PIPELINE_TOOL_SOURCES = utilities/pipeline-tool.c utilities/pipeline-tool.h
 
 utilities_flowdp_ctl_SOURCES = utilities/flowdp-ctl.c utilities/ctl.h \
 	utilities/ctl-daemon.c utilities/ctl-ct.c utilities/ctl-groups.c \
-	utilities/ctl-meters.c utilities/ctl-normal.c utilities/tool.c \
+	utilities/ctl-meters.c utilities/ctl-normal.c utilities/ctl-tlv.c \
+	utilities/tool.c \
 	utilities/tool.h $(RPC_SOURCES) \
 	$(PIPELINE_TOOL_SOURCES)
 utilities_flowdp_ctl_LDADD = lib/libflowdp.la $(PCAP_LIBS) $(RPC_LIBS)
@@ -37,6 +38,7 @@ utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/flowdpd.h \
 	utilities/flowdpd-ct.c \
 	utilities/flowdpd-groups.c \
 	utilities/flowdpd-meters.c \
+	utilities/flowdpd-tlv.c \
 	utilities/journal.c utilities/journal.h lib/ds.c lib/ds.h \
 	utilities/tool.c utilities/tool.h \
 	$(RPC_SOURCES) $(PIPELINE_TOOL_SOURCES)

@@ -118,6 +118,14 @@ void cmd_del_groups(int argc, char *argv[]);
 void cmd_dump_groups(int argc, char *argv[]);
 void cmd_dump_group_stats(int argc, char *argv[]);
 void cmd_mod_port(int argc, char *argv[]);
+/* The TLV map, as ovs-ofctl -O OpenFlow13's (ctl-tlv.c). */
+void cmd_add_tlv_map(int argc, char *argv[]);
+/* --tlv-map=FILE: the offline commands read tun_metadataN through the
+ * mappings of FILE (exits on error). */
+void ctl_load_tlv_map(const char *file);
+void cmd_del_tlv_map(int argc, char *argv[]);
+void cmd_dump_tlv_map(int argc, char *argv[]);
+
 /* Meters, as ovs-ofctl -O OpenFlow13's (ctl-meters.c). */
 void cmd_add_meter(int argc, char *argv[]);
 void cmd_mod_meter(int argc, char *argv[]);

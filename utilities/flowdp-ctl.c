@@ -115,6 +115,17 @@ usage(void)
            "                           the flows that use it\n"
            "  dump-meters [meter=N], meter-stats [meter=N], meter-features\n"
            "\n"
+           "Geneve options (as ovs-ofctl -O OpenFlow13, same syntax and output):\n"
+           "  add-tlv-map MAP          MAP: {class=C,type=T,len=L}->tun_metadataN\n"
+           "                           [,...]; 32 bytes of options in all\n"
+           "  del-tlv-map [MAP]        remove mappings (none given: all)\n"
+           "  dump-tlv-map             the map\n"
+           "  --tlv-map=FILE           (before the command) the offline commands\n"
+           "                           read tun_metadataN through the mappings of\n"
+           "                           FILE (MAP text, any number of lines);\n"
+           "                           without it each flow sizes its own, as\n"
+           "                           ovs-ofctl parse-flows does\n"
+           "\n"
            "Connection tracking (as ovs-appctl dpctl/..., same output):\n"
            "  dump-conntrack [-m] [-s] [zone=N]\n"
            "                           the connections (sorted); -m verbose,\n"
@@ -1590,6 +1601,9 @@ static const struct command commands[] = {
     { "dump-meters", cmd_dump_meters, true },
     { "meter-stats", cmd_meter_stats, true },
     { "meter-features", cmd_meter_features, true },
+    { "add-tlv-map", cmd_add_tlv_map, true },
+    { "del-tlv-map", cmd_del_tlv_map, true },
+    { "dump-tlv-map", cmd_dump_tlv_map, true },
     { "fdb/show", cmd_fdb_show, true },
     { "fdb/flush", cmd_fdb_flush, true },
     { "fdb/stats-show", cmd_fdb_stats_show, true },
@@ -1623,6 +1637,7 @@ enum {
     OPT_FLOWS,
     OPT_CT_NEXT,
     OPT_MAY_CREATE,
+    OPT_TLV_MAP,
 };
 
 static const struct option long_options[] = {
@@ -1631,6 +1646,7 @@ static const struct option long_options[] = {
     { "certificate", required_argument, NULL, OPT_CERT },
     { "ca-cert", required_argument, NULL, OPT_CA },
     { "timeout", required_argument, NULL, 't' },
+    { "tlv-map", required_argument, NULL, OPT_TLV_MAP },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     /* Options of commands, handed over to them. */
@@ -1689,6 +1705,9 @@ parse_options(int argc, char *argv[], bool permute, struct handed *handed)
             if (!handed->args[handed->n++]) {
                 fatal("out of memory");
             }
+            break;
+        case OPT_TLV_MAP:
+            ctl_load_tlv_map(optarg);
             break;
         case 'h':
             usage();

@@ -112,8 +112,14 @@ op_add(struct server *s, const json_t *op, struct op_result *r)
     if (!flows) {
         return EINVAL;
     }
-    /* A snapshot's meters go first: its flows may use them; then its
-     * groups, which its flows name (flowdpd-groups.c). */
+    /* A snapshot's TLV map goes first: its flows' tun_metadataN are
+     * parsed through it (flowdpd-tlv.c).  Then its meters: its flows may
+     * use them; then its groups, which its flows name
+     * (flowdpd-groups.c). */
+    int terror = tlv_restore(s, json_object_get(op, "tlv"), r);
+    if (terror) {
+        return terror;
+    }
     int merror = meters_restore(s, json_object_get(op, "meters"), r);
     if (merror) {
         return merror;
@@ -457,6 +463,8 @@ static const struct {
     { "meter-add", op_meter_add, meter_commit },
     { "meter-mod", op_meter_mod, meter_commit },
     { "meter-del", op_meter_del, meter_commit },
+    { "tlv-add", op_tlv, tlv_commit },
+    { "tlv-del", op_tlv, tlv_commit },
 };
 
 static json_t *snapshot_op(struct server *);
@@ -662,13 +670,24 @@ snapshot_op(struct server *s)
         json_decref(groups);
         return NULL;
     }
+    json_t *snap;
     if (!json_array_size(meters)) {
         json_decref(meters);
-        return json_pack("{s:s, s:o, s:o}", "op", "add", "flows", flows,
+        snap = json_pack("{s:s, s:o, s:o}", "op", "add", "flows", flows,
                          "groups", groups);
+    } else {
+        snap = json_pack("{s:s, s:o, s:o, s:o}", "op", "add", "meters",
+                         meters, "flows", flows, "groups", groups);
     }
-    return json_pack("{s:s, s:o, s:o, s:o}", "op", "add", "meters", meters,
-                     "flows", flows, "groups", groups);
+    /* The TLV map, if any (flowdpd-tlv.c). */
+    json_t *tlv = snap ? tlv_snapshot(s) : NULL;
+    if (snap && (!tlv || (json_string_length(tlv)
+                          && json_object_set(snap, "tlv", tlv)))) {
+        json_decref(snap);
+        snap = NULL;
+    }
+    json_decref(tlv);
+    return snap;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -353,6 +353,10 @@ static const struct {
     { "dump-meters", h_dump_meters, NULL },
     { "meter-stats", h_meter_stats, NULL },
     { "meter-features", h_meter_features, NULL },
+    /* The TLV map (flowdpd-tlv.c). */
+    { "add-tlv-map", h_add_tlv_map, NULL },
+    { "del-tlv-map", h_del_tlv_map, NULL },
+    { "dump-tlv-map", h_dump_tlv_map, NULL },
     /* NORMAL's learning switch (flowdpd-normal.c). */
     { "fdb/show", h_fdb_show, NULL },
     { "fdb/flush", h_fdb_flush, NULL },

@@ -478,6 +478,9 @@ open_pipeline(struct server *s)
     if (error) {
         fatal("creating the pipeline: %s", strerror(error));
     }
+    /* Flows are parsed and printed on this thread, through the map the
+     * datapath fills tun_metadata with (flowdpd-tlv.c). */
+    fdp_tlv_map_use_for_text(fdp_pipeline_tlv_map(s->pipeline));
 }
 
 /* The flows and meters of --db's journal, if given. */

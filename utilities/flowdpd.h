@@ -240,6 +240,17 @@ int meters_check_flow(struct server *, const struct fdp_flow_spec *,
 json_t *meters_snapshot(struct server *);
 int meters_restore(struct server *, const json_t *meters,
                    struct op_result *);
+/* The TLV map (flowdpd-tlv.c): the methods; the operations "tlv-add" and
+ * "tlv-del" (op_tlv() checks one on a copy of the map, tlv_commit() makes
+ * it once journalled); the snapshot's map and its restoring (only while
+ * replaying). */
+json_t *h_add_tlv_map(struct server *, const json_t *, struct op_result *);
+json_t *h_del_tlv_map(struct server *, const json_t *, struct op_result *);
+json_t *h_dump_tlv_map(struct server *, const json_t *, struct op_result *);
+int op_tlv(struct server *, const json_t *op, struct op_result *);
+void tlv_commit(struct server *, const json_t *op);
+json_t *tlv_snapshot(struct server *);
+int tlv_restore(struct server *, const json_t *tlv, struct op_result *);
 /* NORMAL's learning switch (flowdpd-normal.c). */
 json_t *h_fdb_show(struct server *, const json_t *params,
                    struct op_result *r);

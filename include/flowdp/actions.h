@@ -62,6 +62,8 @@ enum fdp_action_type {
     FDP_ACT_FIN_TIMEOUT,    /* fin_timeout(idle_timeout=N,hard_timeout=N) */
     /* Output to a reserved port other than IN_PORT and CONTROLLER. */
     FDP_ACT_RESERVED,       /* NORMAL, FLOOD, ALL, LOCAL */
+    /* Open vSwitch's check_pkt_larger. */
+    FDP_ACT_CHECK_PKT_LARGER,   /* check_pkt_larger(N)->FIELD[b] */
     FDP_N_ACTION_TYPES
 };
 

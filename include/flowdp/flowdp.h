@@ -19,5 +19,6 @@
 #include <flowdp/ring.h>
 #include <flowdp/table.h>
 #include <flowdp/underlay.h>
+#include <flowdp/tlv-map.h>
 
 #endif /* FLOWDP_FLOWDP_H */

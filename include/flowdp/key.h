@@ -30,6 +30,12 @@
  *   25-26 ct_label (word 25 holds the high 64 bits)
  *   27-28 ct_ipv6_src; ct_nw_src is bits 63..32 of word 27
  *   29-30 ct_ipv6_dst; ct_nw_dst is bits 63..32 of word 29
+ *   31    tun_id (64 bits)
+ *   32    tun_flags     tun_tos|tun_ttl tun_gbp_id tun_gbp_flags (internal:
+ *         (bit 48: oam)                             tun_metadata presence)
+ *   33-34 tun_ipv6_src; tun_src is bits 63..32 of word 33
+ *   35-36 tun_ipv6_dst; tun_dst is bits 63..32 of word 35
+ *   37-40 the tunnel-metadata space: 32 bytes of Geneve option values
  *
  * Words 0 to FDP_KEY_PACKET_WORDS - 1 hold what a packet's headers say
  * (and in_port, pkt_mark); the words after them are the pipeline's state,
@@ -70,6 +76,39 @@
  * ct_ipv6_src's and ct_ipv6_dst's high words, as arp_spa lives in nw_src:
  * eight words where separate storage would take nine.
  *
+ * Words 31 to 40 hold the tunnel fields, Open vSwitch's flow_tnl: what
+ * the outer header of a packet that arrived through a tunnel said (its
+ * key, addresses, TOS, TTL and flags, and the Geneve options that a TLV
+ * map places in the tunnel-metadata space), or what an output to a
+ * tunnel port will put there (set_field, load, move).  They are packet
+ * state, not pipeline state: a packet from a port that is not a tunnel
+ * has them zero, a decapsulated one has them set before it is classified,
+ * and a pipeline run, a resubmit and a ct(table=N) continuation keep them
+ * as they are (Open vSwitch keeps the tunnel metadata across
+ * recirculation).  They come last so that no word before them moved when
+ * they arrived: the packet words, the registers and the connection-
+ * tracking words kept their places, and the datapath's caches, which key
+ * on the packet words, pay nothing for packets that did not come through
+ * a tunnel.  tun_id, which every overlay pipeline matches, has a word to
+ * itself; the small fields share one, so "tun_id=5,tun_flags=+oam" or a
+ * GBP match touches two words; the addresses follow the connection-
+ * tracking tuple's scheme (an IPv4 underlay and an IPv6 one never occur
+ * together).  tun_flags holds one flag, oam (bit 48), the only one Open
+ * vSwitch lets a flow match or set; the 15 bits above it stay zero.  The
+ * low byte of word 32 is internal: bit i says that slot i of the
+ * tunnel-metadata space (four bytes each) starts an option that the
+ * packet carried (Open vSwitch's tun_metadata "present" map), so that a
+ * match on an option also requires the option to be there.
+ *
+ * The tunnel-metadata space is 32 bytes, eight 4-byte slots: a TLV map
+ * (add-tlv-map {class=...,type=...,len=...}->tun_metadataN) gives each
+ * Geneve option it names a run of slots, at most 32 bytes in all.  Open
+ * vSwitch allows 256 bytes; the deployments that use options carry a few
+ * small ones (OVN's one 4-byte option holds the logical ingress and
+ * egress ports; a Geneve header with two 4-byte options is the issue's
+ * benchmark), and every 8 bytes more would be another word in every key
+ * and mask.  A map that needs more than 32 bytes is refused.
+ *
  * As in Open vSwitch, fields that never occur together share storage: the
  * ICMP type and code live in tp_src and tp_dst, the ARP opcode in
  * nw_proto, the ARP protocol addresses in nw_src and nw_dst.  Unused bits
@@ -89,7 +128,7 @@
 extern "C" {
 #endif
 
-#define FDP_KEY_WORDS 31
+#define FDP_KEY_WORDS 41
 
 /* The words a packet's headers fill (see above). */
 #define FDP_KEY_PACKET_WORDS 14
@@ -175,6 +214,16 @@ enum fdp_field {
     FDP_F_CT_TP_SRC,
     FDP_F_CT_TP_DST,
     FDP_F_CONJ_ID,          /* Pipeline state (see above). */
+    FDP_F_TUN_ID,           /* Tunnel metadata (see above). */
+    FDP_F_TUN_SRC,
+    FDP_F_TUN_DST,
+    FDP_F_TUN_IPV6_SRC,
+    FDP_F_TUN_IPV6_DST,
+    FDP_F_TUN_FLAGS,
+    FDP_F_TUN_TOS,
+    FDP_F_TUN_TTL,
+    FDP_F_TUN_GBP_ID,
+    FDP_F_TUN_GBP_FLAGS,
     FDP_N_FIELDS
 };
 
@@ -193,6 +242,10 @@ struct fdp_value {
 #define FDP_CT_TRK 0x20         /* Has been through the tracker. */
 #define FDP_CT_SNAT 0x40        /* Its source was translated. */
 #define FDP_CT_DNAT 0x80        /* Its destination was translated. */
+
+/* tun_flags bits, as in Open vSwitch (FLOW_TNL_F_OAM): the only one a
+ * flow matches or sets. */
+#define FDP_TUN_F_OAM 0x1
 
 /* ip_frag bits, as in Open vSwitch. */
 #define FDP_FRAG_ANY 0x1        /* Set for every fragment. */

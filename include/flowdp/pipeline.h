@@ -109,6 +109,13 @@ FDP_API int fdp_pipeline_create(struct fdp_pipeline **pp);
  * NULL. */
 FDP_API void fdp_pipeline_destroy(struct fdp_pipeline *p);
 
+struct fdp_tlv_map;
+
+/* The pipeline's TLV map (flowdp/tlv-map.h): which Geneve option each
+ * tun_metadataN names.  It lives as long as the pipeline; changes go
+ * through fdp_tlv_map_add() and fdp_tlv_map_del(). */
+FDP_API struct fdp_tlv_map *fdp_pipeline_tlv_map(struct fdp_pipeline *p);
+
 /* ---- Modifiers ---- */
 
 /* fdp_table_insert() into table spec->table_id (0..254).  Returns 0,

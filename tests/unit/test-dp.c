@@ -1888,6 +1888,40 @@ START_TEST(ct_recirc_keeps_frozen_state)
 }
 END_TEST
 
+/* ct(table=N) keeps the packet's tunnel fields (Open vSwitch keeps the
+ * tunnel metadata across recirculation), and the continuation cache tells
+ * apart continuations whose keys differ only there (datapath/
+ * tun-intern.c): two packets that an action rewrites to the same headers
+ * before the ct, with tun_id 5 and 6, go to ports 2 and 3, each time,
+ * with the cache on and off. */
+static const char *const tunnel_recirc_flows[] = {
+    "table=0,priority=10,udp,tp_src=1000,actions=set_field:5->tun_id,"
+    "mod_tp_src:2000,ct(table=1)",
+    "table=0,priority=10,udp,tp_src=1001,actions=set_field:6->tun_id,"
+    "mod_tp_src:2000,ct(table=1)",
+    "table=1,priority=30,tun_id=5,ct_state=+trk,udp,tp_src=2000,"
+    "actions=output:2",
+    "table=1,priority=30,tun_id=6,ct_state=+trk,udp,tp_src=2000,"
+    "actions=output:3",
+    "table=1,priority=0,actions=output:1",
+    NULL
+};
+
+START_TEST(ct_recirc_keeps_tunnel_fields)
+{
+    struct rig rig;
+    uint8_t pkt[128];
+
+    ct_rig_create(&rig, _i, tunnel_recirc_flows);
+    for (int i = 0; i < 8; i++) {
+        uint16_t sport = (uint16_t) (1000 + i % 2);
+        size_t len = make_l4(pkt, 17, 1, 2, sport, 53, 0, 0, 0);
+        ck_assert_int_eq(ct_send_one(&rig, 1, pkt, len), 2 + i % 2);
+    }
+    ct_rig_destroy_checking_frames(&rig);
+}
+END_TEST
+
 /* The fork: ct(table=1) followed by output:3 in the same flow.  The
  * packet goes on to port 3, a copy continues in table 1 to port 2: both
  * arrive, identical. */
@@ -2271,6 +2305,7 @@ main(void)
     tcase_add_loop_test(ct, ct_stateful_firewall, 0, 2);
     tcase_add_loop_test(ct, ct_fragments_through_firewall, 0, 4);
     tcase_add_loop_test(ct, ct_recirc_keeps_frozen_state, 0, 2);
+    tcase_add_loop_test(ct, ct_recirc_keeps_tunnel_fields, 0, 2);
     tcase_add_loop_test(ct, ct_fork_sends_both_copies, 0, 2);
     tcase_add_loop_test(ct, ct_recirc_depth_limit, 0, 2);
     tcase_add_test(ct, ct_cache_is_transparent);

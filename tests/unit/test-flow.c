@@ -203,6 +203,14 @@ random_match(struct unit_rng *rng, struct fdp_match *m)
                 continue;
             }
         }
+        /* The tunnel addresses of one family only: IPv4's share IPv6's
+         * storage, and the family bit tells them apart (lib/field.h). */
+        if (fdp__field_is_tun_addr(f)
+            && (m->mask.w[FDP__TUN_IPV6_WORD] & FDP__TUN_IPV6_BIT)
+            && !(m->value.w[FDP__TUN_IPV6_WORD] & FDP__TUN_IPV6_BIT)
+               != !fdp__field_is_tun_ipv6(f)) {
+            continue;
+        }
         set_random_field(rng, m, f);
         /* ct_nw_proto=0 is refused (ovs-ofctl drops it): no connection
          * has protocol 0. */

@@ -339,7 +339,7 @@ check_compact(const struct fdp_match *m, uint64_t seed, int round)
     fdp__cmatch_pack(c, m);
     ck_assert_uint_eq(size, sizeof *c
                             + (2 * fdp__cmatch_n_words(c)
-                               + (size_t) fdp__popcount32(c->hi_words))
+                               + (size_t) fdp__popcount64(c->hi_words))
                               * sizeof(uint64_t)
                             + (c->hi_words ? sizeof(struct fdp__field_map)
                                            : 0));
@@ -402,7 +402,7 @@ START_TEST(compact_sizes)
     struct fdp_match m;
 
     fdp__match_init(&m);
-    ck_assert_uint_eq(fdp__cmatch_size(&m), 8);
+    ck_assert_uint_eq(fdp__cmatch_size(&m), 16);
     check_compact(&m, 0, 0);
 
     /* An exact five-tuple: words 0 and 1, value and mask. */
@@ -412,14 +412,14 @@ START_TEST(compact_sizes)
     fdp__match_set_masked(&m, FDP_F_NW_DST, 0x0a000002, 0xffffffff);
     fdp__match_set_masked(&m, FDP_F_TP_SRC, 1234, 0xffff);
     fdp__match_set_masked(&m, FDP_F_TP_DST, 80, 0xffff);
-    ck_assert_uint_eq(fdp__cmatch_size(&m), 8 + 4 * 8);
+    ck_assert_uint_eq(fdp__cmatch_size(&m), 16 + 4 * 8);
     check_compact(&m, 0, 1);
 
     /* A port range adds one hi word (word 1's) and the range field map,
      * which only a match with a range stores. */
     ck_assert_int_eq(fdp__match_set_range(&m, FDP_F_TP_DST, 1000, 2000), 0);
     ck_assert_uint_eq(fdp__cmatch_size(&m),
-                      8 + 5 * 8 + sizeof(struct fdp__field_map));
+                      16 + 5 * 8 + sizeof(struct fdp__field_map));
     check_compact(&m, 0, 2);
 
     /* An IPv6 range whose bounds differ only in the low word stores no
@@ -427,7 +427,7 @@ START_TEST(compact_sizes)
     fdp__match_init(&m);
     ck_assert_int_eq(fdp__match_set_range(&m, FDP_F_IPV6_SRC, 3, 5), 0);
     ck_assert_uint_eq(fdp__cmatch_size(&m),
-                      8 + 3 * 8 + sizeof(struct fdp__field_map));
+                      16 + 3 * 8 + sizeof(struct fdp__field_map));
     check_compact(&m, 0, 3);
     /* ...and both where both are set. */
     fdp_u128 lo = (fdp_u128) 0x20010db8 << 96;
@@ -435,7 +435,7 @@ START_TEST(compact_sizes)
                                           lo + ((fdp_u128) 1 << 70) + 7),
                      0);
     ck_assert_uint_eq(fdp__cmatch_size(&m),
-                      8 + 6 * 8 + sizeof(struct fdp__field_map));
+                      16 + 6 * 8 + sizeof(struct fdp__field_map));
     check_compact(&m, 0, 4);
 }
 END_TEST

@@ -21,12 +21,15 @@
 
 #include <flowdp/datapath.h>
 #include <flowdp/flow.h>
+#include <flowdp/pipeline.h>
 #include <flowdp/table.h>
+#include <flowdp/tlv-map.h>
 
 #include "datapath/dp-private.h"
 #include "datapath/tnl-header.h"
 #include "datapath/tunnel.h"
 #include <flowdp/underlay.h>
+#include "lib/field.h"
 #include "lib/util.h"
 #include "unit.h"
 
@@ -1234,6 +1237,174 @@ START_TEST(dp_decap_fuzz)
 }
 END_TEST
 
+/* The tunnel fields through a pipeline: flows match what decapsulation
+ * filled (tun_id, tun_ipv6_src, a Geneve option through the TLV map) and
+ * set what encapsulation reads (tun_dst, tun_id, tun_metadata0) for
+ * flow-based ports. */
+START_TEST(dp_tunnel_fields)
+{
+    struct fdp_pipeline *p;
+    struct fdp_dp *dp;
+    struct fdp_dp_pmd *pmd;
+    struct fdp_port_rings rings[3];
+    char *error = NULL;
+    struct in6_addr a;
+    uint8_t mac[6];
+
+    ck_assert_int_eq(fdp_pipeline_create(&p), 0);
+    struct fdp_tlv_map *map = fdp_pipeline_tlv_map(p);
+    ck_assert_msg(!fdp_tlv_map_add(map, "{class=0x102,type=0x80,len=4}"
+                                   "->tun_metadata0", &error), "%s", error);
+    fdp_tlv_map_use_for_text(map);
+    static const char *const flows[] = {
+        "in_port=11,tun_id=0x99,tun_ipv6_src=2001:db8::2,"
+        "tun_metadata0=0xaabbccdd,actions=output:2,"
+        "set_field:2001:db8::2->tun_ipv6_dst,output:12",
+        "in_port=10,tun_id=0x77,tun_src=10.0.0.2,actions=output:2",
+        "in_port=2,udp,actions=set_field:10.0.0.2->tun_dst,"
+        "set_field:0x77->tun_id,output:10",
+        "in_port=2,tcp,actions=set_field:2001:db8::2->tun_ipv6_dst,"
+        "set_field:0x5->tun_id,output:11",
+    };
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(flows); i++) {
+        struct fdp_flow_spec spec;
+        ck_assert_msg(!fdp_flow_parse(flows[i], 0, &spec, &error), "%s: %s",
+                      flows[i], error);
+        ck_assert_int_eq(fdp_pipeline_insert(p, &spec, 0), 0);
+        fdp_flow_spec_destroy(&spec);
+    }
+    fdp_tlv_map_use_for_text(NULL);
+    ck_assert_int_eq(fdp_dp_create_pipeline(p, NULL, &dp), 0);
+    for (uint32_t i = 1; i <= 2; i++) {
+        ck_assert_int_eq(fdp_dp_port_add(dp, i, "ring:size=256", &error), 0);
+        ck_assert_int_eq(fdp_dp_port_rings(dp, i, &rings[i]), 0);
+    }
+    ck_assert_int_eq(fdp_dp_port_add(dp, 10, "vxlan:remote_ip=flow,"
+                                     "key=flow", &error), 0);
+    ck_assert_int_eq(fdp_dp_port_add(dp, 11, "geneve:remote_ip=flow,"
+                                     "key=flow", &error), 0);
+    ck_assert_int_eq(fdp_dp_port_add(dp, 12, "geneve:remote_ip=flow,"
+                                     "key=flow,dst_port=6082", &error), 0);
+    mac_bytes(LOCAL_MAC, mac);
+    ck_assert_int_eq(fdp_dp_port_set_mac(dp, 1, mac), 0);
+    addr4(&a, "10.0.0.1");
+    ck_assert_int_eq(fdp_dp_addr_add(dp, 1, &a, 24), 0);
+    addr6(&a, "2001:db8::1");
+    ck_assert_int_eq(fdp_dp_addr_add(dp, 1, &a, 64), 0);
+    mac_bytes(GW_MAC, mac);
+    addr4(&a, "10.0.0.2");
+    ck_assert_int_eq(fdp_dp_neigh_set(dp, 1, &a, mac), 0);
+    addr6(&a, "2001:db8::2");
+    ck_assert_int_eq(fdp_dp_neigh_set(dp, 1, &a, mac), 0);
+    ck_assert_int_eq(fdp_dp_pmd_create(dp, 0, &pmd), 0);
+
+    /* In: Geneve with the mapped option (and an unknown one, skipped),
+     * the same with another value (no flow), VXLAN VNI 0x77. */
+    uint8_t inner[100], frame[BUF_SIZE];
+    static const struct fdp__tnl_tlv opts[] = {
+        { .opt_class = 0x102, .type = 0x80, .len = 4, .ofs = 0 },
+        { .opt_class = 0x999, .type = 0x01, .len = 4, .ofs = 4 },
+    };
+    struct fdp__tnl_tlv_map omap = { 2, opts };
+    struct fdp__tnl_md md = { .id = 0x99, .ttl = 64, .present = 0x03,
+                              .flags = FDP__TNL_F_KEY,
+                              .space = { 0xaa, 0xbb, 0xcc, 0xdd, 1, 2, 3, 4 } };
+    addr6(&md.src, "2001:db8::2");
+    addr6(&md.dst, "2001:db8::1");
+    struct fdp__tnl_build_params bp = {
+        .kind = FDP__TNL_GENEVE, .md = &md, .dst_port = 6081,
+        .eth_src = GW_MAC, .eth_dst = LOCAL_MAC, .map = &omap,
+    };
+    struct fdp__tnl_hdr h;
+    static uint8_t buf[BUF_SIZE];
+    plain_frame(inner, sizeof inner, 1, 0);
+    for (int v = 0; v < 2; v++) {
+        md.space[3] = v ? 0xde : 0xdd;
+        ck_assert_int_eq(fdp__tnl_build(&bp, &h), 0);
+        memcpy(buf + HEADROOM, inner, sizeof inner);
+        uint8_t *start = fdp__tnl_push(&h, buf + HEADROOM, sizeof inner, 1);
+        ck_assert(test_peer_send(&rings[1], start, h.len + sizeof inner));
+    }
+    size_t n = tunnel_frame(frame, FDP__TNL_VXLAN, "10.0.0.2", "10.0.0.1",
+                            0x77, inner, sizeof inner);
+    ck_assert(test_peer_send(&rings[1], frame, n));
+    /* Out: UDP into VXLAN to 10.0.0.2, TCP into Geneve to 2001:db8::2. */
+    ck_assert(test_peer_send(&rings[2], inner, sizeof inner));
+    uint8_t tcp[100];
+    memcpy(tcp, inner, sizeof tcp);
+    tcp[23] = 6;
+    ck_assert(test_peer_send(&rings[2], tcp, sizeof tcp));
+    struct catch out[3] = { { 0 } };
+    for (int i = 0; i < 4; i++) {
+        fdp_dp_pmd_poll(pmd, NULL);
+    }
+    test_peer_drain(&rings[1], catch_cb, &out[1]);
+    test_peer_drain(&rings[2], catch_cb, &out[2]);
+
+    ck_assert_uint_eq(out[2].n, 2);     /* The Geneve match and VXLAN's. */
+    ck_assert(!memcmp(out[2].pkt[0], inner, sizeof inner));
+    ck_assert(!memcmp(out[2].pkt[1], inner, sizeof inner));
+    ck_assert_uint_eq(out[1].n, 3);
+    uint32_t ofs, size;
+    enum fdp__tnl_drop why;
+    struct fdp__tnl_md got;
+    /* The Geneve packet again, out of port 12: its key's option (the
+     * mapped one only) and VNI, to UDP port 6082. */
+    ck_assert(fdp__tnl_pop(out[1].pkt[0], out[1].len[0], 14, FDP__TNL_GENEVE,
+                           false, &omap, &got, &ofs, &size, &why));
+    ck_assert_uint_eq(got.id, 0x99);
+    ck_assert_uint_eq(got.tp_dst, 6082);
+    ck_assert_uint_eq(got.present, 0x01);
+    ck_assert(!memcmp(got.space, "\xaa\xbb\xcc\xdd", 4));
+    ck_assert_uint_eq(out[1].pkt[0][14 + 40 + 8], 2);  /* opt_len: 8 bytes. */
+    ck_assert_uint_eq(out[1].pkt[0][14 + 40 + 9], 0x40);   /* Critical. */
+    ck_assert(fdp__tnl_pop(out[1].pkt[1], out[1].len[1], 14, FDP__TNL_VXLAN,
+                           false, NULL, &got, &ofs, &size, &why));
+    ck_assert_uint_eq(got.id, 0x77);
+    addr4(&a, "10.0.0.2");
+    ck_assert(!memcmp(&got.dst, &a, sizeof a));
+    ck_assert(fdp__tnl_pop(out[1].pkt[2], out[1].len[2], 14, FDP__TNL_GENEVE,
+                           false, &omap, &got, &ofs, &size, &why));
+    ck_assert_uint_eq(got.id, 5);
+    addr6(&a, "2001:db8::2");
+    ck_assert(!memcmp(&got.dst, &a, sizeof a));
+    ck_assert_uint_eq(got.present, 0);
+    ck_assert_uint_eq(size, sizeof tcp);
+
+    fdp_dp_pmd_destroy(pmd);
+    fdp_dp_destroy(dp);
+    fdp_pipeline_destroy(p);
+}
+END_TEST
+
+START_TEST(md_key_round_trip)
+{
+    struct unit_rng rng;
+    unit_rng_init(&rng, 4);
+    for (int iter = 0; iter < 10000; iter++) {
+        struct fdp__tnl_md md, back;
+        struct fdp_key key;
+        memset(&key, 0, sizeof key);
+        random_md(&rng, FDP__TNL_GENEVE, unit_rng_below(&rng, 2), &md);
+        md.flags &= FDP__TNL_F_OAM;     /* The only flag the key has. */
+        md.gbp_id = (uint16_t) unit_rng_next(&rng);
+        md.gbp_flags = (uint8_t) unit_rng_next(&rng);
+        fdp__tnl_md_to_key(&md, &key);
+        fdp__tnl_md_from_key(&key, &back);
+        ck_assert(!memcmp(&md, &back, sizeof md));
+        /* The fields read back from the key are the same values. */
+        ck_assert_uint_eq(fdp__key_get(&key, FDP_F_TUN_ID), md.id);
+        ck_assert_uint_eq(fdp__key_get(&key, FDP_F_TUN_TTL), md.ttl);
+        ck_assert_uint_eq(fdp__key_get(&key, FDP_F_TUN_TOS), md.tos);
+        ck_assert_uint_eq(fdp__key_get(&key, FDP_F_TUN_GBP_ID), md.gbp_id);
+        if (fdp__tnl_addr_is_ipv4(&md.dst)) {
+            ck_assert_uint_eq(fdp__key_get(&key, FDP_F_TUN_DST),
+                              fdp__tnl_addr_ipv4(&md.dst));
+        }
+    }
+}
+END_TEST
+
 START_TEST(port_options)
 {
     static const struct {
@@ -1343,5 +1514,7 @@ main(void)
     tcase_add_test(tc, dp_decap);
     tcase_add_test(tc, dp_decap_fuzz);
     tcase_add_test(tc, port_options);
+    tcase_add_test(tc, dp_tunnel_fields);
+    tcase_add_test(tc, md_key_round_trip);
     return unit_run(s);
 }
