@@ -40,7 +40,11 @@ datapath_libflowdp_datapath_la_SOURCES = \
 	datapath/port-afxdp.c \
 	datapath/port-offload.c \
 	datapath/port-offload.h \
+	datapath/port-tunnel.c \
 	datapath/ring.c \
+	datapath/tnl-header.c \
+	datapath/tnl-header.h \
+	datapath/tunnel.h \
 	datapath/underlay.c \
 	datapath/underlay.h
 datapath_libflowdp_datapath_la_LIBADD = $(PCAP_LIBS) $(XDP_LIBS)

@@ -114,6 +114,9 @@ int fdp__port_ifindex(const char *type, const char *dev,
 void fdp__port_set_error(struct fdp__port *, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+struct fdp__pkt;
+struct fdp__tnl_pmd;
+
 struct fdp__port_class {
     const char *type;
 
@@ -149,6 +152,14 @@ struct fdp__port_class {
      * program and mode an afxdp port got), into 'buf' of 'size' bytes.
      * Control thread, under the datapath's mutex.  May be NULL. */
     void (*describe)(const struct fdp__port *, char *buf, size_t size);
+
+    /* Tunnel ports only (datapath/tunnel.h, fdp__tnl_send()): output to
+     * the port encapsulates the packet in place and names the underlay
+     * port to send it out of, or drops it (counted).  NULL for a port
+     * whose tx sends what is output to it. */
+    bool (*encap)(struct fdp__port *, struct fdp__tnl_pmd **,
+                  struct fdp__pkt *, uint32_t frame_size, uint32_t hash,
+                  uint32_t *out_port);
 };
 
 extern const struct fdp__port_class fdp__ring_port_class;
@@ -156,6 +167,10 @@ extern const struct fdp__port_class fdp__pcap_port_class;
 /* In port-afpacket.c and port-afxdp.c. */
 extern const struct fdp__port_class fdp__afpacket_port_class;
 extern const struct fdp__port_class fdp__afxdp_port_class;
+/* In port-tunnel.c. */
+extern const struct fdp__port_class fdp__vxlan_port_class;
+extern const struct fdp__port_class fdp__geneve_port_class;
+extern const struct fdp__port_class fdp__gre_port_class;
 
 /* What the back ends need from the datapath. */
 uint8_t *fdp__dp_umem(const struct fdp_dp *, uint64_t *size);
@@ -169,6 +184,10 @@ struct fdp__ct *fdp__dp_ct(const struct fdp_dp *);
 struct fdp__ipf;
 /* The datapath's fragment reassembler (datapath/ipf.h): never NULL. */
 struct fdp__ipf *fdp__dp_ipf(const struct fdp_dp *);
+struct fdp_pipeline;
+/* The datapath's pipeline, or NULL for a bare table (its TLV map places
+ * Geneve options: datapath/port-tunnel.c). */
+struct fdp_pipeline *fdp__dp_pipeline(const struct fdp_dp *);
 struct fdp__ct_pmd_stats;
 /* The tracker counters of 'dp''s live pmds, summed under the datapath's
  * mutex (datapath/dp-ct.c's fdp_dp_ct_stats()). */

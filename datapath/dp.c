@@ -391,6 +391,7 @@
 #include "lib/rule.h"
 #include "lib/tss.h"
 #include "lib/util.h"
+#include "datapath/tunnel.h"
 
 /* ---------------------------------------------------------------------- */
 /* Definitions.                                                            */
@@ -635,6 +636,12 @@ struct fdp_dp_pmd {
     struct scratch_pool scratch;
     struct fdp__outcome *doomed[FDP_DP_BATCH];
     uint32_t n_doomed;
+
+    /* Tunnels (datapath/tunnel.h): the outer headers this pmd pushes
+     * (made on first use), and the decapsulated packets of a batch that
+     * go on as received on a tunnel port (batch_decap()). */
+    struct fdp__tnl_pmd *tnl;
+    struct batch tnl_batch;
     struct fdp__tun_intern *tun;    /* Tunnel tags, made on first use
                                      * (datapath/tun-intern.c). */
 };
@@ -642,6 +649,7 @@ struct fdp_dp_pmd {
 /* The published set of ports, sorted by number. */
 struct port_set {
     size_t n;
+    struct fdp__tnl_rx_set *tnl;    /* Its tunnel ports, or NULL. */
     struct rcu_head rcu;
     struct fdp__port *ports[];
 };
@@ -687,6 +695,9 @@ static const struct fdp__port_class *const port_classes[] = {
     &fdp__pcap_port_class,
     &fdp__afxdp_port_class,
     &fdp__afpacket_port_class,
+    &fdp__vxlan_port_class,
+    &fdp__geneve_port_class,
+    &fdp__gre_port_class,
 };
 
 /* ---------------------------------------------------------------------- */
@@ -711,6 +722,12 @@ uint32_t
 fdp__dp_frame_size(const struct fdp_dp *dp)
 {
     return dp->options.frame_size;
+}
+
+struct fdp_pipeline *
+fdp__dp_pipeline(const struct fdp_dp *dp)
+{
+    return dp->pipeline;
 }
 
 struct fdp__ct *
@@ -1006,6 +1023,7 @@ fdp_dp_destroy(struct fdp_dp *dp)
         fdp_dp_pmd_destroy(dp->pmds);
     }
     fdp__rcu_barrier();         /* Deferred frees of old port sets. */
+    fdp__tnl_rx_set_destroy(dp->ports->tnl);
     free(dp->ports);
     free(dp->upcall);
     /* No pmd is left to queue learned flows: the learner's last drain
@@ -1043,7 +1061,9 @@ static void
 free_port_set(struct rcu_head *head)
 {
     FDP_RCU_TSAN_ACQUIRE();
-    free(CONTAINER_OF(head, struct port_set, rcu));
+    struct port_set *set = CONTAINER_OF(head, struct port_set, rcu);
+    fdp__tnl_rx_set_destroy(set->tnl);
+    free(set);
 }
 
 /* Replaces the published port set by 'new' (the old one is freed after a
@@ -1099,7 +1119,7 @@ open_port(struct fdp_dp *dp, const char *spec, struct fdp__port **portp,
         }
     }
     *errorp = fdp__xasprintf("\"%.*s\" is not a port type (ring, pcap, "
-                             "afxdp, afpacket)",
+                             "afxdp, afpacket, vxlan, geneve, gre)",
                              (int) type_len, spec);
     return EINVAL;
 }
@@ -1169,6 +1189,15 @@ port_add(struct fdp_dp *dp, uint32_t port_no, const char *spec,
     if (k < new->n) {
         new->ports[k] = port;
     }
+    error = fdp__tnl_rx_set_create(new->ports, new->n, &new->tnl,
+                                   &error_msg);
+    if (error) {
+        free(new);
+        port->vlan = NULL;      /* The caller's on failure. */
+        port_close(port);
+        pthread_mutex_unlock(&dp->mutex);
+        goto out;
+    }
     publish_ports(dp, new);
     pthread_mutex_unlock(&dp->mutex);
 
@@ -1229,6 +1258,14 @@ fdp_dp_port_del(struct fdp_dp *dp, uint32_t port_no)
         if (old->ports[i] != port) {
             new->ports[new->n++] = old->ports[i];
         }
+    }
+    /* Fewer ports: no new conflict, only memory can fail. */
+    char *msg = NULL;
+    if (fdp__tnl_rx_set_create(new->ports, new->n, &new->tnl, &msg)) {
+        free(msg);
+        free(new);
+        pthread_mutex_unlock(&dp->mutex);
+        return ENOMEM;
     }
     publish_ports(dp, new);
     /* Wait until no pmd can still be receiving from or sending to it. */
@@ -1551,6 +1588,7 @@ fdp_dp_pmd_destroy(struct fdp_dp_pmd *pmd)
         munmap(pmd->smc, pmd->smc_size);
     }
     fdp__ct_pmd_destroy(pmd->ct);
+    fdp__tnl_pmd_destroy(pmd->tnl);
     fdp__tun_intern_destroy(pmd->tun);
     free(pmd);
 }
@@ -2664,6 +2702,9 @@ struct exec_ctx {
     uint32_t i;
 };
 
+static void exec_encap(struct exec_ctx *, struct fdp__pkt *,
+                       struct fdp__port *tnl, bool steal);
+
 static void
 exec_output(void *ctx_, struct fdp__pkt *pkt, uint32_t port_no, bool steal)
 {
@@ -2678,6 +2719,10 @@ exec_output(void *ctx_, struct fdp__pkt *pkt, uint32_t port_no, bool steal)
             fdp__cache_put(&pmd->cache, addr);
         }
         return;                 /* No such port: OpenFlow drops. */
+    }
+    if (FDP_UNLIKELY(port->class->encap != NULL)) {
+        exec_encap(ctx, pkt, port, steal);
+        return;
     }
     struct txq *q = pmd_txq(pmd, port);
     if (!steal) {
@@ -2695,6 +2740,53 @@ exec_output(void *ctx_, struct fdp__pkt *pkt, uint32_t port_no, bool steal)
         addr = frame + offset;
     }
     txq_push(pmd, q, addr, pkt->size);
+    ctx->batch->sent[ctx->i] = true;
+}
+
+/* Output to tunnel port 'tnl' (datapath/port-tunnel.c, "Send"): the
+ * packet (or, unless 'steal', a copy in a frame of its own) encapsulated
+ * and queued on the underlay port the tunnel names.  The tunnel's tx
+ * counters count what it sent on; its drops are counted by reason. */
+static void
+exec_encap(struct exec_ctx *ctx, struct fdp__pkt *pkt, struct fdp__port *tnl,
+           bool steal)
+{
+    struct fdp_dp_pmd *pmd = ctx->pmd;
+    struct fdp_dp *dp = pmd->dp;
+    struct fdp__pkt copy;
+    uint32_t out_no;
+
+    if (!steal) {
+        uint64_t addr = (uint64_t) (pkt->data - dp->umem);
+        uint32_t offset = (uint32_t) (addr & (dp->options.frame_size - 1));
+        uint64_t frame = fdp__cache_get(&pmd->cache);
+        if (frame == UINT64_MAX) {
+            fdp__count(&tnl->stats.tx_dropped, 1);
+            return;
+        }
+        memcpy(dp->umem + frame, dp->umem + (addr - offset),
+               sizeof(struct fdp__frame_meta));
+        memcpy(dp->umem + frame + offset, pkt->data, pkt->size);
+        copy = *pkt;
+        copy.data = dp->umem + frame + offset;
+        pkt = &copy;
+    }
+    struct fdp__port *out = NULL;
+    if (tnl->class->encap(tnl, &pmd->tnl, pkt, dp->options.frame_size,
+                          ctx->batch->hashes[ctx->i], &out_no)) {
+        out = find_port(pmd->ports, out_no);
+    }
+    if (!out || out->class->encap) {
+        /* Dropped (counted by reason by the tunnel), or the underlay
+         * names a port that is gone or is a tunnel itself. */
+        fdp__count(&tnl->stats.tx_dropped, 1);
+        fdp__cache_put(&pmd->cache, (uint64_t) (pkt->data - dp->umem));
+        return;
+    }
+    fdp__count(&tnl->stats.tx_packets, 1);
+    fdp__count(&tnl->stats.tx_bytes, pkt->size);
+    txq_push(pmd, pmd_txq(pmd, out), (uint64_t) (pkt->data - dp->umem),
+             pkt->size);
     ctx->batch->sent[ctx->i] = true;
 }
 
@@ -2821,8 +2913,8 @@ output_queue(struct fdp_dp_pmd *pmd, uint32_t port_no)
     if (port_no != pmd->last_out_no) {
         /* Most flows of a batch send where the last one did. */
         struct fdp__port *port = find_port(pmd->ports, port_no);
-        if (!port) {
-            return NULL;
+        if (!port || port->class->encap) {
+            return NULL;        /* A tunnel: exec_encap(). */
         }
         pmd->last_txq = pmd_txq(pmd, port);
         pmd->last_out_no = port_no;
@@ -2953,6 +3045,19 @@ outcome_account(struct fdp_dp_pmd *pmd, const struct flow_group *fg,
 
 /* ---------------------------------------------------------------------- */
 /* Connection tracking and recirculation (see "Connection tracking").      */
+
+/* Counts 'n' on 'counter' of the input port 'port': its own pmd is the
+ * only writer of a port it polls, but several pmds decapsulate for one
+ * tunnel port. */
+static inline void
+in_port_count(const struct fdp__port *port, uint64_t *counter, uint64_t n)
+{
+    if (port->class->encap) {
+        fdp__count(counter, n);
+    } else {
+        fdp__count_add(counter, n);
+    }
+}
 
 static void level_run(struct fdp_dp_pmd *, unsigned int depth);
 
@@ -3686,7 +3791,7 @@ level_run(struct fdp_dp_pmd *pmd, unsigned int depth)
     for (uint32_t i = 0; i < b->n; i++) {
         dropped += !b->sent[i] && !lvl->copy[i];
     }
-    fdp__count_add(&pmd->in_port->stats.rx_dropped, dropped);
+    in_port_count(pmd->in_port, &pmd->in_port->stats.rx_dropped, dropped);
     b->n = 0;
     lvl->scratch.n = 0;
     pmd->in_no = saved_in_no;
@@ -3783,7 +3888,7 @@ batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
     for (uint32_t i = 0; i < b->n; i++) {
         dropped += !b->sent[i];
     }
-    fdp__count_add(&in->stats.rx_dropped, dropped);
+    in_port_count(in, &in->stats.rx_dropped, dropped);
     if (pmd->levels[0] && pmd->levels[0]->batch.n) {
         level_run(pmd, 1);
     }
@@ -3814,6 +3919,107 @@ pmd_snapshot(struct fdp_dp_pmd *pmd)
     }
     pmd->table_view.version = fdp_table_version(dp->table);
     return &pmd->table_view;
+}
+
+/* Runs the 'n' packets 'idx' of 'b', decapsulated for tunnel port 'tnl',
+ * as a batch received on it. */
+static void
+run_decapsulated(struct fdp_dp_pmd *pmd, const struct batch *b,
+                 const uint8_t idx[], uint32_t n, struct fdp__port *tnl)
+{
+    struct batch *tb = &pmd->tnl_batch;
+    struct fdp__port *saved = pmd->in_port;
+
+    tb->n = n;
+    tb->released = false;
+    for (uint32_t k = 0; k < n; k++) {
+        tb->pkts[k] = b->pkts[idx[k]];
+        tb->hashes[k] = b->hashes[idx[k]];
+        tb->sent[k] = false;
+    }
+    pmd->in_port = tnl;
+    pmd->in_no = tnl->port_no;
+    batch_classify(pmd, tb);
+    batch_group(tb);
+    batch_execute(pmd, tb);
+    pmd->in_port = saved;
+    pmd->in_no = saved->port_no;
+}
+
+/* Phase 1b, in a datapath with tunnel ports: pops the tunnel packets of
+ * 'b' (datapath/port-tunnel.c, "Receive"), which then go on as received
+ * on their tunnel port: the whole batch if every packet went to one (the
+ * common case: no copy), else each tunnel port's packets as a batch of
+ * their own, here, and the rest stay in 'b'. */
+static void
+batch_decap(struct fdp_dp_pmd *pmd, struct batch *b)
+{
+    const struct fdp__tnl_rx_set *set = pmd->ports->tnl;
+    struct fdp__port *to[FDP_DP_BATCH];
+    uint8_t keep[FDP_DP_BATCH];
+    uint32_t n_keep = 0, n_decap = 0;
+
+    for (uint32_t i = 0; i < b->n; i++) {
+        struct fdp__pkt *p = &b->pkts[i];
+        to[i] = NULL;
+        if (FDP_LIKELY(!fdp__tnl_rx_candidate(set, &p->key))) {
+            keep[n_keep++] = (uint8_t) i;
+            continue;
+        }
+        switch (fdp__tnl_receive(pmd->dp, set, p, pmd->dp->emc_basis,
+                                 &b->hashes[i], &to[i])) {
+        case FDP__TNL_RX_NOT:
+            keep[n_keep++] = (uint8_t) i;
+            break;
+        case FDP__TNL_RX_DROP:
+            /* Received, then sent nowhere: the underlay port's drop (the
+             * tunnel port counts why). */
+            fdp__cache_put(&pmd->cache, (uint64_t) (p->data - pmd->dp->umem));
+            in_port_count(pmd->in_port, &pmd->in_port->stats.rx_dropped, 1);
+            break;
+        case FDP__TNL_RX_DECAP:
+            fdp__count(&to[i]->stats.rx_packets, 1);
+            fdp__count(&to[i]->stats.rx_bytes, p->size);
+            n_decap++;
+            break;
+        }
+    }
+    if (n_decap == b->n) {
+        bool one = true;
+        for (uint32_t i = 1; i < b->n && one; i++) {
+            one = to[i] == to[0];
+        }
+        if (one) {
+            pmd->in_port = to[0];
+            pmd->in_no = to[0]->port_no;
+            return;
+        }
+    }
+    /* Each tunnel port's packets, in order of first arrival. */
+    for (uint32_t i = 0; i < b->n; i++) {
+        struct fdp__port *tnl = to[i];
+        uint8_t idx[FDP_DP_BATCH];
+        uint32_t n = 0;
+        if (!tnl) {
+            continue;
+        }
+        for (uint32_t j = i; j < b->n; j++) {
+            if (to[j] == tnl) {
+                idx[n++] = (uint8_t) j;
+                to[j] = NULL;
+            }
+        }
+        run_decapsulated(pmd, b, idx, n, tnl);
+    }
+    if (n_keep != b->n) {
+        for (uint32_t k = 0; k < n_keep; k++) {
+            if (keep[k] != k) {
+                b->pkts[k] = b->pkts[keep[k]];
+                b->hashes[k] = b->hashes[keep[k]];
+            }
+        }
+        b->n = n_keep;
+    }
 }
 
 static uint32_t
@@ -3848,9 +4054,16 @@ pmd_poll_port(struct fdp_dp_pmd *pmd, struct fdp__port *port, bool *eof)
         if (FDP_UNLIKELY(fdp__dp_snapshot_hook != NULL)) {
             fdp__dp_snapshot_hook(pmd->dp);
         }
-        batch_classify(pmd, b);
-        batch_group(b);
-        batch_execute(pmd, b);
+        if (FDP_UNLIKELY(pmd->ports->tnl != NULL)) {
+            batch_decap(pmd, b);
+        }
+        if (b->n) {
+            batch_classify(pmd, b);
+            batch_group(b);
+            batch_execute(pmd, b);
+        } else {
+            pmd_flush_tx(pmd);  /* The underlay's answers, if any. */
+        }
     }
 recycle:
     if (port->class->recycle) {

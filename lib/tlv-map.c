@@ -481,6 +481,27 @@ fdp__tlv_map_lookup(const struct fdp_tlv_map *map, uint16_t opt_class,
     return ENOENT;
 }
 
+size_t
+fdp__tlv_map_options(const struct fdp_tlv_map *map,
+                     struct fdp__tlv_opt_info *opts)
+{
+    const struct tlv_table *t = table_get(map);
+    size_t n = 0;
+
+    /* by_index[] lists them in index order. */
+    for (unsigned int i = 0; i < FDP_TLV_MAP_FIELDS && n < t->n_opts; i++) {
+        int k = t->by_index[i];
+        if (k >= 0) {
+            const struct tlv_opt *o = &t->opts[k];
+            opts[n++] = (struct fdp__tlv_opt_info) {
+                .opt_class = o->opt_class, .type = o->type,
+                .offset = o->offset, .len = o->len, .index = o->index,
+            };
+        }
+    }
+    return n;
+}
+
 bool
 fdp__tlv_map_field(const struct fdp_tlv_map *map, unsigned int index,
                    unsigned int *offset, unsigned int *len)

@@ -30,6 +30,23 @@ int fdp__tlv_map_lookup(const struct fdp_tlv_map *map, uint16_t opt_class,
 bool fdp__tlv_map_field(const struct fdp_tlv_map *map, unsigned int index,
                         unsigned int *offset, unsigned int *len);
 
+/* One mapped option, for a Geneve encapsulation. */
+struct fdp__tlv_opt_info {
+    uint16_t opt_class;
+    uint8_t type;
+    uint8_t offset;             /* Bytes into the space. */
+    uint8_t len;                /* Bytes. */
+    uint8_t index;              /* tun_metadata<index>. */
+};
+
+/* The map's options as they are now, in increasing order of their
+ * tun_metadata index (the order Open vSwitch writes a Geneve header's
+ * options in), into 'opts' (room for FDP__TUN_MD_SLOTS), and returns how
+ * many.  As fdp__tlv_map_lookup(): in an RCU read-side section, no
+ * lock. */
+size_t fdp__tlv_map_options(const struct fdp_tlv_map *map,
+                            struct fdp__tlv_opt_info *opts);
+
 /* Writes the option value 'data' (of 'len' bytes, as the option carries
  * it, big-endian) at 'offset' of 'key''s tunnel-metadata space and sets
  * the slot's presence bit: what a Geneve decap does with each option

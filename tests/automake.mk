@@ -34,8 +34,9 @@ UNIT_TESTS = \
 	tests/unit/test-table \
 	tests/unit/test-ties \
 	tests/unit/test-tss \
-	tests/unit/test-underlay \
-	tests/unit/test-tunkey
+	tests/unit/test-tunkey \
+	tests/unit/test-tunnel \
+	tests/unit/test-underlay
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -56,6 +57,10 @@ tests_unit_test_dp_meter_LDADD = $(UNIT_LDADD)
 tests_unit_test_meter_SOURCES = tests/unit/test-meter.c
 tests_unit_test_meter_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_meter_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_tunnel_SOURCES = tests/unit/test-tunnel.c
+tests_unit_test_tunnel_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tunnel_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_ds_SOURCES = tests/unit/test-ds.c
 tests_unit_test_ds_CFLAGS = $(UNIT_CFLAGS)
@@ -199,6 +204,7 @@ TESTSUITE_AT = \
 	tests/flow-syntax.at \
 	tests/classify.at \
 	tests/datapath.at \
+	tests/tunnel.at \
 	tests/parse-pcap.at \
 	tests/daemon.at \
 	tests/learn.at \
@@ -213,12 +219,14 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/flowgen.py tests/ofctl-compare.py tests/classify-gen.py \
 	tests/pipeline-gen.py \
 	tests/pcapgen.py tests/every-action.flows tests/rpc-raw.py \
+	tests/tunnel-gen.py \
 	tests/perf-dump.sh tests/ovs-peer.sh tests/ct-diff.py tests/acts-diff.py \
 	tests/group-diff.py tests/normal-diff.py tests/underlay.py \
 	tests/ct_scenarios.py \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \
+	tests/fuzz/fuzz-tnl-pop.c \
 	tests/fuzz/corpus
 DISTCLEANFILES += tests/atconfig tests/atlocal
 

@@ -36,6 +36,7 @@ utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/flowdpd.h \
 	utilities/flowdpd-ipf.c \
 	utilities/flowdpd-normal.c \
 	utilities/flowdpd-underlay.c \
+	utilities/flowdpd-tunnel.c \
 	utilities/flowdpd-ct.c \
 	utilities/flowdpd-groups.c \
 	utilities/flowdpd-meters.c \

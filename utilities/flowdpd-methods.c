@@ -294,6 +294,7 @@ h_trace(struct server *s, const json_t *p, struct op_result *r)
     fdp_table_read_unlock();
     if (result) {
         normal_trace(s, &key, result);
+        tunnel_trace(s, &key, result);
     }
     if (!result) {
         op_fail(r, RPC_FAILED, "out of memory");

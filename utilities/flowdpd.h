@@ -310,6 +310,10 @@ int normal_vlan_params(const json_t *words, struct fdp_port_vlan *cfg,
  * actions have NORMAL. */
 void normal_trace(struct server *, const struct fdp_key *key,
                   json_t *trace);
+/* Adds "tunnels" (the outer header each output to a tunnel port gives
+ * the packet: flowdpd-tunnel.c) to a trace that has such outputs. */
+void tunnel_trace(struct server *, const struct fdp_key *key,
+                  json_t *trace);
 
 /* The connection tracker's methods (flowdpd-ct.c), ended by a NULL
  * method: 'fn' returns its result, or NULL with 'r' set; or, for a

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/actions-internal.h"
 #include "utilities/tool.h"
 
 /* ---------------------------------------------------------------------- */
@@ -232,6 +233,25 @@ trace_result_json(struct trace_ctx *ctx, const struct fdp_pipeline_result *r,
                              "limit_dropped", r->limit_dropped)
                  : NULL);
     free(actions);
+    if (o && r->actions && !r->limit_dropped) {
+        /* For the daemon's additions (flowdpd-tunnel.c): the ports the
+         * composed actions output to, and the key as they leave it (its
+         * words in hex), which say what a tunnel port does. */
+        json_t *outs = json_array(), *words = json_array();
+        for (const struct fdp__action *a = fdp__actions_first(r->actions);
+             a && outs; a = fdp__actions_next(r->actions, a)) {
+            if (a->type == FDP_ACT_OUTPUT) {
+                json_array_append_new(outs, json_integer(a->arg));
+            }
+        }
+        for (size_t w = 0; w < FDP_KEY_WORDS && words; w++) {
+            char hex[17];
+            snprintf(hex, sizeof hex, "%016" PRIx64, r->key.w[w]);
+            json_array_append_new(words, json_string(hex));
+        }
+        json_object_set_new(o, "outputs", outs);
+        json_object_set_new(o, "final_key", words);
+    }
     return o;
 }
 
@@ -499,6 +519,11 @@ print_pass(FILE *stream, const json_t *pass)
     const char *normal = json_string_value(json_object_get(pass, "normal"));
     if (normal) {
         fprintf(stream, "NORMAL: %s\n", normal);
+    }
+    const json_t *tunnels = json_object_get(pass, "tunnels");
+    for (size_t i = 0; i < json_array_size(tunnels); i++) {
+        fprintf(stream, "Tunnel: %s\n",
+                json_string_value(json_array_get(tunnels, i)));
     }
 }
 

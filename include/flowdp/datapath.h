@@ -48,6 +48,9 @@
  *                                 TPACKET_V3 rx and tx rings (packets are
  *                                 copied); promiscuous, not receiving
  *                                 what it sends.
+ *   vxlan:OPTS, geneve:OPTS, gre:OPTS
+ *                                 a tunnel port, with no device: see
+ *                                 "Tunnels" below.
  * Live ports (afxdp, afpacket) never reach their end; opening one fails
  * with ENODEV (no such interface), EPERM (not permitted), EOPNOTSUPP (XDP
  * or zero copy not supported), EINVAL (a queue out of range, a bad
@@ -203,7 +206,8 @@ FDP_API void fdp_dp_destroy(struct fdp_dp *dp);
 
 /* Adds port 'port_no' (1..0xfeff) with back end 'spec' (see above).
  * Returns 0; EINVAL for a bad number or spec; EEXIST if the number is
- * taken; an errno from opening a file or an interface (see above);
+ * taken, or a tunnel's UDP port is another kind's (or VXLAN's with the
+ * other exts=gbp setting); ENOSPC for a ninth tunnel (kind, UDP port); an errno from opening a file or an interface (see above);
  * ENOMEM.  On failure, if 'errorp' is nonnull, '*errorp' gets a message
  * naming what was wrong, which the caller frees. */
 FDP_API int fdp_dp_port_add(struct fdp_dp *dp, uint32_t port_no,
@@ -266,6 +270,23 @@ struct fdp_port_rings {
  * the port is not a ring port.  The rings live as long as the port. */
 FDP_API int fdp_dp_port_rings(struct fdp_dp *dp, uint32_t port_no,
                               struct fdp_port_rings *rings);
+
+/* ---- Tunnels ---- */
+
+/* Tunnel ports (types vxlan, geneve and gre, with Open vSwitch's options:
+ * remote_ip=IP|flow, local_ip=IP|flow, key=N|flow, in_key, out_key,
+ * dst_port, tos=N|inherit, ttl=N|inherit, df_default, csum, and exts=gbp
+ * for VXLAN) send what is output to them encapsulated out of the underlay
+ * port their route names, and receive the tunnel packets that arrive on
+ * any port for a local address.  This explains in words, into 'buf' of
+ * 'size' bytes, the outer header that output to tunnel port 'port_no'
+ * gives a packet whose key is 'key' at that output ("native tunnel push
+ * to vxlan port 10: eth(...),ipv4(...),udp(...),vxlan(vni=0x5)
+ * out_port(1)"), or why it would be dropped.  Returns 0, ENOENT (no such
+ * port) or EINVAL (not a tunnel port).  Any thread. */
+FDP_API int fdp_dp_tunnel_explain(struct fdp_dp *dp, uint32_t port_no,
+                                  const struct fdp_key *key, char *buf,
+                                  size_t size);
 
 /* ---- Upcalls ---- */
 
