@@ -9,8 +9,9 @@
 # traffic between two network namespaces forwarded by flowdpd through
 # AF_XDP ports (AF_PACKET where XDP is refused): ping, ping -6 and a TCP
 # transfer, then a stateful firewall (ct) that lets the inside connect out
-# and nothing in, with dump-conntrack; then the offline tools (parse-flows, classify), the CPU level
-# and hashing.
+# and nothing in, with dump-conntrack, and a VXLAN overlay between flowdpd's
+# tunnel port and the kernel's vxlan device (ping across it); then the
+# offline tools (parse-flows, classify), the CPU level and hashing.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
@@ -366,6 +367,40 @@ FLOWS
     $lctl ct-stats-show
     echo "-- flowdp-ctl dump-flows table=1 --"
     $lctl dump-flows table=1
+    kill "$(cat "$demo/live/flowdpd.pid")"
+    while [ -e "$demo/live/flowdpd.pid" ]; do sleep 0.1; done
+    echo
+    echo "-- A VXLAN overlay: flowdpd's tunnel port and the kernel's vxlan device in b --"
+    # flowdpd is 10.77.0.9 on port 2 (dpb), answers ARP for it and learns
+    # b's MAC; b's kernel has a vxlan device (VNI 42) to it, 10.99.0.2
+    # inside; a is 10.99.0.1 behind flowdpd's port 1.  The flows choose
+    # the tunnel's remote and key (remote_ip=flow, key=flow).
+    $a ip addr add 10.99.0.1/24 dev va
+    $a ip link set va mtu 1400
+    $b ip link add vx0 type vxlan id 42 local 10.77.0.2 remote 10.77.0.9 \
+        dstport 4789 dev vb
+    $b ip link set vx0 mtu 1400 up
+    $b ip addr add 10.99.0.2/24 dev vx0
+    FLOWDP_RUNDIR="$demo/live" $dp "$daemon" --detach --pidfile \
+        --log-file="$demo/live/flowdpd.log" --port=1=$kind:dev=dpa \
+        --port=2=$kind:dev=dpb --port=10=vxlan:remote_ip=flow,key=flow \
+        --addr=2:10.77.0.9/24
+    cat > "$demo/live/vxlan.txt" <<'FLOWS'
+priority=10,in_port=1,actions=set_field:10.77.0.2->tun_dst,set_field:42->tun_id,output:10
+priority=10,in_port=10,tun_src=10.77.0.2,tun_id=42,actions=output:1
+FLOWS
+    echo "flowdp-ctl add-flows:"
+    sed 's/^/  /' "$demo/live/vxlan.txt"
+    $lctl add-flows "$demo/live/vxlan.txt"
+    echo "-- from a: ping 10.99.0.2, the kernel's end of the overlay --"
+    $a ping -c 3 -i 0.2 -W 2 10.99.0.2 | tail -2
+    echo "-- flowdp-ctl neigh/show, route/show --"
+    $lctl neigh/show
+    $lctl route/show
+    echo "-- flowdp-ctl show (the tunnel port's counters) --"
+    $lctl show
+    echo "-- flowdp-ctl dump-flows --"
+    $lctl dump-flows
     kill "$(cat "$demo/live/flowdpd.pid")"
     while [ -e "$demo/live/flowdpd.pid" ]; do sleep 0.1; done
     for ns in a b dp; do ip netns del "$live_ns-$ns"; done
