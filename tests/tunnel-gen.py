@@ -13,6 +13,9 @@
                               as it came)
   tunnel-gen.py inner FILE    three inner frames (UDP, TCP, ICMP over
                               IPv4) to send into a tunnel
+  tunnel-gen.py split IN N OUT...
+                              the packets of capture IN, N to each OUT in
+                              turn
   tunnel-gen.py check KIND SRC DST KEY OUT INNER
                               checks that each packet of capture OUT is
                               the packet of the same place in INNER
@@ -126,8 +129,12 @@ def decap(d):
     gr = outer("gre", "10.0.0.3", "10.0.0.1", 77, inner[2], 0)
     unknown = outer("vxlan", "10.0.0.2", "10.0.0.1", 6, inner[0], 50000)
     foreign = outer("vxlan", "10.0.0.2", "10.0.0.99", 5, inner[0], 50000)
-    truncated = vx[:14 + 20 + 8 + 4]
-    # Truncated at capture: the IP length says more than there is.
+    # Its lengths agree, but the VXLAN header is cut short.
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + 4, 0, 0x4000, 64, 17,
+                     0, pcapgen.ip4("10.0.0.2"), pcapgen.ip4("10.0.0.1"))
+    ip = ip[:10] + struct.pack("!H", pcapgen.csum(ip)) + ip[12:]
+    truncated = pcapgen.eth(LOCAL_MAC, GW_MAC, 0x0800, ip + struct.pack(
+        "!HHHH", 50000, 4789, 12, 0) + b"\x08\0\0\0")
     pkts = [vx, unknown, gn, truncated, gr, foreign]
     pcapgen.write_pcap(os.path.join(d, "in.pcap"),
                        [(1000000 + i, p) for i, p in enumerate(pkts)])
@@ -182,6 +189,15 @@ def main(argv):
     elif len(argv) == 3 and argv[1] == "inner":
         pcapgen.write_pcap(argv[2], [(2000000 + i, p)
                                      for i, p in enumerate(inner_frames())])
+    elif len(argv) >= 5 and argv[1] == "split":
+        pkts = pcapgen.read_pcap(argv[2])
+        n = int(argv[3])
+        outs = argv[4:]
+        if len(pkts) != n * len(outs):
+            raise SystemExit("%s: %d packets, not %d" % (argv[2], len(pkts),
+                                                         n * len(outs)))
+        for i, out in enumerate(outs):
+            pcapgen.write_pcap(out, pkts[i * n:(i + 1) * n])
     elif len(argv) == 8 and argv[1] == "check":
         check(*argv[2:])
     else:

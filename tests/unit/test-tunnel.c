@@ -1306,9 +1306,10 @@ START_TEST(dp_tunnel_fields)
         { .opt_class = 0x999, .type = 0x01, .len = 4, .ofs = 4 },
     };
     struct fdp__tnl_tlv_map omap = { 2, opts };
-    struct fdp__tnl_md md = { .id = 0x99, .ttl = 64, .present = 0x03,
-                              .flags = FDP__TNL_F_KEY,
-                              .space = { 0xaa, 0xbb, 0xcc, 0xdd, 1, 2, 3, 4 } };
+    struct fdp__tnl_md md = {
+        .id = 0x99, .ttl = 64, .present = 0x03, .flags = FDP__TNL_F_KEY,
+        .space = { 0xaa, 0xbb, 0xcc, 0xdd, 1, 2, 3, 4 },
+    };
     addr6(&md.src, "2001:db8::2");
     addr6(&md.dst, "2001:db8::1");
     struct fdp__tnl_build_params bp = {
