@@ -646,6 +646,32 @@ class Gen:
             out.append(("tun_gbp_flags", "tun_gbp_flags=%s%s" % (
                 self.num(self.int_value(8), 8),
                 "/0xff" if self.chance(0.1) else "")))
+        if self.chance(0.2):
+            out.extend(self.tun_metadata())
+        return out
+
+    def tun_metadata(self):
+        """tun_metadataN matches as ovs-ofctl parse-flows takes them
+        without a switch: each sized by its value (or its mask), laid out
+        in turn; flowdp rounds each up to 4-byte slots of a 32-byte
+        space, so a flow's fields take at most 32 bytes that way."""
+        r = self.r
+        out, used = [], 0
+        for idx in r.sample(range(64), r.randint(1, 3)):
+            nbytes = r.randint(1, 8)
+            v = r.randrange(1 << (8 * nbytes))
+            text = "0x%x" % v if self.chance(0.8) or v >= 1 << 64 \
+                else str(v)
+            size = max(1, (v.bit_length() + 7) // 8)
+            if self.chance(0.3):
+                m = r.randrange(1 << (8 * nbytes))
+                text += "/0x%x" % m
+                size = max(size, (m.bit_length() + 7) // 8)
+            if used + (size + 3) // 4 * 4 > 32:
+                break
+            used += (size + 3) // 4 * 4
+            out.append(("tun_metadata%d" % idx,
+                        "tun_metadata%d=%s" % (idx, text)))
         return out
 
     def ct_state(self):
@@ -1499,8 +1525,11 @@ class Gen:
         parts = [text for _, text in items]
         # A field, shorthand or attribute given twice the same way, which
         # both tools accept ("tcp,tp_dst=80,tcp,tp_dst=80").
-        if parts and self.chance(0.1):
-            parts.insert(self.r.randint(0, len(parts)), self.pick(parts))
+        # (Not tun_metadataN, which ovs-ofctl takes once: "set multiple
+        # times".)
+        twice = [p for p in parts if not p.startswith("tun_metadata")]
+        if twice and self.chance(0.1):
+            parts.insert(self.r.randint(0, len(parts)), self.pick(twice))
         parts.append("actions=" + self.actions(cls))
         line = ",".join(parts)
         if self.chance(0.05):
