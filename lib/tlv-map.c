@@ -502,6 +502,23 @@ fdp__tlv_map_options(const struct fdp_tlv_map *map,
     return n;
 }
 
+int
+fdp__tlv_map_at(const struct fdp_tlv_map *map, unsigned int slot,
+                uint16_t *opt_class, uint8_t *type, unsigned int *len)
+{
+    const struct tlv_table *t = table_get(map);
+
+    for (unsigned int k = 0; k < t->n_opts; k++) {
+        if (t->opts[k].offset == slot * 4) {
+            *opt_class = t->opts[k].opt_class;
+            *type = t->opts[k].type;
+            *len = t->opts[k].len;
+            return 0;
+        }
+    }
+    return ENOENT;
+}
+
 bool
 fdp__tlv_map_field(const struct fdp_tlv_map *map, unsigned int index,
                    unsigned int *offset, unsigned int *len)

@@ -24,6 +24,14 @@ int fdp__tlv_map_lookup(const struct fdp_tlv_map *map, uint16_t opt_class,
                         uint8_t type, unsigned int *offset,
                         unsigned int *len);
 
+/* The option whose bytes start at slot 'slot' (0..7, offset / 4) of the
+ * tunnel-metadata space, for a Geneve encap that turns a key's present
+ * options back into TLVs: 0 with its class, type and length in bytes, or
+ * ENOENT if no option of the map starts there.  The caller must be in an
+ * RCU read-side section, as for fdp__tlv_map_lookup(). */
+int fdp__tlv_map_at(const struct fdp_tlv_map *map, unsigned int slot,
+                    uint16_t *opt_class, uint8_t *type, unsigned int *len);
+
 /* Where tun_metadata'index' is: true and its offset and length, or false
  * if the map does not name it.  Any thread (it enters its own RCU read
  * section). */

@@ -369,6 +369,12 @@ START_TEST(tlv_map_against_model)
                                                      m.type[i], &off, &l),
                                  0);
                 ck_assert_uint_eq(off, m.offset[i]);
+                uint16_t c;
+                uint8_t ty;
+                ck_assert_int_eq(fdp__tlv_map_at(map, m.offset[i] / 4u, &c,
+                                                 &ty, &l), 0);
+                ck_assert(c == m.cls[i] && ty == m.type[i]
+                          && l == m.len[i]);
             }
         }
         unsigned int off, l;
