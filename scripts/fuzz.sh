@@ -1,6 +1,6 @@
 #!/bin/bash
 # Builds the libFuzzer targets (tests/fuzz/) with clang, ASan and UBSan,
-# and runs each for FUZZ_SECONDS seconds (default 30) from seed FUZZ_SEED
+# and runs each for FUZZ_SECONDS seconds (default 20) from seed FUZZ_SEED
 # (default 1, so that a CI run is repeatable; FUZZ_SEED=0 lets libFuzzer
 # pick one), starting from the checked-in inputs of
 # tests/fuzz/corpus/TARGET/ (past crashes and samples: add every crash
@@ -11,7 +11,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-seconds=${FUZZ_SECONDS:-30}
+seconds=${FUZZ_SECONDS:-20}
 seed=${FUZZ_SEED:-1}
 out=_build-fuzz
 mkdir -p "$out"

@@ -189,7 +189,7 @@ else
 fi
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
-section "fuzzing: libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-30} s per target"
+section "fuzzing: libFuzzer + ASan + UBSan, ${FUZZ_SECONDS:-20} s per target"
 if fuzz_out=$(scripts/fuzz.sh); then
     :
 else
