@@ -1188,7 +1188,8 @@ send_header(struct tnl_port *tp, struct fdp__tnl_pmd *tnl,
 
     if (e->gen == tp->gen && e->version == version
         && !memcmp(&e->md, md, sizeof *md) && e->n_tlvs == map->n
-        && !memcmp(e->tlvs, map->tlvs, map->n * sizeof *map->tlvs)) {
+        && (!map->n
+            || !memcmp(e->tlvs, map->tlvs, map->n * sizeof *map->tlvs))) {
         return e;
     }
     struct fdp__nexthop nh;
@@ -1221,7 +1222,9 @@ send_header(struct tnl_port *tp, struct fdp__tnl_pmd *tnl,
     e->version = version;
     e->md = *md;
     e->n_tlvs = map->n;
-    memcpy(e->tlvs, map->tlvs, map->n * sizeof *map->tlvs);
+    if (map->n) {
+        memcpy(e->tlvs, map->tlvs, map->n * sizeof *map->tlvs);
+    }
     e->out_port = nh.port_no;
     return e;
 }

@@ -103,7 +103,8 @@ fdp__tun_intern_tag(struct fdp__tun_intern **tp, const struct fdp_key *key)
     const uint64_t *w = &key->w[FDP__TUN_FIRST_WORD];
 
     if (!t) {
-        t = aligned_alloc(64, sizeof *t);
+        /* aligned_alloc() takes a multiple of the alignment. */
+        t = aligned_alloc(64, (sizeof *t + 63) & ~(size_t) 63);
         if (!t) {
             return FDP__TUN_TAG_UNCACHED;
         }

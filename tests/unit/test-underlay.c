@@ -482,7 +482,7 @@ START_TEST(arp_answer)
     net_send(&n, 1, p, len, o);
     ck_assert_int_eq(o[2].n, 0);
     ck_assert_int_eq(o[1].n, 1);
-    uint8_t want[42];
+    uint8_t want[60];
     arp(want, 2, HOST, MAC1, "192.168.1.1", HOST, "192.168.1.17");
     ck_assert_uint_eq(o[1].len, 42);
     ck_assert(!memcmp(o[1].last, want, 42));
@@ -597,7 +597,7 @@ START_TEST(resolve)
 {
     struct net n;
     struct capture o[N_PORTS + 1];
-    uint8_t p[64], want[64];
+    uint8_t p[64], want[128];
     struct fdp__nexthop nh;
     struct fdp_dp_underlay_stats s;
     struct in6_addr a = ip("192.168.1.1"), gw = ip("192.168.1.254");
