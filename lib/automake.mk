@@ -58,6 +58,9 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/tlv-map.c \
 	lib/tun-md-text.c \
 	lib/tlv-map.h \
+	lib/ofp-common.h \
+	lib/ofp-match.h \
+	lib/ofp-actions.h \
 	lib/match-internal.h \
 	lib/pipeline-private.h \
 	lib/pipeline-view.h \

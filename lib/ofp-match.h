@@ -1,0 +1,106 @@
+/*
+ * The OpenFlow codec's matches and fields (lib/ofp-match.c): NXM and OXM
+ * entries, OpenFlow 1.1+'s ofp_match with OXM (OFPMT_OXM), and OpenFlow
+ * 1.0's fixed 40-byte ofp_match with wildcards.
+ *
+ * Every field's wire identity (NXM/OXM class, field number, width) and
+ * how its wire value maps to the key's value (a 16-bit OpenFlow 1.0 port
+ * against OXM's 32-bit one, OXM_OF_VLAN_VID's OFPVID_PRESENT bit, the IP
+ * DSCP in the low bits of OXM_OF_IP_DSCP against nw_tos's TOS byte,
+ * NXM_NX_IP_FRAG's bits, ct_state's 32 bits over the key's 8...) come from
+ * one table of rows keyed by enum fdp_field, next to lib/actions.c's NXM
+ * names: encoding, decoding, set_field, reg_load, move and learn all read
+ * it, and no code switches on a field.
+ *
+ * Decoders return 0 or an enum fdp_ofperr (lib/ofp-common.h) and fill a
+ * struct fdp_match the caller initialised; they check prerequisites as
+ * Open vSwitch does (OFPBMC_BAD_PREREQ), masks (OFPBMC_BAD_MASK), values
+ * (OFPBMC_BAD_VALUE), duplicates (OFPBMC_DUP_FIELD) and unknown fields
+ * (OFPBMC_BAD_FIELD).  Encoders append to a struct fdp__ofpbuf.
+ */
+#ifndef FDP_OFP_MATCH_H
+#define FDP_OFP_MATCH_H 1
+
+#include "lib/field.h"
+#include "lib/ofp-common.h"
+
+struct fdp_match;
+struct fdp_tlv_map;
+
+/* An NXM/OXM header: class (16 bits), field (7), hasmask (1), length (8),
+ * as on the wire.  Experimenter OXM (class 0xffff) headers are followed by
+ * a 32-bit experimenter id, which fdp__ofp_field_by_header() does not see
+ * (the pull functions handle it). */
+#define FDP_NXM_HEADER(CLASS, FIELD, HASMASK, LEN)                          \
+    ((uint32_t) (CLASS) << 16 | (uint32_t) (FIELD) << 9                     \
+     | (uint32_t) (HASMASK) << 8 | (uint32_t) (LEN))
+
+struct fdp__ofp_field;          /* One row of the table (lib/ofp-match.c). */
+
+/* The row for wire header 'header' (its hasmask bit and length are
+ * ignored; 'experimenter' is the id after a class-0xffff header, else 0),
+ * or NULL if flowdp has no such field. */
+const struct fdp__ofp_field *fdp__ofp_field_by_header(uint32_t header,
+                                                      uint32_t experimenter);
+
+/* The row for 'f' as version 'v' writes it: OXM (OpenFlow 1.2+) if the
+ * field has an OXM form, else NXM; NULL if the field has no wire form. */
+const struct fdp__ofp_field *fdp__ofp_field_for(enum fdp_field f,
+                                                enum fdp_ofp_version v);
+
+/* What a row says. */
+enum fdp_field fdp__ofp_field_id(const struct fdp__ofp_field *);
+uint32_t fdp__ofp_field_header(const struct fdp__ofp_field *); /* No mask. */
+uint32_t fdp__ofp_field_experimenter(const struct fdp__ofp_field *);
+unsigned int fdp__ofp_field_n_bytes(const struct fdp__ofp_field *);
+unsigned int fdp__ofp_field_n_bits(const struct fdp__ofp_field *);
+bool fdp__ofp_field_maskable(const struct fdp__ofp_field *);
+bool fdp__ofp_field_writable(const struct fdp__ofp_field *);
+
+/* Converts between a wire value of fdp__ofp_field_n_bytes() bytes and the
+ * key's value of the field.  The decoder returns OFPBMC_BAD_VALUE for a
+ * value the key cannot hold. */
+int fdp__ofp_field_from_wire(const struct fdp__ofp_field *,
+                             const uint8_t *wire, fdp_u128 *value);
+void fdp__ofp_field_to_wire(const struct fdp__ofp_field *, fdp_u128 value,
+                            uint8_t *wire);
+/* The same for masks (a mask's conversion differs from a value's for a
+ * few fields, OXM_OF_VLAN_VID's present bit for one). */
+int fdp__ofp_mask_from_wire(const struct fdp__ofp_field *,
+                            const uint8_t *wire, fdp_u128 *mask);
+void fdp__ofp_mask_to_wire(const struct fdp__ofp_field *, fdp_u128 mask,
+                           uint8_t *wire);
+
+/* NXM or OXM entries (either may appear, as Open vSwitch accepts), 'len'
+ * bytes of 'r', into 'm'.  'tlv' maps tun_metadataN (may be NULL: then
+ * those fields are OFPBMC_BAD_FIELD). */
+int fdp__nx_match_pull(struct fdp__ofp_reader *r, size_t len,
+                       const struct fdp_tlv_map *tlv, struct fdp_match *m);
+
+/* Appends 'm' as entries, OXM where a field has an OXM form and 'oxm' is
+ * true, else NXM, in Open vSwitch's order (nx_put_raw()); returns the
+ * bytes appended (not padded).  A range that is not a prefix has no wire
+ * form: returns -1 (EINVAL) with nothing appended. */
+int fdp__nx_match_put(struct fdp__ofpbuf *b, const struct fdp_match *m,
+                      bool oxm, enum fdp_ofp_version v,
+                      const struct fdp_tlv_map *tlv);
+
+/* OpenFlow 1.1+'s struct ofp_match header (type OFPMT_OXM, length) and
+ * entries, padded to 8 bytes (1.2+; OpenFlow 1.1's OFPMT_STANDARD is
+ * OFPBMC_BAD_TYPE). */
+int fdp__ofp11_match_pull(struct fdp__ofp_reader *r,
+                          const struct fdp_tlv_map *tlv, struct fdp_match *m);
+int fdp__ofp11_match_put(struct fdp__ofpbuf *b, const struct fdp_match *m,
+                         enum fdp_ofp_version v,
+                         const struct fdp_tlv_map *tlv);
+
+/* OpenFlow 1.0's 40-byte struct ofp_match. */
+#define FDP_OFP10_MATCH_LEN 40
+int fdp__ofp10_match_decode(const uint8_t wire[FDP_OFP10_MATCH_LEN],
+                            struct fdp_match *m);
+/* -1 (EINVAL) if 'm' needs more than OpenFlow 1.0 can say (the caller
+ * then uses NXM: NXT_FLOW_MOD, NXST_FLOW). */
+int fdp__ofp10_match_encode(const struct fdp_match *m,
+                            uint8_t wire[FDP_OFP10_MATCH_LEN]);
+
+#endif /* FDP_OFP_MATCH_H */
