@@ -172,6 +172,16 @@ extern const struct fdp__port_class fdp__vxlan_port_class;
 extern const struct fdp__port_class fdp__geneve_port_class;
 extern const struct fdp__port_class fdp__gre_port_class;
 
+/* A class's 'rx' and 'tx' for a port that never receives (a tunnel port,
+ * whose packets arrive on its underlay port; an afxdp port built without
+ * libxdp): rx reports end of input, and tx gives every frame back to the
+ * cache (a tunnel port's output goes through 'encap', never a transmit
+ * queue, so a frame that gets here is dropped). */
+uint32_t fdp__port_rx_none(struct fdp__port *, struct fdp__frame_cache *,
+                           struct fdp_desc *, uint32_t n, bool *eof);
+uint32_t fdp__port_tx_drop(struct fdp__port *, struct fdp__frame_cache *,
+                           const struct fdp_desc *, uint32_t n);
+
 /* What the back ends need from the datapath. */
 uint8_t *fdp__dp_umem(const struct fdp_dp *, uint64_t *size);
 /* Per frame: the number of the ring port whose peer holds it, or 0. */

@@ -1056,35 +1056,12 @@ afxdp_close(struct fdp__port *port)
     free(port);
 }
 
-static uint32_t
-afxdp_rx(struct fdp__port *port, struct fdp__frame_cache *cache,
-         struct fdp_desc *descs, uint32_t n, bool *eof)
-{
-    (void) port;
-    (void) cache;
-    (void) descs;
-    (void) n;
-    *eof = true;
-    return 0;
-}
-
-static uint32_t
-afxdp_tx(struct fdp__port *port, struct fdp__frame_cache *cache,
-         const struct fdp_desc *descs, uint32_t n)
-{
-    (void) port;
-    for (uint32_t i = 0; i < n; i++) {
-        fdp__cache_put(cache, descs[i].addr);
-    }
-    return 0;
-}
-
 const struct fdp__port_class fdp__afxdp_port_class = {
     .type = "afxdp",
     .open = afxdp_open,
     .close = afxdp_close,
-    .rx = afxdp_rx,
-    .tx = afxdp_tx,
+    .rx = fdp__port_rx_none,
+    .tx = fdp__port_tx_drop,
 };
 
 #endif /* HAVE_XDP */

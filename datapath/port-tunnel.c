@@ -642,35 +642,6 @@ tnl_close(struct fdp__port *port)
     free(tnl_port_cast(port));
 }
 
-/* A tunnel port receives nothing of its own: its packets come from
- * decapsulation on the underlay's ports.  So it is at its end at once
- * (a datapath of capture files is done when they are). */
-static uint32_t
-tnl_rx(struct fdp__port *port, struct fdp__frame_cache *cache,
-       struct fdp_desc *descs, uint32_t n, bool *eof)
-{
-    (void) port;
-    (void) cache;
-    (void) descs;
-    (void) n;
-    *eof = true;
-    return 0;
-}
-
-/* Output to a tunnel port goes through fdp__tnl_send() (the port class's
- * 'encap'), never through a transmit queue; should a frame get here, it
- * is dropped. */
-static uint32_t
-tnl_tx(struct fdp__port *port, struct fdp__frame_cache *cache,
-       const struct fdp_desc *descs, uint32_t n)
-{
-    (void) port;
-    for (uint32_t i = 0; i < n; i++) {
-        fdp__cache_put(cache, descs[i].addr);
-    }
-    return 0;
-}
-
 static void
 tnl_describe(const struct fdp__port *port, char *buf, size_t size)
 {
@@ -694,10 +665,15 @@ tnl_describe(const struct fdp__port *port, char *buf, size_t size)
     fdp__ds_destroy(&ds);
 }
 
+/* A tunnel port receives nothing of its own (its packets come from
+ * decapsulation on the underlay's ports, so it is at its end at once, and
+ * a datapath of capture files is done when they are) and transmits
+ * through 'encap'. */
 #define TNL_CLASS(KIND, OPEN)                                           \
     {                                                                   \
-        .type = KIND, .open = OPEN, .close = tnl_close, .rx = tnl_rx,   \
-        .tx = tnl_tx, .describe = tnl_describe, .encap = fdp__tnl_send, \
+        .type = KIND, .open = OPEN, .close = tnl_close,                 \
+        .rx = fdp__port_rx_none, .tx = fdp__port_tx_drop,               \
+        .describe = tnl_describe, .encap = fdp__tnl_send,               \
     }
 
 const struct fdp__port_class fdp__vxlan_port_class =

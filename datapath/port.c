@@ -85,6 +85,29 @@ fdp__port_free_args(struct fdp__port_arg *args, size_t n)
     }
 }
 
+uint32_t
+fdp__port_rx_none(struct fdp__port *port, struct fdp__frame_cache *cache,
+                  struct fdp_desc *descs, uint32_t n, bool *eof)
+{
+    (void) port;
+    (void) cache;
+    (void) descs;
+    (void) n;
+    *eof = true;
+    return 0;
+}
+
+uint32_t
+fdp__port_tx_drop(struct fdp__port *port, struct fdp__frame_cache *cache,
+                  const struct fdp_desc *descs, uint32_t n)
+{
+    (void) port;
+    for (uint32_t i = 0; i < n; i++) {
+        fdp__cache_put(cache, descs[i].addr);
+    }
+    return 0;
+}
+
 void
 fdp__port_set_error(struct fdp__port *port, const char *format, ...)
 {
