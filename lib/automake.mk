@@ -59,6 +59,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/tun-md-text.c \
 	lib/tlv-map.h \
 	lib/ofp-common.h \
+	lib/ofp-match.c \
 	lib/ofp-match.h \
 	lib/ofp-actions.h \
 	lib/match-internal.h \
