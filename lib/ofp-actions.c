@@ -1237,6 +1237,10 @@ struct pull_ctx {
     /* Set by NXAST_NAT, which is valid only inside ct (pull_ct()). */
     struct fdp__ct_nat *nat;
     bool in_ct;
+    bool instructions;          /* OpenFlow 1.0's flow list, where
+                                 * NXAST_WRITE_METADATA (an instruction)
+                                 * may stand; not in a packet-out's or a
+                                 * bucket's actions. */
 };
 
 static int pull_list(struct pull_ctx *, struct fdp__ofp_reader *);
@@ -1645,6 +1649,11 @@ pull_controller2(struct pull_ctx *c, struct fdp__ofp_reader *r)
     if (!pad) {
         return FDP_OFPBAC_BAD_LEN;
     }
+    for (int i = 0; i < 6; i++) {
+        if (pad[i]) {
+            return FDP_NXBRC_MUST_BE_ZERO;
+        }
+    }
     while (r->left) {
         if (r->left < 4) {
             return FDP_OFPBAC_BAD_LEN;
@@ -1788,7 +1797,10 @@ add_write(struct pull_ctx *c, const struct fdp__ofp_field *row,
     fdp_u128 all = width >= 128 ? ~(fdp_u128) 0
                                 : ((fdp_u128) 1 << width) - 1;
 
-    if (!fdp__ofp_field_writable(row)) {
+    if (!fdp__ofp_field_writable(row) || f == FDP_F_CT_MARK
+        || f == FDP_F_CT_LABEL) {
+        /* ct_mark and ct_label are written only inside ct (Open vSwitch:
+         * "cannot set CT fields outside of ct action"). */
         return FDP_OFPBAC_BAD_SET_ARGUMENT;
     }
     mask &= all;
@@ -1805,6 +1817,21 @@ add_write(struct pull_ctx *c, const struct fdp__ofp_field *row,
     }
     return fdp__actions_add_set_masked(c->b, f, value, mask, flags)
            ? FDP_OFPBAC_BAD_SET_ARGUMENT : 0;
+}
+
+/* Inside ct, a write must be to ct_mark or ct_label (Open vSwitch's
+ * errors: an unwritable field, then any other field). */
+static int
+check_ct_write(const struct fdp__ofp_field *row)
+{
+    enum fdp_field f = fdp__ofp_field_id(row);
+
+    if (f == FDP_F_CT_MARK || f == FDP_F_CT_LABEL) {
+        /* (The field table marks them read-only: only ct writes them.) */
+        return 0;
+    }
+    return fdp__ofp_field_writable(row) ? FDP_OFPBAC_BAD_ARGUMENT
+                                        : FDP_OFPBAC_BAD_SET_ARGUMENT;
 }
 
 /* OFPAT12_SET_FIELD: one OXM entry, masked only in 1.5, then zeros to
@@ -1841,6 +1868,10 @@ pull_set_field(struct pull_ctx *c, struct fdp__ofp_reader *r)
         return FDP_OFPBAC_BAD_SET_ARGUMENT;
     }
     if (c->in_ct) {
+        int error = check_ct_write(row);
+        if (error) {
+            return error;
+        }
         /* Inside ct(exec()), a write keeps its 128 bits (FDP_ACT_CT). */
         return fdp__actions_add_ct_write(c->b, fdp__ofp_field_id(row),
                                          value & mask, mask
@@ -1875,6 +1906,10 @@ pull_reg_load(struct pull_ctx *c, struct fdp__ofp_reader *r)
     fdp_u128 mask = (n_bits >= 128 ? ~(fdp_u128) 0
                                    : ((fdp_u128) 1 << n_bits) - 1) << ofs;
     if (c->in_ct) {
+        int error = check_ct_write(row);
+        if (error) {
+            return error;
+        }
         return fdp__actions_add_ct_write(c->b, fdp__ofp_field_id(row),
                                          (fdp_u128) value << ofs, mask,
                                          FDP__ACT_LOAD)
@@ -2031,6 +2066,11 @@ pull_write_metadata_nx(struct pull_ctx *c, struct fdp__ofp_reader *r)
     const uint8_t *zeros = fdp__ofp_pull(r, 6);
     uint64_t value = get64(r), mask = get64(r);
 
+    if (!c->instructions || c->depth || c->in_ct) {
+        /* Open vSwitch: "write_metadata instruction not allowed here". */
+        return FDP_OFPBIC_UNSUP_INST;
+    }
+
     for (int i = 0; zeros && i < 6; i++) {
         if (zeros[i]) {
             return FDP_NXBAC_MUST_BE_ZERO;
@@ -2158,7 +2198,11 @@ pull_ct(struct pull_ctx *c, struct fdp__ofp_reader *r)
         const struct fdp__ofp_field *row = fdp__ofp_field_by_header(zone_src,
                                                                     0);
         unsigned int ofs = zone >> 6, n_bits = (zone & 0x3f) + 1;
-        if (!row || n_bits != 16 || !subfield_ok(row, ofs, n_bits)
+        if (n_bits != 16) {
+            /* Open vSwitch: the zone is 16 bits. */
+            return FDP_OFPBAC_BAD_SET_LEN;
+        }
+        if (!row || !subfield_ok(row, ofs, n_bits)
             || ofs + n_bits > row_width(row)) {
             return FDP_OFPBAC_BAD_ARGUMENT;
         }
@@ -2352,6 +2396,51 @@ pull_list(struct pull_ctx *c, struct fdp__ofp_reader *r)
     return 0;
 }
 
+/* The instruction an action of a flow's list belongs to, as Open
+ * vSwitch's ovs_instruction_type_from_ofpact_type(): meter (before 1.5),
+ * apply_actions, write_metadata, goto_table, in this order. */
+static int
+verify_rank(const struct fdp__action *a, enum fdp_ofp_version v)
+{
+    if (a->type == FDP_ACT_METER && v < FDP_OFP15) {
+        return 0;
+    }
+    if (a->type == FDP_ACT_SET_MASKED
+        && (a->flags & FDP__ACT_WRITE_METADATA)) {
+        return 2;
+    }
+    return a->type == FDP_ACT_GOTO_TABLE ? 3 : 1;
+}
+
+/* Open vSwitch's ofpacts_verify() on a decoded flow list: conjunction
+ * goes only with conjunction and note (NXBAC_BAD_CONJUNCTION there,
+ * which flowdp's error table lacks: OFPBAC_BAD_ARGUMENT), and the
+ * actions keep their instructions' order, each instruction but
+ * apply_actions once (OFPBAC_UNSUPPORTED_ORDER). */
+static int
+verify_list(const struct fdp__actions_builder *b, enum fdp_ofp_version v)
+{
+    const uint64_t *end = b->words + b->n_words;
+    bool conj = false, other = false;
+    int rank = -1;
+
+    for (const uint64_t *w = b->words; w < end;
+         w += ((const struct fdp__action *) w)->n_words) {
+        const struct fdp__action *a = (const struct fdp__action *) w;
+        if (a->type == FDP_ACT_CONJUNCTION) {
+            conj = true;
+        } else if (a->type != FDP_ACT_NOTE) {
+            other = true;
+        }
+        int next = verify_rank(a, v);
+        if (rank >= 0 && (rank == 1 ? next < rank : next <= rank)) {
+            return FDP_OFPBAC_UNSUPPORTED_ORDER;
+        }
+        rank = next;
+    }
+    return conj && other ? FDP_OFPBAC_BAD_ARGUMENT : 0;
+}
+
 static void
 pull_ctx_init(struct pull_ctx *c, enum fdp_ofp_version v,
               const struct fdp_tlv_map *tlv, struct fdp__actions_builder *b)
@@ -2376,11 +2465,10 @@ pull_finish(struct fdp__actions_builder *b, int error,
     return *actsp ? 0 : FDP_OFPERR_NOMEM;
 }
 
-int
-fdp__ofp_actions_pull(struct fdp__ofp_reader *r, size_t len,
-                      enum fdp_ofp_version v,
-                      const struct fdp_tlv_map *tlv,
-                      struct fdp_actions **actsp)
+static int
+actions_pull(struct fdp__ofp_reader *r, size_t len, enum fdp_ofp_version v,
+             const struct fdp_tlv_map *tlv, bool instructions,
+             struct fdp_actions **actsp)
 {
     struct fdp__actions_builder b;
     struct fdp__ofp_reader ar;
@@ -2400,8 +2488,21 @@ fdp__ofp_actions_pull(struct fdp__ofp_reader *r, size_t len,
     }
     fdp__actions_builder_init(&b);
     pull_ctx_init(&c, v, tlv, &b);
+    c.instructions = instructions;
     error = pull_list(&c, &ar);
+    if (!error && !b.error) {
+        error = verify_list(&b, v);
+    }
     return pull_finish(&b, error, actsp);
+}
+
+int
+fdp__ofp_actions_pull(struct fdp__ofp_reader *r, size_t len,
+                      enum fdp_ofp_version v,
+                      const struct fdp_tlv_map *tlv,
+                      struct fdp_actions **actsp)
+{
+    return actions_pull(r, len, v, tlv, false, actsp);
 }
 
 /* The instructions, in the order Open vSwitch keeps them (its
@@ -2434,7 +2535,7 @@ fdp__ofp_instructions_pull(struct fdp__ofp_reader *r, size_t len,
 
     *actsp = NULL;
     if (v == FDP_OFP10) {
-        return fdp__ofp_actions_pull(r, len, v, tlv, actsp);
+        return actions_pull(r, len, v, tlv, true, actsp);
     }
     if (len % 8) {
         return FDP_OFPBRC_BAD_LEN;
@@ -2530,6 +2631,9 @@ fdp__ofp_instructions_pull(struct fdp__ofp_reader *r, size_t len,
                 fdp__actions_add(&b, FDP_ACT_GOTO_TABLE, table);
             }
         }
+    }
+    if (!error && !b.error) {
+        error = verify_list(&b, v);
     }
     return pull_finish(&b, error, actsp);
 }

@@ -144,6 +144,45 @@ CASES = [
     ('', 'learn(table=2,idle_timeout=10,hard_timeout=20,priority=5,'
          'cookie=0x9,NXM_NX_REG0[],load:0x1->NXM_NX_REG1[])'),
     ('', 'check_pkt_larger(1500)->NXM_NX_REG0[0]'),
+    ('', 'check_pkt_larger(64)->NXM_NX_REG3[7]'),
+    ('', 'learn(table=1,limit=10,NXM_NX_REG0[])'),
+    ('', 'learn(table=1,result_dst=NXM_NX_REG1[3],NXM_NX_REG0[])'),
+    ('', 'learn(table=3,fin_idle_timeout=5,fin_hard_timeout=6,'
+         'send_flow_rem,delete_learned,NXM_OF_VLAN_TCI[0..11]=0x123,'
+         'load:NXM_NX_REG0[]->NXM_NX_REG2[])'),
+    ('', 'learn(table=1,eth_type=0x800,NXM_OF_IP_SRC[]=NXM_OF_IP_DST[],'
+         'load:0x5->NXM_NX_REG4[0..7])'),
+    ('ip', 'ct(commit,exec(move:NXM_NX_REG0[]->NXM_NX_CT_MARK[]))'),
+    ('ip', 'ct(commit,exec(set_field:0x1/0xff->ct_label))'),
+    ('ip', 'ct(commit,exec(set_field:1->ct_mark,set_field:2->ct_label))'),
+    ('ipv6', 'ct(commit,nat(src=2001:db8::1-2001:db8::2))'),
+    ('ipv6', 'ct(commit,nat(dst=[2001:db8::1]:80,persistent,hash))'),
+    ('ip', 'ct(commit,exec(set_field:1->ct_mark),nat(src=10.0.0.1))'),
+    ('', 'meter:1,output:1,write_metadata:0x1,goto_table:2'),
+    ('', 'write_metadata:0xff00/0xff00,goto_table:3'),
+    ('', 'set_field:0x1->tun_src'),
+    ('', 'move:NXM_NX_REG0[0..15]->NXM_OF_IN_PORT[]'),
+    ('', 'move:NXM_NX_XXREG0[]->NXM_NX_XXREG1[]'),
+    ('', 'move:OXM_OF_METADATA[0..31]->NXM_NX_REG5[]'),
+    ('udp', 'move:NXM_OF_UDP_SRC[]->NXM_OF_UDP_DST[]'),
+    ('', 'output:NXM_NX_REG2[8..23]'),
+    ('', 'push:NXM_NX_XXREG0[]'),
+    ('', 'pop:OXM_OF_METADATA[]'),
+    ('', 'note:' + '.'.join('%02x' % i for i in range(40))),
+    ('', 'controller(reason=packet_out,max_len=0)'),
+    ('', 'controller(reason=action_set)'),
+    ('', 'group:4294967040'),
+    ('', 'resubmit(LOCAL,0)'),
+    ('', 'resubmit:65279'),
+    ('', 'fin_timeout(hard_timeout=7)'),
+    ('', 'strip_vlan,push_vlan:0x8100,mod_vlan_vid:5,mod_vlan_pcp:3'),
+    ('vlan_tci=0x1000/0x1000', 'mod_vlan_vid:7'),
+    ('', 'clone(clone(output:1),ct_clear)'),
+    ('', 'conjunction(4294967295,64/64)'),
+    ('', 'set_field:0x123456789abcdef->xreg3'),
+    ('', 'set_field:0xfedcba9876543210->xxreg2'),
+    ('', 'load:0x3->NXM_NX_PKT_MARK[4..5]'),
+    ('tcp', 'set_field:0x10->tcp_flags'),
 ]
 
 
@@ -235,8 +274,10 @@ def printed(flow_mod):
                        capture_output=True, text=True, timeout=20)
     text = r.stdout.split(' actions=', 1)
     if r.returncode or len(text) != 2 or 'decode error' in r.stdout:
-        sys.exit('ovs-ofctl ofp-print could not read back %s: %s%s'
-                 % (flow_mod.hex(), r.stdout, r.stderr))
+        # ovs-ofctl writes some lists it does not read back (OpenFlow
+        # 1.0's write_metadata before a goto_table's resubmit): the
+        # caller leaves the case out, saying so in a comment.
+        return None
     return text[1].splitlines()[0]
 
 
@@ -269,9 +310,13 @@ def main():
                 todo.append((match, acts, flow))
         datas = wire(version, [flow for _, _, flow in todo], tmp)
         for (match, acts, _), msg in zip(todo, datas):
+            text = printed(msg)
+            if text is None:
+                print('# %s %s: ovs-ofctl does not read back its own %s'
+                      % (version, acts, flow_mod_actions(msg).hex()))
+                continue
             print('\t'.join([version, match or '-', acts,
-                             flow_mod_actions(msg).hex() or '-',
-                             printed(msg)]))
+                             flow_mod_actions(msg).hex() or '-', text]))
     os.rmdir(tmp)
 
 

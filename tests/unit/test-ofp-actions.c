@@ -172,8 +172,7 @@ decode(const uint8_t *p, size_t n, enum fdp_ofp_version v,
     struct fdp__ofp_reader r;
 
     fdp__ofp_reader_init(&r, p, n);
-    return v == FDP_OFP10 ? fdp__ofp_actions_pull(&r, n, v, NULL, actsp)
-                          : fdp__ofp_instructions_pull(&r, n, v, NULL, actsp);
+    return fdp__ofp_instructions_pull(&r, n, v, NULL, actsp);
 }
 
 /* What flowdp cannot say as ovs-ofctl does, with the reason; a vector
@@ -529,6 +528,43 @@ static const struct bad_case bad_cases[] = {
       "the meter instruction in 1.5" },
     { FDP_OFP13, false, "ffff0010000023200024000000000000",
       FDP_OFPBAC_BAD_ARGUMENT, "nat outside ct" },
+    /* From Open vSwitch 3.1's tests/ofp-actions.at. */
+    { FDP_OFP10, false, "00000010fffeffff0000000000000000",
+      FDP_OFPBAC_BAD_LEN, "OFPAT10_OUTPUT of 16 bytes (ovs)" },
+    { FDP_OFP10, false, "000000f000000000", FDP_OFPBAC_BAD_LEN,
+      "a length past the buffer (ovs)" },
+    { FDP_OFP10, false, "ffff00200000232000160000000000000000000000000001"
+      "ffffffffffffffff", FDP_OFPBIC_UNSUP_INST,
+      "write_metadata in an action list" },
+    { FDP_OFP10, false, "ffff00180000232000230002000000000000ff0000000000",
+      FDP_OFPBAC_BAD_ARGUMENT, "ct(force) without commit" },
+    { FDP_OFP10, false, "ffff00180000232000230000000100040007ff0000000000",
+      FDP_OFPBAC_BAD_SET_LEN, "an 8-bit zone subfield" },
+    { FDP_OFP10, false, "ffff0018000023200023000000010004001fff0000000000",
+      FDP_OFPBAC_BAD_SET_LEN, "a 32-bit zone subfield" },
+    { FDP_OFP10, false, "ffff0018000023200007001f0001d604000000000000f009",
+      FDP_OFPBAC_BAD_SET_ARGUMENT, "ct_mark written outside ct" },
+    { FDP_OFP10, false, "ffff00300000232000230001000000000000ff0000000000"
+      "ffff0018000023200007000f0001d504000000000000f009",
+      FDP_OFPBAC_BAD_SET_ARGUMENT, "ct_zone written inside ct" },
+    { FDP_OFP10, false, "ffff00300000232000230001000000000000ff0000000000"
+      "ffff00180000232000230000000000000000ff0000000000",
+      FDP_OFPBAC_BAD_ARGUMENT, "ct inside ct" },
+    { FDP_OFP10, false, "ffff00300000232000230001000000000000ff0000000000"
+      "ffff0018000023200007001f000100040000000000000001",
+      FDP_OFPBAC_BAD_ARGUMENT, "reg0 written inside ct" },
+    { FDP_OFP10, false, "ffff00180000232000250000000500001122334455000005",
+      FDP_NXBRC_MUST_BE_ZERO, "NXAST_CONTROLLER2's padding set" },
+    { FDP_OFP10, false, "ffff00480000232000230001000000000000ff0000000000"
+      "ffff00300000232000240000001100" "0cfe80000000000000020c29fffe88a18b"
+      "fe80000000000000020c29fffe880001", FDP_OFPBAC_BAD_ARGUMENT,
+      "a nat range whose minimum is above its maximum" },
+    { FDP_OFP13, false, "001900088000fe000000001000000001"
+      "0000000000000000", FDP_OFPBAC_BAD_SET_TYPE,
+      "set_field of an unknown OXM (conformance 430.500)" },
+    { FDP_OFP13, false, "0019001080000807000102030405000000000010"
+      "00000001", FDP_OFPBAC_BAD_SET_LEN,
+      "set_field of eth_dst with length 7 (conformance 430.510)" },
     { FDP_OFP13, false, "ffff00200000232000230000000000000000ff0000000000"
       "0000000800010000", FDP_OFPBAC_BAD_LEN,
       "an OpenFlow 1.0 output inside ct in 1.3" },
