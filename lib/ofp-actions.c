@@ -299,7 +299,20 @@ put_field_header(struct put_ctx *c, enum fdp_field f, enum fdp_ofp_version v,
 {
     const struct fdp__ofp_field *row = fdp__ofp_field_for_match(f, v,
                                                                 c->match);
+    const struct fdp__ofp_field *nxm = fdp__ofp_field_for_match(f, FDP_OFP10,
+                                                                c->match);
+    unsigned int width = fdp__field(f)->n_bits;
 
+    /* Open vSwitch names a field in an action by its own header, which
+     * for in_port is NXM_OF_IN_PORT's 16 bits even in 1.5
+     * (OXM_OF_IN_PORT's 32 are another field there, for matches): so
+     * where the OXM is wider than the key's field and an NXM header of
+     * the key's width exists, the NXM one. */
+    if (row && nxm && fdp__ofp_field_n_bits(row) > width
+        && fdp__ofp_field_n_bits(nxm) == width
+        && fdp__ofp_field_header(nxm) >> 16 <= 1) {
+        row = nxm;
+    }
     if (!row) {
         c->error = EINVAL;
         return NULL;
@@ -1933,7 +1946,10 @@ add_move(struct pull_ctx *c, unsigned int n_bits, unsigned int src_ofs,
         || dst_ofs + n_bits > row_width(dst)) {
         return FDP_OFPBAC_BAD_ARGUMENT;
     }
-    if (!fdp__ofp_field_writable(dst)) {
+    enum fdp_field df = fdp__ofp_field_id(dst);
+    bool ct_dst = df == FDP_F_CT_MARK || df == FDP_F_CT_LABEL;
+    if (c->in_ct ? !ct_dst : !fdp__ofp_field_writable(dst) || ct_dst) {
+        /* Inside ct only ct_mark and ct_label (which only ct writes). */
         return FDP_OFPBAC_BAD_ARGUMENT;
     }
     return fdp__actions_add_move(c->b, fdp__ofp_field_id(src), src_ofs,
@@ -2224,7 +2240,8 @@ pull_ct(struct pull_ctx *c, struct fdp__ofp_reader *r)
     if (!error && nb.error) {
         error = FDP_OFPERR_NOMEM;
     }
-    for (const uint64_t *w = nb.words; !error && w < nb.words + nb.n_words;
+    for (const uint64_t *w = nb.words;
+         !error && nb.n_words && w < nb.words + nb.n_words;
          w += ((const struct fdp__action *) w)->n_words) {
         const struct fdp__action *e = (const struct fdp__action *) w;
         if ((e->type != FDP_ACT_SET_MASKED && e->type != FDP_ACT_MOVE)
@@ -2420,10 +2437,13 @@ verify_rank(const struct fdp__action *a, enum fdp_ofp_version v)
 static int
 verify_list(const struct fdp__actions_builder *b, enum fdp_ofp_version v)
 {
-    const uint64_t *end = b->words + b->n_words;
     bool conj = false, other = false;
     int rank = -1;
 
+    if (!b->n_words) {
+        return 0;               /* (And 'words' may be null.) */
+    }
+    const uint64_t *end = b->words + b->n_words;
     for (const uint64_t *w = b->words; w < end;
          w += ((const struct fdp__action *) w)->n_words) {
         const struct fdp__action *a = (const struct fdp__action *) w;

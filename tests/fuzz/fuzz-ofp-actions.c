@@ -52,11 +52,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fdp__ofpbuf_init(&b);
         int n = insts ? fdp__ofp_instructions_put(&b, acts, v, NULL)
                       : fdp__ofp_actions_put(&b, acts, v, NULL);
-        if (n < 0 || decode(b.data, b.size, v, insts, &again)
-            || !fdp_actions_equal(acts, again)) {
+        if (n < 0 || decode(b.data, b.size, v, insts, &again)) {
+            abort();
+        }
+        struct fdp__ofpbuf b2;
+        fdp__ofpbuf_init(&b2);
+        n = insts ? fdp__ofp_instructions_put(&b2, again, v, NULL)
+                  : fdp__ofp_actions_put(&b2, again, v, NULL);
+        if (n < 0 || b2.size != b.size
+            || (b.size && memcmp(b.data, b2.data, b.size))) {
             abort();
         }
         fdp__ofpbuf_uninit(&b);
+        fdp__ofpbuf_uninit(&b2);
     }
     fdp_actions_destroy(acts);
     fdp_actions_destroy(again);

@@ -197,7 +197,19 @@ struct known {
     "output and pop_queue, which encode as three actions"
 #define DEC_TTL_IDS "flowdp's dec_ttl has no controller ids (the parser " \
     "refuses dec_ttl(1,2); the decoder refuses ids other than the one 0)"
+#define PUSH128 "flowdp's push takes at most 64 bits (the parser " \
+    "refuses push:NXM_NX_XXREG0[], the decoder its 128-bit push)"
+#define FIN_TCP "flowdp's parser requires tcp for fin_timeout, where " \
+    "ovs-ofctl checks it only when the flow is added"
 static const struct known known[] = {
+    { NULL, "push:NXM_NX_XXREG0[]", true, true, PUSH128 },
+    { NULL, "fin_timeout(hard_timeout=7)", true, false, FIN_TCP },
+    { "OpenFlow13", "mod_vlan_vid:7", false, true, VLAN_PRINT },
+    { "OpenFlow15", "mod_vlan_vid:7", false, true, VLAN_PRINT },
+    { "OpenFlow15", "ct(commit,exec(set_field:0x1/0xff->ct_label))", false,
+      true, MASKED_PRINT },
+    { "OpenFlow15", "load:0x3->NXM_NX_PKT_MARK[4..5]", false, true,
+      MASKED_PRINT },
     { NULL, "dec_ttl(1,2)", true, true, DEC_TTL_IDS },
     { NULL, "enqueue:1:2", true, true, ENQUEUE },
     { "OpenFlow13", "mod_vlan_vid:100", false, true, VLAN_PRINT },
@@ -354,8 +366,8 @@ START_TEST(vectors_decode)
 END_TEST
 
 /* The hostile-input property: 'p' either fails with an OpenFlow error
- * (never an errno, never a crash) or decodes to a list that encodes and
- * decodes back to itself.  Returns true if it decoded. */
+ * (never an errno, never a crash) or decodes to a list that encodes, and
+ * whose encoding decodes and encodes to the same bytes.  Returns true if it decoded. */
 static bool
 check_hostile(const uint8_t *p, size_t n, enum fdp_ofp_version v, bool insts)
 {
@@ -383,9 +395,19 @@ check_hostile(const uint8_t *p, size_t n, enum fdp_ofp_version v, bool insts)
         int e2 = insts ? fdp__ofp_instructions_pull(&r, b.size, v, NULL,
                                                     &again)
                        : fdp__ofp_actions_pull(&r, b.size, v, NULL, &again);
-        ck_assert_msg(!e2 && fdp_actions_equal(acts, again),
-                      "%s %s: the re-encoding decodes differently (%s)",
+        ck_assert_msg(!e2, "%s %s: the re-encoding does not decode (%s)",
                       vname(v), hex, err_name(e2));
+        /* The encoding is a fixed point (the lists may differ in
+         * spelling: a whole-field reg_load is a set_field in 1.5). */
+        struct fdp__ofpbuf b2;
+        fdp__ofpbuf_init(&b2);
+        len = insts ? fdp__ofp_instructions_put(&b2, again, v, NULL)
+                    : fdp__ofp_actions_put(&b2, again, v, NULL);
+        ck_assert_msg(len >= 0 && b2.size == b.size
+                      && (!b.size || !memcmp(b.data, b2.data, b.size)),
+                      "%s %s: the encoding is not a fixed point", vname(v),
+                      hex);
+        fdp__ofpbuf_uninit(&b2);
         free(hex);
         fdp__ofpbuf_uninit(&b);
     }
