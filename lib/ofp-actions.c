@@ -1798,9 +1798,32 @@ subfield_ok(const struct fdp__ofp_field *row, unsigned int ofs,
            && ofs + n_bits <= 128;
 }
 
+/* True if flowdp's pipeline writes field 'f' with set_field or load
+ * (the parser's set_field names and writable NXM names): a decoded write
+ * builds only records the parser could have built, which the pipeline
+ * and datapath run. */
+static bool
+flowdp_writes(enum fdp_field f)
+{
+    for (size_t i = 0; i < fdp__n_set_field_names; i++) {
+        if (fdp__set_field_names[i].field == f) {
+            return true;
+        }
+    }
+    for (size_t i = 0; i < fdp__n_nxm_fields; i++) {
+        if (fdp__nxm_fields[i].field == f && fdp__nxm_fields[i].writable) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* A write of 'value' under 'mask' into 'row's field, as a decoded
  * set_field or load: SET_FIELD for a whole-field set_field, else
- * SET_MASKED with 'flags'. */
+ * SET_MASKED with 'flags'.  OXM's vlan_vid and vlan_pcp, which flowdp
+ * writes only as mod_vlan_vid and mod_vlan_pcp, become those (after the
+ * push_vlan Open vSwitch writes before them, or under a match with a
+ * tag, they do the same; and they encode back to the same bytes). */
 static int
 add_write(struct pull_ctx *c, const struct fdp__ofp_field *row,
           fdp_u128 value, fdp_u128 mask, bool whole, uint8_t flags)
@@ -1819,6 +1842,16 @@ add_write(struct pull_ctx *c, const struct fdp__ofp_field *row,
     mask &= all;
     value &= mask;
     if (!mask) {
+        return FDP_OFPBAC_BAD_SET_ARGUMENT;
+    }
+    if ((f == FDP_F_DL_VLAN || f == FDP_F_DL_VLAN_PCP) && whole
+        && mask == all && !flags) {
+        fdp__actions_add(c->b, f == FDP_F_DL_VLAN ? FDP_ACT_SET_VLAN_VID
+                                                  : FDP_ACT_SET_VLAN_PCP,
+                         (uint32_t) value);
+        return 0;
+    }
+    if (!flowdp_writes(f)) {
         return FDP_OFPBAC_BAD_SET_ARGUMENT;
     }
     if (whole && mask == all && !flags) {

@@ -186,9 +186,9 @@ struct known {
     const char *why;
 };
 
-#define VLAN_PRINT "flowdp prints OXM vlan_vid/vlan_pcp writes as " \
-    "set_field:VID->dl_vlan, without OFPVID_PRESENT, and pop_vlan as " \
-    "strip_vlan (its formatter has one spelling per record)"
+#define VLAN_PRINT "flowdp keeps OXM vlan_vid/vlan_pcp writes as " \
+    "mod_vlan_vid/mod_vlan_pcp (it has no set_field to them) and prints " \
+    "pop_vlan as strip_vlan (its formatter has one spelling per record)"
 #define MASKED_PRINT "flowdp prints every partial write as loads, as " \
     "ovs-ofctl prints it before 1.5; 1.5's masked set_field spelling is " \
     "not kept in the record"
@@ -201,7 +201,10 @@ struct known {
     "refuses push:NXM_NX_XXREG0[], the decoder its 128-bit push)"
 #define FIN_TCP "flowdp's parser requires tcp for fin_timeout, where " \
     "ovs-ofctl checks it only when the flow is added"
+#define TCP_FLAGS "flowdp does not write tcp_flags (its parser says " \
+    "read-only; the decoder refuses it)"
 static const struct known known[] = {
+    { NULL, "set_field:0x10->tcp_flags", true, true, TCP_FLAGS },
     { NULL, "push:NXM_NX_XXREG0[]", true, true, PUSH128 },
     { NULL, "fin_timeout(hard_timeout=7)", true, false, FIN_TCP },
     { "OpenFlow13", "mod_vlan_vid:7", false, true, VLAN_PRINT },
