@@ -418,6 +418,17 @@ put_oxm_set_field(struct put_ctx *c, enum fdp_field f, fdp_u128 value,
     end_action(c, start);
 }
 
+/* True if 1.5's masked set_field can write part of 'f' (its OXM is
+ * maskable); else a partial write goes out as reg_loads, which 1.5
+ * decoders take too. */
+static bool
+oxm_maskable(const struct put_ctx *c, enum fdp_field f)
+{
+    const struct fdp__ofp_field *row = fdp__ofp_field_for_match(f, c->v,
+                                                                c->match);
+    return row && fdp__ofp_field_maskable(row);
+}
+
 /* OpenFlow 1.0's own set actions, by field (OVS's
  * set_field_to_legacy_openflow()): a table, so that no code switches on
  * a field. */
@@ -692,7 +703,7 @@ put_set_masked(struct put_ctx *c, const struct fdp__action *a)
         fdp__ofpbuf_put_be64(c->b, (uint64_t) value);
         fdp__ofpbuf_put_be64(c->b, (uint64_t) mask);
         end_action(c, start);
-    } else if (c->v >= FDP_OFP15) {
+    } else if (c->v >= FDP_OFP15 && (mask == all || oxm_maskable(c, f))) {
         put_oxm_set_field(c, f, value, mask, mask != all);
     } else if (!(a->flags & FDP__ACT_LOAD) && mask == all) {
         put_field_write(c, f, value, false);
@@ -853,7 +864,7 @@ put_ct_write(struct put_ctx *c, const struct fdp__action *e)
     fdp_u128 all = width >= 128 ? ~(fdp_u128) 0
                                 : ((fdp_u128) 1 << width) - 1;
 
-    if (c->v >= FDP_OFP15) {
+    if (c->v >= FDP_OFP15 && (mask == all || oxm_maskable(c, f))) {
         put_oxm_set_field(c, f, value, mask, mask != all);
     } else if (!(e->flags & FDP__ACT_LOAD) && mask == all && c->v >= FDP_OFP12) {
         put_oxm_set_field(c, f, value, all, false);
@@ -1758,6 +1769,16 @@ pull_clone(struct pull_ctx *c, struct fdp__ofp_reader *r)
 
 /* ---- Field-based actions (the rows of lib/ofp-match.h) ---- */
 
+/* 'row' if it names a field of the key; NULL for tun_metadataN, whose
+ * value a TLV map places (fdp__ofp_field_id() is FDP_N_FIELDS for them)
+ * and which flowdp's actions do not write. */
+static const struct fdp__ofp_field *
+key_row(const struct fdp__ofp_field *row)
+{
+    return row && (unsigned int) fdp__ofp_field_id(row) < FDP_N_FIELDS
+           ? row : NULL;
+}
+
 /* Reads an NXM/OXM header (and an experimenter id after class 0xffff);
  * the row, or NULL for a field flowdp lacks.  '*hp' gets the header. */
 static const struct fdp__ofp_field *
@@ -1778,7 +1799,7 @@ pull_field_header(struct fdp__ofp_reader *r, uint32_t *hp)
         }
         exp = fdp__ofp_get_be32(e);
     }
-    return fdp__ofp_field_by_header(*hp, exp);
+    return key_row(fdp__ofp_field_by_header(*hp, exp));
 }
 
 /* The key's width of the field of 'row'. */
@@ -1892,7 +1913,7 @@ pull_set_field(struct pull_ctx *c, struct fdp__ofp_reader *r)
     if (!row) {
         return FDP_OFPBAC_BAD_SET_TYPE;
     }
-    if (masked && c->v < FDP_OFP15) {
+    if (masked && (c->v < FDP_OFP15 || !fdp__ofp_field_maskable(row))) {
         return FDP_OFPBAC_BAD_SET_MASK;
     }
     unsigned int n = fdp__ofp_field_n_bytes(row);
@@ -2244,8 +2265,8 @@ pull_ct(struct pull_ctx *c, struct fdp__ofp_reader *r)
     enum fdp_field zone_field = FDP_N_FIELDS;
     unsigned int zone_arg = zone;
     if (zone_src) {
-        const struct fdp__ofp_field *row = fdp__ofp_field_by_header(zone_src,
-                                                                    0);
+        const struct fdp__ofp_field *row
+            = key_row(fdp__ofp_field_by_header(zone_src, 0));
         unsigned int ofs = zone >> 6, n_bits = (zone & 0x3f) + 1;
         if (n_bits != 16) {
             /* Open vSwitch: the zone is 16 bits. */

@@ -28,6 +28,7 @@
 #include "lib/actions-internal.h"
 #include "lib/ofp-actions.h"
 #include "lib/ofp-common.h"
+#include "lib/ofp-match.h"
 #include "lib/util.h"
 #include "unit.h"
 
@@ -495,6 +496,138 @@ START_TEST(hostile_input)
 }
 END_TEST
 
+static void
+put_be(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        p[i] = (uint8_t) (v >> (8 * (n - 1 - i)));
+    }
+}
+
+/* Every wire field row of lib/ofp-match.c in every action that names a
+ * field (reg_load, set_field, move both ways, push, output:FIELD,
+ * check_pkt_larger, ct's zone, a learn spec), with random offsets and
+ * values: each decodes or fails with an OpenFlow error, and what decodes
+ * encodes to a fixed point.  (A tun_metadataN row names no key field:
+ * the actions must not take it as one.) */
+START_TEST(every_field_in_every_action)
+{
+    struct unit_rng rng;
+    unsigned int decoded = 0;
+
+    unit_rng_init(&rng, 0xf1e1d);
+    for (size_t i = 0; i < fdp__ofp_n_fields(); i++) {
+        const struct fdp__ofp_field *row = fdp__ofp_field_at(i);
+        uint32_t h = fdp__ofp_field_header(row);
+        bool exp = h >> 16 == 0xffff;
+        for (int k = 0; k < 40; k++) {
+            uint8_t b[96];
+            size_t n;
+            unsigned int nb = 1 + unit_rng_below(&rng, 64);
+            unsigned int ofs = unit_rng_below(&rng, 4) ? 0
+                               : unit_rng_below(&rng, 128);
+            uint64_t val = unit_rng_next(&rng);
+            if (nb < 64 && unit_rng_below(&rng, 2)) {
+                val &= (UINT64_C(1) << nb) - 1;
+            }
+            memset(b, 0, sizeof b);
+            enum fdp_ofp_version v = k % 3 == 0 ? FDP_OFP10
+                                     : k % 3 == 1 ? FDP_OFP13 : FDP_OFP15;
+            switch (k % 8) {
+            case 0:             /* NXAST_REG_LOAD */
+                put_be(b, 0xffff0018, 4);
+                put_be(b + 4, 0x00002320, 4);
+                put_be(b + 8, 7, 2);
+                put_be(b + 10, ofs << 6 | (nb - 1), 2);
+                put_be(b + 12, h, 4);
+                put_be(b + 16, val, 8);
+                n = 24;
+                break;
+            case 1: {           /* OFPAT12_SET_FIELD */
+                size_t len = 4 + (exp ? 8 : 4) + (h & 0xff);
+                len = (len + 7) / 8 * 8;
+                if (len > 48) {
+                    continue;
+                }
+                put_be(b, 25, 2);
+                put_be(b + 2, len, 2);
+                put_be(b + 4, h, 4);
+                if (exp) {
+                    put_be(b + 8, fdp__ofp_field_experimenter(row), 4);
+                }
+                for (size_t j = exp ? 12 : 8; j < 4 + (exp ? 8 : 4)
+                                                   + (h & 0xff); j++) {
+                    b[j] = (uint8_t) unit_rng_next(&rng);
+                }
+                n = len;
+                v = k & 1 ? FDP_OFP15 : FDP_OFP13;
+                break;
+            }
+            case 2:             /* NXAST_REG_MOVE from the field */
+            case 3:             /* and to it */
+                put_be(b, 0xffff0018, 4);
+                put_be(b + 4, 0x00002320, 4);
+                put_be(b + 8, 6, 2);
+                put_be(b + 10, nb, 2);
+                put_be(b + 12, k % 8 == 2 ? ofs : 0, 2);
+                put_be(b + 14, k % 8 == 3 ? ofs : 0, 2);
+                put_be(b + 16, k % 8 == 2 ? h : 0x00010004, 4);
+                put_be(b + 20, k % 8 == 3 ? h : 0x00010204, 4);
+                n = 24;
+                break;
+            case 4:             /* NXAST_STACK_PUSH */
+            case 5:             /* NXAST_OUTPUT_REG */
+                put_be(b, 0xffff0018, 4);
+                put_be(b + 4, 0x00002320, 4);
+                put_be(b + 8, k % 8 == 4 ? 27 : 15, 2);
+                if (k % 8 == 4) {
+                    put_be(b + 10, ofs, 2);
+                    put_be(b + 12, h, 4);
+                    put_be(b + 16, nb, 2);
+                } else {
+                    put_be(b + 10, ofs << 6 | (nb - 1), 2);
+                    put_be(b + 12, h, 4);
+                    put_be(b + 16, 0xffff, 2);
+                }
+                n = 24;
+                break;
+            case 6:             /* NXAST_CHECK_PKT_LARGER, ct's zone */
+                put_be(b, 0xffff0018, 4);
+                put_be(b + 4, 0x00002320, 4);
+                if (k & 1) {
+                    put_be(b + 8, 49, 2);
+                    put_be(b + 10, 1500, 2);
+                    put_be(b + 12, ofs, 2);
+                    put_be(b + 14, h, 4);
+                } else {
+                    put_be(b + 8, 35, 2);
+                    put_be(b + 12, h, 4);
+                    put_be(b + 16, ofs << 6 | 15, 2);
+                    b[18] = 0xff;
+                }
+                n = 24;
+                break;
+            default:            /* A learn spec: match the field. */
+                put_be(b, 0xffff0030, 4);
+                put_be(b + 4, 0x00002320, 4);
+                put_be(b + 8, 16, 2);
+                b[26] = 1;          /* table */
+                put_be(b + 32, nb, 2);
+                put_be(b + 34, h, 4);
+                put_be(b + 38, ofs, 2);
+                put_be(b + 40, h, 4);
+                put_be(b + 44, ofs, 2);
+                n = 48;
+                break;
+            }
+            decoded += check_hostile(b, n, v, false);
+        }
+    }
+    printf("every_field_in_every_action: %u decoded\n", decoded);
+    ck_assert_uint_gt(decoded, 100);
+}
+END_TEST
+
 /* One malformed input and the error Open vSwitch gives for it. */
 struct bad_case {
     enum fdp_ofp_version v;
@@ -634,5 +767,6 @@ main(void)
     tcase_add_test(tc, vectors_decode);
     tcase_add_test(tc, hostile_input);
     tcase_add_test(tc, malformed_errors);
+    tcase_add_test(tc, every_field_in_every_action);
     return unit_run(s);
 }
