@@ -319,7 +319,11 @@ put_field_header(struct put_ctx *c, enum fdp_field f, enum fdp_ofp_version v,
     }
     uint32_t h = fdp__ofp_field_header(row);
     if (masked) {
-        h = (h & ~0x1ffu) | 1u << 8 | (2 * (h & 0xff)) ;
+        /* The length doubles, but for an experimenter OXM it also holds
+         * the 4-byte experimenter id, which does not. */
+        h = (h & ~0x1ffu) | 1u << 8
+            | (2 * fdp__ofp_field_n_bytes(row)
+               + (h >> 16 == 0xffff ? 4 : 0));
     }
     fdp__ofpbuf_put_be32(c->b, h);
     if (h >> 16 == 0xffff) {
@@ -348,6 +352,40 @@ put_reg_load(struct put_ctx *c, enum fdp_field f, unsigned int ofs,
     end_action(c, start);
 }
 
+static const struct fdp__ofp_field *put_field_header(
+    struct put_ctx *, enum fdp_field, enum fdp_ofp_version, bool masked);
+
+/* NXAST_REG_LOAD2: 'value' under 'mask' into 'f' as one NXM/OXM entry
+ * (masked unless the mask is the whole field), for a field whose header
+ * NXAST_REG_LOAD cannot hold (Open vSwitch's set_field_to_nxast()). */
+static void
+put_reg_load2(struct put_ctx *c, enum fdp_field f, fdp_u128 value,
+              fdp_u128 mask)
+{
+    unsigned int width = fdp__field(f)->n_bits;
+    fdp_u128 all = width >= 128 ? ~(fdp_u128) 0
+                                : ((fdp_u128) 1 << width) - 1;
+    size_t start = start_nx(c, NXAST_REG_LOAD2);
+    const struct fdp__ofp_field *row = put_field_header(c, f, FDP_OFP10,
+                                                        mask != all);
+    uint8_t wire[32];
+
+    if (row) {
+        unsigned int n = fdp__ofp_field_n_bytes(row);
+        if (n > 16) {
+            c->error = EINVAL;
+            return;
+        }
+        fdp__ofp_field_to_wire(row, value, wire);
+        put_u8s(c, wire, n);
+        if (mask != all) {
+            fdp__ofp_mask_to_wire(row, mask, wire);
+            put_u8s(c, wire, n);
+        }
+    }
+    end_action(c, start);
+}
+
 /* 'value' under 'mask' into 'f' as reg_loads, one per run of contiguous
  * mask bits of at most 64, lowest first (Open vSwitch's
  * set_field_to_nxast()). */
@@ -359,6 +397,11 @@ put_reg_loads(struct put_ctx *c, enum fdp_field f, fdp_u128 value,
     const struct fdp__ofp_field *row = fdp__ofp_field_for_match(f, FDP_OFP10,
                                                                 c->match);
     unsigned int ofs = 0;
+
+    if (row && fdp__ofp_field_header(row) >> 16 == 0xffff) {
+        put_reg_load2(c, f, value, mask);
+        return;
+    }
 
     /* A write of the whole key field is a load of the whole wire field,
      * which may be wider (NXM_OF_ARP_OP's 16 bits over the key's 8;
@@ -1904,7 +1947,8 @@ check_ct_write(const struct fdp__ofp_field *row)
 /* OFPAT12_SET_FIELD: one OXM entry, masked only in 1.5, then zeros to
  * the action's end. */
 static int
-pull_set_field(struct pull_ctx *c, struct fdp__ofp_reader *r)
+pull_oxm_write(struct pull_ctx *c, struct fdp__ofp_reader *r, bool may_mask,
+               uint8_t flags)
 {
     uint32_t h;
     const struct fdp__ofp_field *row = pull_field_header(r, &h);
@@ -1913,11 +1957,11 @@ pull_set_field(struct pull_ctx *c, struct fdp__ofp_reader *r)
     if (!row) {
         return FDP_OFPBAC_BAD_SET_TYPE;
     }
-    if (masked && (c->v < FDP_OFP15 || !fdp__ofp_field_maskable(row))) {
+    if (masked && (!may_mask || !fdp__ofp_field_maskable(row))) {
         return FDP_OFPBAC_BAD_SET_MASK;
     }
     unsigned int n = fdp__ofp_field_n_bytes(row);
-    if ((h & 0xff) != (masked ? 2 * n : n)) {
+    if ((h & 0xff) != (masked ? 2 * n : n) + (h >> 16 == 0xffff ? 4 : 0)) {
         return FDP_OFPBAC_BAD_SET_LEN;
     }
     const uint8_t *vp = fdp__ofp_pull(r, n);
@@ -1945,10 +1989,26 @@ pull_set_field(struct pull_ctx *c, struct fdp__ofp_reader *r)
                                          & (row_width(row) >= 128
                                             ? ~(fdp_u128) 0
                                             : ((fdp_u128) 1
-                                               << row_width(row)) - 1), 0)
+                                               << row_width(row)) - 1),
+                                         flags)
                ? FDP_OFPBAC_BAD_SET_ARGUMENT : 0;
     }
-    return add_write(c, row, value, mask, true, 0);
+    return add_write(c, row, value, mask, !flags, flags);
+}
+
+static int
+pull_set_field(struct pull_ctx *c, struct fdp__ofp_reader *r)
+{
+    return pull_oxm_write(c, r, c->v >= FDP_OFP15, 0);
+}
+
+/* NXAST_REG_LOAD2: one NXM/OXM entry, maybe masked, right after the
+ * subtype; what Open vSwitch writes for a field NXAST_REG_LOAD cannot
+ * name (an experimenter OXM). */
+static int
+pull_reg_load2(struct pull_ctx *c, struct fdp__ofp_reader *r)
+{
+    return pull_oxm_write(c, r, true, FDP__ACT_LOAD);
 }
 
 /* NXAST_REG_LOAD: 'n_bits' bits at 'ofs' of the destination. */
@@ -2377,6 +2437,7 @@ static const struct wire_action wire_actions[] = {
     { VALL, NX, NXAST_POP_QUEUE, 16, false, pull_pop_queue },
     { VALL, NX, NXAST_REG_MOVE, 24, false, pull_reg_move },
     { VALL, NX, NXAST_REG_LOAD, 24, false, pull_reg_load },
+    { VALL, NX, NXAST_REG_LOAD2, 16, true, pull_reg_load2 },
     { VALL, NX, NXAST_NOTE, 16, true, pull_note },
     { VALL, NX, NXAST_RESUBMIT_TABLE, 16, false, pull_resubmit_table },
     { VALL, NX, NXAST_OUTPUT_REG, 24, false, pull_output_reg },
