@@ -126,6 +126,7 @@ enum {
     NXAST_WRITE_METADATA = 22,
     NXAST_STACK_PUSH = 27,
     NXAST_STACK_POP = 28,
+    NXAST_OUTPUT_REG2 = 32,
     NXAST_REG_LOAD2 = 33,
     NXAST_CONJUNCTION = 34,
     NXAST_CT = 35,
@@ -2169,6 +2170,25 @@ pull_output_reg(struct pull_ctx *c, struct fdp__ofp_reader *r)
     return add_subfield(c, FDP_ACT_OUTPUT_REG, row, on >> 6, (on & 0x3f) + 1);
 }
 
+/* NXAST_OUTPUT_REG2: the same, with the field last (so that it may be an
+ * experimenter OXM). */
+static int
+pull_output_reg2(struct pull_ctx *c, struct fdp__ofp_reader *r)
+{
+    uint16_t on = get16(r);
+    uint16_t max_len = get16(r);
+    uint32_t h;
+    const struct fdp__ofp_field *row = pull_field_header(r, &h);
+
+    if (check_zeros(r, 1)) {
+        return FDP_NXBAC_MUST_BE_ZERO;
+    }
+    if (max_len != UINT16_MAX) {
+        return FDP_OFPBAC_BAD_ARGUMENT;
+    }
+    return add_subfield(c, FDP_ACT_OUTPUT_REG, row, on >> 6, (on & 0x3f) + 1);
+}
+
 static int
 pull_check_pkt_larger(struct pull_ctx *c, struct fdp__ofp_reader *r)
 {
@@ -2441,6 +2461,7 @@ static const struct wire_action wire_actions[] = {
     { VALL, NX, NXAST_NOTE, 16, true, pull_note },
     { VALL, NX, NXAST_RESUBMIT_TABLE, 16, false, pull_resubmit_table },
     { VALL, NX, NXAST_OUTPUT_REG, 24, false, pull_output_reg },
+    { VALL, NX, NXAST_OUTPUT_REG2, 24, true, pull_output_reg2 },
     { VALL, NX, NXAST_LEARN, 32, true, pull_learn },
     { VALL, NX, NXAST_DEC_TTL, 16, false, pull_dec_ttl },
     { VALL, NX, NXAST_FIN_TIMEOUT, 16, false, pull_fin_timeout },

@@ -650,9 +650,14 @@ static const struct good_case good_cases[] = {
     /* OFPAT10_ENQUEUE, flowdp's three actions. */
     { FDP_OFP10, "000b0010000100000000000000000002",
       "set_queue:2,output:1,pop_queue" },
-    /* NXAST_DEC_TTL_CNT_IDS with the one id 0: plain dec_ttl. */
+    /* NXAST_DEC_TTL_CNT_IDS with the one id 0: flowdp's dec_ttl (which
+     * ovs-ofctl prints as dec_ttl(0)). */
     { FDP_OFP10, "ffff00180000232000150001000000000000000000000000",
       "dec_ttl" },
+    /* NXAST_OUTPUT_REG2 (Open vSwitch writes it for a max_len, or an
+     * experimenter field). */
+    { FDP_OFP10, "ffff0018000023200020001fffff00010004000000000000",
+      "output:NXM_NX_REG0[]" },
     /* The 1.0 output to CONTROLLER with a max_len. */
     { FDP_OFP10, "00000008fffd0080", "CONTROLLER:128" },
 };
