@@ -1172,6 +1172,12 @@ put_ctx_init(struct put_ctx *c, struct fdp__ofpbuf *b,
 {
     *c = (struct put_ctx) { .b = b, .v = v, .tlv = tlv, .match = match,
                             .has_vlan = match_has_vlan(match) };
+    if (v == FDP_OFP11 || v < FDP_OFP10 || v > FDP_OFP15) {
+        /* OpenFlow 1.1 has neither 1.0's set actions nor 1.2's
+         * set_field, and flowdp does not speak it (ISSUE: 1.0, 1.3, 1.4
+         * and 1.5; 1.2 shares 1.3's actions). */
+        c->error = EINVAL;
+    }
 }
 
 /* Ends an encoding begun at 'start': the bytes appended, or -1 with
