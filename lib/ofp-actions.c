@@ -39,6 +39,28 @@
  * length 16, a 32-bit port, max_len 0, six bytes of padding) inside an
  * apply_actions instruction 0004 0018 00000000.
  *
+ * Choices and limits, each where Open vSwitch's own behaviour and
+ * flowdp's records meet:
+ *   - A decoded write builds only the records flowdp's parser builds
+ *     (flowdp_writes()): OXM vlan_vid and vlan_pcp writes become
+ *     mod_vlan_vid and mod_vlan_pcp, and fields flowdp does not write
+ *     (tcp_flags, tun_metadataN) are refused.
+ *   - Open vSwitch remembers which wire form an action came in (reg_load
+ *     or set_field, ONF's or Nicira's copy_field, enqueue or its three
+ *     actions) and writes it back so; flowdp's records keep only the
+ *     spellings its text has (FDP__ACT_LOAD, FDP__ACT_MOD), so a list
+ *     decoded from one form may be encoded in another.  The encoding of a
+ *     decoded list is a fixed point (tests/unit/test-ofp-actions.c).
+ *   - flowdp has no action set (write_actions is OFPBIC_UNSUP_INST), no
+ *     ALGs in ct, no controller ids for dec_ttl other than 0, no 128-bit
+ *     push, no max_len for output:FIELD, and no OpenFlow 1.1 encoding.
+ *   - The meter of an OpenFlow 1.0 list has no wire form and is left out,
+ *     as Open vSwitch's encode_METER() leaves it out.
+ *   - Errors flowdp's table lacks are replaced by the nearest it has:
+ *     OFPBPC_BAD_TYPE (an unknown CONTROLLER2 property) and
+ *     NXBAC_BAD_CONJUNCTION by OFPBAC_BAD_ARGUMENT, OFPBIC_BAD_EXPERIMENTER
+ *     by OFPBIC_UNKNOWN_INST.
+ *
  * The codec never prints and does no I/O (lib/ofp-common.h).
  */
 #include <config.h>
@@ -2240,7 +2262,8 @@ pull_write_metadata_nx(struct pull_ctx *c, struct fdp__ofp_reader *r)
            ? FDP_OFPBAC_BAD_ARGUMENT : 0;
 }
 
-/* NXAST_NAT: valid only inside ct. */
+/* NXAST_NAT: valid only inside ct, once ('c->nat' is where it goes, and
+ * NULL once it has come). */
 static int
 pull_nat(struct pull_ctx *c, struct fdp__ofp_reader *r)
 {
@@ -2255,10 +2278,6 @@ pull_nat(struct pull_ctx *c, struct fdp__ofp_reader *r)
         || flags & ~0x1fu || present & ~0x3fu
         || (present & (NX_NAT_RANGE_IPV4_MIN | NX_NAT_RANGE_IPV4_MAX)
             && present & (NX_NAT_RANGE_IPV6_MIN | NX_NAT_RANGE_IPV6_MAX))) {
-        return FDP_OFPBAC_BAD_ARGUMENT;
-    }
-    if (nat->flags & FDP__NAT_SRC || nat->flags & FDP__NAT_DST
-        || c->nat == NULL) {
         return FDP_OFPBAC_BAD_ARGUMENT;
     }
     memset(nat, 0, sizeof *nat);
@@ -2314,7 +2333,7 @@ pull_nat(struct pull_ctx *c, struct fdp__ofp_reader *r)
     if (nat->port_max < nat->port_min || hi < lo) {
         return FDP_OFPBAC_BAD_ARGUMENT;
     }
-    /* A flag no mode names still marks that nat was given. */
+    /* ct takes one nat: a second is OFPBAC_BAD_ARGUMENT (above). */
     c->nat = NULL;
     return check_zeros(r, FDP_OFPBAC_BAD_LEN);
 }
