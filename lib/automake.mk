@@ -62,6 +62,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/ofp-match.c \
 	lib/ofp-match.h \
 	lib/ofp-actions.h \
+	lib/ofp-actions.c \
 	lib/match-internal.h \
 	lib/pipeline-private.h \
 	lib/pipeline-view.h \
