@@ -148,14 +148,13 @@ START_TEST(rows_found_by_header_and_name)
     for (size_t i = 0; i < n; i++) {
         const struct fdp__ofp_field *f = fdp__ofp_field_at(i);
         uint32_t h = fdp__ofp_field_header(f);
+        uint32_t exp = fdp__ofp_field_experimenter(f);
         const char *name = fdp__ofp_field_name(f);
 
-        ck_assert_msg(fdp__ofp_field_by_header(h, fdp__ofp_field_experimenter(f))
-                      == f, "%s: not found by its header %#x", name, h);
+        ck_assert_msg(fdp__ofp_field_by_header(h, exp) == f,
+                      "%s: not found by its header %#x", name, h);
         /* The hasmask bit and the length do not matter. */
-        ck_assert(fdp__ofp_field_by_header(h | 0x1ff,
-                                           fdp__ofp_field_experimenter(f))
-                  == f);
+        ck_assert(fdp__ofp_field_by_header(h | 0x1ff, exp) == f);
         ck_assert_msg(fdp__ofp_field_by_name(name) == f, "%s", name);
 
         /* Lengths: an experimenter header counts its id. */
