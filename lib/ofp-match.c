@@ -440,9 +440,37 @@ struct header_span {
 static struct header_span spans[N_WIRE_FIELDS];
 static pthread_once_t spans_once = PTHREAD_ONCE_INIT;
 
+/* The header rows by class and field number, for decoding: row + 1 in
+ * by_field[class_index][field], 0 for none.  The experimenter classes'
+ * few rows are searched instead. */
+static const uint16_t indexed_classes[] = {
+    NXM_OF, NXM_NX, OXM_BASIC, OXM_PKT_REGS, OXM_ERIC,
+};
+#define N_INDEXED_CLASSES \
+    (sizeof indexed_classes / sizeof indexed_classes[0])
+static uint16_t by_field[N_INDEXED_CLASSES][128];
+static_assert(N_HEADERS < UINT16_MAX, "rows fit by_field's entries");
+
+static int
+class_index(uint16_t class)
+{
+    for (size_t i = 0; i < N_INDEXED_CLASSES; i++) {
+        if (indexed_classes[i] == class) {
+            return (int) i;
+        }
+    }
+    return -1;
+}
+
 static void
 spans_init(void)
 {
+    for (size_t i = 0; i < N_HEADERS; i++) {
+        int ci = class_index(headers[i].class);
+        if (ci >= 0) {
+            by_field[ci][headers[i].field] = (uint16_t) (i + 1);
+        }
+    }
     for (size_t i = N_HEADERS; i-- > 0;) {
         struct header_span *s = &spans[headers[i].wire];
         if (!s->last) {
@@ -452,8 +480,8 @@ spans_init(void)
     }
 }
 
-/* The spans, built from the constant table once (pthread_once: any
- * thread may be the first to encode). */
+/* The spans and the index, built from the constant table once
+ * (pthread_once: any thread may be the first to encode or decode). */
 static const struct header_span *
 header_spans(void)
 {
@@ -507,7 +535,13 @@ fdp__ofp_field_by_header(uint32_t header, uint32_t experimenter)
     uint8_t field = (uint8_t) ((header >> 9) & 0x7f);
 
     if (!is_experimenter_class(class)) {
-        experimenter = 0;
+        int ci = class_index(class);
+        if (ci < 0) {
+            return NULL;
+        }
+        header_spans();
+        uint16_t row = by_field[ci][field];
+        return row ? &headers[row - 1] : NULL;
     }
     for (size_t i = 0; i < N_HEADERS; i++) {
         const struct fdp__ofp_field *h = &headers[i];
@@ -893,12 +927,16 @@ static void
 put_field(struct put_ctx *c, enum wire_id w)
 {
     const struct wire_field *wf = &wire_fields[w];
-    fdp_u128 km = fdp__match_get_mask(c->m, wf->field);
+    const struct fdp__field *kf = fdp__field(wf->field);
 
-    if (!km) {
+    /* Most wire fields are not in a given match: one word test each. */
+    if (!(c->m->mask.w[kf->word] & kf->word_mask)
+        && (kf->n_bits < 128 || !c->m->mask.w[kf->word + 1])) {
         return;
     }
-    if (!wf->maskable && km != fdp__ones(fdp__field(wf->field)->n_bits)) {
+
+    fdp_u128 km = fdp__match_get_mask(c->m, wf->field);
+    if (!wf->maskable && km != fdp__ones(kf->n_bits)) {
         c->lossy = true;
         return;
     }

@@ -148,14 +148,13 @@ START_TEST(rows_found_by_header_and_name)
     for (size_t i = 0; i < n; i++) {
         const struct fdp__ofp_field *f = fdp__ofp_field_at(i);
         uint32_t h = fdp__ofp_field_header(f);
+        uint32_t exp = fdp__ofp_field_experimenter(f);
         const char *name = fdp__ofp_field_name(f);
 
-        ck_assert_msg(fdp__ofp_field_by_header(h, fdp__ofp_field_experimenter(f))
-                      == f, "%s: not found by its header %#x", name, h);
+        ck_assert_msg(fdp__ofp_field_by_header(h, exp) == f,
+                      "%s: not found by its header %#x", name, h);
         /* The hasmask bit and the length do not matter. */
-        ck_assert(fdp__ofp_field_by_header(h | 0x1ff,
-                                           fdp__ofp_field_experimenter(f))
-                  == f);
+        ck_assert(fdp__ofp_field_by_header(h | 0x1ff, exp) == f);
         ck_assert_msg(fdp__ofp_field_by_name(name) == f, "%s", name);
 
         /* Lengths: an experimenter header counts its id. */
@@ -623,6 +622,51 @@ START_TEST(no_wire_form)
 }
 END_TEST
 
+/* OpenFlow 1.0: fields whose prerequisites the match does not meet are
+ * dropped (ofputil_normalize_match()), and the VLAN forms. */
+START_TEST(ofp10_decode)
+{
+    static const struct {
+        const char *hex;
+        const char *text;
+    } cases[] = {
+        /* Everything wildcarded but nw_src/24 and tp_dst, without dl_type:
+         * both dropped. */
+        { "0038087f 0000 000000000000 000000000000 0000 00 00 0000 00 00 0000"
+          "0a000001 00000000 0000 0050", "" },
+        /* With dl_type 0x0800 and nw_proto 6 they stay. */
+        { "0038084f 0000 000000000000 000000000000 0000 00 00 0800 00 06 0000"
+          "0a000000 00000000 0000 0050", "tcp,nw_src=10.0.0.0/24,tp_dst=80" },
+        /* ARP: nw_proto is the opcode, nw_src the sender's address. */
+        { "003800cf 0000 000000000000 000000000000 0000 00 00 0806 00 02 0000"
+          "0a000001 00000000 0000 0000", "arp,arp_spa=10.0.0.1,arp_op=2" },
+        /* dl_vlan 0xffff: no tag, whatever the PCP says. */
+        { "002820fd 0000 000000000000 000000000000 ffff 05 00 0000 00 00 0000"
+          "00000000 00000000 0000 0000", "vlan_tci=0x0000" },
+        /* A VID and a PCP. */
+        { "002820fd 0000 000000000000 000000000000 0005 03 00 0000 00 00 0000"
+          "00000000 00000000 0000 0000", "dl_vlan=5,dl_vlan_pcp=3" },
+        /* nw_tos keeps the DSCP bits only. */
+        { "001820ef 0000 000000000000 000000000000 0000 00 00 0800 ff 00 0000"
+          "00000000 00000000 0000 0000", "ip,nw_tos=252" },
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t w[FDP_OFP10_MATCH_LEN];
+        struct fdp_match m;
+
+        ck_assert_uint_eq(unhex(cases[i].hex, w, sizeof w),
+                          FDP_OFP10_MATCH_LEN);
+        fdp__match_init(&m);
+        ck_assert_int_eq(fdp__ofp10_match_decode(w, &m), 0);
+        char *t = match_text(&m);
+        ck_assert_msg(!strcmp(t, cases[i].text), "%s: %s, expected %s",
+                      cases[i].hex, t, cases[i].text);
+        free(t);
+    }
+}
+END_TEST
+
 /* The cookie entry of NXT_FLOW_MOD and NXST_FLOW requests. */
 START_TEST(cookie_entries)
 {
@@ -894,6 +938,7 @@ main(void)
     tcase_add_test(tc, tun_metadata_with_map);
     tcase_add_test(tc, no_wire_form);
     tcase_add_test(tc, cookie_entries);
+    tcase_add_test(tc, ofp10_decode);
 
     tc = unit_tcase(s, "hostile");
     tcase_add_test(tc, bad_entries);
