@@ -49,6 +49,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>              /* EOF, which the pull functions return at
+                                 * the end of a list. */
 #include "lib/ofp-common.h"
 
 #include <flowdp/flow.h>
@@ -158,7 +160,7 @@ enum fdp_ofptype {
     R(NXT_PACKET_IN2, PACKET_IN, NXT, 1, 6, 30, 0, 8)                       \
     R(OFPT10_FLOW_REMOVED, FLOW_REMOVED, OFPT, 1, 1, 11, 80, 0)             \
     R(OFPT11_FLOW_REMOVED, FLOW_REMOVED, OFPT, 2, 5, 11, 40, 8)             \
-    R(OFPT15_FLOW_REMOVED, FLOW_REMOVED, OFPT, 6, 6, 11, 40, 8)             \
+    R(OFPT15_FLOW_REMOVED, FLOW_REMOVED, OFPT, 6, 6, 11, 16, 8)             \
     R(NXT_FLOW_REMOVED, FLOW_REMOVED, NXT, 1, 6, 14, 40, 8)                 \
     R(OFPT10_PORT_STATUS, PORT_STATUS, OFPT, 1, 1, 12, 56, 0)               \
     R(OFPT11_PORT_STATUS, PORT_STATUS, OFPT, 2, 4, 12, 72, 0)               \
