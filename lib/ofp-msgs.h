@@ -808,7 +808,7 @@ int fdp_ofp_encode_flow_removed(struct fdp__ofpbuf *b,
                                 const struct fdp_tlv_map *tlv);
 
 /* ---------------------------------------------------------------------- */
-/* Bundles.                                                                */
+/* Bundles, roles, async config and Nicira's controls (lib/ofp-ctrl.c).    */
 
 enum fdp_ofp_bundle_type {
     FDP_OFPBCT_OPEN_REQUEST = 0,
@@ -827,22 +827,27 @@ struct fdp_ofp_bundle_ctrl {
     uint16_t type;              /* enum fdp_ofp_bundle_type. */
     uint16_t flags;             /* FDP_OFPBF_*. */
 };
-/* Control: properties are ignored, as Open vSwitch ignores them (an
- * experimenter property it does not know is OFPBPC_BAD_EXP_TYPE there; here
- * every property is skipped after its length is checked). */
+/* A bundle control (OFPT14_BUNDLE_CONTROL or ONFT13_BUNDLE_CONTROL).  Its
+ * properties are ignored, as Open vSwitch ignores them. */
 int fdp_ofp_decode_bundle_ctrl(const uint8_t *msg, size_t len,
                                struct fdp_ofp_bundle_ctrl *);
-/* A reply to control 'request' (decoded header) with 'type'. */
-int fdp_ofp_encode_bundle_ctrl(struct fdp__ofpbuf *b, enum fdp_ofpraw raw,
-                               uint8_t version, uint32_t xid,
-                               const struct fdp_ofp_bundle_ctrl *);
+/* The reply to bundle control 'request' (decoded header): same raw,
+ * version and xid, 'bc' (its type one of the *_REPLY). */
+int fdp_ofp_encode_bundle_ctrl(struct fdp__ofpbuf *b,
+                               const struct fdp_ofp_header *request,
+                               const struct fdp_ofp_bundle_ctrl *bc);
 
-/* An add-message: the inner message (checked to be a whole message of the
- * same version and xid, OFPBFC_MSG_BAD_LEN / OFPBFC_MSG_BAD_XID
- * otherwise) is returned as a pointer into 'msg'. */
+/* A bundle add-message: the inner message is returned as a pointer into
+ * 'msg', checked as Open vSwitch checks it: of the outer version
+ * (OFPBFC_BAD_VERSION), a whole
+ * message inside the outer one (OFPBFC_MSG_BAD_LEN), the outer xid
+ * (OFPBFC_MSG_BAD_XID), a type a bundle may hold: flow mod, group mod,
+ * port mod, packet out (OFPBFC_MSG_UNSUP, also for one that does not
+ * decode). */
 struct fdp_ofp_bundle_add {
     uint32_t bundle_id;
     uint16_t flags;
+    enum fdp_ofptype inner_type;
     const uint8_t *inner;
     size_t inner_len;
 };
@@ -851,5 +856,94 @@ int fdp_ofp_decode_bundle_add(const uint8_t *msg, size_t len,
 int fdp_ofp_encode_bundle_add(struct fdp__ofpbuf *b, enum fdp_ofpraw raw,
                               uint8_t version, uint32_t xid,
                               const struct fdp_ofp_bundle_add *);
+
+/* Controller roles, in OpenFlow 1.2's numbering (NXT_ROLE_REQUEST's
+ * other/master/slave are equal/master/slave here). */
+enum fdp_ofp_role {
+    FDP_OFPCR_ROLE_NOCHANGE = 0,
+    FDP_OFPCR_ROLE_EQUAL = 1,
+    FDP_OFPCR_ROLE_MASTER = 2,
+    FDP_OFPCR_ROLE_SLAVE = 3,
+};
+struct fdp_ofp_role_request {
+    enum fdp_ofp_role role;
+    bool have_generation_id;    /* Master and slave requests of 1.2+. */
+    uint64_t generation_id;     /* As the wire said, whatever the role. */
+};
+/* Role requests (OFPT12_ROLE_REQUEST, NXT_ROLE_REQUEST); OFPRRFC_BAD_ROLE
+ * for a role outside the table (and NOCHANGE in the NX form). */
+int fdp_ofp_decode_role_request(const uint8_t *msg, size_t len,
+                                struct fdp_ofp_role_request *);
+/* The reply to role request 'request' (decoded header): the same form. */
+int fdp_ofp_encode_role_reply(struct fdp__ofpbuf *b,
+                              const struct fdp_ofp_header *request,
+                              const struct fdp_ofp_role_request *);
+int fdp_ofp_encode_role_request(struct fdp__ofpbuf *b, enum fdp_ofpraw raw,
+                                uint8_t version, uint32_t xid,
+                                const struct fdp_ofp_role_request *);
+
+/* Asynchronous message configuration: per kind of message, a bitmap of
+ * reasons for master/equal and one for slave connections, as the wire
+ * says them (bit N = reason N of the connection's version).  Open vSwitch
+ * also translates 1.4's finer packet-in reasons to 1.0's OFPR_ACTION when
+ * it encodes for older versions; this layer does not (the masks pass
+ * through as they are). */
+enum fdp_ofp_async_kind {
+    FDP_OAK_PACKET_IN,          /* Bits: OFPR_* reasons. */
+    FDP_OAK_PORT_STATUS,        /* OFPPR_*. */
+    FDP_OAK_FLOW_REMOVED,       /* OFPRR_*. */
+    FDP_OAK_ROLE_STATUS,        /* 1.4+. */
+    FDP_OAK_TABLE_STATUS,
+    FDP_OAK_REQUESTFORWARD,
+    FDP_OAK_N
+};
+struct fdp_ofp_async_config {
+    uint32_t master[FDP_OAK_N];
+    uint32_t slave[FDP_OAK_N];
+};
+/* A set-async (OFPT13_SET_ASYNC, NXT_SET_ASYNC_CONFIG, OFPT14_SET_ASYNC,
+ * NXT_SET_ASYNC_CONFIG2), applied on top of 'cfg' (1.4's properties may
+ * name only some kinds).  Properties: OFPACFC_UNSUPPORTED for an unknown
+ * one, OFPACFC_INVALID for a reason the kind lacks, OFPTFFC_BAD_LEN (Open
+ * vSwitch's OFPBPC_BAD_LEN, whose codes it has) for a bad length. */
+int fdp_ofp_decode_set_async(const uint8_t *msg, size_t len,
+                             struct fdp_ofp_async_config *cfg);
+/* The get-async reply to 'request' (decoded header). */
+int fdp_ofp_encode_get_async_reply(struct fdp__ofpbuf *b,
+                                   const struct fdp_ofp_header *request,
+                                   const struct fdp_ofp_async_config *);
+/* A set-async in 'version' (1.3 and NX: the 24-byte form; 1.4+:
+ * properties). */
+int fdp_ofp_encode_set_async(struct fdp__ofpbuf *b, enum fdp_ofpraw raw,
+                             uint8_t version, uint32_t xid,
+                             const struct fdp_ofp_async_config *);
+
+/* Nicira's one-value controls. */
+enum {
+    FDP_NXFF_OPENFLOW10 = 0,    /* NXT_SET_FLOW_FORMAT. */
+    FDP_NXFF_NXM = 2,
+    FDP_NXPIF_STANDARD = 0,     /* NXT_SET_PACKET_IN_FORMAT. */
+    FDP_NXPIF_NXT_PACKET_IN = 1,
+    FDP_NXPIF_NXT_PACKET_IN2 = 2,
+};
+/* The 32-bit value of NXT_SET_FLOW_FORMAT (OFPBRC_EPERM for a format
+ * other than OpenFlow 1.0 and NXM, as Open vSwitch) or
+ * NXT_SET_PACKET_IN_FORMAT (OFPBRC_EPERM for an unknown format). */
+int fdp_ofp_decode_nx_u32(const uint8_t *msg, size_t len, uint32_t *value);
+/* NXT_FLOW_MOD_TABLE_ID: 'enable' is its first byte (nonzero: on). */
+int fdp_ofp_decode_flow_mod_table_id(const uint8_t *msg, size_t len,
+                                     bool *enable);
+/* NXT_SET_CONTROLLER_ID. */
+int fdp_ofp_decode_controller_id(const uint8_t *msg, size_t len,
+                                 uint16_t *id);
+/* NXT_CT_FLUSH_ZONE. */
+int fdp_ofp_decode_ct_flush_zone(const uint8_t *msg, size_t len,
+                                 uint16_t *zone);
+/* NXT_FLOW_MONITOR_CANCEL / ONFT13_FLOW_MONITOR_CANCEL. */
+int fdp_ofp_decode_flow_monitor_cancel(const uint8_t *msg, size_t len,
+                                       uint32_t *id);
+/* Encoders of the same, for tests and clients: 'raw' with the value. */
+int fdp_ofp_encode_nx_value(struct fdp__ofpbuf *b, enum fdp_ofpraw raw,
+                            uint8_t version, uint32_t xid, uint32_t value);
 
 #endif /* FDP_OFP_MSGS_H */

@@ -8,6 +8,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_error(fdp_ofp_decode_port_desc_request(msg, size, &port));
     check_error(fdp_ofp_decode_port_stats_request(msg, size, &port));
     check_error(fdp_ofp_decode_aggregate_reply(msg, size, &as));
+
+    struct fdp_ofp_bundle_ctrl bc;
+    struct fdp_ofp_bundle_add ba;
+    struct fdp_ofp_role_request rr;
+    struct fdp_ofp_async_config cfg;
+    uint32_t u32;
+    uint16_t u16;
+    bool on;
+    memset(&cfg, 0, sizeof cfg);
+    check_error(fdp_ofp_decode_bundle_ctrl(msg, size, &bc));
+    error = fdp_ofp_decode_bundle_add(msg, size, &ba);
+    check_error(error);
+    if (!error && (ba.inner < msg || ba.inner + ba.inner_len > msg + size)) {
+        abort();
+    }
+    check_error(fdp_ofp_decode_role_request(msg, size, &rr));
+    check_error(fdp_ofp_decode_set_async(msg, size, &cfg));
+    check_error(fdp_ofp_decode_nx_u32(msg, size, &u32));
+    check_error(fdp_ofp_decode_flow_mod_table_id(msg, size, &on));
+    check_error(fdp_ofp_decode_controller_id(msg, size, &u16));
+    check_error(fdp_ofp_decode_ct_flush_zone(msg, size, &u16));
+    check_error(fdp_ofp_decode_flow_monitor_cancel(msg, size, &u32));
 
     if (!fdp_ofp_decode_header(msg, size, &oh)) {
         struct fdp__ofp_reader r;
