@@ -106,6 +106,9 @@ const struct fdp__nxm_field fdp__nxm_fields[] = {
     NXM("NXM_OF_IP_PROTO", NW_PROTO, 8, false, true, IP_ANY),
     NXM("OXM_OF_IP_PROTO", NW_PROTO, 8, false, false, IP_ANY),
     NXM("NXM_NX_IP_TTL", NW_TTL, 8, true, true, IP_ANY),
+    /* What ovs-ofctl prints for an OpenFlow 1.0 mod_nw_ecn, a reg_load
+     * there (lib/ofp-actions.c). */
+    NXM("NXM_NX_IP_ECN", NW_ECN, 2, true, true, IP_ANY),
     NXM("NXM_OF_TCP_SRC", TP_SRC, 16, true, true, TCP),
     NXM("OXM_OF_TCP_SRC", TP_SRC, 16, true, false, TCP),
     NXM("NXM_OF_TCP_DST", TP_DST, 16, true, true, TCP),

@@ -63,8 +63,11 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/ofp-errors.inc \
 	lib/ofp-msgs.c \
 	lib/ofp-msgs.h \
+	lib/ofp-flow.c \
+	lib/ofp-match.c \
 	lib/ofp-match.h \
 	lib/ofp-actions.h \
+	lib/ofp-actions.c \
 	lib/match-internal.h \
 	lib/pipeline-private.h \
 	lib/pipeline-view.h \

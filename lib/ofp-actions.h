@@ -60,4 +60,22 @@ int fdp__ofp_instructions_put(struct fdp__ofpbuf *b,
                               enum fdp_ofp_version v,
                               const struct fdp_tlv_map *tlv);
 
+/* The same, for the actions of a flow with match 'match' (may be NULL):
+ * the match chooses among a field's wire names (tp_src is
+ * OXM_OF_UDP_SRC under udp) and says whether the packet is tagged, so
+ * that mod_vlan_vid in 1.1+ pushes a tag first only when it may not be
+ * (Open vSwitch's flow_has_vlan), as Open vSwitch encodes a flow's
+ * actions.  The functions above are these with a NULL match. */
+struct fdp_match;
+int fdp__ofp_actions_put_match(struct fdp__ofpbuf *b,
+                               const struct fdp_actions *acts,
+                               enum fdp_ofp_version v,
+                               const struct fdp_tlv_map *tlv,
+                               const struct fdp_match *match);
+int fdp__ofp_instructions_put_match(struct fdp__ofpbuf *b,
+                                    const struct fdp_actions *acts,
+                                    enum fdp_ofp_version v,
+                                    const struct fdp_tlv_map *tlv,
+                                    const struct fdp_match *match);
+
 #endif /* FDP_OFP_ACTIONS_H */

@@ -48,7 +48,32 @@ const struct fdp__ofp_field *fdp__ofp_field_by_header(uint32_t header,
 const struct fdp__ofp_field *fdp__ofp_field_for(enum fdp_field f,
                                                 enum fdp_ofp_version v);
 
-/* What a row says. */
+/* The row named 'name' (Open vSwitch's header names: "NXM_OF_TCP_SRC",
+ * "OXM_OF_PKT_REG0", "ERICOXM_OF_ICMPV6_ND_RESERVED"), or NULL. */
+const struct fdp__ofp_field *fdp__ofp_field_by_name(const char *name);
+
+/* fdp__ofp_field_for(), choosing among the wire fields that stand for
+ * 'f' the first whose prerequisite 'm' meets (tp_src under nw_proto 17 is
+ * NXM_OF_UDP_SRC / OXM_OF_UDP_SRC, icmp_type under IPv6 is ICMPv6's);
+ * 'm' NULL, or a match that meets none, gives the first (TCP, ICMPv4). */
+const struct fdp__ofp_field *fdp__ofp_field_for_match(
+    enum fdp_field f, enum fdp_ofp_version v, const struct fdp_match *m);
+
+/* Every row, for tests and tools: rows 0 to fdp__ofp_n_fields() - 1. */
+size_t fdp__ofp_n_fields(void);
+const struct fdp__ofp_field *fdp__ofp_field_at(size_t i);
+
+/* What a row says.  fdp__ofp_field_id() is FDP_N_FIELDS for
+ * tun_metadataN, whose N fdp__ofp_field_tun_md_index() gives (-1 for
+ * every other row); their value is 1 to 32 bytes placed by a TLV map, so
+ * n_bytes is 32, the most, and the value conversions below refuse them
+ * (OFPBMC_BAD_FIELD): the match codec reads them through the map.
+ * fdp__ofp_field_prereq() is what a decoder checks: Open vSwitch's
+ * prerequisite, or flowdp's where its key needs more (ct_nw_src needs
+ * IPv4, as its storage is shared with ct_ipv6_src's). */
+const char *fdp__ofp_field_name(const struct fdp__ofp_field *);
+int fdp__ofp_field_tun_md_index(const struct fdp__ofp_field *);
+enum fdp__prereq fdp__ofp_field_prereq(const struct fdp__ofp_field *);
 enum fdp_field fdp__ofp_field_id(const struct fdp__ofp_field *);
 uint32_t fdp__ofp_field_header(const struct fdp__ofp_field *); /* No mask. */
 uint32_t fdp__ofp_field_experimenter(const struct fdp__ofp_field *);
@@ -77,6 +102,16 @@ void fdp__ofp_mask_to_wire(const struct fdp__ofp_field *, fdp_u128 mask,
 int fdp__nx_match_pull(struct fdp__ofp_reader *r, size_t len,
                        const struct fdp_tlv_map *tlv, struct fdp_match *m);
 
+/* fdp__nx_match_pull() for an NXT_FLOW_MOD or NXST_FLOW request, whose
+ * nx_match may carry the flow's cookie and cookie mask (NXM_NX_COOKIE,
+ * NXM_NX_COOKIE_W): stored in '*cookie' and '*cookie_mask' (both 0 if
+ * absent; a second one is OFPBMC_DUP_FIELD).  Without these pointers the
+ * cookie entry is OFPBMC_BAD_FIELD, as in Open vSwitch. */
+int fdp__nx_match_pull_cookie(struct fdp__ofp_reader *r, size_t len,
+                              const struct fdp_tlv_map *tlv,
+                              struct fdp_match *m, uint64_t *cookie,
+                              uint64_t *cookie_mask);
+
 /* Appends 'm' as entries, OXM where a field has an OXM form and 'oxm' is
  * true, else NXM, in Open vSwitch's order (nx_put_raw()); returns the
  * bytes appended (not padded).  A range that is not a prefix has no wire
@@ -84,6 +119,14 @@ int fdp__nx_match_pull(struct fdp__ofp_reader *r, size_t len,
 int fdp__nx_match_put(struct fdp__ofpbuf *b, const struct fdp_match *m,
                       bool oxm, enum fdp_ofp_version v,
                       const struct fdp_tlv_map *tlv);
+
+/* fdp__nx_match_put() in NXM with a cookie entry after the match's (Open
+ * vSwitch's nx_put_match() for NXT_FLOW_MOD and NXST_FLOW requests):
+ * none if 'cookie_mask' is 0, NXM_NX_COOKIE if it is all ones, else
+ * NXM_NX_COOKIE_W. */
+int fdp__nx_match_put_cookie(struct fdp__ofpbuf *b, const struct fdp_match *m,
+                             const struct fdp_tlv_map *tlv, uint64_t cookie,
+                             uint64_t cookie_mask);
 
 /* OpenFlow 1.1+'s struct ofp_match header (type OFPMT_OXM, length) and
  * entries, padded to 8 bytes (1.2+; OpenFlow 1.1's OFPMT_STANDARD is

@@ -28,6 +28,7 @@ UNIT_TESTS = \
 	tests/unit/test-other-actions \
 	tests/unit/test-meter \
 	tests/unit/test-normal \
+	tests/unit/test-ofp-actions \
 	tests/unit/test-ofp-msgs \
 	tests/unit/test-pipapo \
 	tests/unit/test-pipeline \
@@ -43,7 +44,7 @@ TESTS += $(UNIT_TESTS)
 
 UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 # The ClassBench rule sets live beside the checkout, in the shared data.
-AM_TESTS_ENVIRONMENT = FLOWDP_CLASSBENCH_DIR='$(abs_top_srcdir)/../shared/data/classbench'; export FLOWDP_CLASSBENCH_DIR;
+AM_TESTS_ENVIRONMENT = FLOWDP_CLASSBENCH_DIR='$(abs_top_srcdir)/../shared/data/classbench'; export FLOWDP_CLASSBENCH_DIR; FLOWDP_SRCDIR='$(abs_top_srcdir)'; export FLOWDP_SRCDIR;
 UNIT_LDADD = tests/unit/libunit.la tests/lib/libflowdp-testlib.la \
 	$(FDP_INTERNAL_LIBS) $(CHECK_LIBS) -lpthread
 
@@ -95,6 +96,10 @@ tests_unit_test_dp_ct_LDADD = $(UNIT_LDADD)
 tests_unit_test_underlay_SOURCES = tests/unit/test-underlay.c
 tests_unit_test_underlay_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_underlay_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_ofp_actions_SOURCES = tests/unit/test-ofp-actions.c
+tests_unit_test_ofp_actions_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ofp_actions_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_normal_SOURCES = tests/unit/test-normal.c
 tests_unit_test_normal_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
@@ -237,6 +242,8 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \
 	tests/fuzz/fuzz-tnl-pop.c tests/fuzz/fuzz-ofp-msgs.c \
 	tests/ofp-msgs/extract-cases.py tests/ofp-msgs/gen-errors.sh \
+	tests/fuzz/fuzz-ofp-actions.c \
+	tests/ofp-actions-gen.py tests/ofp-actions.data \
 	tests/fuzz/corpus
 DISTCLEANFILES += tests/atconfig tests/atlocal
 
