@@ -44,6 +44,19 @@ from_hex(const char *hex, uint8_t **bytesp)
     return n;
 }
 
+/* 'p' as hex, in a buffer the caller frees. */
+static char *
+to_hex(const uint8_t *p, size_t n)
+{
+    char *s = malloc(2 * n + 1);
+    ck_assert_ptr_nonnull(s);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(s + 2 * i, 3, "%02x", p[i]);
+    }
+    s[2 * n] = '\0';
+    return s;
+}
+
 /* The name ovs-ofctl prints for a raw message: OFPT10_BARRIER_REQUEST is
  * "OFPT_BARRIER_REQUEST", OFPST10_PORT_DESC_REQUEST "OFPST_PORT_DESC
  * request" (Open vSwitch drops the version from the name and writes a
@@ -397,8 +410,42 @@ END_TEST
 /* ---- Round trips of the cases whose bodies this layer decodes ---- */
 
 /* Re-encodes a decoded message of 'c' and compares the bytes. */
+static size_t n_normalized;
+
 static bool
-round_trip(const uint8_t *msg, size_t len, const char *title)
+has_match(enum fdp_ofptype type)
+{
+    return (type == FDP_OFPTYPE_FLOW_MOD
+            || type == FDP_OFPTYPE_FLOW_STATS_REQUEST
+            || type == FDP_OFPTYPE_FLOW_STATS_REPLY
+            || type == FDP_OFPTYPE_AGGREGATE_STATS_REQUEST);
+}
+
+static bool round_trip__(const uint8_t *msg, size_t len, const char *title,
+                         const char *text, bool normalized);
+
+static bool
+round_trip_normalized(const uint8_t *msg, size_t len, const char *title,
+                      const char *text)
+{
+    uint8_t *copy = malloc(len);
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, msg, len);
+    bool ok = round_trip__(copy, len, title, text, true);
+    free(copy);
+    return ok;
+}
+
+static bool
+round_trip(const uint8_t *msg, size_t len, const char *title,
+           const char *text)
+{
+    return round_trip__(msg, len, title, text, false);
+}
+
+static bool
+round_trip__(const uint8_t *msg, size_t len, const char *title,
+             const char *text, bool normalized)
 {
     struct fdp_ofp_header oh;
     if (fdp_ofp_decode_header(msg, len, &oh)) {
@@ -617,6 +664,60 @@ round_trip(const uint8_t *msg, size_t len, const char *title)
             error = fdp_ofp_encode_empty(&b, oh.type, oh.version, oh.xid);
         }
         break;
+    case FDP_OFPTYPE_FLOW_MOD: {
+        /* ovs-ofctl ofp-print reads the table from the command's high byte
+         * (NXT_FLOW_MOD_TABLE_ID on). */
+        struct fdp_ofp_flow_mod fm;
+        int e = fdp_ofp_decode_flow_mod(msg, len, NULL, true, &fm);
+        ck_assert_msg(!e || strstr(text, "decode error"), "%s: %s", title,
+                      fdp_ofperr_name(e));
+        if (!e) {
+            error = fdp_ofp_encode_flow_mod(&b, &fm, oh.raw, oh.version,
+                                            oh.xid, NULL);
+            fdp_ofp_flow_mod_destroy(&fm);
+        }
+        break;
+    }
+    case FDP_OFPTYPE_FLOW_STATS_REQUEST:
+    case FDP_OFPTYPE_AGGREGATE_STATS_REQUEST: {
+        struct fdp_ofp_flow_stats_request fsr;
+        int e = fdp_ofp_decode_flow_stats_request(msg, len, NULL, &fsr);
+        ck_assert_msg(!e, "%s: %s", title, fdp_ofperr_name(e));
+        error = fdp_ofp_encode_flow_stats_request(&b, &fsr, oh.raw,
+                                                  oh.version, oh.xid, NULL);
+        fdp_ofp_flow_stats_request_destroy(&fsr);
+        break;
+    }
+    case FDP_OFPTYPE_FLOW_STATS_REPLY: {
+        struct fdp__ofp_reader r;
+        fdp__ofp_reader_init(&r, msg + oh.hdr_len, len - oh.hdr_len);
+        struct fdp_ofp_header rq = oh;
+        rq.raw = (oh.raw == FDP_OFPRAW_NXST_FLOW_REPLY
+                  ? FDP_OFPRAW_NXST_FLOW_REQUEST
+                  : fdp_ofpraw_for(FDP_OFPTYPE_FLOW_STATS_REQUEST,
+                                   oh.version));
+        if (oh.raw == FDP_OFPRAW_OFPST15_FLOW_REPLY) {
+            break;              /* Not spoken. */
+        }
+        struct fdp_ofpmp mp;
+        fdp_ofpmp_init(&mp, &b, &rq);
+        struct fdp_flow_spec spec;
+        struct fdp_ofp_flow_stats fs;
+        int e;
+        while (!(e = fdp_ofp_pull_flow_stats(&r, oh.raw, oh.version, NULL,
+                                             &spec, &fs))) {
+            fs.spec = &spec;
+            ck_assert_int_eq(fdp_ofp_put_flow_stats(&mp, &fs, NULL), 0);
+            fdp_flow_spec_destroy(&spec);
+        }
+        ck_assert_msg(e == EOF, "%s: %s", title, fdp_ofperr_name(e));
+        error = fdp_ofpmp_finish(&mp);
+        break;
+    }
+    case FDP_OFPTYPE_FLOW_REMOVED:
+        /* Encoding only (the daemon sends them): checked against
+         * ovs-ofctl below. */
+        break;
     default:
         break;
     }
@@ -625,9 +726,21 @@ round_trip(const uint8_t *msg, size_t len, const char *title)
         return false;
     }
     ck_assert_msg(!error, "%s: encode: %d", title, error);
-    ck_assert_msg(b.size == len && !memcmp(b.data, msg, len),
-                  "%s: re-encoding differs (%zu bytes against %zu)", title,
-                  b.size, len);
+    if ((b.size != len || memcmp(b.data, msg, len)) && has_match(oh.type)
+        && !normalized) {
+        /* A match's don't-care bytes (a wildcarded 1.0 field's value, say)
+         * are written canonically: the re-encoding must then be a fixed
+         * point of decode and encode. */
+        bool ok = round_trip_normalized(b.data, b.size, title, text);
+        fdp__ofpbuf_uninit(&b);
+        n_normalized++;
+        return ok;
+    }
+    if (b.size != len || memcmp(b.data, msg, len)) {
+        char *got = to_hex(b.data, b.size), *want = to_hex(msg, len);
+        ck_abort_msg("%s: re-encoding differs:\n got  %s\n want %s", title,
+                     got, want);
+    }
     fdp__ofpbuf_uninit(&b);
     return true;
 }
@@ -682,13 +795,13 @@ START_TEST(cases_round_trip)
         const struct ofp_print_case *c = &ofp_print_cases[i];
         uint8_t *msg;
         size_t len = from_hex(c->hex, &msg);
-        if (round_trip(msg, len, c->title)) {
+        if (round_trip(msg, len, c->title, c->text)) {
             n++;
         }
         free(msg);
     }
-    printf("ofp-print.at: %zu cases decoded and re-encoded byte for byte\n",
-           n);
+    printf("ofp-print.at: %zu cases decoded and re-encoded, byte for byte "
+           "but for %zu whose matches were normalized\n", n, n_normalized);
     ck_assert_uint_ge(n, 20);
 }
 END_TEST
