@@ -429,12 +429,12 @@ static const struct fdp__ofp_field headers[] = {
 };
 #define N_HEADERS (sizeof headers / sizeof headers[0])
 
-/* The first header row of each wire field, and how many follow it: the
- * rows of one wire field are adjacent in HEADERS, in increasing version
- * order (tests/unit/test-ofp-match.c checks both). */
+/* The first and last header rows of each wire field (its rows are
+ * adjacent in HEADERS, so the span is short; header_for() still checks
+ * each row's wire field). */
 struct header_span {
     uint16_t first;
-    uint8_t n;
+    uint16_t last;
 };
 
 static struct header_span spans[N_WIRE_FIELDS];
@@ -444,8 +444,11 @@ static void
 spans_init(void)
 {
     for (size_t i = N_HEADERS; i-- > 0;) {
-        spans[headers[i].wire].first = (uint16_t) i;
-        spans[headers[i].wire].n++;
+        struct header_span *s = &spans[headers[i].wire];
+        if (!s->last) {
+            s->last = (uint16_t) i;
+        }
+        s->first = (uint16_t) i;
     }
 }
 
@@ -473,8 +476,11 @@ header_for(enum wire_id w, unsigned int version)
     const struct header_span *s = &header_spans()[w];
     const struct fdp__ofp_field *best = NULL;
 
-    for (unsigned int i = 0; i < s->n; i++) {
-        const struct fdp__ofp_field *h = &headers[s->first + i];
+    for (unsigned int i = s->first; i <= s->last; i++) {
+        const struct fdp__ofp_field *h = &headers[i];
+        if (h->wire != w) {
+            continue;
+        }
         if (!best || version >= h->version) {
             best = h;
         }
@@ -898,17 +904,27 @@ put_field(struct put_ctx *c, enum wire_id w)
     }
 
     const struct fdp__ofp_field *h = header_for(w, c->version);
+    fdp_u128 kv = fdp__match_get_value(c->m, wf->field);
+    fdp_u128 wm = km;
+    if (wf->conv == CONV_FRAG && !kv && km == FDP_FRAG_ANY) {
+        /* "Not a fragment": the key's canonical mask is the ANY bit alone
+         * (a later fragment is a fragment), Open vSwitch's both bits. */
+        wm = FDP_FRAG_ANY | FDP_FRAG_LATER;
+    }
     uint8_t v[16], mk[16];
-    fdp__ofp_field_to_wire(h, fdp__match_get_value(c->m, wf->field), v);
-    fdp__ofp_mask_to_wire(h, km, mk);
+    fdp__ofp_field_to_wire(h, kv, v);
+    fdp__ofp_mask_to_wire(h, wm, mk);
     put_entry(c, h, v, all_ones(mk, wf->n_bytes) ? NULL : mk, wf->n_bytes);
     fdp__key_or(&c->covered, wf->field, km);
 }
 
 /* The 802.1Q tag in OXM (nx_put_raw()): OXM_OF_VLAN_VID from vlan_tci's
  * VID and CFI bits, then OXM_OF_VLAN_PCP, exact, if the VID's value is not
- * zero and the PCP is matched.  A PCP matched partly, or without a VID,
- * has no OXM form (Open vSwitch would drop or widen it). */
+ * zero and some PCP bit is matched.  OXM cannot say the rest (a PCP
+ * without a VID, part of a PCP): as Open vSwitch does, those bits are left
+ * out, so "vlan_tci=0" (no tag) is sent as OXM_OF_VLAN_VID(0), which
+ * decodes as vlan_tci=0x0000/0x1fff, the same packets (an untagged
+ * packet's vlan_tci is all zeros). */
 static void
 put_vlan_oxm(struct put_ctx *c)
 {
@@ -923,14 +939,13 @@ put_vlan_oxm(struct put_ctx *c)
         put_be(vid, 2, v);
         put_be(vid_mask, 2, mk);
         put_entry(c, h, v, vid_mask == vid_bits ? NULL : mk, 2);
-        fdp__key_or(&c->covered, FDP_F_VLAN_TCI, vid_mask);
     }
-    if (vid && (mask & FDP_VLAN_PCP_MASK) == FDP_VLAN_PCP_MASK) {
+    if (vid && (mask & FDP_VLAN_PCP_MASK)) {
         const struct fdp__ofp_field *h = header_for(WF_VLAN_PCP, c->version);
         uint8_t v = (uint8_t) (tci >> VLAN_PCP_SHIFT);
         put_entry(c, h, &v, NULL, 1);
-        fdp__key_or(&c->covered, FDP_F_VLAN_TCI, FDP_VLAN_PCP_MASK);
     }
+    fdp__key_or(&c->covered, FDP_F_VLAN_TCI, 0xffff);
 }
 
 /* tun_metadataN, in increasing N (tun_metadata_to_nx_match()): each
@@ -1226,7 +1241,7 @@ already_set(const struct fdp_match *m, enum wire_id w)
 static int
 set_tun_metadata(struct fdp_match *m, const struct fdp_tlv_map *tlv,
                  unsigned int idx, const uint8_t *value, const uint8_t *mask,
-                 unsigned int n)
+                 unsigned int n, bool hasmask)
 {
     unsigned int offset, len;
 
@@ -1255,7 +1270,9 @@ set_tun_metadata(struct fdp_match *m, const struct fdp_tlv_map *tlv,
         unsigned int byte = offset + i;
         unsigned int word = FDP__TUN_MD_WORD + byte / 8;
         unsigned int shift = (7 - byte % 8) * 8;
-        uint8_t v = 0, mk = 0;
+        /* Without a mask the whole option is matched (Open vSwitch's
+         * tun_metadata_set_match()), its leading bytes against zero. */
+        uint8_t v = 0, mk = hasmask ? 0 : 0xff;
         if (i >= len - n) {
             mk = mask[i - (len - n)];
             v = value[i - (len - n)] & mk;
@@ -1315,6 +1332,10 @@ set_field(struct fdp_match *m, const struct fdp__ofp_field *h,
 
     if (!km) {
         return 0;
+    }
+    if (wf->conv == CONV_FRAG && !(kv & km) && (km & FDP_FRAG_ANY)) {
+        /* "Not a fragment" as flowdp's parser keeps it (put_field()). */
+        km = FDP_FRAG_ANY;
     }
     /* The tunnel addresses share storage between the families: one
      * family per match (lib/field.h, FDP__TUN_IPV6_BIT). */
@@ -1412,7 +1433,7 @@ pull_entry(struct fdp__ofp_reader *r, const struct fdp_tlv_map *tlv,
             return FDP_OFPBMC_BAD_PREREQ;
         }
         return set_tun_metadata(m, tlv, (unsigned int) (h->field - 40),
-                                payload, mask, width);
+                                payload, mask, width, hasmask);
     }
 
     /* mf_is_mask_valid(), then mf_is_value_valid(). */
@@ -1441,6 +1462,9 @@ nx_pull(struct fdp__ofp_reader *r, size_t len, const struct fdp_tlv_map *tlv,
 
     if (cookie) {
         *cookie = *cookie_mask = 0;
+    }
+    if (!len) {
+        return 0;
     }
     if (!fdp__ofp_pull_reader(r, len, &sub)) {
         return FDP_OFPBMC_BAD_LEN;
@@ -1752,7 +1776,10 @@ fdp__ofp10_match_encode(const struct fdp_match *m,
     uint8_t pcp = 0;
     if (!tci_mask) {
         wc |= OFPFW10_DL_VLAN | OFPFW10_DL_VLAN_PCP;
-    } else if (tci_mask == 0xffff && !tci) {
+    } else if (tci_mask == 0xffff && !(tci & FDP_VLAN_CFI)) {
+        /* An exact vlan_tci without the tag bit: "no tag", as Open
+         * vSwitch writes it (only the all-zero value, which an untagged
+         * packet has, matches any packet). */
         dl_vlan = OFP10_VLAN_NONE;
     } else {
         uint16_t vid_part = tci_mask & FDP_VLAN_VID_MASK;

@@ -115,7 +115,13 @@ int fdp__nx_match_pull_cookie(struct fdp__ofp_reader *r, size_t len,
 /* Appends 'm' as entries, OXM where a field has an OXM form and 'oxm' is
  * true, else NXM, in Open vSwitch's order (nx_put_raw()); returns the
  * bytes appended (not padded).  A range that is not a prefix has no wire
- * form: returns -1 (EINVAL) with nothing appended. */
+ * form: returns -1 (EINVAL) with nothing appended; so does any other bit
+ * of the match that no entry expresses (tun_tos, tun_ttl, tun_metadata
+ * without 'tlv', a partial mask on a field whose wire form takes none).
+ * One exception, as in Open vSwitch: OXM's VLAN_VID and VLAN_PCP cannot
+ * say every vlan_tci mask, and the PCP bits they cannot say are left out
+ * ("vlan_tci=0", no tag, goes as OXM_OF_VLAN_VID(0), which decodes as
+ * vlan_tci=0x0000/0x1fff: the same packets). */
 int fdp__nx_match_put(struct fdp__ofpbuf *b, const struct fdp_match *m,
                       bool oxm, enum fdp_ofp_version v,
                       const struct fdp_tlv_map *tlv);
@@ -137,7 +143,12 @@ int fdp__ofp11_match_put(struct fdp__ofpbuf *b, const struct fdp_match *m,
                          enum fdp_ofp_version v,
                          const struct fdp_tlv_map *tlv);
 
-/* OpenFlow 1.0's 40-byte struct ofp_match. */
+/* OpenFlow 1.0's 40-byte struct ofp_match.  Decoding drops the fields
+ * whose prerequisites the match does not meet (Open vSwitch's
+ * ofputil_normalize_match(), as ovs-vswitchd does with a flow mod) and
+ * returns 0: every 40 bytes are a match.  Encoding follows
+ * ofputil_match_to_ofp10_match(), an exact vlan_tci without the CFI bit
+ * becoming dl_vlan 0xffff ("no tag"). */
 #define FDP_OFP10_MATCH_LEN 40
 int fdp__ofp10_match_decode(const uint8_t wire[FDP_OFP10_MATCH_LEN],
                             struct fdp_match *m);

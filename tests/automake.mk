@@ -30,6 +30,7 @@ UNIT_TESTS = \
 	tests/unit/test-normal \
 	tests/unit/test-ofp-actions \
 	tests/unit/test-ofp-msgs \
+	tests/unit/test-ofp-match \
 	tests/unit/test-pipapo \
 	tests/unit/test-pipeline \
 	tests/unit/test-ring \
@@ -75,6 +76,11 @@ tests_unit_test_live_ports_LDADD = $(UNIT_LDADD)
 tests_unit_test_other_actions_SOURCES = tests/unit/test-other-actions.c
 tests_unit_test_other_actions_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_other_actions_LDADD = $(UNIT_LDADD)
+
+tests_unit_test_ofp_match_SOURCES = tests/unit/test-ofp-match.c
+tests_unit_test_ofp_match_CFLAGS = $(UNIT_CFLAGS) \
+	-DFDP_OFP_MATCH_VECTORS='"$(abs_top_srcdir)/tests/ofp-match.vectors"'
+tests_unit_test_ofp_match_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_actions_SOURCES = tests/unit/test-actions.c
 tests_unit_test_actions_CFLAGS = $(UNIT_CFLAGS)
@@ -244,6 +250,8 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/ofp-msgs/extract-cases.py tests/ofp-msgs/gen-errors.sh \
 	tests/fuzz/fuzz-ofp-actions.c \
 	tests/ofp-actions-gen.py tests/ofp-actions.data \
+	tests/fuzz/fuzz-ofp-match.c \
+	tests/ofp-match-gen.py tests/ofp-match.vectors \
 	tests/fuzz/corpus
 DISTCLEANFILES += tests/atconfig tests/atlocal
 
