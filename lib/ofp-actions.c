@@ -39,6 +39,28 @@
  * length 16, a 32-bit port, max_len 0, six bytes of padding) inside an
  * apply_actions instruction 0004 0018 00000000.
  *
+ * Choices and limits, each where Open vSwitch's own behaviour and
+ * flowdp's records meet:
+ *   - A decoded write builds only the records flowdp's parser builds
+ *     (flowdp_writes()): OXM vlan_vid and vlan_pcp writes become
+ *     mod_vlan_vid and mod_vlan_pcp, and fields flowdp does not write
+ *     (tcp_flags, tun_metadataN) are refused.
+ *   - Open vSwitch remembers which wire form an action came in (reg_load
+ *     or set_field, ONF's or Nicira's copy_field, enqueue or its three
+ *     actions) and writes it back so; flowdp's records keep only the
+ *     spellings its text has (FDP__ACT_LOAD, FDP__ACT_MOD), so a list
+ *     decoded from one form may be encoded in another.  The encoding of a
+ *     decoded list is a fixed point (tests/unit/test-ofp-actions.c).
+ *   - flowdp has no action set (write_actions is OFPBIC_UNSUP_INST), no
+ *     ALGs in ct, no controller ids for dec_ttl other than 0, no 128-bit
+ *     push, no max_len for output:FIELD, and no OpenFlow 1.1 encoding.
+ *   - The meter of an OpenFlow 1.0 list has no wire form and is left out,
+ *     as Open vSwitch's encode_METER() leaves it out.
+ *   - Errors flowdp's table lacks are replaced by the nearest it has:
+ *     OFPBPC_BAD_TYPE (an unknown CONTROLLER2 property) and
+ *     NXBAC_BAD_CONJUNCTION by OFPBAC_BAD_ARGUMENT, OFPBIC_BAD_EXPERIMENTER
+ *     by OFPBIC_UNKNOWN_INST.
+ *
  * The codec never prints and does no I/O (lib/ofp-common.h).
  */
 #include <config.h>
@@ -126,6 +148,7 @@ enum {
     NXAST_WRITE_METADATA = 22,
     NXAST_STACK_PUSH = 27,
     NXAST_STACK_POP = 28,
+    NXAST_OUTPUT_REG2 = 32,
     NXAST_REG_LOAD2 = 33,
     NXAST_CONJUNCTION = 34,
     NXAST_CT = 35,
@@ -319,7 +342,11 @@ put_field_header(struct put_ctx *c, enum fdp_field f, enum fdp_ofp_version v,
     }
     uint32_t h = fdp__ofp_field_header(row);
     if (masked) {
-        h = (h & ~0x1ffu) | 1u << 8 | (2 * (h & 0xff)) ;
+        /* The length doubles, but for an experimenter OXM it also holds
+         * the 4-byte experimenter id, which does not. */
+        h = (h & ~0x1ffu) | 1u << 8
+            | (2 * fdp__ofp_field_n_bytes(row)
+               + (h >> 16 == 0xffff ? 4 : 0));
     }
     fdp__ofpbuf_put_be32(c->b, h);
     if (h >> 16 == 0xffff) {
@@ -348,6 +375,40 @@ put_reg_load(struct put_ctx *c, enum fdp_field f, unsigned int ofs,
     end_action(c, start);
 }
 
+static const struct fdp__ofp_field *put_field_header(
+    struct put_ctx *, enum fdp_field, enum fdp_ofp_version, bool masked);
+
+/* NXAST_REG_LOAD2: 'value' under 'mask' into 'f' as one NXM/OXM entry
+ * (masked unless the mask is the whole field), for a field whose header
+ * NXAST_REG_LOAD cannot hold (Open vSwitch's set_field_to_nxast()). */
+static void
+put_reg_load2(struct put_ctx *c, enum fdp_field f, fdp_u128 value,
+              fdp_u128 mask)
+{
+    unsigned int width = fdp__field(f)->n_bits;
+    fdp_u128 all = width >= 128 ? ~(fdp_u128) 0
+                                : ((fdp_u128) 1 << width) - 1;
+    size_t start = start_nx(c, NXAST_REG_LOAD2);
+    const struct fdp__ofp_field *row = put_field_header(c, f, FDP_OFP10,
+                                                        mask != all);
+    uint8_t wire[32];
+
+    if (row) {
+        unsigned int n = fdp__ofp_field_n_bytes(row);
+        if (n > 16) {
+            c->error = EINVAL;
+            return;
+        }
+        fdp__ofp_field_to_wire(row, value, wire);
+        put_u8s(c, wire, n);
+        if (mask != all) {
+            fdp__ofp_mask_to_wire(row, mask, wire);
+            put_u8s(c, wire, n);
+        }
+    }
+    end_action(c, start);
+}
+
 /* 'value' under 'mask' into 'f' as reg_loads, one per run of contiguous
  * mask bits of at most 64, lowest first (Open vSwitch's
  * set_field_to_nxast()). */
@@ -359,6 +420,11 @@ put_reg_loads(struct put_ctx *c, enum fdp_field f, fdp_u128 value,
     const struct fdp__ofp_field *row = fdp__ofp_field_for_match(f, FDP_OFP10,
                                                                 c->match);
     unsigned int ofs = 0;
+
+    if (row && fdp__ofp_field_header(row) >> 16 == 0xffff) {
+        put_reg_load2(c, f, value, mask);
+        return;
+    }
 
     /* A write of the whole key field is a load of the whole wire field,
      * which may be wider (NXM_OF_ARP_OP's 16 bits over the key's 8;
@@ -1128,6 +1194,12 @@ put_ctx_init(struct put_ctx *c, struct fdp__ofpbuf *b,
 {
     *c = (struct put_ctx) { .b = b, .v = v, .tlv = tlv, .match = match,
                             .has_vlan = match_has_vlan(match) };
+    if (v == FDP_OFP11 || v < FDP_OFP10 || v > FDP_OFP15) {
+        /* OpenFlow 1.1 has neither 1.0's set actions nor 1.2's
+         * set_field, and flowdp does not speak it (ISSUE: 1.0, 1.3, 1.4
+         * and 1.5; 1.2 shares 1.3's actions). */
+        c->error = EINVAL;
+    }
 }
 
 /* Ends an encoding begun at 'start': the bytes appended, or -1 with
@@ -1904,7 +1976,8 @@ check_ct_write(const struct fdp__ofp_field *row)
 /* OFPAT12_SET_FIELD: one OXM entry, masked only in 1.5, then zeros to
  * the action's end. */
 static int
-pull_set_field(struct pull_ctx *c, struct fdp__ofp_reader *r)
+pull_oxm_write(struct pull_ctx *c, struct fdp__ofp_reader *r, bool may_mask,
+               uint8_t flags)
 {
     uint32_t h;
     const struct fdp__ofp_field *row = pull_field_header(r, &h);
@@ -1913,11 +1986,11 @@ pull_set_field(struct pull_ctx *c, struct fdp__ofp_reader *r)
     if (!row) {
         return FDP_OFPBAC_BAD_SET_TYPE;
     }
-    if (masked && (c->v < FDP_OFP15 || !fdp__ofp_field_maskable(row))) {
+    if (masked && (!may_mask || !fdp__ofp_field_maskable(row))) {
         return FDP_OFPBAC_BAD_SET_MASK;
     }
     unsigned int n = fdp__ofp_field_n_bytes(row);
-    if ((h & 0xff) != (masked ? 2 * n : n)) {
+    if ((h & 0xff) != (masked ? 2 * n : n) + (h >> 16 == 0xffff ? 4 : 0)) {
         return FDP_OFPBAC_BAD_SET_LEN;
     }
     const uint8_t *vp = fdp__ofp_pull(r, n);
@@ -1945,10 +2018,26 @@ pull_set_field(struct pull_ctx *c, struct fdp__ofp_reader *r)
                                          & (row_width(row) >= 128
                                             ? ~(fdp_u128) 0
                                             : ((fdp_u128) 1
-                                               << row_width(row)) - 1), 0)
+                                               << row_width(row)) - 1),
+                                         flags)
                ? FDP_OFPBAC_BAD_SET_ARGUMENT : 0;
     }
-    return add_write(c, row, value, mask, true, 0);
+    return add_write(c, row, value, mask, !flags, flags);
+}
+
+static int
+pull_set_field(struct pull_ctx *c, struct fdp__ofp_reader *r)
+{
+    return pull_oxm_write(c, r, c->v >= FDP_OFP15, 0);
+}
+
+/* NXAST_REG_LOAD2: one NXM/OXM entry, maybe masked, right after the
+ * subtype; what Open vSwitch writes for a field NXAST_REG_LOAD cannot
+ * name (an experimenter OXM). */
+static int
+pull_reg_load2(struct pull_ctx *c, struct fdp__ofp_reader *r)
+{
+    return pull_oxm_write(c, r, true, FDP__ACT_LOAD);
 }
 
 /* NXAST_REG_LOAD: 'n_bits' bits at 'ofs' of the destination. */
@@ -2109,6 +2198,25 @@ pull_output_reg(struct pull_ctx *c, struct fdp__ofp_reader *r)
     return add_subfield(c, FDP_ACT_OUTPUT_REG, row, on >> 6, (on & 0x3f) + 1);
 }
 
+/* NXAST_OUTPUT_REG2: the same, with the field last (so that it may be an
+ * experimenter OXM). */
+static int
+pull_output_reg2(struct pull_ctx *c, struct fdp__ofp_reader *r)
+{
+    uint16_t on = get16(r);
+    uint16_t max_len = get16(r);
+    uint32_t h;
+    const struct fdp__ofp_field *row = pull_field_header(r, &h);
+
+    if (check_zeros(r, 1)) {
+        return FDP_NXBAC_MUST_BE_ZERO;
+    }
+    if (max_len != UINT16_MAX) {
+        return FDP_OFPBAC_BAD_ARGUMENT;
+    }
+    return add_subfield(c, FDP_ACT_OUTPUT_REG, row, on >> 6, (on & 0x3f) + 1);
+}
+
 static int
 pull_check_pkt_larger(struct pull_ctx *c, struct fdp__ofp_reader *r)
 {
@@ -2154,7 +2262,8 @@ pull_write_metadata_nx(struct pull_ctx *c, struct fdp__ofp_reader *r)
            ? FDP_OFPBAC_BAD_ARGUMENT : 0;
 }
 
-/* NXAST_NAT: valid only inside ct. */
+/* NXAST_NAT: valid only inside ct, once ('c->nat' is where it goes, and
+ * NULL once it has come). */
 static int
 pull_nat(struct pull_ctx *c, struct fdp__ofp_reader *r)
 {
@@ -2169,10 +2278,6 @@ pull_nat(struct pull_ctx *c, struct fdp__ofp_reader *r)
         || flags & ~0x1fu || present & ~0x3fu
         || (present & (NX_NAT_RANGE_IPV4_MIN | NX_NAT_RANGE_IPV4_MAX)
             && present & (NX_NAT_RANGE_IPV6_MIN | NX_NAT_RANGE_IPV6_MAX))) {
-        return FDP_OFPBAC_BAD_ARGUMENT;
-    }
-    if (nat->flags & FDP__NAT_SRC || nat->flags & FDP__NAT_DST
-        || c->nat == NULL) {
         return FDP_OFPBAC_BAD_ARGUMENT;
     }
     memset(nat, 0, sizeof *nat);
@@ -2228,7 +2333,7 @@ pull_nat(struct pull_ctx *c, struct fdp__ofp_reader *r)
     if (nat->port_max < nat->port_min || hi < lo) {
         return FDP_OFPBAC_BAD_ARGUMENT;
     }
-    /* A flag no mode names still marks that nat was given. */
+    /* ct takes one nat: a second is OFPBAC_BAD_ARGUMENT (above). */
     c->nat = NULL;
     return check_zeros(r, FDP_OFPBAC_BAD_LEN);
 }
@@ -2377,9 +2482,11 @@ static const struct wire_action wire_actions[] = {
     { VALL, NX, NXAST_POP_QUEUE, 16, false, pull_pop_queue },
     { VALL, NX, NXAST_REG_MOVE, 24, false, pull_reg_move },
     { VALL, NX, NXAST_REG_LOAD, 24, false, pull_reg_load },
+    { VALL, NX, NXAST_REG_LOAD2, 16, true, pull_reg_load2 },
     { VALL, NX, NXAST_NOTE, 16, true, pull_note },
     { VALL, NX, NXAST_RESUBMIT_TABLE, 16, false, pull_resubmit_table },
     { VALL, NX, NXAST_OUTPUT_REG, 24, false, pull_output_reg },
+    { VALL, NX, NXAST_OUTPUT_REG2, 24, true, pull_output_reg2 },
     { VALL, NX, NXAST_LEARN, 32, true, pull_learn },
     { VALL, NX, NXAST_DEC_TTL, 16, false, pull_dec_ttl },
     { VALL, NX, NXAST_FIN_TIMEOUT, 16, false, pull_fin_timeout },

@@ -628,6 +628,68 @@ START_TEST(every_field_in_every_action)
 }
 END_TEST
 
+/* Wire forms that flowdp decodes but never writes, with what it prints
+ * for them (ovs-ofctl prints the same, except where said). */
+struct good_case {
+    enum fdp_ofp_version v;
+    const char *hex;
+    const char *printed;
+};
+
+static const struct good_case good_cases[] = {
+    /* ONF's copy_field in 1.3 (Open vSwitch's ofp-actions.at). */
+    { FDP_OFP13, "ffff00204f4e46000c8000000010000000000000"
+      "000000020000080200000000",
+      "move:NXM_OF_IN_PORT[]->NXM_OF_VLAN_TCI[]" },
+    /* NXAST_REG_LOAD2 of a whole register (ovs-ofctl prints it as
+     * set_field:0x5->reg0; flowdp keeps the load spelling). */
+    { FDP_OFP10, "ffff00180000232000210001000400000005000000000000",
+      "load:0x5->NXM_NX_REG0[]" },
+    /* NXAST_RESUBMIT, the old resubmit without a table. */
+    { FDP_OFP10, "ffff0010000023200001000500000000", "resubmit:5" },
+    /* OFPAT10_ENQUEUE, flowdp's three actions. */
+    { FDP_OFP10, "000b0010000100000000000000000002",
+      "set_queue:2,output:1,pop_queue" },
+    /* NXAST_DEC_TTL_CNT_IDS with the one id 0: flowdp's dec_ttl (which
+     * ovs-ofctl prints as dec_ttl(0)). */
+    { FDP_OFP10, "ffff00180000232000150001000000000000000000000000",
+      "dec_ttl" },
+    /* NXAST_OUTPUT_REG2 (Open vSwitch writes it for a max_len, or an
+     * experimenter field). */
+    { FDP_OFP10, "ffff0018000023200020001fffff00010004000000000000",
+      "output:NXM_NX_REG0[]" },
+    /* The 1.0 output to CONTROLLER with a max_len. */
+    { FDP_OFP10, "00000008fffd0080", "CONTROLLER:128" },
+};
+
+START_TEST(other_wire_forms)
+{
+    struct fdp_match *m = fdp_match_create();
+
+    for (size_t i = 0; i < FDP_ARRAY_SIZE(good_cases); i++) {
+        const struct good_case *gc = &good_cases[i];
+        size_t n = strlen(gc->hex) / 2;
+        uint8_t *p = malloc(n + 1);
+        for (size_t j = 0; j < n; j++) {
+            p[j] = (uint8_t) (hexval(gc->hex[2 * j]) << 4
+                              | hexval(gc->hex[2 * j + 1]));
+        }
+        struct fdp__ofp_reader r;
+        struct fdp_actions *acts = NULL;
+        fdp__ofp_reader_init(&r, p, n);
+        int error = fdp__ofp_actions_pull(&r, n, gc->v, NULL, &acts);
+        ck_assert_msg(!error, "%s: %s", gc->hex, err_name(error));
+        char *s = fdp_actions_format(acts, m);
+        ck_assert_str_eq(s, gc->printed);
+        free(s);
+        ck_assert(check_hostile(p, n, gc->v, false));
+        fdp_actions_destroy(acts);
+        free(p);
+    }
+    fdp_match_destroy(m);
+}
+END_TEST
+
 /* One malformed input and the error Open vSwitch gives for it. */
 struct bad_case {
     enum fdp_ofp_version v;
@@ -768,5 +830,6 @@ main(void)
     tcase_add_test(tc, hostile_input);
     tcase_add_test(tc, malformed_errors);
     tcase_add_test(tc, every_field_in_every_action);
+    tcase_add_test(tc, other_wire_forms);
     return unit_run(s);
 }
