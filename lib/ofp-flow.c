@@ -635,6 +635,20 @@ fdp_ofp_encode_flow_stats_request(struct fdp__ofpbuf *b,
 /* ---------------------------------------------------------------------- */
 /* Flow statistics replies.                                                */
 
+/* NXST_FLOW's ages are seconds plus one, 0 meaning unknown (UINT16_MAX in
+ * struct fdp_ofp_flow_stats). */
+static uint16_t
+age_to_wire(uint16_t age)
+{
+    return age == UINT16_MAX ? 0 : (uint16_t) (age + 1);
+}
+
+static uint16_t
+age_from_wire(uint16_t wire)
+{
+    return wire ? (uint16_t) (wire - 1) : UINT16_MAX;
+}
+
 /* The raw of the replies 'mp' is filling. */
 static enum fdp_ofpraw
 mp_raw(const struct fdp_ofpmp *mp, uint8_t *version)
@@ -691,8 +705,8 @@ fdp_ofp_put_flow_stats(struct fdp_ofpmp *mp,
         fdp__ofpbuf_put_be16(b, spec->hard_timeout);
         size_t match_len_at = b->size;
         fdp__ofpbuf_put_be16(b, 0);
-        fdp__ofpbuf_put_be16(b, fs->idle_age);
-        fdp__ofpbuf_put_be16(b, fs->hard_age);
+        fdp__ofpbuf_put_be16(b, age_to_wire(fs->idle_age));
+        fdp__ofpbuf_put_be16(b, age_to_wire(fs->hard_age));
         fdp__ofpbuf_put_be64(b, spec->cookie);
         fdp__ofpbuf_put_be64(b, fs->packet_count);
         fdp__ofpbuf_put_be64(b, fs->byte_count);
@@ -806,8 +820,8 @@ fdp_ofp_pull_flow_stats(struct fdp__ofp_reader *r, enum fdp_ofpraw raw,
         spec->priority = fdp__ofp_get_be16(p + 12);
         spec->idle_timeout = fdp__ofp_get_be16(p + 14);
         spec->hard_timeout = fdp__ofp_get_be16(p + 16);
-        fs->idle_age = fdp__ofp_get_be16(p + 20);
-        fs->hard_age = fdp__ofp_get_be16(p + 22);
+        fs->idle_age = age_from_wire(fdp__ofp_get_be16(p + 20));
+        fs->hard_age = age_from_wire(fdp__ofp_get_be16(p + 22));
         spec->cookie = fdp__ofp_get_be64(p + 24);
         fs->packet_count = fdp__ofp_get_be64(p + 32);
         fs->byte_count = fdp__ofp_get_be64(p + 40);
@@ -901,7 +915,8 @@ fdp_ofp_encode_flow_removed(struct fdp__ofpbuf *b,
         fdp__ofpbuf_put_be64(b, fr->cookie);
         fdp__ofpbuf_put_be16(b, fr->priority);
         fdp__ofpbuf_put_u8(b, fr->reason);
-        fdp__ofpbuf_put_u8(b, fr->table_id);
+        /* Nicira's table_id is the table plus one (0: unknown). */
+        fdp__ofpbuf_put_u8(b, (uint8_t) (fr->table_id + 1));
         fdp__ofpbuf_put_be32(b, fr->duration_sec);
         fdp__ofpbuf_put_be32(b, fr->duration_nsec);
         fdp__ofpbuf_put_be16(b, fr->idle_timeout);

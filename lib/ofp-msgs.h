@@ -772,7 +772,8 @@ int fdp_ofp_encode_flow_stats_request(struct fdp__ofpbuf *b,
 struct fdp_ofp_flow_stats {
     const struct fdp_flow_spec *spec;   /* Encoding: the caller's. */
     uint32_t duration_sec, duration_nsec;
-    uint16_t idle_age, hard_age;        /* NXST_FLOW only; 0xffff none. */
+    uint16_t idle_age, hard_age;        /* NXST_FLOW only: seconds since
+                                         * used, modified; 0xffff none. */
     uint16_t flags;                     /* FDP_OFPFF_* (1.3+). */
     uint16_t importance;                /* 1.4+. */
     uint64_t packet_count, byte_count;

@@ -155,7 +155,7 @@ tests_unit_test_group_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_group_LDADD = $(UNIT_LDADD)
 
 tests_unit_test_ofp_msgs_SOURCES = tests/unit/test-ofp-msgs.c \
-	tests/ofp-msgs/ofp-print-cases.h
+	tests/ofp-msgs/ofp-print-cases.h tests/ofp-msgs/oracle-cases.h
 tests_unit_test_ofp_msgs_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_ofp_msgs_LDADD = $(UNIT_LDADD)
 
@@ -248,6 +248,7 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \
 	tests/fuzz/fuzz-tnl-pop.c tests/fuzz/fuzz-ofp-msgs.c \
 	tests/ofp-msgs/extract-cases.py tests/ofp-msgs/gen-errors.sh \
+	tests/ofp-msgs/gen-oracle.sh \
 	tests/fuzz/fuzz-ofp-actions.c \
 	tests/ofp-actions-gen.py tests/ofp-actions.data \
 	tests/fuzz/fuzz-ofp-match.c \
