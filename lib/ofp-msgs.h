@@ -714,9 +714,11 @@ enum {
 #define FDP_OFPG_ANY 0xffffffffu
 #define FDP_OFPTT_ALL 0xff
 
-/* A flow mod, whatever its wire form.  'spec' holds match, actions
- * (NULL for deletes), cookie, cookie_mask (the selector of modify and
- * delete; for an add, cookie_mask 0), priority, timeouts and table_id. */
+/* A flow mod, whatever its wire form.  'spec' holds match, actions (as
+ * decoded, an empty list if the message had none: deletes carry them
+ * too), cookie and cookie_mask (the selector of modify and delete; for an
+ * add, the new cookie and mask 0), priority, timeouts and table_id (0xff:
+ * none given, see 'table_given'). */
 struct fdp_ofp_flow_mod {
     struct fdp_flow_spec spec;
     enum fdp_ofp_flow_command command;
