@@ -59,6 +59,12 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/tun-md-text.c \
 	lib/tlv-map.h \
 	lib/ofp-common.h \
+	lib/ofp-ctrl.c \
+	lib/ofp-errors.inc \
+	lib/ofp-msgs.c \
+	lib/ofp-msgs.h \
+	lib/ofp-packet.c \
+	lib/ofp-flow.c \
 	lib/ofp-match.c \
 	lib/ofp-match.h \
 	lib/ofp-actions.h \

@@ -161,6 +161,9 @@ enum fdp_ofp_version {
     E(OFPMOFC_BAD_FLAGS)                                                    \
     E(OFPMOFC_BAD_TABLE_ID)                                                 \
     E(OFPMOFC_BAD_OUT)                                                      \
+    E(OFPACFC_INVALID)                                                      \
+    E(OFPACFC_UNSUPPORTED)                                                  \
+    E(OFPBFC_BAD_VERSION)                                                   \
     E(NXBRC_NXM_INVALID)                                                    \
     E(NXBRC_BAD_REASON)                                                     \
     E(NXBRC_MUST_BE_ZERO)                                                   \

@@ -29,6 +29,7 @@ UNIT_TESTS = \
 	tests/unit/test-meter \
 	tests/unit/test-normal \
 	tests/unit/test-ofp-actions \
+	tests/unit/test-ofp-msgs \
 	tests/unit/test-ofp-match \
 	tests/unit/test-pipapo \
 	tests/unit/test-pipeline \
@@ -153,6 +154,11 @@ tests_unit_test_group_SOURCES = tests/unit/test-group.c
 tests_unit_test_group_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_group_LDADD = $(UNIT_LDADD)
 
+tests_unit_test_ofp_msgs_SOURCES = tests/unit/test-ofp-msgs.c \
+	tests/ofp-msgs/ofp-print-cases.h tests/ofp-msgs/oracle-cases.h
+tests_unit_test_ofp_msgs_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ofp_msgs_LDADD = $(UNIT_LDADD)
+
 tests_unit_test_tunkey_SOURCES = tests/unit/test-tunkey.c
 tests_unit_test_tunkey_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tunkey_LDADD = $(UNIT_LDADD)
@@ -240,10 +246,13 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \
-	tests/fuzz/fuzz-tnl-pop.c tests/fuzz/fuzz-ofp-match.c \
-	tests/ofp-match-gen.py tests/ofp-match.vectors \
+	tests/fuzz/fuzz-tnl-pop.c tests/fuzz/fuzz-ofp-msgs.c \
+	tests/ofp-msgs/extract-cases.py tests/ofp-msgs/gen-errors.sh \
+	tests/ofp-msgs/gen-oracle.sh \
 	tests/fuzz/fuzz-ofp-actions.c \
 	tests/ofp-actions-gen.py tests/ofp-actions.data \
+	tests/fuzz/fuzz-ofp-match.c \
+	tests/ofp-match-gen.py tests/ofp-match.vectors \
 	tests/fuzz/corpus
 DISTCLEANFILES += tests/atconfig tests/atlocal
 
