@@ -41,6 +41,8 @@ utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/flowdpd.h \
 	utilities/flowdpd-groups.c \
 	utilities/flowdpd-meters.c \
 	utilities/flowdpd-tlv.c \
+	utilities/flowdpd-ofconn.c utilities/flowdpd-openflow.c \
+	utilities/flowdpd-openflow.h \
 	utilities/journal.c utilities/journal.h lib/ds.c lib/ds.h \
 	utilities/tool.c utilities/tool.h \
 	$(RPC_SOURCES) $(PIPELINE_TOOL_SOURCES)

@@ -381,6 +381,11 @@ static const struct {
     { "neigh/flush", h_neigh_flush, NULL },
     { "neigh/config", h_neigh_config, NULL },
     { "underlay/stats", h_underlay_stats, NULL },
+    /* The OpenFlow channel (flowdpd-ofconn.c). */
+    { "set-controller", h_set_controller, NULL },
+    { "del-controller", h_del_controller, NULL },
+    { "get-controller", h_get_controller, NULL },
+    { "set-fail-mode", h_set_fail_mode, NULL },
 };
 
 void
