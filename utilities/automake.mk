@@ -17,7 +17,7 @@ PIPELINE_TOOL_SOURCES = utilities/pipeline-tool.c utilities/pipeline-tool.h
 utilities_flowdp_ctl_SOURCES = utilities/flowdp-ctl.c utilities/ctl.h \
 	utilities/ctl-daemon.c utilities/ctl-ct.c utilities/ctl-groups.c \
 	utilities/ctl-meters.c utilities/ctl-normal.c utilities/ctl-tlv.c \
-	utilities/ctl-underlay.c \
+	utilities/ctl-underlay.c utilities/ctl-openflow.c \
 	utilities/tool.c \
 	utilities/tool.h $(RPC_SOURCES) \
 	$(PIPELINE_TOOL_SOURCES)
