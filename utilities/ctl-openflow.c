@@ -140,14 +140,15 @@ ctl_show_openflow(void)
         json_t *c = json_array_get(conns, i);
         printf("    connection: %s %s version=0x%02" JSON_INTEGER_FORMAT
                "x role=%s rx=%" JSON_INTEGER_FORMAT " tx=%"
-               JSON_INTEGER_FORMAT " async_dropped=%" JSON_INTEGER_FORMAT
-               "\n",
+               JSON_INTEGER_FORMAT " queued=%" JSON_INTEGER_FORMAT
+               " async_dropped=%" JSON_INTEGER_FORMAT "\n",
                json_string_value(json_object_get(c, "name")),
                json_string_value(json_object_get(c, "state")),
                json_integer_value(json_object_get(c, "version")),
                json_string_value(json_object_get(c, "role")),
                json_integer_value(json_object_get(c, "rx")),
                json_integer_value(json_object_get(c, "tx")),
+               json_integer_value(json_object_get(c, "queued_bytes")),
                json_integer_value(json_object_get(c, "async_dropped")));
     }
     json_decref(r);
