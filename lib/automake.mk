@@ -59,6 +59,9 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/tun-md-text.c \
 	lib/tlv-map.h \
 	lib/ofp-common.h \
+	lib/ofp-errors.inc \
+	lib/ofp-msgs.c \
+	lib/ofp-msgs.h \
 	lib/ofp-match.h \
 	lib/ofp-actions.h \
 	lib/match-internal.h \

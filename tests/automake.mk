@@ -28,6 +28,7 @@ UNIT_TESTS = \
 	tests/unit/test-other-actions \
 	tests/unit/test-meter \
 	tests/unit/test-normal \
+	tests/unit/test-ofp-msgs \
 	tests/unit/test-pipapo \
 	tests/unit/test-pipeline \
 	tests/unit/test-ring \
@@ -142,6 +143,11 @@ tests_unit_test_group_SOURCES = tests/unit/test-group.c
 tests_unit_test_group_CFLAGS = $(UNIT_CFLAGS) $(URCU_CFLAGS)
 tests_unit_test_group_LDADD = $(UNIT_LDADD)
 
+tests_unit_test_ofp_msgs_SOURCES = tests/unit/test-ofp-msgs.c \
+	tests/ofp-msgs/ofp-print-cases.h
+tests_unit_test_ofp_msgs_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ofp_msgs_LDADD = $(UNIT_LDADD)
+
 tests_unit_test_tunkey_SOURCES = tests/unit/test-tunkey.c
 tests_unit_test_tunkey_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tunkey_LDADD = $(UNIT_LDADD)
@@ -231,7 +237,8 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/rpc-fuzz.py tests/netns-traffic.py \
 	tests/of-raw.py tests/of-controller.py \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \
-	tests/fuzz/fuzz-tnl-pop.c \
+	tests/fuzz/fuzz-tnl-pop.c tests/fuzz/fuzz-ofp-msgs.c \
+	tests/ofp-msgs/extract-cases.py tests/ofp-msgs/gen-errors.sh \
 	tests/fuzz/corpus
 DISTCLEANFILES += tests/atconfig tests/atlocal
 
