@@ -78,6 +78,7 @@
 
 #include "utilities/flowdpd.h"
 #include "utilities/flowdpd-openflow.h"
+#include "lib/ofp-msgs.h"
 #include "utilities/rpc.h"
 #include "utilities/tool.h"
 
@@ -425,12 +426,9 @@ ofconn_send_error(struct ofconn *c, enum fdp_ofperr error,
                   const uint8_t *request, size_t len)
 {
     struct fdp__ofpbuf b;
-    uint32_t xid = len >= OFP_HEADER_LEN ? fdp__ofp_get_be32(request + 4)
-                                         : 0;
 
     fdp__ofpbuf_init(&b);
-    of_encode_error(&b, c->version, xid, error, request, len < 64 ? len : 64);
-    if (!fdp__ofpbuf_failed(&b)) {
+    if (!fdp_ofp_encode_error(&b, error, request, len, c->version)) {
         ofconn_send(c, b.data, b.size);
     }
     fdp__ofpbuf_uninit(&b);
@@ -657,9 +655,8 @@ handle_hello(struct server *s, struct conn *c, const uint8_t *msg,
         vlog(L_WARN, "%s: version negotiation failed (we support %s, peer "
              "supports %s)", c->name, ours, theirs);
         fdp__ofpbuf_init(&b);
-        of_encode_error(&b, highest_version(peer), 0,
-                        FDP_OFPHFC_INCOMPATIBLE, text, strlen(text));
-        if (!fdp__ofpbuf_failed(&b)) {
+        if (!fdp_ofp_encode_hello_error(&b, FDP_OFPHFC_INCOMPATIBLE,
+                                        highest_version(peer), text)) {
             queue_bytes(c, b.data, b.size);
         }
         fdp__ofpbuf_uninit(&b);

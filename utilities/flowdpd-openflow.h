@@ -91,15 +91,10 @@ bool ofconn_send_async(struct ofconn *c, const void *msg, size_t len);
 const char *ofconn_name(const struct ofconn *c);
 
 /* Sends an OpenFlow error 'error' in reply to 'request' ('len' bytes),
- * which carries the first 64 bytes of it, as Open vSwitch does. */
+ * which carries the first 64 bytes of it, in Open vSwitch's codes for the
+ * connection's version (lib/ofp-msgs.c). */
 void ofconn_send_error(struct ofconn *c, enum fdp_ofperr error,
                        const uint8_t *request, size_t len);
-
-/* An error message of version 'version' with 'xid' and the given
- * OpenFlow (type, code) and 'data'; for the transport's hello failure as
- * well as the dispatch. */
-void of_encode_error(struct fdp__ofpbuf *b, uint8_t version, uint32_t xid,
-                     enum fdp_ofperr error, const void *data, size_t len);
 
 /* Starts a message of 'version', 'type' and 'xid' in 'b' (empty), with a
  * zero length that of_finish() fills in. */
