@@ -13,7 +13,8 @@
  * What is answered here:
  *   - features (OpenFlow 1.0's with its ports), get/set config, barrier;
  *   - statistics/multipart: desc, port desc (OpenFlow 1.0's extension
- *     type 13 too), port stats, table stats;
+ *     type 13 too), port stats, table stats, table features (the
+ *     properties 1.3 requires; action and field lists empty);
  *   - role request (OpenFlow 1.2+ and Nicira's NXT_ROLE_REQUEST): equal,
  *     master, slave, with generation ids; a slave's changes are refused
  *     with OFPBRC_IS_SLAVE;
@@ -73,6 +74,7 @@ enum {
     OFPMP_DESC = 0,
     OFPMP_TABLE = 3,
     OFPMP_PORT_STATS = 4,
+    OFPMP_TABLE_FEATURES = 12,
     OFPMP_PORT_DESC = 13,
     OFPMP_VENDOR = 0xffff,
 };
@@ -558,6 +560,76 @@ stats_table(struct server *s, struct ofconn *c, const uint8_t *msg)
     mp_end(&m);
 }
 
+/* Table features (OpenFlow 1.3+): each table with the properties 1.3 and
+ * 1.4 require, of which flowdp fills in the instructions and the tables a
+ * goto may name (any later one); the action, match and set-field lists
+ * are left empty (their encodings belong to the codec of actions and
+ * fields).  A request with a body would change the tables: refused. */
+static void
+put_table_feature_prop(struct fdp__ofpbuf *b, uint16_t type,
+                       const uint8_t *payload, size_t n)
+{
+    size_t start = b->size;
+
+    fdp__ofpbuf_put_be16(b, type);
+    fdp__ofpbuf_put_be16(b, (uint16_t) (4 + n));
+    fdp__ofpbuf_put(b, payload, n);
+    fdp__ofpbuf_pad(b, start, 8);
+}
+
+static void
+stats_table_features(struct ofconn *c, const uint8_t *msg, size_t len,
+                     size_t body)
+{
+    /* goto_table, write_metadata, write_actions, apply_actions,
+     * clear_actions, meter: instruction ids, type and length 4 each. */
+    static const uint8_t instructions[] = {
+        0, 1, 0, 4, 0, 2, 0, 4, 0, 3, 0, 4, 0, 4, 0, 4, 0, 5, 0, 4,
+        0, 6, 0, 4,
+    };
+    uint8_t next[N_TABLES];
+    struct mp_reply m;
+
+    if (len > body) {
+        ofconn_send_error(c, FDP_OFPTFFC_EPERM, msg, len);
+        return;
+    }
+    mp_start(&m, c, msg, OFPMP_TABLE_FEATURES);
+    for (unsigned int id = 0; id < N_TABLES; id++) {
+        char name[32];
+        size_t n_next = 0;
+        for (unsigned int t = id + 1; t < N_TABLES; t++) {
+            next[n_next++] = (uint8_t) t;
+        }
+        /* 64 bytes of entry, 8 properties (the instructions' 24 bytes and
+         * the next tables padded to 8). */
+        mp_room(&m, 64 + 7 * 8 + 32 + ((4 + n_next + 7) / 8) * 8);
+        size_t start = m.b.size;
+        fdp__ofpbuf_put_be16(&m.b, 0);          /* length, below */
+        fdp__ofpbuf_put_u8(&m.b, (uint8_t) id);
+        fdp__ofpbuf_put_zeros(&m.b, 5);         /* 1.5: command REPLACE,
+                                                 * features 0. */
+        snprintf(name, sizeof name, "table%u", id);
+        put_string(&m.b, name, 32);
+        fdp__ofpbuf_put_be64(&m.b, UINT64_MAX); /* metadata_match */
+        fdp__ofpbuf_put_be64(&m.b, UINT64_MAX); /* metadata_write */
+        fdp__ofpbuf_put_be32(&m.b, 0);          /* capabilities */
+        fdp__ofpbuf_put_be32(&m.b, 1000000);    /* max_entries */
+        put_table_feature_prop(&m.b, 0, instructions, sizeof instructions);
+        put_table_feature_prop(&m.b, 2, next, n_next);
+        for (uint16_t type = 4; type <= 14; type += 2) {
+            /* Write and apply actions, match, wildcards, write and apply
+             * set-field: empty lists. */
+            put_table_feature_prop(&m.b, type, NULL, 0);
+        }
+        if (!m.b.failed) {
+            fdp__ofp_set_be16(m.b.data + start,
+                              (uint16_t) (m.b.size - start));
+        }
+    }
+    mp_end(&m);
+}
+
 static void
 handle_stats(struct server *s, struct ofconn *c, const uint8_t *msg,
              size_t len)
@@ -587,6 +659,9 @@ handle_stats(struct server *s, struct ofconn *c, const uint8_t *msg,
         if (check_len(c, msg, len, body, false)) {
             stats_table(s, c, msg);
         }
+        return;
+    case OFPMP_TABLE_FEATURES:
+        stats_table_features(c, msg, len, body);
         return;
     case OFPMP_VENDOR:
         ofconn_send_error(c, len >= body + 4
@@ -764,6 +839,7 @@ of_dispatch(struct server *s, struct ofconn *c, const uint8_t *msg,
     case FDP_OFPTYPE_PORT_DESC_STATS_REQUEST:
     case FDP_OFPTYPE_PORT_STATS_REQUEST:
     case FDP_OFPTYPE_TABLE_STATS_REQUEST:
+    case FDP_OFPTYPE_TABLE_FEATURES_STATS_REQUEST:
         handle_stats(s, c, msg, len);
         break;
     case FDP_OFPTYPE_ROLE_REQUEST:
