@@ -173,6 +173,7 @@ struct openflow {
     bool journal_controllers;   /* The journal set the controllers (which
                                  * then win over --controller). */
     bool journal_fail_mode;     /* The journal set the fail mode. */
+    int pin_pollfd_index;       /* The packet-in queue's, or -1. */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -1395,6 +1396,7 @@ of_open(struct server *s, const struct of_config *cfg,
         fatal("out of memory");
     }
     s->of = of;
+    of->pin_pollfd_index = -1;
     of->tls = *tls;
     of->probe_ms = cfg->probe_ms;
     if (!of->journal_fail_mode) {
@@ -1430,6 +1432,7 @@ of_open(struct server *s, const struct of_config *cfg,
         vlog(L_INFO, "OpenFlow: listening on %s", of->listeners[i]->name);
     }
     free(default_spec);
+    pin_start(s);
     /* The journal's controllers (restored before this) win over
      * --controller, as the journal's flows win over nothing. */
     if (!of->journal_controllers && cfg->n_controllers
@@ -1446,6 +1449,7 @@ of_close(struct server *s)
     if (!of) {
         return;
     }
+    pin_stop(s);
     for (size_t i = 0; i < of->n_conns; i++) {
         conn_free(of->conns[i]);
     }
@@ -1465,7 +1469,43 @@ of_close(struct server *s)
 size_t
 of_n_pollfds(const struct server *s)
 {
-    return s->of ? s->of->n_listeners + s->of->n_conns : 0;
+    /* The listeners, the connections and the packet-in queue's eventfd. */
+    return s->of ? s->of->n_listeners + s->of->n_conns + 1 : 0;
+}
+
+struct ofconn *
+of_next_active(struct server *s, const struct ofconn *prev)
+{
+    struct openflow *of = s->of;
+    size_t i = 0;
+
+    if (prev) {
+        while (i < of->n_conns && &of->conns[i]->pub != prev) {
+            i++;
+        }
+        i++;
+    }
+    for (; of && i < of->n_conns; i++) {
+        struct conn *c = of->conns[i];
+        if (c->state == CS_ACTIVE && !c->dead && !c->closing) {
+            return &c->pub;
+        }
+    }
+    return NULL;
+}
+
+/* Tells the upcall whether anyone wants packet-ins now. */
+static void
+update_pin_wanted(struct server *s)
+{
+    bool action = false, miss = false;
+
+    for (struct ofconn *c = of_next_active(s, NULL); c;
+         c = of_next_active(s, c)) {
+        action |= pin_conn_wants(c, false);
+        miss |= pin_conn_wants(c, true);
+    }
+    pin_set_wanted(action, miss);
 }
 
 void
@@ -1487,6 +1527,8 @@ of_fill_pollfds(struct server *s, struct pollfd *fds)
         fds[k++] = (struct pollfd) { .fd = of->conns[i]->fd,
                                      .events = conn_events(of->conns[i]) };
     }
+    of->pin_pollfd_index = (int) k;
+    fds[k++] = (struct pollfd) { .fd = pin_fd(), .events = POLLIN };
 }
 
 int64_t
@@ -1556,6 +1598,7 @@ of_run(struct server *s, const struct pollfd *fds)
     if (!of) {
         return;
     }
+
     /* Connections first, by the pollfd each had (new ones have none). */
     for (size_t i = 0; i < of->n_conns; i++) {
         struct conn *c = of->conns[i];
@@ -1589,6 +1632,11 @@ of_run(struct server *s, const struct pollfd *fds)
             listener_accept(of, l);
         }
     }
+    if (fds && of->pin_pollfd_index >= 0
+        && fds[of->pin_pollfd_index].revents) {
+        pin_run(s);
+    }
+    of->pin_pollfd_index = -1;
     for (size_t i = 0; i < of->n_controllers; i++) {
         struct of_controller *ctl = &of->controllers[i];
         if (!ctl->conn && now >= ctl->next_attempt) {
@@ -1606,6 +1654,7 @@ of_run(struct server *s, const struct pollfd *fds)
         of->listeners[i]->pollfd_index = -1;
     }
     fail_mode_run(s, now);
+    update_pin_wanted(s);
 }
 
 /* ---------------------------------------------------------------------- */

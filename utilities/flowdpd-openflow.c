@@ -106,7 +106,9 @@ void
 of_conn_init(struct ofconn *c, bool is_controller)
 {
     c->role = OF_ROLE_EQUAL;
-    c->miss_send_len = 128;
+    /* As Open vSwitch: a service connection gets no asynchronous messages
+     * until it sets a miss_send_len. */
+    c->miss_send_len = is_controller ? 128 : 0;
     c->is_controller = is_controller;
 }
 

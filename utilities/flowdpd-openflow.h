@@ -115,4 +115,21 @@ bool of_dispatch(struct server *, struct ofconn *c, const uint8_t *msg,
  * Open vSwitch's: equal role, miss_send_len 128). */
 void of_conn_init(struct ofconn *c, bool is_controller);
 
+/* The next active (negotiated) connection after 'prev' (NULL: the
+ * first), or NULL. */
+struct ofconn *of_next_active(struct server *, const struct ofconn *prev);
+
+/* Packet-ins (flowdpd-ofpin.c): the datapath's upcall, queued for the
+ * main thread; the queue's eventfd, which the poll loop watches, and
+ * pin_run(), which sends what it holds; pin_set_wanted() tells the
+ * upcall whether anyone takes packet-ins from the controller action and
+ * from misses; pin_conn_wants() whether connection 'c' does. */
+void pin_start(struct server *);
+void pin_stop(struct server *);
+int pin_fd(void);
+void pin_run(struct server *);
+void pin_set_wanted(bool action, bool miss);
+bool pin_conn_wants(const struct ofconn *c, bool miss);
+uint64_t pin_n_dropped(void);
+
 #endif /* FDP_FLOWDPD_OPENFLOW_H */
