@@ -227,6 +227,7 @@ h_add_port(struct server *s, const json_t *p, struct op_result *r)
     }
     log_port_added(s->dp, port, spec);
     groups_port_live(s, port, true);
+    of_port_status(s, port, true);
     return json_object();
 }
 
@@ -244,6 +245,7 @@ h_del_port(struct server *s, const json_t *p, struct op_result *r)
     }
     vlog(L_INFO, "port %" PRIu32 " removed", port);
     groups_port_live(s, port, false);
+    of_port_status(s, port, false);
     return json_object();
 }
 

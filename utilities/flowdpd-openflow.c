@@ -21,6 +21,8 @@
  *   - Nicira's NXT_SET_FLOW_FORMAT, NXT_SET_PACKET_IN_FORMAT,
  *     NXT_FLOW_MOD_TABLE_ID and NXT_SET_CONTROLLER_ID (settings of the
  *     connection).
+ * What is sent unasked: port status when a port is added or deleted
+ * (of_port_status()); packet-ins (flowdpd-ofpin.c).
  * What is refused (the codec that decodes matches and actions is not
  * merged into this branch yet): flow mods, packet out, group, meter, port
  * and table mods, bundles, flow/aggregate/group/meter statistics, flow
@@ -184,6 +186,9 @@ mp_end(struct mp_reply *m)
 {
     send_buf(m->c, &m->b);
 }
+
+static void put_port(struct fdp__ofpbuf *, uint8_t version, uint32_t no,
+                     bool local);
 
 /* Pads a string into a fixed-size field. */
 static void
@@ -865,4 +870,30 @@ of_dispatch(struct server *s, struct ofconn *c, const uint8_t *msg,
         break;
     }
     return true;
+}
+
+/* Port status: every connection that takes asynchronous messages (a
+ * controller, or a service connection that set a miss_send_len; slaves
+ * too, as Open vSwitch's default asynchronous configuration says) hears
+ * of a port added or deleted. */
+void
+of_port_status(struct server *s, uint32_t port, bool added)
+{
+    for (struct ofconn *c = of_next_active(s, NULL); c;
+         c = of_next_active(s, c)) {
+        if (!c->is_controller && !c->miss_send_len) {
+            continue;
+        }
+        struct fdp__ofpbuf b;
+        fdp__ofpbuf_init(&b);
+        of_start(&b, c->version, 12 /* OFPT_PORT_STATUS */, 0);
+        fdp__ofpbuf_put_u8(&b, added ? 0 : 1);  /* OFPPR_ADD, _DELETE */
+        fdp__ofpbuf_put_zeros(&b, 7);
+        put_port(&b, c->version, port, false);
+        of_finish(&b);
+        if (!fdp__ofpbuf_failed(&b)) {
+            ofconn_send_async(c, b.data, b.size);
+        }
+        fdp__ofpbuf_uninit(&b);
+    }
 }

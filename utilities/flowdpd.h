@@ -405,5 +405,8 @@ int op_of_set(struct server *, const json_t *op, struct op_result *);
 void of_set_commit(struct server *, const json_t *op);
 json_t *of_snapshot(struct server *);
 int of_restore(struct server *, const json_t *openflow, struct op_result *);
+/* Tells the OpenFlow connections that port 'port' was added or deleted
+ * (an OFPT_PORT_STATUS). */
+void of_port_status(struct server *, uint32_t port, bool added);
 
 #endif /* FDP_FLOWDPD_H */
