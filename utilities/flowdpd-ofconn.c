@@ -133,6 +133,9 @@ struct conn {
     bool probe_sent;
     int pollfd_index;           /* In the last of_fill_pollfds(), or -1. */
     struct of_controller *controller;   /* NULL for service connections. */
+    bool snoop;                 /* On the .snoop socket: gets a copy of
+                                 * the controllers' traffic. */
+    struct openflow *of;
     uint64_t n_rx_msgs, n_tx_msgs;
 };
 
@@ -144,6 +147,7 @@ struct of_listener {
     char *path;                 /* punix's file, removed at close. */
     char name[160];
     int pollfd_index;
+    bool snoop;                 /* Its connections are snoops. */
 };
 
 struct of_controller {
@@ -156,7 +160,7 @@ struct of_controller {
 };
 
 struct openflow {
-    struct of_listener *listeners[MAX_LISTENERS];
+    struct of_listener *listeners[MAX_LISTENERS + 2];
     size_t n_listeners;
     struct conn **conns;
     size_t n_conns;
@@ -173,6 +177,7 @@ struct openflow {
     bool journal_controllers;   /* The journal set the controllers (which
                                  * then win over --controller). */
     bool journal_fail_mode;     /* The journal set the fail mode. */
+    size_t n_snoops;            /* Snoop connections open. */
     int pin_pollfd_index;       /* The packet-in queue's, or -1. */
 };
 
@@ -388,6 +393,26 @@ ofconn_name(const struct ofconn *c)
     return ((const struct conn *) c)->name;
 }
 
+/* Copies one message of controller connection 'from' (sent or
+ * received) to every snoop, as Open vSwitch's rconn monitors: a snoop
+ * that does not keep up loses copies (counted), never the controller
+ * its messages. */
+static void
+snoop_copy(const struct conn *from, const void *msg, size_t len)
+{
+    struct openflow *of = from->of;
+
+    for (size_t i = 0; of->n_snoops && i < of->n_conns; i++) {
+        struct conn *sn = of->conns[i];
+        if (sn->snoop && sn->state == CS_ACTIVE && !sn->dead) {
+            if (sn->out.len + len > ASYNC_LIMIT
+                || obuf_append(&sn->out, msg, len)) {
+                sn->pub.n_async_dropped++;
+            }
+        }
+    }
+}
+
 static void
 queue_bytes(struct conn *c, const void *msg, size_t len)
 {
@@ -401,6 +426,9 @@ queue_bytes(struct conn *c, const void *msg, size_t len)
         return;
     }
     c->n_tx_msgs++;
+    if (c->controller) {
+        snoop_copy(c, msg, len);
+    }
 }
 
 void
@@ -534,6 +562,7 @@ conn_new(struct openflow *of, int fd, const char *name,
         return NULL;
     }
     c->fd = fd;
+    c->of = of;
     c->pollfd_index = -1;
     c->allowed = of->versions;
     c->controller = controller;
@@ -680,6 +709,9 @@ handle_message(struct server *s, struct conn *c, const uint8_t *msg,
     uint8_t type = msg[1];
 
     c->n_rx_msgs++;
+    if (c->controller) {
+        snoop_copy(c, msg, len);
+    }
     if (c->state == CS_HELLO) {
         if (type != OFPT_HELLO) {
             vlog(L_WARN, "%s: received message type %u while expecting "
@@ -690,6 +722,9 @@ handle_message(struct server *s, struct conn *c, const uint8_t *msg,
     }
     if (type == OFPT_HELLO) {
         return true;            /* A repeated hello means nothing. */
+    }
+    if (c->snoop && type != OFPT_ECHO_REQUEST) {
+        return true;            /* A snoop only watches. */
     }
     if (msg[0] != c->pub.version && type != OFPT_ERROR
         && type != OFPT_ECHO_REQUEST && type != OFPT_ECHO_REPLY) {
@@ -1056,6 +1091,7 @@ listener_accept(struct openflow *of, struct of_listener *l)
             close(fd);
             continue;
         }
+        c->snoop = l->snoop;
         if (l->ctx) {
             c->ssl = SSL_new(l->ctx);
             if (!c->ssl || !SSL_set_fd(c->ssl, fd)) {
@@ -1072,6 +1108,7 @@ listener_accept(struct openflow *of, struct of_listener *l)
             conn_free(c);
             continue;
         }
+        of->n_snoops += c->snoop;
         vlog(L_DBG, "%s: connected", c->name);
     }
 }
@@ -1405,9 +1442,9 @@ of_open(struct server *s, const struct of_config *cfg,
     of->versions = cfg->versions;
     of->no_controller_since = monotonic_ms();
 
-    const char *specs[MAX_LISTENERS + 1];
+    const char *specs[MAX_LISTENERS + 2];
     size_t n = 0;
-    char *default_spec = NULL;
+    char *default_spec = NULL, *snoop_spec = NULL;
     if (!cfg->no_openflow) {
         if (!cfg->n_listen) {
             char *path = default_path("flowdpd.mgmt");
@@ -1417,6 +1454,15 @@ of_open(struct server *s, const struct of_config *cfg,
                 fatal("out of memory");
             }
             specs[n++] = default_spec;
+            /* And, as ovs-vswitchd's bridge.snoop, the socket where
+             * ovs-ofctl snoop watches the controllers' traffic. */
+            path = default_path("flowdpd.snoop");
+            snoop_spec = path ? xasprintf("punix:%s", path) : NULL;
+            free(path);
+            if (!snoop_spec) {
+                fatal("out of memory");
+            }
+            specs[n++] = snoop_spec;
         }
         for (size_t i = 0; i < cfg->n_listen; i++) {
             specs[n++] = cfg->listen[i];
@@ -1429,9 +1475,12 @@ of_open(struct server *s, const struct of_config *cfg,
             fatal("--openflow: %s", msg ? msg : strerror(error));
         }
         of->n_listeners++;
-        vlog(L_INFO, "OpenFlow: listening on %s", of->listeners[i]->name);
+        of->listeners[i]->snoop = specs[i] == snoop_spec;
+        vlog(L_INFO, "OpenFlow: listening on %s%s", of->listeners[i]->name,
+             of->listeners[i]->snoop ? " (snoop)" : "");
     }
     free(default_spec);
+    free(snoop_spec);
     pin_start(s);
     /* The journal's controllers (restored before this) win over
      * --controller, as the journal's flows win over nothing. */
@@ -1585,6 +1634,7 @@ close_conn(struct openflow *of, size_t i, int error, int64_t now)
              : error == EPROTO ? "TLS handshake or protocol error"
              : error ? strerror(error) : "closed");
     }
+    of->n_snoops -= c->snoop;
     conn_free(c);
     of->conns[i] = of->conns[--of->n_conns];
 }

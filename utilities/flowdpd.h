@@ -19,6 +19,11 @@
  *                      (streamed as JSON text, in parts) and dump-tables.
  *   flowdpd-ct.c       the connection tracker's methods (dump-conntrack,
  *                      flush-conntrack, limits, timeouts...).
+ *   flowdpd-ofconn.c   the OpenFlow channel's transport: listeners,
+ *                      controllers, framing, hello, fail mode
+ *                      (flowdpd-openflow.h says how its files share).
+ *   flowdpd-openflow.c what OpenFlow messages do: the dispatch.
+ *   flowdpd-ofpin.c    packet-ins from the datapath's upcall.
  *   journal.c          the --db file format (journal.h).
  *
  * Thread-safety: everything here runs in the main thread, except the
