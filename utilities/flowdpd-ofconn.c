@@ -99,6 +99,7 @@
 #define MAX_OF_CONNS 256
 /* The fail-open flow's cookie, which marks it as ours to delete. */
 #define FAIL_OPEN_COOKIE "0xf0f0f0f0f0f0f0f0"
+#define FAIL_OPEN_COOKIE_VALUE UINT64_C(0xf0f0f0f0f0f0f0f0)
 
 /* A byte queue, consumed from the front. */
 struct obuf {
@@ -792,6 +793,16 @@ static int
 conn_receive(struct server *s, struct conn *c)
 {
     while (!c->closing && c->out.len < OUT_HIGH_WATER) {
+        if (c->in_len == IN_CAP) {
+            /* A full buffer holds a whole message: handle it before
+             * reading more (a read of 0 bytes would look like EOF). */
+            if (!process_input(s, c)) {
+                c->closing = true;
+            }
+            if (c->in_len == IN_CAP) {
+                break;
+            }
+        }
         ssize_t n = conn_read(c, c->in + c->in_len, IN_CAP - c->in_len);
         if (n == 0) {
             return EOF;
@@ -1289,6 +1300,21 @@ set_fail_open(struct server *s, bool on)
     free(r.msg);
 }
 
+/* fdp_pipeline_for_each() callback: is 'rule' the fail-open flow? */
+static bool
+find_fail_open(const struct fdp_rule *rule, void *found_)
+{
+    bool *found = found_;
+    struct fdp_flow_spec spec;
+
+    get_spec(rule, &spec);
+    if (spec.priority == 0 && spec.cookie == FAIL_OPEN_COOKIE_VALUE) {
+        *found = true;
+        return false;
+    }
+    return true;
+}
+
 static void
 on_active(struct server *s, struct conn *c)
 {
@@ -1482,6 +1508,11 @@ of_open(struct server *s, const struct of_config *cfg,
     free(default_spec);
     free(snoop_spec);
     pin_start(s);
+    /* A journal may hold the fail-open flow of a run that stopped with no
+     * controller connected: it is ours to delete when one connects. */
+    fdp_table_read_lock();
+    fdp_pipeline_for_each(s->pipeline, 0, find_fail_open, &of->fail_open);
+    fdp_table_read_unlock();
     /* The journal's controllers (restored before this) win over
      * --controller, as the journal's flows win over nothing. */
     if (!of->journal_controllers && cfg->n_controllers
