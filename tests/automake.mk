@@ -224,6 +224,7 @@ TESTSUITE_AT = \
 	tests/tunnel.at \
 	tests/parse-pcap.at \
 	tests/daemon.at \
+	tests/openflow.at \
 	tests/learn.at \
 	tests/ipf.at \
 	tests/pipeline.at \
@@ -245,6 +246,7 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/ct_scenarios.py \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \
+	tests/of-raw.py tests/of-controller.py \
 	tests/tsan.supp tests/fuzz/fuzz-extract.c tests/fuzz/fuzz-flow-parse.c \
 	tests/fuzz/fuzz-tnl-pop.c tests/fuzz/fuzz-ofp-msgs.c \
 	tests/ofp-msgs/extract-cases.py tests/ofp-msgs/gen-errors.sh \

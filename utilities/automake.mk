@@ -17,7 +17,7 @@ PIPELINE_TOOL_SOURCES = utilities/pipeline-tool.c utilities/pipeline-tool.h
 utilities_flowdp_ctl_SOURCES = utilities/flowdp-ctl.c utilities/ctl.h \
 	utilities/ctl-daemon.c utilities/ctl-ct.c utilities/ctl-groups.c \
 	utilities/ctl-meters.c utilities/ctl-normal.c utilities/ctl-tlv.c \
-	utilities/ctl-underlay.c \
+	utilities/ctl-underlay.c utilities/ctl-openflow.c \
 	utilities/tool.c \
 	utilities/tool.h $(RPC_SOURCES) \
 	$(PIPELINE_TOOL_SOURCES)
@@ -26,9 +26,10 @@ utilities_flowdp_ctl_CPPFLAGS = $(AM_CPPFLAGS) $(FDP_RUNDIR_CPPFLAGS)
 utilities_flowdp_ctl_CFLAGS = $(RPC_CFLAGS) $(PCAP_CFLAGS)
 
 # flowdpd, split by concern (utilities/flowdpd.h lists its files).  It
-# compiles lib/ds.c itself: the installed library exports only the public
-# API, and the daemon's JSON text is written with the same growable string
-# the library formats flows with.
+# links the library's objects statically (FDP_INTERNAL_LIBS) rather than
+# the installed library, which exports only the public API: the daemon
+# writes its JSON text with the library's growable string (lib/ds.c) and
+# speaks OpenFlow through the codec (lib/ofp-*.c), both internal.
 utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/flowdpd.h \
 	utilities/flowdpd-daemon.c utilities/flowdpd-pmd.c \
 	utilities/flowdpd-flows.c \
@@ -41,10 +42,13 @@ utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/flowdpd.h \
 	utilities/flowdpd-groups.c \
 	utilities/flowdpd-meters.c \
 	utilities/flowdpd-tlv.c \
-	utilities/journal.c utilities/journal.h lib/ds.c lib/ds.h \
+	utilities/flowdpd-ofconn.c utilities/flowdpd-openflow.c \
+	utilities/flowdpd-ofpin.c \
+	utilities/flowdpd-openflow.h \
+	utilities/journal.c utilities/journal.h \
 	utilities/tool.c utilities/tool.h \
 	$(RPC_SOURCES) $(PIPELINE_TOOL_SOURCES)
-utilities_flowdpd_LDADD = lib/libflowdp.la $(RPC_LIBS) -lpthread
+utilities_flowdpd_LDADD = $(FDP_INTERNAL_LIBS) $(RPC_LIBS) -lpthread
 utilities_flowdpd_CPPFLAGS = $(AM_CPPFLAGS) $(FDP_RUNDIR_CPPFLAGS)
 utilities_flowdpd_CFLAGS = $(RPC_CFLAGS)
 

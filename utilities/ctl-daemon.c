@@ -1147,6 +1147,7 @@ cmd_show(int argc, char *argv[])
     printf("  pipeline: resubmit_limit_drops=%" PRIu64 "\n",
            get_u64(r, "limit_drops"));
     json_decref(r);
+    ctl_show_openflow();
     flush_stdout("show");
 }
 

@@ -141,6 +141,13 @@ void cmd_add_tlv_map(int argc, char *argv[]);
 void ctl_load_tlv_map(const char *file);
 void cmd_del_tlv_map(int argc, char *argv[]);
 void cmd_dump_tlv_map(int argc, char *argv[]);
+/* The OpenFlow channel's settings (ctl-openflow.c); show's lines about
+ * it. */
+void cmd_set_controller(int argc, char *argv[]);
+void cmd_del_controller(int argc, char *argv[]);
+void cmd_get_controller(int argc, char *argv[]);
+void cmd_set_fail_mode(int argc, char *argv[]);
+void ctl_show_openflow(void);
 
 /* Meters, as ovs-ofctl -O OpenFlow13's (ctl-meters.c). */
 void cmd_add_meter(int argc, char *argv[]);

@@ -126,6 +126,15 @@ usage(void)
            "                           without it each flow sizes its own, as\n"
            "                           ovs-ofctl parse-flows does\n"
            "\n"
+           "OpenFlow controllers (as ovs-vsctl's; journalled with --db):\n"
+           "  set-controller TARGET... connect to tcp:IP[:PORT], ssl:IP[:PORT]\n"
+           "                           or unix:PATH controllers\n"
+           "  del-controller           no controllers\n"
+           "  get-controller           the controllers, one per line\n"
+           "  set-fail-mode secure|standalone\n"
+           "                           standalone: NORMAL while no controller\n"
+           "                           is connected\n"
+           "\n"
            "Connection tracking (as ovs-appctl dpctl/..., same output):\n"
            "  dump-conntrack [-m] [-s] [zone=N]\n"
            "                           the connections (sorted); -m verbose,\n"
@@ -1614,6 +1623,10 @@ static const struct command commands[] = {
     { "add-tlv-map", cmd_add_tlv_map, true },
     { "del-tlv-map", cmd_del_tlv_map, true },
     { "dump-tlv-map", cmd_dump_tlv_map, true },
+    { "set-controller", cmd_set_controller, true },
+    { "del-controller", cmd_del_controller, true },
+    { "get-controller", cmd_get_controller, true },
+    { "set-fail-mode", cmd_set_fail_mode, true },
     { "fdb/show", cmd_fdb_show, true },
     { "fdb/flush", cmd_fdb_flush, true },
     { "fdb/stats-show", cmd_fdb_stats_show, true },

@@ -126,6 +126,11 @@ op_add(struct server *s, const json_t *op, struct op_result *r)
          * (flowdpd-underlay.c). */
         merror = underlay_restore(s, json_object_get(op, "underlay"), r);
     }
+    if (!merror) {
+        /* The controllers and fail mode set at run time
+         * (flowdpd-ofconn.c). */
+        merror = of_restore(s, json_object_get(op, "openflow"), r);
+    }
     if (merror) {
         return merror;
     }
@@ -477,6 +482,7 @@ static const struct {
     { "neigh-set", op_neigh_set, NULL },
     { "neigh-del", op_neigh_del, NULL },
     { "neigh-config", op_neigh_config, NULL },
+    { "openflow-set", op_of_set, of_set_commit },
 };
 
 /* The operations whose 'apply' makes a change outside the pipeline (the
@@ -741,6 +747,16 @@ snapshot_op(struct server *s)
         json_decref(snap);
         return NULL;
     }
+    /* The OpenFlow settings made at run time, if any
+     * (flowdpd-ofconn.c). */
+    json_t *ofs = of_snapshot(s);
+    if (!ofs || (!json_is_null(ofs)
+                 && json_object_set(snap, "openflow", ofs))) {
+        json_decref(ofs);
+        json_decref(snap);
+        return NULL;
+    }
+    json_decref(ofs);
     return snap;
 }
 

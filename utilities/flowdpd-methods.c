@@ -227,6 +227,7 @@ h_add_port(struct server *s, const json_t *p, struct op_result *r)
     }
     log_port_added(s->dp, port, spec);
     groups_port_live(s, port, true);
+    of_port_status(s, port, true);
     return json_object();
 }
 
@@ -244,6 +245,7 @@ h_del_port(struct server *s, const json_t *p, struct op_result *r)
     }
     vlog(L_INFO, "port %" PRIu32 " removed", port);
     groups_port_live(s, port, false);
+    of_port_status(s, port, false);
     return json_object();
 }
 
@@ -381,6 +383,11 @@ static const struct {
     { "neigh/flush", h_neigh_flush, NULL },
     { "neigh/config", h_neigh_config, NULL },
     { "underlay/stats", h_underlay_stats, NULL },
+    /* The OpenFlow channel (flowdpd-ofconn.c). */
+    { "set-controller", h_set_controller, NULL },
+    { "del-controller", h_del_controller, NULL },
+    { "get-controller", h_get_controller, NULL },
+    { "set-fail-mode", h_set_fail_mode, NULL },
 };
 
 void

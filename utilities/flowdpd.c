@@ -77,7 +77,8 @@ serve(struct server *s)
     int64_t next_tick = monotonic_ms() + 1000;
 
     for (;;) {
-        size_t n_fds = 1 + s->n_listeners + s->n_conns;
+        size_t n_of = of_n_pollfds(s);
+        size_t n_fds = 1 + s->n_listeners + s->n_conns + n_of;
         struct pollfd *fds = calloc(n_fds, sizeof *fds);
         if (!fds) {
             vlog(L_ERR, "out of memory");
@@ -97,7 +98,10 @@ serve(struct server *s)
                 .events = rpc_conn_events(s->conns[i]),
             };
         }
-        int64_t wait = next_tick - monotonic_ms();
+        size_t of_base = base + s->n_conns;
+        of_fill_pollfds(s, fds + of_base);
+        int64_t wake = of_wake_time(s);
+        int64_t wait = (wake < next_tick ? wake : next_tick) - monotonic_ms();
         int r = poll(fds, n_fds, wait < 0 ? 0 : (int) wait);
         if (r < 0 && errno != EINTR) {
             vlog(L_ERR, "poll: %s", strerror(errno));
@@ -152,6 +156,7 @@ serve(struct server *s)
                 }
             }
         }
+        of_run(s, n_of ? fds + of_base : NULL);
         free(fds);
         if (monotonic_ms() >= next_tick) {
             fdp_pipeline_run(s->pipeline);
@@ -188,6 +193,21 @@ usage(void)
            "                           TLS identity and the CA clients'\n"
            "                           certificates must be signed by\n"
            "  --max-request=BYTES      largest request (default %u)\n"
+           "OpenFlow:\n"
+           "  --openflow=punix:PATH|ptcp:PORT[:IP]|pssl:PORT[:IP]\n"
+           "                           listen for OpenFlow (default\n"
+           "                           punix:$FLOWDP_RUNDIR/flowdpd.mgmt);\n"
+           "                           repeatable\n"
+           "  --no-openflow            no OpenFlow listener\n"
+           "  --controller=tcp:IP[:PORT]|ssl:IP[:PORT]|unix:PATH\n"
+           "                           connect to a controller; repeatable\n"
+           "  --inactivity-probe=MS    echo a silent controller after MS,\n"
+           "                           drop it after twice that (5000)\n"
+           "  --fail-mode=secure|standalone\n"
+           "                           standalone: NORMAL while no\n"
+           "                           controller is connected\n"
+           "  --openflow-versions=OpenFlow10,OpenFlow13,...\n"
+           "                           versions allowed (1.0, 1.3-1.5)\n"
            "Datapath:\n"
            "  --port=N=TYPE:ARGS       a port (ring[:size=N],\n"
            "                           pcap:rx=FILE[,loop=K][,tx=FILE],\n"
@@ -248,6 +268,7 @@ struct options {
     size_t max_request;
     size_t compact_growth;
     uint32_t ct_maxconns;       /* --ct-maxconns, 0 if not given. */
+    struct of_config of;        /* The OpenFlow options. */
 };
 
 /* Parses the command line into 'o'; exits on --help, --version and any
@@ -260,6 +281,8 @@ parse_options(int argc, char *argv[], struct options *o)
         OPT_DB, OPT_DETACH, OPT_PIDFILE, OPT_LOG, OPT_NO_EMC, OPT_MAX_REQ,
         OPT_DB_COMPACT, OPT_PMDS, OPT_EMC, OPT_SMC, OPT_CT_CAPACITY,
         OPT_CT_MAXCONNS, OPT_ADDR, OPT_ROUTE,
+        /* The OpenFlow options, in enum of_opt's order. */
+        OPT_OF_FIRST,
     };
     static const struct option options[] = {
         { "unix", required_argument, NULL, OPT_UNIX },
@@ -282,6 +305,16 @@ parse_options(int argc, char *argv[], struct options *o)
         { "max-request", required_argument, NULL, OPT_MAX_REQ },
         { "ct-capacity", required_argument, NULL, OPT_CT_CAPACITY },
         { "ct-maxconns", required_argument, NULL, OPT_CT_MAXCONNS },
+        { "openflow", required_argument, NULL, OPT_OF_FIRST + OF_OPT_LISTEN },
+        { "no-openflow", no_argument, NULL, OPT_OF_FIRST + OF_OPT_NONE },
+        { "controller", required_argument, NULL,
+          OPT_OF_FIRST + OF_OPT_CONTROLLER },
+        { "inactivity-probe", required_argument, NULL,
+          OPT_OF_FIRST + OF_OPT_PROBE },
+        { "fail-mode", required_argument, NULL,
+          OPT_OF_FIRST + OF_OPT_FAIL_MODE },
+        { "openflow-versions", required_argument, NULL,
+          OPT_OF_FIRST + OF_OPT_VERSIONS },
         { "verbose", optional_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -293,6 +326,7 @@ parse_options(int argc, char *argv[], struct options *o)
     o->max_request = DEFAULT_MAX_REQUEST;
     o->compact_growth = COMPACT_MIN_GROWTH;
     fdp_dp_options_init(&o->dpo);
+    of_config_init(&o->of);
     while ((opt = getopt_long(argc, argv, "hVv::", options, NULL)) != -1) {
         switch (opt) {
         case OPT_UNIX:
@@ -434,6 +468,10 @@ parse_options(int argc, char *argv[], struct options *o)
             printf("flowdpd (flowdp) %s\n", PACKAGE_VERSION);
             exit(EXIT_SUCCESS);
         default:
+            if (opt >= OPT_OF_FIRST && opt <= OPT_OF_FIRST + OF_OPT_VERSIONS) {
+                of_option(&o->of, (enum of_opt) (opt - OPT_OF_FIRST), optarg);
+                break;
+            }
             fatal("unknown option (see --help)");
         }
     }
@@ -618,6 +656,7 @@ static void
 shut_down(struct server *s)
 {
     stop_pmds(s);
+    of_close(s);
     for (size_t i = 0; i < s->n_conns; i++) {
         rpc_close(s->conns[i]);
     }
@@ -655,7 +694,8 @@ main(int argc, char *argv[])
 
     /* The pidfile first: a second daemon with the same one stops here,
      * before it touches the database, the socket or the ports. */
-    if (!o.unix_path || o.pidfile_in_rundir) {
+    if (!o.unix_path || o.pidfile_in_rundir
+        || (!o.of.no_openflow && !o.of.n_listen)) {
         make_rundir();
     }
     if (o.pidfile) {
@@ -672,6 +712,7 @@ main(int argc, char *argv[])
     restore_db(&s, &o);
     underlay_startup(&s, o.addr_specs, o.n_addrs, o.route_specs, o.n_routes);
     char *unix_spec = open_listeners(&s, &o, &default_unix);
+    of_open(&s, &o.of, &o.tls);
     install_signals();
     start_pmds(&s);
     vlog(L_INFO, "flowdpd %s started (pid %ld)", PACKAGE_VERSION,

@@ -19,6 +19,11 @@
  *                      (streamed as JSON text, in parts) and dump-tables.
  *   flowdpd-ct.c       the connection tracker's methods (dump-conntrack,
  *                      flush-conntrack, limits, timeouts...).
+ *   flowdpd-ofconn.c   the OpenFlow channel's transport: listeners,
+ *                      controllers, framing, hello, fail mode
+ *                      (flowdpd-openflow.h says how its files share).
+ *   flowdpd-openflow.c what OpenFlow messages do: the dispatch.
+ *   flowdpd-ofpin.c    packet-ins from the datapath's upcall.
  *   journal.c          the --db file format (journal.h).
  *
  * Thread-safety: everything here runs in the main thread, except the
@@ -37,7 +42,10 @@
 #include <flowdp/flowdp.h>
 
 struct journal;
+struct openflow;
 struct pmd_thread;
+struct pollfd;
+struct rpc_tls;
 struct rpc_conn;
 struct rpc_listener;
 
@@ -134,6 +142,7 @@ struct server {
     size_t max_request;
     bool trim_pending;          /* malloc_trim() once the request that
                                  * changed many flows is freed. */
+    struct openflow *of;        /* The OpenFlow channel (flowdpd-ofconn.c). */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -345,5 +354,64 @@ json_t *h_dump_groups(struct server *, const json_t *params,
 json_t *h_mod_port(struct server *, const json_t *params,
                    struct op_result *r);
 void groups_port_live(struct server *, uint32_t port, bool live);
+
+/* ---------------------------------------------------------------------- */
+/* The OpenFlow channel (flowdpd-ofconn.c, flowdpd-openflow.c).           */
+
+/* At most this many --controller targets. */
+#define MAX_CONTROLLERS 16
+
+/* The command line's OpenFlow options. */
+struct of_config {
+    const char *listen[MAX_LISTENERS];  /* --openflow. */
+    size_t n_listen;
+    bool no_openflow;                   /* --no-openflow. */
+    const char *controllers[MAX_CONTROLLERS];   /* --controller. */
+    size_t n_controllers;
+    int probe_ms;                       /* --inactivity-probe. */
+    bool standalone;                    /* --fail-mode. */
+    uint32_t versions;                  /* --openflow-versions: a bitmap
+                                         * of 1 << version. */
+};
+
+enum of_opt {
+    OF_OPT_LISTEN, OF_OPT_NONE, OF_OPT_CONTROLLER, OF_OPT_PROBE,
+    OF_OPT_FAIL_MODE, OF_OPT_VERSIONS,
+};
+
+void of_config_init(struct of_config *);
+/* Takes option 'opt''s argument 'arg'; exits naming it if it is wrong. */
+void of_option(struct of_config *, enum of_opt opt, const char *arg);
+/* Opens the listeners (exits if one cannot be opened) and starts
+ * connecting to the controllers (those of the journal, if it named any,
+ * else --controller's). */
+void of_open(struct server *, const struct of_config *,
+             const struct rpc_tls *);
+void of_close(struct server *);
+/* The poll loop: how many pollfds the channel needs now, filling them,
+ * handling what poll() reported (NULL: timers only), and the
+ * monotonic_ms() time by which of_run() wants to be called again
+ * (INT64_MAX if none). */
+size_t of_n_pollfds(const struct server *);
+void of_fill_pollfds(struct server *, struct pollfd *);
+void of_run(struct server *, const struct pollfd *);
+int64_t of_wake_time(const struct server *);
+/* Every connection of the channel other than 'keep' that is a master
+ * becomes a slave. */
+struct ofconn;
+void of_demote_masters(struct server *, struct ofconn *keep);
+/* The JSON-RPC methods and the journal's "openflow-set" operation (its
+ * check and its commit), and the snapshot's "openflow" member. */
+json_t *h_set_controller(struct server *, const json_t *, struct op_result *);
+json_t *h_del_controller(struct server *, const json_t *, struct op_result *);
+json_t *h_get_controller(struct server *, const json_t *, struct op_result *);
+json_t *h_set_fail_mode(struct server *, const json_t *, struct op_result *);
+int op_of_set(struct server *, const json_t *op, struct op_result *);
+void of_set_commit(struct server *, const json_t *op);
+json_t *of_snapshot(struct server *);
+int of_restore(struct server *, const json_t *openflow, struct op_result *);
+/* Tells the OpenFlow connections that port 'port' was added or deleted
+ * (an OFPT_PORT_STATUS). */
+void of_port_status(struct server *, uint32_t port, bool added);
 
 #endif /* FDP_FLOWDPD_H */

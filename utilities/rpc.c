@@ -203,6 +203,13 @@ make_ctx(const struct rpc_tls *tls, bool server, char **errorp)
     return NULL;
 }
 
+struct ssl_ctx_st *
+rpc_tls_context(const struct rpc_tls *tls, bool server, char **errorp)
+{
+    *errorp = NULL;
+    return make_ctx(tls, server, errorp);
+}
+
 /* Splits "HOST:PORT" (HOST may be empty or an [IPv6] literal). */
 static int
 split_host_port(const char *s, char **host, char **port, char **errorp)

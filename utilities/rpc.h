@@ -84,6 +84,13 @@ int rpc_recv(struct rpc_conn *, json_t **msgp, char **errorp);
 
 void rpc_close(struct rpc_conn *);
 
+/* A TLS context as the channel's own (both peers verified against the
+ * CA, TLS 1.2 or later), for the OpenFlow channel's pssl: and ssl: (an
+ * SSL_CTX *, which the caller frees with SSL_CTX_free()).  NULL with a
+ * message in '*errorp' if 'tls' lacks a file or one is wrong. */
+struct ssl_ctx_st *rpc_tls_context(const struct rpc_tls *, bool server,
+                                   char **errorp);
+
 /* ---- Servers (non-blocking) ---- */
 
 /* Listens on 'spec'; a unix socket gets mode 0600 and replaces a stale
