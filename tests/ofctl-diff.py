@@ -109,11 +109,21 @@ NORMALISATIONS = [
 PORT_UNKEPT = re.compile(r"\b(drop|errs|frame|over|crc|coll)=[0-9?]+")
 
 
+# OpenFlow 1.4+ port statistics may carry a port's custom counters
+# (OFPPSPT14_EXPERIMENTER / Open vSwitch's "CUSTOM Statistics"): the
+# dummy datapath invents its own (rx_custom_packets_1, rx_q0_bytes...),
+# which name nothing a flowdpd port has.  The block (its title and its
+# indented "name=value," lines) is left out on both sides.
+PORT_CUSTOM = re.compile(r"^ +CUSTOM Statistics\n(?: {20,}[a-z0-9_]+=.*\n)*",
+                         re.M)
+
+
 def normalise(text, ports=False):
     for rx, rep, _ in NORMALISATIONS:
         text = rx.sub(rep, text)
     if ports:
         text = PORT_UNKEPT.sub(r"\1=?", text)
+        text = PORT_CUSTOM.sub("", text)
     return text
 
 
