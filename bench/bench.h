@@ -78,5 +78,9 @@ void suite_learn(void);        /* bench-learn.c */
 void suite_normal(void);       /* bench-normal.c */
 void suite_tunnel(void);       /* bench-tunnel.c */
 void suite_tunnel_veth(void);  /* Part of suite_tunnel (bench-veth.c). */
+void suite_openflow(void);     /* bench-openflow.c */
+/* The openflow suite's packet-in cases, with 'flowdpd' (the program) and
+ * the suite's work directory 'dir' (bench-openflow-pktin.c). */
+void bench_openflow_packet_in(const char *flowdpd, const char *dir);
 
 #endif /* FDP_BENCH_H */

@@ -82,6 +82,9 @@
  *          busy thread sees meanwhile, bytes per connection.  For now
  *          only Open vSwitch's tracker (with --with-ovs-source=DIR);
  *          peer-ovs runs the same group unless ct runs too.
+ *   openflow  the OpenFlow channel: ovs-ofctl --bundle add-flows and
+ *          dump-flows of 200k flows into flowdpd and ovs-vswitchd, and
+ *          packet-ins to a controller (bench-openflow.c).
  * Every result also carries "spread": (max - min) / median of its runs.
  */
 #include <config.h>
@@ -1648,6 +1651,7 @@ static const struct suite suites[] = {
     { "learn", suite_learn },
     { "normal", suite_normal },
     { "tunnel", suite_tunnel },
+    { "openflow", suite_openflow },
 };
 
 /* Which suites the command line named (all false: run every suite). */

@@ -19,6 +19,11 @@ set -eu
 # suite are built against (configure --with-ovs-source=DIR); run
 # scripts/ovs-source.sh DIR, which installs it, unpacks, configures and
 # builds it in DIR.
+# openvswitch-testcontroller (ovs-testcontroller) and python3-os-ken
+# (osken-manager) are the two real OpenFlow controllers of
+# tests/openflow-controllers.at: the first makes flowdpd a learning switch
+# for traffic between namespaces, the second is the Ryu-lineage SDN
+# framework whose applications install flows and answer packet-ins.
 # libsystemd-dev: "make distcheck" links a program with pkg-config --static
 # flowdp (tests/automake.mk), and libpcap's static dependencies (libdbus-1)
 # name -lsystemd, which only the -dev package provides.
@@ -27,7 +32,8 @@ PACKAGES="gcc make autoconf automake libtool pkg-config
           libxdp-dev libbpf-dev
           python3 openvswitch-common openvswitch-switch
           clang libclang-rt-14-dev tcpdump
-          iproute2 ethtool iputils-ping"
+          iproute2 ethtool iputils-ping
+          openvswitch-testcontroller python3-os-ken"
 
 missing=
 for pkg in $PACKAGES; do

@@ -232,7 +232,9 @@ TESTSUITE_AT = \
 	tests/netns.at \
 	tests/netns-ct.at \
 	tests/netns-tunnel.at \
-	tests/tunnel-diff.at
+	tests/tunnel-diff.at \
+	tests/ofctl-diff.at \
+	tests/openflow-controllers.at
 TESTSUITE = $(srcdir)/tests/testsuite
 AUTOTEST_PATH = utilities:bench
 EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
@@ -242,7 +244,7 @@ EXTRA_DIST += $(TESTSUITE_AT) $(TESTSUITE) tests/atlocal.in tests/package.m4 \
 	tests/tunnel-gen.py \
 	tests/perf-dump.sh tests/ovs-peer.sh tests/ct-diff.py tests/acts-diff.py \
 	tests/group-diff.py tests/normal-diff.py tests/underlay.py \
-	tests/tunnel-diff.py \
+	tests/tunnel-diff.py tests/ofctl-diff.py tests/osken-app.py \
 	tests/ct_scenarios.py \
 	tests/parse-pcap.sed tests/netns-capture.sh \
 	tests/rpc-fuzz.py tests/netns-traffic.py \
