@@ -43,7 +43,12 @@
 
 #include "utilities/flowdpd.h"
 #include "utilities/flowdpd-openflow.h"
+#include "utilities/tool.h"
+#include "lib/ds.h"
+#include "lib/match-internal.h"
 #include "lib/ofp-msgs.h"
+
+#include <jansson.h>
 
 /* Types that differ by version. */
 enum {
@@ -775,7 +780,9 @@ handle_nicira(struct server *s, struct ofconn *c, const uint8_t *msg,
         }
         return;
     case NXT_FLOW_MOD_TABLE_ID:
-        check_len(c, msg, len, 24, false);
+        if (check_len(c, msg, len, 24, false)) {
+            c->flow_mod_table_id = msg[16] != 0;
+        }
         return;
     case NXT_SET_CONTROLLER_ID:
         if (check_len(c, msg, len, 24, false)) {
@@ -808,6 +815,270 @@ is_modification(enum fdp_ofptype type)
     default:
         return false;
     }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Flow mods.                                                              */
+
+/* Flow mods go through the same operations as flowdp-ctl's (apply_op():
+ * one pipeline transaction, journalled with --db), as flow TEXT: a flow
+ * added over OpenFlow and one added by flowdp-ctl are the same flow, and
+ * the journal records both alike.  The decoded flow is formatted with
+ * flowdp's own formatter (what parse-flows prints, which its parser reads
+ * back to the same flow) and the OpenFlow-only parts (table, cookie and
+ * its mask, timeouts) are written in front. */
+
+/* The formatter's "MATCH actions=ACTIONS" for 'spec' without the cookie,
+ * table and timeouts, which the caller writes itself; with 'match_only',
+ * the match alone.  NULL if out of memory. */
+static char *
+flow_mod_body(const struct fdp_flow_spec *spec, bool match_only)
+{
+    struct fdp_flow_spec copy = *spec;
+
+    copy.cookie = 0;
+    copy.table_id = 0;
+    copy.idle_timeout = 0;
+    copy.hard_timeout = 0;
+    char *text = fdp_flow_format(&copy);
+    if (text && match_only) {
+        char *acts = strstr(text, "actions=");
+        if (acts) {
+            *acts = '\0';
+            size_t n = strlen(text);
+            while (n && (text[n - 1] == ' ' || text[n - 1] == ',')) {
+                text[--n] = '\0';
+            }
+        }
+    }
+    return text;
+}
+
+/* The OpenFlow error for a failed operation, from what apply_op() said:
+ * the operations report text (for flowdp-ctl), and these are the failures
+ * a valid flow mod can meet. */
+static enum fdp_ofperr
+flow_mod_error(const struct op_result *r)
+{
+    const char *m = r->msg ? r->msg : "";
+
+    if (strstr(m, "names a group that does not exist")) {
+        return FDP_OFPBAC_BAD_OUT_GROUP;
+    }
+    if (strstr(m, "meter")) {
+        return FDP_OFPMMFC_UNKNOWN_METER;
+    }
+    if (strstr(m, "an action needs what")) {
+        return FDP_OFPBAC_MATCH_INCONSISTENT;
+    }
+    if (strstr(m, "Cannot allocate memory")) {
+        return FDP_OFPFMFC_TABLE_FULL;
+    }
+    return FDP_OFPFMFC_UNKNOWN;
+}
+
+static void
+handle_flow_mod(struct server *s, struct ofconn *c, const uint8_t *msg,
+                size_t len)
+{
+    struct fdp_ofp_flow_mod fm;
+    int error = fdp_ofp_decode_flow_mod(msg, len,
+                                        fdp_pipeline_tlv_map(s->pipeline),
+                                        c->flow_mod_table_id, &fm);
+    if (error) {
+        ofconn_send_error(c, (enum fdp_ofperr) error, msg, len);
+        return;
+    }
+    /* What the flow operations cannot select by yet: refused rather than
+     * done differently from what was asked. */
+    enum fdp_ofperr refuse = FDP_OFPERR_NONE;
+    if (fm.flags & FDP_OFPFF_CHECK_OVERLAP) {
+        refuse = FDP_OFPFMFC_BAD_FLAGS;
+    } else if ((fm.command == FDP_OFPFC_DELETE
+                || fm.command == FDP_OFPFC_DELETE_STRICT
+                || fm.command == FDP_OFPFC_MODIFY
+                || fm.command == FDP_OFPFC_MODIFY_STRICT)
+               && (fm.out_port != FDP_OFPP_ANY
+                   || fm.out_group != FDP_OFPG_ANY)) {
+        refuse = FDP_OFPFMFC_BAD_COMMAND;
+    }
+    if (refuse) {
+        ofconn_send_error(c, refuse, msg, len);
+        fdp_ofp_flow_mod_destroy(&fm);
+        return;
+    }
+
+    bool is_del = fm.command == FDP_OFPFC_DELETE
+                  || fm.command == FDP_OFPFC_DELETE_STRICT;
+    bool is_add = fm.command == FDP_OFPFC_ADD;
+    bool strict = fm.command == FDP_OFPFC_DELETE_STRICT
+                  || fm.command == FDP_OFPFC_MODIFY_STRICT;
+    char *body = flow_mod_body(&fm.spec, is_del);
+    char *text = NULL;
+    if (body) {
+        char table[16] = "";
+        char cookie[48] = "";
+        char timeouts[48] = "";
+        if (is_add || fm.table_given) {
+            snprintf(table, sizeof table, "table=%u,",
+                     fm.table_given ? fm.spec.table_id : 0);
+        }
+        if (is_add) {
+            if (fm.spec.cookie) {
+                snprintf(cookie, sizeof cookie, "cookie=%#" PRIx64 ",",
+                         fm.spec.cookie);
+            }
+            snprintf(timeouts, sizeof timeouts,
+                     "idle_timeout=%u,hard_timeout=%u,",
+                     fm.spec.idle_timeout, fm.spec.hard_timeout);
+        } else if (fm.spec.cookie_mask) {
+            snprintf(cookie, sizeof cookie,
+                     "cookie=%#" PRIx64 "/%#" PRIx64 ",",
+                     fm.spec.cookie & fm.spec.cookie_mask,
+                     fm.spec.cookie_mask);
+        } else if (!is_del && fm.new_cookie != UINT64_MAX) {
+            snprintf(cookie, sizeof cookie, "cookie=%#" PRIx64 ",",
+                     fm.new_cookie);
+        }
+        text = fdp__xasprintf("%s%s%s%s", table, cookie, timeouts, body);
+        free(body);
+    }
+    fdp_ofp_flow_mod_destroy(&fm);
+    if (!text) {
+        ofconn_send_error(c, FDP_OFPERR_NOMEM, msg, len);
+        return;
+    }
+
+    json_t *op = json_object();
+    if (is_add) {
+        json_object_set_new(op, "op", json_string("add"));
+        json_t *flows = json_array();
+        json_array_append_new(flows, json_string(text));
+        json_object_set_new(op, "flows", flows);
+    } else {
+        json_object_set_new(op, "op", json_string(is_del ? "del" : "mod"));
+        json_object_set_new(op, is_del ? "match" : "flow", json_string(text));
+        json_object_set_new(op, "strict", json_boolean(strict));
+    }
+    struct op_result r;
+    error = apply_op(s, op, &r);
+    if (error) {
+        vlog(L_INFO, "%s: flow mod refused: %s (%s)", ofconn_name(c),
+             r.msg ? r.msg : strerror(error), text);
+        ofconn_send_error(c, flow_mod_error(&r), msg, len);
+    }
+    free(r.msg);
+    json_decref(op);
+    free(text);
+}
+
+/* Flow statistics and aggregates: the flows the request selects, as
+ * dump-flows selects them (a match that covers the flow's, the cookie
+ * under its mask, one table or all), encoded in the request's form. */
+struct flow_stats_walk {
+    const struct fdp_ofp_flow_stats_request *rq;
+    struct fdp_ofpmp *mp;                   /* NULL for an aggregate. */
+    const struct fdp_tlv_map *tlv;
+    struct fdp_ofp_aggregate_stats agg;
+    int64_t now;
+    int error;
+};
+
+static bool
+flow_stats_one(const struct fdp_rule *rule, void *w_)
+{
+    struct flow_stats_walk *w = w_;
+    struct fdp_flow_spec spec;
+    struct fdp_rule_stats st;
+
+    get_spec(rule, &spec);
+    if (w->rq->match && !fdp_match_covers(w->rq->match, spec.match)) {
+        return true;
+    }
+    if ((spec.cookie & w->rq->cookie_mask)
+        != (w->rq->cookie & w->rq->cookie_mask)) {
+        return true;
+    }
+    fdp_rule_get_stats(rule, &st);
+    if (!w->mp) {
+        w->agg.packet_count += st.n_packets;
+        w->agg.byte_count += st.n_bytes;
+        w->agg.flow_count++;
+        return true;
+    }
+    int64_t age = w->now - st.created_ms;
+    int64_t idle = w->now - (st.used_ms ? st.used_ms : st.created_ms);
+    int64_t hard = w->now - st.modified_ms;
+    struct fdp_ofp_flow_stats fs = {
+        .spec = &spec,
+        .duration_sec = (uint32_t) (age / 1000),
+        .duration_nsec = (uint32_t) (age % 1000) * 1000000u,
+        .idle_age = idle / 1000 > 0xfffe ? 0xfffe : (uint16_t) (idle / 1000),
+        .hard_age = hard / 1000 > 0xfffe ? 0xfffe : (uint16_t) (hard / 1000),
+        .packet_count = st.n_packets,
+        .byte_count = st.n_bytes,
+    };
+    int error = fdp_ofp_put_flow_stats(w->mp, &fs, w->tlv);
+    if (error == EINVAL && fdp__match_has_ranges(spec.match)) {
+        /* A flow OpenFlow cannot describe (a range that is no prefix,
+         * flowdp's extension) is left out of the reply, as no OpenFlow
+         * switch could hold it. */
+        return true;
+    }
+    if (error) {
+        w->error = error;
+        return false;
+    }
+    return true;
+}
+
+static void
+handle_flow_stats(struct server *s, struct ofconn *c, const uint8_t *msg,
+                  size_t len, const struct fdp_ofp_header *h)
+{
+    const struct fdp_tlv_map *tlv = fdp_pipeline_tlv_map(s->pipeline);
+    struct fdp_ofp_flow_stats_request rq;
+    int error = fdp_ofp_decode_flow_stats_request(msg, len, tlv, &rq);
+
+    if (error) {
+        ofconn_send_error(c, (enum fdp_ofperr) error, msg, len);
+        return;
+    }
+    if (rq.out_port != FDP_OFPP_ANY || rq.out_group != FDP_OFPG_ANY) {
+        /* Not selectable by yet: refused rather than answered wrongly. */
+        ofconn_send_error(c, FDP_OFPBRC_EPERM, msg, len);
+        fdp_ofp_flow_stats_request_destroy(&rq);
+        return;
+    }
+    struct fdp__ofpbuf b;
+    struct fdp_ofpmp mp;
+    struct flow_stats_walk w = {
+        .rq = &rq, .tlv = tlv, .now = monotonic_ms(),
+    };
+    fdp__ofpbuf_init(&b);
+    if (!rq.aggregate) {
+        fdp_ofpmp_init(&mp, &b, h);
+        w.mp = &mp;
+    }
+    fdp_pipeline_for_each(s->pipeline,
+                          rq.table_id == FDP_OFPTT_ALL ? FDP_TABLE_ALL
+                                                       : rq.table_id,
+                          flow_stats_one, &w);
+    if (!w.error) {
+        w.error = rq.aggregate ? fdp_ofp_encode_aggregate_reply(&b, h, &w.agg)
+                               : fdp_ofpmp_finish(&mp);
+    }
+    if (w.error == EINVAL) {
+        /* A form the codec does not write (OpenFlow 1.5's OXS
+         * statistics). */
+        ofconn_send_error(c, FDP_OFPBRC_BAD_STAT, msg, len);
+    } else if (w.error || fdp__ofpbuf_failed(&b)) {
+        ofconn_send_error(c, FDP_OFPERR_NOMEM, msg, len);
+    } else {
+        ofconn_send(c, b.data, b.size);
+    }
+    fdp__ofpbuf_uninit(&b);
+    fdp_ofp_flow_stats_request_destroy(&rq);
 }
 
 bool
@@ -855,6 +1126,13 @@ of_dispatch(struct server *s, struct ofconn *c, const uint8_t *msg,
         } else {
             handle_role(s, c, msg, len);
         }
+        break;
+    case FDP_OFPTYPE_FLOW_MOD:
+        handle_flow_mod(s, c, msg, len);
+        break;
+    case FDP_OFPTYPE_FLOW_STATS_REQUEST:
+    case FDP_OFPTYPE_AGGREGATE_STATS_REQUEST:
+        handle_flow_stats(s, c, msg, len, &h);
         break;
     case FDP_OFPTYPE_SET_FLOW_FORMAT:
     case FDP_OFPTYPE_FLOW_MOD_TABLE_ID:

@@ -64,6 +64,9 @@ struct ofconn {
     uint16_t controller_id;     /* NXT_SET_CONTROLLER_ID. */
     uint16_t config_flags;      /* SET_CONFIG's flags. */
     uint16_t miss_send_len;     /* SET_CONFIG's miss_send_len. */
+    bool flow_mod_table_id;     /* NXT_FLOW_MOD_TABLE_ID: the high byte of
+                                 * a 1.0 or NXT flow mod's command is its
+                                 * table. */
     bool is_controller;         /* An active connection (--controller):
                                  * as Open vSwitch, controllers get
                                  * asynchronous messages; service
