@@ -590,6 +590,7 @@ conn_free(struct conn *c)
     }
     free(c->in);
     free(c->out.data);
+    of_conn_destroy(&c->pub);
     free(c);
 }
 

@@ -877,42 +877,37 @@ flow_mod_error(const struct op_result *r)
     return FDP_OFPFMFC_UNKNOWN;
 }
 
-static void
-handle_flow_mod(struct server *s, struct ofconn *c, const uint8_t *msg,
-                size_t len)
+/* Decodes flow mod 'msg' into the JSON operation that does it ('*opp',
+ * which the caller releases) and its flow text ('*textp', for log lines,
+ * which the caller frees).  Returns 0 or the OpenFlow error. */
+static enum fdp_ofperr
+flow_mod_to_op(struct server *s, struct ofconn *c, const uint8_t *msg,
+               size_t len, json_t **opp, char **textp, bool *is_addp)
 {
     struct fdp_ofp_flow_mod fm;
     int error = fdp_ofp_decode_flow_mod(msg, len,
                                         fdp_pipeline_tlv_map(s->pipeline),
                                         c->flow_mod_table_id, &fm);
     if (error) {
-        ofconn_send_error(c, (enum fdp_ofperr) error, msg, len);
-        return;
+        return (enum fdp_ofperr) error;
     }
     /* What the flow operations cannot select by yet: refused rather than
      * done differently from what was asked. */
-    enum fdp_ofperr refuse = FDP_OFPERR_NONE;
-    if (fm.flags & FDP_OFPFF_CHECK_OVERLAP) {
-        refuse = FDP_OFPFMFC_BAD_FLAGS;
-    } else if ((fm.command == FDP_OFPFC_DELETE
-                || fm.command == FDP_OFPFC_DELETE_STRICT
-                || fm.command == FDP_OFPFC_MODIFY
-                || fm.command == FDP_OFPFC_MODIFY_STRICT)
-               && (fm.out_port != FDP_OFPP_ANY
-                   || fm.out_group != FDP_OFPG_ANY)) {
-        refuse = FDP_OFPFMFC_BAD_COMMAND;
-    }
-    if (refuse) {
-        ofconn_send_error(c, refuse, msg, len);
-        fdp_ofp_flow_mod_destroy(&fm);
-        return;
-    }
-
     bool is_del = fm.command == FDP_OFPFC_DELETE
                   || fm.command == FDP_OFPFC_DELETE_STRICT;
     bool is_add = fm.command == FDP_OFPFC_ADD;
     bool strict = fm.command == FDP_OFPFC_DELETE_STRICT
                   || fm.command == FDP_OFPFC_MODIFY_STRICT;
+    if (fm.flags & FDP_OFPFF_CHECK_OVERLAP) {
+        fdp_ofp_flow_mod_destroy(&fm);
+        return FDP_OFPFMFC_BAD_FLAGS;
+    }
+    if (!is_add && (fm.out_port != FDP_OFPP_ANY
+                    || fm.out_group != FDP_OFPG_ANY)) {
+        fdp_ofp_flow_mod_destroy(&fm);
+        return FDP_OFPFMFC_BAD_COMMAND;
+    }
+
     char *body = flow_mod_body(&fm.spec, is_del);
     char *text = NULL;
     if (body) {
@@ -928,9 +923,11 @@ handle_flow_mod(struct server *s, struct ofconn *c, const uint8_t *msg,
                 snprintf(cookie, sizeof cookie, "cookie=%#" PRIx64 ",",
                          fm.spec.cookie);
             }
-            snprintf(timeouts, sizeof timeouts,
-                     "idle_timeout=%u,hard_timeout=%u,",
-                     fm.spec.idle_timeout, fm.spec.hard_timeout);
+            if (fm.spec.idle_timeout || fm.spec.hard_timeout) {
+                snprintf(timeouts, sizeof timeouts,
+                         "idle_timeout=%u,hard_timeout=%u,",
+                         fm.spec.idle_timeout, fm.spec.hard_timeout);
+            }
         } else if (fm.spec.cookie_mask) {
             snprintf(cookie, sizeof cookie,
                      "cookie=%#" PRIx64 "/%#" PRIx64 ",",
@@ -945,8 +942,7 @@ handle_flow_mod(struct server *s, struct ofconn *c, const uint8_t *msg,
     }
     fdp_ofp_flow_mod_destroy(&fm);
     if (!text) {
-        ofconn_send_error(c, FDP_OFPERR_NOMEM, msg, len);
-        return;
+        return FDP_OFPERR_NOMEM;
     }
 
     json_t *op = json_object();
@@ -960,16 +956,189 @@ handle_flow_mod(struct server *s, struct ofconn *c, const uint8_t *msg,
         json_object_set_new(op, is_del ? "match" : "flow", json_string(text));
         json_object_set_new(op, "strict", json_boolean(strict));
     }
+    *opp = op;
+    *textp = text;
+    *is_addp = is_add;
+    return FDP_OFPERR_NONE;
+}
+
+/* Applies 'op' (one journalled transaction); 0 or the OpenFlow error. */
+static enum fdp_ofperr
+flow_op_apply(struct server *s, struct ofconn *c, json_t *op,
+              const char *what)
+{
     struct op_result r;
-    error = apply_op(s, op, &r);
+    enum fdp_ofperr oerr = FDP_OFPERR_NONE;
+    int error = apply_op(s, op, &r);
+
     if (error) {
-        vlog(L_INFO, "%s: flow mod refused: %s (%s)", ofconn_name(c),
-             r.msg ? r.msg : strerror(error), text);
-        ofconn_send_error(c, flow_mod_error(&r), msg, len);
+        vlog(L_INFO, "%s: %s refused: %s", ofconn_name(c), what,
+             r.msg ? r.msg : strerror(error));
+        oerr = flow_mod_error(&r);
     }
     free(r.msg);
+    return oerr;
+}
+
+static void
+handle_flow_mod(struct server *s, struct ofconn *c, const uint8_t *msg,
+                size_t len)
+{
+    json_t *op;
+    char *text;
+    bool is_add;
+    enum fdp_ofperr error = flow_mod_to_op(s, c, msg, len, &op, &text,
+                                           &is_add);
+    if (!error) {
+        error = flow_op_apply(s, c, op, text);
+        json_decref(op);
+        free(text);
+    }
+    if (error) {
+        ofconn_send_error(c, error, msg, len);
+    }
+}
+
+/* Bundles: at most this many flows in one (a bundle of ovs-ofctl
+ * --bundle add-flows carries a whole file). */
+#define BUNDLE_MAX_FLOWS 4000000
+
+void
+of_conn_destroy(struct ofconn *c)
+{
+    json_decref(c->bundle_flows);
+    c->bundle_flows = NULL;
+}
+
+static void
+bundle_reply(struct ofconn *c, const struct fdp_ofp_header *h,
+             uint32_t id, uint16_t type, uint16_t flags)
+{
+    struct fdp_ofp_bundle_ctrl bc = { .bundle_id = id, .type = type,
+                                      .flags = flags };
+    struct fdp__ofpbuf b;
+
+    fdp__ofpbuf_init(&b);
+    if (!fdp_ofp_encode_bundle_ctrl(&b, h, &bc) && !fdp__ofpbuf_failed(&b)) {
+        ofconn_send(c, b.data, b.size);
+    }
+    fdp__ofpbuf_uninit(&b);
+}
+
+/* One bundle at a time per connection, of flow adds: committed as ONE
+ * operation, so all of it or none is in the tables and the journal.  A
+ * bundle that modifies or deletes is refused (OFPBFC_MSG_UNSUP) until the
+ * operations can mix kinds in one transaction. */
+static void
+handle_bundle_ctrl(struct server *s, struct ofconn *c, const uint8_t *msg,
+                   size_t len, const struct fdp_ofp_header *h)
+{
+    struct fdp_ofp_bundle_ctrl bc;
+    int error = fdp_ofp_decode_bundle_ctrl(msg, len, &bc);
+
+    if (error) {
+        ofconn_send_error(c, (enum fdp_ofperr) error, msg, len);
+        return;
+    }
+    bool open = c->bundle_flows != NULL;
+    switch (bc.type) {
+    case FDP_OFPBCT_OPEN_REQUEST:
+        if (open) {
+            ofconn_send_error(c, c->bundle_id == bc.bundle_id
+                                 ? FDP_OFPBFC_BAD_ID
+                                 : FDP_OFPBFC_OUT_OF_BUNDLES, msg, len);
+            return;
+        }
+        c->bundle_flows = json_array();
+        c->bundle_id = bc.bundle_id;
+        c->bundle_flags = bc.flags;
+        bundle_reply(c, h, bc.bundle_id, FDP_OFPBCT_OPEN_REPLY, bc.flags);
+        return;
+    case FDP_OFPBCT_CLOSE_REQUEST:
+        if (!open || c->bundle_id != bc.bundle_id) {
+            ofconn_send_error(c, FDP_OFPBFC_BAD_ID, msg, len);
+            return;
+        }
+        bundle_reply(c, h, bc.bundle_id, FDP_OFPBCT_CLOSE_REPLY, bc.flags);
+        return;
+    case FDP_OFPBCT_DISCARD_REQUEST:
+    case FDP_OFPBCT_COMMIT_REQUEST:
+        if (!open || c->bundle_id != bc.bundle_id) {
+            ofconn_send_error(c, FDP_OFPBFC_BAD_ID, msg, len);
+            return;
+        }
+        if (bc.type == FDP_OFPBCT_COMMIT_REQUEST
+            && json_array_size(c->bundle_flows)) {
+            json_t *op = json_object();
+            json_object_set_new(op, "op", json_string("add"));
+            json_object_set(op, "flows", c->bundle_flows);
+            enum fdp_ofperr e = flow_op_apply(s, c, op, "bundle commit");
+            json_decref(op);
+            if (e) {
+                of_conn_destroy(c);
+                ofconn_send_error(c, FDP_OFPBFC_MSG_FAILED, msg, len);
+                return;
+            }
+        }
+        of_conn_destroy(c);
+        bundle_reply(c, h, bc.bundle_id,
+                     bc.type == FDP_OFPBCT_COMMIT_REQUEST
+                     ? FDP_OFPBCT_COMMIT_REPLY : FDP_OFPBCT_DISCARD_REPLY,
+                     bc.flags);
+        return;
+    default:
+        ofconn_send_error(c, FDP_OFPBFC_BAD_TYPE, msg, len);
+        return;
+    }
+}
+
+static void
+handle_bundle_add(struct server *s, struct ofconn *c, const uint8_t *msg,
+                  size_t len)
+{
+    struct fdp_ofp_bundle_add ba;
+    int error = fdp_ofp_decode_bundle_add(msg, len, &ba);
+
+    if (error) {
+        ofconn_send_error(c, (enum fdp_ofperr) error, msg, len);
+        return;
+    }
+    if (!c->bundle_flows) {
+        /* OpenFlow 1.4 opens a bundle implicitly with its first message;
+         * Open vSwitch does too. */
+        c->bundle_flows = json_array();
+        c->bundle_id = ba.bundle_id;
+        c->bundle_flags = ba.flags;
+    } else if (ba.bundle_id != c->bundle_id) {
+        ofconn_send_error(c, FDP_OFPBFC_BAD_ID, msg, len);
+        return;
+    }
+    if (ba.inner_type != FDP_OFPTYPE_FLOW_MOD) {
+        ofconn_send_error(c, FDP_OFPBFC_MSG_UNSUP, msg, len);
+        return;
+    }
+    json_t *op;
+    char *text;
+    bool is_add;
+    enum fdp_ofperr e = flow_mod_to_op(s, c, ba.inner, ba.inner_len, &op,
+                                       &text, &is_add);
+    if (e) {
+        ofconn_send_error(c, e, ba.inner, ba.inner_len);
+        return;
+    }
+    if (!is_add) {
+        e = FDP_OFPBFC_MSG_UNSUP;
+    } else if (json_array_size(c->bundle_flows) >= BUNDLE_MAX_FLOWS) {
+        e = FDP_OFPBFC_MSG_TOO_MANY;
+    } else {
+        json_array_append(c->bundle_flows,
+                          json_array_get(json_object_get(op, "flows"), 0));
+    }
     json_decref(op);
     free(text);
+    if (e) {
+        ofconn_send_error(c, e, msg, len);
+    }
 }
 
 /* Flow statistics and aggregates: the flows the request selects, as
@@ -1129,6 +1298,12 @@ of_dispatch(struct server *s, struct ofconn *c, const uint8_t *msg,
         break;
     case FDP_OFPTYPE_FLOW_MOD:
         handle_flow_mod(s, c, msg, len);
+        break;
+    case FDP_OFPTYPE_BUNDLE_CONTROL:
+        handle_bundle_ctrl(s, c, msg, len, &h);
+        break;
+    case FDP_OFPTYPE_BUNDLE_ADD_MESSAGE:
+        handle_bundle_add(s, c, msg, len);
         break;
     case FDP_OFPTYPE_FLOW_STATS_REQUEST:
     case FDP_OFPTYPE_AGGREGATE_STATS_REQUEST:

@@ -72,6 +72,12 @@ struct ofconn {
                                  * asynchronous messages; service
                                  * connections (ovs-ofctl on .mgmt) only
                                  * after they set a controller id. */
+    /* The open bundle (OpenFlow 1.4, ONF's 1.3 extension): its id and
+     * flags, and the flows its add-messages carried (a JSON array of flow
+     * texts; NULL: no bundle open).  Committed as one operation. */
+    uint32_t bundle_id;
+    uint16_t bundle_flags;
+    struct json_t *bundle_flows;
     uint64_t n_async_dropped;   /* Packet-ins and the like not queued
                                  * because the peer did not keep up. */
 };
@@ -116,6 +122,10 @@ bool of_dispatch(struct server *, struct ofconn *c, const uint8_t *msg,
 
 /* Sets up the per-connection settings of a new connection (defaults as
  * Open vSwitch's: equal role, miss_send_len 128). */
+/* Frees what the dispatch keeps for 'c' (a bundle left open is
+ * discarded, as OpenFlow says). */
+void of_conn_destroy(struct ofconn *c);
+
 void of_conn_init(struct ofconn *c, bool is_controller);
 
 /* The next active (negotiated) connection after 'prev' (NULL: the
