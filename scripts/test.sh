@@ -16,6 +16,7 @@ cd "$top"
 passed=0
 failed=0
 skipped=0
+xfailed=0
 status=0
 
 # Adds the Check and autotest results found in build directory $1.
@@ -69,6 +70,8 @@ tally() {
         done
         n=$(grep -cE '^[0-9]+\. .*: skipped' "$dir/tests/testsuite.log")
         skipped=$((skipped + n))
+        n=$(grep -cE '^[0-9]+\. .*: expected failure' "$dir/tests/testsuite.log")
+        xfailed=$((xfailed + n))
     fi
     if [ "$found" = 0 ]; then
         echo "test.sh: no test results in $dir: counted as a failure"
@@ -116,6 +119,9 @@ summary() {
     section "summary"
     [ "$failed" = 0 ] || status=1
     echo "($skipped autotest groups skipped)"
+    # Groups marked AT_XFAIL_IF: tests of what is not built yet, each with
+    # its reason in the .at file; neither passed nor failed.
+    echo "($xfailed autotest groups failed as expected: features not built yet)"
     echo "$passed passed, $failed failed"
     exit $status
 }
