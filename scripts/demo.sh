@@ -4,7 +4,9 @@
 # (some with ranges), captures replayed through them, dump-flows with
 # counters, dump-tables, a restart that restores the flows; a multi-table
 # pipeline (an ACL with a conjunction, then forwarding by register) with
-# dump-flows, dump-tables and traces; a select group sharing connections
+# dump-flows, dump-tables and traces; ovs-ofctl programming flowdpd over
+# OpenFlow (a bundle, dumps, a refused bundle, deletes); a select group
+# sharing connections
 # between two ports and a meter policing UDP; then real
 # traffic between two network namespaces forwarded by flowdpd through
 # AF_XDP ports (AF_PACKET where XDP is refused): ping, ping -6 and a TCP
@@ -37,7 +39,7 @@ live_ns=
 # Stops what the demo started (daemons by their pidfiles, processes in
 # its namespaces) and removes its namespaces and files, on every exit.
 cleanup() {
-    for pidfile in "$demo/flowdpd.pid" "$demo/mt/flowdpd.pid" "$demo/live/flowdpd.pid"; do
+    for pidfile in "$demo/flowdpd.pid" "$demo/mt/flowdpd.pid" "$demo/of/flowdpd.pid" "$demo/live/flowdpd.pid"; do
         [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
     done
     if [ -n "$live_ns" ]; then
@@ -171,6 +173,47 @@ FLOWS
 }
 echo "== A multi-table pipeline: an ACL with a conjunction, then forwarding =="
 multi_table_demo
+
+# OpenFlow: ovs-ofctl programs flowdpd as it programs ovs-vswitchd, over
+# the daemon's .mgmt socket.  A bundle of flows goes in as one
+# transaction (a bundle with one bad flow changes nothing), ovs-ofctl and
+# flowdp-ctl dump the same flows, and deletes go either way.
+openflow_demo() {
+    local of="$demo/of"
+    mkdir -p "$of"
+    if ! command -v ovs-ofctl >/dev/null; then
+        echo "(skipped: ovs-ofctl is not installed)"
+        return
+    fi
+    FLOWDP_RUNDIR="$of" "$daemon" --detach --pidfile --log-file="$of/flowdpd.log" \
+        --db="$of/flows.db" --port=1=ring --port=2=ring
+    local sw="unix:$of/flowdpd.mgmt" octl="env FLOWDP_RUNDIR=$of $ctl"
+    cat > "$of/acl.flows" <<'FLOWS'
+table=0,priority=100,ip,nw_src=10.0.0.0/8,actions=ct(table=1,zone=5)
+table=0,priority=10,arp,actions=NORMAL
+table=0,priority=0,actions=drop
+table=1,priority=100,ct_state=+trk+new,tcp,tp_dst=80,actions=ct(commit,zone=5),output:2
+table=1,priority=100,ct_state=+trk+est,actions=output:2
+FLOWS
+    echo "ovs-ofctl -O OpenFlow14 --bundle add-flows $sw acl.flows"
+    ovs-ofctl -O OpenFlow14 --bundle add-flows "$sw" "$of/acl.flows"
+    echo "-- ovs-ofctl -O OpenFlow13 dump-flows --"
+    ovs-ofctl -O OpenFlow13 dump-flows "$sw"
+    echo "-- flowdp-ctl dump-flows: the same flows --"
+    $octl dump-flows
+    echo "-- a bundle with a flow naming a group that does not exist: refused, nothing added --"
+    printf 'priority=5,udp,actions=output:2\npriority=6,udp,actions=group:9\n' > "$of/bad.flows"
+    ovs-ofctl -O OpenFlow14 --bundle add-flows "$sw" "$of/bad.flows" 2>&1 | head -2 || true
+    ovs-ofctl -O OpenFlow13 dump-aggregate "$sw"
+    echo "-- ovs-ofctl del-flows \"table=1\", then flowdp-ctl dump-flows --"
+    ovs-ofctl -O OpenFlow13 del-flows "$sw" "table=1"
+    $octl dump-flows --no-stats
+    kill "$(cat "$of/flowdpd.pid")"
+    while [ -e "$of/flowdpd.pid" ]; do sleep 0.1; done
+    echo
+}
+echo "== OpenFlow: ovs-ofctl programs flowdpd =="
+openflow_demo
 
 # A select group and a meter, in a third flowdpd: TCP goes to group 1,
 # whose two equal buckets share the connections between ports 2 and 3 by a
