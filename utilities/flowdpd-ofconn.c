@@ -614,40 +614,14 @@ add_conn(struct openflow *of, struct conn *c)
 static ssize_t
 conn_write(struct conn *c, const void *data, size_t n)
 {
-    if (c->ssl) {
-        int r = SSL_write(c->ssl, data, (int) (n > INT32_MAX ? INT32_MAX
-                                                             : n));
-        if (r > 0) {
-            return r;
-        }
-        int e = SSL_get_error(c->ssl, r);
-        errno = e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE
-                ? EAGAIN : e == SSL_ERROR_SYSCALL && errno ? errno : EPROTO;
-        c->want_write = e == SSL_ERROR_WANT_WRITE;
-        return -1;
-    }
-    return send(c->fd, data, n, MSG_NOSIGNAL);
+    return rpc_stream_write(c->fd, c->ssl, &c->want_write, data, n);
 }
 
 /* Bytes read, 0 at EOF, -1 with errno. */
 static ssize_t
 conn_read(struct conn *c, void *data, size_t n)
 {
-    if (c->ssl) {
-        int r = SSL_read(c->ssl, data, (int) n);
-        if (r > 0) {
-            return r;
-        }
-        int e = SSL_get_error(c->ssl, r);
-        if (e == SSL_ERROR_ZERO_RETURN) {
-            return 0;
-        }
-        c->want_write = e == SSL_ERROR_WANT_WRITE;
-        errno = e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE
-                ? EAGAIN : e == SSL_ERROR_SYSCALL && errno ? errno : EPROTO;
-        return e == SSL_ERROR_SYSCALL && !errno ? 0 : -1;
-    }
-    return read(c->fd, data, n);
+    return rpc_stream_read(c->fd, c->ssl, &c->want_write, data, n);
 }
 
 /* Writes what is queued as far as the socket takes it; 0 or an errno. */

@@ -372,42 +372,56 @@ rpc_connect(const char *remote, const struct rpc_tls *tls,
     return 0;
 }
 
-static ssize_t
-conn_write(struct rpc_conn *c, const void *data, size_t n)
+ssize_t
+rpc_stream_write(int fd, struct ssl_st *ssl, bool *want_write,
+                 const void *data, size_t n)
 {
-    if (c->ssl) {
-        int r = SSL_write(c->ssl, data, (int) (n > INT32_MAX ? INT32_MAX : n));
+    if (ssl) {
+        int r = SSL_write(ssl, data, (int) (n > INT32_MAX ? INT32_MAX : n));
         if (r > 0) {
             return r;
         }
-        int e = SSL_get_error(c->ssl, r);
+        int e = SSL_get_error(ssl, r);
         errno = e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE
                 ? EAGAIN : e == SSL_ERROR_SYSCALL && errno ? errno : EPROTO;
-        c->want_write = e == SSL_ERROR_WANT_WRITE;
+        *want_write = e == SSL_ERROR_WANT_WRITE;
         return -1;
     }
-    return send(c->fd, data, n, MSG_NOSIGNAL);
+    return send(fd, data, n, MSG_NOSIGNAL);
+}
+
+ssize_t
+rpc_stream_read(int fd, struct ssl_st *ssl, bool *want_write, void *data,
+                size_t n)
+{
+    if (ssl) {
+        int r = SSL_read(ssl, data, (int) n);
+        if (r > 0) {
+            return r;
+        }
+        int e = SSL_get_error(ssl, r);
+        if (e == SSL_ERROR_ZERO_RETURN) {
+            return 0;
+        }
+        *want_write = e == SSL_ERROR_WANT_WRITE;
+        errno = e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE
+                ? EAGAIN : e == SSL_ERROR_SYSCALL && errno ? errno : EPROTO;
+        return e == SSL_ERROR_SYSCALL && !errno ? 0 : -1;
+    }
+    return read(fd, data, n);
+}
+
+static ssize_t
+conn_write(struct rpc_conn *c, const void *data, size_t n)
+{
+    return rpc_stream_write(c->fd, c->ssl, &c->want_write, data, n);
 }
 
 /* Returns bytes read, 0 at EOF, -1 with errno. */
 static ssize_t
 conn_read(struct rpc_conn *c, void *data, size_t n)
 {
-    if (c->ssl) {
-        int r = SSL_read(c->ssl, data, (int) n);
-        if (r > 0) {
-            return r;
-        }
-        int e = SSL_get_error(c->ssl, r);
-        if (e == SSL_ERROR_ZERO_RETURN) {
-            return 0;
-        }
-        c->want_write = e == SSL_ERROR_WANT_WRITE;
-        errno = e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE
-                ? EAGAIN : e == SSL_ERROR_SYSCALL && errno ? errno : EPROTO;
-        return e == SSL_ERROR_SYSCALL && !errno ? 0 : -1;
-    }
-    return read(c->fd, data, n);
+    return rpc_stream_read(c->fd, c->ssl, &c->want_write, data, n);
 }
 
 int

@@ -21,6 +21,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* JSON-RPC 2.0 error codes. */
 #define RPC_PARSE_ERROR (-32700)
@@ -88,6 +89,17 @@ void rpc_close(struct rpc_conn *);
  * CA, TLS 1.2 or later), for the OpenFlow channel's pssl: and ssl: (an
  * SSL_CTX *, which the caller frees with SSL_CTX_free()).  NULL with a
  * message in '*errorp' if 'tls' lacks a file or one is wrong. */
+/* One write or read on a non-blocking socket 'fd', through 'ssl' if it
+ * is nonnull (the JSON-RPC and OpenFlow channels share them): bytes
+ * moved, or -1 with errno (EAGAIN when the socket, or TLS, must wait;
+ * '*want_write' then says TLS waits for the socket to be writable); the
+ * read returns 0 at end of stream. */
+struct ssl_st;
+ssize_t rpc_stream_write(int fd, struct ssl_st *ssl, bool *want_write,
+                         const void *data, size_t n);
+ssize_t rpc_stream_read(int fd, struct ssl_st *ssl, bool *want_write,
+                        void *data, size_t n);
+
 struct ssl_ctx_st *rpc_tls_context(const struct rpc_tls *, bool server,
                                    char **errorp);
 
