@@ -501,6 +501,7 @@ struct pmd_counters {
     uint64_t n_recirc_missed;
     uint64_t n_recirc_dropped;
     uint64_t n_ct_table_ignored;
+    uint64_t n_packet_outs;
 };
 
 /* The packets of a batch that hit one flow, in arrival order: Open
@@ -644,6 +645,9 @@ struct fdp_dp_pmd {
     struct batch tnl_batch;
     struct fdp__tun_intern *tun;    /* Tunnel tags, made on first use
                                      * (datapath/tun-intern.c). */
+
+    /* The in_port of a packet-out (po_run()). */
+    struct fdp__port po_port;
 };
 
 /* The published set of ports, sorted by number. */
@@ -658,6 +662,24 @@ struct upcall_handler {
     fdp_dp_upcall_cb *cb;
     void *aux;
     struct rcu_head rcu;
+};
+
+/* Packet-outs waiting for a pmd (fdp_dp_packet_out()): a ring of
+ * PO_MAX, under 'mutex'; 'n' is also read without it, as a hint. */
+#define PO_MAX 256
+struct po_item {
+    uint32_t in_port;
+    uint32_t len;
+    uint8_t *data;              /* Owned. */
+    struct fdp_actions *actions;    /* Owned. */
+};
+struct po_queue {
+    pthread_mutex_t mutex;
+    uint32_t head;
+    uint32_t n;
+    struct po_item items[PO_MAX];
+    uint64_t n_dropped;         /* Refused (queue full) or lost (no
+                                 * frame). */
 };
 
 struct fdp_dp {
@@ -686,6 +708,7 @@ struct fdp_dp {
     struct fdp__normal *normal; /* NORMAL's learning switch. */
     struct fdp__underlay *underlay; /* Addresses, routes, neighbours
                                      * (datapath/underlay.c). */
+    struct po_queue po;         /* Packet-outs (fdp_dp_packet_out()). */
 };
 
 void (*fdp__dp_snapshot_hook)(struct fdp_dp *);
@@ -980,6 +1003,7 @@ dp_create(struct fdp_table *table, struct fdp_pipeline *pipeline,
     dp->pool.frame_size = dp->options.frame_size;
     pthread_mutex_init(&dp->pool.mutex, NULL);
     pthread_mutex_init(&dp->mutex, NULL);
+    pthread_mutex_init(&dp->po.mutex, NULL);
     *dpp = dp;
     return 0;
 }
@@ -1036,6 +1060,12 @@ fdp_dp_destroy(struct fdp_dp *dp)
     fdp__ipf_destroy(dp->ipf);
     fdp__ct_destroy(dp->ct);
     fdp__meters_destroy(dp->meters);
+    for (uint32_t i = 0; i < dp->po.n; i++) {
+        struct po_item *it = &dp->po.items[(dp->po.head + i) % PO_MAX];
+        free(it->data);
+        fdp_actions_destroy(it->actions);
+    }
+    pthread_mutex_destroy(&dp->po.mutex);
     pthread_mutex_destroy(&dp->pool.mutex);
     pthread_mutex_destroy(&dp->mutex);
     free(dp->pool.frames);
@@ -1541,6 +1571,7 @@ add_counters(struct pmd_counters *sum, const struct pmd_counters *c)
     sum->n_recirc_missed += fdp__read_count(&c->n_recirc_missed);
     sum->n_recirc_dropped += fdp__read_count(&c->n_recirc_dropped);
     sum->n_ct_table_ignored += fdp__read_count(&c->n_ct_table_ignored);
+    sum->n_packet_outs += fdp__read_count(&c->n_packet_outs);
 }
 
 void
@@ -1622,6 +1653,10 @@ fdp_dp_get_stats(struct fdp_dp *dp, struct fdp_dp_stats *stats)
     stats->n_recirc_missed = sum.n_recirc_missed;
     stats->n_recirc_dropped = sum.n_recirc_dropped;
     stats->n_ct_table_ignored = sum.n_ct_table_ignored;
+    stats->n_packet_outs = sum.n_packet_outs;
+    pthread_mutex_lock(&dp->po.mutex);
+    stats->n_packet_outs_dropped = dp->po.n_dropped;
+    pthread_mutex_unlock(&dp->po.mutex);
 }
 
 /* A cycle counter for the caches' meters: the TSC where there is one. */
@@ -2810,6 +2845,8 @@ do_upcall(struct fdp_dp_pmd *pmd, enum fdp_upcall_reason reason,
         .size = size,
         .key = &pkt->key,
         .ofp_reason = ctl ? ctl->reason : FDP__CTL_NO_MATCH,
+        .table_id = ctl ? ctl->table_id : 0,
+        .cookie = ctl ? ctl->cookie : UINT64_MAX,
     };
     if (ctl) {
         up.pause = ctl->pause;
@@ -2830,6 +2867,22 @@ exec_controller(void *ctx_, const struct fdp__pkt *pkt,
     struct exec_ctx *ctx = ctx_;
     struct fdp__controller ctl = fdp__action_controller(a);
 
+    if (!ctl.stamped) {
+        /* A flow's own actions, run without composition: the packet hit
+         * that flow alone (see pipeline.c's stamp_controller()). */
+        const struct fdp__outcome *oc = ctx->batch->flows[ctx->i];
+        ctl.stamped = true;
+        ctl.cookie = UINT64_MAX;
+        if (oc && fdp__outcome_is_one_flow(oc)) {
+            const struct fdp_rule *rule = fdp__rule_of_outcome(oc);
+            ctl.table_id = rule->table_id;
+            ctl.cookie = rule->cookie;
+            if (ctl.reason == FDP__CTL_ACTION
+                && fdp__rule_is_table_miss(rule)) {
+                ctl.reason = FDP__CTL_EXPLICIT_MISS;
+            }
+        }
+    }
     do_upcall(ctx->pmd, FDP_UPCALL_ACTION, pkt,
               pkt->size < ctl.max_len ? pkt->size : ctl.max_len, &ctl);
 }
@@ -3855,6 +3908,8 @@ underlay_emit(void *pmd_, uint32_t port_no, const void *data, size_t size)
     return true;
 }
 
+static void batch_finish(struct fdp_dp_pmd *);
+
 /* Phases 4 and 5, group by group: the flow's counters (one update per
  * group), then its actions (or the upcalls of the misses); then transmit. */
 static void
@@ -3889,6 +3944,14 @@ batch_execute(struct fdp_dp_pmd *pmd, struct batch *b)
         dropped += !b->sent[i];
     }
     in_port_count(in, &in->stats.rx_dropped, dropped);
+    batch_finish(pmd);
+}
+
+/* The end of a batch's execution: its continuations, the transmission,
+ * and the outcomes the caches let go meanwhile. */
+static void
+batch_finish(struct fdp_dp_pmd *pmd)
+{
     if (pmd->levels[0] && pmd->levels[0]->batch.n) {
         level_run(pmd, 1);
     }
@@ -4072,6 +4135,193 @@ recycle:
     return n;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Packet-outs.                                                            */
+
+/* A packet-out is a controller's packet, run once through an action list
+ * of its own as if it had arrived on its in_port: the pmd that next polls
+ * (any of them: the queue is the datapath's) takes it from the queue,
+ * copies it into a fresh frame, extracts its key, composes the actions
+ * through the pipeline's current snapshot (fdp__pipeline_compose_view():
+ * a resubmit looks its table up and counts what it hits; a group runs its
+ * buckets), and runs the result through the executor as a one-packet
+ * batch, continuations and all.  Its in_port is a port of the pmd's own
+ * ('po_port'), so that nothing is counted as received on a real port
+ * (Open vSwitch counts a packet-out nowhere but in the flows it hits),
+ * with the real port's VLAN setup for NORMAL. */
+
+static const struct fdp__port_class po_port_class = {
+    .type = "packet-out",
+    .rx = fdp__port_rx_none,
+    .tx = fdp__port_tx_drop,
+};
+
+int
+fdp_dp_packet_out(struct fdp_dp *dp, const void *frame, size_t len,
+                  uint32_t in_port, const struct fdp_actions *actions)
+{
+    if (!len || !actions || in_port > UINT16_MAX) {
+        return EINVAL;
+    }
+    if (len > dp->options.frame_size - FDP_DP_HEADROOM) {
+        return EMSGSIZE;
+    }
+    if (!dp->pipeline) {
+        /* A bare table has no tables to resubmit to or groups to run. */
+        for (const struct fdp__action *a = fdp__actions_first(actions); a;
+             a = fdp__actions_next(actions, a)) {
+            if (a->type == FDP_ACT_RESUBMIT || a->type == FDP_ACT_GOTO_TABLE
+                || a->type == FDP_ACT_GROUP || a->type == FDP_ACT_LEARN) {
+                return EINVAL;
+            }
+        }
+    }
+    struct po_item it = {
+        .in_port = in_port,
+        .len = (uint32_t) len,
+        .data = malloc(len),
+        .actions = fdp_actions_clone(actions),
+    };
+    if (!it.data || !it.actions) {
+        free(it.data);
+        fdp_actions_destroy(it.actions);
+        return ENOMEM;
+    }
+    memcpy(it.data, frame, len);
+
+    struct po_queue *q = &dp->po;
+    pthread_mutex_lock(&q->mutex);
+    bool full = q->n >= PO_MAX;
+    if (full) {
+        q->n_dropped++;
+    } else {
+        q->items[(q->head + q->n) % PO_MAX] = it;
+        __atomic_store_n(&q->n, q->n + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&q->mutex);
+    if (full) {
+        free(it.data);
+        fdp_actions_destroy(it.actions);
+        return ENOBUFS;
+    }
+    return 0;
+}
+
+/* Runs packet-out 'it' (see above) on 'pmd', between polls. */
+static void
+po_run(struct fdp_dp_pmd *pmd, const struct po_item *it)
+{
+    struct fdp_dp *dp = pmd->dp;
+    uint64_t frame = fdp__cache_get(&pmd->cache);
+
+    if (frame == UINT64_MAX) {
+        pthread_mutex_lock(&dp->po.mutex);
+        dp->po.n_dropped++;
+        pthread_mutex_unlock(&dp->po.mutex);
+        return;
+    }
+    uint64_t addr = frame + FDP_DP_HEADROOM;
+    struct fdp__frame_meta *meta = (void *) (dp->umem + frame);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    meta->ts_usec = (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    memcpy(dp->umem + addr, it->data, it->len);
+
+    /* The in_port: a port of the pmd's own, with the real one's VLANs. */
+    const struct fdp__port *real = find_port(pmd->ports, it->in_port);
+    pmd->po_port = (struct fdp__port) {
+        .class = &po_port_class,
+        .dp = dp,
+        .port_no = it->in_port,
+        .vlan = real ? real->vlan : NULL,
+    };
+    pmd->in_port = &pmd->po_port;
+    pmd->in_no = it->in_port;
+
+    struct batch *b = &pmd->batch;
+    struct fdp__pkt *p = &b->pkts[0];
+    b->n = 1;
+    b->released = false;
+    b->sent[0] = false;
+    b->flows[0] = NULL;
+    p->data = dp->umem + addr;
+    p->size = it->len;
+    p->headroom = FDP_DP_HEADROOM - FDP__FRAME_META_SIZE;
+    b->hashes[0] = fdp__packet_extract_hash(p->data, p->size, it->in_port,
+                                            dp->emc_basis, &p->key,
+                                            &p->layout);
+    fdp__count_add(&pmd->counters.n_packet_outs, 1);
+
+    const struct fdp_actions *actions = it->actions;
+    pmd->view = pmd_snapshot(pmd);
+    if (dp->pipeline) {
+        struct fdp_pipeline_result *r = &pmd->results[0];
+        if (fdp__pipeline_compose_view(dp->pipeline, pmd->view, &p->key,
+                                       it->actions, r)) {
+            fdp__cache_put(&pmd->cache, frame + FDP_DP_HEADROOM);
+            pthread_mutex_lock(&dp->po.mutex);
+            dp->po.n_dropped++;
+            pthread_mutex_unlock(&dp->po.mutex);
+            return;
+        }
+        /* The flows and groups the actions went through count the
+         * packet, as a received packet's would. */
+        int64_t now = batch_now_ms();
+        for (size_t k = 0; k < r->n_steps; k++) {
+            if (r->steps[k].rule) {
+                fdp__counters_account_n(r->steps[k].rule->stats, 1, p->size,
+                                        now, pmd->stats_shard);
+            }
+        }
+        size_t n_gc;
+        struct fdp__rule_counters *const *gc
+            = fdp__pipeline_result_group_counters(r, &n_gc);
+        for (size_t k = 0; k < n_gc; k++) {
+            fdp__counters_account_n(gc[k], 1, p->size, now,
+                                    pmd->stats_shard);
+        }
+        if (r->table_missed || r->limit_dropped) {
+            fdp_pipeline_account_misses(dp->pipeline, r->steps, r->n_steps,
+                                        r->limit_dropped, 1);
+        }
+        actions = r->actions;
+    }
+    struct flow_group g = { .flow = NULL, .n = 1, .n_bytes = p->size };
+    g.pkts[0] = 0;
+    group_run_actions(pmd, b, &g, actions, 0);
+    batch_finish(pmd);
+    b->n = 0;
+}
+
+/* Runs up to a batch of queued packet-outs; returns how many. */
+static uint32_t
+pmd_packet_outs(struct fdp_dp_pmd *pmd)
+{
+    struct po_queue *q = &pmd->dp->po;
+    struct po_item items[FDP_DP_BATCH];
+    uint32_t n;
+
+    if (FDP_LIKELY(!__atomic_load_n(&q->n, __ATOMIC_ACQUIRE))
+        || pthread_mutex_trylock(&q->mutex)) {
+        return 0;
+    }
+    n = q->n < FDP_DP_BATCH ? q->n : FDP_DP_BATCH;
+    for (uint32_t i = 0; i < n; i++) {
+        items[i] = q->items[q->head];
+        q->head = (q->head + 1) % PO_MAX;
+    }
+    __atomic_store_n(&q->n, q->n - n, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&q->mutex);
+
+    for (uint32_t i = 0; i < n; i++) {
+        po_run(pmd, &items[i]);
+        free(items[i].data);
+        fdp_actions_destroy(items[i].actions);
+    }
+    pmd->in_port = NULL;
+    return n;
+}
+
 size_t
 fdp_dp_pmd_poll(struct fdp_dp_pmd *pmd, bool *exhausted)
 {
@@ -4099,6 +4349,7 @@ fdp_dp_pmd_poll(struct fdp_dp_pmd *pmd, bool *exhausted)
     if (pmd->n_txq) {
         pmd_flush_tx(pmd);
     }
+    total += pmd_packet_outs(pmd);
     pmd->ports = NULL;
     fdp__rcu_read_unlock();
     if (exhausted) {

@@ -1402,11 +1402,17 @@ add_output(struct pull_ctx *c, uint32_t port, uint16_t max_len)
     case FDP_PORT_LOCAL:
         fdp__actions_add(c->b, FDP_ACT_RESERVED, port);
         return 0;
+    case FDP_PORT_TABLE:
+        /* The tables from table 0, with the packet's in_port: Open
+         * vSwitch's xlate_table_action(in_port, 0) is a resubmit(,0).
+         * (Meant for packet-outs; a flow may hold it too, as in Open
+         * vSwitch, and it re-encodes as that resubmit.) */
+        fdp__actions_add_resubmit(c->b, FDP_PORT_IN_PORT, 0);
+        return 0;
     default:
-        /* OFPP_TABLE, OFPP_NONE and the unused reserved range: flowdp
-         * outputs to none of them (Open vSwitch's
-         * ofpact_check_output_port() refuses the last two; TABLE is for
-         * packet-outs, which flowdp does not resubmit). */
+        /* OFPP_NONE and the unused reserved range: flowdp outputs to
+         * neither (Open vSwitch's ofpact_check_output_port() refuses
+         * them). */
         if (port >= FDP_PORT_MAX) {
             return FDP_OFPBAC_BAD_OUT_PORT;
         }

@@ -120,14 +120,16 @@ fdp__controller_is_plain(const struct fdp__controller *c)
     /* Open vSwitch's parse_CONTROLLER() makes these an output to the
      * controller port, printed CONTROLLER:max_len. */
     return c->reason == FDP__CTL_ACTION && !c->id && !c->userdata_size
-           && !c->pause && !c->meter_id;
+           && !c->pause && !c->meter_id && !c->stamped;
 }
 
 int
 fdp__actions_add_controller(struct fdp__actions_builder *b,
                             const struct fdp__controller *c)
 {
-    if (c->reason >= FDP__CTL_N_REASONS || c->userdata_size > UINT16_MAX) {
+    if ((c->reason >= FDP__CTL_N_REASONS
+         && !(c->stamped && c->reason == FDP__CTL_EXPLICIT_MISS))
+        || c->userdata_size > UINT16_MAX) {
         return EINVAL;
     }
     if (fdp__controller_is_plain(c)) {
@@ -135,7 +137,10 @@ fdp__actions_add_controller(struct fdp__actions_builder *b,
         return 0;
     }
 
-    size_t n = 3 + (c->userdata_size + 7) / 8;
+    /* The long form: [header][reason, id, meter][size, pause, stamped,
+     * table][userdata...][cookie, if stamped]. */
+    size_t ud_words = (c->userdata_size + 7) / 8;
+    size_t n = 3 + ud_words + c->stamped;
     if (n > UINT8_MAX) {
         return EINVAL;
     }
@@ -145,9 +150,14 @@ fdp__actions_add_controller(struct fdp__actions_builder *b,
         a->arg = c->max_len;
         w[1] = (uint64_t) c->reason | (uint64_t) c->id << 16
                | (uint64_t) c->meter_id << 32;
-        w[2] = (uint64_t) c->userdata_size | (uint64_t) c->pause << 16;
+        w[2] = (uint64_t) c->userdata_size | (uint64_t) c->pause << 16
+               | (uint64_t) c->stamped << 17
+               | (uint64_t) c->table_id << 24;
         if (c->userdata_size) {
             memcpy(&w[3], c->userdata, c->userdata_size);
+        }
+        if (c->stamped) {
+            w[3 + ud_words] = c->cookie;
         }
     }
     return 0;
@@ -169,6 +179,11 @@ fdp__action_controller(const struct fdp__action *a)
         c.userdata_size = (size_t) (w[2] & 0xffff);
         c.pause = (w[2] >> 16) & 1;
         c.userdata = c.userdata_size ? (const uint8_t *) &w[3] : NULL;
+        c.stamped = (w[2] >> 17) & 1;
+        c.table_id = (uint8_t) (w[2] >> 24);
+        if (c.stamped) {
+            c.cookie = w[3 + (c.userdata_size + 7) / 8];
+        }
     }
     return c;
 }

@@ -128,7 +128,12 @@ enum fdp__ctl_reason {
     FDP__CTL_ACTION_SET,
     FDP__CTL_GROUP,
     FDP__CTL_PACKET_OUT,
-    FDP__CTL_N_REASONS
+    FDP__CTL_N_REASONS,
+    /* A controller action in a table-miss flow (priority 0, matching
+     * everything): Open vSwitch's OFPR_EXPLICIT_MISS, which OpenFlow 1.3
+     * and later call no_match and earlier versions action.  Only in
+     * stamped records (below), never written or parsed. */
+    FDP__CTL_EXPLICIT_MISS = FDP__CTL_N_REASONS
 };
 
 /* The reason's name as ovs-ofctl writes it ("no_match"...), and back
@@ -146,6 +151,14 @@ struct fdp__controller {
                                  * NX_CTLR_NO_METER). */
     const uint8_t *userdata;
     size_t userdata_size;
+    /* Stamped by the pipeline's composition (lib/pipeline.c) for the
+     * packet-in: the table and the cookie of the flow that held the
+     * action (a packet-out's own actions: table 0, cookie all-ones), and
+     * the reason as Open vSwitch gives it there (explicit miss, packet
+     * out).  A flow's own list is never stamped. */
+    bool stamped;
+    uint8_t table_id;
+    uint64_t cookie;
 };
 
 /* True if 'c' is printed and kept as plain CONTROLLER:max_len. */

@@ -90,4 +90,18 @@ int fdp__pipeline_resume_view(struct fdp_pipeline *p,
                               struct fdp_pipeline_result *r,
                               fdp_pipeline_trace_cb *trace, void *aux);
 
+/* A packet-out (datapath.h, fdp_dp_packet_out()): composes the action
+ * list 'actions' for 'key' through snapshot 'view' as a flow's actions in
+ * table 0 would be (a resubmit looks its table up, a group runs its
+ * buckets), with the registers and metadata zero as for a received
+ * packet.  The result has a step for every lookup the actions made and
+ * no other: none at all for actions without a resubmit.  A goto_table
+ * (which a packet-out cannot hold: it is an instruction) ends the list.
+ * Returns 0 or ENOMEM. */
+int fdp__pipeline_compose_view(struct fdp_pipeline *p,
+                               const struct fdp__pipeline_view *view,
+                               const struct fdp_key *key,
+                               const struct fdp_actions *actions,
+                               struct fdp_pipeline_result *r);
+
 #endif /* FDP_PIPELINE_VIEW_H */

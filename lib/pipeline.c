@@ -1587,6 +1587,12 @@ struct run {
     uint32_t queue, dp_queue;
     unsigned int clone_depth;   /* How deep in clone() it runs. */
     bool clone_stop;            /* A dec_ttl ended the innermost clone. */
+    /* For the controller actions' stamps (stamp_controller()): the flow
+     * whose actions run now (NULL: a packet-out's own), whether they are
+     * a packet-out's, and how deep in group buckets they run. */
+    const struct fdp_rule *rule;
+    bool packet_out;
+    unsigned int group_depth;
 };
 
 static enum next run_chain(struct run *run, unsigned int table_id,
@@ -1791,6 +1797,8 @@ static enum next run_check_pkt_larger(struct run *,
 static void run_output_reg(struct run *, const struct fdp__action *);
 static void run_stack(struct run *, const struct fdp__action *);
 
+static void stamp_controller(struct run *, const struct fdp__action *,
+                             unsigned int table_id);
 static enum next run_group(struct run *run, uint32_t group_id,
                            unsigned int table_id, unsigned int depth);
 
@@ -1987,6 +1995,8 @@ run_records(struct run *run, const uint64_t *first, const uint64_t *end,
             break;
         }
         case FDP_ACT_CONTROLLER:
+            stamp_controller(run, a, table_id);
+            break;
         case FDP_ACT_SET_VLAN_VID:
         case FDP_ACT_SET_VLAN_PCP:
         case FDP_ACT_STRIP_VLAN:
@@ -2011,6 +2021,35 @@ run_records(struct run *run, const uint64_t *first, const uint64_t *end,
     return next;
 }
 
+/* Composes controller action 'a', run from table 'table_id', stamped
+ * with what its packet-in says beside the packet (Open vSwitch's
+ * xlate_controller_action()): the table, the cookie of the flow that
+ * holds it, and the reason: a plain "action" is "packet_out" in a
+ * packet-out's actions (and what they resubmit to), "group" in a group's
+ * bucket, and an explicit miss in a table-miss flow. */
+static void
+stamp_controller(struct run *run, const struct fdp__action *a,
+                 unsigned int table_id)
+{
+    struct fdp__controller c = fdp__action_controller(a);
+
+    if (c.reason == FDP__CTL_ACTION) {
+        if (run->packet_out) {
+            c.reason = FDP__CTL_PACKET_OUT;
+        } else if (run->group_depth) {
+            c.reason = FDP__CTL_GROUP;
+        } else if (run->rule && fdp__rule_is_table_miss(run->rule)) {
+            c.reason = FDP__CTL_EXPLICIT_MISS;
+        }
+    }
+    c.stamped = true;
+    c.table_id = (uint8_t) table_id;
+    c.cookie = run->rule ? run->rule->cookie : UINT64_MAX;
+    if (fdp__actions_add_controller(&run->s->composed, &c)) {
+        run->s->composed.error = ENOMEM;
+    }
+}
+
 /* Runs the action list 'acts' (run_records()). */
 static enum next
 run_list(struct run *run, const struct fdp_actions *acts,
@@ -2027,9 +2066,14 @@ run_actions(struct run *run, const struct fdp_rule *rule,
             unsigned int table_id, unsigned int depth, unsigned int *gotop)
 {
     const struct fdp_actions *acts = fdp__rule_actions(rule);
+    const struct fdp_rule *outer = run->rule;
 
-    return run_records(run, acts->words, acts->words + acts->n_words,
-                       table_id, depth, gotop);
+    run->rule = rule;
+    enum next next = run_records(run, acts->words,
+                                 acts->words + acts->n_words, table_id,
+                                 depth, gotop);
+    run->rule = outer;
+    return next;
 }
 
 /* push:FIELD[a..b] and pop:FIELD[a..b] (lib/other-actions.h). */
@@ -2381,7 +2425,9 @@ run_bucket(struct run *run, const struct fdp__bucket *b,
     if (!b->set) {
         return NEXT_DONE;
     }
+    run->group_depth++;
     enum next n = run_list(run, b->set, table_id, depth, &ignored);
+    run->group_depth--;
     if (n == NEXT_ABORT) {
         return NEXT_ABORT;
     }
@@ -2652,6 +2698,26 @@ fdp__pipeline_resume_view(struct fdp_pipeline *p,
     }
     return classify_ct(p, pub, key, (int) table, flags, r, trace, aux, NULL,
                        NULL);
+}
+
+int
+fdp__pipeline_compose_view(struct fdp_pipeline *p,
+                           const struct fdp__pipeline_view *pub,
+                           const struct fdp_key *key,
+                           const struct fdp_actions *actions,
+                           struct fdp_pipeline_result *r)
+{
+    struct run run;
+    int error = run_start(&run, p, CONTAINER_OF(pub, struct view, pub), key,
+                          0, r);
+
+    if (error) {
+        return error;
+    }
+    unsigned int next_table = 0;
+    run.packet_out = true;
+    run_list(&run, actions, 0, 0, &next_table);
+    return run_finish(&run, false);
 }
 
 int

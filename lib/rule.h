@@ -158,6 +158,15 @@ static_assert(offsetof(struct fdp_rule, actions)
               && sizeof(struct fdp__outcome) == 3 * sizeof(uint64_t),
               "a rule's 'actions' and 'stats' are its outcome's");
 
+/* True if 'rule' is a table-miss flow: priority 0, matching every
+ * packet (Open vSwitch's rule_is_table_miss()). */
+static inline bool
+fdp__rule_is_table_miss(const struct fdp_rule *rule)
+{
+    return rule->priority == 0 && !rule->match.words
+           && !rule->match.hi_words;
+}
+
 /* The rule whose one-rule outcome is 'oc' (an outcome the datapath got
  * from a table lookup or its signature cache, never one it built). */
 static inline const struct fdp_rule *

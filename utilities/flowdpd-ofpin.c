@@ -27,11 +27,20 @@
  * Open vSwitch's default table-miss behaviour does), with at most
  * miss_send_len bytes of the packet.
  *
- * What a packet-in carries: the reason, the in_port (OpenFlow 1.3+: as
- * an OXM match with in_port only), the packet, buffer_id none.  The table
- * and the cookie of the flow that sent the packet are not known to the
- * upcall: a packet-in says table 0 and cookie 0xffffffffffffffff.
- * Nicira's NXT_PACKET_IN2 (userdata, continuations) is not sent.
+ * What a packet-in carries (lib/ofp-packet.c encodes it in the form the
+ * connection asked for with NXT_SET_PACKET_IN_FORMAT: the standard
+ * packet-in of its version, NXT_PACKET_IN or NXT_PACKET_IN2): the reason
+ * as Open vSwitch gives it for the version (a controller action in a
+ * table-miss flow is no_match from OpenFlow 1.3 on; group, action_set and
+ * packet_out are 1.4's and "action" before), the table and cookie of the
+ * flow whose action sent it (a miss: table 0, cookie all-ones), the
+ * in_port, the controller action's userdata (NXT_PACKET_IN2 only), the
+ * packet (at most max_len or miss_send_len bytes of it), buffer_id none.
+ * The pipeline metadata of the packet at the action (registers,
+ * metadata, tunnel and ct fields) is not sent: the upcall gives the key
+ * the packet arrived with, not the pipeline's state at the action.
+ * Continuations (controller(pause), NXT_RESUME) are not kept: a paused
+ * packet-in is sent like any other.
  */
 #include <config.h>
 
@@ -46,21 +55,31 @@
 #include "utilities/flowdpd.h"
 #include "utilities/flowdpd-openflow.h"
 #include "utilities/tool.h"
+#include "lib/actions-internal.h"
+#include "lib/field.h"
+#include "lib/ofp-msgs.h"
 
 /* Packets queued at most (a burst of a tenth of a second at 10k
  * packet-ins a second), and the bytes of each kept: an Ethernet frame of
  * a standard MTU and its VLAN tags. */
 #define PIN_RING 1024
 #define PIN_MAX_DATA 1536
+#define PIN_MAX_USERDATA 1024   /* A controller action's userdata: more
+                                 * than that is not queued (counted as a
+                                 * drop), never cut. */
 
 struct pin_entry {
     uint8_t kind;               /* FDP_UPCALL_MISS or _ACTION. */
-    uint8_t ofp_reason;
+    uint8_t ofp_reason;         /* flowdp/datapath.h's (6: explicit miss). */
+    uint8_t table_id;
     uint16_t controller_id;
     uint32_t in_port;
+    uint64_t cookie;
     uint32_t total_len;         /* The packet's size as it came. */
     uint16_t len;               /* Bytes of 'data' kept. */
+    uint16_t userdata_len;
     uint8_t data[PIN_MAX_DATA];
+    uint8_t userdata[PIN_MAX_USERDATA];
 };
 
 struct pin_queue {
@@ -88,7 +107,7 @@ pin_upcall(void *aux, const struct fdp_upcall *up)
         return;
     }
     pthread_mutex_lock(&q.mutex);
-    if (q.n == PIN_RING) {
+    if (q.n == PIN_RING || up->userdata_size > PIN_MAX_USERDATA) {
         pthread_mutex_unlock(&q.mutex);
         atomic_fetch_add_explicit(&q.n_dropped, 1, memory_order_relaxed);
         return;
@@ -96,6 +115,12 @@ pin_upcall(void *aux, const struct fdp_upcall *up)
     struct pin_entry *e = &q.ring[(q.head + q.n) % PIN_RING];
     e->kind = (uint8_t) up->reason;
     e->ofp_reason = up->ofp_reason;
+    e->table_id = up->table_id;
+    e->cookie = up->cookie;
+    e->userdata_len = (uint16_t) up->userdata_size;
+    if (up->userdata_size) {
+        memcpy(e->userdata, up->userdata, up->userdata_size);
+    }
     e->controller_id = up->controller_id;
     e->in_port = up->in_port;
     e->total_len = (uint32_t) up->size;
@@ -166,49 +191,66 @@ pin_conn_wants(const struct ofconn *c, bool miss)
     return !miss || c->version == FDP_OFP10;
 }
 
+/* The reason 'e' gives a connection of 'version' (Open vSwitch's
+ * ofputil_packet_in_reason for the wire). */
+static uint8_t
+wire_reason(const struct pin_entry *e, uint8_t version)
+{
+    if (e->kind == FDP_UPCALL_MISS) {
+        return FDP_OFPR_NO_MATCH;
+    }
+    switch (e->ofp_reason) {
+    case FDP_OFPR_ACTION_SET:
+    case FDP_OFPR_GROUP:
+    case FDP_OFPR_PACKET_OUT:
+        return version < FDP_OFP14 ? FDP_OFPR_ACTION : e->ofp_reason;
+    case 6:                     /* An explicit miss. */
+        return version < FDP_OFP13 ? FDP_OFPR_ACTION : FDP_OFPR_NO_MATCH;
+    default:
+        return e->ofp_reason;
+    }
+}
+
 /* Encodes the packet-in of 'e' for 'c' into 'b'. */
 static void
-encode(struct fdp__ofpbuf *b, const struct ofconn *c,
+encode(struct server *s, struct fdp__ofpbuf *b, const struct ofconn *c,
        const struct pin_entry *e)
 {
     size_t len = e->len;
-    uint8_t reason = e->ofp_reason;
 
-    if (e->kind == FDP_UPCALL_MISS) {
-        reason = 0;             /* OFPR_NO_MATCH */
-        if (c->miss_send_len != 0xffff && len > c->miss_send_len) {
-            len = c->miss_send_len;
-        }
+    if (e->kind == FDP_UPCALL_MISS && c->miss_send_len != 0xffff
+        && len > c->miss_send_len) {
+        len = c->miss_send_len;
     }
-    if (c->version < FDP_OFP14 && reason > 2) {
-        /* Action set, group and packet-out reasons are 1.4's. */
-        reason = 1;
+    struct fdp_match *md = fdp_match_create();
+    if (!md || fdp_match_set_masked(md, FDP_F_IN_PORT,
+                                    (struct fdp_value) { .lo = e->in_port },
+                                    (struct fdp_value) { .lo = 0xffff })) {
+        fdp_match_destroy(md);
+        b->failed = true;
+        return;
     }
-    of_start(b, c->version, 10 /* OFPT_PACKET_IN */, 0);
-    fdp__ofpbuf_put_be32(b, 0xffffffff);        /* buffer_id: none */
-    fdp__ofpbuf_put_be16(b, (uint16_t) (e->total_len > 0xffff
-                                        ? 0xffff : e->total_len));
-    if (c->version == FDP_OFP10) {
-        fdp__ofpbuf_put_be16(b, (uint16_t) e->in_port);
-        fdp__ofpbuf_put_u8(b, reason);
-        fdp__ofpbuf_put_u8(b, 0);
-    } else {
-        fdp__ofpbuf_put_u8(b, reason);
-        fdp__ofpbuf_put_u8(b, 0);               /* table_id */
-        fdp__ofpbuf_put_be64(b, UINT64_MAX);    /* cookie */
-        /* struct ofp11_match of type OXM: in_port only, padded to 8. */
-        fdp__ofpbuf_put_be16(b, 1);
-        fdp__ofpbuf_put_be16(b, 4 + 8);
-        fdp__ofpbuf_put_be32(b, 0x80000004);    /* OXM_OF_IN_PORT */
-        fdp__ofpbuf_put_be32(b, e->in_port);
-        fdp__ofpbuf_put_zeros(b, 4);
-        fdp__ofpbuf_put_zeros(b, 2);
+    struct fdp_ofp_packet_in pin = {
+        .packet = e->data,
+        .packet_len = len,
+        .total_len = e->total_len,
+        .buffer_id = FDP_OFP_NO_BUFFER,
+        .in_port = fdp_ofp_port_from_ofp10((uint16_t) e->in_port),
+        .reason = wire_reason(e, c->version),
+        .table_id = e->table_id,
+        .cookie = e->cookie,
+        .metadata = md,
+        .userdata = e->userdata_len ? e->userdata : NULL,
+        .userdata_len = e->userdata_len,
+    };
+    enum fdp_ofpraw raw = c->packet_in_format == 2 ? FDP_OFPRAW_NXT_PACKET_IN2
+                          : c->packet_in_format == 1 ? FDP_OFPRAW_NXT_PACKET_IN
+                          : fdp_ofpraw_for(FDP_OFPTYPE_PACKET_IN, c->version);
+    if (fdp_ofp_encode_packet_in(b, &pin, raw, c->version,
+                                 fdp_pipeline_tlv_map(s->pipeline))) {
+        b->failed = true;
     }
-    if (b->size + len > OFP_MAX_MSG) {
-        len = OFP_MAX_MSG - b->size;
-    }
-    fdp__ofpbuf_put(b, e->data, len);
-    of_finish(b);
+    fdp_match_destroy(md);
 }
 
 void
@@ -240,11 +282,101 @@ pin_run(struct server *s)
             }
             struct fdp__ofpbuf b;
             fdp__ofpbuf_init(&b);
-            encode(&b, c, &e);
+            encode(s, &b, c, &e);
             if (!fdp__ofpbuf_failed(&b)) {
                 ofconn_send_async(c, b.data, b.size);
             }
             fdp__ofpbuf_uninit(&b);
         }
     }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Packet-outs.                                                            */
+
+/* A packet-out (OFPT_PACKET_OUT) is checked as Open vSwitch's
+ * ofproto_packet_out_init() checks it and handed to the datapath
+ * (fdp_dp_packet_out()), which runs it on the next pmd poll: its actions
+ * compose through the pipeline (output:TABLE, decoded as resubmit(,0),
+ * runs the tables), and the flows they reach count it.  flowdpd keeps no
+ * buffers (its features say 0), so a buffer id is OFPBRC_BUFFER_UNKNOWN.
+ * The actions must suit the packet (Open vSwitch checks them against the
+ * packet's own fields: a mod_nw_src for an ARP packet is
+ * OFPBAC_MATCH_INCONSISTENT).  OpenFlow 1.5's pipeline metadata (a match
+ * with more than the in_port: registers, metadata, tunnel fields) is
+ * refused with OFPBMC_BAD_FIELD: the datapath starts a packet-out with
+ * them zero.  A packet-out the datapath's queue cannot take (256 waiting)
+ * is dropped and counted, as a network drops what it cannot carry. */
+void
+of_packet_out(struct server *s, struct ofconn *c, const uint8_t *msg,
+              size_t len)
+{
+    struct fdp_ofp_packet_out po;
+    int error = fdp_ofp_decode_packet_out(msg, len,
+                                          fdp_pipeline_tlv_map(s->pipeline),
+                                          &po);
+    if (error) {
+        ofconn_send_error(c, (enum fdp_ofperr) error, msg, len);
+        return;
+    }
+    uint16_t in_port = fdp_ofp_port_to_ofp10(po.in_port);
+    if (po.buffer_id != FDP_OFP_NO_BUFFER) {
+        error = FDP_OFPBRC_BUFFER_UNKNOWN;
+    } else if (po.packet_len < 14 || po.packet_len > UINT16_MAX) {
+        error = FDP_OFPBRC_BAD_LEN;
+    } else if (po.match) {
+        struct fdp_match *only = fdp_match_create();
+        if (!only || fdp_match_set_masked(only, FDP_F_IN_PORT,
+                                          (struct fdp_value) { .lo = in_port },
+                                          (struct fdp_value) { .lo = 0xffff })) {
+            error = FDP_OFPERR_NOMEM;
+        } else if (!fdp_match_equal(only, po.match)) {
+            error = FDP_OFPBMC_BAD_FIELD;
+        }
+        fdp_match_destroy(only);
+    }
+    if (!error) {
+        /* The actions against the packet's own fields. */
+        struct fdp_key key;
+        struct fdp_packet_layout layout;
+        fdp_packet_extract(po.packet, po.packet_len, in_port, &key, &layout);
+        struct fdp_match *m = fdp_match_create();
+        static const struct {
+            enum fdp_field field;
+            uint64_t ones;
+        } fields[] = {
+            { FDP_F_DL_TYPE, 0xffff }, { FDP_F_NW_PROTO, 0xff },
+            { FDP_F_TP_SRC, 0xffff }, { FDP_F_TP_DST, 0xffff },
+        };
+        for (size_t i = 0; m && i < sizeof fields / sizeof fields[0]; i++) {
+            struct fdp_value ones = { .lo = fields[i].ones };
+            if (fdp_match_set_masked(m, fields[i].field,
+                                     fdp_key_get(&key, fields[i].field),
+                                     ones)) {
+                fdp_match_destroy(m);
+                m = NULL;
+            }
+        }
+        if (!m) {
+            error = FDP_OFPERR_NOMEM;
+        } else if (fdp__actions_validate(po.actions, m, NULL)) {
+            error = FDP_OFPBAC_MATCH_INCONSISTENT;
+        }
+        fdp_match_destroy(m);
+    }
+    if (!error) {
+        int e = fdp_dp_packet_out(s->dp, po.packet, po.packet_len, in_port,
+                                  po.actions);
+        if (e == EMSGSIZE) {
+            error = FDP_OFPBRC_BAD_LEN;
+        } else if (e == ENOMEM) {
+            error = FDP_OFPERR_NOMEM;
+        } else if (e && e != ENOBUFS) {
+            error = FDP_OFPBRC_EPERM;
+        }
+    }
+    if (error) {
+        ofconn_send_error(c, (enum fdp_ofperr) error, msg, len);
+    }
+    fdp_ofp_packet_out_destroy(&po);
 }

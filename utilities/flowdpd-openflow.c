@@ -774,9 +774,13 @@ handle_nicira(struct server *s, struct ofconn *c, const uint8_t *msg,
         }
         return;
     case NXT_SET_PACKET_IN_FORMAT:
-        if (check_len(c, msg, len, 20, false)
-            && fdp__ofp_get_be32(msg + 16) > 2) {
-            ofconn_send_error(c, FDP_OFPBRC_EPERM, msg, len);
+        if (check_len(c, msg, len, 20, false)) {
+            uint32_t f = fdp__ofp_get_be32(msg + 16);
+            if (f > 2) {
+                ofconn_send_error(c, FDP_OFPBRC_EPERM, msg, len);
+            } else {
+                c->packet_in_format = (uint8_t) f;
+            }
         }
         return;
     case NXT_FLOW_MOD_TABLE_ID:
@@ -1295,6 +1299,9 @@ of_dispatch(struct server *s, struct ofconn *c, const uint8_t *msg,
         } else {
             handle_role(s, c, msg, len);
         }
+        break;
+    case FDP_OFPTYPE_PACKET_OUT:
+        of_packet_out(s, c, msg, len);
         break;
     case FDP_OFPTYPE_FLOW_MOD:
         handle_flow_mod(s, c, msg, len);

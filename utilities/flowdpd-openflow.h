@@ -64,6 +64,8 @@ struct ofconn {
     uint16_t controller_id;     /* NXT_SET_CONTROLLER_ID. */
     uint16_t config_flags;      /* SET_CONFIG's flags. */
     uint16_t miss_send_len;     /* SET_CONFIG's miss_send_len. */
+    uint8_t packet_in_format;   /* NXT_SET_PACKET_IN_FORMAT: 0 standard,
+                                 * 1 NXT_PACKET_IN, 2 NXT_PACKET_IN2. */
     bool flow_mod_table_id;     /* NXT_FLOW_MOD_TABLE_ID: the high byte of
                                  * a 1.0 or NXT flow mod's command is its
                                  * table. */
@@ -144,5 +146,10 @@ void pin_run(struct server *);
 void pin_set_wanted(bool action, bool miss);
 bool pin_conn_wants(const struct ofconn *c, bool miss);
 uint64_t pin_n_dropped(void);
+
+/* Packet-outs (flowdpd-ofpin.c): decodes, checks and runs 'msg', or sends
+ * 'c' the error. */
+void of_packet_out(struct server *, struct ofconn *c, const uint8_t *msg,
+                   size_t len);
 
 #endif /* FDP_FLOWDPD_OPENFLOW_H */

@@ -115,6 +115,7 @@ FDP_API void fdp_packet_extract(const void *data, size_t size,
 
 struct fdp_dp;
 struct fdp_dp_pmd;
+struct fdp_actions;
 struct fdp_ring;
 struct fdp_table;
 
@@ -307,7 +308,14 @@ struct fdp_upcall {
      * reason 1, "action", for plain controller or controller:N). */
     uint8_t ofp_reason;         /* OpenFlow packet-in reason: 0 no_match,
                                  * 1 action, 2 invalid_ttl, 3 action_set,
-                                 * 4 group, 5 packet_out. */
+                                 * 4 group, 5 packet_out, 6 explicit miss
+                                 * (a controller action of a table-miss
+                                 * flow: no_match since OpenFlow 1.3,
+                                 * action before). */
+    uint8_t table_id;           /* The table of the flow that sent it (0
+                                 * for a miss); */
+    uint64_t cookie;            /* and its cookie (all-ones for none: a
+                                 * miss, a packet-out's own actions). */
     bool pause;                 /* The controller resumes the pipeline
                                  * (Open vSwitch's continuations); flowdp
                                  * delivers the flag only. */
@@ -374,9 +382,30 @@ struct fdp_dp_stats {
     uint64_t n_ct_table_ignored;    /* ct(table=N) in a bare table's flow,
                                      * which has no table N: run as ct
                                      * without table. */
+    uint64_t n_packet_outs;     /* Run (fdp_dp_packet_out()). */
+    uint64_t n_packet_outs_dropped; /* Refused for a full queue, or lost
+                                     * for want of a frame or memory. */
 };
 
 FDP_API void fdp_dp_get_stats(struct fdp_dp *dp, struct fdp_dp_stats *stats);
+
+/* Packet-out (OpenFlow's OFPT_PACKET_OUT): runs 'actions' once on a copy
+ * of the 'len'-byte frame 'frame' as if it had arrived on 'in_port' (a
+ * port number, or the reserved CONTROLLER 0xfffd, LOCAL 0xfffe or NONE
+ * 0xffff): the pipeline's actions compose as a flow's in table 0 would
+ * (resubmit looks its table up and counts the flows it hits, group runs
+ * its buckets, ct(table=N) continues in table N), output:IN_PORT goes to
+ * 'in_port', NORMAL learns nothing from a port that is not one.  No port
+ * counts it as received.  The packet is queued (256 at most) and run by
+ * the next pmd to poll (fdp_dp_pmd_poll()), so a datapath whose pmds are
+ * not polled runs none.  Any thread; 'frame' and 'actions' are copied.
+ * Returns 0; EINVAL for an empty frame, an 'in_port' above 0xffff, or
+ * pipeline actions (resubmit, group, learn) for a bare table's datapath;
+ * EMSGSIZE for a frame larger than a frame less its headroom; ENOBUFS if
+ * the queue is full; ENOMEM. */
+FDP_API int fdp_dp_packet_out(struct fdp_dp *dp, const void *frame,
+                              size_t len, uint32_t in_port,
+                              const struct fdp_actions *actions);
 
 /* ---- Fragment reassembly before connection tracking ----
  *
