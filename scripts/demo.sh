@@ -205,6 +205,14 @@ FLOWS
     printf 'priority=5,udp,actions=output:2\npriority=6,udp,actions=group:9\n' > "$of/bad.flows"
     ovs-ofctl -O OpenFlow14 --bundle add-flows "$sw" "$of/bad.flows" 2>&1 | head -2 || true
     ovs-ofctl -O OpenFlow13 dump-aggregate "$sw"
+    echo "-- ovs-ofctl packet-out: an ARP request from port 1 through the tables (output:TABLE); the arp flow's NORMAL floods it to port 2 and counts it --"
+    local arp=ffffffffffff00000000000108060001080006040001000000000001c0a80001000000000000c0a80002
+    ovs-ofctl -O OpenFlow13 packet-out "$sw" "in_port=1 packet=$arp actions=output:TABLE"
+    for _ in $(seq 1 50); do
+        ovs-ofctl -O OpenFlow13 dump-flows "$sw" arp | grep -q 'n_packets=1' && break
+        sleep 0.1
+    done
+    ovs-ofctl -O OpenFlow13 dump-flows "$sw" arp
     echo "-- ovs-ofctl del-flows \"table=1\", then flowdp-ctl dump-flows --"
     ovs-ofctl -O OpenFlow13 del-flows "$sw" "table=1"
     $octl dump-flows --no-stats
