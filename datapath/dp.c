@@ -672,6 +672,8 @@ struct po_item {
     uint32_t len;
     uint8_t *data;              /* Owned. */
     struct fdp_actions *actions;    /* Owned. */
+    bool has_state;
+    struct fdp_key state;       /* If 'has_state': fdp_dp_packet_out()'s. */
 };
 struct po_queue {
     pthread_mutex_t mutex;
@@ -4158,7 +4160,8 @@ static const struct fdp__port_class po_port_class = {
 
 int
 fdp_dp_packet_out(struct fdp_dp *dp, const void *frame, size_t len,
-                  uint32_t in_port, const struct fdp_actions *actions)
+                  uint32_t in_port, const struct fdp_key *state,
+                  const struct fdp_actions *actions)
 {
     if (!len || !actions || in_port > UINT16_MAX) {
         return EINVAL;
@@ -4181,7 +4184,11 @@ fdp_dp_packet_out(struct fdp_dp *dp, const void *frame, size_t len,
         .len = (uint32_t) len,
         .data = malloc(len),
         .actions = fdp_actions_clone(actions),
+        .has_state = state != NULL,
     };
+    if (state) {
+        it.state = *state;
+    }
     if (!it.data || !it.actions) {
         free(it.data);
         fdp_actions_destroy(it.actions);
@@ -4250,6 +4257,16 @@ po_run(struct fdp_dp_pmd *pmd, const struct po_item *it)
     b->hashes[0] = fdp__packet_extract_hash(p->data, p->size, it->in_port,
                                             dp->emc_basis, &p->key,
                                             &p->layout);
+    if (it->has_state) {
+        /* The pipeline state the packet-out gave: every word after the
+         * packet's (metadata, registers, ct and tunnel fields) and
+         * pkt_mark. */
+        memcpy(&p->key.w[FDP_KEY_PACKET_WORDS],
+               &it->state.w[FDP_KEY_PACKET_WORDS],
+               (FDP_KEY_WORDS - FDP_KEY_PACKET_WORDS) * sizeof p->key.w[0]);
+        fdp__key_set(&p->key, FDP_F_PKT_MARK,
+                     fdp__key_get(&it->state, FDP_F_PKT_MARK));
+    }
     fdp__count_add(&pmd->counters.n_packet_outs, 1);
 
     const struct fdp_actions *actions = it->actions;

@@ -40,8 +40,11 @@ enum {
 };
 
 /* What an error's copy of the request holds: OpenFlow says at least 64
- * bytes, and Open vSwitch sends exactly that much. */
-#define ERROR_DATA_MAX 64
+ * bytes; Open vSwitch's ofperr_encode_reply() echoes the whole request,
+ * and so does this, as far as a message's 16-bit length allows (the
+ * error's own header, and the experimenter fields of 1.0's vendor
+ * errors, take 16 bytes at most). */
+#define ERROR_DATA_MAX (65535 - 16)
 
 /* ---------------------------------------------------------------------- */
 /* The table.                                                              */

@@ -93,8 +93,8 @@ int fdp__pipeline_resume_view(struct fdp_pipeline *p,
 /* A packet-out (datapath.h, fdp_dp_packet_out()): composes the action
  * list 'actions' for 'key' through snapshot 'view' as a flow's actions in
  * table 0 would be (a resubmit looks its table up, a group runs its
- * buckets), with the registers and metadata zero as for a received
- * packet.  The result has a step for every lookup the actions made and
+ * buckets), with every word of 'key' as given (the packet-out may set
+ * registers, metadata and tunnel fields; conj_id must be zero).  The result has a step for every lookup the actions made and
  * no other: none at all for actions without a resubmit.  A goto_table
  * (which a packet-out cannot hold: it is an instruction) ends the list.
  * Returns 0 or ENOMEM. */

@@ -2714,6 +2714,10 @@ fdp__pipeline_compose_view(struct fdp_pipeline *p,
     if (error) {
         return error;
     }
+    /* The registers and metadata the packet-out gave (run_start() zeroed
+     * them). */
+    memcpy(&r->key.w[FDP__WORD_METADATA], &key->w[FDP__WORD_METADATA],
+           (FDP__WORD_XREG7 + 1 - FDP__WORD_METADATA) * sizeof key->w[0]);
     unsigned int next_table = 0;
     run.packet_out = true;
     run_list(&run, actions, 0, 0, &next_table);

@@ -101,6 +101,13 @@ NORMALISATIONS = [
     # port description line is rewritten, nothing else on it.
     (re.compile(r"^( +(?:[0-9]+|LOCAL)\([^)]*\)): addr:[0-9a-f:]{17}$", re.M),
      r"\1: addr:X", "port MACs are each switch's"),
+    # The LOCAL port is Open vSwitch's bridge interface, named after the
+    # bridge and up; flowdpd has no interface behind LOCAL and says so
+    # (config PORT_DOWN, state LINK_DOWN).  Its name and those two lines
+    # are rewritten, nothing else of its block.
+    (re.compile(r"^( +LOCAL)\([^)]*\)(: addr:.*)\n( +config: +).*\n"
+                r"( +state: +).*$", re.M),
+     r"\1(X)\2\n\3X\n\4X", "LOCAL is the bridge's own interface"),
 ]
 
 # Port counters Open vSwitch's dummy ports do not keep (it prints "?" for

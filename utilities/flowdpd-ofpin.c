@@ -302,11 +302,13 @@ pin_run(struct server *s)
  * buffers (its features say 0), so a buffer id is OFPBRC_BUFFER_UNKNOWN.
  * The actions must suit the packet (Open vSwitch checks them against the
  * packet's own fields: a mod_nw_src for an ARP packet is
- * OFPBAC_MATCH_INCONSISTENT).  OpenFlow 1.5's pipeline metadata (a match
- * with more than the in_port: registers, metadata, tunnel fields) is
- * refused with OFPBMC_BAD_FIELD: the datapath starts a packet-out with
- * them zero.  A packet-out the datapath's queue cannot take (256 waiting)
- * is dropped and counted, as a network drops what it cannot carry. */
+ * OFPBAC_MATCH_INCONSISTENT).  OpenFlow 1.5's match gives the pipeline
+ * state the packet starts with, as Open vSwitch takes it (the values of
+ * the fields it names, masks aside; the packet's own fields come from
+ * the packet whatever the match says): metadata, registers, tunnel and
+ * ct fields, pkt_mark (what ovn-controller's pinctrl sets).  A
+ * packet-out the datapath's queue cannot take (256 waiting) is dropped
+ * and counted, as a network drops what it cannot carry. */
 void
 of_packet_out(struct server *s, struct ofconn *c, const uint8_t *msg,
               size_t len)
@@ -320,20 +322,24 @@ of_packet_out(struct server *s, struct ofconn *c, const uint8_t *msg,
         return;
     }
     uint16_t in_port = fdp_ofp_port_to_ofp10(po.in_port);
+    struct fdp_key state;
+    memset(&state, 0, sizeof state);
     if (po.buffer_id != FDP_OFP_NO_BUFFER) {
         error = FDP_OFPBRC_BUFFER_UNKNOWN;
     } else if (po.packet_len < 14 || po.packet_len > UINT16_MAX) {
         error = FDP_OFPBRC_BAD_LEN;
     } else if (po.match) {
-        struct fdp_match *only = fdp_match_create();
-        if (!only || fdp_match_set_masked(only, FDP_F_IN_PORT,
-                                          (struct fdp_value) { .lo = in_port },
-                                          (struct fdp_value) { .lo = 0xffff })) {
-            error = FDP_OFPERR_NOMEM;
-        } else if (!fdp_match_equal(only, po.match)) {
-            error = FDP_OFPBMC_BAD_FIELD;
+        for (int f = 0; f < FDP_N_FIELDS; f++) {
+            struct fdp_value v;
+            if (f == FDP_F_CONJ_ID
+                || (fdp__field_is_packet((enum fdp_field) f)
+                    && f != FDP_F_PKT_MARK)
+                || !fdp_match_get(po.match, (enum fdp_field) f, &v)) {
+                continue;
+            }
+            fdp__key_set_tunnel(&state, (enum fdp_field) f,
+                                (fdp_u128) v.hi << 64 | v.lo);
         }
-        fdp_match_destroy(only);
     }
     if (!error) {
         /* The actions against the packet's own fields. */
@@ -366,7 +372,7 @@ of_packet_out(struct server *s, struct ofconn *c, const uint8_t *msg,
     }
     if (!error) {
         int e = fdp_dp_packet_out(s->dp, po.packet, po.packet_len, in_port,
-                                  po.actions);
+                                  po.match ? &state : NULL, po.actions);
         if (e == EMSGSIZE) {
             error = FDP_OFPBRC_BAD_LEN;
         } else if (e == ENOMEM) {

@@ -210,13 +210,14 @@ put_string(struct fdp__ofpbuf *b, const char *s, size_t size)
 /* ---------------------------------------------------------------------- */
 /* Ports.                                                                  */
 
-/* OFPPC_PORT_DOWN and OFPPS_LINK_DOWN (both 1 in every version). */
+/* OFPPC_PORT_DOWN and OFPPS_LINK_DOWN (both 1 in every version), and
+ * 1.1's OFPPS_LIVE.  A port is up and live (1.0 has no LIVE); its
+ * features and speed are unknown (0), as Open vSwitch reports a port whose
+ * device does not say (its dummy ports): flowdp's ring and capture ports
+ * have none, and it does not ask a device's driver. */
 #define PORT_DOWN 1
 #define LINK_DOWN 1
-/* OFPPF_10GB_FD | OFPPF_COPPER (OpenFlow 1.0 bits; 1.1+ move COPPER to
- * bit 11): what Open vSwitch's dummy ports report. */
-#define FEATURES10 (1u << 6 | 1u << 7)
-#define FEATURES11 (1u << 6 | 1u << 11)
+#define LIVE 4
 
 /* Port 'no' (or the local port, 'local') in the connection's version's
  * port structure. */
@@ -225,9 +226,8 @@ put_port(struct fdp__ofpbuf *b, uint8_t version, uint32_t no, bool local)
 {
     char name[16];
     uint32_t config = local ? PORT_DOWN : 0;
-    uint32_t state = local ? LINK_DOWN : 0;
-    uint32_t features = local ? 0 : version == FDP_OFP10 ? FEATURES10
-                                                         : FEATURES11;
+    uint32_t state = local ? LINK_DOWN : version == FDP_OFP10 ? 0 : LIVE;
+    uint32_t features = 0;
     static const uint8_t hw_addr[6];    /* flowdp's ports have none. */
 
     if (local) {
@@ -248,7 +248,7 @@ put_port(struct fdp__ofpbuf *b, uint8_t version, uint32_t no, bool local)
         fdp__ofpbuf_put_be32(b, 0);             /* peer */
         return;
     }
-    uint32_t speed = features ? 10000000 : 0;   /* kbps */
+    uint32_t speed = 0;                         /* kbps: unknown */
     fdp__ofpbuf_put_be32(b, local ? OFPP11_LOCAL : no);
     if (version <= FDP_OFP13) {
         /* struct ofp11_port, 64 bytes. */

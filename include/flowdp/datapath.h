@@ -399,12 +399,17 @@ FDP_API void fdp_dp_get_stats(struct fdp_dp *dp, struct fdp_dp_stats *stats);
  * counts it as received.  The packet is queued (256 at most) and run by
  * the next pmd to poll (fdp_dp_pmd_poll()), so a datapath whose pmds are
  * not polled runs none.  Any thread; 'frame' and 'actions' are copied.
+ * 'state', if nonnull, gives the pipeline state the packet starts with
+ * (OpenFlow 1.5's packet-out match): its metadata, registers, ct and
+ * tunnel fields and pkt_mark (its other words are the packet's and are
+ * not read); NULL starts them zero, as for a received packet.
  * Returns 0; EINVAL for an empty frame, an 'in_port' above 0xffff, or
  * pipeline actions (resubmit, group, learn) for a bare table's datapath;
  * EMSGSIZE for a frame larger than a frame less its headroom; ENOBUFS if
  * the queue is full; ENOMEM. */
 FDP_API int fdp_dp_packet_out(struct fdp_dp *dp, const void *frame,
                               size_t len, uint32_t in_port,
+                              const struct fdp_key *state,
                               const struct fdp_actions *actions);
 
 /* ---- Fragment reassembly before connection tracking ----
