@@ -1034,7 +1034,8 @@ enum {
     FDP_OFPGC_MODIFY = 1,
     FDP_OFPGC_DELETE = 2,
     FDP_OFPGC_INSERT_BUCKET = 3,        /* 1.5 and NXT_GROUP_MOD. */
-    FDP_OFPGC_REMOVE_BUCKET = 4,        /* 1.5 and NXT_GROUP_MOD. */
+    FDP_OFPGC_REMOVE_BUCKET = 5,        /* 1.5 and NXT_GROUP_MOD (4 is
+                                         * unused). */
     FDP_OFPGC_ADD_OR_MOD = 0x8000,      /* Open vSwitch's extension. */
 };
 #define FDP_OFPG_MAX 0xffffff00u        /* The last real group id. */
