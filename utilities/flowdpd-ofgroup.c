@@ -247,8 +247,12 @@ group_mod(struct server *s, struct ofconn *c, const uint8_t *msg, size_t len)
                                      "group_id", id), group_error);
     }
     if (gm.group_id > FDP_OFPG_MAX) {
+        /* As ofproto: a group that cannot exist is no group to modify,
+         * and an invalid one to add. */
+        bool adds = (gm.command == FDP_OFPGC_ADD
+                     || gm.command == FDP_OFPGC_ADD_OR_MOD);
         fdp_ofp_group_destroy(&gm);
-        return FDP_OFPGMFC_INVALID_GROUP;
+        return adds ? FDP_OFPGMFC_INVALID_GROUP : FDP_OFPGMFC_UNKNOWN_GROUP;
     }
 
     const char *command;
@@ -364,9 +368,9 @@ group_stats(struct server *s, struct ofconn *c, const uint8_t *msg,
     };
     fdp__ofpbuf_init(&b);
     fdp_ofpmp_init(&mp, &b, h);
-    /* OFPG_ALL (and OFPG_ANY in a stats request) is every group; any
-     * other id above OFPG_MAX is none. */
-    if (id == FDP_OFPG_ALL || id == FDP_OFPG_ANY || id <= FDP_GROUP_MAX) {
+    /* OFPG_ALL is every group; any other id above OFPG_MAX is none (as
+     * ofproto's handle_group_request()). */
+    if (id == FDP_OFPG_ALL || id <= FDP_GROUP_MAX) {
         error = fdp_pipeline_group_dump(s->pipeline,
                                         id <= FDP_GROUP_MAX ? id
                                         : FDP_GROUP_ALL, stats, put_group,
