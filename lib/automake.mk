@@ -65,6 +65,7 @@ lib_libflowdp_core_la_SOURCES = \
 	lib/ofp-msgs.h \
 	lib/ofp-packet.c \
 	lib/ofp-flow.c \
+	lib/ofp-group.c \
 	lib/ofp-match.c \
 	lib/ofp-match.h \
 	lib/ofp-actions.h \

@@ -183,6 +183,12 @@ hash_field_canonical(size_t i)
     return i;
 }
 
+const char *
+fdp__group_hash_field_name(uint8_t name)
+{
+    return name < FDP_ARRAY_SIZE(hash_fields) ? hash_fields[name].name : "";
+}
+
 /* True if the packet whose key is 'key' meets 'pr'. */
 static bool
 key_meets(const struct fdp_key *key, enum fdp__prereq pr)

@@ -121,6 +121,10 @@ const struct fdp__bucket *fdp__group_select_bucket(
     const struct fdp__group_set *set, const struct fdp_group *g,
     const struct fdp_key *key);
 
+/* The name flowdp's group text gives hash field 'name' (a struct
+ * fdp__hash_field's 'name'), as fdp_group_format() prints it. */
+const char *fdp__group_hash_field_name(uint8_t name);
+
 /* ---- The writer ---- */
 
 int fdp__group_table_init(struct fdp__group_table *);

@@ -111,6 +111,15 @@ enum fdp_ofp_version {
     E(OFPGMFC_BAD_BUCKET)                                                   \
     E(OFPGMFC_UNKNOWN_GROUP)                                                \
     E(OFPGMFC_CHAINING_UNSUPPORTED)                                         \
+    E(OFPGMFC_WEIGHT_UNSUPPORTED)                                           \
+    E(OFPGMFC_OUT_OF_BUCKETS)                                               \
+    E(OFPGMFC_WATCH_UNSUPPORTED)                                            \
+    E(OFPGMFC_LOOP)                                                         \
+    E(OFPGMFC_CHAINED_GROUP)                                                \
+    E(OFPGMFC_BAD_WATCH)                                                    \
+    E(OFPGMFC_EPERM)                                                        \
+    E(OFPGMFC_UNKNOWN_BUCKET)                                               \
+    E(OFPGMFC_BUCKET_EXISTS)                                                \
     E(OFPPMFC_BAD_PORT)                                                     \
     E(OFPPMFC_BAD_HW_ADDR)                                                  \
     E(OFPTMFC_BAD_TABLE)                                                    \
@@ -175,6 +184,9 @@ enum fdp_ofp_version {
     E(NXTTMFC_DUP_ENTRY)                                                    \
     E(NXTTMFC_TABLE_FULL)                                                   \
     E(NXTTMFC_INVALID_TLV_DEL)                                              \
+    E(NXTTMFC_BAD_FIELD_IDX)                                                \
+    E(OFPBPC_BAD_EXPERIMENTER)                                              \
+    E(OFPBPC_BAD_EXP_TYPE)                                                  \
     E(NXR_NOT_SUPPORTED)                                                    \
     E(NXR_STALE)                                                            \
     E(OFPERR_NOMEM)

@@ -1018,4 +1018,255 @@ int fdp_ofp_decode_packet_in(const uint8_t *msg, size_t len,
                              struct fdp_ofp_packet_in *pin);
 void fdp_ofp_packet_in_destroy(struct fdp_ofp_packet_in *pin);
 
+/* ---------------------------------------------------------------------- */
+/* Groups, meters, TLV tables and conntrack flushes (lib/ofp-group.c).     */
+
+/* Group types (OFPGT11_*) and group mod commands (OFPGC11_*, OFPGC15_*,
+ * and Open vSwitch's ADD_OR_MOD). */
+enum {
+    FDP_OFPGT_ALL = 0,
+    FDP_OFPGT_SELECT = 1,
+    FDP_OFPGT_INDIRECT = 2,
+    FDP_OFPGT_FF = 3,
+};
+enum {
+    FDP_OFPGC_ADD = 0,
+    FDP_OFPGC_MODIFY = 1,
+    FDP_OFPGC_DELETE = 2,
+    FDP_OFPGC_INSERT_BUCKET = 3,        /* 1.5 and NXT_GROUP_MOD. */
+    FDP_OFPGC_REMOVE_BUCKET = 5,        /* 1.5 and NXT_GROUP_MOD (4 is
+                                         * unused). */
+    FDP_OFPGC_ADD_OR_MOD = 0x8000,      /* Open vSwitch's extension. */
+};
+#define FDP_OFPG_MAX 0xffffff00u        /* The last real group id. */
+#define FDP_OFPG_ALL 0xfffffffcu        /* Every group (deletes, stats). */
+/* Bucket ids of 1.5 (command_bucket_id, and a bucket's own id up to
+ * FDP_OFPG_BUCKET_MAX). */
+#define FDP_OFPG_BUCKET_MAX 0xffffff00u
+#define FDP_OFPG_BUCKET_FIRST 0xfffffffdu
+#define FDP_OFPG_BUCKET_LAST 0xfffffffeu
+#define FDP_OFPG_BUCKET_ALL 0xffffffffu
+
+/* One bucket.  'watch_port' is in 1.1+'s 32-bit numbering (FDP_OFPP_ANY:
+ * none), 'watch_group' FDP_OFPG_ANY if none.  1.1-1.4 buckets carry no id:
+ * decoding numbers them 0, 1, ... as Open vSwitch does. */
+struct fdp_ofp_bucket {
+    uint32_t bucket_id;
+    uint16_t weight;
+    uint32_t watch_port;
+    uint32_t watch_group;
+    struct fdp_actions *actions;        /* Owned; never NULL once decoded. */
+};
+
+/* A group mod, or one group of a group desc reply.  The selection method
+ * (1.5 and NXT_GROUP_MOD's Netronome property) is "" if none; 'fields'
+ * are its OXM/NXM entries as the wire has them, each a header without
+ * mask followed by the field's width of mask bytes (Open vSwitch's field
+ * array), checked when decoded: fields a selection hash takes, each once. */
+struct fdp_ofp_group {
+    uint16_t command;           /* FDP_OFPGC_* (group mods only). */
+    uint8_t type;               /* FDP_OFPGT_*. */
+    uint32_t group_id;
+    uint32_t command_bucket_id; /* FDP_OFPG_BUCKET_ALL before 1.5. */
+    size_t n_buckets;
+    struct fdp_ofp_bucket *buckets;
+    char selection_method[16];  /* "hash", "dp_hash" or "". */
+    uint64_t selection_method_param;
+    uint32_t ntr_experimenter;  /* The property's experimenter id as
+                                 * decoded (Netronome's 0x154d or its older
+                                 * 0x1540); 0 writes 0x154d. */
+    uint8_t *fields;            /* Owned. */
+    size_t fields_len;
+};
+
+/* Decodes a group mod (NXT_GROUP_MOD in 1.0, OFPT11_GROUP_MOD in 1.1-1.4,
+ * OFPT15_GROUP_MOD in 1.5) with Open vSwitch 3.1's checks
+ * (ofputil_decode_group_mod(): bucket lengths and ids OFPGMFC_BAD_BUCKET,
+ * watch ports OFPGMFC_BAD_WATCH, properties OFPBPC_*, a delete with
+ * buckets in 1.3+ OFPGMFC_INVALID_GROUP, then the type, command, weights
+ * and liveness against the type).  The caller frees with
+ * fdp_ofp_group_destroy(). */
+int fdp_ofp_decode_group_mod(const uint8_t *msg, size_t len,
+                             const struct fdp_tlv_map *tlv,
+                             struct fdp_ofp_group *);
+/* Appends 'g' as a group mod of 'version' (insert and remove bucket only in
+ * 1.0 and 1.5: EINVAL elsewhere). */
+int fdp_ofp_encode_group_mod(struct fdp__ofpbuf *b,
+                             const struct fdp_ofp_group *g, uint8_t version,
+                             uint32_t xid, const struct fdp_tlv_map *tlv);
+void fdp_ofp_group_destroy(struct fdp_ofp_group *);
+/* Moves the buckets of 'from' (which keeps none) to the end of 'to'.
+ * Returns 0 or ENOMEM. */
+int fdp_ofp_group_take_buckets(struct fdp_ofp_group *to,
+                               struct fdp_ofp_group *from, size_t at);
+
+/* The group a group stats or group desc request names (FDP_OFPG_ALL for
+ * every group; 1.1-1.4's desc request names none, so every group). */
+int fdp_ofp_decode_group_request(const uint8_t *msg, size_t len,
+                                  uint32_t *group_id);
+/* A group stats, desc or features request ('type') of 'version'. */
+int fdp_ofp_encode_group_request(struct fdp__ofpbuf *b, enum fdp_ofptype type,
+                                 uint8_t version, uint32_t xid,
+                                 uint32_t group_id);
+
+/* Group desc replies: one entry per group, in the reply's form (1.1-1.4's
+ * ofp11_group_desc_stats, 1.0 and 1.5's with bucket ids and properties). */
+int fdp_ofp_put_group_desc(struct fdp_ofpmp *mp, const struct fdp_ofp_group *,
+                           const struct fdp_tlv_map *tlv);
+/* The next group of a desc reply body: 0 (free it with
+ * fdp_ofp_group_destroy()), EOF, or an error. */
+int fdp_ofp_pull_group_desc(struct fdp__ofp_reader *r, uint8_t version,
+                            const struct fdp_tlv_map *tlv,
+                            struct fdp_ofp_group *);
+
+/* Group statistics (1.1 and 1.2 without the duration). */
+struct fdp_ofp_group_stats {
+    uint32_t group_id;
+    uint32_t ref_count;
+    uint64_t packet_count, byte_count;
+    uint32_t duration_sec, duration_nsec;
+    size_t n_buckets;
+    struct fdp_ofp_bucket_counter {
+        uint64_t packet_count, byte_count;
+    } *buckets;                 /* Decoding: the caller free()s them. */
+};
+int fdp_ofp_put_group_stats(struct fdp_ofpmp *mp,
+                            const struct fdp_ofp_group_stats *);
+int fdp_ofp_pull_group_stats(struct fdp__ofp_reader *r, enum fdp_ofpraw raw,
+                             struct fdp_ofp_group_stats *);
+
+/* Group features: the bitmaps as the reply's version writes them. */
+struct fdp_ofp_group_features {
+    uint32_t types;             /* Bit N: group type N. */
+    uint32_t capabilities;      /* OFPGFC_*. */
+    uint32_t max_groups[4];
+    uint32_t actions[4];        /* Bit N: action type N of the version. */
+};
+int fdp_ofp_encode_group_features_reply(struct fdp__ofpbuf *b,
+                                        const struct fdp_ofp_header *request,
+                                        const struct fdp_ofp_group_features *);
+int fdp_ofp_decode_group_features_reply(const uint8_t *msg, size_t len,
+                                        struct fdp_ofp_group_features *);
+
+/* The text flowdp's group parser reads (flowdp/group.h) for 'g': what
+ * ovs-ofctl add-group would take for it, every bucket with its bucket_id.
+ * NULL if out of memory; the caller frees it. */
+char *fdp_ofp_group_to_text(const struct fdp_ofp_group *g);
+
+/* 'g' (a pipeline's group) as a desc reply entry: the caller frees 'out'
+ * with fdp_ofp_group_destroy().  Returns 0 or ENOMEM. */
+struct fdp_group;
+int fdp_ofp_group_from_group(const struct fdp_group *g,
+                             struct fdp_ofp_group *out);
+
+/* Meter mod commands (OFPMC13_*). */
+enum {
+    FDP_OFPMC_ADD = 0,
+    FDP_OFPMC_MODIFY = 1,
+    FDP_OFPMC_DELETE = 2,
+};
+/* A meter mod: a delete carries no flags or bands. */
+struct fdp_ofp_meter_mod {
+    uint16_t command;
+    struct fdp_meter_config config;
+};
+/* Decodes OFPT13_METER_MOD as Open vSwitch 3.1 does: OFPMMFC_BAD_COMMAND,
+ * OFPMMFC_BAD_FLAGS (kbps and pktps), OFPMMFC_BAD_BAND (a band neither
+ * drop nor dscp_remark), OFPBRC_BAD_LEN (a band not 16 bytes), and, past
+ * flowdp's FDP_METER_MAX_BANDS, OFPMMFC_OUT_OF_BANDS. */
+int fdp_ofp_decode_meter_mod(const uint8_t *msg, size_t len,
+                             struct fdp_ofp_meter_mod *);
+int fdp_ofp_encode_meter_mod(struct fdp__ofpbuf *b,
+                             const struct fdp_ofp_meter_mod *,
+                             uint8_t version, uint32_t xid);
+/* The meter a meter stats or config request names (FDP_METER_ALL). */
+int fdp_ofp_decode_meter_request(const uint8_t *msg, size_t len,
+                                 uint32_t *meter_id);
+int fdp_ofp_encode_meter_request(struct fdp__ofpbuf *b, enum fdp_ofptype type,
+                                 uint8_t version, uint32_t xid,
+                                 uint32_t meter_id);
+int fdp_ofp_put_meter_config(struct fdp_ofpmp *mp,
+                             const struct fdp_meter_config *);
+int fdp_ofp_pull_meter_config(struct fdp__ofp_reader *r,
+                              struct fdp_meter_config *);
+/* Meter statistics: 'duration_ns' is sent as seconds and nanoseconds. */
+int fdp_ofp_put_meter_stats(struct fdp_ofpmp *mp,
+                            const struct fdp_meter_stats *);
+int fdp_ofp_pull_meter_stats(struct fdp__ofp_reader *r,
+                             struct fdp_meter_stats *);
+struct fdp_ofp_meter_features {
+    uint32_t max_meter;
+    uint32_t band_types;        /* Bit N: band type N. */
+    uint32_t capabilities;      /* FDP_METER_* flags. */
+    uint8_t max_bands;
+    uint8_t max_color;
+};
+int fdp_ofp_encode_meter_features_reply(struct fdp__ofpbuf *b,
+                                        const struct fdp_ofp_header *request,
+                                        const struct fdp_ofp_meter_features *);
+int fdp_ofp_decode_meter_features_reply(const uint8_t *msg, size_t len,
+                                        struct fdp_ofp_meter_features *);
+
+/* NXT_TLV_TABLE_MOD and NXT_TLV_TABLE_REPLY's mappings. */
+enum {
+    FDP_NXTTMC_ADD = 0,
+    FDP_NXTTMC_DELETE = 1,
+    FDP_NXTTMC_CLEAR = 2,
+};
+struct fdp_ofp_tlv_mapping {
+    uint16_t option_class;
+    uint8_t option_type;
+    uint8_t option_len;         /* Bytes, a multiple of 4 up to 124. */
+    uint16_t index;             /* tun_metadataN's N, below 64. */
+};
+#define FDP_OFP_TLV_MAX_MAPPINGS 64
+struct fdp_ofp_tlv_table {
+    uint16_t command;           /* Mods only: FDP_NXTTMC_*. */
+    uint32_t max_option_space;  /* Replies only. */
+    uint16_t max_fields;        /* Replies only. */
+    size_t n;
+    struct fdp_ofp_tlv_mapping mappings[FDP_OFP_TLV_MAX_MAPPINGS];
+};
+/* Decodes NXT_TLV_TABLE_MOD (NXTTMFC_BAD_COMMAND, NXTTMFC_BAD_OPT_LEN,
+ * NXTTMFC_BAD_FIELD_IDX, as Open vSwitch; more than 64 mappings are
+ * NXTTMFC_TABLE_FULL) or NXT_TLV_TABLE_REPLY. */
+int fdp_ofp_decode_tlv_table(const uint8_t *msg, size_t len,
+                             struct fdp_ofp_tlv_table *);
+/* Appends 'raw' (NXT_TLV_TABLE_MOD or NXT_TLV_TABLE_REPLY). */
+int fdp_ofp_encode_tlv_table(struct fdp__ofpbuf *b, enum fdp_ofpraw raw,
+                             const struct fdp_ofp_tlv_table *,
+                             uint8_t version, uint32_t xid);
+/* The mappings as flowdp's TLV map text (flowdp/tlv-map.h); NULL if out
+ * of memory. */
+char *fdp_ofp_tlv_table_to_text(const struct fdp_ofp_tlv_table *);
+/* Reads the mappings of TLV map text 'text' (fdp_tlv_map_to_text()'s)
+ * into 't'.  Returns 0 or EINVAL. */
+int fdp_ofp_tlv_table_from_text(const char *text, struct fdp_ofp_tlv_table *t);
+
+/* NXT_CT_FLUSH (Open vSwitch 3.1's ofp_ct_match): addresses are 16 bytes,
+ * IPv4 as IPv4-mapped IPv6; 'l3' is 0 (no address given), 4 or 6. */
+struct fdp_ofp_ct_tuple {
+    uint8_t src[16], dst[16];
+    uint16_t src_port, dst_port;
+    uint16_t icmp_id;
+    uint8_t icmp_type, icmp_code;
+};
+struct fdp_ofp_ct_flush {
+    uint8_t ip_proto;
+    uint8_t l3;
+    struct fdp_ofp_ct_tuple orig, reply;
+    bool has_zone;
+    uint16_t zone;
+};
+/* Decodes NXT_CT_FLUSH (properties in any order; the encoder writes
+ * Open vSwitch's order: tuples, then zone): NXBRC_MUST_BE_ZERO for padding that is not,
+ * OFPBPC_BAD_LEN for a property that does not fit, OFPBPC_BAD_VALUE
+ * (flowdp's OFPTFFC_BAD_ARGUMENT) for IPv4 and IPv6 addresses mixed.
+ * Unknown properties are ignored, as Open vSwitch ignores them. */
+int fdp_ofp_decode_ct_flush(const uint8_t *msg, size_t len,
+                            struct fdp_ofp_ct_flush *);
+int fdp_ofp_encode_ct_flush(struct fdp__ofpbuf *b,
+                            const struct fdp_ofp_ct_flush *,
+                            uint8_t version, uint32_t xid);
+
 #endif /* FDP_OFP_MSGS_H */

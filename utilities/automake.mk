@@ -43,6 +43,7 @@ utilities_flowdpd_SOURCES = utilities/flowdpd.c utilities/flowdpd.h \
 	utilities/flowdpd-meters.c \
 	utilities/flowdpd-tlv.c \
 	utilities/flowdpd-ofconn.c utilities/flowdpd-openflow.c \
+	utilities/flowdpd-ofgroup.c \
 	utilities/flowdpd-ofpin.c \
 	utilities/flowdpd-openflow.h \
 	utilities/journal.c utilities/journal.h \

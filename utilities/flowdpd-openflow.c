@@ -1323,10 +1323,13 @@ of_dispatch(struct server *s, struct ofconn *c, const uint8_t *msg,
         handle_nicira(s, c, msg, len);
         break;
     default:
-        /* A message the codec knows that this switch does not take (yet:
-         * see the theory of operation), as Open vSwitch answers a message
-         * it does not implement. */
-        ofconn_send_error(c, FDP_OFPBRC_BAD_TYPE, msg, len);
+        /* Groups, meters, TLV tables, conntrack flushes; else a message
+         * the codec knows that this switch does not take (yet: see the
+         * theory of operation), as Open vSwitch answers a message it does
+         * not implement. */
+        if (!of_group_dispatch(s, c, msg, len, &h)) {
+            ofconn_send_error(c, FDP_OFPBRC_BAD_TYPE, msg, len);
+        }
         break;
     }
     return true;

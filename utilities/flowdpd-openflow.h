@@ -130,6 +130,13 @@ void of_conn_destroy(struct ofconn *c);
 
 void of_conn_init(struct ofconn *c, bool is_controller);
 
+/* Groups, meters, TLV tables and conntrack flushes
+ * (flowdpd-ofgroup.c): handles 'msg' (header 'h') if it is one of them
+ * and returns true, else returns false. */
+struct fdp_ofp_header;
+bool of_group_dispatch(struct server *, struct ofconn *c, const uint8_t *msg,
+                       size_t len, const struct fdp_ofp_header *h);
+
 /* The next active (negotiated) connection after 'prev' (NULL: the
  * first), or NULL. */
 struct ofconn *of_next_active(struct server *, const struct ofconn *prev);

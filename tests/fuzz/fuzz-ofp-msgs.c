@@ -1,5 +1,6 @@
 /*
- * libFuzzer target: the OpenFlow message decoder (lib/ofp-msgs.c).  Each
+ * libFuzzer target: the OpenFlow message decoder (lib/ofp-msgs.c, and
+ * lib/ofp-group.c's groups, meters, TLV tables and conntrack flushes).  Each
  * input is one message, copied into a buffer of exactly its size so that
  * ASan catches any read past the end.  Every decoder must return 0 or an
  * enum fdp_ofperr; a header that decodes must say a length that is the
@@ -84,6 +85,69 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_error(fdp_ofp_decode_controller_id(msg, size, &u16));
     check_error(fdp_ofp_decode_ct_flush_zone(msg, size, &u16));
     check_error(fdp_ofp_decode_flow_monitor_cancel(msg, size, &u32));
+
+    /* Groups, meters, TLV tables, conntrack flushes (lib/ofp-group.c). */
+    struct fdp_ofp_group g;
+    struct fdp_ofp_meter_mod mm;
+    struct fdp_ofp_tlv_table tt;
+    struct fdp_ofp_ct_flush cf;
+    struct fdp_ofp_group_features gf;
+    struct fdp_ofp_meter_features mf;
+    error = fdp_ofp_decode_group_mod(msg, size, NULL, &g);
+    check_error(error);
+    if (!error) {
+        /* What decodes encodes again (1.1's actions excepted), and the
+         * re-encoding decodes. */
+        struct fdp__ofpbuf gb;
+        fdp__ofpbuf_init(&gb);
+        if (!fdp_ofp_encode_group_mod(&gb, &g, msg[0], 1, NULL)
+            && !fdp__ofpbuf_failed(&gb)) {
+            struct fdp_ofp_group g2;
+            if (fdp_ofp_decode_group_mod(gb.data, gb.size, NULL, &g2)) {
+                abort();
+            }
+            fdp_ofp_group_destroy(&g2);
+        }
+        fdp__ofpbuf_uninit(&gb);
+        char *text = fdp_ofp_group_to_text(&g);
+        free(text);
+        fdp_ofp_group_destroy(&g);
+    }
+    check_error(fdp_ofp_decode_group_request(msg, size, &u32));
+    check_error(fdp_ofp_decode_group_features_reply(msg, size, &gf));
+    check_error(fdp_ofp_decode_meter_mod(msg, size, &mm));
+    check_error(fdp_ofp_decode_meter_request(msg, size, &u32));
+    check_error(fdp_ofp_decode_meter_features_reply(msg, size, &mf));
+    check_error(fdp_ofp_decode_tlv_table(msg, size, &tt));
+    check_error(fdp_ofp_decode_ct_flush(msg, size, &cf));
+
+    if (!fdp_ofp_decode_header(msg, size, &oh)) {
+        struct fdp__ofp_reader gr;
+        struct fdp_ofp_group_stats gs;
+        struct fdp_meter_config mc;
+        struct fdp_meter_stats ms;
+        fdp__ofp_reader_init(&gr, msg + oh.hdr_len, size - oh.hdr_len);
+        while (!(error = fdp_ofp_pull_group_desc(&gr, oh.version, NULL,
+                                                 &g))) {
+            fdp_ofp_group_destroy(&g);
+        }
+        check_error(error);
+        fdp__ofp_reader_init(&gr, msg + oh.hdr_len, size - oh.hdr_len);
+        while (!(error = fdp_ofp_pull_group_stats(&gr, oh.raw, &gs))) {
+            free(gs.buckets);
+        }
+        check_error(error);
+        fdp__ofp_reader_init(&gr, msg + oh.hdr_len, size - oh.hdr_len);
+        while (!(error = fdp_ofp_pull_meter_config(&gr, &mc))) {
+            continue;
+        }
+        check_error(error);
+        fdp__ofp_reader_init(&gr, msg + oh.hdr_len, size - oh.hdr_len);
+        while (!(error = fdp_ofp_pull_meter_stats(&gr, &ms))) {
+            continue;
+        }
+        check_error(error);
+    }
 
     if (!fdp_ofp_decode_header(msg, size, &oh)) {
         struct fdp__ofp_reader r;

@@ -23,6 +23,7 @@
 #include <flowdp/flow.h>
 #include <flowdp/match.h>
 #include "lib/ofp-msgs.h"
+#include <flowdp/group.h>
 #include "unit.h"
 
 #include "tests/ofp-msgs/ofp-print-cases.h"
@@ -421,7 +422,9 @@ has_match(enum fdp_ofptype type)
             || type == FDP_OFPTYPE_PACKET_OUT
             || type == FDP_OFPTYPE_FLOW_STATS_REQUEST
             || type == FDP_OFPTYPE_FLOW_STATS_REPLY
-            || type == FDP_OFPTYPE_AGGREGATE_STATS_REQUEST);
+            || type == FDP_OFPTYPE_AGGREGATE_STATS_REQUEST
+            /* Properties in another order than Open vSwitch writes. */
+            || type == FDP_OFPTYPE_CT_FLUSH);
 }
 
 static bool round_trip__(const uint8_t *msg, size_t len, const char *title,
@@ -745,6 +748,160 @@ round_trip__(const uint8_t *msg, size_t len, const char *title,
         }
         break;
     }
+    case FDP_OFPTYPE_GROUP_MOD: {
+        struct fdp_ofp_group g;
+        int e = fdp_ofp_decode_group_mod(msg, len, NULL, &g);
+        ck_assert_msg(!e || strstr(text, "decode error")
+                      || strstr(text, "bad group"), "%s: %s", title,
+                      fdp_ofperr_name(e));
+        /* flowdp writes no OpenFlow 1.1 actions (lib/ofp-actions.c). */
+        if (!e && oh.version != FDP_OFP11) {
+            error = fdp_ofp_encode_group_mod(&b, &g, oh.version, oh.xid,
+                                             NULL);
+            fdp_ofp_group_destroy(&g);
+        }
+        break;
+    }
+    case FDP_OFPTYPE_GROUP_STATS_REQUEST:
+    case FDP_OFPTYPE_GROUP_DESC_STATS_REQUEST:
+    case FDP_OFPTYPE_GROUP_FEATURES_STATS_REQUEST: {
+        uint32_t id = 0;
+        if (oh.type != FDP_OFPTYPE_GROUP_FEATURES_STATS_REQUEST) {
+            ck_assert_msg(!fdp_ofp_decode_group_request(msg, len, &id),
+                          "%s", title);
+        }
+        if (fdp_ofpraw_for(oh.type, oh.version) == oh.raw) {
+            error = fdp_ofp_encode_group_request(&b, oh.type, oh.version,
+                                                 oh.xid, id);
+        }
+        break;
+    }
+    case FDP_OFPTYPE_GROUP_DESC_STATS_REPLY:
+        if (oh.version == FDP_OFP11) {
+            /* Decoded below (hostile input); flowdp writes no OpenFlow
+             * 1.1 actions. */
+            break;
+        }
+        /* Fall through. */
+    case FDP_OFPTYPE_GROUP_STATS_REPLY:
+    case FDP_OFPTYPE_METER_CONFIG_STATS_REPLY:
+    case FDP_OFPTYPE_METER_STATS_REPLY: {
+        /* Every entry decoded, then encoded as a reply again. */
+        struct fdp__ofp_reader r;
+        fdp__ofp_reader_init(&r, msg + oh.hdr_len, len - oh.hdr_len);
+        struct fdp_ofp_header rq = oh;
+        rq.raw = (oh.raw == FDP_OFPRAW_NXST_GROUP_DESC_REPLY
+                  ? FDP_OFPRAW_NXST_GROUP_DESC_REQUEST
+                  : oh.raw == FDP_OFPRAW_NXST_GROUP_REPLY
+                  ? FDP_OFPRAW_NXST_GROUP_REQUEST
+                  : fdp_ofpraw_for((enum fdp_ofptype) (oh.type - 1),
+                                   oh.version));
+        struct fdp_ofpmp mp;
+        fdp_ofpmp_init(&mp, &b, &rq);
+        int e;
+        for (;;) {
+            if (oh.type == FDP_OFPTYPE_GROUP_DESC_STATS_REPLY) {
+                struct fdp_ofp_group g;
+                e = fdp_ofp_pull_group_desc(&r, oh.version, NULL, &g);
+                if (!e) {
+                    int pe = fdp_ofp_put_group_desc(&mp, &g, NULL);
+                    ck_assert_msg(!pe, "%s: %d", title, pe);
+                    fdp_ofp_group_destroy(&g);
+                }
+            } else if (oh.type == FDP_OFPTYPE_GROUP_STATS_REPLY) {
+                struct fdp_ofp_group_stats gs;
+                e = fdp_ofp_pull_group_stats(&r, oh.raw, &gs);
+                if (!e) {
+                    ck_assert_int_eq(fdp_ofp_put_group_stats(&mp, &gs), 0);
+                }
+                free(gs.buckets);
+            } else if (oh.type == FDP_OFPTYPE_METER_CONFIG_STATS_REPLY) {
+                struct fdp_meter_config mc;
+                e = fdp_ofp_pull_meter_config(&r, &mc);
+                if (!e) {
+                    ck_assert_int_eq(fdp_ofp_put_meter_config(&mp, &mc), 0);
+                }
+            } else {
+                struct fdp_meter_stats ms;
+                e = fdp_ofp_pull_meter_stats(&r, &ms);
+                if (!e) {
+                    ck_assert_int_eq(fdp_ofp_put_meter_stats(&mp, &ms), 0);
+                }
+            }
+            if (e) {
+                break;
+            }
+        }
+        ck_assert_msg(e == EOF, "%s: %s", title, fdp_ofperr_name(e));
+        error = fdp_ofpmp_finish(&mp);
+        if (!error && b.size >= 12) {
+            fdp__ofp_set_be16(b.data + 10, oh.mp_flags);
+        }
+        break;
+    }
+    case FDP_OFPTYPE_GROUP_FEATURES_STATS_REPLY: {
+        struct fdp_ofp_group_features gf;
+        ck_assert_msg(!fdp_ofp_decode_group_features_reply(msg, len, &gf),
+                      "%s", title);
+        struct fdp_ofp_header rq = oh;
+        rq.raw = fdp_ofpraw_for(FDP_OFPTYPE_GROUP_FEATURES_STATS_REQUEST,
+                                oh.version);
+        error = fdp_ofp_encode_group_features_reply(&b, &rq, &gf);
+        break;
+    }
+    case FDP_OFPTYPE_METER_MOD: {
+        struct fdp_ofp_meter_mod mm;
+        int e = fdp_ofp_decode_meter_mod(msg, len, &mm);
+        ck_assert_msg(!e || strstr(text, "decode error"), "%s: %s", title,
+                      fdp_ofperr_name(e));
+        if (!e) {
+            error = fdp_ofp_encode_meter_mod(&b, &mm, oh.version, oh.xid);
+        }
+        break;
+    }
+    case FDP_OFPTYPE_METER_STATS_REQUEST:
+    case FDP_OFPTYPE_METER_CONFIG_STATS_REQUEST:
+    case FDP_OFPTYPE_METER_FEATURES_STATS_REQUEST: {
+        uint32_t id = 0;
+        if (oh.type != FDP_OFPTYPE_METER_FEATURES_STATS_REQUEST) {
+            ck_assert_msg(!fdp_ofp_decode_meter_request(msg, len, &id),
+                          "%s", title);
+        }
+        error = fdp_ofp_encode_meter_request(&b, oh.type, oh.version, oh.xid,
+                                             id);
+        break;
+    }
+    case FDP_OFPTYPE_METER_FEATURES_STATS_REPLY: {
+        struct fdp_ofp_meter_features mf;
+        ck_assert_msg(!fdp_ofp_decode_meter_features_reply(msg, len, &mf),
+                      "%s", title);
+        struct fdp_ofp_header rq = oh;
+        rq.raw = FDP_OFPRAW_OFPST13_METER_FEATURES_REQUEST;
+        error = fdp_ofp_encode_meter_features_reply(&b, &rq, &mf);
+        break;
+    }
+    case FDP_OFPTYPE_NXT_TLV_TABLE_MOD:
+    case FDP_OFPTYPE_NXT_TLV_TABLE_REPLY: {
+        struct fdp_ofp_tlv_table t;
+        int e = fdp_ofp_decode_tlv_table(msg, len, &t);
+        ck_assert_msg(!e || strstr(text, "decode error"), "%s: %s", title,
+                      fdp_ofperr_name(e));
+        if (!e) {
+            error = fdp_ofp_encode_tlv_table(&b, oh.raw, &t, oh.version,
+                                             oh.xid);
+        }
+        break;
+    }
+    case FDP_OFPTYPE_CT_FLUSH: {
+        struct fdp_ofp_ct_flush f;
+        int e = fdp_ofp_decode_ct_flush(msg, len, &f);
+        ck_assert_msg(!e || strstr(text, "decode error"), "%s: %s", title,
+                      fdp_ofperr_name(e));
+        if (!e) {
+            error = fdp_ofp_encode_ct_flush(&b, &f, oh.version, oh.xid);
+        }
+        break;
+    }
     case FDP_OFPTYPE_FLOW_REMOVED:
         /* Encoding only (the daemon sends them): checked against
          * ovs-ofctl below. */
@@ -822,6 +979,16 @@ START_TEST(cases_decode_errors_as_ovs)
             struct fdp_ofp_async_config cfg;
             memset(&cfg, 0, sizeof cfg);
             error = fdp_ofp_decode_set_async(msg, len, &cfg);
+        } else if (!error && oh.type == FDP_OFPTYPE_GROUP_MOD) {
+            struct fdp_ofp_group g;
+            error = fdp_ofp_decode_group_mod(msg, len, NULL, &g);
+            fdp_ofp_group_destroy(&g);
+        } else if (!error && oh.type == FDP_OFPTYPE_METER_MOD) {
+            struct fdp_ofp_meter_mod mm;
+            error = fdp_ofp_decode_meter_mod(msg, len, &mm);
+        } else if (!error && oh.type == FDP_OFPTYPE_CT_FLUSH) {
+            struct fdp_ofp_ct_flush f;
+            error = fdp_ofp_decode_ct_flush(msg, len, &f);
         } else if (!error && oh.type == FDP_OFPTYPE_PORT_STATUS) {
             struct fdp_ofp_port pp;
             uint8_t reason;
@@ -867,6 +1034,60 @@ START_TEST(cases_round_trip)
     printf("ofp-print.at: %zu cases decoded and re-encoded, byte for byte "
            "but for %zu whose matches were normalized\n", n, n_normalized);
     ck_assert_uint_ge(n, 20);
+}
+END_TEST
+
+/* A group decoded from the wire, written as flowdp's group text, parsed
+ * into a pipeline's group and encoded again gives the wire's bytes: the
+ * path flowdpd's group mods and group desc replies take
+ * (utilities/flowdpd-ofgroup.c). */
+START_TEST(groups_through_text)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_CASES; i++) {
+        const struct ofp_print_case *c = &ofp_print_cases[i];
+        uint8_t *msg;
+        size_t len = from_hex(c->hex, &msg);
+        struct fdp_ofp_header oh;
+        struct fdp_ofp_group g;
+        if (fdp_ofp_decode_header(msg, len, &oh)
+            || oh.type != FDP_OFPTYPE_GROUP_MOD
+            || oh.version == FDP_OFP11
+            || fdp_ofp_decode_group_mod(msg, len, NULL, &g)) {
+            free(msg);
+            continue;
+        }
+        char *text = fdp_ofp_group_to_text(&g);
+        ck_assert_ptr_nonnull(text);
+        struct fdp_group *parsed;
+        char *err = NULL;
+        int error = fdp_group_parse(text, &parsed, &err);
+        ck_assert_msg(!error, "%s: %s: %s", c->title, text, err);
+        struct fdp_ofp_group back;
+        ck_assert_int_eq(fdp_ofp_group_from_group(parsed, &back), 0);
+        back.command = g.command;
+        back.command_bucket_id = g.command_bucket_id;
+        back.ntr_experimenter = g.ntr_experimenter;
+        struct fdp__ofpbuf b;
+        fdp__ofpbuf_init(&b);
+        ck_assert_int_eq(fdp_ofp_encode_group_mod(&b, &back, oh.version,
+                                                  oh.xid, NULL), 0);
+        if (b.size != len || memcmp(b.data, msg, len)) {
+            char *got = to_hex(b.data, b.size), *want = to_hex(msg, len);
+            ck_abort_msg("%s: %s:\n got  %s\n want %s", c->title, text,
+                         got, want);
+        }
+        fdp__ofpbuf_uninit(&b);
+        fdp_ofp_group_destroy(&back);
+        fdp_ofp_group_destroy(&g);
+        fdp_group_destroy(parsed);
+        free(text);
+        free(err);
+        free(msg);
+        n++;
+    }
+    printf("ofp-print.at: %zu group mods through flowdp's group text\n", n);
+    ck_assert_uint_ge(n, 3);
 }
 END_TEST
 
@@ -1100,6 +1321,66 @@ END_TEST
 
 /* ---- Hostile input ---- */
 
+/* The decoders of lib/ofp-group.c on 'msg'. */
+static void
+check_err(int error)
+{
+    ck_assert(error == 0 || error == EOF
+              || (error > FDP__OFPERR_BASE && error < FDP__OFPERR_END));
+}
+
+static void
+decode_groups_and_meters(const uint8_t *msg, size_t len)
+{
+    struct fdp_ofp_group g;
+    struct fdp_ofp_meter_mod mm;
+    struct fdp_ofp_tlv_table t;
+    struct fdp_ofp_ct_flush f;
+    struct fdp_ofp_group_features gf;
+    struct fdp_ofp_meter_features mf;
+    uint32_t id;
+
+    check_err(fdp_ofp_decode_group_mod(msg, len, NULL, &g));
+    fdp_ofp_group_destroy(&g);
+    check_err(fdp_ofp_decode_group_request(msg, len, &id));
+    check_err(fdp_ofp_decode_group_features_reply(msg, len, &gf));
+    check_err(fdp_ofp_decode_meter_mod(msg, len, &mm));
+    check_err(fdp_ofp_decode_meter_request(msg, len, &id));
+    check_err(fdp_ofp_decode_meter_features_reply(msg, len, &mf));
+    check_err(fdp_ofp_decode_tlv_table(msg, len, &t));
+    check_err(fdp_ofp_decode_ct_flush(msg, len, &f));
+
+    struct fdp_ofp_header oh;
+    if (fdp_ofp_decode_header(msg, len, &oh)) {
+        return;
+    }
+    struct fdp__ofp_reader r;
+    int e;
+    fdp__ofp_reader_init(&r, msg + oh.hdr_len, len - oh.hdr_len);
+    while (!(e = fdp_ofp_pull_group_desc(&r, oh.version, NULL, &g))) {
+        fdp_ofp_group_destroy(&g);
+    }
+    check_err(e);
+    fdp__ofp_reader_init(&r, msg + oh.hdr_len, len - oh.hdr_len);
+    struct fdp_ofp_group_stats gs;
+    while (!(e = fdp_ofp_pull_group_stats(&r, oh.raw, &gs))) {
+        free(gs.buckets);
+    }
+    check_err(e);
+    struct fdp_meter_config mc;
+    struct fdp_meter_stats ms;
+    fdp__ofp_reader_init(&r, msg + oh.hdr_len, len - oh.hdr_len);
+    while (!(e = fdp_ofp_pull_meter_config(&r, &mc))) {
+        continue;
+    }
+    check_err(e);
+    fdp__ofp_reader_init(&r, msg + oh.hdr_len, len - oh.hdr_len);
+    while (!(e = fdp_ofp_pull_meter_stats(&r, &ms))) {
+        continue;
+    }
+    check_err(e);
+}
+
 /* Runs every decoder on 'msg'; each must return 0 or an error. */
 static void
 decode_everything(const uint8_t *msg, size_t len)
@@ -1149,6 +1430,8 @@ decode_everything(const uint8_t *msg, size_t len)
     fdp_ofp_decode_controller_id(msg, len, &u16);
     fdp_ofp_decode_ct_flush_zone(msg, len, &u16);
     fdp_ofp_decode_flow_monitor_cancel(msg, len, &u32);
+
+    decode_groups_and_meters(msg, len);
 
     struct fdp_ofp_flow_mod fm;
     struct fdp_ofp_flow_stats_request fsr;
@@ -1297,6 +1580,7 @@ main(void)
     tcase_add_test(tc, hello_negotiation);
     tcase_add_test(tc, cases_round_trip);
     tcase_add_test(tc, cases_decode_errors_as_ovs);
+    tcase_add_test(tc, groups_through_text);
     tcase_add_test(tc, multipart_split);
     tcase_add_test(tc, encodings_ovs_ofctl_reads);
     tcase_add_test(hc, hostile_truncations_and_lies);
