@@ -502,7 +502,8 @@ stats_port(struct server *s, struct ofconn *c, const uint8_t *msg,
             return;
         }
         want = fdp__ofp_get_be16(msg + body);
-        want = want == OFPP10_ANY ? OFPP11_ANY : want;
+        want = want == OFPP10_ANY ? OFPP11_ANY
+               : want == OFPP10_LOCAL ? OFPP11_LOCAL : want;
     } else {
         if (!check_len(c, msg, len, body + 8, false)) {
             return;
@@ -527,6 +528,16 @@ stats_port(struct server *s, struct ofconn *c, const uint8_t *msg,
         put_port_stats(&m.b, c->version, nos[i], &ps);
     }
     free(nos);
+    if (want == OFPP11_ANY || want == OFPP11_LOCAL) {
+        /* The local port, listed as the port descriptions list it: no
+         * interface behind it, nothing counted. */
+        static const struct fdp_port_stats zero;
+        found = true;
+        mp_room(&m, port_stats_size(c->version));
+        put_port_stats(&m.b, c->version,
+                       c->version == FDP_OFP10 ? OFPP10_LOCAL : OFPP11_LOCAL,
+                       &zero);
+    }
     if (!found) {
         /* As Open vSwitch: a port that does not exist is an error. */
         fdp__ofpbuf_uninit(&m.b);
