@@ -758,6 +758,8 @@ round_trip__(const uint8_t *msg, size_t len, const char *title,
         if (!e && oh.version != FDP_OFP11) {
             error = fdp_ofp_encode_group_mod(&b, &g, oh.version, oh.xid,
                                              NULL);
+        }
+        if (!e) {
             fdp_ofp_group_destroy(&g);
         }
         break;
