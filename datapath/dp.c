@@ -2885,6 +2885,25 @@ exec_controller(void *ctx_, const struct fdp__pkt *pkt,
             }
         }
     }
+    if (ctl.meter_id) {
+        /* controller(meter_id=N): the packet-ins pass meter N first (Open
+         * vSwitch's controller meters, which OVN's control-plane
+         * protection sets); what the meter drops is no packet-in, and the
+         * packet itself goes on with the flow's other actions.  (A
+         * dscp_remark band would mark the packet's own bytes: Open
+         * vSwitch's controller meters have drop bands.) */
+        struct fdp_dp_pmd *pmd = ctx->pmd;
+        struct fdp__pkt *pk = (struct fdp__pkt *) pkt;
+        bool keep;
+        if (!pmd->meter_now) {
+            pmd->meter_now = fdp__meters_now(pmd->dp->meters);
+        }
+        fdp__meters_apply(pmd->dp->meters, ctl.meter_id, &pk, 1,
+                          pmd->meter_now, pmd->stats_shard, &keep);
+        if (!keep) {
+            return;
+        }
+    }
     do_upcall(ctx->pmd, FDP_UPCALL_ACTION, pkt,
               pkt->size < ctl.max_len ? pkt->size : ctl.max_len, &ctl);
 }

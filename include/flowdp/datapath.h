@@ -320,7 +320,8 @@ struct fdp_upcall {
                                  * (Open vSwitch's continuations); flowdp
                                  * delivers the flag only. */
     uint16_t controller_id;     /* Which controller connection: 0 all. */
-    uint32_t meter_id;          /* 0: none. */
+    uint32_t meter_id;          /* 0: none; else the packet passed that
+                                 * meter (one it dropped is no upcall). */
     const void *userdata;       /* 'userdata_size' bytes, or NULL. */
     size_t userdata_size;
 };
