@@ -2904,6 +2904,19 @@ exec_controller(void *ctx_, const struct fdp__pkt *pkt,
             return;
         }
     }
+    if (ctl.state_map) {
+        /* The packet's key with the metadata and registers the pipeline
+         * had at the action, for the packet-in's metadata. */
+        struct fdp__pkt copy = *pkt;
+        size_t k = 0;
+        for (size_t i = FDP__WORD_METADATA; i <= FDP__WORD_XREG7; i++) {
+            copy.key.w[i] = ctl.state_map >> (i - FDP__WORD_METADATA) & 1
+                            ? ctl.state[k++] : 0;
+        }
+        do_upcall(ctx->pmd, FDP_UPCALL_ACTION, &copy,
+                  pkt->size < ctl.max_len ? pkt->size : ctl.max_len, &ctl);
+        return;
+    }
     do_upcall(ctx->pmd, FDP_UPCALL_ACTION, pkt,
               pkt->size < ctl.max_len ? pkt->size : ctl.max_len, &ctl);
 }

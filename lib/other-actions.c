@@ -138,9 +138,11 @@ fdp__actions_add_controller(struct fdp__actions_builder *b,
     }
 
     /* The long form: [header][reason, id, meter][size, pause, stamped,
-     * table][userdata...][cookie, if stamped]. */
+     * table][userdata...], and if stamped [cookie][state map][state...]. */
     size_t ud_words = (c->userdata_size + 7) / 8;
-    size_t n = 3 + ud_words + c->stamped;
+    size_t n_state = c->stamped ? (size_t) __builtin_popcountll(c->state_map)
+                                : 0;
+    size_t n = 3 + ud_words + (c->stamped ? 2 + n_state : 0);
     if (n > UINT8_MAX) {
         return EINVAL;
     }
@@ -158,6 +160,10 @@ fdp__actions_add_controller(struct fdp__actions_builder *b,
         }
         if (c->stamped) {
             w[3 + ud_words] = c->cookie;
+            w[4 + ud_words] = c->state_map;
+            if (n_state) {
+                memcpy(&w[5 + ud_words], c->state, n_state * sizeof *w);
+            }
         }
     }
     return 0;
@@ -182,7 +188,10 @@ fdp__action_controller(const struct fdp__action *a)
         c.stamped = (w[2] >> 17) & 1;
         c.table_id = (uint8_t) (w[2] >> 24);
         if (c.stamped) {
-            c.cookie = w[3 + (c.userdata_size + 7) / 8];
+            size_t at = 3 + (c.userdata_size + 7) / 8;
+            c.cookie = w[at];
+            c.state_map = w[at + 1];
+            c.state = &w[at + 2];
         }
     }
     return c;

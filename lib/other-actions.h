@@ -159,6 +159,12 @@ struct fdp__controller {
     bool stamped;
     uint8_t table_id;
     uint64_t cookie;
+    /* Stamped too: the pipeline's metadata and registers at the action
+     * (key words FDP__WORD_METADATA on): bit i of 'state_map' says word
+     * FDP__WORD_METADATA + i is nonzero, and 'state' holds those words in
+     * order (pointing into the record once decoded). */
+    uint64_t state_map;
+    const uint64_t *state;
 };
 
 /* True if 'c' is printed and kept as plain CONTROLLER:max_len. */

@@ -2045,6 +2045,18 @@ stamp_controller(struct run *run, const struct fdp__action *a,
     c.stamped = true;
     c.table_id = (uint8_t) table_id;
     c.cookie = run->rule ? run->rule->cookie : UINT64_MAX;
+    /* The metadata and registers now, for the packet-in's metadata. */
+    uint64_t state[FDP__WORD_XREG7 + 1 - FDP__WORD_METADATA];
+    size_t n_state = 0;
+    c.state_map = 0;
+    for (size_t i = 0; i < sizeof state / sizeof state[0]; i++) {
+        uint64_t w = run->r->key.w[FDP__WORD_METADATA + i];
+        if (w) {
+            c.state_map |= UINT64_C(1) << i;
+            state[n_state++] = w;
+        }
+    }
+    c.state = state;
     if (fdp__actions_add_controller(&run->s->composed, &c)) {
         run->s->composed.error = ENOMEM;
     }

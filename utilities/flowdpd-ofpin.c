@@ -78,6 +78,7 @@ struct pin_entry {
     uint32_t total_len;         /* The packet's size as it came. */
     uint16_t len;               /* Bytes of 'data' kept. */
     uint16_t userdata_len;
+    struct fdp_key key;         /* The upcall's: the packet-in's metadata. */
     uint8_t data[PIN_MAX_DATA];
     uint8_t userdata[PIN_MAX_USERDATA];
 };
@@ -122,6 +123,7 @@ pin_upcall(void *aux, const struct fdp_upcall *up)
         memcpy(e->userdata, up->userdata, up->userdata_size);
     }
     e->controller_id = up->controller_id;
+    e->key = *up->key;
     e->in_port = up->in_port;
     e->total_len = (uint32_t) up->size;
     e->len = (uint16_t) (up->size < PIN_MAX_DATA ? up->size : PIN_MAX_DATA);
@@ -211,6 +213,78 @@ wire_reason(const struct pin_entry *e, uint8_t version)
     }
 }
 
+/* The packet-in's metadata: the in_port and, as Open vSwitch's
+ * flow_get_metadata() has them, the pipeline fields of 'e''s key that are
+ * not zero (tunnel, metadata, registers, pkt_mark, connection tracking;
+ * the ct tuple only with a tracked state).  NULL if out of memory. */
+static struct fdp_match *
+metadata_match(const struct pin_entry *e)
+{
+    static const enum fdp_field fields[] = {
+        FDP_F_TUN_ID, FDP_F_TUN_SRC, FDP_F_TUN_DST, FDP_F_TUN_IPV6_SRC,
+        FDP_F_TUN_IPV6_DST, FDP_F_TUN_FLAGS, FDP_F_TUN_TOS, FDP_F_TUN_TTL,
+        FDP_F_TUN_GBP_ID, FDP_F_TUN_GBP_FLAGS, FDP_F_METADATA,
+        FDP_F_REG0, FDP_F_REG1, FDP_F_REG2, FDP_F_REG3, FDP_F_REG4,
+        FDP_F_REG5, FDP_F_REG6, FDP_F_REG7, FDP_F_REG8, FDP_F_REG9,
+        FDP_F_REG10, FDP_F_REG11, FDP_F_REG12, FDP_F_REG13, FDP_F_REG14,
+        FDP_F_REG15, FDP_F_PKT_MARK, FDP_F_CT_STATE, FDP_F_DL_TYPE,
+        FDP_F_CT_NW_SRC, FDP_F_CT_NW_DST, FDP_F_CT_IPV6_SRC,
+        FDP_F_CT_IPV6_DST, FDP_F_CT_NW_PROTO, FDP_F_CT_TP_SRC,
+        FDP_F_CT_TP_DST, FDP_F_CT_ZONE, FDP_F_CT_MARK, FDP_F_CT_LABEL,
+    };
+    struct fdp_match *md = fdp_match_create();
+    int error = !md || fdp_match_set_masked(
+        md, FDP_F_IN_PORT, (struct fdp_value) { .lo = e->in_port },
+        (struct fdp_value) { .lo = 0xffff });
+    /* With a ct_state, the dl_type that reads the ct fields, and with a
+     * valid tracked state and a protocol, the whole original tuple of the
+     * packet's family (zeros too). */
+    unsigned int st = (unsigned int) fdp__key_get(&e->key, FDP_F_CT_STATE);
+    unsigned int dl_type = (unsigned int) fdp__key_get(&e->key,
+                                                       FDP_F_DL_TYPE);
+    bool tuple = st & FDP_CT_TRK && !(st & FDP_CT_INV)
+                 && fdp__key_get(&e->key, FDP_F_CT_NW_PROTO);
+    for (size_t i = 0; !error && i < sizeof fields / sizeof fields[0]; i++) {
+        enum fdp_field f = fields[i];
+        fdp_u128 v = fdp__key_get(&e->key, f);
+        bool want;
+        switch (f) {
+        case FDP_F_DL_TYPE:
+            want = st != 0;
+            break;
+        case FDP_F_CT_NW_SRC:
+        case FDP_F_CT_NW_DST:
+            want = tuple && dl_type == 0x0800;
+            break;
+        case FDP_F_CT_IPV6_SRC:
+        case FDP_F_CT_IPV6_DST:
+            want = tuple && dl_type == 0x86dd;
+            break;
+        case FDP_F_CT_NW_PROTO:
+        case FDP_F_CT_TP_SRC:
+        case FDP_F_CT_TP_DST:
+            want = tuple && (dl_type == 0x0800 || dl_type == 0x86dd);
+            break;
+        default:
+            want = v != 0;
+            break;
+        }
+        if (!want) {
+            continue;
+        }
+        unsigned int n_bits = fdp__field(f)->n_bits;
+        fdp_u128 ones = fdp__ones(n_bits);
+        error = fdp_match_set_masked(
+            md, f, (struct fdp_value) { (uint64_t) (v >> 64), (uint64_t) v },
+            (struct fdp_value) { (uint64_t) (ones >> 64), (uint64_t) ones });
+    }
+    if (error) {
+        fdp_match_destroy(md);
+        return NULL;
+    }
+    return md;
+}
+
 /* Encodes the packet-in of 'e' for 'c' into 'b'. */
 static void
 encode(struct server *s, struct fdp__ofpbuf *b, const struct ofconn *c,
@@ -222,11 +296,8 @@ encode(struct server *s, struct fdp__ofpbuf *b, const struct ofconn *c,
         && len > c->miss_send_len) {
         len = c->miss_send_len;
     }
-    struct fdp_match *md = fdp_match_create();
-    if (!md || fdp_match_set_masked(md, FDP_F_IN_PORT,
-                                    (struct fdp_value) { .lo = e->in_port },
-                                    (struct fdp_value) { .lo = 0xffff })) {
-        fdp_match_destroy(md);
+    struct fdp_match *md = metadata_match(e);
+    if (!md) {
         b->failed = true;
         return;
     }

@@ -301,7 +301,11 @@ struct fdp_upcall {
     uint32_t in_port;
     const void *data;           /* The packet (at most max_len bytes for */
     size_t size;                /* the controller action). */
-    const struct fdp_key *key;  /* As extracted on arrival. */
+    const struct fdp_key *key;  /* As extracted on arrival, with (for the
+                                 * controller action) the metadata and
+                                 * registers the pipeline had at the
+                                 * action and the ct fields the tracker
+                                 * gave. */
     /* FDP_UPCALL_ACTION: the controller action's arguments, as Open
      * vSwitch's controller(reason=...,id=...,userdata=...,pause,
      * meter_id=...) gives them to its packet-in (zero, no userdata and
