@@ -238,34 +238,48 @@ hdrs_decode(const uint8_t *msg, size_t len, struct hdrs *h)
     return 0;
 }
 
+/* True if row 'info' describes 'h'. */
+static bool
+raw_matches(const struct raw_info *info, const struct hdrs *h)
+{
+    if (h->version < info->min_version || h->version > info->max_version) {
+        return false;
+    }
+    if (h->stats) {
+        return (kind_is_stats(info->kind)
+                && kind_is_request(info->kind) == h->request
+                && (h->stat == OFPST_VENDOR
+                    ? (kind_vendor(info->kind) == h->vendor
+                       && info->number == h->subtype)
+                    : (!kind_is_vendor(info->kind)
+                       && info->number == h->stat)));
+    } else if (h->vendor) {
+        return (!kind_is_stats(info->kind)
+                && kind_vendor(info->kind) == h->vendor
+                && info->number == h->subtype);
+    } else {
+        return info->kind == FDP__OFPK_OFPT && info->number == h->type;
+    }
+}
+
 /* Finds the row for 'h'. */
 static int
 hdrs_to_raw(const struct hdrs *h, enum fdp_ofpraw *rawp)
 {
+    /* The raw found last, tried first: a stream of messages is mostly of
+     * a few kinds (a bundle's flow mods), and the table has some 165
+     * rows to scan.  At most one row matches, so the answer is the
+     * scan's. */
+    static _Thread_local int last = FDP_OFPRAW_NONE;
+
+    if (last != FDP_OFPRAW_NONE && raw_matches(&raw_infos[last], h)) {
+        *rawp = (enum fdp_ofpraw) last;
+        return 0;
+    }
     for (int raw = FDP_OFPRAW_NONE + 1; raw < FDP__OFPRAW_N; raw++) {
-        const struct raw_info *info = &raw_infos[raw];
-        if (h->version < info->min_version
-            || h->version > info->max_version) {
-            continue;
-        }
-        bool match;
-        if (h->stats) {
-            match = (kind_is_stats(info->kind)
-                     && kind_is_request(info->kind) == h->request
-                     && (h->stat == OFPST_VENDOR
-                         ? (kind_vendor(info->kind) == h->vendor
-                            && info->number == h->subtype)
-                         : (!kind_is_vendor(info->kind)
-                            && info->number == h->stat)));
-        } else if (h->vendor) {
-            match = (!kind_is_stats(info->kind)
-                     && kind_vendor(info->kind) == h->vendor
-                     && info->number == h->subtype);
-        } else {
-            match = info->kind == FDP__OFPK_OFPT && info->number == h->type;
-        }
-        if (match) {
+        if (raw_matches(&raw_infos[raw], h)) {
             *rawp = raw;
+            last = raw;
             return 0;
         }
     }
