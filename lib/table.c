@@ -872,11 +872,14 @@ ties_fill_cb(struct fdp_rule *r, void *aux_)
 
 /* fdp__ties_level_tied() for the 'n' rules of one level.  Rules keep
  * their matches compact, and lib/ties.c reads whole ones, so the level's
- * matches are expanded for the call (296 bytes each, freed before the next
- * level); a level whose rules all live in one sub-table cannot tie and
- * needs none.  Out of memory, "tied" (conservative). */
+ * matches are expanded for the call into 'm' (room for 'n' matches,
+ * sizeof (struct fdp_match) bytes each, which the caller reuses from one
+ * level to the next: a fresh array per level of 40,000 flows was 40 MB of
+ * new pages each time) and 'tr' (as many); a level whose rules all live in
+ * one sub-table cannot tie and needs none. */
 static bool
-level_tied(struct fdp_rule **rules, uint32_t n)
+level_tied(struct fdp_rule **rules, uint32_t n, struct fdp__tie_rule *tr,
+           struct fdp_match *m)
 {
     uint32_t i = 1;
 
@@ -886,21 +889,13 @@ level_tied(struct fdp_rule **rules, uint32_t n)
     if (i == n) {
         return false;
     }
-    struct fdp__tie_rule *tr = malloc(n * sizeof *tr);
-    struct fdp_match *m = malloc(n * sizeof *m);
-    bool tied = true;
-    if (tr && m) {
-        for (i = 0; i < n; i++) {
-            fdp__cmatch_expand(&rules[i]->match, &m[i]);
-            tr[i] = (struct fdp__tie_rule) {
-                .match = &m[i], .subtable = (uintptr_t) rules[i]->owner,
-            };
-        }
-        tied = fdp__ties_level_tied(tr, n, TIE_WORK_MAX);
+    for (i = 0; i < n; i++) {
+        fdp__cmatch_expand(&rules[i]->match, &m[i]);
+        tr[i] = (struct fdp__tie_rule) {
+            .match = &m[i], .subtable = (uintptr_t) rules[i]->owner,
+        };
     }
-    free(tr);
-    free(m);
-    return tied;
+    return fdp__ties_level_tied(tr, n, TIE_WORK_MAX);
 }
 
 /* Decides, for every level that changed since the last time, whether two
@@ -943,12 +938,26 @@ update_ties(struct fdp_table *table)
         st->class->for_each_rule(st, false, ties_fill_cb, &aux);
     }
 
+    /* The expanded matches, for the largest dirty level; out of memory,
+     * every level is "tied" (conservative). */
+    uint32_t most = 0;
+    for (unsigned int w = 0; w < table->n_tie_words; w++) {
+        for (uint64_t m = table->ties_dirty[w]; m; m &= m - 1) {
+            unsigned int p = w * 64 + (unsigned int) __builtin_ctzll(m);
+            most = count[p] > most ? count[p] : most;
+        }
+    }
+    struct fdp__tie_rule *tr = malloc((most + 1) * sizeof *tr);
+    struct fdp_match *matches = malloc((most + 1) * sizeof *matches);
+
     bool changed = false;
     for (unsigned int w = 0; w < table->n_tie_words; w++) {
         for (uint64_t m = table->ties_dirty[w]; m; m &= m - 1) {
             unsigned int p = w * 64 + (unsigned int) __builtin_ctzll(m);
             bool tied = count[p] >= 2
-                        && level_tied(&aux.rules[offset[p]], count[p]);
+                        && (!tr || !matches
+                            || level_tied(&aux.rules[offset[p]], count[p],
+                                          tr, matches));
             if (!tied) {
                 table->ties[w] &= ~(UINT64_C(1) << (p % 64));
                 changed = true;
@@ -957,6 +966,8 @@ update_ties(struct fdp_table *table)
         table->ties_dirty[w] = 0;
     }
     table->any_ties_dirty = false;
+    free(tr);
+    free(matches);
     free(aux.rules);
     free(count);
     return changed;

@@ -36,6 +36,7 @@
 #include "utilities/flowdpd.h"
 #include "lib/actions-internal.h"
 #include "lib/learn.h"
+#include "lib/match-internal.h"
 #include "lib/ofp-msgs.h"
 #include "utilities/journal.h"
 #include "utilities/pipeline-tool.h"
@@ -795,7 +796,53 @@ flow_change_destroy(struct flow_change *fc)
     if (fc) {
         fdp_flow_spec_destroy(&fc->spec);
         memset(&fc->spec, 0, sizeof fc->spec);
+        free(fc->cmatch);
+        fc->cmatch = NULL;
     }
+}
+
+int
+flow_change_pack(struct flow_change *fc)
+{
+    if (!fc->spec.match) {
+        return 0;
+    }
+    struct fdp__cmatch *c = malloc(fdp__cmatch_size(fc->spec.match));
+    if (!c) {
+        return ENOMEM;
+    }
+    fdp__cmatch_pack(c, fc->spec.match);
+    fdp_match_destroy(fc->spec.match);
+    fc->spec.match = NULL;
+    fc->cmatch = c;
+    return 0;
+}
+
+/* 'fc''s flow with its match whole: 'spec' is fc->spec, its match
+ * expanded into 'scratch' if 'fc' keeps it compact. */
+static void
+change_spec(const struct flow_change *fc, struct fdp_match *scratch,
+            struct fdp_flow_spec *spec)
+{
+    *spec = fc->spec;
+    if (!spec->match && fc->cmatch) {
+        fdp__cmatch_expand(fc->cmatch, scratch);
+        spec->match = scratch;
+    }
+}
+
+/* Match storage for change_spec(), one per use, made once. */
+enum { SCRATCH_CHANGE, SCRATCH_OTHER, N_SCRATCH };
+
+static struct fdp_match *
+scratch_match(int which)
+{
+    static struct fdp_match *m[N_SCRATCH];
+
+    if (!m[which] && !(m[which] = fdp_match_create())) {
+        fatal("out of memory");
+    }
+    return m[which];
 }
 
 /* True if a flow of 'spec''s table and priority overlaps 'spec''s match:
@@ -822,16 +869,19 @@ overlap_one(const struct fdp_rule *rule, void *w_)
 }
 
 static bool
-overlaps(struct server *s, const struct flow_change *fcs, size_t i)
+overlaps(struct server *s, const struct flow_change *fcs, size_t i,
+         const struct fdp_flow_spec *spec)
 {
-    const struct fdp_flow_spec *spec = &fcs[i].spec;
     struct overlap_walk w = { .spec = spec };
 
     for (size_t j = 0; j < i; j++) {
-        const struct fdp_flow_spec *o = &fcs[j].spec;
-        if (fcs[j].kind == FC_ADD && o->table_id == spec->table_id
-            && o->priority == spec->priority
-            && fdp_match_intersects(o->match, spec->match)) {
+        struct fdp_flow_spec o;
+        if (fcs[j].kind != FC_ADD || fcs[j].spec.table_id != spec->table_id
+            || fcs[j].spec.priority != spec->priority) {
+            continue;
+        }
+        change_spec(&fcs[j], scratch_match(SCRATCH_OTHER), &o);
+        if (fdp_match_intersects(o.match, spec->match)) {
             return true;
         }
     }
@@ -847,7 +897,9 @@ apply_change(struct server *s, const struct flow_change *fcs, size_t i,
              struct op_result *r)
 {
     const struct flow_change *fc = &fcs[i];
-    const struct fdp_flow_spec *spec = &fc->spec;
+    struct fdp_flow_spec whole;
+    change_spec(fc, scratch_match(SCRATCH_CHANGE), &whole);
+    const struct fdp_flow_spec *spec = &whole;
     struct fdp_table_filter filter = {
         .match = spec->match, .strict = fc->strict,
         .priority = spec->priority, .cookie = spec->cookie,
@@ -863,7 +915,7 @@ apply_change(struct server *s, const struct flow_change *fcs, size_t i,
             return op_fail(r, RPC_FAILED, "flows[%zu]: table 255 holds no "
                            "flows", i);
         }
-        if (fc->check_overlap && overlaps(s, fcs, i)) {
+        if (fc->check_overlap && overlaps(s, fcs, i, spec)) {
             r->why = OPW_OVERLAP;
             return op_fail(r, RPC_FAILED, "flows[%zu]: a flow of the same "
                            "priority overlaps it", i);
@@ -922,7 +974,9 @@ change_body(const struct fdp_flow_spec *spec, bool match_only)
 static char *
 change_text(const struct flow_change *fc)
 {
-    const struct fdp_flow_spec *spec = &fc->spec;
+    struct fdp_flow_spec whole;
+    change_spec(fc, scratch_match(SCRATCH_CHANGE), &whole);
+    const struct fdp_flow_spec *spec = &whole;
     char *body = change_body(spec, fc->kind == FC_DELETE);
     char table[16] = "";
     char cookie[48] = "";

@@ -1013,6 +1013,10 @@ bundle_append(struct of_bundle *b, struct flow_change *fc,
         }
         b->alloc = alloc;
     }
+    if (flow_change_pack(fc)) {
+        flow_change_destroy(fc);
+        return false;
+    }
     b->changes[b->n] = *fc;
     struct bundle_head *h = &b->heads[b->n];
     h->len = (uint16_t) (len < sizeof h->bytes ? len : sizeof h->bytes);

@@ -213,6 +213,8 @@ enum flow_change_kind {
     FC_DELETE,
 };
 
+struct fdp__cmatch;
+
 struct flow_change {
     enum flow_change_kind kind;
     struct fdp_flow_spec spec;  /* FC_ADD: the flow.  FC_MODIFY and
@@ -220,6 +222,11 @@ struct flow_change {
                                  * priority if 'strict', cookie under
                                  * cookie_mask) and, FC_MODIFY, the new
                                  * actions. */
+    struct fdp__cmatch *cmatch; /* If nonnull, the match in its compact
+                                 * form (lib/match-internal.h), and
+                                 * spec.match is NULL: a bundle of many
+                                 * changes keeps them so (flow_change_pack()),
+                                 * a tenth of the full form's memory. */
     bool strict;                /* FC_MODIFY, FC_DELETE. */
     bool all_tables;            /* FC_MODIFY, FC_DELETE: every table,
                                  * not spec.table_id. */
@@ -238,6 +245,10 @@ struct flow_change {
 
 /* Frees what 'fc' owns.  Accepts NULL. */
 void flow_change_destroy(struct flow_change *fc);
+
+/* Replaces 'fc''s match by its compact form.  Returns 0 or ENOMEM (then
+ * 'fc' is as it was). */
+int flow_change_pack(struct flow_change *fc);
 
 /* Applies the 'n' changes 'fcs', in order, in one transaction: all of
  * them or, if one fails, none (then r->index names it and r->why says
