@@ -1637,12 +1637,18 @@ fdp_ofp_encode_aggregate_reply(struct fdp__ofpbuf *b,
                                const struct fdp_ofp_header *request,
                                const struct fdp_ofp_aggregate_stats *as)
 {
-    /* OpenFlow 1.5's reply is a list of OXS statistics, not spoken yet. */
-    if (request->version >= FDP_OFP15) {
-        return EINVAL;
-    }
     struct fdp_ofpmp mp;
     fdp_ofpmp_init(&mp, b, request);
+    if (request->version >= FDP_OFP15) {
+        /* OpenFlow 1.5's reply is OXS statistics. */
+        struct fdp__oxs_stats st = {
+            .has_packet_count = true, .packet_count = as->packet_count,
+            .has_byte_count = true, .byte_count = as->byte_count,
+            .has_flow_count = true, .flow_count = as->flow_count,
+        };
+        fdp__ofp_put_oxs_stats(b, &st);
+        return fdp_ofpmp_finish(&mp);
+    }
     fdp__ofpbuf_put_be64(b, as->packet_count);
     fdp__ofpbuf_put_be64(b, as->byte_count);
     fdp__ofpbuf_put_be32(b, as->flow_count);
@@ -1662,7 +1668,14 @@ fdp_ofp_decode_aggregate_reply(const uint8_t *msg, size_t len,
         return error;
     }
     if (oh.raw == FDP_OFPRAW_OFPST15_AGGREGATE_REPLY) {
-        return FDP_OFPBRC_BAD_VERSION;
+        struct fdp__oxs_stats st;
+        error = fdp__ofp_pull_oxs_stats(&r, &st);
+        if (!error) {
+            as->packet_count = st.packet_count;
+            as->byte_count = st.byte_count;
+            as->flow_count = st.flow_count;
+        }
+        return error;
     }
     as->packet_count = fdp__ofp_get_be64(r.p);
     as->byte_count = fdp__ofp_get_be64(r.p + 8);

@@ -847,10 +847,12 @@ scratch_match(int which)
 
 /* True if a flow of 'spec''s table and priority overlaps 'spec''s match:
  * a committed one, or one added by an earlier change of 'fcs' (before
- * 'spec', which is fcs[i]'s). */
+ * 'spec', which is fcs[i]'s).  As Open vSwitch's check_overlap: a flow
+ * with the same match is no overlap (the add replaces it), and when one
+ * exists nothing is checked. */
 struct overlap_walk {
     const struct fdp_flow_spec *spec;
-    bool found;
+    bool overlap, identical;
 };
 
 static bool
@@ -862,8 +864,11 @@ overlap_one(const struct fdp_rule *rule, void *w_)
     get_spec(rule, &spec);
     if (spec.priority == w->spec->priority
         && fdp_match_intersects(spec.match, w->spec->match)) {
-        w->found = true;
-        return false;
+        if (fdp_match_equal(spec.match, w->spec->match)) {
+            w->identical = true;
+            return false;
+        }
+        w->overlap = true;
     }
     return true;
 }
@@ -882,13 +887,16 @@ overlaps(struct server *s, const struct flow_change *fcs, size_t i,
         }
         change_spec(&fcs[j], scratch_match(SCRATCH_OTHER), &o);
         if (fdp_match_intersects(o.match, spec->match)) {
-            return true;
+            if (fdp_match_equal(o.match, spec->match)) {
+                return false;
+            }
+            w.overlap = true;
         }
     }
     fdp_table_read_lock();
     fdp_pipeline_for_each(s->pipeline, spec->table_id, overlap_one, &w);
     fdp_table_read_unlock();
-    return w.found;
+    return w.overlap && !w.identical;
 }
 
 /* Applies change fcs[i] to the open transaction. */
