@@ -4,15 +4,16 @@
  * nothing.
  *
  * Theory of operation.  A stub switch, a thread of this process listening
- * on a unix socket, speaks just enough OpenFlow 1.3/1.4 for the suite's
+ * on a unix socket, speaks just enough OpenFlow 1.3 to 1.5 for the suite's
  * two commands and does no work a real switch would:
- *   - hello: answered with the client's version (1.3 or 1.4);
+ *   - hello: answered with the client's version (1.3, 1.4 or 1.5);
  *   - echo, barrier, features, get-config: answered at once;
  *   - bundle control: open, close, commit and discard answered at once;
  *   - bundle add (and a bare flow mod): the inner flow mod's bytes are
  *     turned into the flow statistics entry a switch would later report
  *     for it (the fixed parts moved, the match and instructions copied:
- *     the two wire forms carry them alike), with no decoding;
+ *     the two wire forms carry them alike; in 1.5 with zero OXS
+ *     statistics between them), with no decoding;
  *   - flow statistics request: every entry kept, in multipart replies of
  *     at most 64 kB, whatever the request selects (the suite dumps
  *     everything); table features (ovs-ofctl asks for them before it
@@ -45,7 +46,7 @@
 
 #include "bench/bench.h"
 
-/* Message types of OpenFlow 1.3 and 1.4 (the same numbers in both). */
+/* Message types of OpenFlow 1.3 to 1.5 (the same numbers in each). */
 enum {
     T_HELLO = 0,
     T_ERROR = 1,
@@ -140,7 +141,24 @@ reply(int fd, const uint8_t *rq, uint8_t type, const uint8_t *body, size_t n)
     return write_all(fd, msg, 8 + n);
 }
 
-/* Keeps flow mod 'fm' ('len' bytes) as a flow statistics entry. */
+/* OpenFlow 1.5's flow description: its fixed part, and the OXS
+ * statistics a switch puts between the match and the instructions
+ * (struct ofp_oxs_stat with duration, idle time, packet and byte counts,
+ * as Open vSwitch and flowdpd send: 4 + 4 * 12 bytes, padded to 8). */
+#define FLOW_DESC_FIXED 24
+#define OXS_STATS_LEN 56
+#define OXS_HEADER(FIELD, LEN) (0x80020000u | (FIELD) << 9 | (LEN))
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+    put16(p, (uint16_t) (v >> 16));
+    put16(p + 2, (uint16_t) v);
+}
+
+/* Keeps flow mod 'fm' ('len' bytes) as a flow statistics entry of its
+ * version: OpenFlow 1.3 and 1.4's struct ofp13_flow_stats, or 1.5's flow
+ * description with OXS statistics after the match. */
 static void
 keep_flow(struct floor_switch *fs, const uint8_t *fm, size_t len)
 {
@@ -148,7 +166,13 @@ keep_flow(struct floor_switch *fs, const uint8_t *fm, size_t len)
         return;
     }
     size_t rest = len - FLOW_MOD_FIXED;
-    size_t entry = FLOW_STATS_FIXED + rest;
+    bool v15 = fm[0] >= 6;
+    size_t match_len = (get16(fm + FLOW_MOD_FIXED + 2) + 7u) / 8 * 8;
+    if (match_len > rest) {
+        return;
+    }
+    size_t entry = (v15 ? FLOW_DESC_FIXED + OXS_STATS_LEN : FLOW_STATS_FIXED)
+                   + rest;
     if (entry > MAX_MSG - MP_HEADER) {
         return;
     }
@@ -166,6 +190,27 @@ keep_flow(struct floor_switch *fs, const uint8_t *fm, size_t len)
         fs->alloc = alloc;
     }
     uint8_t *e = fs->entries + fs->size;
+    if (v15) {
+        memset(e, 0, FLOW_DESC_FIXED + OXS_STATS_LEN);
+        put16(e, (uint16_t) entry);
+        e[4] = fm[24];                  /* table_id */
+        memcpy(e + 6, fm + 30, 2);      /* priority */
+        memcpy(e + 8, fm + 26, 4);      /* idle and hard timeouts */
+        memcpy(e + 12, fm + 44, 4);     /* flags, importance */
+        memcpy(e + 16, fm + 8, 8);      /* cookie */
+        memcpy(e + FLOW_DESC_FIXED, fm + FLOW_MOD_FIXED, match_len);
+        uint8_t *oxs = e + FLOW_DESC_FIXED + match_len;
+        put16(oxs + 2, 4 + 4 * 12);
+        put32(oxs + 4, OXS_HEADER(0, 8));       /* duration: 0 */
+        put32(oxs + 16, OXS_HEADER(1, 8));      /* idle_time: 0 */
+        put32(oxs + 28, OXS_HEADER(4, 8));      /* packet_count: 0 */
+        put32(oxs + 40, OXS_HEADER(5, 8));      /* byte_count: 0 */
+        memcpy(oxs + OXS_STATS_LEN, fm + FLOW_MOD_FIXED + match_len,
+               rest - match_len);
+        fs->size += entry;
+        fs->n_entries++;
+        return;
+    }
     memset(e, 0, FLOW_STATS_FIXED);
     put16(e, (uint16_t) entry);
     e[2] = fm[24];                      /* table_id */
@@ -230,7 +275,7 @@ handle(struct floor_switch *fs, int fd, const uint8_t *m, size_t len)
     switch (m[1]) {
     case T_HELLO:
         /* The client's version, if the stub speaks it. */
-        if (m[0] != 4 && m[0] != 5) {
+        if (m[0] < 4 || m[0] > 6) {
             return false;
         }
         fs->version = m[0];

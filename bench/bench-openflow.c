@@ -395,9 +395,9 @@ time_side(struct side *s, const char *dir, const char *flows,
           unsigned int n)
 {
     char out[PATH_MAX + 32], err[PATH_MAX + 32];
-    char *add[] = { "ovs-ofctl", "-O", "OpenFlow14", "--bundle",
+    char *add[] = { "ovs-ofctl", "-O", "OpenFlow15", "--bundle",
                     "add-flows", s->target, (char *) flows, NULL };
-    char *dump[] = { "ovs-ofctl", "-O", "OpenFlow14", "dump-flows",
+    char *dump[] = { "ovs-ofctl", "-O", "OpenFlow15", "dump-flows",
                      s->target, NULL };
 
     snprintf(err, sizeof err, "%s/%s-add.err", dir, s->impl);
