@@ -20,14 +20,14 @@
  *     with OFPBRC_IS_SLAVE;
  *   - Nicira's NXT_SET_FLOW_FORMAT, NXT_SET_PACKET_IN_FORMAT,
  *     NXT_FLOW_MOD_TABLE_ID and NXT_SET_CONTROLLER_ID (settings of the
- *     connection).
+ *     connection);
+ *   - flow mods, bundles of flow mods, flow and aggregate statistics
+ *     ("Flow mods" below).
  * What is sent unasked: port status when a port is added or deleted
  * (of_port_status()); packet-ins (flowdpd-ofpin.c).
- * What is refused (the codec that decodes matches and actions is not
- * merged into this branch yet): flow mods, packet out, group, meter, port
- * and table mods, bundles, flow/aggregate/group/meter statistics, flow
- * monitors: OFPBRC_BAD_TYPE, OFPBRC_BAD_STAT or OFPBRC_BAD_SUBTYPE, as
- * for a message Open vSwitch does not know.
+ * What is refused: packet out, group, meter, port and table mods,
+ * group/meter statistics, flow monitors: OFPBRC_BAD_TYPE, OFPBRC_BAD_STAT
+ * or OFPBRC_BAD_SUBTYPE, as for a message Open vSwitch does not know.
  *
  * Ports are named "pN" for port N (flowdpd has no interface names); the
  * local port (OFPP_LOCAL) is listed as "flowdpd", administratively down
