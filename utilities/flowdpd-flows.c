@@ -899,10 +899,25 @@ overlaps(struct server *s, const struct flow_change *fcs, size_t i,
     return w.overlap && !w.identical;
 }
 
-/* Applies change fcs[i] to the open transaction. */
+/* The flow a modify that selected nothing adds ('fc->may_add'): its
+ * match, priority, timeouts and actions, with the new cookie, in table 0
+ * if the modify named none. */
+static void
+modify_added_spec(const struct flow_change *fc,
+                  const struct fdp_flow_spec *whole,
+                  struct fdp_flow_spec *spec)
+{
+    *spec = *whole;
+    spec->table_id = fc->all_tables ? 0 : whole->table_id;
+    spec->cookie = fc->new_cookie;
+    spec->cookie_mask = 0;
+}
+
+/* Applies change fcs[i] to the open transaction.  '*added' is set if it
+ * was a modify that added its flow. */
 static int
 apply_change(struct server *s, const struct flow_change *fcs, size_t i,
-             struct op_result *r)
+             struct op_result *r, bool *added)
 {
     const struct flow_change *fc = &fcs[i];
     struct fdp_flow_spec whole;
@@ -931,14 +946,24 @@ apply_change(struct server *s, const struct flow_change *fcs, size_t i,
         error = insert_flow(s, spec, r, i);
         r->n += !error;
         return error;
-    case FC_MODIFY:
+    case FC_MODIFY: {
         error = meters_check_flow(s, spec, r, i);
         if (error) {
             r->why = OPW_BAD_METER;
             return error;
         }
-        return modify_flows(s, table, &filter, spec->actions,
-                            fc->set_cookie ? &fc->new_cookie : NULL, r);
+        size_t before = r->n;
+        error = modify_flows(s, table, &filter, spec->actions,
+                             fc->set_cookie ? &fc->new_cookie : NULL, r);
+        if (!error && r->n == before && fc->may_add) {
+            struct fdp_flow_spec add;
+            modify_added_spec(fc, spec, &add);
+            error = insert_flow(s, &add, r, i);
+            r->n += !error;
+            *added = !error;
+        }
+        return error;
+    }
     case FC_DELETE:
         return remove_flows(s, table, &filter, fc->out_port, fc->out_group,
                             r);
@@ -980,11 +1005,16 @@ change_body(const struct fdp_flow_spec *spec, bool match_only)
  * with the table, the cookie (or its selection) and the timeouts in
  * front.  NULL if out of memory. */
 static char *
-change_text(const struct flow_change *fc)
+change_text(const struct flow_change *fc, bool as_add)
 {
-    struct fdp_flow_spec whole;
+    struct fdp_flow_spec whole, added;
     change_spec(fc, scratch_match(SCRATCH_CHANGE), &whole);
     const struct fdp_flow_spec *spec = &whole;
+    if (as_add && fc->kind == FC_MODIFY) {
+        modify_added_spec(fc, &whole, &added);
+        spec = &added;
+    }
+    bool is_add = as_add || fc->kind == FC_ADD;
     char *body = change_body(spec, fc->kind == FC_DELETE);
     char table[16] = "";
     char cookie[48] = "";
@@ -993,10 +1023,10 @@ change_text(const struct flow_change *fc)
     if (!body) {
         return NULL;
     }
-    if (fc->kind == FC_ADD || !fc->all_tables) {
+    if (is_add || !fc->all_tables) {
         snprintf(table, sizeof table, "table=%u,", spec->table_id);
     }
-    if (fc->kind == FC_ADD) {
+    if (is_add) {
         if (spec->cookie) {
             snprintf(cookie, sizeof cookie, "cookie=%#" PRIx64 ",",
                      spec->cookie);
@@ -1021,15 +1051,15 @@ change_text(const struct flow_change *fc)
 /* The journal's operation for change 'fc' alone; NULL if out of
  * memory. */
 static json_t *
-change_op(const struct flow_change *fc)
+change_op(const struct flow_change *fc, bool as_add)
 {
-    char *text = change_text(fc);
+    char *text = change_text(fc, as_add);
     json_t *op = NULL;
 
     if (!text) {
         return NULL;
     }
-    if (fc->kind == FC_ADD) {
+    if (as_add || fc->kind == FC_ADD) {
         op = json_pack("{s:s, s:[s]}", "op", "add", "flows", text);
     } else if (fc->kind == FC_MODIFY) {
         op = json_pack("{s:s, s:s, s:b}", "op", "mod", "flow", text,
@@ -1054,27 +1084,51 @@ change_op(const struct flow_change *fc)
     return op;
 }
 
-/* The journal's operation for the 'n' changes 'fcs': one "add" of their
- * flows if they all add, else a "batch" of their operations, adds in a
- * row merged into one.  NULL if out of memory. */
+/* True if change 'i' was a modify that added its flow: 'added' lists
+ * those, 'n_added' of them, in increasing order. */
+static bool
+was_added(const size_t *added, size_t n_added, size_t i)
+{
+    size_t lo = 0, hi = n_added;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (added[mid] == i) {
+            return true;
+        }
+        if (added[mid] < i) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return false;
+}
+
+/* The journal's operation for the 'n' changes 'fcs' (of which the
+ * modifies listed in 'added' added their flows): one "add" of their flows
+ * if they all add, else a "batch" of their operations, adds in a row
+ * merged into one.  NULL if out of memory. */
 static json_t *
-changes_op(const struct flow_change *fcs, size_t n)
+changes_op(const struct flow_change *fcs, size_t n, const size_t *added,
+           size_t n_added)
 {
     json_t *ops = json_array();
     json_t *adds = NULL;        /* The flows of the last "add" in 'ops'. */
     bool ok = ops != NULL;
 
     for (size_t i = 0; ok && i < n; i++) {
-        if (fcs[i].kind == FC_ADD && adds) {
-            char *text = change_text(&fcs[i]);
+        bool as_add = n_added && was_added(added, n_added, i);
+        bool is_add = as_add || fcs[i].kind == FC_ADD;
+        if (is_add && adds) {
+            char *text = change_text(&fcs[i], as_add);
             ok = text && !json_array_append_new(adds, json_string(text));
             free(text);
             continue;
         }
-        json_t *op = change_op(&fcs[i]);
+        json_t *op = change_op(&fcs[i], as_add);
         ok = op && !json_array_append_new(ops, op);
-        adds = ok && fcs[i].kind == FC_ADD ? json_object_get(op, "flows")
-                                           : NULL;
+        adds = ok && is_add ? json_object_get(op, "flows") : NULL;
     }
     if (!ok) {
         json_decref(ops);
@@ -1097,13 +1151,30 @@ apply_flow_changes(struct server *s, const struct flow_change *fcs,
     if (error) {
         return op_fail(r, RPC_FAILED, "%s", strerror(error));
     }
+    /* The modifies that added their flows, for the journal. */
+    size_t *added = NULL;
+    size_t n_added = 0, alloc_added = 0;
     for (size_t i = 0; i < n && !error; i++) {
+        bool add = false;
         r->index = i;
-        error = apply_change(s, fcs, i, r);
+        error = apply_change(s, fcs, i, r, &add);
+        if (add) {
+            if (n_added == alloc_added) {
+                alloc_added = alloc_added ? 2 * alloc_added : 8;
+                size_t *p = realloc(added, alloc_added * sizeof *p);
+                if (!p) {
+                    r->why = OPW_NOMEM;
+                    error = op_fail(r, RPC_FAILED, "out of memory");
+                    break;
+                }
+                added = p;
+            }
+            added[n_added++] = i;
+        }
     }
     if (!error && s->journal && !s->replaying) {
         /* The text, for the journal only. */
-        json_t *op = changes_op(fcs, n);
+        json_t *op = changes_op(fcs, n, added, n_added);
         char *msg = NULL;
         error = op ? journal_append(s->journal, op, &msg) : ENOMEM;
         if (error) {
@@ -1115,6 +1186,7 @@ apply_flow_changes(struct server *s, const struct flow_change *fcs,
         }
         json_decref(op);
     }
+    free(added);
     if (error) {
         fdp_pipeline_abort(s->pipeline);
         return error;

@@ -896,6 +896,7 @@ flow_mod_to_change(struct server *s, struct ofconn *c, const uint8_t *msg,
         fc->set_cookie = (!fc->spec.cookie_mask
                           && fm.new_cookie != UINT64_MAX);
         fc->new_cookie = fm.new_cookie;
+        fc->may_add = fc->set_cookie;
         break;
     case FDP_OFPFC_DELETE:
     case FDP_OFPFC_DELETE_STRICT:

@@ -233,6 +233,13 @@ struct flow_change {
     bool set_cookie;            /* FC_MODIFY: the flows' cookie becomes
                                  * 'new_cookie'. */
     uint64_t new_cookie;
+    bool may_add;               /* FC_MODIFY: if it selects no flow, it
+                                 * adds its flow (in table 0 if
+                                 * 'all_tables'), with cookie
+                                 * 'new_cookie', as Open vSwitch does for
+                                 * a modify with a new cookie and no
+                                 * cookie mask (OpenFlow 1.0, 1.1, NX); it
+                                 * is journalled as that "add". */
     bool check_overlap;         /* FC_ADD: refused (OPW_OVERLAP) if a flow
                                  * of the same table and priority
                                  * overlaps. */
