@@ -11,6 +11,7 @@ bench_flowdp_bench_SOURCES = bench/flowdp-bench.c bench/bench.h \
 	bench/bench-normal.c \
 	bench/bench-tunnel.c \
 	bench/bench-openflow.c bench/bench-openflow-pktin.c \
+	bench/bench-openflow-floor.c \
 	utilities/tool.c utilities/tool.h
 # The benchmark links the core and the datapath statically: it times internal variants
 # (each SIMD implementation) that the installed library does not export.

@@ -20,6 +20,14 @@
  *   base     "in_port=1,actions=drop": port 1 is read and dropped;
  *   loaded   "in_port=1,actions=controller": every port-1 packet goes to
  *            the controller.
+ *   paced    1/16, then 1/8: back to "in_port=1,actions=drop", plus
+ *            a flow that sends the frames whose UDP source port (the
+ *            frame's number, 0-1023) is below 64 (then 128) to the
+ *            controller: a packet-in rate a fraction of the unthrottled
+ *            one, about what the goal asks (>= 100,000 per second), so
+ *            that the forwarding cost of packet-ins at that rate is
+ *            measured apart from what an unthrottled stream, which takes
+ *            every cycle the machine has, costs.
  * Port 3's tx_packets (ovs-ofctl dump-ports) before and after each window
  * give the other traffic's rate.  Cases (impl "flowdpd"):
  *   packet-in              ns per packet-in received in the loaded window
@@ -27,7 +35,10 @@
  *   forward-base           ns per packet forwarded port 2 -> 3, base;
  *   forward-with-packet-in the same in the loaded window;
  *   forward-slowdown       impl "ratio": loaded ns / base ns (goal:
- *                          <= 1.05).
+ *                          <= 1.05);
+ * and for each paced window the same three with the suffix "-1of16" or
+ * "-1of8" (packet-in-1of16, forward-with-packet-in-1of16,
+ * forward-slowdown-1of16: loaded over the base window's).
  */
 #include <config.h>
 
@@ -305,6 +316,22 @@ bench_openflow_packet_in(const char *flowdpd, const char *dir)
 
     uint64_t pins_base, pins_loaded;
     long long fwd_base, fwd_loaded;
+    /* The paced windows: the flow that sends a fraction of port 1's
+     * frames (those of UDP source port below 1024 / N) to the
+     * controller. */
+    static const struct {
+        const char *suffix;
+        const char *flow;
+    } paces[] = {
+        { "-1of16", "priority=40000,in_port=1,udp,tp_src=0/0xffc0,"
+                    "actions=controller" },
+        { "-1of8", "priority=40000,in_port=1,udp,tp_src=0/0xff80,"
+                   "actions=controller" },
+    };
+    enum { N_PACES = sizeof paces / sizeof paces[0] };
+    uint64_t pins_paced[N_PACES];
+    long long fwd_paced[N_PACES];
+    bool paced_ok[N_PACES] = { false };
     if (ok) {
         /* The hello exchange and the connection's settling. */
         for (int i = 0; i < 10 && ok; i++) {
@@ -321,6 +348,13 @@ bench_openflow_packet_in(const char *flowdpd, const char *dir)
             fprintf(stderr, "openflow: packet-in: a window failed (flows "
                     "refused, or port 3's counters unreadable)\n");
         }
+        bool back = ok && ofctl_flows(target, "mod-flows",
+                                      "in_port=1,actions=drop");
+        for (int i = 0; back && i < N_PACES; i++) {
+            paced_ok[i] = (ofctl_flows(target, "add-flow", paces[i].flow)
+                           && window(&c, target, dir, secs, &pins_paced[i],
+                                     &fwd_paced[i]));
+        }
     }
     if (ok) {
         report_pi("packet-in", "flowdpd", pins_loaded,
@@ -332,6 +366,23 @@ bench_openflow_packet_in(const char *flowdpd, const char *dir)
                   (uint64_t) fwd_loaded, loaded);
         report_pi("forward-slowdown", "ratio", (uint64_t) fwd_loaded,
                   base > 0 ? loaded / base : 0);
+        for (int i = 0; i < N_PACES; i++) {
+            char name[64];
+            if (!paced_ok[i]) {
+                continue;
+            }
+            double paced = fwd_paced[i] ? secs * 1e9 / fwd_paced[i] : 0;
+            snprintf(name, sizeof name, "packet-in%s", paces[i].suffix);
+            report_pi(name, "flowdpd", pins_paced[i],
+                      pins_paced[i] ? secs * 1e9 / pins_paced[i] : 0);
+            snprintf(name, sizeof name, "forward-with-packet-in%s",
+                     paces[i].suffix);
+            report_pi(name, "flowdpd", (uint64_t) fwd_paced[i], paced);
+            snprintf(name, sizeof name, "forward-slowdown%s",
+                      paces[i].suffix);
+            report_pi(name, "ratio", (uint64_t) fwd_paced[i],
+                      base > 0 ? paced / base : 0);
+        }
     }
     if (c.fd > 0) {
         close(c.fd);

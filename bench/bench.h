@@ -82,5 +82,11 @@ void suite_openflow(void);     /* bench-openflow.c */
 /* The openflow suite's packet-in cases, with 'flowdpd' (the program) and
  * the suite's work directory 'dir' (bench-openflow-pktin.c). */
 void bench_openflow_packet_in(const char *flowdpd, const char *dir);
+/* The openflow suite's client floor: a stub switch on a unix socket at
+ * 'path' that answers at once and reports back the flows it was given
+ * (bench-openflow-floor.c); NULL if it could not start. */
+struct floor_switch;
+struct floor_switch *floor_switch_start(const char *path);
+void floor_switch_stop(struct floor_switch *);
 
 #endif /* FDP_BENCH_H */

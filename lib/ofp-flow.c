@@ -21,7 +21,10 @@
  *   - in 1.0 and 1.1 an add always resets counters (OFPFF_RESET_COUNTS
  *     exists from 1.2); 1.0's OFPFF_EMERG is refused (OFPFMFC_TABLE_FULL);
  *   - importance exists from 1.4, and only adds carry it;
- *   - a 1.0 flow whose match wildcards nothing has priority 0xffff.
+ *   - a 1.0 flow whose match wildcards nothing has priority 0xffff;
+ *   - OpenFlow 1.5 describes a flow in a flow stats reply with its
+ *     counters as OXS statistics (duration, idle time, packets, bytes:
+ *     fdp__ofp_put_oxs_stats()) between the match and the instructions.
  * Decoders return 0 or an enum fdp_ofperr; on error they leave nothing
  * allocated.
  */
@@ -633,6 +636,114 @@ fdp_ofp_encode_flow_stats_request(struct fdp__ofpbuf *b,
 }
 
 /* ---------------------------------------------------------------------- */
+/* OpenFlow 1.5's OXS statistics.                                          */
+
+/* The basic class and its fields (OpenFlow 1.5, 7.2.4). */
+#define OXS_CLASS_BASIC 0x8002
+enum {
+    OXS_DURATION = 0,
+    OXS_IDLE_TIME = 1,
+    OXS_FLOW_COUNT = 3,
+    OXS_PACKET_COUNT = 4,
+    OXS_BYTE_COUNT = 5,
+};
+
+/* An entry's 32-bit header: class, field (7 bits), has-mask (0), length of
+ * the value in bytes. */
+static uint32_t
+oxs_header(unsigned int field, unsigned int len)
+{
+    return (uint32_t) OXS_CLASS_BASIC << 16 | field << 9 | len;
+}
+
+void
+fdp__ofp_put_oxs_stats(struct fdp__ofpbuf *b, const struct fdp__oxs_stats *st)
+{
+    size_t start = b->size;
+
+    fdp__ofpbuf_put_be16(b, 0);         /* reserved */
+    fdp__ofpbuf_put_be16(b, 0);         /* length, below */
+    /* In Open vSwitch's order. */
+    if (st->has_duration) {
+        fdp__ofpbuf_put_be32(b, oxs_header(OXS_DURATION, 8));
+        fdp__ofpbuf_put_be64(b, (uint64_t) st->duration_sec << 32
+                                | st->duration_nsec);
+    }
+    if (st->has_idle_time) {
+        fdp__ofpbuf_put_be32(b, oxs_header(OXS_IDLE_TIME, 8));
+        fdp__ofpbuf_put_be64(b, (uint64_t) st->idle_time_sec << 32);
+    }
+    if (st->has_packet_count) {
+        fdp__ofpbuf_put_be32(b, oxs_header(OXS_PACKET_COUNT, 8));
+        fdp__ofpbuf_put_be64(b, st->packet_count);
+    }
+    if (st->has_byte_count) {
+        fdp__ofpbuf_put_be32(b, oxs_header(OXS_BYTE_COUNT, 8));
+        fdp__ofpbuf_put_be64(b, st->byte_count);
+    }
+    if (st->has_flow_count) {
+        fdp__ofpbuf_put_be32(b, oxs_header(OXS_FLOW_COUNT, 4));
+        fdp__ofpbuf_put_be32(b, st->flow_count);
+    }
+    if (!fdp__ofpbuf_failed(b)) {
+        fdp__ofp_set_be16(b->data + start + 2, (uint16_t) (b->size - start));
+    }
+    fdp__ofpbuf_pad(b, start, 8);
+}
+
+int
+fdp__ofp_pull_oxs_stats(struct fdp__ofp_reader *r, struct fdp__oxs_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (r->left < 4) {
+        return FDP_OFPBRC_BAD_LEN;
+    }
+    size_t len = fdp__ofp_get_be16(r->p + 2);
+    struct fdp__ofp_reader e;
+    if (len < 4 || !fdp__ofp_pull_reader(r, (len + 7) / 8 * 8, &e)) {
+        return FDP_OFPBRC_BAD_LEN;
+    }
+    e.left = len;
+    fdp__ofp_pull(&e, 4);
+    while (e.left) {
+        const uint8_t *h = fdp__ofp_pull(&e, 4);
+        if (!h) {
+            return FDP_OFPBRC_BAD_LEN;
+        }
+        uint32_t header = fdp__ofp_get_be32(h);
+        unsigned int n = header & 0xff;
+        const uint8_t *v = fdp__ofp_pull(&e, n);
+        if (!v) {
+            return FDP_OFPBRC_BAD_LEN;
+        }
+        if (header >> 16 != OXS_CLASS_BASIC || header & 0x100) {
+            continue;
+        }
+        unsigned int field = header >> 9 & 0x7f;
+        if (field == OXS_FLOW_COUNT && n == 4) {
+            st->has_flow_count = true;
+            st->flow_count = fdp__ofp_get_be32(v);
+        } else if (n != 8) {
+            continue;
+        } else if (field == OXS_DURATION) {
+            st->has_duration = true;
+            st->duration_sec = fdp__ofp_get_be32(v);
+            st->duration_nsec = fdp__ofp_get_be32(v + 4);
+        } else if (field == OXS_IDLE_TIME) {
+            st->has_idle_time = true;
+            st->idle_time_sec = fdp__ofp_get_be32(v);
+        } else if (field == OXS_PACKET_COUNT) {
+            st->has_packet_count = true;
+            st->packet_count = fdp__ofp_get_be64(v);
+        } else if (field == OXS_BYTE_COUNT) {
+            st->has_byte_count = true;
+            st->byte_count = fdp__ofp_get_be64(v);
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Flow statistics replies.                                                */
 
 /* NXST_FLOW's ages are seconds plus one, 0 meaning unknown (UINT16_MAX in
@@ -739,9 +850,34 @@ fdp_ofp_put_flow_stats(struct fdp_ofpmp *mp,
             error = EINVAL;
         }
         break;
+    case FDP_OFPRAW_OFPST15_FLOW_REPLY: {
+        /* struct ofp15_flow_desc, the match, the statistics. */
+        fdp__ofpbuf_put_be16(b, 0);
+        fdp__ofpbuf_put_zeros(b, 2);
+        fdp__ofpbuf_put_u8(b, spec->table_id);
+        fdp__ofpbuf_put_u8(b, 0);
+        fdp__ofpbuf_put_be16(b, spec->priority);
+        fdp__ofpbuf_put_be16(b, spec->idle_timeout);
+        fdp__ofpbuf_put_be16(b, spec->hard_timeout);
+        fdp__ofpbuf_put_be16(b, encode_flags(fs->flags, version));
+        fdp__ofpbuf_put_be16(b, fs->importance);
+        fdp__ofpbuf_put_be64(b, spec->cookie);
+        if (fdp__ofp11_match_put(b, spec->match, version, tlv) < 0) {
+            error = EINVAL;
+            break;
+        }
+        struct fdp__oxs_stats st = {
+            .has_duration = true, .duration_sec = fs->duration_sec,
+            .duration_nsec = fs->duration_nsec,
+            .has_idle_time = fs->idle_age != UINT16_MAX,
+            .idle_time_sec = fs->idle_age,
+            .has_packet_count = true, .packet_count = fs->packet_count,
+            .has_byte_count = true, .byte_count = fs->byte_count,
+        };
+        fdp__ofp_put_oxs_stats(b, &st);
+        break;
+    }
     default:
-        /* OpenFlow 1.5's flow descriptions with OXS statistics are not
-         * spoken (the report says so). */
         error = EINVAL;
         break;
     }
@@ -849,6 +985,37 @@ fdp_ofp_pull_flow_stats(struct fdp__ofp_reader *r, enum fdp_ofpraw raw,
         fs->idle_age = fs->hard_age = UINT16_MAX;
         error = fdp__ofp11_match_pull(&e, tlv, spec->match);
         break;
+    case FDP_OFPRAW_OFPST15_FLOW_REPLY: {
+        p = fdp__ofp_pull(&e, 24);
+        if (!p) {
+            error = FDP_OFPBRC_BAD_LEN;
+            break;
+        }
+        spec->table_id = p[4];
+        spec->priority = fdp__ofp_get_be16(p + 6);
+        spec->idle_timeout = fdp__ofp_get_be16(p + 8);
+        spec->hard_timeout = fdp__ofp_get_be16(p + 10);
+        fs->flags = fdp__ofp_get_be16(p + 12);
+        fs->importance = fdp__ofp_get_be16(p + 14);
+        spec->cookie = fdp__ofp_get_be64(p + 16);
+        error = fdp__ofp11_match_pull(&e, tlv, spec->match);
+        struct fdp__oxs_stats st;
+        if (!error) {
+            error = fdp__ofp_pull_oxs_stats(&e, &st);
+        }
+        if (!error) {
+            fs->duration_sec = st.duration_sec;
+            fs->duration_nsec = st.duration_nsec;
+            fs->idle_age = (st.has_idle_time
+                            ? (st.idle_time_sec > 0xfffe ? 0xfffe
+                               : (uint16_t) st.idle_time_sec)
+                            : UINT16_MAX);
+            fs->hard_age = UINT16_MAX;
+            fs->packet_count = st.packet_count;
+            fs->byte_count = st.byte_count;
+        }
+        break;
+    }
     default:
         error = FDP_OFPBRC_BAD_VERSION;
         break;

@@ -241,34 +241,48 @@ hdrs_decode(const uint8_t *msg, size_t len, struct hdrs *h)
     return 0;
 }
 
+/* True if row 'info' describes 'h'. */
+static bool
+raw_matches(const struct raw_info *info, const struct hdrs *h)
+{
+    if (h->version < info->min_version || h->version > info->max_version) {
+        return false;
+    }
+    if (h->stats) {
+        return (kind_is_stats(info->kind)
+                && kind_is_request(info->kind) == h->request
+                && (h->stat == OFPST_VENDOR
+                    ? (kind_vendor(info->kind) == h->vendor
+                       && info->number == h->subtype)
+                    : (!kind_is_vendor(info->kind)
+                       && info->number == h->stat)));
+    } else if (h->vendor) {
+        return (!kind_is_stats(info->kind)
+                && kind_vendor(info->kind) == h->vendor
+                && info->number == h->subtype);
+    } else {
+        return info->kind == FDP__OFPK_OFPT && info->number == h->type;
+    }
+}
+
 /* Finds the row for 'h'. */
 static int
 hdrs_to_raw(const struct hdrs *h, enum fdp_ofpraw *rawp)
 {
+    /* The raw found last, tried first: a stream of messages is mostly of
+     * a few kinds (a bundle's flow mods), and the table has some 165
+     * rows to scan.  At most one row matches, so the answer is the
+     * scan's. */
+    static _Thread_local int last = FDP_OFPRAW_NONE;
+
+    if (last != FDP_OFPRAW_NONE && raw_matches(&raw_infos[last], h)) {
+        *rawp = (enum fdp_ofpraw) last;
+        return 0;
+    }
     for (int raw = FDP_OFPRAW_NONE + 1; raw < FDP__OFPRAW_N; raw++) {
-        const struct raw_info *info = &raw_infos[raw];
-        if (h->version < info->min_version
-            || h->version > info->max_version) {
-            continue;
-        }
-        bool match;
-        if (h->stats) {
-            match = (kind_is_stats(info->kind)
-                     && kind_is_request(info->kind) == h->request
-                     && (h->stat == OFPST_VENDOR
-                         ? (kind_vendor(info->kind) == h->vendor
-                            && info->number == h->subtype)
-                         : (!kind_is_vendor(info->kind)
-                            && info->number == h->stat)));
-        } else if (h->vendor) {
-            match = (!kind_is_stats(info->kind)
-                     && kind_vendor(info->kind) == h->vendor
-                     && info->number == h->subtype);
-        } else {
-            match = info->kind == FDP__OFPK_OFPT && info->number == h->type;
-        }
-        if (match) {
+        if (raw_matches(&raw_infos[raw], h)) {
             *rawp = raw;
+            last = raw;
             return 0;
         }
     }
@@ -1626,12 +1640,18 @@ fdp_ofp_encode_aggregate_reply(struct fdp__ofpbuf *b,
                                const struct fdp_ofp_header *request,
                                const struct fdp_ofp_aggregate_stats *as)
 {
-    /* OpenFlow 1.5's reply is a list of OXS statistics, not spoken yet. */
-    if (request->version >= FDP_OFP15) {
-        return EINVAL;
-    }
     struct fdp_ofpmp mp;
     fdp_ofpmp_init(&mp, b, request);
+    if (request->version >= FDP_OFP15) {
+        /* OpenFlow 1.5's reply is OXS statistics. */
+        struct fdp__oxs_stats st = {
+            .has_packet_count = true, .packet_count = as->packet_count,
+            .has_byte_count = true, .byte_count = as->byte_count,
+            .has_flow_count = true, .flow_count = as->flow_count,
+        };
+        fdp__ofp_put_oxs_stats(b, &st);
+        return fdp_ofpmp_finish(&mp);
+    }
     fdp__ofpbuf_put_be64(b, as->packet_count);
     fdp__ofpbuf_put_be64(b, as->byte_count);
     fdp__ofpbuf_put_be32(b, as->flow_count);
@@ -1651,7 +1671,14 @@ fdp_ofp_decode_aggregate_reply(const uint8_t *msg, size_t len,
         return error;
     }
     if (oh.raw == FDP_OFPRAW_OFPST15_AGGREGATE_REPLY) {
-        return FDP_OFPBRC_BAD_VERSION;
+        struct fdp__oxs_stats st;
+        error = fdp__ofp_pull_oxs_stats(&r, &st);
+        if (!error) {
+            as->packet_count = st.packet_count;
+            as->byte_count = st.byte_count;
+            as->flow_count = st.flow_count;
+        }
+        return error;
     }
     as->packet_count = fdp__ofp_get_be64(r.p);
     as->byte_count = fdp__ofp_get_be64(r.p + 8);

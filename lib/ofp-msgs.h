@@ -770,6 +770,24 @@ int fdp_ofp_encode_flow_stats_request(struct fdp__ofpbuf *b,
                                       uint32_t xid,
                                       const struct fdp_tlv_map *tlv);
 
+/* OpenFlow 1.5's OXS statistics (struct ofp_oxs_stat and its entries of
+ * class OFPXSC_OPENFLOW_BASIC), as flow descriptions and aggregate
+ * replies carry them.  The 'has_' members say which are present. */
+struct fdp__oxs_stats {
+    bool has_duration, has_idle_time, has_flow_count;
+    bool has_packet_count, has_byte_count;
+    uint32_t duration_sec, duration_nsec;
+    uint32_t idle_time_sec;
+    uint32_t flow_count;
+    uint64_t packet_count, byte_count;
+};
+/* Appends 'st' as a struct ofp_oxs_stat padded to 8 bytes. */
+void fdp__ofp_put_oxs_stats(struct fdp__ofpbuf *, const struct fdp__oxs_stats *);
+/* Reads one from 'r' (its padding too) into '*st'; 0 or an enum
+ * fdp_ofperr.  Entries of other classes or fields are skipped. */
+int fdp__ofp_pull_oxs_stats(struct fdp__ofp_reader *r,
+                            struct fdp__oxs_stats *st);
+
 /* One flow of a flow stats reply. */
 struct fdp_ofp_flow_stats {
     const struct fdp_flow_spec *spec;   /* Encoding: the caller's. */

@@ -454,21 +454,36 @@ find_subtable(const struct fdp_table *table, const struct fdp_key *mask)
     return sn ? sn->st : NULL;
 }
 
-/* The hash of a rule's (match, priority) in the rule index. */
+/* The hash of a rule's (match, priority) in the rule index.  Only the key
+ * words the match uses (some bit of value, mask or upper bound set: a few
+ * of FDP_KEY_WORDS for a typical flow) are hashed, after a map of which
+ * they are: equal matches use the same words, and a keyed hash of about
+ * 20 words instead of 130 was most of an insert's cost (a bundle of 200k
+ * flow adds, docs/PERFORMANCE.md). */
 static uint32_t
 rule_key_hash(const struct fdp_table *table, const struct fdp_match *m,
               uint16_t priority)
 {
-    uint64_t w[3 * FDP_KEY_WORDS + FDP__FIELD_MAP_WORDS + 1];
+    uint64_t w[1 + 3 * FDP_KEY_WORDS + FDP__FIELD_MAP_WORDS + 1];
+    uint64_t map = 0;
+    size_t n = 1;
 
-    memcpy(w, m->value.w, sizeof m->value.w);
-    memcpy(w + FDP_KEY_WORDS, m->mask.w, sizeof m->mask.w);
-    memcpy(w + 2 * FDP_KEY_WORDS, m->hi.w, sizeof m->hi.w);
+    static_assert(FDP_KEY_WORDS <= 64, "the map of used words is one word");
+    for (size_t i = 0; i < FDP_KEY_WORDS; i++) {
+        if (m->value.w[i] | m->mask.w[i] | m->hi.w[i]) {
+            map |= UINT64_C(1) << i;
+            w[n++] = m->value.w[i];
+            w[n++] = m->mask.w[i];
+            w[n++] = m->hi.w[i];
+        }
+    }
+    w[0] = map;
     /* Every word of range_fields: two matches that differ only in which
      * of two overlapping fields is the range must hash apart. */
-    memcpy(w + 3 * FDP_KEY_WORDS, m->range_fields.b, sizeof m->range_fields);
-    w[3 * FDP_KEY_WORDS + FDP__FIELD_MAP_WORDS] = priority;
-    return fdp_hash_keyed(w, FDP_ARRAY_SIZE(w), &table->index_key);
+    memcpy(w + n, m->range_fields.b, sizeof m->range_fields);
+    n += FDP__FIELD_MAP_WORDS;
+    w[n++] = priority;
+    return fdp_hash_keyed(w, n, &table->index_key);
 }
 
 /* Adds 'rule', whose (match, priority) hashes to 'hash', to the rule
@@ -857,11 +872,14 @@ ties_fill_cb(struct fdp_rule *r, void *aux_)
 
 /* fdp__ties_level_tied() for the 'n' rules of one level.  Rules keep
  * their matches compact, and lib/ties.c reads whole ones, so the level's
- * matches are expanded for the call (296 bytes each, freed before the next
- * level); a level whose rules all live in one sub-table cannot tie and
- * needs none.  Out of memory, "tied" (conservative). */
+ * matches are expanded for the call into 'm' (room for 'n' matches,
+ * sizeof (struct fdp_match) bytes each, which the caller reuses from one
+ * level to the next: a fresh array per level of 40,000 flows was 40 MB of
+ * new pages each time) and 'tr' (as many); a level whose rules all live in
+ * one sub-table cannot tie and needs none. */
 static bool
-level_tied(struct fdp_rule **rules, uint32_t n)
+level_tied(struct fdp_rule **rules, uint32_t n, struct fdp__tie_rule *tr,
+           struct fdp_match *m)
 {
     uint32_t i = 1;
 
@@ -871,21 +889,13 @@ level_tied(struct fdp_rule **rules, uint32_t n)
     if (i == n) {
         return false;
     }
-    struct fdp__tie_rule *tr = malloc(n * sizeof *tr);
-    struct fdp_match *m = malloc(n * sizeof *m);
-    bool tied = true;
-    if (tr && m) {
-        for (i = 0; i < n; i++) {
-            fdp__cmatch_expand(&rules[i]->match, &m[i]);
-            tr[i] = (struct fdp__tie_rule) {
-                .match = &m[i], .subtable = (uintptr_t) rules[i]->owner,
-            };
-        }
-        tied = fdp__ties_level_tied(tr, n, TIE_WORK_MAX);
+    for (i = 0; i < n; i++) {
+        fdp__cmatch_expand(&rules[i]->match, &m[i]);
+        tr[i] = (struct fdp__tie_rule) {
+            .match = &m[i], .subtable = (uintptr_t) rules[i]->owner,
+        };
     }
-    free(tr);
-    free(m);
-    return tied;
+    return fdp__ties_level_tied(tr, n, TIE_WORK_MAX);
 }
 
 /* Decides, for every level that changed since the last time, whether two
@@ -928,12 +938,26 @@ update_ties(struct fdp_table *table)
         st->class->for_each_rule(st, false, ties_fill_cb, &aux);
     }
 
+    /* The expanded matches, for the largest dirty level; out of memory,
+     * every level is "tied" (conservative). */
+    uint32_t most = 0;
+    for (unsigned int w = 0; w < table->n_tie_words; w++) {
+        for (uint64_t m = table->ties_dirty[w]; m; m &= m - 1) {
+            unsigned int p = w * 64 + (unsigned int) __builtin_ctzll(m);
+            most = count[p] > most ? count[p] : most;
+        }
+    }
+    struct fdp__tie_rule *tr = malloc((most + 1) * sizeof *tr);
+    struct fdp_match *matches = malloc((most + 1) * sizeof *matches);
+
     bool changed = false;
     for (unsigned int w = 0; w < table->n_tie_words; w++) {
         for (uint64_t m = table->ties_dirty[w]; m; m &= m - 1) {
             unsigned int p = w * 64 + (unsigned int) __builtin_ctzll(m);
             bool tied = count[p] >= 2
-                        && level_tied(&aux.rules[offset[p]], count[p]);
+                        && (!tr || !matches
+                            || level_tied(&aux.rules[offset[p]], count[p],
+                                          tr, matches));
             if (!tied) {
                 table->ties[w] &= ~(UINT64_C(1) << (p % 64));
                 changed = true;
@@ -942,6 +966,8 @@ update_ties(struct fdp_table *table)
         table->ties_dirty[w] = 0;
     }
     table->any_ties_dirty = false;
+    free(tr);
+    free(matches);
     free(aux.rules);
     free(count);
     return changed;

@@ -14,16 +14,30 @@
  * Idle and hard timeouts are checked once a second (expire_flows()) and
  * the flows they end are removed by an "expire" operation, journalled as
  * any other.
+ *
+ * OpenFlow's flow mods arrive decoded: apply_flow_changes() applies the
+ * decoded flows (struct flow_change) to the transaction directly, and
+ * writes them as text only for the journal, where they are the same
+ * "add", "mod" and "del" operations flowdp-ctl's texts make (several
+ * changes of kinds that differ, a bundle, are one "batch" operation of
+ * them, applied all or none).  So a flow is the same flow, journalled the
+ * same way, whichever way it arrived, and a bundle of 200,000 flows costs
+ * no text at all without a journal.
  */
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "utilities/flowdpd.h"
+#include "lib/actions-internal.h"
+#include "lib/learn.h"
+#include "lib/match-internal.h"
+#include "lib/ofp-msgs.h"
 #include "utilities/journal.h"
 #include "utilities/pipeline-tool.h"
 #include "utilities/rpc.h"
@@ -79,6 +93,109 @@ parse_nth(const json_t *flows, size_t i, unsigned int flags,
     return 0;
 }
 
+/* Walks the action records from 'w' to 'end', nested ones (clone's)
+ * included, until 'pred' says true. */
+static bool
+actions_any__(const uint64_t *w, const uint64_t *end,
+              bool (*pred)(const struct fdp__action *, uint32_t arg),
+              uint32_t arg)
+{
+    while (w < end) {
+        const struct fdp__action *a = (const struct fdp__action *) w;
+        if (!a->n_words) {
+            return false;
+        }
+        if (pred(a, arg)
+            || (a->type == FDP_ACT_CLONE
+                && actions_any__(w + 1, w + a->n_words, pred, arg))) {
+            return true;
+        }
+        w += a->n_words;
+    }
+    return false;
+}
+
+static bool
+actions_any(const struct fdp_actions *acts,
+            bool (*pred)(const struct fdp__action *, uint32_t arg),
+            uint32_t arg)
+{
+    return acts && actions_any__(acts->words, acts->words + acts->n_words,
+                                 pred, arg);
+}
+
+/* 'arg' is a flowdp (OpenFlow 1.0) port number. */
+static bool
+outputs_to(const struct fdp__action *a, uint32_t port)
+{
+    switch (a->type) {
+    case FDP_ACT_OUTPUT:
+        return a->arg == port;
+    case FDP_ACT_IN_PORT:
+        return port == FDP_PORT_IN_PORT;
+    case FDP_ACT_CONTROLLER:
+        return port == FDP_PORT_CONTROLLER;
+    case FDP_ACT_RESERVED:
+        return fdp__action_reserved_port(a) == port;
+    default:
+        return false;
+    }
+}
+
+static bool
+uses_group(const struct fdp__action *a, uint32_t group)
+{
+    return a->type == FDP_ACT_GROUP && a->arg == group;
+}
+
+bool
+actions_output_to_port(const struct fdp_actions *acts, uint32_t port)
+{
+    /* A 1.1+ port with no 1.0 number becomes OFPP_NONE, which no action
+     * outputs to. */
+    return (port == FDP_OFPP_ANY
+            || actions_any(acts, outputs_to, fdp_ofp_port_to_ofp10(port)));
+}
+
+bool
+actions_output_to_group(const struct fdp_actions *acts, uint32_t group)
+{
+    return group == FDP_OFPG_ANY || actions_any(acts, uses_group, group);
+}
+
+static bool
+may_expire(const struct fdp__action *a, uint32_t arg)
+{
+    (void) arg;
+    return a->type == FDP_ACT_LEARN || a->type == FDP_ACT_FIN_TIMEOUT;
+}
+
+static bool
+deletes_learned(const struct fdp__action *a, uint32_t arg)
+{
+    (void) arg;
+    return (a->type == FDP_ACT_LEARN
+            && (((const struct fdp__learn *) (a + 1))->flags
+                & FDP__LEARN_DELETE_LEARNED));
+}
+
+/* Notes what a flow with 'spec''s timeouts and 'acts' asks of the periodic
+ * work: expiry (expire_flows()) and the learned-cookie rule
+ * (delete_learned()).  Once set, the flags stay set. */
+static void
+note_flow(struct server *s, const struct fdp_flow_spec *spec,
+          const struct fdp_actions *acts)
+{
+    if (!s->flows_may_expire
+        && ((spec && (spec->idle_timeout || spec->hard_timeout))
+            || actions_any(acts, may_expire, 0))) {
+        s->flows_may_expire = true;
+    }
+    if (!s->delete_learned_armed && actions_any(acts, deletes_learned, 0)) {
+        s->delete_learned_armed = true;
+    }
+}
+
 static int
 insert_flow(struct server *s, const struct fdp_flow_spec *spec,
             struct op_result *r, size_t i)
@@ -86,20 +203,27 @@ insert_flow(struct server *s, const struct fdp_flow_spec *spec,
     int error = meters_check_flow(s, spec, r, i);
 
     if (error) {
+        r->why = OPW_BAD_METER;
         return error;
     }
+    note_flow(s, spec, spec->actions);
     error = fdp_pipeline_insert(s->pipeline, spec, 0);
 
     if (error) {
-        return op_fail(r, RPC_FAILED, "flows[%zu]: %s", i,
-                       error == ENOTSUP ? "ranges need pipapo sub-tables"
-                       : error == ENOENT ? "group: names a group that "
-                                           "does not exist"
-                       : error == EINVAL
-                       ? "an action needs what the match does not "
-                         "guarantee, or goes to a table not after the "
-                         "flow's own"
-                       : strerror(error));
+        op_fail(r, RPC_FAILED, "flows[%zu]: %s", i,
+                error == ENOTSUP ? "ranges need pipapo sub-tables"
+                : error == ENOENT ? "group: names a group that "
+                                    "does not exist"
+                : error == EINVAL
+                ? "an action needs what the match does not "
+                  "guarantee, or goes to a table not after the "
+                  "flow's own"
+                : strerror(error));
+        r->why = (error == ENOTSUP ? OPW_RANGES
+                  : error == ENOENT ? OPW_BAD_GROUP
+                  : error == EINVAL ? OPW_INCONSISTENT
+                  : error == ENOMEM ? OPW_NOMEM : OPW_OTHER);
+        return error;
     }
     return 0;
 }
@@ -199,6 +323,158 @@ parse_filter(const json_t *op, const char *key, unsigned int flags,
     return 0;
 }
 
+/* fdp_pipeline_modify() with the error said in 'r'; adds the flows
+ * changed to r->n. */
+static int
+modify_flows(struct server *s, uint8_t table,
+             const struct fdp_table_filter *filter,
+             const struct fdp_actions *actions, const uint64_t *new_cookie,
+             struct op_result *r)
+{
+    size_t n = 0;
+
+    note_flow(s, NULL, actions);
+    int error = fdp_pipeline_modify(s->pipeline, table, filter, actions,
+                                    new_cookie, &n);
+    if (error == EINVAL) {
+        op_fail(r, RPC_FAILED, "nothing changed: an action needs what "
+                "the match of a flow selected does not guarantee, or "
+                "goes to a table not after its own");
+        r->why = OPW_INCONSISTENT;
+    } else if (error == ENOENT) {
+        op_fail(r, RPC_FAILED, "group: names a group that does not exist");
+        r->why = OPW_BAD_GROUP;
+    } else if (error) {
+        op_fail(r, RPC_FAILED, "%s", strerror(error));
+        r->why = error == ENOMEM ? OPW_NOMEM : OPW_OTHER;
+    }
+    r->n += n;
+    return error;
+}
+
+/* The flows a delete with OpenFlow's out_port or out_group selects: the
+ * filter's, of those that output to the port and the group. */
+struct out_select {
+    const struct fdp_table_filter *filter;
+    const struct fdp_match *match;      /* The filter's, or a catch-all. */
+    uint32_t out_port, out_group;
+    struct fdp_flow_spec *specs;        /* Match copies; no actions. */
+    size_t n, alloc;
+    bool failed;
+};
+
+static bool
+out_select_one(const struct fdp_rule *rule, void *os_)
+{
+    struct out_select *os = os_;
+    const struct fdp_table_filter *f = os->filter;
+    struct fdp_flow_spec spec;
+
+    get_spec(rule, &spec);
+    if ((spec.cookie & f->cookie_mask) != (f->cookie & f->cookie_mask)
+        || (f->strict
+            ? spec.priority != f->priority
+              || !fdp_match_equal(os->match, spec.match)
+            : !fdp_match_covers(os->match, spec.match))
+        || !actions_output_to_port(spec.actions, os->out_port)
+        || !actions_output_to_group(spec.actions, os->out_group)) {
+        return true;
+    }
+    if (os->n == os->alloc) {
+        size_t alloc = os->alloc ? 2 * os->alloc : 16;
+        struct fdp_flow_spec *p = realloc(os->specs, alloc * sizeof *p);
+        if (!p) {
+            os->failed = true;
+            return false;
+        }
+        os->specs = p;
+        os->alloc = alloc;
+    }
+    struct fdp_flow_spec *copy = &os->specs[os->n];
+    *copy = spec;
+    copy->actions = NULL;
+    copy->match = fdp_match_clone(spec.match);
+    if (!copy->match) {
+        os->failed = true;
+        return false;
+    }
+    os->n++;
+    return true;
+}
+
+/* fdp_pipeline_remove() of the flows 'filter' selects in 'table' (or
+ * every table), restricted to those that output to OpenFlow port
+ * 'out_port' and group 'out_group' (FDP_OFPP_ANY, FDP_OFPG_ANY: no
+ * restriction), as Open vSwitch's delete selects; adds the flows removed
+ * to r->n.  With a restriction the flows are found by a walk of the
+ * tables as committed (so not a flow added earlier in the same
+ * transaction) and removed one by one. */
+static int
+remove_flows(struct server *s, uint8_t table,
+             const struct fdp_table_filter *filter, uint32_t out_port,
+             uint32_t out_group, struct op_result *r)
+{
+    size_t n = 0;
+    int error = 0;
+
+    if (out_port == FDP_OFPP_ANY && out_group == FDP_OFPG_ANY) {
+        error = fdp_pipeline_remove(s->pipeline, table, filter, &n);
+    } else {
+        struct fdp_match *any = filter->match ? NULL : fdp_match_create();
+        struct out_select os = {
+            .filter = filter, .match = filter->match ? filter->match : any,
+            .out_port = out_port, .out_group = out_group,
+        };
+        if (os.match) {
+            fdp_table_read_lock();
+            fdp_pipeline_for_each(s->pipeline, table, out_select_one, &os);
+            fdp_table_read_unlock();
+        }
+        error = os.failed || !os.match ? ENOMEM : 0;
+        fdp_match_destroy(any);
+        for (size_t i = 0; i < os.n; i++) {
+            struct fdp_table_filter one = {
+                .match = os.specs[i].match, .strict = true,
+                .priority = os.specs[i].priority,
+            };
+            size_t k = 0;
+            if (!error) {
+                error = fdp_pipeline_remove(s->pipeline,
+                                            os.specs[i].table_id, &one, &k);
+                n += k;
+            }
+            fdp_match_destroy(os.specs[i].match);
+        }
+        free(os.specs);
+    }
+    if (error) {
+        op_fail(r, RPC_FAILED, "%s", strerror(error));
+        r->why = error == ENOMEM ? OPW_NOMEM : OPW_OTHER;
+    }
+    r->n += n;
+    return error;
+}
+
+/* An optional OpenFlow port or group number member of 'op' ('*v' stays
+ * as it is without one). */
+static int
+get_out_member(const json_t *op, const char *key, uint32_t *v,
+               struct op_result *r)
+{
+    const json_t *j = json_object_get(op, key);
+
+    if (!j) {
+        return 0;
+    }
+    if (!json_is_integer(j) || json_integer_value(j) < 0
+        || json_integer_value(j) > UINT32_MAX) {
+        return op_fail(r, RPC_INVALID_PARAMS, "\"%s\": expected an "
+                       "OpenFlow number (0 to 4294967295)", key);
+    }
+    *v = (uint32_t) json_integer_value(j);
+    return 0;
+}
+
 static int
 op_mod(struct server *s, const json_t *op, struct op_result *r)
 {
@@ -217,18 +493,13 @@ op_mod(struct server *s, const json_t *op, struct op_result *r)
             filter.cookie = 0;
         }
         error = meters_check_flow(s, &spec, r, 0);
+        if (error) {
+            r->why = OPW_BAD_METER;
+        }
     }
     if (!error) {
-        error = fdp_pipeline_modify(s->pipeline, table, &filter,
-                                    spec.actions,
-                                    set_cookie ? &spec.cookie : NULL, &r->n);
-        if (error == EINVAL) {
-            op_fail(r, RPC_FAILED, "nothing changed: an action needs what "
-                    "the match of a flow selected does not guarantee, or "
-                    "goes to a table not after its own");
-        } else if (error) {
-            op_fail(r, RPC_FAILED, "%s", strerror(error));
-        }
+        error = modify_flows(s, table, &filter, spec.actions,
+                             set_cookie ? &spec.cookie : NULL, r);
     }
     fdp_flow_spec_destroy(&spec);
     return error;
@@ -246,13 +517,19 @@ op_del(struct server *s, const json_t *op, struct op_result *r)
      * delete, and replaying it does what was done then. */
     unsigned int flags = FDP_PARSE_MATCH_ONLY
                          | (s->replaying ? 0 : FDP_PARSE_COOKIE_SELECT);
+    uint32_t out_port = FDP_OFPP_ANY, out_group = FDP_OFPG_ANY;
     int error = parse_filter(op, "match", flags, &spec, &filter, &table, r);
 
+    /* OpenFlow's out_port and out_group selection (a delete from
+     * apply_flow_changes() journals them). */
     if (!error) {
-        error = fdp_pipeline_remove(s->pipeline, table, &filter, &r->n);
-        if (error) {
-            op_fail(r, RPC_FAILED, "%s", strerror(error));
-        }
+        error = get_out_member(op, "out_port", &out_port, r);
+    }
+    if (!error) {
+        error = get_out_member(op, "out_group", &out_group, r);
+    }
+    if (!error) {
+        error = remove_flows(s, table, &filter, out_port, out_group, r);
     }
     fdp_flow_spec_destroy(&spec);
     return error;
@@ -456,14 +733,487 @@ op_replace(struct server *s, const json_t *op, struct op_result *r)
     return error;
 }
 
+/* The flow operations a "batch" holds. */
+static const struct {
+    const char *name;
+    int (*apply)(struct server *, const json_t *op, struct op_result *);
+} batch_kinds[] = {
+    { "add", op_add },
+    { "mod", op_mod },
+    { "del", op_del },
+};
+
+/* {"op": "batch", "ops": [OP, ...]}: the flow operations "add", "mod" and
+ * "del" in order, in the one transaction (an OpenFlow bundle that mixes
+ * them, journalled by apply_flow_changes()).  r->n counts the flows of
+ * them all; a failure names the operation. */
+static int
+op_batch(struct server *s, const json_t *op, struct op_result *r)
+{
+    const json_t *ops = json_object_get(op, "ops");
+
+    if (!json_is_array(ops)) {
+        return op_fail(r, RPC_INVALID_PARAMS, "\"ops\": expected an array "
+                       "of operations");
+    }
+    for (size_t i = 0; i < json_array_size(ops); i++) {
+        const json_t *sub = json_array_get(ops, i);
+        const char *kind = json_string_value(json_object_get(sub, "op"));
+        size_t k = 0;
+        while (kind && k < sizeof batch_kinds / sizeof batch_kinds[0]
+               && strcmp(kind, batch_kinds[k].name)) {
+            k++;
+        }
+        if (!kind || k == sizeof batch_kinds / sizeof batch_kinds[0]) {
+            return op_fail(r, RPC_INVALID_PARAMS, "ops[%zu]: not a flow "
+                           "operation (add, mod or del)", i);
+        }
+        struct op_result sub_r;
+        memset(&sub_r, 0, sizeof sub_r);
+        int error = batch_kinds[k].apply(s, sub, &sub_r);
+        r->n += sub_r.n;
+        if (error) {
+            op_fail(r, sub_r.code ? sub_r.code : RPC_FAILED, "ops[%zu]: %s",
+                    i, sub_r.msg ? sub_r.msg : strerror(error));
+            r->why = sub_r.why;
+            r->index = i;
+            free(sub_r.msg);
+            return error;
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Decoded flow changes (OpenFlow).                                        */
+
+static void maybe_compact(struct server *);
+static void delete_learned(struct server *, const json_t *op);
+
+void
+flow_change_destroy(struct flow_change *fc)
+{
+    if (fc) {
+        fdp_flow_spec_destroy(&fc->spec);
+        memset(&fc->spec, 0, sizeof fc->spec);
+        free(fc->cmatch);
+        fc->cmatch = NULL;
+    }
+}
+
+int
+flow_change_pack(struct flow_change *fc)
+{
+    if (!fc->spec.match) {
+        return 0;
+    }
+    struct fdp__cmatch *c = malloc(fdp__cmatch_size(fc->spec.match));
+    if (!c) {
+        return ENOMEM;
+    }
+    fdp__cmatch_pack(c, fc->spec.match);
+    fdp_match_destroy(fc->spec.match);
+    fc->spec.match = NULL;
+    fc->cmatch = c;
+    return 0;
+}
+
+/* 'fc''s flow with its match whole: 'spec' is fc->spec, its match
+ * expanded into 'scratch' if 'fc' keeps it compact. */
+static void
+change_spec(const struct flow_change *fc, struct fdp_match *scratch,
+            struct fdp_flow_spec *spec)
+{
+    *spec = fc->spec;
+    if (!spec->match && fc->cmatch) {
+        fdp__cmatch_expand(fc->cmatch, scratch);
+        spec->match = scratch;
+    }
+}
+
+/* Match storage for change_spec(), one per use, made once. */
+enum { SCRATCH_CHANGE, SCRATCH_OTHER, N_SCRATCH };
+
+static struct fdp_match *
+scratch_match(int which)
+{
+    static struct fdp_match *m[N_SCRATCH];
+
+    if (!m[which] && !(m[which] = fdp_match_create())) {
+        fatal("out of memory");
+    }
+    return m[which];
+}
+
+/* True if a flow of 'spec''s table and priority overlaps 'spec''s match:
+ * a committed one, or one added by an earlier change of 'fcs' (before
+ * 'spec', which is fcs[i]'s).  As Open vSwitch's check_overlap: a flow
+ * with the same match is no overlap (the add replaces it), and when one
+ * exists nothing is checked. */
+struct overlap_walk {
+    const struct fdp_flow_spec *spec;
+    bool overlap, identical;
+};
+
+static bool
+overlap_one(const struct fdp_rule *rule, void *w_)
+{
+    struct overlap_walk *w = w_;
+    struct fdp_flow_spec spec;
+
+    get_spec(rule, &spec);
+    if (spec.priority == w->spec->priority
+        && fdp_match_intersects(spec.match, w->spec->match)) {
+        if (fdp_match_equal(spec.match, w->spec->match)) {
+            w->identical = true;
+            return false;
+        }
+        w->overlap = true;
+    }
+    return true;
+}
+
+static bool
+overlaps(struct server *s, const struct flow_change *fcs, size_t i,
+         const struct fdp_flow_spec *spec)
+{
+    struct overlap_walk w = { .spec = spec };
+
+    for (size_t j = 0; j < i; j++) {
+        struct fdp_flow_spec o;
+        if (fcs[j].kind != FC_ADD || fcs[j].spec.table_id != spec->table_id
+            || fcs[j].spec.priority != spec->priority) {
+            continue;
+        }
+        change_spec(&fcs[j], scratch_match(SCRATCH_OTHER), &o);
+        if (fdp_match_intersects(o.match, spec->match)) {
+            if (fdp_match_equal(o.match, spec->match)) {
+                return false;
+            }
+            w.overlap = true;
+        }
+    }
+    fdp_table_read_lock();
+    fdp_pipeline_for_each(s->pipeline, spec->table_id, overlap_one, &w);
+    fdp_table_read_unlock();
+    return w.overlap && !w.identical;
+}
+
+/* The flow a modify that selected nothing adds ('fc->may_add'): its
+ * match, priority, timeouts and actions, with the new cookie, in table 0
+ * if the modify named none. */
+static void
+modify_added_spec(const struct flow_change *fc,
+                  const struct fdp_flow_spec *whole,
+                  struct fdp_flow_spec *spec)
+{
+    *spec = *whole;
+    spec->table_id = fc->all_tables ? 0 : whole->table_id;
+    spec->cookie = fc->new_cookie;
+    spec->cookie_mask = 0;
+}
+
+/* Applies change fcs[i] to the open transaction.  '*added' is set if it
+ * was a modify that added its flow. */
+static int
+apply_change(struct server *s, const struct flow_change *fcs, size_t i,
+             struct op_result *r, bool *added)
+{
+    const struct flow_change *fc = &fcs[i];
+    struct fdp_flow_spec whole;
+    change_spec(fc, scratch_match(SCRATCH_CHANGE), &whole);
+    const struct fdp_flow_spec *spec = &whole;
+    struct fdp_table_filter filter = {
+        .match = spec->match, .strict = fc->strict,
+        .priority = spec->priority, .cookie = spec->cookie,
+        .cookie_mask = spec->cookie_mask,
+    };
+    uint8_t table = fc->all_tables ? FDP_TABLE_ALL : spec->table_id;
+    int error;
+
+    switch (fc->kind) {
+    case FC_ADD:
+        if (spec->table_id >= FDP_PIPELINE_N_TABLES) {
+            r->why = OPW_BAD_TABLE;
+            return op_fail(r, RPC_FAILED, "flows[%zu]: table 255 holds no "
+                           "flows", i);
+        }
+        if (fc->check_overlap && overlaps(s, fcs, i, spec)) {
+            r->why = OPW_OVERLAP;
+            return op_fail(r, RPC_FAILED, "flows[%zu]: a flow of the same "
+                           "priority overlaps it", i);
+        }
+        error = insert_flow(s, spec, r, i);
+        r->n += !error;
+        return error;
+    case FC_MODIFY: {
+        error = meters_check_flow(s, spec, r, i);
+        if (error) {
+            r->why = OPW_BAD_METER;
+            return error;
+        }
+        size_t before = r->n;
+        error = modify_flows(s, table, &filter, spec->actions,
+                             fc->set_cookie ? &fc->new_cookie : NULL, r);
+        if (!error && r->n == before && fc->may_add) {
+            struct fdp_flow_spec add;
+            modify_added_spec(fc, spec, &add);
+            error = insert_flow(s, &add, r, i);
+            r->n += !error;
+            *added = !error;
+        }
+        return error;
+    }
+    case FC_DELETE:
+        return remove_flows(s, table, &filter, fc->out_port, fc->out_group,
+                            r);
+    }
+    return op_fail(r, RPC_FAILED, "flows[%zu]: no such change", i);
+}
+
+/* The formatter's "MATCH actions=ACTIONS" for 'spec' without the cookie,
+ * table and timeouts, which the caller writes itself; with 'match_only',
+ * the match alone.  NULL if out of memory. */
+static char *
+change_body(const struct fdp_flow_spec *spec, bool match_only)
+{
+    struct fdp_flow_spec copy = *spec;
+
+    copy.cookie = 0;
+    copy.table_id = 0;
+    copy.idle_timeout = 0;
+    copy.hard_timeout = 0;
+    if (match_only) {
+        copy.actions = NULL;
+    }
+    char *text = fdp_flow_format(&copy);
+    if (text && match_only) {
+        char *acts = strstr(text, "actions=");
+        if (acts) {
+            *acts = '\0';
+            size_t n = strlen(text);
+            while (n && (text[n - 1] == ' ' || text[n - 1] == ',')) {
+                text[--n] = '\0';
+            }
+        }
+    }
+    return text;
+}
+
+/* The text of change 'fc' as flowdp-ctl writes it (what the operation's
+ * parser reads back to the same flow or selection): the formatter's flow
+ * with the table, the cookie (or its selection) and the timeouts in
+ * front.  NULL if out of memory. */
+static char *
+change_text(const struct flow_change *fc, bool as_add)
+{
+    struct fdp_flow_spec whole, added;
+    change_spec(fc, scratch_match(SCRATCH_CHANGE), &whole);
+    const struct fdp_flow_spec *spec = &whole;
+    if (as_add && fc->kind == FC_MODIFY) {
+        modify_added_spec(fc, &whole, &added);
+        spec = &added;
+    }
+    bool is_add = as_add || fc->kind == FC_ADD;
+    char *body = change_body(spec, fc->kind == FC_DELETE);
+    char table[16] = "";
+    char cookie[48] = "";
+    char timeouts[48] = "";
+
+    if (!body) {
+        return NULL;
+    }
+    if (is_add || !fc->all_tables) {
+        snprintf(table, sizeof table, "table=%u,", spec->table_id);
+    }
+    if (is_add) {
+        if (spec->cookie) {
+            snprintf(cookie, sizeof cookie, "cookie=%#" PRIx64 ",",
+                     spec->cookie);
+        }
+        if (spec->idle_timeout || spec->hard_timeout) {
+            snprintf(timeouts, sizeof timeouts,
+                     "idle_timeout=%u,hard_timeout=%u,",
+                     spec->idle_timeout, spec->hard_timeout);
+        }
+    } else if (spec->cookie_mask) {
+        snprintf(cookie, sizeof cookie, "cookie=%#" PRIx64 "/%#" PRIx64 ",",
+                 spec->cookie & spec->cookie_mask, spec->cookie_mask);
+    } else if (fc->kind == FC_MODIFY && fc->set_cookie) {
+        snprintf(cookie, sizeof cookie, "cookie=%#" PRIx64 ",",
+                 fc->new_cookie);
+    }
+    char *text = xasprintf("%s%s%s%s", table, cookie, timeouts, body);
+    free(body);
+    return text;
+}
+
+/* The journal's operation for change 'fc' alone; NULL if out of
+ * memory. */
+static json_t *
+change_op(const struct flow_change *fc, bool as_add)
+{
+    char *text = change_text(fc, as_add);
+    json_t *op = NULL;
+
+    if (!text) {
+        return NULL;
+    }
+    if (as_add || fc->kind == FC_ADD) {
+        op = json_pack("{s:s, s:[s]}", "op", "add", "flows", text);
+    } else if (fc->kind == FC_MODIFY) {
+        op = json_pack("{s:s, s:s, s:b}", "op", "mod", "flow", text,
+                       "strict", fc->strict);
+    } else {
+        op = json_pack("{s:s, s:s, s:b}", "op", "del", "match", text,
+                       "strict", fc->strict);
+        if (op && fc->out_port != FDP_OFPP_ANY
+            && json_object_set_new(op, "out_port",
+                                   json_integer(fc->out_port))) {
+            json_decref(op);
+            op = NULL;
+        }
+        if (op && fc->out_group != FDP_OFPG_ANY
+            && json_object_set_new(op, "out_group",
+                                   json_integer(fc->out_group))) {
+            json_decref(op);
+            op = NULL;
+        }
+    }
+    free(text);
+    return op;
+}
+
+/* True if change 'i' was a modify that added its flow: 'added' lists
+ * those, 'n_added' of them, in increasing order. */
+static bool
+was_added(const size_t *added, size_t n_added, size_t i)
+{
+    size_t lo = 0, hi = n_added;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (added[mid] == i) {
+            return true;
+        }
+        if (added[mid] < i) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return false;
+}
+
+/* The journal's operation for the 'n' changes 'fcs' (of which the
+ * modifies listed in 'added' added their flows): one "add" of their flows
+ * if they all add, else a "batch" of their operations, adds in a row
+ * merged into one.  NULL if out of memory. */
+static json_t *
+changes_op(const struct flow_change *fcs, size_t n, const size_t *added,
+           size_t n_added)
+{
+    json_t *ops = json_array();
+    json_t *adds = NULL;        /* The flows of the last "add" in 'ops'. */
+    bool ok = ops != NULL;
+
+    for (size_t i = 0; ok && i < n; i++) {
+        bool as_add = n_added && was_added(added, n_added, i);
+        bool is_add = as_add || fcs[i].kind == FC_ADD;
+        if (is_add && adds) {
+            char *text = change_text(&fcs[i], as_add);
+            ok = text && !json_array_append_new(adds, json_string(text));
+            free(text);
+            continue;
+        }
+        json_t *op = change_op(&fcs[i], as_add);
+        ok = op && !json_array_append_new(ops, op);
+        adds = ok && is_add ? json_object_get(op, "flows") : NULL;
+    }
+    if (!ok) {
+        json_decref(ops);
+        return NULL;
+    }
+    if (json_array_size(ops) == 1) {
+        json_t *op = json_incref(json_array_get(ops, 0));
+        json_decref(ops);
+        return op;
+    }
+    return json_pack("{s:s, s:o}", "op", "batch", "ops", ops);
+}
+
+int
+apply_flow_changes(struct server *s, const struct flow_change *fcs,
+                   size_t n, struct op_result *r)
+{
+    memset(r, 0, sizeof *r);
+    int error = fdp_pipeline_begin(s->pipeline);
+    if (error) {
+        return op_fail(r, RPC_FAILED, "%s", strerror(error));
+    }
+    /* The modifies that added their flows, for the journal. */
+    size_t *added = NULL;
+    size_t n_added = 0, alloc_added = 0;
+    for (size_t i = 0; i < n && !error; i++) {
+        bool add = false;
+        r->index = i;
+        error = apply_change(s, fcs, i, r, &add);
+        if (add) {
+            if (n_added == alloc_added) {
+                alloc_added = alloc_added ? 2 * alloc_added : 8;
+                size_t *p = realloc(added, alloc_added * sizeof *p);
+                if (!p) {
+                    r->why = OPW_NOMEM;
+                    error = op_fail(r, RPC_FAILED, "out of memory");
+                    break;
+                }
+                added = p;
+            }
+            added[n_added++] = i;
+        }
+    }
+    if (!error && s->journal && !s->replaying) {
+        /* The text, for the journal only. */
+        json_t *op = changes_op(fcs, n, added, n_added);
+        char *msg = NULL;
+        error = op ? journal_append(s->journal, op, &msg) : ENOMEM;
+        if (error) {
+            vlog(L_ERR, "%s", msg ? msg : strerror(error));
+            op_fail(r, RPC_FAILED, "not saved, so not done: %s",
+                    msg ? msg : strerror(error));
+            r->why = op ? OPW_JOURNAL : OPW_NOMEM;
+            free(msg);
+        }
+        json_decref(op);
+    }
+    free(added);
+    if (error) {
+        fdp_pipeline_abort(s->pipeline);
+        return error;
+    }
+    error = fdp_pipeline_commit(s->pipeline);
+    if (error) {
+        r->why = OPW_NOMEM;
+        return op_fail(r, RPC_FAILED, "%s", strerror(error));
+    }
+    delete_learned(s, NULL);
+    if (s->journal && !s->replaying) {
+        maybe_compact(s);
+    }
+    return 0;
+}
+
 /* 'commit', if any, makes what the datapath keeps outside the pipeline
  * (meters) once the operation is journalled and committed. */
+static int op_batch(struct server *, const json_t *op, struct op_result *);
+
 static const struct {
     const char *name;
     int (*apply)(struct server *, const json_t *op, struct op_result *);
     void (*commit)(struct server *, const json_t *op);
 } op_kinds[] = {
     { "add", op_add, NULL },
+    { "batch", op_batch, NULL },
     { "mod", op_mod, NULL },
     { "del", op_del, NULL },
     { "replace", op_replace, NULL },
@@ -535,24 +1285,24 @@ maybe_compact(struct server *s)
     json_decref(snap);
 }
 
-/* Applies 'op' in one transaction; with a journal (and not replaying it)
- * the op is on disk before the transaction commits.  Returns 0 or an
- * errno value with r->code and r->msg set. */
 /* Open vSwitch's learned-cookie rule after change 'op'
  * (fdp_pipeline_delete_learned()).  Until some change has had a flow with
  * learn(delete_learned) there is nothing to check, and the scan of every
- * flow it takes is saved.  What it deletes follows from the change, so a
- * replayed journal deletes it again: it is not journalled itself. */
+ * flow it takes is saved: the flow operations note such a flow as they
+ * add or modify it (note_flow()); the others (groups, whose buckets may
+ * learn) are looked at as text ('op', NULL for none).  What it deletes
+ * follows from the change, so a replayed journal deletes it again: it is
+ * not journalled itself. */
 static void
 delete_learned(struct server *s, const json_t *op)
 {
-    if (!s->delete_learned_armed) {
+    if (!s->delete_learned_armed && op) {
         char *text = json_dumps(op, JSON_COMPACT);
         s->delete_learned_armed = !text || strstr(text, "delete_learned");
         free(text);
-        if (!s->delete_learned_armed) {
-            return;
-        }
+    }
+    if (!s->delete_learned_armed) {
+        return;
     }
     size_t n;
     int error = fdp_pipeline_delete_learned(s->pipeline, &n);
@@ -564,6 +1314,25 @@ delete_learned(struct server *s, const json_t *op)
     }
 }
 
+/* True for the operations whose flows note_flow() sees. */
+static bool
+is_flow_op(const char *kind)
+{
+    static const char *const kinds[] = {
+        "add", "mod", "del", "replace", "expire", "batch",
+    };
+
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if (!strcmp(kind, kinds[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Applies 'op' in one transaction; with a journal (and not replaying it)
+ * the op is on disk before the transaction commits.  Returns 0 or an
+ * errno value with r->code and r->msg set. */
 int
 apply_op(struct server *s, const json_t *op, struct op_result *r)
 {
@@ -586,6 +1355,7 @@ apply_op(struct server *s, const json_t *op, struct op_result *r)
                     vlog(L_ERR, "%s", msg ? msg : strerror(error));
                     op_fail(r, RPC_FAILED, "not saved, so not done: %s",
                             msg ? msg : strerror(error));
+                    r->why = OPW_JOURNAL;
                     free(msg);
                 }
             }
@@ -603,7 +1373,7 @@ apply_op(struct server *s, const json_t *op, struct op_result *r)
             if (op_kinds[i].commit) {
                 op_kinds[i].commit(s, op);
             }
-            delete_learned(s, op);
+            delete_learned(s, is_flow_op(kind) ? NULL : op);
             if (s->journal && !s->replaying) {
                 maybe_compact(s);
             }
@@ -800,6 +1570,11 @@ check_expiry(const struct fdp_rule *rule, void *e_)
 void
 expire_flows(struct server *s)
 {
+    if (!s->flows_may_expire) {
+        /* No flow could have a timeout: the walk of every flow each
+         * second is saved. */
+        return;
+    }
     struct expiry e = { monotonic_ms(), json_array() };
 
     if (!e.flows) {

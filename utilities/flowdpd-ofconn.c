@@ -438,6 +438,20 @@ ofconn_send(struct ofconn *c_, const void *msg, size_t len)
     queue_bytes(conn_of(c_), msg, len);
 }
 
+static int conn_flush(struct conn *);
+
+void
+ofconn_flush(struct ofconn *c_)
+{
+    struct conn *c = conn_of(c_);
+
+    /* An error is found again, and the connection closed, by the next
+     * conn_run(). */
+    if (c->state == CS_ACTIVE && !c->dead) {
+        (void) conn_flush(c);
+    }
+}
+
 bool
 ofconn_send_async(struct ofconn *c_, const void *msg, size_t len)
 {

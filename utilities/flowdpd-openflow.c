@@ -20,14 +20,14 @@
  *     with OFPBRC_IS_SLAVE;
  *   - Nicira's NXT_SET_FLOW_FORMAT, NXT_SET_PACKET_IN_FORMAT,
  *     NXT_FLOW_MOD_TABLE_ID and NXT_SET_CONTROLLER_ID (settings of the
- *     connection).
+ *     connection);
+ *   - flow mods, bundles of flow mods, flow and aggregate statistics
+ *     ("Flow mods" below).
  * What is sent unasked: port status when a port is added or deleted
  * (of_port_status()); packet-ins (flowdpd-ofpin.c).
- * What is refused (the codec that decodes matches and actions is not
- * merged into this branch yet): flow mods, packet out, group, meter, port
- * and table mods, bundles, flow/aggregate/group/meter statistics, flow
- * monitors: OFPBRC_BAD_TYPE, OFPBRC_BAD_STAT or OFPBRC_BAD_SUBTYPE, as
- * for a message Open vSwitch does not know.
+ * What is refused: packet out, group, meter, port and table mods,
+ * group/meter statistics, flow monitors: OFPBRC_BAD_TYPE, OFPBRC_BAD_STAT
+ * or OFPBRC_BAD_SUBTYPE, as for a message Open vSwitch does not know.
  *
  * Ports are named "pN" for port N (flowdpd has no interface names); the
  * local port (OFPP_LOCAL) is listed as "flowdpd", administratively down
@@ -835,161 +835,111 @@ is_modification(enum fdp_ofptype type)
 /* ---------------------------------------------------------------------- */
 /* Flow mods.                                                              */
 
-/* Flow mods go through the same operations as flowdp-ctl's (apply_op():
- * one pipeline transaction, journalled with --db), as flow TEXT: a flow
- * added over OpenFlow and one added by flowdp-ctl are the same flow, and
- * the journal records both alike.  The decoded flow is formatted with
- * flowdp's own formatter (what parse-flows prints, which its parser reads
- * back to the same flow) and the OpenFlow-only parts (table, cookie and
- * its mask, timeouts) are written in front. */
+/* Flow mods go through the same flow operations as flowdp-ctl's (one
+ * pipeline transaction, journalled with --db), as decoded flows: a flow mod
+ * becomes a struct flow_change, which apply_flow_changes()
+ * (flowdpd-flows.c) applies directly and writes as flowdp-ctl's text only
+ * for the journal.  A flow added over OpenFlow and one added by
+ * flowdp-ctl are the same flow, journalled alike; a bundle of many flows
+ * costs no text without a journal. */
 
-/* The formatter's "MATCH actions=ACTIONS" for 'spec' without the cookie,
- * table and timeouts, which the caller writes itself; with 'match_only',
- * the match alone.  NULL if out of memory. */
-static char *
-flow_mod_body(const struct fdp_flow_spec *spec, bool match_only)
-{
-    struct fdp_flow_spec copy = *spec;
-
-    copy.cookie = 0;
-    copy.table_id = 0;
-    copy.idle_timeout = 0;
-    copy.hard_timeout = 0;
-    char *text = fdp_flow_format(&copy);
-    if (text && match_only) {
-        char *acts = strstr(text, "actions=");
-        if (acts) {
-            *acts = '\0';
-            size_t n = strlen(text);
-            while (n && (text[n - 1] == ' ' || text[n - 1] == ',')) {
-                text[--n] = '\0';
-            }
-        }
-    }
-    return text;
-}
-
-/* The OpenFlow error for a failed operation, from what apply_op() said:
- * the operations report text (for flowdp-ctl), and these are the failures
- * a valid flow mod can meet. */
+/* The OpenFlow error for a failed flow change, from the reason the
+ * operation gave. */
 static enum fdp_ofperr
 flow_mod_error(const struct op_result *r)
 {
-    const char *m = r->msg ? r->msg : "";
-
-    if (strstr(m, "names a group that does not exist")) {
+    switch (r->why) {
+    case OPW_BAD_GROUP:
         return FDP_OFPBAC_BAD_OUT_GROUP;
-    }
-    if (strstr(m, "meter")) {
+    case OPW_BAD_METER:
         return FDP_OFPMMFC_UNKNOWN_METER;
-    }
-    if (strstr(m, "an action needs what")) {
+    case OPW_INCONSISTENT:
         return FDP_OFPBAC_MATCH_INCONSISTENT;
-    }
-    if (strstr(m, "Cannot allocate memory")) {
+    case OPW_NOMEM:
         return FDP_OFPFMFC_TABLE_FULL;
+    case OPW_OVERLAP:
+        return FDP_OFPFMFC_OVERLAP;
+    case OPW_BAD_TABLE:
+        return FDP_OFPFMFC_BAD_TABLE_ID;
+    case OPW_RANGES:
+    case OPW_JOURNAL:
+    case OPW_OTHER:
+    default:
+        return FDP_OFPFMFC_UNKNOWN;
     }
-    return FDP_OFPFMFC_UNKNOWN;
 }
 
-/* Decodes flow mod 'msg' into the JSON operation that does it ('*opp',
- * which the caller releases) and its flow text ('*textp', for log lines,
- * which the caller frees).  Returns 0 or the OpenFlow error. */
+/* Decodes flow mod 'msg' into the change that does it ('*fc', which the
+ * caller destroys).  Returns 0 or the OpenFlow error (then '*fc' holds
+ * nothing). */
 static enum fdp_ofperr
-flow_mod_to_op(struct server *s, struct ofconn *c, const uint8_t *msg,
-               size_t len, json_t **opp, char **textp, bool *is_addp)
+flow_mod_to_change(struct server *s, struct ofconn *c, const uint8_t *msg,
+                   size_t len, struct flow_change *fc)
 {
     struct fdp_ofp_flow_mod fm;
     int error = fdp_ofp_decode_flow_mod(msg, len,
                                         fdp_pipeline_tlv_map(s->pipeline),
                                         c->flow_mod_table_id, &fm);
+
+    memset(fc, 0, sizeof *fc);
     if (error) {
         return (enum fdp_ofperr) error;
     }
-    /* What the flow operations cannot select by yet: refused rather than
-     * done differently from what was asked. */
-    bool is_del = fm.command == FDP_OFPFC_DELETE
-                  || fm.command == FDP_OFPFC_DELETE_STRICT;
-    bool is_add = fm.command == FDP_OFPFC_ADD;
-    bool strict = fm.command == FDP_OFPFC_DELETE_STRICT
-                  || fm.command == FDP_OFPFC_MODIFY_STRICT;
-    if (fm.flags & FDP_OFPFF_CHECK_OVERLAP) {
-        fdp_ofp_flow_mod_destroy(&fm);
-        return FDP_OFPFMFC_BAD_FLAGS;
-    }
-    if (!is_add && (fm.out_port != FDP_OFPP_ANY
-                    || fm.out_group != FDP_OFPG_ANY)) {
-        fdp_ofp_flow_mod_destroy(&fm);
-        return FDP_OFPFMFC_BAD_COMMAND;
-    }
-
-    char *body = flow_mod_body(&fm.spec, is_del);
-    char *text = NULL;
-    if (body) {
-        char table[16] = "";
-        char cookie[48] = "";
-        char timeouts[48] = "";
-        if (is_add || fm.table_given) {
-            snprintf(table, sizeof table, "table=%u,",
-                     fm.table_given ? fm.spec.table_id : 0);
-        }
-        if (is_add) {
-            if (fm.spec.cookie) {
-                snprintf(cookie, sizeof cookie, "cookie=%#" PRIx64 ",",
-                         fm.spec.cookie);
-            }
-            if (fm.spec.idle_timeout || fm.spec.hard_timeout) {
-                snprintf(timeouts, sizeof timeouts,
-                         "idle_timeout=%u,hard_timeout=%u,",
-                         fm.spec.idle_timeout, fm.spec.hard_timeout);
-            }
-        } else if (fm.spec.cookie_mask) {
-            snprintf(cookie, sizeof cookie,
-                     "cookie=%#" PRIx64 "/%#" PRIx64 ",",
-                     fm.spec.cookie & fm.spec.cookie_mask,
-                     fm.spec.cookie_mask);
-        } else if (!is_del && fm.new_cookie != UINT64_MAX) {
-            snprintf(cookie, sizeof cookie, "cookie=%#" PRIx64 ",",
-                     fm.new_cookie);
-        }
-        text = fdp__xasprintf("%s%s%s%s", table, cookie, timeouts, body);
-        free(body);
-    }
+    fc->spec = fm.spec;
+    memset(&fm.spec, 0, sizeof fm.spec);
     fdp_ofp_flow_mod_destroy(&fm);
-    if (!text) {
-        return FDP_OFPERR_NOMEM;
+    fc->out_port = FDP_OFPP_ANY;
+    fc->out_group = FDP_OFPG_ANY;
+    fc->strict = (fm.command == FDP_OFPFC_MODIFY_STRICT
+                  || fm.command == FDP_OFPFC_DELETE_STRICT);
+    switch (fm.command) {
+    case FDP_OFPFC_ADD:
+        fc->kind = FC_ADD;
+        if (!fm.table_given) {
+            fc->spec.table_id = 0;
+        }
+        fc->spec.cookie_mask = 0;
+        fc->check_overlap = (fm.flags & FDP_OFPFF_CHECK_OVERLAP) != 0;
+        break;
+    case FDP_OFPFC_MODIFY:
+    case FDP_OFPFC_MODIFY_STRICT:
+        /* As Open vSwitch: out_port and out_group select nothing in a
+         * modify.  Without a cookie mask the cookie is no selector, and
+         * the flows take the new cookie when the message has one. */
+        fc->kind = FC_MODIFY;
+        fc->all_tables = !fm.table_given;
+        fc->set_cookie = (!fc->spec.cookie_mask
+                          && fm.new_cookie != UINT64_MAX);
+        fc->new_cookie = fm.new_cookie;
+        fc->may_add = fc->set_cookie;
+        break;
+    case FDP_OFPFC_DELETE:
+    case FDP_OFPFC_DELETE_STRICT:
+    default:
+        fc->kind = FC_DELETE;
+        fc->all_tables = !fm.table_given;
+        fc->out_port = fm.out_port;
+        fc->out_group = fm.out_group;
+        break;
     }
-
-    json_t *op = json_object();
-    if (is_add) {
-        json_object_set_new(op, "op", json_string("add"));
-        json_t *flows = json_array();
-        json_array_append_new(flows, json_string(text));
-        json_object_set_new(op, "flows", flows);
-    } else {
-        json_object_set_new(op, "op", json_string(is_del ? "del" : "mod"));
-        json_object_set_new(op, is_del ? "match" : "flow", json_string(text));
-        json_object_set_new(op, "strict", json_boolean(strict));
-    }
-    *opp = op;
-    *textp = text;
-    *is_addp = is_add;
     return FDP_OFPERR_NONE;
 }
 
-/* Applies 'op' (one journalled transaction); 0 or the OpenFlow error. */
+/* Applies the 'n' changes 'fcs' (one transaction, journalled); on failure
+ * the OpenFlow error and, in '*failed', the change that failed. */
 static enum fdp_ofperr
-flow_op_apply(struct server *s, struct ofconn *c, json_t *op,
-              const char *what)
+flow_changes_apply(struct server *s, struct ofconn *c,
+                   const struct flow_change *fcs, size_t n, size_t *failed)
 {
     struct op_result r;
     enum fdp_ofperr oerr = FDP_OFPERR_NONE;
-    int error = apply_op(s, op, &r);
+    int error = apply_flow_changes(s, fcs, n, &r);
 
     if (error) {
-        vlog(L_INFO, "%s: %s refused: %s", ofconn_name(c), what,
+        vlog(L_INFO, "%s: flow mod refused: %s", ofconn_name(c),
              r.msg ? r.msg : strerror(error));
         oerr = flow_mod_error(&r);
+        *failed = r.index;
     }
     free(r.msg);
     return oerr;
@@ -999,30 +949,96 @@ static void
 handle_flow_mod(struct server *s, struct ofconn *c, const uint8_t *msg,
                 size_t len)
 {
-    json_t *op;
-    char *text;
-    bool is_add;
-    enum fdp_ofperr error = flow_mod_to_op(s, c, msg, len, &op, &text,
-                                           &is_add);
+    struct flow_change fc;
+    enum fdp_ofperr error = flow_mod_to_change(s, c, msg, len, &fc);
+
     if (!error) {
-        error = flow_op_apply(s, c, op, text);
-        json_decref(op);
-        free(text);
+        size_t failed;
+        error = flow_changes_apply(s, c, &fc, 1, &failed);
+        flow_change_destroy(&fc);
     }
     if (error) {
         ofconn_send_error(c, error, msg, len);
     }
 }
 
-/* Bundles: at most this many flows in one (a bundle of ovs-ofctl
+/* Bundles: at most this many messages in one (a bundle of ovs-ofctl
  * --bundle add-flows carries a whole file). */
-#define BUNDLE_MAX_FLOWS 4000000
+#define BUNDLE_MAX_MSGS 4000000
+
+/* The start of a bundled message, which an error about it carries (as
+ * ofconn_send_error() does, the first 64 bytes). */
+struct bundle_head {
+    uint16_t len;
+    uint8_t bytes[64];
+};
+
+/* The open bundle of a connection: its flow mods, decoded, in order. */
+struct of_bundle {
+    struct flow_change *changes;
+    struct bundle_head *heads;
+    size_t n, alloc;
+};
 
 void
 of_conn_destroy(struct ofconn *c)
 {
-    json_decref(c->bundle_flows);
-    c->bundle_flows = NULL;
+    struct of_bundle *b = c->bundle;
+
+    if (b) {
+        for (size_t i = 0; i < b->n; i++) {
+            flow_change_destroy(&b->changes[i]);
+        }
+        free(b->changes);
+        free(b->heads);
+        free(b);
+        c->bundle = NULL;
+    }
+}
+
+/* Opens a bundle on 'c'; false if out of memory. */
+static bool
+bundle_open(struct ofconn *c, uint32_t id, uint16_t flags)
+{
+    c->bundle = calloc(1, sizeof *c->bundle);
+    c->bundle_id = id;
+    c->bundle_flags = flags;
+    return c->bundle != NULL;
+}
+
+/* Appends 'fc' (taken) and the start of its message 'msg' to 'b'; false
+ * if out of memory (then 'fc' is destroyed). */
+static bool
+bundle_append(struct of_bundle *b, struct flow_change *fc,
+              const uint8_t *msg, size_t len)
+{
+    if (b->n == b->alloc) {
+        size_t alloc = b->alloc ? 2 * b->alloc : 64;
+        struct flow_change *changes = realloc(b->changes,
+                                              alloc * sizeof *changes);
+        if (changes) {
+            b->changes = changes;
+        }
+        struct bundle_head *heads = realloc(b->heads, alloc * sizeof *heads);
+        if (heads) {
+            b->heads = heads;
+        }
+        if (!changes || !heads) {
+            flow_change_destroy(fc);
+            return false;
+        }
+        b->alloc = alloc;
+    }
+    if (flow_change_pack(fc)) {
+        flow_change_destroy(fc);
+        return false;
+    }
+    b->changes[b->n] = *fc;
+    struct bundle_head *h = &b->heads[b->n];
+    h->len = (uint16_t) (len < sizeof h->bytes ? len : sizeof h->bytes);
+    memcpy(h->bytes, msg, h->len);
+    b->n++;
+    return true;
 }
 
 static void
@@ -1040,10 +1056,12 @@ bundle_reply(struct ofconn *c, const struct fdp_ofp_header *h,
     fdp__ofpbuf_uninit(&b);
 }
 
-/* One bundle at a time per connection, of flow adds: committed as ONE
- * operation, so all of it or none is in the tables and the journal.  A
- * bundle that modifies or deletes is refused (OFPBFC_MSG_UNSUP) until the
- * operations can mix kinds in one transaction. */
+/* One bundle at a time per connection, of flow mods (adds, modifies and
+ * deletes, mixed): committed as ONE transaction, in order, so all of it
+ * or none is in the tables and the journal (atomic and ordered, whatever
+ * the flags ask).  A commit that fails sends, as Open vSwitch does, the
+ * error of the message that failed (carrying that message) and then
+ * OFPBFC_MSG_FAILED. */
 static void
 handle_bundle_ctrl(struct server *s, struct ofconn *c, const uint8_t *msg,
                    size_t len, const struct fdp_ofp_header *h)
@@ -1055,7 +1073,7 @@ handle_bundle_ctrl(struct server *s, struct ofconn *c, const uint8_t *msg,
         ofconn_send_error(c, (enum fdp_ofperr) error, msg, len);
         return;
     }
-    bool open = c->bundle_flows != NULL;
+    bool open = c->bundle != NULL;
     switch (bc.type) {
     case FDP_OFPBCT_OPEN_REQUEST:
         if (open) {
@@ -1064,9 +1082,10 @@ handle_bundle_ctrl(struct server *s, struct ofconn *c, const uint8_t *msg,
                                  : FDP_OFPBFC_OUT_OF_BUNDLES, msg, len);
             return;
         }
-        c->bundle_flows = json_array();
-        c->bundle_id = bc.bundle_id;
-        c->bundle_flags = bc.flags;
+        if (!bundle_open(c, bc.bundle_id, bc.flags)) {
+            ofconn_send_error(c, FDP_OFPERR_NOMEM, msg, len);
+            return;
+        }
         bundle_reply(c, h, bc.bundle_id, FDP_OFPBCT_OPEN_REPLY, bc.flags);
         return;
     case FDP_OFPBCT_CLOSE_REQUEST:
@@ -1082,14 +1101,16 @@ handle_bundle_ctrl(struct server *s, struct ofconn *c, const uint8_t *msg,
             ofconn_send_error(c, FDP_OFPBFC_BAD_ID, msg, len);
             return;
         }
-        if (bc.type == FDP_OFPBCT_COMMIT_REQUEST
-            && json_array_size(c->bundle_flows)) {
-            json_t *op = json_object();
-            json_object_set_new(op, "op", json_string("add"));
-            json_object_set(op, "flows", c->bundle_flows);
-            enum fdp_ofperr e = flow_op_apply(s, c, op, "bundle commit");
-            json_decref(op);
+        if (bc.type == FDP_OFPBCT_COMMIT_REQUEST && c->bundle->n) {
+            struct of_bundle *b = c->bundle;
+            size_t failed = 0;
+            enum fdp_ofperr e = flow_changes_apply(s, c, b->changes, b->n,
+                                                   &failed);
             if (e) {
+                if (failed < b->n) {
+                    ofconn_send_error(c, e, b->heads[failed].bytes,
+                                      b->heads[failed].len);
+                }
                 of_conn_destroy(c);
                 ofconn_send_error(c, FDP_OFPBFC_MSG_FAILED, msg, len);
                 return;
@@ -1118,12 +1139,13 @@ handle_bundle_add(struct server *s, struct ofconn *c, const uint8_t *msg,
         ofconn_send_error(c, (enum fdp_ofperr) error, msg, len);
         return;
     }
-    if (!c->bundle_flows) {
+    if (!c->bundle) {
         /* OpenFlow 1.4 opens a bundle implicitly with its first message;
          * Open vSwitch does too. */
-        c->bundle_flows = json_array();
-        c->bundle_id = ba.bundle_id;
-        c->bundle_flags = ba.flags;
+        if (!bundle_open(c, ba.bundle_id, ba.flags)) {
+            ofconn_send_error(c, FDP_OFPERR_NOMEM, msg, len);
+            return;
+        }
     } else if (ba.bundle_id != c->bundle_id) {
         ofconn_send_error(c, FDP_OFPBFC_BAD_ID, msg, len);
         return;
@@ -1132,41 +1154,59 @@ handle_bundle_add(struct server *s, struct ofconn *c, const uint8_t *msg,
         ofconn_send_error(c, FDP_OFPBFC_MSG_UNSUP, msg, len);
         return;
     }
-    json_t *op;
-    char *text;
-    bool is_add;
-    enum fdp_ofperr e = flow_mod_to_op(s, c, ba.inner, ba.inner_len, &op,
-                                       &text, &is_add);
+    if (c->bundle->n >= BUNDLE_MAX_MSGS) {
+        ofconn_send_error(c, FDP_OFPBFC_MSG_TOO_MANY, msg, len);
+        return;
+    }
+    struct flow_change fc;
+    enum fdp_ofperr e = flow_mod_to_change(s, c, ba.inner, ba.inner_len,
+                                           &fc);
     if (e) {
         ofconn_send_error(c, e, ba.inner, ba.inner_len);
         return;
     }
-    if (!is_add) {
-        e = FDP_OFPBFC_MSG_UNSUP;
-    } else if (json_array_size(c->bundle_flows) >= BUNDLE_MAX_FLOWS) {
-        e = FDP_OFPBFC_MSG_TOO_MANY;
-    } else {
-        json_array_append(c->bundle_flows,
-                          json_array_get(json_object_get(op, "flows"), 0));
-    }
-    json_decref(op);
-    free(text);
-    if (e) {
-        ofconn_send_error(c, e, msg, len);
+    if (!bundle_append(c->bundle, &fc, ba.inner, ba.inner_len)) {
+        ofconn_send_error(c, FDP_OFPERR_NOMEM, msg, len);
     }
 }
 
 /* Flow statistics and aggregates: the flows the request selects, as
- * dump-flows selects them (a match that covers the flow's, the cookie
- * under its mask, one table or all), encoded in the request's form. */
+ * Open vSwitch selects them (a match that covers the flow's, the cookie
+ * under its mask, one table or all, and actions that output to out_port
+ * and out_group), encoded in the request's form.  Each reply of a
+ * multipart answer is queued, and the socket written, as soon as it is
+ * full, so that the client decodes one part while the next is encoded. */
 struct flow_stats_walk {
     const struct fdp_ofp_flow_stats_request *rq;
+    struct ofconn *c;
     struct fdp_ofpmp *mp;                   /* NULL for an aggregate. */
     const struct fdp_tlv_map *tlv;
     struct fdp_ofp_aggregate_stats agg;
     int64_t now;
     int error;
 };
+
+/* Sends the replies 'mp' has finished (all before the one it fills). */
+static void
+flow_stats_send_finished(struct flow_stats_walk *w)
+{
+    struct fdp_ofpmp *mp = w->mp;
+    struct fdp__ofpbuf *b = mp->b;
+    size_t ofs = 0;
+
+    if (!mp->start || fdp__ofpbuf_failed(b)) {
+        return;
+    }
+    while (ofs < mp->start) {
+        size_t n = fdp__ofp_get_be16(b->data + ofs + 2);
+        ofconn_send(w->c, b->data + ofs, n);
+        ofs += n;
+    }
+    memmove(b->data, b->data + mp->start, b->size - mp->start);
+    b->size -= mp->start;
+    mp->start = 0;
+    ofconn_flush(w->c);
+}
 
 static bool
 flow_stats_one(const struct fdp_rule *rule, void *w_)
@@ -1175,12 +1215,14 @@ flow_stats_one(const struct fdp_rule *rule, void *w_)
     struct fdp_flow_spec spec;
     struct fdp_rule_stats st;
 
-    get_spec(rule, &spec);
-    if (w->rq->match && !fdp_match_covers(w->rq->match, spec.match)) {
+    if ((fdp_rule_get_cookie(rule) & w->rq->cookie_mask)
+        != (w->rq->cookie & w->rq->cookie_mask)) {
         return true;
     }
-    if ((spec.cookie & w->rq->cookie_mask)
-        != (w->rq->cookie & w->rq->cookie_mask)) {
+    get_spec(rule, &spec);
+    if ((w->rq->match && !fdp_match_covers(w->rq->match, spec.match))
+        || !actions_output_to_port(spec.actions, w->rq->out_port)
+        || !actions_output_to_group(spec.actions, w->rq->out_group)) {
         return true;
     }
     fdp_rule_get_stats(rule, &st);
@@ -1213,6 +1255,7 @@ flow_stats_one(const struct fdp_rule *rule, void *w_)
         w->error = error;
         return false;
     }
+    flow_stats_send_finished(w);
     return true;
 }
 
@@ -1228,26 +1271,22 @@ handle_flow_stats(struct server *s, struct ofconn *c, const uint8_t *msg,
         ofconn_send_error(c, (enum fdp_ofperr) error, msg, len);
         return;
     }
-    if (rq.out_port != FDP_OFPP_ANY || rq.out_group != FDP_OFPG_ANY) {
-        /* Not selectable by yet: refused rather than answered wrongly. */
-        ofconn_send_error(c, FDP_OFPBRC_EPERM, msg, len);
-        fdp_ofp_flow_stats_request_destroy(&rq);
-        return;
-    }
     struct fdp__ofpbuf b;
     struct fdp_ofpmp mp;
     struct flow_stats_walk w = {
-        .rq = &rq, .tlv = tlv, .now = monotonic_ms(),
+        .rq = &rq, .c = c, .tlv = tlv, .now = monotonic_ms(),
     };
     fdp__ofpbuf_init(&b);
     if (!rq.aggregate) {
         fdp_ofpmp_init(&mp, &b, h);
         w.mp = &mp;
     }
+    fdp_table_read_lock();
     fdp_pipeline_for_each(s->pipeline,
                           rq.table_id == FDP_OFPTT_ALL ? FDP_TABLE_ALL
                                                        : rq.table_id,
                           flow_stats_one, &w);
+    fdp_table_read_unlock();
     if (!w.error) {
         w.error = rq.aggregate ? fdp_ofp_encode_aggregate_reply(&b, h, &w.agg)
                                : fdp_ofpmp_finish(&mp);

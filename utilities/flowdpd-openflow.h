@@ -75,11 +75,11 @@ struct ofconn {
                                  * connections (ovs-ofctl on .mgmt) only
                                  * after they set a controller id. */
     /* The open bundle (OpenFlow 1.4, ONF's 1.3 extension): its id and
-     * flags, and the flows its add-messages carried (a JSON array of flow
-     * texts; NULL: no bundle open).  Committed as one operation. */
+     * flags, and the flow mods its add-messages carried, decoded (NULL: no
+     * bundle open; flowdpd-openflow.c).  Committed as one transaction. */
     uint32_t bundle_id;
     uint16_t bundle_flags;
-    struct json_t *bundle_flows;
+    struct of_bundle *bundle;
     uint64_t n_async_dropped;   /* Packet-ins and the like not queued
                                  * because the peer did not keep up. */
 };
@@ -92,6 +92,10 @@ struct ofconn {
  * (see flowdpd-ofconn.c), so requests cannot grow the queue much past the
  * high-water mark. */
 void ofconn_send(struct ofconn *c, const void *msg, size_t len);
+
+/* Writes what is queued on 'c' as far as its socket takes it now, without
+ * waiting (a long reply's first parts go out while the rest is built). */
+void ofconn_flush(struct ofconn *c);
 
 /* As ofconn_send() for an asynchronous message (packet-in, flow removed,
  * port status): dropped and counted instead if the queue is over its

@@ -129,6 +129,10 @@ struct server {
     bool delete_learned_armed;  /* Some change has had a flow with
                                  * learn(delete_learned): each change
                                  * now checks the learned cookies. */
+    bool flows_may_expire;      /* Some flow added had a timeout, or a
+                                 * learn or fin_timeout action (whose
+                                 * flows may have one): expire_flows()
+                                 * has something to look for. */
 
     struct journal *journal;    /* NULL without --db. */
     int db_lock_fd;             /* FILE.lock of --db=FILE, or -1. */
@@ -156,6 +160,24 @@ void stop_pmds(struct server *);
 /* ---------------------------------------------------------------------- */
 /* Flow operations (flowdpd-flows.c).                                      */
 
+/* Why a flow operation failed, for the callers that answer in another
+ * language than text (OpenFlow's errors: flowdpd-openflow.c). */
+enum op_why {
+    OPW_OTHER,                  /* Anything not below (text in 'msg'). */
+    OPW_NOMEM,                  /* Out of memory. */
+    OPW_INCONSISTENT,           /* An action needs what the match does
+                                 * not guarantee, or goes to a table not
+                                 * after the flow's own. */
+    OPW_BAD_GROUP,              /* An action names a group that does not
+                                 * exist. */
+    OPW_BAD_METER,              /* A meter that does not exist. */
+    OPW_RANGES,                 /* A range that only pipapo holds. */
+    OPW_OVERLAP,                /* check_overlap: an overlapping flow of
+                                 * the same priority exists. */
+    OPW_BAD_TABLE,              /* Table 255 for a flow. */
+    OPW_JOURNAL,                /* The journal could not keep it. */
+};
+
 /* How an operation or a method went. */
 struct op_result {
     size_t n;                   /* Flows added, changed or removed. */
@@ -163,6 +185,9 @@ struct op_result {
     int code;                   /* RPC error code on failure. */
     char *msg;                  /* Error message on failure (freed by
                                  * whoever made 'r'). */
+    enum op_why why;            /* On failure: why, as a code. */
+    size_t index;               /* apply_flow_changes(): the change that
+                                 * failed. */
 };
 
 /* Sets 'r' to fail with JSON-RPC error 'code' and a formatted message;
@@ -178,6 +203,76 @@ int apply_op(struct server *, const json_t *op, struct op_result *r);
 
 /* journal_open()'s replay callback: apply_op() with 's' the server. */
 int replay_op(json_t *op, void *s);
+
+/* A flow change already decoded (OpenFlow's flow mods, bundles): applied
+ * as the operations "add", "mod" and "del" apply their texts, without
+ * the text.  The change owns 'spec''s match and actions. */
+enum flow_change_kind {
+    FC_ADD,
+    FC_MODIFY,
+    FC_DELETE,
+};
+
+struct fdp__cmatch;
+
+struct flow_change {
+    enum flow_change_kind kind;
+    struct fdp_flow_spec spec;  /* FC_ADD: the flow.  FC_MODIFY and
+                                 * FC_DELETE: the selection (match,
+                                 * priority if 'strict', cookie under
+                                 * cookie_mask) and, FC_MODIFY, the new
+                                 * actions. */
+    struct fdp__cmatch *cmatch; /* If nonnull, the match in its compact
+                                 * form (lib/match-internal.h), and
+                                 * spec.match is NULL: a bundle of many
+                                 * changes keeps them so (flow_change_pack()),
+                                 * a tenth of the full form's memory. */
+    bool strict;                /* FC_MODIFY, FC_DELETE. */
+    bool all_tables;            /* FC_MODIFY, FC_DELETE: every table,
+                                 * not spec.table_id. */
+    bool set_cookie;            /* FC_MODIFY: the flows' cookie becomes
+                                 * 'new_cookie'. */
+    uint64_t new_cookie;
+    bool may_add;               /* FC_MODIFY: if it selects no flow, it
+                                 * adds its flow (in table 0 if
+                                 * 'all_tables'), with cookie
+                                 * 'new_cookie', as Open vSwitch does for
+                                 * a modify with a new cookie and no
+                                 * cookie mask (OpenFlow 1.0, 1.1, NX); it
+                                 * is journalled as that "add". */
+    bool check_overlap;         /* FC_ADD: refused (OPW_OVERLAP) if a flow
+                                 * of the same table and priority
+                                 * overlaps. */
+    uint32_t out_port;          /* FC_DELETE: only flows that output to
+                                 * this port (an OpenFlow 1.1+ number;
+                                 * FDP_OFPP_ANY: any flow)... */
+    uint32_t out_group;         /* ...and to this group (FDP_OFPG_ANY:
+                                 * any). */
+};
+
+/* Frees what 'fc' owns.  Accepts NULL. */
+void flow_change_destroy(struct flow_change *fc);
+
+/* Replaces 'fc''s match by its compact form.  Returns 0 or ENOMEM (then
+ * 'fc' is as it was). */
+int flow_change_pack(struct flow_change *fc);
+
+/* Applies the 'n' changes 'fcs', in order, in one transaction: all of
+ * them or, if one fails, none (then r->index names it and r->why says
+ * why).  Journalled, with a journal, as the operations their texts make
+ * (one "add" if they all add, else one "batch" of them), so that a flow
+ * changed this way is journalled exactly as flowdp-ctl's.  Returns 0 or
+ * an errno value with 'r' set; r->n counts the flows added, changed or
+ * removed. */
+int apply_flow_changes(struct server *, const struct flow_change *fcs,
+                       size_t n, struct op_result *r);
+
+/* True if 'acts' outputs to OpenFlow port 'port' (a 1.1+ number), as
+ * Open vSwitch's out_port selection reads a flow: an output, enqueue or
+ * controller action, nested ones included; FDP_OFPP_ANY: true. */
+bool actions_output_to_port(const struct fdp_actions *acts, uint32_t port);
+/* True if 'acts' has a group action for 'group'; FDP_OFPG_ANY: true. */
+bool actions_output_to_group(const struct fdp_actions *acts, uint32_t group);
 
 /* Removes the flows whose idle or hard timeout has passed, as one
  * journalled "expire" operation. */

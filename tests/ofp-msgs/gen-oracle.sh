@@ -1,7 +1,7 @@
 #!/bin/bash
 # Writes tests/ofp-msgs/oracle-cases.h: each message that
 # tests/unit/test-ofp-msgs.c's encodings_ovs_ofctl_reads test encodes
-# (flow stats replies of several flows in 1.0, 1.3, 1.4 and NXST_FLOW,
+# (flow stats replies of several flows in 1.0, 1.3, 1.4, 1.5 and NXST_FLOW,
 # flow removed, packet-ins), its bytes, and what Open vSwitch 3.1's
 # "ovs-ofctl ofp-print" prints for them.  Fails if ovs-ofctl cannot decode
 # one.  Needs a build in _build; run it after changing an encoding on

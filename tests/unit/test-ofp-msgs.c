@@ -1132,7 +1132,7 @@ oracle_stats_reply(struct fdp__ofpbuf *b, enum fdp_ofpraw request,
     ck_assert_int_eq(fdp_ofpmp_finish(&mp), 0);
 }
 
-/* Builds the oracle messages into 'msgs' (8 of them). */
+/* Builds the oracle messages into 'msgs' (N_ORACLE_MSGS of them). */
 static size_t
 oracle_build(struct oracle_msg *msgs)
 {
@@ -1151,6 +1151,7 @@ oracle_build(struct oracle_msg *msgs)
         { "flow stats reply 1.0", FDP_OFPRAW_OFPST10_FLOW_REQUEST, 1 },
         { "flow stats reply 1.3", FDP_OFPRAW_OFPST11_FLOW_REQUEST, 4 },
         { "flow stats reply 1.4", FDP_OFPRAW_OFPST11_FLOW_REQUEST, 5 },
+        { "flow stats reply 1.5", FDP_OFPRAW_OFPST11_FLOW_REQUEST, 6 },
         { "NXST_FLOW reply", FDP_OFPRAW_NXST_FLOW_REQUEST, 1 },
     };
     for (size_t i = 0; i < sizeof replies / sizeof replies[0]; i++) {
@@ -1222,7 +1223,7 @@ oracle_build(struct oracle_msg *msgs)
     return n;
 }
 
-#define N_ORACLE_MSGS 9
+#define N_ORACLE_MSGS 10
 
 #include "tests/ofp-msgs/oracle-cases.h"
 
