@@ -44,6 +44,7 @@
 #include "utilities/flowdpd.h"
 #include "utilities/flowdpd-openflow.h"
 #include "utilities/tool.h"
+#include "lib/actions-internal.h"
 #include "lib/ds.h"
 #include "lib/match-internal.h"
 #include "lib/ofp-msgs.h"
@@ -852,7 +853,9 @@ flow_mod_error(const struct op_result *r)
     case OPW_BAD_GROUP:
         return FDP_OFPBAC_BAD_OUT_GROUP;
     case OPW_BAD_METER:
-        return FDP_OFPMMFC_UNKNOWN_METER;
+        /* Open vSwitch's check of a flow's meter (ofproto's
+         * check_meter()), not the meter mods' UNKNOWN_METER. */
+        return FDP_OFPMMFC_INVALID_METER;
     case OPW_INCONSISTENT:
         return FDP_OFPBAC_MATCH_INCONSISTENT;
     case OPW_NOMEM:
@@ -921,6 +924,21 @@ flow_mod_to_change(struct server *s, struct ofconn *c, const uint8_t *msg,
         fc->out_port = fm.out_port;
         fc->out_group = fm.out_group;
         break;
+    }
+    if (fc->kind != FC_DELETE && fc->spec.actions && !fc->all_tables) {
+        /* goto_table only goes forward: Open vSwitch checks the
+         * instruction against the flow mod's table
+         * (OFPBIC_BAD_TABLE_ID), before any prerequisite. */
+        for (const struct fdp__action *a
+                 = fdp__actions_first(fc->spec.actions);
+             a; a = fdp__actions_next(fc->spec.actions, a)) {
+            if (a->type == FDP_ACT_GOTO_TABLE
+                && a->arg <= fc->spec.table_id) {
+                flow_change_destroy(fc);
+                memset(fc, 0, sizeof *fc);
+                return FDP_OFPBIC_BAD_TABLE_ID;
+            }
+        }
     }
     return FDP_OFPERR_NONE;
 }
