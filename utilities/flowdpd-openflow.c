@@ -6,9 +6,9 @@
  * for statistics, multipart and vendor messages, the subtype), checks the
  * message's length for that type, and either answers from the daemon's
  * state or refuses with the error Open vSwitch 3.1 sends for a message it
- * does not take.  Every refusal carries the first 64 bytes of the request
- * (as Open vSwitch's ofperr_encode_reply()), and leaves the connection
- * and the tables as they were.
+ * does not take.  Every refusal carries the whole request (as Open
+ * vSwitch's ofperr_encode_reply(); a bundled message's error, its first
+ * 64 bytes), and leaves the connection and the tables as they were.
  *
  * What is answered here:
  *   - features (OpenFlow 1.0's with its ports), get/set config, barrier;
@@ -22,16 +22,20 @@
  *     NXT_FLOW_MOD_TABLE_ID and NXT_SET_CONTROLLER_ID (settings of the
  *     connection);
  *   - flow mods, bundles of flow mods, flow and aggregate statistics
- *     ("Flow mods" below).
+ *     ("Flow mods" below);
+ *   - packet-outs (flowdpd-ofpin.c);
+ *   - group, meter, TLV table and conntrack flush messages and their
+ *     statistics (flowdpd-ofgroup.c, from the default case).
  * What is sent unasked: port status when a port is added or deleted
  * (of_port_status()); packet-ins (flowdpd-ofpin.c).
- * What is refused: packet out, group, meter, port and table mods,
- * group/meter statistics, flow monitors: OFPBRC_BAD_TYPE, OFPBRC_BAD_STAT
- * or OFPBRC_BAD_SUBTYPE, as for a message Open vSwitch does not know.
+ * What is refused: port and table mods, flow monitors, async config,
+ * NXT_RESUME: OFPBRC_BAD_TYPE, OFPBRC_BAD_STAT or OFPBRC_BAD_SUBTYPE, as
+ * for a message Open vSwitch does not know.
  *
- * Ports are named "pN" for port N (flowdpd has no interface names); the
- * local port (OFPP_LOCAL) is listed as "flowdpd", administratively down
- * with no link: flowdpd has no internal interface behind it.
+ * Ports are named "pN" for port N (flowdpd has no interface names), up
+ * and live, their speed unknown; the local port (OFPP_LOCAL) is listed as
+ * "flowdpd", administratively down with no link: flowdpd has no internal
+ * interface behind it.
  */
 #include <config.h>
 
