@@ -1339,6 +1339,24 @@ nx_age(int64_t now_ms, int64_t then_ms)
 
     return s < NX_AGE_MAX ? s : NX_AGE_MAX;
 }
+/* The flags a flow keeps, as ovs-ofctl prints them
+ * (ofputil_flow_mod_flags_format()): each name and a space. */
+static void
+format_flow_flags(struct fdp__ds *ds, uint16_t flags)
+{
+    static const char *const names[] = {
+        "send_flow_rem", "check_overlap", "reset_counts",
+        "no_packet_counts", "no_byte_counts",
+    };
+
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (flags & (1u << i)) {
+            fdp__ds_put(ds, names[i]);
+            fdp__ds_put(ds, " ");
+        }
+    }
+}
+
 
 char *
 fdp_flow_format_stats(const struct fdp_flow_spec *flow,
@@ -1364,6 +1382,7 @@ fdp_flow_format_stats(const struct fdp_flow_spec *flow,
     if (flow->hard_timeout) {
         fdp__ds_printf(&ds, "hard_timeout=%u, ", flow->hard_timeout);
     }
+    format_flow_flags(&ds, flow->flags);
     /* The ages ovs-ofctl prints from an NXST_FLOW reply: idle_age always,
      * hard_age (since the last add or modify) when it differs from the
      * duration's whole seconds, which it does once the flow has been
@@ -1400,6 +1419,7 @@ fdp_flow_format(const struct fdp_flow_spec *flow)
     if (flow->hard_timeout) {
         fdp__ds_printf(&ds, "hard_timeout=%u, ", flow->hard_timeout);
     }
+    format_flow_flags(&ds, flow->flags);
     format_match_actions(&ds, flow);
     return fdp__ds_steal(&ds);
 }

@@ -3338,6 +3338,25 @@ parse_match_tokens(struct parser *p, char *s, struct fdp_flow_spec *flow)
                 found = true;
             }
         }
+        /* The flags a flow keeps (flowdp/flow.h), for a flow that is
+         * added or modified: ovs-ofctl's words. */
+        static const char *const flag_names[] = {
+            "send_flow_rem", "check_overlap", "reset_counts",
+            "no_packet_counts", "no_byte_counts",
+        };
+        for (size_t i = 0; !found && i < FDP_ARRAY_SIZE(flag_names); i++) {
+            if (!strcmp(token, flag_names[i])) {
+                if (value
+                    || p->flags & (FDP_PARSE_MATCH_ONLY
+                                   | FDP_PARSE_STATS_REQUEST)) {
+                    return parse_error(p, token, "%s%s%s: unknown keyword "
+                                       "%s", token, value ? "=" : "",
+                                       value ? value : "", token);
+                }
+                flow->flags |= (uint16_t) (1u << i);
+                found = true;
+            }
+        }
         for (size_t i = 0; !found && i < FDP_ARRAY_SIZE(shorthands); i++) {
             if (!strcmp(token, shorthands[i].name)) {
                 if (value) {

@@ -369,8 +369,11 @@ decode_flow_mod__(const uint8_t *msg, size_t len,
     if (error) {
         return error;
     }
-    return decode_flags(raw_flags, (uint8_t) command, oh.version,
-                        &fm->flags);
+    error = decode_flags(raw_flags, (uint8_t) command, oh.version,
+                         &fm->flags);
+    /* The flags the flow keeps (an add's; a modify keeps the flow's). */
+    spec->flags = fm->flags & FDP_FLOW_F_ALL;
+    return error;
 }
 
 int

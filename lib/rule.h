@@ -127,6 +127,8 @@ struct fdp_rule {
                                          * counters' 'created_ms' to
                                          * 'modified_ms' (Open vSwitch's
                                          * add restarts 'created'). */
+    uint8_t flags;                      /* FDP_FLOW_F_* (flowdp/flow.h), in
+                                         * what was padding. */
     uint32_t owner_slot;                /* Where 'owner' keeps it (pipapo:
                                          * its index in the built part of
                                          * the snapshot, or

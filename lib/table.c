@@ -1318,6 +1318,7 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
         rule->table_id = spec ? spec->table_id : old->table_id;
         rule->idle_timeout = spec ? spec->idle_timeout : old->idle_timeout;
         rule->hard_timeout = spec ? spec->hard_timeout : old->hard_timeout;
+        rule->flags = (uint8_t) (spec ? spec->flags : old->flags);
         rule->stats = old->stats;
         rule->stats_shared = true;
     } else {
@@ -1326,6 +1327,7 @@ add_rule(struct fdp_table *table, const struct fdp_flow_spec *spec,
         rule->table_id = spec->table_id;
         rule->idle_timeout = spec->idle_timeout;
         rule->hard_timeout = spec->hard_timeout;
+        rule->flags = (uint8_t) spec->flags;
     }
     if (!old && table->no_stats) {
         rule->stats = table->shared_stats;
@@ -1618,6 +1620,7 @@ fdp_table_modify(struct fdp_table *table,
             .table_id = old->table_id,
             .idle_timeout = old->idle_timeout,
             .hard_timeout = old->hard_timeout,
+            .flags = old->flags,
         };
         struct fdp_match m;
         fdp__cmatch_expand(&old->match, &m);
@@ -2310,6 +2313,7 @@ fdp_rule_get_spec(const struct fdp_rule *rule, struct fdp_flow_spec *spec,
     spec->idle_timeout = rule->idle_timeout;
     spec->hard_timeout = rule->hard_timeout;
     spec->table_id = rule->table_id;
+    spec->flags = rule->flags;
 }
 
 void

@@ -1265,6 +1265,7 @@ flow_stats_one(const struct fdp_rule *rule, void *w_)
         .hard_age = hard / 1000 > 0xfffe ? 0xfffe : (uint16_t) (hard / 1000),
         .packet_count = st.n_packets,
         .byte_count = st.n_bytes,
+        .flags = spec.flags,
     };
     int error = fdp_ofp_put_flow_stats(w->mp, &fs, w->tlv);
     if (error == EINVAL && fdp__match_has_ranges(spec.match)) {

@@ -45,6 +45,23 @@ struct fdp_flow_spec {
     uint16_t idle_timeout;          /* Seconds; 0 = none. */
     uint16_t hard_timeout;          /* Seconds; 0 = none. */
     uint8_t table_id;
+    uint16_t flags;                 /* FDP_FLOW_F_*: OpenFlow's flow mod
+                                     * flags the flow keeps. */
+};
+
+/* The flags a flow keeps (Open vSwitch's OFPUTIL_FF_STATE, in OpenFlow
+ * 1.3's bits), written as ovs-ofctl writes them ("send_flow_rem",
+ * "check_overlap", "reset_counts", "no_packet_counts", "no_byte_counts").
+ * An add sets them; a modify keeps the flow's.  flowdp keeps and prints
+ * them; check_overlap is checked by an OpenFlow add, send_flow_rem is
+ * kept for the flow removed messages flowdpd does not send yet. */
+enum {
+    FDP_FLOW_F_SEND_FLOW_REM = 1 << 0,
+    FDP_FLOW_F_CHECK_OVERLAP = 1 << 1,
+    FDP_FLOW_F_RESET_COUNTS = 1 << 2,
+    FDP_FLOW_F_NO_PKT_COUNTS = 1 << 3,
+    FDP_FLOW_F_NO_BYT_COUNTS = 1 << 4,
+    FDP_FLOW_F_ALL = (1 << 5) - 1
 };
 
 /* fdp_flow_parse() flags. */
