@@ -2007,6 +2007,13 @@ pull_oxm_write(struct pull_ctx *c, struct fdp__ofp_reader *r, bool may_mask,
     if (check_zeros(r, 1)) {
         return FDP_OFPBAC_BAD_SET_ARGUMENT;
     }
+    for (unsigned int i = 0; masked && i < n; i++) {
+        if (vp[i] & ~mp[i]) {
+            /* Open vSwitch's nx_pull_entry(): 1-bits the mask leaves
+             * out. */
+            return FDP_OFPBMC_BAD_WILDCARDS;
+        }
+    }
 
     fdp_u128 value, mask = ~(fdp_u128) 0;
     if (fdp__ofp_field_from_wire(row, vp, &value)

@@ -199,9 +199,10 @@ static int
 pull_actions(struct fdp__ofp_reader *r, uint8_t version,
              const struct fdp_tlv_map *tlv, struct fdp_actions **actsp)
 {
-    return (version == FDP_OFP10
-            ? fdp__ofp_actions_pull(r, r->left, version, tlv, actsp)
-            : fdp__ofp_instructions_pull(r, r->left, version, tlv, actsp));
+    /* A flow's: in 1.0, an action list whose NX write_metadata and
+     * goto_table are instructions (fdp__ofp_instructions_pull() reads it
+     * so). */
+    return fdp__ofp_instructions_pull(r, r->left, version, tlv, actsp);
 }
 
 static int
