@@ -205,16 +205,22 @@ pull_actions(struct fdp__ofp_reader *r, uint8_t version,
     return fdp__ofp_instructions_pull(r, r->left, version, tlv, actsp);
 }
 
+/* A flow's actions, written for its match: flowdp's one tp_dst is OVS's
+ * tcp_dst, udp_dst or sctp_dst by the flow's protocol, and mod_vlan_pcp
+ * pushes a tag only where the match does not promise one
+ * (fdp__ofp_instructions_put_match()). */
 static int
-put_actions(struct fdp__ofpbuf *b, const struct fdp_actions *acts,
+put_actions(struct fdp__ofpbuf *b, const struct fdp_flow_spec *spec,
             uint8_t version, const struct fdp_tlv_map *tlv)
 {
-    if (!acts) {
+    if (!spec->actions) {
         return 0;
     }
     int n = (version == FDP_OFP10
-             ? fdp__ofp_actions_put(b, acts, version, tlv)
-             : fdp__ofp_instructions_put(b, acts, version, tlv));
+             ? fdp__ofp_actions_put_match(b, spec->actions, version, tlv,
+                                          spec->match)
+             : fdp__ofp_instructions_put_match(b, spec->actions, version,
+                                               tlv, spec->match));
     return n < 0 ? EINVAL : 0;
 }
 
@@ -472,7 +478,7 @@ fdp_ofp_encode_flow_mod(struct fdp__ofpbuf *b,
         }
     }
     if (!error) {
-        error = put_actions(b, spec->actions, version, tlv);
+        error = put_actions(b, spec, version, tlv);
     }
     if (error) {
         b->size = start;
@@ -886,7 +892,7 @@ fdp_ofp_put_flow_stats(struct fdp_ofpmp *mp,
         break;
     }
     if (!error) {
-        error = put_actions(b, spec->actions, version, tlv);
+        error = put_actions(b, spec, version, tlv);
     }
     if (error || fdp__ofpbuf_failed(b)) {
         b->size = ofs;
