@@ -565,12 +565,12 @@ stats_table(struct server *s, struct ofconn *c, const uint8_t *msg)
             memset(&st, 0, sizeof st);
         }
         if (c->version == FDP_OFP10) {
-            char name[32];
+            /* No name: as Open vSwitch's tables that were given none
+             * (ofproto's query_tables()). */
             mp_room(&m, 64);
-            snprintf(name, sizeof name, id ? "table%u" : "classifier", id);
             fdp__ofpbuf_put_u8(&m.b, (uint8_t) id);
             fdp__ofpbuf_put_zeros(&m.b, 3);
-            put_string(&m.b, name, 32);
+            put_string(&m.b, "", 32);
             fdp__ofpbuf_put_be32(&m.b, 0x3fffff);       /* wildcards */
             fdp__ofpbuf_put_be32(&m.b, 1000000);        /* max_entries */
             fdp__ofpbuf_put_be32(&m.b, (uint32_t) st.n_flows);
@@ -624,7 +624,6 @@ stats_table_features(struct ofconn *c, const uint8_t *msg, size_t len,
     }
     mp_start(&m, c, msg, OFPMP_TABLE_FEATURES);
     for (unsigned int id = 0; id < N_TABLES; id++) {
-        char name[32];
         size_t n_next = 0;
         for (unsigned int t = id + 1; t < N_TABLES; t++) {
             next[n_next++] = (uint8_t) t;
@@ -637,8 +636,7 @@ stats_table_features(struct ofconn *c, const uint8_t *msg, size_t len,
         fdp__ofpbuf_put_u8(&m.b, (uint8_t) id);
         fdp__ofpbuf_put_zeros(&m.b, 5);         /* 1.5: command REPLACE,
                                                  * features 0. */
-        snprintf(name, sizeof name, "table%u", id);
-        put_string(&m.b, name, 32);
+        put_string(&m.b, "", 32);       /* No name, as Open vSwitch's. */
         fdp__ofpbuf_put_be64(&m.b, UINT64_MAX); /* metadata_match */
         fdp__ofpbuf_put_be64(&m.b, UINT64_MAX); /* metadata_write */
         fdp__ofpbuf_put_be32(&m.b, 0);          /* capabilities */
