@@ -4329,10 +4329,10 @@ po_run(struct fdp_dp_pmd *pmd, const struct po_item *it)
             fdp__counters_account_n(gc[k], 1, p->size, now,
                                     pmd->stats_shard);
         }
-        if (r->table_missed || r->limit_dropped) {
-            fdp_pipeline_account_misses(dp->pipeline, r->steps, r->n_steps,
-                                        r->limit_dropped, 1);
-        }
+        /* Every lookup that found nothing (a packet-out's lookups are
+         * all resubmits'). */
+        fdp_pipeline_account_misses(dp->pipeline, r->steps, r->n_steps,
+                                    r->limit_dropped, 1);
         actions = r->actions;
     }
     struct flow_group g = { .flow = NULL, .n = 1, .n_bytes = p->size };
