@@ -38,6 +38,7 @@
 #include "lib/learn.h"
 #include "lib/match-internal.h"
 #include "lib/ofp-msgs.h"
+#include "utilities/flowdpd-openflow.h"
 #include "utilities/journal.h"
 #include "utilities/pipeline-tool.h"
 #include "utilities/rpc.h"
@@ -1536,7 +1537,47 @@ snapshot_op(struct server *s)
 struct expiry {
     int64_t now;
     json_t *flows;
+    /* The expiring flows with send_flow_rem: their flow removed
+     * messages, sent once they are gone. */
+    struct fdp_ofp_flow_removed *removed;
+    size_t n_removed, alloc_removed;
 };
+
+/* Keeps the flow removed message of expiring flow 'spec' ('hard': by
+ * its hard timeout, else its idle timeout) in 'e'. */
+static void
+note_removed(struct expiry *e, const struct fdp_flow_spec *spec,
+             const struct fdp_rule_stats *st, bool hard)
+{
+    if (e->n_removed == e->alloc_removed) {
+        size_t alloc = e->alloc_removed ? 2 * e->alloc_removed : 16;
+        struct fdp_ofp_flow_removed *r = realloc(e->removed,
+                                                 alloc * sizeof *r);
+        if (!r) {
+            return;
+        }
+        e->removed = r;
+        e->alloc_removed = alloc;
+    }
+    struct fdp_match *m = fdp_match_clone(spec->match);
+    if (!m) {
+        return;
+    }
+    int64_t age = e->now - st->created_ms;
+    e->removed[e->n_removed++] = (struct fdp_ofp_flow_removed) {
+        .match = m,
+        .cookie = spec->cookie,
+        .priority = spec->priority,
+        .reason = hard ? 1 : 0,     /* OFPRR_HARD_TIMEOUT, IDLE_TIMEOUT */
+        .table_id = spec->table_id,
+        .duration_sec = (uint32_t) (age / 1000),
+        .duration_nsec = (uint32_t) (age % 1000) * 1000000u,
+        .idle_timeout = spec->idle_timeout,
+        .hard_timeout = spec->hard_timeout,
+        .packet_count = st->n_packets,
+        .byte_count = st->n_bytes,
+    };
+}
 
 static bool
 check_expiry(const struct fdp_rule *rule, void *e_)
@@ -1563,6 +1604,11 @@ check_expiry(const struct fdp_rule *rule, void *e_)
         }
         free(text);
         free(match);
+        if (spec.flags & FDP_FLOW_F_SEND_FLOW_REM) {
+            note_removed(e, &spec, &st, e->now - st.modified_ms
+                                        >= (int64_t) spec.hard_timeout * 1000
+                                        && spec.hard_timeout);
+        }
     }
     return true;
 }
@@ -1575,7 +1621,7 @@ expire_flows(struct server *s)
          * second is saved. */
         return;
     }
-    struct expiry e = { monotonic_ms(), json_array() };
+    struct expiry e = { monotonic_ms(), json_array(), NULL, 0, 0 };
 
     if (!e.flows) {
         return;
@@ -1589,6 +1635,9 @@ expire_flows(struct server *s)
         struct op_result r;
         if (op && !apply_op(s, op, &r)) {
             vlog(L_INFO, "%zu flows expired", r.n);
+            for (size_t i = 0; i < e.n_removed; i++) {
+                of_flow_removed(s, &e.removed[i]);
+            }
         } else {
             vlog(L_WARN, "expiring flows: %s", r.msg ? r.msg : "failed");
         }
@@ -1596,4 +1645,8 @@ expire_flows(struct server *s)
         json_decref(op);
     }
     json_decref(e.flows);
+    for (size_t i = 0; i < e.n_removed; i++) {
+        fdp_match_destroy((struct fdp_match *) e.removed[i].match);
+    }
+    free(e.removed);
 }

@@ -784,6 +784,8 @@ handle_nicira(struct server *s, struct ofconn *c, const uint8_t *msg,
             uint32_t f = fdp__ofp_get_be32(msg + 16);
             if (f != 0 && f != 2) {
                 ofconn_send_error(c, FDP_OFPBRC_EPERM, msg, len);
+            } else {
+                c->nxm = f == 2;
             }
         }
         return;
@@ -1404,6 +1406,35 @@ of_dispatch(struct server *s, struct ofconn *c, const uint8_t *msg,
         break;
     }
     return true;
+}
+
+/* Flow removed (a flow with send_flow_rem that timed out): to the
+ * connections that take asynchronous messages as for port status, but
+ * not to slaves (Open vSwitch's default asynchronous configuration gives
+ * a slave no flow removed), in the connection's version (a 1.0
+ * connection that chose NXM gets NXT_FLOW_REMOVED). */
+void
+of_flow_removed(struct server *s, const struct fdp_ofp_flow_removed *fr)
+{
+    for (struct ofconn *c = of_next_active(s, NULL); c;
+         c = of_next_active(s, c)) {
+        if ((!c->is_controller && !c->miss_send_len)
+            || c->role == OF_ROLE_SLAVE) {
+            continue;
+        }
+        enum fdp_ofpraw raw = (c->version == FDP_OFP10 && c->nxm
+                               ? FDP_OFPRAW_NXT_FLOW_REMOVED
+                               : fdp_ofpraw_for(FDP_OFPTYPE_FLOW_REMOVED,
+                                                c->version));
+        struct fdp__ofpbuf b;
+        fdp__ofpbuf_init(&b);
+        if (!fdp_ofp_encode_flow_removed(&b, fr, raw, c->version,
+                                         fdp_pipeline_tlv_map(s->pipeline))
+            && !fdp__ofpbuf_failed(&b)) {
+            ofconn_send_async(c, b.data, b.size);
+        }
+        fdp__ofpbuf_uninit(&b);
+    }
 }
 
 /* Port status: every connection that takes asynchronous messages (a

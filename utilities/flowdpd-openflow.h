@@ -66,6 +66,9 @@ struct ofconn {
     uint16_t miss_send_len;     /* SET_CONFIG's miss_send_len. */
     uint8_t packet_in_format;   /* NXT_SET_PACKET_IN_FORMAT: 0 standard,
                                  * 1 NXT_PACKET_IN, 2 NXT_PACKET_IN2. */
+    bool nxm;                   /* NXT_SET_FLOW_FORMAT chose NXM: a 1.0
+                                 * connection's flow removed messages are
+                                 * NXT_FLOW_REMOVED. */
     bool flow_mod_table_id;     /* NXT_FLOW_MOD_TABLE_ID: the high byte of
                                  * a 1.0 or NXT flow mod's command is its
                                  * table. */
@@ -157,6 +160,11 @@ void pin_run(struct server *);
 void pin_set_wanted(bool action, bool miss);
 bool pin_conn_wants(const struct ofconn *c, bool miss);
 uint64_t pin_n_dropped(void);
+
+struct fdp_ofp_flow_removed;
+/* Sends flow removed 'fr' to the connections that take asynchronous
+ * messages and are not slaves (flowdpd-openflow.c). */
+void of_flow_removed(struct server *, const struct fdp_ofp_flow_removed *fr);
 
 /* Packet-outs (flowdpd-ofpin.c): decodes, checks and runs 'msg', or sends
  * 'c' the error. */

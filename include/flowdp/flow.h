@@ -53,8 +53,8 @@ struct fdp_flow_spec {
  * 1.3's bits), written as ovs-ofctl writes them ("send_flow_rem",
  * "check_overlap", "reset_counts", "no_packet_counts", "no_byte_counts").
  * An add sets them; a modify keeps the flow's.  flowdp keeps and prints
- * them; check_overlap is checked by an OpenFlow add, send_flow_rem is
- * kept for the flow removed messages flowdpd does not send yet. */
+ * them; check_overlap is checked by an OpenFlow add; flowdpd sends a flow
+ * removed message for a flow with send_flow_rem that times out. */
 enum {
     FDP_FLOW_F_SEND_FLOW_REM = 1 << 0,
     FDP_FLOW_F_CHECK_OVERLAP = 1 << 1,
