@@ -1341,17 +1341,19 @@ nx_age(int64_t now_ms, int64_t then_ms)
 }
 /* The flags a flow keeps, as ovs-ofctl prints them
  * (ofputil_flow_mod_flags_format()): each name and a space. */
+const char *const fdp__flow_flag_names[FDP__N_FLOW_FLAGS] = {
+    "send_flow_rem", "check_overlap", "reset_counts", "no_packet_counts",
+    "no_byte_counts",
+};
+_Static_assert(FDP_FLOW_F_ALL == (1 << FDP__N_FLOW_FLAGS) - 1,
+               "a name for each flag");
+
 static void
 format_flow_flags(struct fdp__ds *ds, uint16_t flags)
 {
-    static const char *const names[] = {
-        "send_flow_rem", "check_overlap", "reset_counts",
-        "no_packet_counts", "no_byte_counts",
-    };
-
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    for (size_t i = 0; i < FDP__N_FLOW_FLAGS; i++) {
         if (flags & (1u << i)) {
-            fdp__ds_put(ds, names[i]);
+            fdp__ds_put(ds, fdp__flow_flag_names[i]);
             fdp__ds_put(ds, " ");
         }
     }

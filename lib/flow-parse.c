@@ -3340,12 +3340,8 @@ parse_match_tokens(struct parser *p, char *s, struct fdp_flow_spec *flow)
         }
         /* The flags a flow keeps (flowdp/flow.h), for a flow that is
          * added or modified: ovs-ofctl's words. */
-        static const char *const flag_names[] = {
-            "send_flow_rem", "check_overlap", "reset_counts",
-            "no_packet_counts", "no_byte_counts",
-        };
-        for (size_t i = 0; !found && i < FDP_ARRAY_SIZE(flag_names); i++) {
-            if (!strcmp(token, flag_names[i])) {
+        for (size_t i = 0; !found && i < FDP__N_FLOW_FLAGS; i++) {
+            if (!strcmp(token, fdp__flow_flag_names[i])) {
                 if (value
                     || p->flags & (FDP_PARSE_MATCH_ONLY
                                    | FDP_PARSE_STATS_REQUEST)) {

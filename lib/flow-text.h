@@ -80,4 +80,9 @@ struct fdp_actions;
 int fdp__bucket_actions_parse(const char *text, struct fdp_actions **actsp,
                               char **errorp);
 
+/* The names of the flags a flow keeps (flowdp/flow.h), bit i's at [i], as
+ * ovs-ofctl writes them. */
+#define FDP__N_FLOW_FLAGS 5
+extern const char *const fdp__flow_flag_names[FDP__N_FLOW_FLAGS];
+
 #endif /* FDP_FLOW_TEXT_H */

@@ -701,13 +701,14 @@ enum fdp_ofp_flow_command {
     FDP_OFPFC_DELETE_STRICT = 4,
 };
 
-/* Flow mod flags, in 1.3's bit layout (1.0's EMERG is refused). */
+/* Flow mod flags, in 1.3's bit layout (1.0's EMERG is refused): the bits
+ * a flow keeps (flowdp/flow.h's FDP_FLOW_F_*, the same layout). */
 enum {
-    FDP_OFPFF_SEND_FLOW_REM = 1 << 0,
-    FDP_OFPFF_CHECK_OVERLAP = 1 << 1,
-    FDP_OFPFF_RESET_COUNTS = 1 << 2,
-    FDP_OFPFF_NO_PKT_COUNTS = 1 << 3,
-    FDP_OFPFF_NO_BYT_COUNTS = 1 << 4,
+    FDP_OFPFF_SEND_FLOW_REM = FDP_FLOW_F_SEND_FLOW_REM,
+    FDP_OFPFF_CHECK_OVERLAP = FDP_FLOW_F_CHECK_OVERLAP,
+    FDP_OFPFF_RESET_COUNTS = FDP_FLOW_F_RESET_COUNTS,
+    FDP_OFPFF_NO_PKT_COUNTS = FDP_FLOW_F_NO_PKT_COUNTS,
+    FDP_OFPFF_NO_BYT_COUNTS = FDP_FLOW_F_NO_BYT_COUNTS,
 };
 
 #define FDP_OFP_NO_BUFFER 0xffffffffu
